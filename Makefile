@@ -1,0 +1,57 @@
+# The one entry point for building, running and checking the service.
+# `make help` lists the targets.
+
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/.bin
+export PATH := $(BIN):$(PATH)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: build postgres ## serve on :8080 (REST) and :9090 (gRPC) with a local database and a demo account
+	bin/jobboard dev
+
+.PHONY: build
+build: ## build bin/jobboard
+	$(GO) build -o bin/jobboard ./cmd/jobboard
+
+.PHONY: test
+test: postgres ## run every test against a throwaway PostgreSQL cluster
+	$(GO) run ./internal/cmd/withpg $(GO) test -count=1 ./...
+
+.PHONY: bench
+bench: postgres ## run the Go benchmarks against a throwaway PostgreSQL cluster
+	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: tools
+tools: ## install the pinned buf, protoc plugins and grpcurl into .bin
+	scripts/install-tools.sh
+
+.PHONY: generate
+generate: tools ## regenerate gen/ from proto/
+	buf generate
+
+.PHONY: generate-check
+generate-check: tools ## fail when gen/ differs from what proto/ produces
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	buf generate -o "$$tmp" && \
+	if ! diff -r gen "$$tmp/gen" >/dev/null; then \
+		diff -ru gen "$$tmp/gen" | head -50; \
+		echo "gen/ is stale: run make generate and commit the result" >&2; exit 1; \
+	fi && echo "gen/ matches proto/"
+
+.PHONY: lint
+lint: tools ## buf lint, go vet and gofmt
+	buf lint
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: postgres
+postgres: ## make sure the PostgreSQL server binaries are installed
+	@scripts/ensure-postgres.sh

@@ -1,0 +1,85 @@
+// Command jobboard runs and administers the trucking job board service.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `jobboard runs and administers the trucking job board service.
+
+Usage:
+  jobboard serve                      serve REST and gRPC (applies migrations first)
+  jobboard migrate                    apply database migrations and exit
+  jobboard accounts create --name N   create an employer account; prints its API key once
+  jobboard dev                        serve with a local PostgreSQL and a demo account
+
+Run "jobboard COMMAND --help" for a command's flags. Settings come from the
+environment (DATABASE_URL, JOBBOARD_*); flags override them.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	err := run(ctx, os.Args[1:], os.Stdout)
+	var u usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &u):
+		fmt.Fprintln(os.Stderr, "jobboard:", err)
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "jobboard:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return usageError{"no command given"}
+	}
+	switch args[0] {
+	case "serve":
+		return serveCommand(ctx, args[1:])
+	case "migrate":
+		return migrateCommand(ctx, args[1:])
+	case "accounts":
+		return accountsCommand(ctx, args[1:], stdout)
+	case "dev":
+		return devCommand(ctx, args[1:], stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}
+
+// parse parses a subcommand's flags, mapping mistakes to usage errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"jobboard/gateway"
+	"jobboard/server"
+	"jobboard/server/store"
+)
+
+// shutdownGrace bounds how long in-flight requests may take after SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+func serveCommand(ctx context.Context, args []string) error {
+	var cfg config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.databaseFlag(fs)
+	cfg.serveFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if cfg.databaseURL == "" {
+		return usageError{"serve: DATABASE_URL (or --database-url) is required"}
+	}
+	st, err := openAndMigrate(ctx, cfg.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return serve(ctx, cfg, st, nil)
+}
+
+func openAndMigrate(ctx context.Context, url string) (*store.Store, error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, name := range applied {
+		slog.Info("migration applied", "name", name)
+	}
+	return st, nil
+}
+
+// serve runs the REST and gRPC servers until ctx ends, then drains them.
+// ready, when set, is called once both listeners are open.
+func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error {
+	svcs := server.NewServices(st, server.Config{InternalToken: cfg.internalToken})
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Authenticate: svcs.Auth.AuthenticateKey})
+	if err != nil {
+		return err
+	}
+	var shuttingDown atomicBool
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := checkReady(r.Context(), st, &shuttingDown); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.Handle("/", api)
+
+	httpLn, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
+	}
+	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
+	if err != nil {
+		httpLn.Close()
+		return fmt.Errorf("listen %s: %w", cfg.grpcAddr, err)
+	}
+	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	grpcSrv := svcs.NewGRPCServer()
+	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	slog.Info("serving", "http", httpLn.Addr().String(), "grpc", grpcLn.Addr().String())
+	if ready != nil {
+		ready()
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := httpSrv.Serve(httpLn); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http server: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error { return grpcSrv.Serve(grpcLn) })
+	g.Go(func() error {
+		<-gctx.Done()
+		slog.Info("shutting down")
+		shuttingDown.set()
+		svcs.Health.Shutdown()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		err := httpSrv.Shutdown(sctx)
+		stopped := make(chan struct{})
+		go func() { grpcSrv.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-sctx.Done():
+			grpcSrv.Stop()
+		}
+		return err
+	})
+	return g.Wait()
+}
+
+// checkReady: not shutting down, database reachable, schema current.
+func checkReady(ctx context.Context, st *store.Store, shuttingDown *atomicBool) error {
+	if shuttingDown.get() {
+		return errors.New("shutting down")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return errors.New("database unreachable")
+	}
+	if v < store.LatestVersion() {
+		return fmt.Errorf("database schema at version %d, want %d", v, store.LatestVersion())
+	}
+	return nil
+}

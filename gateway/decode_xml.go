@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// maxXMLDepth bounds element nesting inside unknown fields; known fields
+// hold text only.
+const maxXMLDepth = 32
+
+// decodeXML fills a request message from an XML body: a jobs root whose job
+// children are job records (post) or ids and reference numbers (deletes).
+func decodeXML(data []byte, msg any) error {
+	d := &xmlReader{dec: xml.NewDecoder(bytes.NewReader(data))}
+	var err error
+	switch m := msg.(type) {
+	case *jobboardv2.PostJobsRequest:
+		err = d.jobs(func(i int) error {
+			j, err := d.job(i)
+			m.Jobs = append(m.Jobs, j)
+			return err
+		})
+	case *jobboardv2.DeleteJobsRequest:
+		err = d.jobs(func(i int) error {
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 0, false)
+			m.Ids = append(m.Ids, v)
+			return err
+		})
+	case *jobboardv2.DeleteJobsByReferenceRequest:
+		err = d.jobs(func(i int) error {
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 0, false)
+			m.ReferenceNumbers = append(m.ReferenceNumbers, v)
+			return err
+		})
+	default:
+		return errors.New("this request takes no body")
+	}
+	if err != nil {
+		return xmlError(err)
+	}
+	return nil
+}
+
+type xmlReader struct {
+	dec *xml.Decoder
+}
+
+// next returns the next token that matters: elements, their text, the end of
+// input. Comments and processing instructions are skipped; a DOCTYPE, which
+// could declare entities, is refused.
+func (d *xmlReader) next() (xml.Token, error) {
+	for {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.Directive:
+			if bytes.HasPrefix(bytes.TrimSpace(t), []byte("DOCTYPE")) {
+				return nil, errors.New("XML with a DOCTYPE is not accepted")
+			}
+		case xml.Comment, xml.ProcInst:
+		default:
+			return tok, nil
+		}
+	}
+}
+
+// jobs reads the jobs root and calls item for each job child.
+func (d *xmlReader) jobs(item func(i int) error) error {
+	var root xml.StartElement
+	for {
+		tok, err := d.next()
+		if err != nil {
+			return err
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			root = se
+			break
+		}
+		if cd, ok := tok.(xml.CharData); !ok || len(bytes.TrimSpace(cd)) > 0 {
+			return errors.New("the body must be a <jobs> document")
+		}
+	}
+	if root.Name.Local != "jobs" {
+		return fmt.Errorf("the root element must be <jobs>, not <%s>", root.Name.Local)
+	}
+	for i := 0; ; {
+		tok, err := d.next()
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Local != "job" {
+				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
+			}
+			if err := item(i); err != nil {
+				return err
+			}
+			i++
+		case xml.EndElement:
+			return d.end()
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return errors.New("/jobs: text outside <job> elements")
+			}
+		}
+	}
+}
+
+// end checks that nothing but whitespace follows the root element.
+func (d *xmlReader) end() error {
+	for {
+		tok, err := d.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cd, ok := tok.(xml.CharData); !ok || len(bytes.TrimSpace(cd)) > 0 {
+			return errors.New("unexpected content after the </jobs> root element")
+		}
+	}
+}
+
+// job reads one <job> record after its start tag, through its end tag.
+func (d *xmlReader) job(i int) (*jobboardv2.JobInput, error) {
+	j := &jobboardv2.JobInput{}
+	for {
+		tok, err := d.next()
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			name := t.Name.Local
+			_, scalar := jobScalars[name]
+			_, list := jobLists[name]
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]/%s", i+1, name), 0, !scalar && !list)
+			if err != nil {
+				return nil, err
+			}
+			setJobField(j, name, &v)
+		case xml.EndElement:
+			return j, nil
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return nil, fmt.Errorf("/jobs/job[%d]: text outside field elements", i+1)
+			}
+		}
+	}
+}
+
+// text reads the character data (CDATA included) of the element just
+// opened, through its end tag. Nested elements are refused unless nested is
+// true, when their text is gathered too.
+func (d *xmlReader) text(path string, depth int, nested bool) (string, error) {
+	if depth > maxXMLDepth {
+		return "", fmt.Errorf("%s: elements nested deeper than %d levels", path, maxXMLDepth)
+	}
+	var b strings.Builder
+	for {
+		tok, err := d.next()
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.CharData:
+			b.Write(t)
+		case xml.EndElement:
+			return b.String(), nil
+		case xml.StartElement:
+			if !nested {
+				return "", fmt.Errorf("%s: expected text, found element <%s>", path, t.Name.Local)
+			}
+			s, err := d.text(path+"/"+t.Name.Local, depth+1, true)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
+		}
+	}
+}
+
+// xmlError words decoder errors for people.
+func xmlError(err error) error {
+	var syntax *xml.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("malformed XML at line %d: %s", syntax.Line, syntax.Msg)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("malformed XML: the body ends too soon")
+	}
+	return err
+}

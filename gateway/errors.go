@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"jobboard/gateway/wire"
+)
+
+// apiError is a failed request as the client sees it.
+type apiError struct {
+	httpStatus int
+	status     string
+	message    string
+}
+
+// codeErrors maps gRPC codes to HTTP statuses and the contract's names.
+var codeErrors = map[codes.Code]apiError{
+	codes.InvalidArgument:    {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+	codes.OutOfRange:         {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+	codes.Unauthenticated:    {http.StatusUnauthorized, "UNAUTHENTICATED", ""},
+	codes.PermissionDenied:   {http.StatusForbidden, "PERMISSION_DENIED", ""},
+	codes.NotFound:           {http.StatusNotFound, "NOT_FOUND", ""},
+	codes.AlreadyExists:      {http.StatusConflict, "ALREADY_EXISTS", ""},
+	codes.FailedPrecondition: {http.StatusUnprocessableEntity, "FAILED_PRECONDITION", ""},
+	codes.ResourceExhausted:  {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", ""},
+	codes.Unavailable:        {http.StatusServiceUnavailable, "UNAVAILABLE", ""},
+	codes.Canceled:           {499, "CANCELLED", ""},
+	codes.DeadlineExceeded:   {http.StatusGatewayTimeout, "DEADLINE_EXCEEDED", ""},
+}
+
+var (
+	errInternal         = apiError{http.StatusInternalServerError, "INTERNAL", "internal error"}
+	errNotFoundPath     = apiError{http.StatusNotFound, "NOT_FOUND", "no such resource"}
+	errMethodNotAllowed = apiError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed on this resource"}
+)
+
+// fromStatus converts a service error. Codes without a client meaning
+// (Internal, Unknown, ...) become a detail-free 500 and a log line.
+func fromStatus(ctx context.Context, err error) apiError {
+	var httpErr *runtime.HTTPStatusError
+	if errors.As(err, &httpErr) {
+		if httpErr.HTTPStatus == http.StatusMethodNotAllowed {
+			return errMethodNotAllowed
+		}
+		err = httpErr.Err
+	}
+	st := status.Convert(err)
+	e, ok := codeErrors[st.Code()]
+	if !ok {
+		if st.Code() != codes.Internal || st.Message() != "internal error" {
+			slog.ErrorContext(ctx, "request failed", "code", st.Code().String(), "error", st.Message())
+		}
+		return errInternal
+	}
+	e.message = st.Message()
+	return e
+}
+
+// writeError writes e in the request's format.
+func writeError(w http.ResponseWriter, r *http.Request, e apiError) {
+	f := formatOf(r.URL.Path)
+	out := wire.New(f, 256)
+	// JSON wraps the error in an object; in XML <error> is the root.
+	if f == wire.JSON {
+		out.BeginObject("")
+	}
+	out.BeginObject("error")
+	out.Int("code", int64(e.httpStatus))
+	out.String("status", e.status)
+	out.String("message", e.message)
+	out.EndObject()
+	if f == wire.JSON {
+		out.EndObject()
+	}
+	h := w.Header()
+	h.Set("Content-Type", marshaler{f}.ContentType(nil))
+	h.Set("X-Content-Type-Options", "nosniff")
+	if e.httpStatus == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Basic realm="jobboard"`)
+	}
+	w.WriteHeader(e.httpStatus)
+	_, _ = w.Write(out.Bytes())
+}
+
+// handleError is the gateway's error handler for failed calls.
+func handleError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, fromStatus(ctx, err))
+}
+
+// handleRoutingError answers unknown paths with 404 and known paths with the
+// wrong method with 405 (grpc-gateway's default would say 501).
+func handleRoutingError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	switch httpStatus {
+	case http.StatusMethodNotAllowed:
+		writeError(w, r, errMethodNotAllowed)
+	case http.StatusNotFound:
+		writeError(w, r, errNotFoundPath)
+	default:
+		writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT", http.StatusText(httpStatus)})
+	}
+}
+
+// formatOf picks the representation from the path: XML when the resource
+// segment (the one after /api/v2.0/, or any segment of other paths) ends in
+// .xml, JSON otherwise.
+func formatOf(path string) wire.Format {
+	if rest, ok := strings.CutPrefix(path, apiPrefix); ok {
+		seg, _, _ := strings.Cut(rest, "/")
+		if strings.HasSuffix(seg, ".xml") {
+			return wire.XML
+		}
+		return wire.JSON
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if strings.HasSuffix(seg, ".xml") {
+			return wire.XML
+		}
+	}
+	return wire.JSON
+}

@@ -1,0 +1,153 @@
+// Package gateway serves the REST API: grpc-gateway routes the .json and .xml
+// paths to the gRPC service implementations in-process, and this package owns
+// everything about the wire: formats, request bodies, credentials, errors.
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+
+	"jobboard/gateway/wire"
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+const apiPrefix = "/api/v2.0/"
+
+// Body limits of contract section 1.
+const (
+	jobsPostLimit = 16 << 20
+	defaultLimit  = 1 << 20
+)
+
+// Config is what the gateway serves.
+type Config struct {
+	// Jobs implements the job service; the gateway calls it in-process.
+	Jobs jobboardv2.JobServiceServer
+	// Authenticate resolves an API key to a context carrying its account,
+	// or fails with a gRPC status (Unauthenticated for a bad key).
+	Authenticate func(ctx context.Context, apiKey string) (context.Context, error)
+}
+
+// New returns the REST handler.
+func New(ctx context.Context, cfg Config) (http.Handler, error) {
+	g := &gateway{authenticate: cfg.Authenticate}
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
+		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{wire.JSON}),
+		runtime.WithErrorHandler(handleError),
+		runtime.WithRoutingErrorHandler(handleRoutingError),
+		// Nothing from gRPC metadata becomes a response header.
+		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithDisablePathLengthFallback(),
+		runtime.WithMiddlewares(g.prepare),
+	)
+	if err := jobboardv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
+		return nil, fmt.Errorf("register job routes: %w", err)
+	}
+	return recoverPanics(mux), nil
+}
+
+type gateway struct {
+	authenticate func(ctx context.Context, apiKey string) (context.Context, error)
+}
+
+// prepare runs for every routed request, before grpc-gateway decodes it:
+// it authenticates, reads the body within its limit, and makes the path
+// suffix decide the format whatever the client's Content-Type or Accept.
+func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		ctx, err := g.authenticate(r.Context(), apiKey(r))
+		if err != nil {
+			writeError(w, r, fromStatus(r.Context(), err))
+			return
+		}
+		if raw, ok := params["id"]; ok {
+			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
+				writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+					fmt.Sprintf("id: %q is not a job id (an integer)", raw)})
+				return
+			}
+		}
+		body, apiErr := readBody(r)
+		if apiErr != nil {
+			writeError(w, r, *apiErr)
+			return
+		}
+		r = r.WithContext(ctx)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mime := mimeJSON
+		if formatOf(r.URL.Path) == wire.XML {
+			mime = mimeXML
+		}
+		r.Header.Set("Content-Type", mime)
+		r.Header.Set("Accept", mime)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next(w, r, params)
+	}
+}
+
+// apiKey takes the key from HTTP Basic (the key as user name, as curl -u
+// KEY: sends it) or from a Bearer token.
+func apiKey(r *http.Request) string {
+	if user, _, ok := r.BasicAuth(); ok {
+		return strings.TrimSpace(user)
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if ok && strings.EqualFold(scheme, "bearer") {
+		return strings.TrimSpace(token)
+	}
+	return ""
+}
+
+// readBody reads the whole body, refusing one over the route's limit (413)
+// or one that is not UTF-8 (400).
+func readBody(r *http.Request) ([]byte, *apiError) {
+	limit := int64(defaultLimit)
+	if r.Method == http.MethodPost && (r.URL.Path == apiPrefix+"jobs.json" || r.URL.Path == apiPrefix+"jobs.xml") {
+		limit = jobsPostLimit
+	}
+	tooLarge := &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body could not be read"}
+	}
+	if int64(len(body)) > limit {
+		return nil, tooLarge
+	}
+	if !utf8.Valid(body) {
+		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body is not valid UTF-8"}
+	}
+	return body, nil
+}
+
+// recoverPanics turns a panic in a handler into a 500 and a log line with
+// the stack instead of a dropped connection.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(p), "path", r.URL.Path, "stack", string(debug.Stack()))
+				writeError(w, r, errInternal)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

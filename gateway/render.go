@@ -1,0 +1,138 @@
+package gateway
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"jobboard/gateway/wire"
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// render writes msg in the contract's shape for f. Each resource has one
+// writing function shared by both formats.
+func render(f wire.Format, msg proto.Message) ([]byte, error) {
+	w := wire.New(f, 512)
+	switch m := msg.(type) {
+	case *jobboardv2.ListJobsResponse:
+		w = wire.New(f, 1024*len(m.Jobs)+64)
+		w.BeginList("jobs")
+		for _, j := range m.Jobs {
+			writeJob(w, j)
+		}
+		w.EndList()
+	case *jobboardv2.Job:
+		w.BeginXMLOnly("jobs")
+		writeJob(w, m)
+		w.EndXMLOnly()
+	case *jobboardv2.PostJobsResponse:
+		w.BeginObject("jobs")
+		writeSummaryCounts(w, m.GetSummary(), true)
+		writeEntries(w, "ignoredValues", "ignoredValue", m.IgnoredValues, true)
+		w.EndObject()
+	case *jobboardv2.BatchSummary:
+		w.BeginObject("jobs")
+		writeSummaryCounts(w, m, false)
+		w.EndObject()
+	default:
+		return nil, fmt.Errorf("no REST representation for %T", msg)
+	}
+	return w.Bytes(), nil
+}
+
+// writeJob writes one job. employmentType and routeType show only their
+// first value, as the API's list and retrieve responses always have.
+func writeJob(w wire.Writer, j *jobboardv2.Job) {
+	w.BeginObject("job")
+	w.Int("id", j.Id)
+	w.String("date", j.Date)
+	w.String("referenceNumber", j.ReferenceNumber)
+	w.String("title", j.Title)
+	w.NullableString("city", j.City)
+	w.String("state", j.State)
+	w.NullableString("postalCode", j.PostalCode)
+	w.String("driverType", j.DriverType)
+	w.NullableString("preference", j.Preference)
+	w.String("freightType", j.FreightType)
+	w.NullableString("payAmountMin", j.PayAmountMin)
+	w.NullableString("payAmountMax", j.PayAmountMax)
+	w.NullableString("payFrequency", j.PayFrequency)
+	w.NullableString("employmentType", firstOf(j.EmploymentType))
+	w.NullableString("routeType", firstOf(j.RouteType))
+	w.RichText("description", &j.Description)
+	w.RichText("requirements", j.Requirements)
+	w.Bool("twicOnly", j.TwicOnly)
+	w.NullableString("licenseClass", j.LicenseClass)
+	w.EndObject()
+}
+
+func firstOf(values []string) *string {
+	if len(values) == 0 {
+		return nil
+	}
+	return &values[0]
+}
+
+// writeSummaryCounts writes the counts and the four error lists. Post entries
+// always carry index, referenceNumber, field, value and message; delete
+// entries carry only what names the job asked for.
+func writeSummaryCounts(w wire.Writer, s *jobboardv2.BatchSummary, postEntries bool) {
+	w.Int("unchanged", int64(s.GetUnchanged()))
+	w.Int("updated", int64(s.GetUpdated()))
+	w.Int("added", int64(s.GetAdded()))
+	w.Int("deleted", int64(s.GetDeleted()))
+	w.Int("errors", int64(s.GetErrors()))
+	em := s.GetErrorMessages()
+	w.BeginObject("errorMessages")
+	for _, l := range []struct {
+		name string
+		list *jobboardv2.ErrorList
+	}{
+		{"missingErrors", em.GetMissingErrors()},
+		{"invalidErrors", em.GetInvalidErrors()},
+		{"duplicationErrors", em.GetDuplicationErrors()},
+		{"limitErrors", em.GetLimitErrors()},
+	} {
+		w.BeginObject(l.name)
+		writeEntries(w, "errors", "error", l.list.GetErrors(), postEntries)
+		w.EndObject()
+	}
+	w.EndObject()
+}
+
+func writeEntries(w wire.Writer, listName, itemName string, entries []*jobboardv2.BatchEntry, postEntries bool) {
+	w.BeginList(listName)
+	for _, e := range entries {
+		w.BeginObject(itemName)
+		if postEntries {
+			w.NullableInt("index", int64Of(e.Index))
+			w.NullableString("referenceNumber", e.ReferenceNumber)
+			w.NullableString("field", e.Field)
+			w.NullableString("value", e.Value)
+		} else {
+			if e.Index != nil {
+				w.Int("index", int64(*e.Index))
+			}
+			if e.Id != nil {
+				w.Int("id", *e.Id)
+			}
+			if e.ReferenceNumber != nil {
+				w.String("referenceNumber", *e.ReferenceNumber)
+			}
+			if e.Value != nil {
+				w.String("value", *e.Value)
+			}
+		}
+		w.String("message", e.Message)
+		w.EndObject()
+	}
+	w.EndList()
+}
+
+func int64Of(p *int32) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := int64(*p)
+	return &v
+}

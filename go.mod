@@ -1,0 +1,24 @@
+module jobboard
+
+go 1.26.8
+
+require (
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0
+	github.com/jmoiron/sqlx v1.4.0
+	github.com/lib/pq v1.12.3
+	github.com/microcosm-cc/bluemonday v1.0.27
+	golang.org/x/net v0.58.0
+	golang.org/x/sync v0.22.0
+	google.golang.org/grpc v1.85.0-dev
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/aymerick/douceur v0.2.0 // indirect
+	github.com/gorilla/css v1.0.1 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
+)

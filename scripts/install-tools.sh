@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the pinned code-generation and inspection tools into ./.bin (git-ignored).
+# Re-running is cheap: a tool whose pinned version is already present is skipped.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/.bin"
+mkdir -p "$bin"
+
+BUF_VERSION=1.75.0
+PROTOC_GEN_GO_VERSION=v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+GRPC_GATEWAY_VERSION=v2.32.0
+GRPCURL_VERSION=v1.9.4
+
+# stamp NAME VERSION: true when NAME at VERSION is already installed.
+stamp() { [ -x "$bin/$1" ] && [ "$(cat "$bin/.$1.version" 2>/dev/null)" = "$2" ]; }
+mark() { echo "$2" >"$bin/.$1.version"; }
+
+goinstall() { # name module version
+  if stamp "$1" "$3"; then return; fi
+  echo "installing $1 $3" >&2
+  GOBIN="$bin" GOFLAGS=-mod=mod go install "$2@$3"
+  mark "$1" "$3"
+}
+
+if ! stamp buf "$BUF_VERSION"; then
+  echo "installing buf $BUF_VERSION" >&2
+  if command -v npm >/dev/null 2>&1; then
+    # The npm package ships the release binary, which installs in seconds.
+    npm install --silent --no-audit --no-fund --prefix "$bin/npm" "@bufbuild/buf@$BUF_VERSION" >&2
+    ln -sf "$bin/npm/node_modules/.bin/buf" "$bin/buf"
+  else
+    GOBIN="$bin" go install "github.com/bufbuild/buf/cmd/buf@v$BUF_VERSION"
+  fi
+  mark buf "$BUF_VERSION"
+fi
+
+goinstall protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION"
+goinstall protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION"
+goinstall protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway "$GRPC_GATEWAY_VERSION"
+goinstall protoc-gen-openapiv2 github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 "$GRPC_GATEWAY_VERSION"
+if [ "${1:-}" != "--codegen-only" ]; then
+  goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
+fi

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"math/big"
+	"strings"
+
+	"jobboard/server/store"
+)
+
+// Credentials are an account's secrets, shown once when it is created.
+type Credentials struct {
+	AccountID     int64  `json:"id"`
+	Name          string `json:"name"`
+	APIKey        string `json:"apiKey"`
+	WebhookSecret string `json:"webhookSecret"`
+}
+
+const (
+	apiKeyPrefix        = "jb_live_"
+	webhookSecretPrefix = "whsec_"
+	// apiKeyDigits is enough base62 digits for 32 random bytes (62^43 > 2^256).
+	apiKeyDigits = 43
+	// keyPrefixShown is how much of a key is kept in clear to name it.
+	keyPrefixShown = len(apiKeyPrefix) + 6
+)
+
+// NewAPIKey returns a fresh key: jb_live_ and 32 random bytes in base62.
+func NewAPIKey() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	digits := new(big.Int).SetBytes(b).Text(62)
+	return apiKeyPrefix + strings.Repeat("0", apiKeyDigits-len(digits)) + digits
+}
+
+// NewWebhookSecret returns a fresh signing secret: whsec_ and the base64 of
+// 32 random bytes, the Standard Webhooks form.
+func NewWebhookSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return webhookSecretPrefix + base64.StdEncoding.EncodeToString(b)
+}
+
+// CreateAccount stores a new account with a first API key and a webhook
+// signing secret and returns them; the key cannot be read back later.
+func CreateAccount(ctx context.Context, st *store.Store, name string) (Credentials, error) {
+	c := Credentials{Name: name, APIKey: NewAPIKey(), WebhookSecret: NewWebhookSecret()}
+	id, err := st.CreateAccount(ctx, store.NewAccount{
+		Name:          name,
+		WebhookSecret: c.WebhookSecret,
+		KeyHash:       HashAPIKey(c.APIKey),
+		KeyPrefix:     c.APIKey[:keyPrefixShown],
+	})
+	c.AccountID = id
+	return c, err
+}

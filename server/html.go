@@ -1,0 +1,73 @@
+package server
+
+import (
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/microcosm-cc/bluemonday"
+	"golang.org/x/net/html"
+)
+
+// htmlSanitizer keeps the basic formatting tags the contract allows in
+// description and requirements and removes everything else.
+type htmlSanitizer struct {
+	policy *bluemonday.Policy
+}
+
+func newHTMLSanitizer() *htmlSanitizer {
+	p := bluemonday.NewPolicy()
+	p.AllowElements("b", "i", "u", "em", "strong", "p", "br", "ul", "ol", "li")
+	p.AllowAttrs("href").OnElements("a")
+	p.AllowURLSchemes("http", "https")
+	p.RequireParseableURLs(true)
+	return &htmlSanitizer{policy: p}
+}
+
+// sanitize returns the cleaned text and whether anything other than entity
+// spelling changed, that is whether markup or its content was removed.
+func (h *htmlSanitizer) sanitize(s string) (string, bool) {
+	clean := h.policy.Sanitize(s)
+	if clean == s {
+		return clean, false
+	}
+	// bluemonday also normalises harmless spelling (& to &amp;, attribute
+	// quotes, tag case); only a different token stream means removal.
+	return clean, !slices.Equal(tokens(s), tokens(clean))
+}
+
+// tokens lists a fragment's tags (name and attributes) and unescaped text,
+// with adjacent text merged, so equivalent spellings compare equal.
+func tokens(s string) []string {
+	z := html.NewTokenizer(strings.NewReader(s))
+	var out []string
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			out = append(out, "text:"+text.String())
+			text.Reset()
+		}
+	}
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if z.Err() != io.EOF {
+				out = append(out, "error")
+			}
+			flush()
+			return out
+		case html.TextToken:
+			text.WriteString(html.UnescapeString(string(z.Text())))
+		default:
+			flush()
+			t := z.Token()
+			var b strings.Builder
+			b.WriteString(tt.String() + ":" + t.Data)
+			for _, a := range t.Attr {
+				b.WriteString(" " + a.Key + "=" + a.Val)
+			}
+			out = append(out, b.String())
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// problemKind sorts a problem into the summary list it belongs to.
+type problemKind int
+
+const (
+	missingProblem problemKind = iota
+	invalidProblem
+)
+
+// fieldProblem is one broken rule of one submitted job.
+type fieldProblem struct {
+	kind    problemKind
+	field   string
+	value   *string // as sent; nil when the field was absent or null
+	message string
+}
+
+// ignoredField is a submitted value the service did not use.
+type ignoredField struct {
+	field   string
+	value   *string
+	message string
+}
+
+// Limits on field lengths, in characters.
+const (
+	maxTitleLen       = 255
+	maxCityLen        = 100
+	maxDescriptionLen = 50_000
+	maxReferenceLen   = 64
+)
+
+// maxPayAmount bounds pay amounts well above any real wage and inside the
+// column's numeric(9,2).
+const maxPayAmount = 1_000_000
+
+// The value sets of the job fields, in canonical spelling.
+var (
+	driverTypes    = []string{"Owner Operator", "Company Driver", "Student"}
+	preferences    = []string{"Lease Purchase", "Team", "Team Solo", "Lease Purchase Team", "Lease Purchase Team Solo"}
+	freightTypes   = []string{"Box", "Car Hauler", "Drop and Hook", "Dry Bulk", "Dry Van", "Flatbed", "Hopper Bottom", "Intermodal", "Oil Field", "Oversize Load", "Refrigerated", "Tanker", "Yard Spotter"}
+	payFrequencies = []string{"Hourly", "Weekly", "Per Mile"}
+	employment     = []string{"Full-Time", "Part-Time", "Temporary", "Permanent"}
+	routeTypes     = []string{"Dedicated", "Local", "LTL", "OTR", "Regional"}
+	licenseClasses = []string{"A", "B", "C", "None"}
+	// jobStates are the USPS codes of the 50 states, DC and the five inhabited territories.
+	jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
+)
+
+var (
+	referencePattern = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+	zipPattern       = regexp.MustCompile(`^(\d{5})(?:-?(\d{4}))?$`)
+	decimalPattern   = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
+)
+
+// jobValidator checks submitted jobs and turns them into store rows.
+type jobValidator struct {
+	html *htmlSanitizer
+}
+
+func newJobValidator() *jobValidator { return &jobValidator{html: newHTMLSanitizer()} }
+
+// check validates one submitted job. The job may be saved only when it
+// returns no problems; ignored values never stop a job.
+func (v *jobValidator) check(in *jobboardv2.JobInput) (store.JobFields, []fieldProblem, []ignoredField) {
+	c := jobCheck{}
+	var f store.JobFields
+
+	if ref, ok := c.required("referenceNumber", in.ReferenceNumber); ok {
+		if utf8.RuneCountInString(ref) > maxReferenceLen || !referencePattern.MatchString(ref) {
+			c.invalid("referenceNumber", in.ReferenceNumber, "must be 1-64 letters and digits")
+		}
+		f.ReferenceNumber = ref
+	}
+	if title, ok := c.required("title", in.Title); ok {
+		c.maxLen("title", in.Title, title, maxTitleLen)
+		f.Title = title
+	}
+	f.City = c.optional("city", in.City)
+	if f.City != nil {
+		c.maxLen("city", in.City, *f.City, maxCityLen)
+	}
+	if st, ok := c.required("state", in.State); ok {
+		f.State = strings.ToUpper(st)
+		if !contains(jobStates, f.State) {
+			c.invalid("state", in.State, "is not a US state code")
+		}
+	}
+	if zip := c.optional("postalCode", in.PostalCode); zip != nil {
+		m := zipPattern.FindStringSubmatch(*zip)
+		switch {
+		case m == nil:
+			c.invalid("postalCode", in.PostalCode, "is not a ZIP code (12345 or 12345-6789)")
+		case m[2] != "":
+			f.PostalCode = ptr(m[1] + "-" + m[2])
+		default:
+			f.PostalCode = ptr(m[1])
+		}
+	}
+	f.DriverType = c.requiredEnum("driverType", in.DriverType, driverTypes)
+	f.Preference = c.optionalEnum("preference", in.Preference, preferences)
+	f.FreightType = c.requiredEnum("freightType", in.FreightType, freightTypes)
+	f.PayAmountMin = c.decimal("payAmountMin", in.PayAmountMin)
+	f.PayAmountMax = c.decimal("payAmountMax", in.PayAmountMax)
+	if f.PayAmountMin != nil && f.PayAmountMax != nil && cents(*f.PayAmountMin) > cents(*f.PayAmountMax) {
+		c.invalid("payAmountMin", in.PayAmountMin, fmt.Sprintf("is greater than payAmountMax %q", *in.PayAmountMax))
+	}
+	f.PayFrequency = c.optionalEnum("payFrequency", in.PayFrequency, payFrequencies)
+	f.EmploymentType = c.enumList("employmentType", in.EmploymentType, employment)
+	f.RouteType = c.enumList("routeType", in.RouteType, routeTypes)
+	if d, ok := c.required("description", in.Description); ok {
+		f.Description = v.richText(&c, "description", in.Description, d)
+	}
+	if r := c.optional("requirements", in.Requirements); r != nil {
+		f.Requirements = ptr(v.richText(&c, "requirements", in.Requirements, *r))
+	}
+	f.TwicOnly = c.boolean("twicOnly", in.TwicOnly)
+	f.LicenseClass = c.optionalEnum("licenseClass", in.LicenseClass, licenseClasses)
+
+	for _, x := range in.ExtraFields {
+		msg := "unknown field " + x.Name + " was ignored"
+		if x.Name == "id" || x.Name == "date" {
+			msg = x.Name + " is assigned by the service and was ignored"
+		}
+		c.ignored = append(c.ignored, ignoredField{field: x.Name, value: x.Value, message: msg})
+	}
+	return f, c.problems, c.ignored
+}
+
+// richText sanitises description or requirements, reporting removed HTML as
+// an ignored value and an over-long or empty result as invalid.
+func (v *jobValidator) richText(c *jobCheck, field string, raw *string, text string) string {
+	if c.maxLen(field, raw, text, maxDescriptionLen) {
+		return text
+	}
+	clean, removed := v.html.sanitize(text)
+	if removed {
+		c.ignored = append(c.ignored, ignoredField{field: field, value: raw,
+			message: "HTML other than the basic tags (b, i, u, em, strong, p, br, ul, ol, li, a with an http(s) link) was removed from " + field})
+	}
+	if strings.TrimSpace(clean) == "" {
+		c.invalid(field, raw, "has no text once HTML other than the basic tags is removed")
+	}
+	return strings.TrimSpace(clean)
+}
+
+// jobCheck collects the problems of one job as its fields are read.
+type jobCheck struct {
+	problems []fieldProblem
+	ignored  []ignoredField
+}
+
+func (c *jobCheck) missing(field string, raw *string) {
+	c.problems = append(c.problems, fieldProblem{kind: missingProblem, field: field, value: raw, message: field + " is required"})
+}
+
+func (c *jobCheck) invalid(field string, raw *string, rule string) {
+	c.problems = append(c.problems, fieldProblem{kind: invalidProblem, field: field, value: raw,
+		message: fmt.Sprintf("%s: %q %s", field, deref(raw), rule)})
+}
+
+// text trims a submitted value. It reports false for an absent or blank
+// value, and for one holding a NUL character, which PostgreSQL text cannot
+// store (that one is also recorded as invalid).
+func (c *jobCheck) text(field string, raw *string) (string, bool) {
+	if raw == nil {
+		return "", false
+	}
+	if strings.ContainsRune(*raw, 0) {
+		c.invalid(field, raw, "contains a NUL character")
+		return "", false
+	}
+	s := strings.TrimSpace(*raw)
+	return s, s != ""
+}
+
+// required returns the trimmed value, recording a missing problem for an
+// absent, null or blank value.
+func (c *jobCheck) required(field string, raw *string) (string, bool) {
+	if raw != nil && strings.ContainsRune(*raw, 0) {
+		return c.text(field, raw)
+	}
+	s, ok := c.text(field, raw)
+	if !ok {
+		c.missing(field, raw)
+	}
+	return s, ok
+}
+
+// optional returns the trimmed value, or nil for an absent or blank one.
+func (c *jobCheck) optional(field string, raw *string) *string {
+	if s, ok := c.text(field, raw); ok {
+		return &s
+	}
+	return nil
+}
+
+// maxLen records an invalid problem when s is longer than max characters.
+func (c *jobCheck) maxLen(field string, raw *string, s string, max int) bool {
+	if utf8.RuneCountInString(s) > max {
+		c.invalid(field, raw, fmt.Sprintf("is longer than %d characters", max))
+		return true
+	}
+	return false
+}
+
+func (c *jobCheck) requiredEnum(field string, raw *string, values []string) string {
+	s, ok := c.required(field, raw)
+	if !ok {
+		return ""
+	}
+	canon, found := canonical(values, s)
+	if !found {
+		c.invalid(field, raw, "is not one of "+strings.Join(values, ", "))
+	}
+	return canon
+}
+
+func (c *jobCheck) optionalEnum(field string, raw *string, values []string) *string {
+	s := c.optional(field, raw)
+	if s == nil {
+		return nil
+	}
+	canon, found := canonical(values, *s)
+	if !found {
+		c.invalid(field, raw, "is not one of "+strings.Join(values, ", "))
+		return nil
+	}
+	return &canon
+}
+
+// enumList canonicalises each value and drops repeats, keeping the order sent.
+func (c *jobCheck) enumList(field string, raw []string, values []string) []string {
+	out := []string{}
+	for i := range raw {
+		s, ok := c.text(field, &raw[i])
+		if !ok {
+			continue
+		}
+		canon, found := canonical(values, s)
+		if !found {
+			c.invalid(field, &raw[i], "is not one of "+strings.Join(values, ", "))
+			continue
+		}
+		if !contains(out, canon) {
+			out = append(out, canon)
+		}
+	}
+	return out
+}
+
+// decimal accepts a non-negative amount with at most two decimal places and
+// returns it with exactly two.
+func (c *jobCheck) decimal(field string, raw *string) *string {
+	s := c.optional(field, raw)
+	if s == nil {
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(*s, "-"):
+		c.invalid(field, raw, "must not be negative")
+	case !decimalPattern.MatchString(*s):
+		c.invalid(field, raw, "must be a decimal number with at most two decimal places")
+	case cents(*s) > maxPayAmount*100:
+		c.invalid(field, raw, fmt.Sprintf("must be at most %d", maxPayAmount))
+	default:
+		n := cents(*s)
+		return ptr(fmt.Sprintf("%d.%02d", n/100, n%100))
+	}
+	return nil
+}
+
+// boolean reads true, false, 1, 0 or empty (false), in any case.
+func (c *jobCheck) boolean(field string, raw *string) bool {
+	if raw == nil {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(*raw)) {
+	case "1", "true":
+		return true
+	case "0", "false", "":
+		return false
+	}
+	c.invalid(field, raw, "is not a boolean (true, false, 1 or 0)")
+	return false
+}
+
+// cents converts a string matched by decimalPattern to hundredths, saturating
+// far above maxPayAmount so absurd inputs cannot overflow.
+func cents(s string) int64 {
+	whole, frac, _ := strings.Cut(s, ".")
+	whole = strings.TrimLeft(whole, "0")
+	if len(whole) > 12 {
+		return 1 << 62
+	}
+	w, _ := strconv.ParseInt("0"+whole, 10, 64)
+	f, _ := strconv.ParseInt((frac + "00")[:2], 10, 64)
+	return w*100 + f
+}
+
+func canonical(values []string, s string) (string, bool) {
+	for _, v := range values {
+		if strings.EqualFold(v, s) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func contains(values []string, s string) bool {
+	for _, v := range values {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func ptr(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// internalError logs err and returns the detail-free status clients see.
+func internalError(ctx context.Context, err error) error {
+	slog.ErrorContext(ctx, "internal error", "error", err)
+	return status.Error(codes.Internal, "internal error")
+}
+
+// RecoverPanic turns a panic into an Internal status and a log line with the
+// stack, so a client never sees a dropped connection.
+func RecoverPanic(ctx context.Context, p any) error {
+	slog.ErrorContext(ctx, "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	return status.Error(codes.Internal, "internal error")
+}
+
+// statusBoundary makes sure every error leaving a method carries a gRPC code:
+// anything else is logged and becomes Internal, never Unknown.
+func statusBoundary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if err == nil {
+		return resp, nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return resp, err
+	}
+	return nil, internalError(ctx, err)
+}
+
+// recoveryInterceptor is go-grpc-middleware's recovery with RecoverPanic.
+func recoveryInterceptor() grpc.UnaryServerInterceptor {
+	return recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		return RecoverPanic(ctx, p)
+	}))
+}

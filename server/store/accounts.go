@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Account is an employer account.
+type Account struct {
+	ID            int64  `db:"id"`
+	Name          string `db:"name"`
+	WebhookSecret string `db:"webhook_secret"`
+}
+
+// NewAccount is what CreateAccount stores: the account and its first key.
+type NewAccount struct {
+	Name          string
+	WebhookSecret string
+	KeyHash       string
+	KeyPrefix     string
+}
+
+// CreateAccount stores an account with its first API key and returns its id.
+func (s *Store) CreateAccount(ctx context.Context, a NewAccount) (int64, error) {
+	var id int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &id,
+			`INSERT INTO accounts (name, webhook_secret) VALUES ($1, $2) RETURNING id`,
+			a.Name, a.WebhookSecret); err != nil {
+			return fmt.Errorf("insert account: %w", err)
+		}
+		return insertKey(ctx, tx, id, a.KeyHash, a.KeyPrefix)
+	})
+	return id, err
+}
+
+func insertKey(ctx context.Context, tx *sqlx.Tx, accountID int64, hash, prefix string) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO api_keys (account_id, key_hash, key_prefix) VALUES ($1, $2, $3)`,
+		accountID, hash, prefix)
+	if isUniqueViolation(err, "api_keys_key_hash_key") {
+		return fmt.Errorf("insert api key: %w", ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("insert api key: %w", err)
+	}
+	return nil
+}
+
+// AccountIDByKeyHash returns the account owning the unrevoked key with the
+// given hash, or ErrNotFound.
+func (s *Store) AccountIDByKeyHash(ctx context.Context, hash string) (int64, error) {
+	var id int64
+	err := s.db.GetContext(ctx, &id,
+		`SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("look up api key: %w", err)
+	}
+	return id, nil
+}
+
+// Account returns one account, or ErrNotFound.
+func (s *Store) Account(ctx context.Context, id int64) (Account, error) {
+	var a Account
+	err := s.db.GetContext(ctx, &a, `SELECT id, name, webhook_secret FROM accounts WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Account{}, ErrNotFound
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("get account %d: %w", id, err)
+	}
+	return a, nil
+}

@@ -1,0 +1,92 @@
+// Package store keeps the service's data in PostgreSQL through sqlx and lib/pq.
+// It speaks plain SQL and its own row types; it never sees protobuf messages.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Sentinel errors callers match with errors.Is.
+var (
+	// ErrNotFound means the record does not exist for the caller.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a unique constraint refused the write.
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is the service's database.
+type Store struct {
+	db *sqlx.DB
+}
+
+// Open connects to the database at url and checks that it answers.
+func Open(ctx context.Context, url string) (*Store, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// Enough connections for both cores' worth of concurrent requests plus
+	// background work, few enough to leave room for other replicas.
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close releases the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the pool for components that manage their own SQL (the job
+// queue, readiness checks).
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// inTx runs fn in a transaction, rolling back when fn fails or panics and
+// returning the commit error otherwise (a swallowed commit error would report
+// success for work that was never saved).
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// isUniqueViolation reports whether err is PostgreSQL's unique_violation on
+// the named constraint (any constraint when name is empty).
+func isUniqueViolation(err error, constraint string) bool {
+	var pqErr *pq.Error
+	if !errors.As(err, &pqErr) || pqErr.Code != "23505" {
+		return false
+	}
+	return constraint == "" || pqErr.Constraint == constraint
+}

@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"jobboard/internal/pgtest"
+	"jobboard/server/store"
+)
+
+func newAccount(t *testing.T, s *store.Store, name string) int64 {
+	t.Helper()
+	id, err := s.CreateAccount(context.Background(), store.NewAccount{
+		Name: name, WebhookSecret: "whsec_x", KeyHash: "hash-" + name, KeyPrefix: "jb_live_x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func ptr(s string) *string { return &s }
+
+func job(ref string) store.JobFields {
+	return store.JobFields{
+		ReferenceNumber: ref, Title: "Driver " + ref, State: "TX", DriverType: "Company Driver",
+		FreightType: "Dry Van", Description: "<p>Home weekly</p>", PayAmountMin: ptr("18.50"),
+		EmploymentType: []string{"Full-Time", "Permanent"}, RouteType: []string{},
+	}
+}
+
+var day1 = time.Date(2026, 11, 2, 15, 0, 0, 0, time.UTC)
+
+func TestUpsertJobsOutcomes(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	acct := newAccount(t, s, "a")
+	opts := store.UpsertOptions{MaxActive: 10000, Today: day1}
+
+	got, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), job("A2")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Outcome{store.Added, store.Added}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("first post: got %v, want %v", got, want)
+	}
+
+	changed := job("A2")
+	changed.City = ptr("Dallas")
+	got, err = s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), changed, job("A3")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []store.Outcome{store.Unchanged, store.Updated, store.Added}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("second post: got %v, want %v", got, want)
+	}
+
+	jobs, err := s.ListJobs(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 3 || jobs[1].City == nil || *jobs[1].City != "Dallas" || *jobs[0].PayAmountMin != "18.50" ||
+		jobs[0].PostedOn != "2026-11-02" || len(jobs[0].EmploymentType) != 2 {
+		t.Fatalf("stored jobs: %+v", jobs)
+	}
+
+	// A deleted job comes back with the same id and a new date.
+	firstID := jobs[0].ID
+	if del, err := s.DeleteJobsByID(ctx, acct, []int64{firstID}); err != nil || len(del) != 1 {
+		t.Fatalf("delete: %v %v", del, err)
+	}
+	if _, err := s.Job(ctx, acct, firstID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted job still readable: %v", err)
+	}
+	opts.Today = day1.AddDate(0, 0, 3)
+	got, err = s.UpsertJobs(ctx, acct, []store.JobFields{job("A1")}, opts)
+	if err != nil || got[0] != store.Added {
+		t.Fatalf("revive: %v %v", got, err)
+	}
+	back, err := s.Job(ctx, acct, firstID)
+	if err != nil || back.PostedOn != "2026-11-05" {
+		t.Fatalf("revived job: %+v %v", back, err)
+	}
+}

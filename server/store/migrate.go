@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLockID is the advisory lock that keeps replicas starting at the
+// same time from applying the same migration twice.
+const migrationLockID = 7_310_245_001
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		prefix, _, ok := strings.Cut(e.Name(), "_")
+		version, err := strconv.Atoi(prefix)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %q: name must start with a number and an underscore", e.Name())
+		}
+		body, err := fs.ReadFile(migrationFiles, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: version, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// LatestVersion is the version of the newest embedded migration.
+func LatestVersion() int {
+	ms, err := loadMigrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// Migrate applies every embedded migration the database does not have yet,
+// each in its own transaction, and returns the names it applied.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLockID); err != nil {
+		return nil, fmt.Errorf("migrate: take lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLockID)
+
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	var versions []int
+	if err := conn.SelectContext(ctx, &versions, `SELECT version FROM schema_migrations`); err != nil {
+		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
+	}
+	for _, v := range versions {
+		applied[v] = true
+	}
+	var names []string
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		tx, err := conn.BeginTxx(ctx, nil)
+		if err != nil {
+			return names, fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			_ = tx.Rollback()
+			return names, fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			_ = tx.Rollback()
+			return names, fmt.Errorf("migrate %s: record: %w", m.name, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return names, fmt.Errorf("migrate %s: commit: %w", m.name, err)
+		}
+		names = append(names, m.name)
+	}
+	return names, nil
+}
+
+// SchemaVersion returns the newest applied migration version, 0 when none.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.GetContext(ctx, &v, `SELECT coalesce(max(version), 0) FROM schema_migrations`)
+	if err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	return v, nil
+}
