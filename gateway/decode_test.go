@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/gateway/wire"
+)
+
+func s(v string) *string { return &v }
+
+func TestDecodeJobs(t *testing.T) {
+	tests := []struct {
+		name   string
+		format wire.Format
+		body   string
+		want   []*jobboardv2.JobInput
+	}{
+		{"json strings", wire.JSON, `[{"referenceNumber":"A1","title":"T","twicOnly":"1"}]`,
+			[]*jobboardv2.JobInput{{ReferenceNumber: s("A1"), Title: s("T"), TwicOnly: s("1")}}},
+		{"json numbers and booleans as text", wire.JSON, `[{"referenceNumber":12345,"payAmountMin":18.5,"payAmountMax":"20.00","twicOnly":true}]`,
+			[]*jobboardv2.JobInput{{ReferenceNumber: s("12345"), PayAmountMin: s("18.5"), PayAmountMax: s("20.00"), TwicOnly: s("true")}}},
+		{"json twicOnly 0", wire.JSON, `[{"twicOnly":0}]`, []*jobboardv2.JobInput{{TwicOnly: s("0")}}},
+		{"json null is unset", wire.JSON, `[{"title":null,"city":null}]`, []*jobboardv2.JobInput{{}}},
+		{"json list as array", wire.JSON, `[{"employmentType":["Full-Time","Part-Time"],"routeType":[]}]`,
+			[]*jobboardv2.JobInput{{EmploymentType: []string{"Full-Time", "Part-Time"}}}},
+		{"json list as single string", wire.JSON, `[{"routeType":"OTR"}]`, []*jobboardv2.JobInput{{RouteType: []string{"OTR"}}}},
+		{"json unknown fields kept in order", wire.JSON, `[{"zeta":"z","id":5,"extra":{"a":[1, 2]},"gone":null}]`,
+			[]*jobboardv2.JobInput{{ExtraFields: []*jobboardv2.ExtraField{
+				{Name: "zeta", Value: s("z")}, {Name: "id", Value: s("5")}, {Name: "extra", Value: s(`{"a":[1,2]}`)}, {Name: "gone"}}}}},
+		{"json escapes", wire.JSON, `[{"title":"a \"b\" \u00e9\n"}]`, []*jobboardv2.JobInput{{Title: s("a \"b\" é\n")}}},
+		{"json empty array", wire.JSON, `[]`, nil},
+		{"xml fields", wire.XML, `<?xml version="1.0" encoding="UTF-8"?><jobs><job><referenceNumber>A1</referenceNumber><title>T &amp; U</title></job></jobs>`,
+			[]*jobboardv2.JobInput{{ReferenceNumber: s("A1"), Title: s("T & U")}}},
+		{"xml cdata and escaped text", wire.XML, `<jobs><job><description><![CDATA[<p>Hi</p>]]></description><requirements>&lt;b&gt;x&lt;/b&gt;</requirements></job></jobs>`,
+			[]*jobboardv2.JobInput{{Description: s("<p>Hi</p>"), Requirements: s("<b>x</b>")}}},
+		{"xml repeated list elements", wire.XML, `<jobs><job><employmentType>Full-Time</employmentType><employmentType>Temporary</employmentType></job></jobs>`,
+			[]*jobboardv2.JobInput{{EmploymentType: []string{"Full-Time", "Temporary"}}}},
+		{"xml empty element", wire.XML, `<jobs><job><twicOnly/><city></city></job></jobs>`,
+			[]*jobboardv2.JobInput{{TwicOnly: s(""), City: s("")}}},
+		{"xml whitespace and comments", wire.XML, "<jobs>\n  <!-- feed -->\n  <job>\n    <state>TX</state>\n  </job>\n</jobs>\n",
+			[]*jobboardv2.JobInput{{State: s("TX")}}},
+		{"xml unknown element", wire.XML, `<jobs><job><benefits>Dental</benefits><id>4</id></job></jobs>`,
+			[]*jobboardv2.JobInput{{ExtraFields: []*jobboardv2.ExtraField{{Name: "benefits", Value: s("Dental")}, {Name: "id", Value: s("4")}}}}},
+		{"xml two jobs", wire.XML, `<jobs><job><title>a</title></job><job><title>b</title></job></jobs>`,
+			[]*jobboardv2.JobInput{{Title: s("a")}, {Title: s("b")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got jobboardv2.PostJobsRequest
+			if err := (marshaler{tt.format}).Unmarshal([]byte(tt.body), &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&jobboardv2.PostJobsRequest{Jobs: tt.want}, &got, protocmp.Transform()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeDeleteLists(t *testing.T) {
+	var ids jobboardv2.DeleteJobsRequest
+	if err := (marshaler{wire.JSON}).Unmarshal([]byte(`[1, "2", "abc", 4.5, null]`), &ids); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1", "2", "abc", "4.5", ""}; !cmp.Equal(ids.Ids, want) {
+		t.Errorf("json ids %q, want %q", ids.Ids, want)
+	}
+	var refs jobboardv2.DeleteJobsByReferenceRequest
+	if err := (marshaler{wire.XML}).Unmarshal([]byte(`<jobs><job>A1</job><job> B2 </job></jobs>`), &refs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"A1", " B2 "}; !cmp.Equal(refs.ReferenceNumbers, want) {
+		t.Errorf("xml refs %q, want %q", refs.ReferenceNumbers, want)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		format wire.Format
+		body   string
+		want   string // part of the error message
+	}{
+		{"json object not array", wire.JSON, `{"jobs":[]}`, "the body must be a JSON array of jobs"},
+		{"json array of numbers", wire.JSON, `[1]`, "$[0]: each job must be a JSON object"},
+		{"json object in scalar field", wire.JSON, `[{"title":{"x":1}}]`, "$[0].title: expected a single value, got an object"},
+		{"json array in scalar field", wire.JSON, `[{"title":["a"]}]`, "$[0].title: expected a single value, got an array"},
+		{"json object in list", wire.JSON, `[{"routeType":[{}]}]`, "$[0].routeType[0]: expected a single value, got an object"},
+		{"json truncated", wire.JSON, `[{"title":"a"`, "the body ends too soon"},
+		{"json syntax", wire.JSON, `[{"title" "a"}]`, "malformed JSON at byte"},
+		{"json trailing data", wire.JSON, `[] []`, "unexpected data after the top-level array"},
+		{"xml doctype", wire.XML, `<?xml version="1.0"?><!DOCTYPE jobs [<!ENTITY x "y">]><jobs/>`, "DOCTYPE is not accepted"},
+		{"xml unknown entity", wire.XML, `<jobs><job><title>&x;</title></job></jobs>`, "malformed XML"},
+		{"xml wrong root", wire.XML, `<job><title>a</title></job>`, "the root element must be <jobs>, not <job>"},
+		{"xml wrong child", wire.XML, `<jobs><posting/></jobs>`, "expected <job> elements, found <posting>"},
+		{"xml nested in field", wire.XML, `<jobs><job><title><b>a</b></title></job></jobs>`, "/jobs/job[1]/title: expected text, found element <b>"},
+		{"xml truncated", wire.XML, `<jobs><job><title>a`, "malformed XML"},
+		{"xml mismatched", wire.XML, `<jobs><job></jobs>`, "malformed XML"},
+		{"xml two roots", wire.XML, `<jobs/><jobs/>`, "unexpected content after the </jobs> root element"},
+		{"xml other encoding", wire.XML, `<?xml version="1.0" encoding="ISO-8859-1"?><jobs/>`, "ISO-8859-1"},
+		{"xml deep unknown", wire.XML, "<jobs><job><x>" + strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40) + "</x></job></jobs>", "nested deeper than 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got jobboardv2.PostJobsRequest
+			err := (marshaler{tt.format}).Unmarshal([]byte(tt.body), &got)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeEmptyBody(t *testing.T) {
+	for _, f := range []wire.Format{wire.JSON, wire.XML} {
+		var got jobboardv2.PostJobsRequest
+		if err := (marshaler{f}).Unmarshal([]byte(" \n"), &got); !errors.Is(err, io.EOF) {
+			t.Errorf("%v: empty body gave %v, want io.EOF", f, err)
+		}
+	}
+}

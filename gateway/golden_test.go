@@ -1,0 +1,142 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"jobboard/server"
+	"jobboard/server/store"
+)
+
+// The jobs the golden cases start from: every field set, the minimum, and
+// text that needs care in XML.
+var (
+	fullJob = doc{
+		{"referenceNumber", "FULL1"}, {"title", "OTR Driver & Team <Lead>"}, {"city", "Dallas"},
+		{"state", "tx"}, {"postalCode", "752011234"}, {"driverType", "company driver"},
+		{"preference", "Lease Purchase Team Solo"}, {"freightType", "Dry Van"}, {"payAmountMin", 18.5},
+		{"payAmountMax", "22"}, {"payFrequency", "Hourly"}, {"employmentType", []string{"Full-Time", "Part-Time"}},
+		{"routeType", []string{"OTR"}}, {"description", "<p>Home <b>weekly</b></p>"},
+		{"requirements", "<ul><li>CDL-A</li></ul>"}, {"twicOnly", true}, {"licenseClass", "A"},
+	}
+	minimalJob = doc{
+		{"referenceNumber", "MIN1"}, {"title", "Yard Spotter"}, {"state", "GA"}, {"driverType", "Student"},
+		{"freightType", "Yard Spotter"}, {"description", "Nights"},
+	}
+	markupJob = doc{
+		{"referenceNumber", "TEXT1"}, {"title", `"Quoted" & 'apostrophes'`}, {"state", "CA"},
+		{"driverType", "Owner Operator"}, {"freightType", "Flatbed"},
+		{"description", "<p>Pay &gt; average ]]> keep reading</p>"}, {"twicOnly", false},
+	}
+)
+
+func filler(n int) doc {
+	return doc{{"referenceNumber", fmt.Sprintf("F%d", n)}, {"title", "Filler"}, {"state", "OH"},
+		{"driverType", "Company Driver"}, {"freightType", "Box"}, {"description", "x"}}
+}
+
+// everyProblem is a post whose summary holds every kind of error and ignored value.
+func everyProblem() []doc {
+	jobs := []doc{
+		append(append(doc{}, minimalJob...), field{"benefits", "Dental"}, field{"id", 77}, field{"date", "2020-01-01"},
+			field{"requirements", `<p onclick="steal()">CDL</p><script>alert(1)</script>`}),
+		{{"referenceNumber", "MIN1"}, {"title", "Again"}},
+		{{"referenceNumber", nil}, {"title", "  "}, {"state", "OK"}, {"driverType", "Student"}, {"freightType", "Box"}, {"description", "x"}},
+		{{"referenceNumber", "BAD1"}, {"title", "Bad values"}, {"state", "ZZ"}, {"postalCode", "1234"},
+			{"driverType", "Trucker"}, {"freightType", "Box"}, {"payAmountMin", "20"}, {"payAmountMax", "10"},
+			{"employmentType", []string{"Seasonal"}}, {"twicOnly", "maybe"}, {"description", "x"}},
+	}
+	for i := len(jobs); i <= server.MaxJobsPerPost; i++ {
+		jobs = append(jobs, filler(i))
+	}
+	return jobs
+}
+
+func TestGolden(t *testing.T) {
+	seed := func(a *api) { a.post(fullJob, minimalJob, markupJob) }
+	tests := []struct {
+		name   string
+		setup  func(a *api)
+		method string
+		path   string // {fmt} becomes json or xml
+		body   func(format string) string
+		noAuth bool
+	}{
+		{name: "list", setup: seed, method: "GET", path: "/api/v2.0/jobs.{fmt}"},
+		{name: "list_empty", method: "GET", path: "/api/v2.0/jobs.{fmt}"},
+		{name: "retrieve", setup: seed, method: "GET", path: "/api/v2.0/jobs.{fmt}/1"},
+		{name: "retrieve_markup", setup: seed, method: "GET", path: "/api/v2.0/jobs.{fmt}/3"},
+		{name: "post_added", method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string { return encodeJobs(f, []doc{fullJob, minimalJob}) }},
+		{name: "post_upsert", setup: seed, method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string {
+				changed := append(doc{}, minimalJob...)
+				changed[1] = field{"title", "Yard Spotter - Nights"}
+				return encodeJobs(f, []doc{fullJob, changed, filler(1)})
+			}},
+		{name: "post_every_problem", method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string { return encodeJobs(f, everyProblem()) }},
+		{name: "post_active_limit", setup: fillToLimit, method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string {
+				updated := filler(0)
+				updated[1] = field{"title", "Filler, updated"}
+				return encodeJobs(f, []doc{updated, minimalJob})
+			}},
+		{name: "delete_one", setup: seed, method: "DELETE", path: "/api/v2.0/jobs.{fmt}/2"},
+		{name: "delete_one_missing", setup: seed, method: "DELETE", path: "/api/v2.0/jobs.{fmt}/999"},
+		{name: "delete_many", setup: seed, method: "DELETE", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string { return encodeList(f, 1, 999, "abc", 1, 3) }},
+		{name: "delete_reference", setup: seed, method: "DELETE", path: "/api/v2.0/jobs.{fmt}/reference/MIN1"},
+		{name: "delete_reference_missing", setup: seed, method: "DELETE", path: "/api/v2.0/jobs.{fmt}/reference/min1"},
+		{name: "delete_many_reference", setup: seed, method: "DELETE", path: "/api/v2.0/jobs.{fmt}/reference",
+			body: func(f string) string { return encodeList(f, "FULL1", "NOPE", "FULL1", "TEXT1") }},
+		{name: "error_unauthenticated", noAuth: true, method: "GET", path: "/api/v2.0/jobs.{fmt}"},
+		{name: "error_unknown_path", method: "GET", path: "/api/v2.0/trucks.{fmt}"},
+		{name: "error_not_found", method: "GET", path: "/api/v2.0/jobs.{fmt}/999"},
+		{name: "error_bad_id", method: "GET", path: "/api/v2.0/jobs.{fmt}/abc"},
+		{name: "error_method", method: "PUT", path: "/api/v2.0/jobs.{fmt}"},
+		{name: "error_malformed", method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string { return map[string]string{"json": `[{"title": `, "xml": `<jobs><job>`}[f] }},
+		{name: "error_wrong_shape", method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(f string) string { return map[string]string{"json": `{"referenceNumber": "A1"}`, "xml": `<job/>`}[f] }},
+		{name: "error_not_utf8", method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(string) string { return "[\xff]" }},
+		{name: "error_too_large", method: "POST", path: "/api/v2.0/jobs.{fmt}",
+			body: func(string) string { return strings.Repeat(" ", 16<<20+1) }},
+	}
+	for _, tt := range tests {
+		for _, format := range []string{"json", "xml"} {
+			t.Run(tt.name+"."+format, func(t *testing.T) {
+				a := newAPI(t)
+				if tt.setup != nil {
+					tt.setup(a)
+				}
+				body := ""
+				if tt.body != nil {
+					body = tt.body(format)
+				}
+				key := a.key
+				if tt.noAuth {
+					key = ""
+				}
+				resp := a.doAs(key, tt.method, strings.ReplaceAll(tt.path, "{fmt}", format), body)
+				checkGolden(t, tt.name+"."+format, resp)
+			})
+		}
+	}
+}
+
+// fillToLimit gives the account the maximum of active jobs, F0 to F9999.
+func fillToLimit(a *api) {
+	var jobs []store.JobFields
+	for i := 0; i < server.MaxActiveJobs; i++ {
+		jobs = append(jobs, store.JobFields{ReferenceNumber: fmt.Sprintf("F%d", i), Title: "Filler", State: "OH",
+			DriverType: "Company Driver", FreightType: "Box", Description: "x"})
+	}
+	opts := store.UpsertOptions{MaxActive: server.MaxActiveJobs, Today: fixedNow}
+	if _, err := a.store.UpsertJobs(context.Background(), a.acct, jobs, opts); err != nil {
+		a.t.Fatal(err)
+	}
+}
