@@ -100,7 +100,9 @@ func TestGolden(t *testing.T) {
 		{name: "error_malformed", method: "POST", path: "/api/v2.0/jobs.{fmt}",
 			body: func(f string) string { return map[string]string{"json": `[{"title": `, "xml": `<jobs><job>`}[f] }},
 		{name: "error_wrong_shape", method: "POST", path: "/api/v2.0/jobs.{fmt}",
-			body: func(f string) string { return map[string]string{"json": `{"referenceNumber": "A1"}`, "xml": `<job/>`}[f] }},
+			body: func(f string) string {
+				return map[string]string{"json": `{"referenceNumber": "A1"}`, "xml": `<job/>`}[f]
+			}},
 		{name: "error_not_utf8", method: "POST", path: "/api/v2.0/jobs.{fmt}",
 			body: func(string) string { return "[\xff]" }},
 		{name: "error_too_large", method: "POST", path: "/api/v2.0/jobs.{fmt}",
