@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// jobboardBinary builds the real binary once per test run.
+func jobboardBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "jobboard-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "jobboard")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// runCommand runs the binary to completion and returns its stdout.
+func runCommand(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(jobboardBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("jobboard %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+type account struct {
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	APIKey        string `json:"apiKey"`
+	WebhookSecret string `json:"webhookSecret"`
+}
+
+func createAccount(t *testing.T, env []string, name string) account {
+	t.Helper()
+	var a account
+	out := runCommand(t, env, "accounts", "create", "--name", name)
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("accounts create printed %q: %v", out, err)
+	}
+	if a.Name != name || a.ID == 0 ||
+		!regexp.MustCompile(`^jb_live_[0-9A-Za-z]{43}$`).MatchString(a.APIKey) ||
+		!regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`).MatchString(a.WebhookSecret) {
+		t.Fatalf("accounts create printed %+v", a)
+	}
+	return a
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// service is a running `jobboard serve`.
+type service struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	httpBase string
+	grpcAddr string
+	stderr   *bytes.Buffer
+}
+
+const internalToken = "internal-test-token"
+
+func startService(t *testing.T, env []string) *service {
+	t.Helper()
+	s := &service{t: t, httpBase: "http://" + freeAddr(t), grpcAddr: freeAddr(t), stderr: &bytes.Buffer{}}
+	s.cmd = exec.Command(jobboardBinary(t), "serve")
+	s.cmd.Env = append(os.Environ(), append(env,
+		"JOBBOARD_HTTP_ADDR="+strings.TrimPrefix(s.httpBase, "http://"),
+		"JOBBOARD_GRPC_ADDR="+s.grpcAddr,
+		"JOBBOARD_INTERNAL_TOKEN="+internalToken)...)
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(s.httpBase + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service not ready: %v\n%s", err, s.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// request sends a REST request; auth is "basic", "bearer" or "".
+func (s *service) request(auth, key, method, path, body string) (int, http.Header, string) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.httpBase+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	switch auth {
+	case "basic":
+		req.SetBasicAuth(key, "")
+	case "bearer":
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func (s *service) grpcConn() *grpc.ClientConn {
+	s.t.Helper()
+	conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func withKey(key string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+key)
+}
+
+type summary struct {
+	Unchanged, Updated, Added, Deleted, Errors int
+	ErrorMessages                             map[string]struct {
+		Errors []map[string]any `json:"errors"`
+	}
+}
+
+func decodeSummary(t *testing.T, body string) summary {
+	t.Helper()
+	var s summary
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		t.Fatalf("summary %q: %v", body, err)
+	}
+	return s
+}
+
+const twoJobs = `[{"referenceNumber":"E1","title":"OTR Driver","state":"TX","driverType":"Company Driver",
+ "freightType":"Dry Van","description":"<p>Go</p>","employmentType":["Full-Time","Permanent"]},
+ {"referenceNumber":"E2","title":"Local Driver","state":"GA","driverType":"Student","freightType":"Box","description":"x"}]`
+
+const xmlJob = `<?xml version="1.0" encoding="UTF-8"?><jobs><job><referenceNumber>E3</referenceNumber>
+<title>Reefer</title><state>CA</state><driverType>Owner Operator</driverType><freightType>Refrigerated</freightType>
+<description><![CDATA[<b>Cold</b>]]></description><twicOnly>1</twicOnly></job></jobs>`
+
+func TestEndToEnd(t *testing.T) {
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	a := createAccount(t, env, "Alpha Freight")
+	b := createAccount(t, env, "Bravo Logistics")
+	svc := startService(t, env)
+
+	t.Run("rest", func(t *testing.T) {
+		code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
+		if s := decodeSummary(t, body); code != 200 || s.Added != 2 || s.Errors != 0 {
+			t.Fatalf("json post with Basic and a form content type: %d %s", code, body)
+		}
+		code, hdr, body := svc.request("bearer", a.APIKey, "POST", "/api/v2.0/jobs.xml", xmlJob)
+		if code != 200 || !strings.Contains(body, "<added>1</added>") || hdr.Get("Content-Type") != "application/xml; charset=utf-8" {
+			t.Fatalf("xml post with Bearer: %d %s", code, body)
+		}
+		code, _, body = svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+		var jobs []map[string]any
+		if err := json.Unmarshal([]byte(body), &jobs); err != nil || code != 200 || len(jobs) != 3 {
+			t.Fatalf("list: %d %s", code, body)
+		}
+		if jobs[0]["employmentType"] != "Full-Time" || jobs[2]["twicOnly"] != true || jobs[0]["id"].(float64) >= jobs[1]["id"].(float64) {
+			t.Errorf("list content: %s", body)
+		}
+		code, _, body = svc.request("bearer", a.APIKey, "GET", "/api/v2.0/jobs.xml", "")
+		if code != 200 || strings.Count(body, "<job>") != 3 || !strings.HasPrefix(body, `<?xml version="1.0" encoding="UTF-8"?>`) {
+			t.Errorf("xml list: %d %s", code, body)
+		}
+		code, hdr, _ = svc.request("", "", "GET", "/api/v2.0/jobs.json", "")
+		if code != 401 || hdr.Get("WWW-Authenticate") != `Basic realm="jobboard"` {
+			t.Errorf("no credentials: %d %v", code, hdr)
+		}
+		if code, _, _ := svc.request("basic", "jb_live_wrong", "GET", "/api/v2.0/jobs.json", ""); code != 401 {
+			t.Errorf("wrong key: %d", code)
+		}
+		if code, _, _ := svc.request("bearer", internalToken, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
+			t.Errorf("internal token over REST: %d, want 401", code)
+		}
+		if code, _, body := svc.request("", "", "GET", "/healthz", ""); code != 200 {
+			t.Errorf("healthz: %d %s", code, body)
+		}
+	})
+
+	conn := svc.grpcConn()
+	jobsClient := jobboardv2.NewJobServiceClient(conn)
+
+	t.Run("grpc", func(t *testing.T) {
+		list, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
+		if err != nil || len(list.Jobs) != 3 {
+			t.Fatalf("ListJobs: %v %v", list, err)
+		}
+		if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != "Permanent" {
+			t.Errorf("gRPC returns the whole employmentType list, got %q", got)
+		}
+		ref, title, state, dt, ft, desc := "G1", "Flatbed OO", "ok", "owner operator", "flatbed", "Tarps"
+		post, err := jobsClient.PostJobs(withKey(a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{
+			{ReferenceNumber: &ref, Title: &title, State: &state, DriverType: &dt, FreightType: &ft, Description: &desc}}})
+		if err != nil || post.Summary.Added != 1 {
+			t.Fatalf("PostJobs: %v %v", post, err)
+		}
+		got, err := jobsClient.GetJob(withKey(a.APIKey), &jobboardv2.GetJobRequest{Id: list.Jobs[0].Id})
+		if err != nil || got.Job.ReferenceNumber != "E1" {
+			t.Fatalf("GetJob: %v %v", got, err)
+		}
+		del, err := jobsClient.DeleteJobByReference(withKey(a.APIKey), &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "G1"})
+		if err != nil || del.Summary.Deleted != 1 {
+			t.Fatalf("DeleteJobByReference: %v %v", del, err)
+		}
+		if _, err := jobsClient.ListJobs(context.Background(), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("no credentials: %v", err)
+		}
+		if _, err := jobsClient.ListJobs(withKey("jb_live_nope"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("wrong key: %v", err)
+		}
+		health, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err != nil || health.Status != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("health: %v %v", health, err)
+		}
+	})
+
+	t.Run("internal token", func(t *testing.T) {
+		ctx := withKey(internalToken)
+		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("without x-account-id: %v, want InvalidArgument", err)
+		}
+		list, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", fmt.Sprint(a.ID)), &jobboardv2.ListJobsRequest{})
+		if err != nil || len(list.Jobs) != 3 {
+			t.Errorf("for account A: %v %v", list, err)
+		}
+		if _, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", "999999"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.NotFound {
+			t.Errorf("unknown account: %v, want NotFound", err)
+		}
+		if _, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", "abc"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("bad account id: %v, want InvalidArgument", err)
+		}
+	})
+
+	t.Run("tenant isolation", func(t *testing.T) {
+		aJobs, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		aID := aJobs.Jobs[0].Id
+		for _, f := range []string{"json", "xml"} {
+			base := "/api/v2.0/jobs." + f
+			if code, _, body := svc.request("basic", b.APIKey, "GET", base, ""); code != 200 || strings.Contains(body, "E1") {
+				t.Errorf("%s list as B: %d %s", f, code, body)
+			}
+			if code, _, body := svc.request("basic", b.APIKey, "GET", fmt.Sprintf("%s/%d", base, aID), ""); code != 404 {
+				t.Errorf("%s retrieve A's job as B: %d %s", f, code, body)
+			}
+			for _, c := range []struct{ method, path, body string }{
+				{"DELETE", fmt.Sprintf("%s/%d", base, aID), ""},
+				{"DELETE", base, map[string]string{"json": fmt.Sprintf("[%d]", aID), "xml": fmt.Sprintf("<jobs><job>%d</job></jobs>", aID)}[f]},
+				{"DELETE", base + "/reference/E1", ""},
+				{"DELETE", base + "/reference", map[string]string{"json": `["E1"]`, "xml": "<jobs><job>E1</job></jobs>"}[f]},
+			} {
+				code, _, body := svc.request("basic", b.APIKey, c.method, c.path, c.body)
+				if code != 200 || (f == "json" && (decodeSummary(t, body).Deleted != 0 || len(decodeSummary(t, body).ErrorMessages["missingErrors"].Errors) != 1)) ||
+					(f == "xml" && !strings.Contains(body, "<deleted>0</deleted>")) {
+					t.Errorf("%s %s as B: %d %s", c.method, c.path, code, body)
+				}
+			}
+		}
+		// B posting A's reference creates B's own job; A's stays as it was.
+		code, _, body := svc.request("basic", b.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
+		if s := decodeSummary(t, body); code != 200 || s.Added != 2 {
+			t.Errorf("B posts the same references: %d %s", code, body)
+		}
+		bJobs, err := jobsClient.ListJobs(withKey(b.APIKey), &jobboardv2.ListJobsRequest{})
+		if err != nil || len(bJobs.Jobs) != 2 || bJobs.Jobs[0].Id == aID {
+			t.Errorf("B's jobs: %v %v", bJobs, err)
+		}
+		if _, err := jobsClient.GetJob(withKey(b.APIKey), &jobboardv2.GetJobRequest{Id: aID}); status.Code(err) != codes.NotFound {
+			t.Errorf("gRPC GetJob of A's job as B: %v", err)
+		}
+		del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []string{fmt.Sprint(aID)}})
+		if err != nil || del.Summary.Deleted != 0 {
+			t.Errorf("gRPC DeleteJobs of A's job as B: %v %v", del, err)
+		}
+		after, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
+		if err != nil || len(after.Jobs) != len(aJobs.Jobs) || after.Jobs[0].Title != "OTR Driver" {
+			t.Errorf("A's jobs changed: %v %v", after, err)
+		}
+	})
+
+	t.Run("sigterm", func(t *testing.T) {
+		if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- svc.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("exit after SIGTERM: %v\n%s", err, svc.stderr.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("still running 15 s after SIGTERM")
+		}
+	})
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/pgtest"
+	"jobboard/server/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// newJobsFixture returns a job service over a fresh database, a context for
+// a new account, and a settable clock.
+func newJobsFixture(t *testing.T) (*JobService, context.Context, *store.Store, *time.Time) {
+	t.Helper()
+	st := pgtest.Store(t)
+	creds, err := CreateAccount(context.Background(), st, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	svc := NewJobService(st, func() time.Time { return now })
+	return svc, ContextWithCaller(context.Background(), Caller{AccountID: creds.AccountID}), st, &now
+}
+
+func input(ref string) *jobboardv2.JobInput {
+	j := validInput()
+	j.ReferenceNumber = &ref
+	return j
+}
+
+func activeJobs(t *testing.T, st *store.Store) int {
+	t.Helper()
+	var n int
+	if err := st.DB().Get(&n, `SELECT count(*) FROM jobs WHERE deleted_at IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestActiveLimitUnderConcurrentPosts: eight posts racing for the last 50
+// places add exactly 50 jobs between them.
+func TestActiveLimitUnderConcurrentPosts(t *testing.T) {
+	svc, ctx, st, _ := newJobsFixture(t)
+	var seed []store.JobFields
+	for i := 0; i < MaxActiveJobs-50; i++ {
+		seed = append(seed, store.JobFields{ReferenceNumber: fmt.Sprintf("S%d", i), Title: "t", State: "TX",
+			DriverType: "Student", FreightType: "Box", Description: "d"})
+	}
+	caller, _ := callerFrom(ctx)
+	if _, err := st.UpsertJobs(ctx, caller.AccountID, seed, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	const writers, perWriter = 8, 20
+	var wg sync.WaitGroup
+	results := make([]*jobboardv2.PostJobsResponse, writers)
+	errs := make([]error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			req := &jobboardv2.PostJobsRequest{}
+			for i := 0; i < perWriter; i++ {
+				req.Jobs = append(req.Jobs, input(fmt.Sprintf("W%dJ%d", w, i)))
+			}
+			results[w], errs[w] = svc.PostJobs(ctx, req)
+		}(w)
+	}
+	wg.Wait()
+	added, limited := 0, 0
+	for w := range results {
+		if errs[w] != nil {
+			t.Fatalf("writer %d: %v", w, errs[w])
+		}
+		added += int(results[w].Summary.Added)
+		limited += len(results[w].Summary.ErrorMessages.LimitErrors.Errors)
+	}
+	if added != 50 || limited != writers*perWriter-50 {
+		t.Errorf("added %d and limited %d, want 50 and %d", added, limited, writers*perWriter-50)
+	}
+	if n := activeJobs(t, st); n != MaxActiveJobs {
+		t.Errorf("active jobs %d, want %d", n, MaxActiveJobs)
+	}
+}
+
+// TestUpsertLifecycle: unchanged writes nothing, a deleted job comes back
+// with its id and a new date, and counts as added.
+func TestUpsertLifecycle(t *testing.T) {
+	svc, ctx, st, now := newJobsFixture(t)
+	post := func(jobs ...*jobboardv2.JobInput) *jobboardv2.BatchSummary {
+		t.Helper()
+		resp, err := svc.PostJobs(ctx, &jobboardv2.PostJobsRequest{Jobs: jobs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Summary
+	}
+	updatedAt := func() time.Time {
+		var ts time.Time
+		if err := st.DB().Get(&ts, `SELECT updated_at FROM jobs WHERE reference_number = 'A1'`); err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+
+	if s := post(input("A1")); s.Added != 1 {
+		t.Fatalf("first post: %v", s)
+	}
+	before := updatedAt()
+	// Same content in another spelling is still the same job.
+	same := input("A1")
+	same.State, same.DriverType = ptr(" tx"), ptr("COMPANY DRIVER")
+	if s := post(same); s.Unchanged != 1 || s.Updated != 0 {
+		t.Fatalf("repost: %v", s)
+	}
+	if !updatedAt().Equal(before) {
+		t.Error("an unchanged job was written")
+	}
+	changed := input("A1")
+	changed.Title = ptr("Senior Driver")
+	if s := post(changed); s.Updated != 1 {
+		t.Fatalf("change: %v", s)
+	}
+
+	list, _ := svc.ListJobs(ctx, &jobboardv2.ListJobsRequest{})
+	id := list.Jobs[0].Id
+	if _, err := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id}); err != nil {
+		t.Fatal(err)
+	}
+	if del, _ := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id}); len(del.Summary.ErrorMessages.MissingErrors.Errors) != 1 {
+		t.Errorf("deleting twice: %v", del.Summary)
+	}
+	if n := activeJobs(t, st); n != 0 {
+		t.Errorf("active after delete: %d", n)
+	}
+	*now = now.AddDate(0, 0, 5)
+	if s := post(changed); s.Added != 1 {
+		t.Fatalf("revival: %v", s)
+	}
+	back, err := svc.GetJob(ctx, &jobboardv2.GetJobRequest{Id: id})
+	if err != nil || back.Job.Date != "2026-11-07" || back.Job.Title != "Senior Driver" {
+		t.Errorf("revived job: %v %v", back, err)
+	}
+}
+
+func TestCallerRequired(t *testing.T) {
+	svc, _, _, _ := newJobsFixture(t)
+	if _, err := svc.ListJobs(context.Background(), &jobboardv2.ListJobsRequest{}); err == nil {
+		t.Error("a call without a caller was served")
+	}
+}
