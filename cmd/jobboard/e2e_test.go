@@ -189,7 +189,7 @@ func withKey(key string) context.Context {
 
 type summary struct {
 	Unchanged, Updated, Added, Deleted, Errors int
-	ErrorMessages                             map[string]struct {
+	ErrorMessages                              map[string]struct {
 		Errors []map[string]any `json:"errors"`
 	}
 }
