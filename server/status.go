@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -10,10 +11,23 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"jobboard/server/store"
 )
 
-// internalError logs err and returns the detail-free status clients see.
+// internalError logs err and returns the detail-free status clients see:
+// Unavailable when the database cannot be reached (the client may retry),
+// Canceled when the client went away, Internal otherwise.
 func internalError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "the request was cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "the request took too long")
+	case store.IsUnavailable(err):
+		slog.WarnContext(ctx, "database unavailable", "error", err)
+		return status.Error(codes.Unavailable, "the database is unavailable; retry shortly")
+	}
 	slog.ErrorContext(ctx, "internal error", "error", err)
 	return status.Error(codes.Internal, "internal error")
 }

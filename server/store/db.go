@@ -4,8 +4,10 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -89,4 +91,18 @@ func isUniqueViolation(err error, constraint string) bool {
 		return false
 	}
 	return constraint == "" || pqErr.Constraint == constraint
+}
+
+// IsUnavailable reports whether err means the database could not be reached
+// (connection refused or lost, server shutting down or starting) rather than
+// a statement failing: the caller may retry later.
+func IsUnavailable(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		// Class 08 is connection exceptions; 57P01-57P03 are shutdowns and
+		// a server that cannot accept connections yet.
+		return pqErr.Code.Class() == "08" || pqErr.Code == "57P01" || pqErr.Code == "57P02" || pqErr.Code == "57P03"
+	}
+	var opErr *net.OpError
+	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &opErr)
 }
