@@ -167,88 +167,92 @@ func (s *JobService) DeleteJobsByReference(ctx context.Context, req *jobboardv2.
 // deleteByID deletes the jobs named by ids; listed says whether the request
 // was a list, whose entries then carry their index.
 func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) (*jobboardv2.BatchSummary, error) {
-	caller, err := callerFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sum := newSummary()
-	var wanted []int64
-	var at []int
-	firstAt := map[int64]int{}
-	for i, raw := range ids {
-		index := indexIf(listed, i)
-		id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-		if err != nil {
-			sum.add(&sum.ErrorMessages.InvalidErrors, &jobboardv2.BatchEntry{Index: index, Value: &raw,
-				Message: fmt.Sprintf("%q is not a job id (an integer)", raw)})
-			continue
-		}
-		if first, seen := firstAt[id]; seen {
-			sum.add(&sum.ErrorMessages.DuplicationErrors, &jobboardv2.BatchEntry{Index: index, Id: &id,
-				Message: fmt.Sprintf("job %d already appears at index %d of this request", id, first)})
-			continue
-		}
-		firstAt[id] = i
-		wanted = append(wanted, id)
-		at = append(at, i)
-	}
-	deleted, err := s.store.DeleteJobsByID(ctx, caller.AccountID, wanted)
-	if err != nil {
-		return nil, internalError(ctx, err)
-	}
-	gone := make(map[int64]bool, len(deleted))
-	for _, id := range deleted {
-		gone[id] = true
-	}
-	for k, id := range wanted {
-		if !gone[id] {
-			sum.add(&sum.ErrorMessages.MissingErrors, &jobboardv2.BatchEntry{Index: indexIf(listed, at[k]), Id: &id,
-				Message: fmt.Sprintf("job %d not found", id)})
-		}
-	}
-	sum.Deleted = int32(len(deleted))
-	return sum.BatchSummary, nil
+	return deleteJobs(ctx, ids, listed, jobKey[int64]{
+		parse: func(raw string) (int64, string) {
+			id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+			if err != nil {
+				return 0, fmt.Sprintf("%q is not a job id (an integer)", raw)
+			}
+			return id, ""
+		},
+		name:     func(e *jobboardv2.BatchEntry, id int64) { e.Id = &id },
+		describe: func(id int64) string { return fmt.Sprintf("job %d", id) },
+		remove:   s.store.DeleteJobsByID,
+	})
 }
 
-// deleteByReference deletes the jobs named by reference number.
+// deleteByReference deletes the jobs named by reference numbers.
 func (s *JobService) deleteByReference(ctx context.Context, refs []string, listed bool) (*jobboardv2.BatchSummary, error) {
+	return deleteJobs(ctx, refs, listed, jobKey[string]{
+		parse: func(raw string) (string, string) {
+			ref := strings.TrimSpace(raw)
+			if ref == "" || strings.ContainsRune(ref, 0) {
+				return "", fmt.Sprintf("%q is not a reference number (1-64 letters and digits)", raw)
+			}
+			return ref, ""
+		},
+		name:     func(e *jobboardv2.BatchEntry, ref string) { e.ReferenceNumber = &ref },
+		describe: func(ref string) string { return fmt.Sprintf("job with referenceNumber %q", ref) },
+		remove:   s.store.DeleteJobsByReference,
+	})
+}
+
+// jobKey is how one form of delete names jobs: by id or by reference.
+type jobKey[K comparable] struct {
+	// parse reads a key as sent, or returns why it is not one.
+	parse func(raw string) (K, string)
+	// name sets the key on an entry.
+	name func(e *jobboardv2.BatchEntry, key K)
+	// describe names the job in messages.
+	describe func(key K) string
+	// remove deletes the account's active jobs with these keys and returns
+	// the keys it deleted.
+	remove func(ctx context.Context, accountID int64, keys []K) ([]K, error)
+}
+
+// deleteJobs deletes the jobs named in raw with one statement: unreadable
+// keys are invalid, repeats are duplicates, and keys with no active job of
+// the caller's account are missing.
+func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k jobKey[K]) (*jobboardv2.BatchSummary, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sum := newSummary()
-	var wanted []string
+	entry := func(i int, key K, message string) *jobboardv2.BatchEntry {
+		e := &jobboardv2.BatchEntry{Index: indexIf(listed, i), Message: message}
+		k.name(e, key)
+		return e
+	}
+	var wanted []K
 	var at []int
-	firstAt := map[string]int{}
-	for i, raw := range refs {
-		index := indexIf(listed, i)
-		ref := strings.TrimSpace(raw)
-		if ref == "" || strings.ContainsRune(ref, 0) {
-			sum.add(&sum.ErrorMessages.InvalidErrors, &jobboardv2.BatchEntry{Index: index, Value: &raw,
-				Message: fmt.Sprintf("%q is not a reference number (1-64 letters and digits)", raw)})
+	firstAt := map[K]int{}
+	for i, r := range raw {
+		key, invalid := k.parse(r)
+		if invalid != "" {
+			sum.add(&sum.ErrorMessages.InvalidErrors, &jobboardv2.BatchEntry{Index: indexIf(listed, i), Value: &raw[i], Message: invalid})
 			continue
 		}
-		if first, seen := firstAt[ref]; seen {
-			sum.add(&sum.ErrorMessages.DuplicationErrors, &jobboardv2.BatchEntry{Index: index, ReferenceNumber: &ref,
-				Message: fmt.Sprintf("referenceNumber %q already appears at index %d of this request", ref, first)})
+		if first, seen := firstAt[key]; seen {
+			sum.add(&sum.ErrorMessages.DuplicationErrors, entry(i, key,
+				fmt.Sprintf("%s already appears at index %d of this request", k.describe(key), first)))
 			continue
 		}
-		firstAt[ref] = i
-		wanted = append(wanted, ref)
+		firstAt[key] = i
+		wanted = append(wanted, key)
 		at = append(at, i)
 	}
-	deleted, err := s.store.DeleteJobsByReference(ctx, caller.AccountID, wanted)
+	deleted, err := k.remove(ctx, caller.AccountID, wanted)
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	gone := make(map[string]bool, len(deleted))
-	for _, r := range deleted {
-		gone[r] = true
+	gone := make(map[K]bool, len(deleted))
+	for _, key := range deleted {
+		gone[key] = true
 	}
-	for k, ref := range wanted {
-		if !gone[ref] {
-			sum.add(&sum.ErrorMessages.MissingErrors, &jobboardv2.BatchEntry{Index: indexIf(listed, at[k]), ReferenceNumber: &ref,
-				Message: fmt.Sprintf("job with referenceNumber %q not found", ref)})
+	for n, key := range wanted {
+		if !gone[key] {
+			sum.add(&sum.ErrorMessages.MissingErrors, entry(at[n], key, k.describe(key)+" not found"))
 		}
 	}
 	sum.Deleted = int32(len(deleted))
