@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // newJobsFixture returns a job service over a fresh database, a context for
 // a new account, and a settable clock.
-func newJobsFixture(t *testing.T) (*JobService, context.Context, *store.Store, *time.Time) {
+func newJobsFixture(t testing.TB) (*JobService, context.Context, *store.Store, *time.Time) {
 	t.Helper()
 	st := pgtest.Store(t)
 	creds, err := CreateAccount(context.Background(), st, "Acme")

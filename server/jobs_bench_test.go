@@ -1,0 +1,61 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// BenchmarkPostJobs posts 1,000 jobs: all new, all changed, all unchanged.
+func BenchmarkPostJobs(b *testing.B) {
+	batch := func(prefix, title string) *jobboardv2.PostJobsRequest {
+		req := &jobboardv2.PostJobsRequest{}
+		for i := 0; i < MaxJobsPerPost; i++ {
+			j := input(fmt.Sprintf("%sJ%d", prefix, i))
+			j.Title = &title
+			j.Description = ptr("<p>Home <b>weekly</b>, late-model trucks, paid orientation.</p>")
+			j.EmploymentType = []string{"Full-Time"}
+			req.Jobs = append(req.Jobs, j)
+		}
+		return req
+	}
+	// run times one post per round; prepare, untimed, sets the round up and
+	// returns the request to time.
+	run := func(b *testing.B, prepare func(post func(*jobboardv2.PostJobsRequest), n int) *jobboardv2.PostJobsRequest) {
+		svc, ctx, st, _ := newJobsFixture(b)
+		post := func(req *jobboardv2.PostJobsRequest) {
+			resp, err := svc.PostJobs(ctx, req)
+			if err != nil || resp.Summary.Errors > 0 {
+				b.Fatal(err, resp.GetSummary())
+			}
+		}
+		for n := 0; b.Loop(); n++ {
+			b.StopTimer()
+			// Start each round from no active jobs so the account stays under its limit.
+			if _, err := st.DB().Exec(`UPDATE jobs SET deleted_at = now() WHERE reference_number LIKE 'N%'`); err != nil {
+				b.Fatal(err)
+			}
+			req := prepare(post, n)
+			b.StartTimer()
+			post(req)
+		}
+	}
+	b.Run("new", func(b *testing.B) {
+		run(b, func(_ func(*jobboardv2.PostJobsRequest), n int) *jobboardv2.PostJobsRequest {
+			return batch(fmt.Sprintf("N%d", n), "Driver")
+		})
+	})
+	b.Run("changed", func(b *testing.B) {
+		run(b, func(post func(*jobboardv2.PostJobsRequest), n int) *jobboardv2.PostJobsRequest {
+			post(batch("C", fmt.Sprintf("Driver %d", n)))
+			return batch("C", fmt.Sprintf("Driver %d+", n))
+		})
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		run(b, func(post func(*jobboardv2.PostJobsRequest), _ int) *jobboardv2.PostJobsRequest {
+			post(batch("U", "Driver"))
+			return batch("U", "Driver")
+		})
+	})
+}
