@@ -10,12 +10,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/proto"
 
 	"jobboard/gateway/wire"
 	jobboardv2 "jobboard/gen/jobboard/v2"
@@ -31,8 +33,9 @@ const (
 
 // Config is what the gateway serves.
 type Config struct {
-	// Jobs implements the job service; the gateway calls it in-process.
-	Jobs jobboardv2.JobServiceServer
+	// Jobs and Drivers implement the services; the gateway calls them in-process.
+	Jobs    jobboardv2.JobServiceServer
+	Drivers jobboardv2.DriverServiceServer
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key).
 	Authenticate func(ctx context.Context, apiKey string) (context.Context, error)
@@ -51,9 +54,13 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithMiddlewares(g.prepare),
+		runtime.WithForwardResponseOption(pagingHeaders),
 	)
 	if err := jobboardv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
 		return nil, fmt.Errorf("register job routes: %w", err)
+	}
+	if err := jobboardv2.RegisterDriverServiceHandlerServer(ctx, mux, cfg.Drivers); err != nil {
+		return nil, fmt.Errorf("register driver routes: %w", err)
 	}
 	return recoverPanics(mux), nil
 }
@@ -75,7 +82,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if raw, ok := params["id"]; ok {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
 				writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
-					fmt.Sprintf("id: %q is not a job id (an integer)", raw)})
+					fmt.Sprintf("id: %q is not an id (a whole number)", raw)})
 				return
 			}
 		}
@@ -84,7 +91,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, *apiErr)
 			return
 		}
-		r = r.WithContext(ctx)
+		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, requestURL(r)))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		mime := mimeJSON
 		if formatOf(r.URL.Path) == wire.XML {
@@ -95,6 +102,38 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next(w, r, params)
 	}
+}
+
+type requestURLKey struct{}
+
+// requestURL is the absolute URL the client called, for links in headers.
+func requestURL(r *http.Request) *url.URL {
+	u := *r.URL
+	u.Host = r.Host
+	u.Scheme = "http"
+	if r.TLS != nil {
+		u.Scheme = "https"
+	}
+	return &u
+}
+
+// pagingHeaders adds X-Total-Count and, when another page follows, a Link
+// with rel="next" to list responses.
+func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message) error {
+	list, ok := msg.(*jobboardv2.ListDriversResponse)
+	if !ok {
+		return nil
+	}
+	w.Header().Set("X-Total-Count", strconv.FormatInt(list.TotalCount, 10))
+	if u, ok := ctx.Value(requestURLKey{}).(*url.URL); ok && list.HasNextPage {
+		next := *u
+		q := next.Query()
+		q.Set("page", strconv.Itoa(int(list.Page)+1))
+		q.Set("max", strconv.Itoa(int(list.Max)))
+		next.RawQuery = q.Encode()
+		w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"next\"", next.String()))
+	}
+	return nil
 }
 
 // apiKey takes the key from HTTP Basic (the key as user name, as curl -u

@@ -25,6 +25,19 @@ func render(f wire.Format, msg proto.Message) ([]byte, error) {
 		w.BeginXMLOnly("jobs")
 		writeJob(w, m)
 		w.EndXMLOnly()
+	case *jobboardv2.ListDriversResponse:
+		w = wire.New(f, 512*len(m.Drivers)+64)
+		w.BeginList("drivers")
+		for _, d := range m.Drivers {
+			w.BeginObject("driver")
+			writeDriverSummary(w, d)
+			w.EndObject()
+		}
+		w.EndList()
+	case *jobboardv2.DriverDetail:
+		w.BeginXMLOnly("drivers")
+		writeDriverDetail(w, m)
+		w.EndXMLOnly()
 	case *jobboardv2.PostJobsResponse:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m.GetSummary(), true)
@@ -129,6 +142,7 @@ func writeEntries(w wire.Writer, listName, itemName string, entries []*jobboardv
 	w.EndList()
 }
 
+// int64Of widens an optional 32-bit number.
 func int64Of(p *int32) *int64 {
 	if p == nil {
 		return nil

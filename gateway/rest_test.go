@@ -40,7 +40,7 @@ func newAPI(t *testing.T) *api {
 	t.Helper()
 	st := pgtest.Store(t)
 	svcs := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }})
-	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Authenticate: svcs.Auth.AuthenticateKey})
+	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Authenticate: svcs.Auth.AuthenticateKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,11 @@ import (
 // Services are the implementations behind both the gRPC server and the
 // in-process REST gateway.
 type Services struct {
-	Auth   *Authenticator
-	Jobs   *JobService
-	Health *health.Server
+	Auth    *Authenticator
+	Jobs    *JobService
+	Drivers *DriverService
+	Intake  *DriverIntakeService
+	Health  *health.Server
 }
 
 // Config is what the services need from the outside.
@@ -39,9 +41,11 @@ func NewServices(st *store.Store, cfg Config) *Services {
 		now = time.Now
 	}
 	return &Services{
-		Auth:   NewAuthenticator(st, cfg.InternalToken),
-		Jobs:   NewJobService(st, now),
-		Health: health.NewServer(),
+		Auth:    NewAuthenticator(st, cfg.InternalToken),
+		Jobs:    NewJobService(st, now),
+		Drivers: NewDriverService(st),
+		Intake:  NewDriverIntakeService(st),
+		Health:  health.NewServer(),
 	}
 }
 
@@ -61,6 +65,8 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		),
 	)...)
 	jobboardv2.RegisterJobServiceServer(srv, s.Jobs)
+	jobboardv2.RegisterDriverServiceServer(srv, s.Drivers)
+	jobboardv2.RegisterDriverIntakeServiceServer(srv, s.Intake)
 	healthpb.RegisterHealthServer(srv, s.Health)
 	reflection.Register(srv)
 	return srv

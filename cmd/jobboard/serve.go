@@ -60,7 +60,7 @@ func openAndMigrate(ctx context.Context, url string) (*store.Store, error) {
 // ready, when set, is called once both listeners are open.
 func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error {
 	svcs := server.NewServices(st, server.Config{InternalToken: cfg.internalToken})
-	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Authenticate: svcs.Auth.AuthenticateKey})
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Authenticate: svcs.Auth.AuthenticateKey})
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,9 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		}
 		names = append(names, m.name)
 	}
+	if err := loadZipCentroids(ctx, s.db); err != nil {
+		return names, err
+	}
 	return names, nil
 }
 

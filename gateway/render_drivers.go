@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"jobboard/gateway/wire"
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// writeDriverSummary writes the list fields of a driver.
+func writeDriverSummary(w wire.Writer, d *jobboardv2.DriverSummary) {
+	w.Int("id", d.Id)
+	w.String("first_name", d.FirstName)
+	w.String("last_name", d.LastName)
+	w.String("address", d.Address)
+	w.NullableString("address2", d.Address2)
+	w.String("city", d.City)
+	w.String("state", d.State)
+	w.String("zip", d.Zip)
+	w.String("email", d.Email)
+	w.String("phone", d.Phone)
+	w.String("driver_type", d.DriverType)
+	w.String("experience", d.Experience)
+	w.String("sent", d.Sent)
+	w.Bool("has_job_apps", d.HasJobApps)
+}
+
+// writeDriverDetail writes every field of the retrieve representation.
+func writeDriverDetail(w wire.Writer, d *jobboardv2.DriverDetail) {
+	w.BeginObject("driver")
+	writeDriverSummary(w, d.GetSummary())
+	w.String("endorsement", d.Endorsement)
+	w.NullableString("freight_experience", d.FreightExperience)
+	w.NullableString("freight_preferences", d.FreightPreferences)
+	w.NullableString("license_state", d.LicenseState)
+	w.NullableString("preferred_assignments", d.PreferredAssignments)
+	w.NullableString("preferred_regions", d.PreferredRegions)
+	w.NullableString("has_team", d.HasTeam)
+	w.NullableString("license_class", d.LicenseClass)
+	w.NullableString("date_of_birth", d.DateOfBirth)
+	w.NullableString("twic_card", d.TwicCard)
+	w.NullableString("accidents", d.Accidents)
+	w.NullableString("moving_violations", d.MovingViolations)
+	w.NullableInt("last_license_suspension", int64Of(d.LastLicenseSuspension))
+	w.NullableInt("last_dui", int64Of(d.LastDui))
+	w.NullableString("interested_lease_purchase", d.InterestedLeasePurchase)
+	w.NullableString("teams", d.Teams)
+	w.NullableString("trucks_owned", d.TrucksOwned)
+	w.BeginList("employment_history")
+	for _, e := range d.EmploymentHistory {
+		w.BeginObject("employment")
+		w.String("company", e.Company)
+		w.String("state", e.State)
+		w.String("phone", e.Phone)
+		w.String("start_date", e.StartDate)
+		w.NullableString("end_date", e.EndDate)
+		w.EndObject()
+	}
+	w.EndList()
+	w.BeginList("job_applications")
+	for _, j := range d.JobApplications {
+		w.BeginObject("job_application")
+		w.Int("job_id", j.JobId)
+		w.String("title", j.Title)
+		w.String("reference", j.Reference)
+		w.Bool("is_direct_app", j.IsDirectApp)
+		w.String("created_at", j.CreatedAt)
+		w.EndObject()
+	}
+	w.EndList()
+	w.Bool("is_premium", d.IsPremium)
+	w.EndObject()
+}

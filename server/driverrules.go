@@ -1,0 +1,316 @@
+package server
+
+import (
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// residenceStates are the spec's 51 codes for where a driver lives, with
+// the full names license_state is stored as.
+var residenceStates = map[string]string{
+	"AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California", "CO": "Colorado",
+	"CT": "Connecticut", "DE": "Delaware", "FL": "Florida", "GA": "Georgia", "HI": "Hawaii", "ID": "Idaho",
+	"IL": "Illinois", "IN": "Indiana", "IA": "Iowa", "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana",
+	"ME": "Maine", "MD": "Maryland", "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota",
+	"MS": "Mississippi", "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada",
+	"NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico", "NY": "New York", "NC": "North Carolina",
+	"ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma", "OR": "Oregon", "PA": "Pennsylvania",
+	"RI": "Rhode Island", "SC": "South Carolina", "SD": "South Dakota", "TN": "Tennessee", "TX": "Texas",
+	"UT": "Utah", "VT": "Vermont", "VA": "Virginia", "WA": "Washington", "DC": "District of Columbia",
+	"WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming",
+}
+
+// certifications are the endorsement codes in display order with their labels.
+var certifications = []struct{ code, label string }{
+	{"T", "Doubles/Triples (T)"}, {"H", "HAZMAT (H)"}, {"N", "Tank Vehicles (N)"}, {"X", "Tanker + HAZMAT (X)"},
+}
+
+// certificationCode reads a code or a full label, any case.
+func certificationCode(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	for _, c := range certifications {
+		if strings.EqualFold(s, c.code) || strings.EqualFold(s, c.label) {
+			return c.code, true
+		}
+	}
+	return "", false
+}
+
+// endorsementText shows codes as the detail representation does.
+func endorsementText(codes []string) string {
+	var parts []string
+	for _, c := range certifications {
+		for _, have := range codes {
+			if have == c.code {
+				parts = append(parts, c.label)
+				break
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+var experiencePattern = regexp.MustCompile(`^\d{1,2}(\.\d+)?$`)
+
+// phoneDigits returns the ten digits of a US phone number, dropping
+// punctuation and a leading +1 or 1, or false when it has no ten.
+func phoneDigits(s string) (string, bool) {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case strings.ContainsRune(" +-().", r):
+		default:
+			return "", false
+		}
+	}
+	d := b.String()
+	if len(d) == 11 && d[0] == '1' {
+		d = d[1:]
+	}
+	return d, len(d) == 10
+}
+
+// validEmail accepts a bare address such as driver@example.com.
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == "" && strings.Contains(s[strings.LastIndex(s, "@"):], ".")
+}
+
+// parseDateTime reads the input date-time forms of the contract:
+// YYYY-MM-DD, YYYY-MM-DDThh:mm:ss (UTC), and RFC 3339 with Z, +hh:mm or +hhmm.
+// dateOnly reports a bare date.
+func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, true, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), false, nil
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("%q is not a date (YYYY-MM-DD) or date-time (RFC 3339)", s)
+}
+
+// appCheck collects the problems of one application.
+type appCheck struct{ problems []string }
+
+func (c *appCheck) fail(field, format string, a ...any) {
+	c.problems = append(c.problems, field+": "+fmt.Sprintf(format, a...))
+}
+
+// text returns the trimmed value, refusing NUL characters.
+func (c *appCheck) text(field, v string) string {
+	if strings.ContainsRune(v, 0) {
+		c.fail(field, "%q contains a NUL character", v)
+	}
+	return strings.TrimSpace(v)
+}
+
+func (c *appCheck) required(field, v string) string {
+	s := c.text(field, v)
+	if s == "" {
+		c.fail(field, "is required")
+	}
+	return s
+}
+
+// optional keeps the value as given, nil staying nil and "" staying "".
+func (c *appCheck) optional(field string, v *string) *string {
+	if v == nil {
+		return nil
+	}
+	s := c.text(field, *v)
+	return &s
+}
+
+// checkApplication validates a submitted application and converts it for
+// the store. The problems name the field, the value and the rule.
+func checkApplication(accountID int64, in *jobboardv2.DriverApplication) (store.Application, []string) {
+	var c appCheck
+	p := store.DriverProfile{
+		FirstName: c.required("first_name", in.GetFirstName()),
+		LastName:  c.required("last_name", in.GetLastName()),
+		Address:   c.required("address", in.GetAddress()),
+		Address2:  c.optional("address2", in.Address2),
+		City:      c.required("city", in.GetCity()),
+		Email:     c.required("email", in.GetEmail()),
+		Phone:     c.required("phone", in.GetPhone()),
+		IsPremium: in.GetIsPremium(),
+	}
+	if st := strings.ToUpper(c.required("state", in.GetState())); st != "" {
+		if _, ok := residenceStates[st]; !ok {
+			c.fail("state", "%q is not a US state code (two letters such as TX)", in.GetState())
+		}
+		p.State = st
+	}
+	if zip := c.required("zip", in.GetZip()); zip != "" {
+		if !zipPattern.MatchString(zip) {
+			c.fail("zip", "%q is not a ZIP code (12345 or 12345-6789)", zip)
+		}
+		if m := zipPattern.FindStringSubmatch(zip); m != nil && m[2] != "" {
+			zip = m[1] + "-" + m[2]
+		}
+		p.Zip = zip
+	}
+	if p.Email != "" && !validEmail(p.Email) {
+		c.fail("email", "%q is not an e-mail address", p.Email)
+	}
+	if p.Phone != "" {
+		if _, ok := phoneDigits(p.Phone); !ok {
+			c.fail("phone", "%q is not a US phone number (10 digits, optionally +1)", p.Phone)
+		}
+	}
+	if dt := c.required("driver_type", in.GetDriverType()); dt != "" {
+		canon, ok := canonical(driverTypes, dt)
+		if !ok {
+			c.fail("driver_type", "%q is not one of %s", dt, strings.Join(driverTypes, ", "))
+		}
+		p.DriverType = canon
+	}
+	if exp := c.required("experience", in.GetExperience()); exp != "" {
+		if !experiencePattern.MatchString(exp) {
+			c.fail("experience", "%q is not a number of years such as 2 or 0.5", exp)
+		}
+		p.Experience = exp
+	}
+	p.Endorsements = []string{}
+	for _, e := range in.GetEndorsements() {
+		code, ok := certificationCode(e)
+		if !ok {
+			c.fail("endorsements", "%q is not one of T, H, N, X", e)
+			continue
+		}
+		if !contains(p.Endorsements, code) {
+			p.Endorsements = append(p.Endorsements, code)
+		}
+	}
+	p.Endorsements = sortedCodes(p.Endorsements)
+	p.FreightExperience = c.optional("freight_experience", in.FreightExperience)
+	p.FreightPreferences = c.optional("freight_preferences", in.FreightPreferences)
+	if ls := c.optional("license_state", in.LicenseState); ls != nil && *ls != "" {
+		name, ok := stateName(*ls)
+		if !ok {
+			c.fail("license_state", "%q is not a US state name or code", *ls)
+		}
+		p.LicenseState = &name
+	} else {
+		p.LicenseState = ls
+	}
+	p.PreferredAssignments = c.optional("preferred_assignments", in.PreferredAssignments)
+	p.PreferredRegions = c.optional("preferred_regions", in.PreferredRegions)
+	p.HasTeam = c.optional("has_team", in.HasTeam)
+	p.LicenseClass = c.optional("license_class", in.LicenseClass)
+	if dob := c.optional("date_of_birth", in.DateOfBirth); dob != nil && *dob != "" {
+		d, err := parseBirthDate(*dob)
+		if err != nil {
+			c.fail("date_of_birth", "%q is not a date (MM/DD/YYYY or YYYY-MM-DD)", *dob)
+		}
+		p.DateOfBirth = &d
+	}
+	p.TwicCard = c.optional("twic_card", in.TwicCard)
+	p.Accidents = c.optional("accidents", in.Accidents)
+	p.MovingViolations = c.optional("moving_violations", in.MovingViolations)
+	for _, y := range []struct {
+		field string
+		v     *int32
+		dst   **int32
+	}{{"last_license_suspension", in.LastLicenseSuspension, &p.LastLicenseSuspension}, {"last_dui", in.LastDui, &p.LastDUI}} {
+		if y.v != nil && (*y.v < 1900 || *y.v > 2100) {
+			c.fail(y.field, "%d is not a year", *y.v)
+		}
+		*y.dst = y.v
+	}
+	p.InterestedLeasePurchase = c.optional("interested_lease_purchase", in.InterestedLeasePurchase)
+	p.Teams = c.optional("teams", in.Teams)
+	p.TrucksOwned = c.optional("trucks_owned", in.TrucksOwned)
+
+	app := store.Application{AccountID: accountID, Profile: p}
+	if sent := c.required("sent", in.GetSent()); sent != "" {
+		t, _, err := parseDateTime(sent)
+		if err != nil {
+			c.fail("sent", "%v", err)
+		}
+		app.Sent = t
+	}
+	for i, e := range in.GetEmploymentHistory() {
+		f := fmt.Sprintf("employment_history[%d]", i)
+		emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}
+		emp.State = strings.ToUpper(c.required(f+".state", e.GetState()))
+		if _, ok := residenceStates[emp.State]; emp.State != "" && !ok {
+			c.fail(f+".state", "%q is not a US state code", e.GetState())
+		}
+		if _, ok := phoneDigits(emp.Phone); emp.Phone != "" && !ok {
+			c.fail(f+".phone", "%q is not a US phone number", emp.Phone)
+		}
+		start, err := time.Parse(time.DateOnly, strings.TrimSpace(e.GetStartDate()))
+		if err != nil {
+			c.fail(f+".start_date", "%q is not a date (YYYY-MM-DD)", e.GetStartDate())
+		}
+		emp.StartDate = start.Format(time.DateOnly)
+		if e.EndDate != nil && strings.TrimSpace(*e.EndDate) != "" {
+			end, err := time.Parse(time.DateOnly, strings.TrimSpace(*e.EndDate))
+			switch {
+			case err != nil:
+				c.fail(f+".end_date", "%q is not a date (YYYY-MM-DD)", *e.EndDate)
+			case end.Before(start):
+				c.fail(f+".end_date", "%q is before start_date", *e.EndDate)
+			}
+			emp.EndDate = ptr(end.Format(time.DateOnly))
+		}
+		app.Employment = append(app.Employment, emp)
+	}
+	for i, ja := range in.GetJobApplications() {
+		f := fmt.Sprintf("job_applications[%d]", i)
+		in := store.JobApplicationInput{Reference: c.required(f+".reference", ja.GetReference()), IsDirectApp: ja.GetIsDirectApp(), CreatedAt: app.Sent}
+		if strings.TrimSpace(ja.GetCreatedAt()) != "" {
+			t, _, err := parseDateTime(ja.GetCreatedAt())
+			if err != nil {
+				c.fail(f+".created_at", "%v", err)
+			}
+			in.CreatedAt = t
+		}
+		app.JobApps = append(app.JobApps, in)
+	}
+	return app, c.problems
+}
+
+func sortedCodes(codes []string) []string {
+	out := []string{}
+	for _, c := range certifications {
+		if contains(codes, c.code) {
+			out = append(out, c.code)
+		}
+	}
+	return out
+}
+
+// stateName returns the full name for a two-letter code or a full name.
+func stateName(s string) (string, bool) {
+	if name, ok := residenceStates[strings.ToUpper(s)]; ok {
+		return name, true
+	}
+	for _, name := range residenceStates {
+		if strings.EqualFold(name, s) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func parseBirthDate(s string) (string, error) {
+	for _, layout := range []string{"01/02/2006", time.DateOnly} {
+		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
+			return t.Format(time.DateOnly), nil
+		}
+	}
+	return "", fmt.Errorf("not a date")
+}

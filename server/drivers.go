@@ -1,0 +1,339 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// Paging of the drivers list.
+const (
+	defaultDriversPage = 100
+	maxDriversPage     = 1000
+	maxRadiusMiles     = 500
+)
+
+// DriverService implements jobboard.v2.DriverService.
+type DriverService struct {
+	jobboardv2.UnimplementedDriverServiceServer
+	store *store.Store
+}
+
+// NewDriverService returns the driver service over st.
+func NewDriverService(st *store.Store) *DriverService { return &DriverService{store: st} }
+
+// ListDrivers returns one page of the account's applicants.
+func (s *DriverService) ListDrivers(ctx context.Context, req *jobboardv2.ListDriversRequest) (*jobboardv2.ListDriversResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.driverFilter(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	items, total, err := s.store.ListDrivers(ctx, caller.AccountID, f)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	out := &jobboardv2.ListDriversResponse{
+		Drivers:     make([]*jobboardv2.DriverSummary, len(items)),
+		TotalCount:  total,
+		Page:        int32(f.Offset/f.Limit + 1),
+		Max:         int32(f.Limit),
+		HasNextPage: int64(f.Offset+len(items)) < total,
+	}
+	for i := range items {
+		out.Drivers[i] = driverSummary(&items[i])
+	}
+	return out, nil
+}
+
+// GetDriver returns one applicant of the account.
+func (s *DriverService) GetDriver(ctx context.Context, req *jobboardv2.GetDriverRequest) (*jobboardv2.GetDriverResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.store.Driver(ctx, caller.AccountID, req.GetId())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, status.Errorf(codes.NotFound, "driver %d not found", req.GetId())
+	}
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	return &jobboardv2.GetDriverResponse{Driver: driverDetail(&d)}, nil
+}
+
+// badParam is the INVALID_ARGUMENT for a query parameter.
+func badParam(name, value, allowed string) error {
+	return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; %s", name, value, allowed)
+}
+
+// driverFilter checks the query parameters of contract section 6.
+func (s *DriverService) driverFilter(ctx context.Context, req *jobboardv2.ListDriversRequest) (store.DriverFilter, error) {
+	f := store.DriverFilter{Sort: "id", Limit: defaultDriversPage}
+	if v := strings.TrimSpace(req.GetCertifications()); v != "" {
+		code, ok := certificationCode(v)
+		if !ok {
+			return f, badParam("certifications", v, "allowed: T, H, N, X or their labels such as \"HAZMAT (H)\"")
+		}
+		f.Certification = code
+	}
+	if v := strings.TrimSpace(req.GetDriverType()); v != "" {
+		canon, ok := canonical(driverTypes, v)
+		if !ok {
+			return f, badParam("driver_type", v, "allowed: "+strings.Join(driverTypes, ", "))
+		}
+		f.DriverType = canon
+	}
+	if v := strings.TrimSpace(req.GetEmail()); v != "" {
+		f.EmailLower = strings.ToLower(v)
+		f.MatchNothing = f.MatchNothing || !validEmail(v)
+	}
+	if v := strings.TrimSpace(req.GetPhone()); v != "" {
+		digits, ok := phoneDigits(v)
+		f.PhoneDigits = digits
+		f.MatchNothing = f.MatchNothing || !ok
+	}
+	if v := strings.TrimSpace(req.GetStartDate()); v != "" {
+		t, _, err := parseDateTime(v)
+		if err != nil {
+			return f, badParam("start_date", v, "allowed: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss or RFC 3339")
+		}
+		f.SentFrom = &t
+	}
+	if v := strings.TrimSpace(req.GetEndDate()); v != "" {
+		t, dateOnly, err := parseDateTime(v)
+		if err != nil {
+			return f, badParam("end_date", v, "allowed: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss or RFC 3339")
+		}
+		if dateOnly { // the whole of that day
+			t = t.AddDate(0, 0, 1)
+		}
+		f.SentBefore = &t
+	}
+	f.FirstNameLower = strings.ToLower(strings.TrimSpace(req.GetFirstName()))
+	f.LastNameLower = strings.ToLower(strings.TrimSpace(req.GetLastName()))
+	if v := strings.TrimSpace(req.GetHasJobApps()); v != "" {
+		switch strings.ToLower(v) {
+		case "1", "true":
+			f.HasJobApps = new(bool)
+			*f.HasJobApps = true
+		case "0", "false":
+			f.HasJobApps = new(bool)
+		default:
+			return f, badParam("has_job_apps", v, "allowed: 1, 0, true, false")
+		}
+	}
+	f.JobTitleLower = strings.ToLower(strings.TrimSpace(req.GetJobTitle()))
+	radius, zip := strings.TrimSpace(req.GetLivesWithinRadius()), strings.TrimSpace(req.GetLivesWithinZip())
+	switch {
+	case radius != "" && zip == "":
+		return f, status.Error(codes.InvalidArgument, "lives_within_radius: needs lives_within_zip, the centre of the radius")
+	case zip != "" && radius == "":
+		return f, status.Error(codes.InvalidArgument, "lives_within_zip: needs lives_within_radius, the radius in miles")
+	case radius != "":
+		miles, err := strconv.Atoi(radius)
+		if err != nil || miles < 1 || miles > maxRadiusMiles {
+			return f, badParam("lives_within_radius", radius, fmt.Sprintf("allowed: a whole number of miles from 1 to %d", maxRadiusMiles))
+		}
+		if len(zip) != 5 || strings.Trim(zip, "0123456789") != "" {
+			return f, badParam("lives_within_zip", zip, "allowed: a five-digit ZIP code")
+		}
+		lat, lon, err := s.store.ZipCentroid(ctx, zip)
+		if errors.Is(err, store.ErrNotFound) {
+			return f, badParam("lives_within_zip", zip, "it is not a known US ZIP code")
+		}
+		if err != nil {
+			return f, internalError(ctx, err)
+		}
+		f.Radius = &store.Radius{Latitude: lat, Longitude: lon, Miles: float64(miles)}
+	}
+	if v := strings.TrimSpace(req.GetMinExperience()); v != "" {
+		years, err := strconv.ParseFloat(v, 64)
+		if err != nil || !allowedExperience(years) {
+			return f, badParam("min_experience", v, "allowed: 0, 0.5, 1, 1.5, 2, or a whole number from 3 to 99")
+		}
+		f.MinExperience = &years
+	}
+	if v := strings.TrimSpace(req.GetState()); v != "" {
+		if _, ok := residenceStates[strings.ToUpper(v)]; !ok {
+			return f, badParam("state", v, "allowed: the two-letter code of a US state or DC")
+		}
+		f.State = strings.ToUpper(v)
+	}
+	if v := strings.TrimSpace(req.GetSort()); v != "" {
+		key, desc := strings.CutPrefix(v, "-")
+		switch key {
+		case "id", "name", "state", "driver_type", "sent":
+			f.Sort, f.Descending = key, desc
+		default:
+			return f, badParam("sort", v, "allowed: id, name, state, driver_type, sent, each optionally preceded by - for descending")
+		}
+	}
+	if v := strings.TrimSpace(req.GetMax()); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxDriversPage {
+			return f, badParam("max", v, fmt.Sprintf("allowed: a whole number from 1 to %d", maxDriversPage))
+		}
+		f.Limit = n
+	}
+	if v := strings.TrimSpace(req.GetPage()); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > math.MaxInt32/maxDriversPage {
+			return f, badParam("page", v, "allowed: a whole number from 1")
+		}
+		f.Offset = (n - 1) * f.Limit
+	}
+	return f, nil
+}
+
+// allowedExperience: 0, 0.5, 1, 1.5, 2, then every whole number 3-99.
+func allowedExperience(y float64) bool {
+	switch y {
+	case 0, 0.5, 1, 1.5, 2:
+		return true
+	}
+	return y >= 3 && y <= 99 && y == math.Trunc(y)
+}
+
+// sentFormat is RFC 3339 in UTC with a numeric offset, seconds precision.
+const sentFormat = "2006-01-02T15:04:05+00:00"
+
+func driverSummary(d *store.DriverListItem) *jobboardv2.DriverSummary {
+	return &jobboardv2.DriverSummary{
+		Id: d.ID, FirstName: d.FirstName, LastName: d.LastName, Address: d.Address, Address2: d.Address2,
+		City: d.City, State: d.State, Zip: d.Zip, Email: d.Email, Phone: d.Phone, DriverType: d.DriverType,
+		Experience: d.Experience, Sent: d.Sent.UTC().Format(sentFormat), HasJobApps: d.HasJobApps,
+	}
+}
+
+func driverDetail(d *store.DriverDetail) *jobboardv2.DriverDetail {
+	p := &d.DriverProfile
+	out := &jobboardv2.DriverDetail{
+		Summary: driverSummary(&store.DriverListItem{ID: d.ID, FirstName: p.FirstName, LastName: p.LastName,
+			Address: p.Address, Address2: p.Address2, City: p.City, State: p.State, Zip: p.Zip, Email: p.Email,
+			Phone: p.Phone, DriverType: p.DriverType, Experience: p.Experience, Sent: d.Sent, HasJobApps: d.HasJobApps}),
+		Endorsement:             endorsementText(p.Endorsements),
+		FreightExperience:       p.FreightExperience,
+		FreightPreferences:      p.FreightPreferences,
+		LicenseState:            p.LicenseState,
+		PreferredAssignments:    p.PreferredAssignments,
+		PreferredRegions:        p.PreferredRegions,
+		HasTeam:                 p.HasTeam,
+		LicenseClass:            p.LicenseClass,
+		TwicCard:                p.TwicCard,
+		Accidents:               p.Accidents,
+		MovingViolations:        p.MovingViolations,
+		LastLicenseSuspension:   p.LastLicenseSuspension,
+		LastDui:                 p.LastDUI,
+		InterestedLeasePurchase: p.InterestedLeasePurchase,
+		Teams:                   p.Teams,
+		TrucksOwned:             p.TrucksOwned,
+		IsPremium:               p.IsPremium,
+		EmploymentHistory:       make([]*jobboardv2.Employment, len(d.Employment)),
+		JobApplications:         make([]*jobboardv2.JobApplication, len(d.JobApps)),
+	}
+	if p.DateOfBirth != nil {
+		if t, err := time.Parse(time.DateOnly, *p.DateOfBirth); err == nil {
+			out.DateOfBirth = ptr(t.Format("01/02/2006"))
+		}
+	}
+	for i, e := range d.Employment {
+		out.EmploymentHistory[i] = &jobboardv2.Employment{Company: e.Company, State: e.State, Phone: e.Phone, StartDate: e.StartDate, EndDate: e.EndDate}
+	}
+	for i, j := range d.JobApps {
+		out.JobApplications[i] = &jobboardv2.JobApplication{JobId: j.JobID, Title: j.Title, Reference: j.Reference,
+			IsDirectApp: j.IsDirectApp, CreatedAt: j.CreatedAt.UTC().Format(sentFormat)}
+	}
+	return out
+}
+
+// DriverIntakeService implements jobboard.v2.DriverIntakeService.
+type DriverIntakeService struct {
+	jobboardv2.UnimplementedDriverIntakeServiceServer
+	store *store.Store
+}
+
+// NewDriverIntakeService returns the intake over st.
+func NewDriverIntakeService(st *store.Store) *DriverIntakeService {
+	return &DriverIntakeService{store: st}
+}
+
+// SubmitApplication validates and records one application.
+func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboardv2.SubmitApplicationRequest) (*jobboardv2.SubmitApplicationResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil && !isInternal(ctx) {
+		return nil, err
+	}
+	accountID := req.GetAccountId()
+	if accountID == 0 {
+		accountID = caller.AccountID
+	}
+	ids, err := ImportApplications(ctx, s.store, accountID, []*jobboardv2.DriverApplication{req.GetApplication()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.SubmitApplicationResponse{DriverId: ids[0]}, nil
+}
+
+func isInternal(ctx context.Context) bool {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return ok && c.Internal
+}
+
+// ImportApplications validates applications to one account and stores them
+// all or none. Problems are INVALID_ARGUMENT naming each entry's index.
+func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
+	if accountID <= 0 {
+		return nil, status.Error(codes.InvalidArgument, "account_id: is required")
+	}
+	if _, err := st.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
+		return nil, status.Errorf(codes.NotFound, "account_id: account %d not found", accountID)
+	} else if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	var problems []string
+	valid := make([]store.Application, len(apps))
+	for i, in := range apps {
+		if in == nil {
+			problems = append(problems, fmt.Sprintf("[%d]: application is required", i))
+			continue
+		}
+		app, ps := checkApplication(accountID, in)
+		for _, p := range ps {
+			if len(apps) > 1 {
+				p = fmt.Sprintf("[%d] %s", i, p)
+			}
+			problems = append(problems, p)
+		}
+		valid[i] = app
+	}
+	if len(problems) > 0 {
+		return nil, status.Error(codes.InvalidArgument, strings.Join(problems, "; "))
+	}
+	ids, err := st.SaveApplications(ctx, valid)
+	var unknown *store.UnknownJobError
+	if errors.As(err, &unknown) {
+		msg := unknown.Error()
+		if len(apps) > 1 {
+			msg = fmt.Sprintf("[%d] %s", unknown.Index, msg)
+		}
+		return nil, status.Error(codes.InvalidArgument, msg)
+	}
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	return ids, nil
+}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// DriverProfile is a driver's person-level data, validated. Optional text
+// keeps the difference between absent (nil) and empty.
+type DriverProfile struct {
+	Email                   string         `db:"email"`
+	FirstName               string         `db:"first_name"`
+	LastName                string         `db:"last_name"`
+	Address                 string         `db:"address"`
+	Address2                *string        `db:"address2"`
+	City                    string         `db:"city"`
+	State                   string         `db:"state"`
+	Zip                     string         `db:"zip"`
+	Phone                   string         `db:"phone"`
+	DriverType              string         `db:"driver_type"`
+	Experience              string         `db:"experience"`
+	Endorsements            pq.StringArray `db:"endorsements"` // codes in T, H, N, X order
+	FreightExperience       *string        `db:"freight_experience"`
+	FreightPreferences      *string        `db:"freight_preferences"`
+	LicenseState            *string        `db:"license_state"`
+	PreferredAssignments    *string        `db:"preferred_assignments"`
+	PreferredRegions        *string        `db:"preferred_regions"`
+	HasTeam                 *string        `db:"has_team"`
+	LicenseClass            *string        `db:"license_class"`
+	DateOfBirth             *string        `db:"date_of_birth"` // YYYY-MM-DD
+	TwicCard                *string        `db:"twic_card"`
+	Accidents               *string        `db:"accidents"`
+	MovingViolations        *string        `db:"moving_violations"`
+	LastLicenseSuspension   *int32         `db:"last_license_suspension"`
+	LastDUI                 *int32         `db:"last_dui"`
+	InterestedLeasePurchase *string        `db:"interested_lease_purchase"`
+	Teams                   *string        `db:"teams"`
+	TrucksOwned             *string        `db:"trucks_owned"`
+	IsPremium               bool           `db:"is_premium"`
+}
+
+// Employment is one past employer; dates are YYYY-MM-DD.
+type Employment struct {
+	Company   string  `db:"company"`
+	State     string  `db:"state"`
+	Phone     string  `db:"phone"`
+	StartDate string  `db:"start_date"`
+	EndDate   *string `db:"end_date"`
+}
+
+// JobApplicationInput names one of the account's jobs by reference.
+type JobApplicationInput struct {
+	Reference   string
+	IsDirectApp bool
+	CreatedAt   time.Time
+}
+
+// Application is a validated driver application to one account.
+type Application struct {
+	AccountID  int64
+	Sent       time.Time
+	Profile    DriverProfile
+	Employment []Employment
+	JobApps    []JobApplicationInput
+}
+
+// UnknownJobError is an application naming a job the account does not have.
+type UnknownJobError struct {
+	Index     int // the application's position in the batch
+	Reference string
+}
+
+func (e *UnknownJobError) Error() string {
+	return fmt.Sprintf("job_applications: account has no job with reference %q", e.Reference)
+}
+
+// The applications columns that copy the driver's searchable fields, and the
+// expressions computing them from drivers d joined to zip_centroids z.
+const (
+	searchColumns = `state, driver_type, email_lower, phone_digits, first_name_lower, last_name_lower,
+		experience_years, endorsements, latitude, longitude`
+	searchValues = `d.state, d.driver_type, lower(d.email),
+		regexp_replace(regexp_replace(d.phone, '\D', '', 'g'), '^1(\d{10})$', '\1'),
+		lower(d.first_name), lower(d.last_name),
+		CASE WHEN d.experience ~ '^\d+(\.\d+)?$' THEN d.experience::numeric END,
+		d.endorsements, z.latitude, z.longitude`
+	searchSource = `drivers d LEFT JOIN zip_centroids z ON z.zip = left(d.zip, 5)`
+)
+
+const profileColumns = `email, first_name, last_name, address, address2, city, state, zip, phone,
+	driver_type, experience, endorsements, freight_experience, freight_preferences, license_state,
+	preferred_assignments, preferred_regions, has_team, license_class, date_of_birth, twic_card,
+	accidents, moving_violations, last_license_suspension, last_dui, interested_lease_purchase,
+	teams, trucks_owned, is_premium`
+
+// SaveApplications stores applications in one transaction: all or none. It
+// returns each application's driver id. An application naming an unknown
+// job fails the whole batch with an *UnknownJobError.
+func (s *Store) SaveApplications(ctx context.Context, apps []Application) ([]int64, error) {
+	ids := make([]int64, len(apps))
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		for i, a := range apps {
+			id, err := saveApplication(ctx, tx, a)
+			var unknown *UnknownJobError
+			if errors.As(err, &unknown) {
+				unknown.Index = i
+			}
+			if err != nil {
+				return err
+			}
+			ids[i] = id
+		}
+		return nil
+	})
+	return ids, err
+}
+
+func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (int64, error) {
+	p := a.Profile
+	args := []any{p.Email, p.FirstName, p.LastName, p.Address, p.Address2, p.City, p.State, p.Zip, p.Phone,
+		p.DriverType, p.Experience, p.Endorsements, p.FreightExperience, p.FreightPreferences, p.LicenseState,
+		p.PreferredAssignments, p.PreferredRegions, p.HasTeam, p.LicenseClass, p.DateOfBirth, p.TwicCard,
+		p.Accidents, p.MovingViolations, p.LastLicenseSuspension, p.LastDUI, p.InterestedLeasePurchase,
+		p.Teams, p.TrucksOwned, p.IsPremium, a.Sent}
+	placeholders := make([]string, len(args))
+	sets := make([]string, 0, len(args))
+	for i := range args {
+		placeholders[i] = fmt.Sprintf("$%d", i+1)
+	}
+	for _, c := range strings.Split(profileColumns+", profile_sent", ",") {
+		c = strings.TrimSpace(c)
+		sets = append(sets, c+" = EXCLUDED."+c)
+	}
+	// The newest application's profile wins, whichever arrives first.
+	var id int64
+	err := tx.GetContext(ctx, &id, `INSERT INTO drivers (`+profileColumns+`, profile_sent)
+		VALUES (`+strings.Join(placeholders, ", ")+`)
+		ON CONFLICT (lower(email)) DO UPDATE SET `+strings.Join(sets, ", ")+`
+		WHERE drivers.profile_sent <= EXCLUDED.profile_sent
+		RETURNING id`, args...)
+	profileWritten := err == nil
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE lower(email) = lower($1)`, p.Email)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("save driver: %w", err)
+	}
+
+	if profileWritten {
+		if err := replaceEmployment(ctx, tx, id, a.Employment); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE applications a SET (`+searchColumns+`) =
+			(SELECT `+searchValues+` FROM `+searchSource+` WHERE d.id = a.driver_id)
+			WHERE a.driver_id = $1`, id); err != nil {
+			return 0, fmt.Errorf("refresh driver search fields: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO applications (account_id, driver_id, sent, `+searchColumns+`)
+		SELECT $1, d.id, $3, `+searchValues+` FROM `+searchSource+` WHERE d.id = $2
+		ON CONFLICT (account_id, driver_id) DO UPDATE SET sent = GREATEST(applications.sent, EXCLUDED.sent)`,
+		a.AccountID, id, a.Sent); err != nil {
+		return 0, fmt.Errorf("save application: %w", err)
+	}
+	if err := saveJobApplications(ctx, tx, a.AccountID, id, a.JobApps); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+func replaceEmployment(ctx context.Context, tx *sqlx.Tx, driverID int64, history []Employment) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM employment_history WHERE driver_id = $1`, driverID); err != nil {
+		return fmt.Errorf("replace employment history: %w", err)
+	}
+	if len(history) == 0 {
+		return nil
+	}
+	var company, state, phone, start []string
+	var end []sql.NullString
+	for _, e := range history {
+		company, state, phone, start = append(company, e.Company), append(state, e.State), append(phone, e.Phone), append(start, e.StartDate)
+		end = append(end, nullString(e.EndDate))
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO employment_history (driver_id, position, company, state, phone, start_date, end_date)
+		SELECT $1, u.ord, u.company, u.state, u.phone, u.start_date::date, u.end_date::date
+		  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+		       WITH ORDINALITY AS u(company, state, phone, start_date, end_date, ord)`,
+		driverID, pq.Array(company), pq.Array(state), pq.Array(phone), pq.Array(start), pq.Array(end))
+	if err != nil {
+		return fmt.Errorf("insert employment history: %w", err)
+	}
+	return nil
+}
+
+func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID int64, apps []JobApplicationInput) error {
+	if len(apps) == 0 {
+		return nil
+	}
+	refs := make([]string, len(apps))
+	for i, a := range apps {
+		refs[i] = a.Reference
+	}
+	var found []struct {
+		ID  int64  `db:"id"`
+		Ref string `db:"reference_number"`
+	}
+	// Deleted jobs count: historical applications may name them.
+	if err := tx.SelectContext(ctx, &found, `SELECT id, reference_number FROM jobs
+		WHERE account_id = $1 AND reference_number = ANY($2::text[])`, accountID, pq.StringArray(refs)); err != nil {
+		return fmt.Errorf("resolve job references: %w", err)
+	}
+	idOf := map[string]int64{}
+	for _, f := range found {
+		idOf[f.Ref] = f.ID
+	}
+	var jobIDs []int64
+	var direct []bool
+	var created []time.Time
+	seen := map[int64]bool{}
+	for _, a := range apps {
+		id, ok := idOf[a.Reference]
+		if !ok {
+			return &UnknownJobError{Reference: a.Reference}
+		}
+		if seen[id] { // one row per job: the first mention wins
+			continue
+		}
+		seen[id] = true
+		jobIDs, direct, created = append(jobIDs, id), append(direct, a.IsDirectApp), append(created, a.CreatedAt)
+	}
+	createdText := make([]string, len(created))
+	for i, c := range created {
+		createdText[i] = c.UTC().Format(time.RFC3339Nano)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at)
+		SELECT $1, $2, u.job_id, u.direct, u.created::timestamptz
+		  FROM unnest($3::bigint[], $4::boolean[], $5::text[]) AS u(job_id, direct, created)
+		ON CONFLICT (driver_id, job_id) DO UPDATE SET is_direct_app = EXCLUDED.is_direct_app, created_at = EXCLUDED.created_at`,
+		accountID, driverID, pq.Array(jobIDs), pq.Array(direct), pq.Array(createdText)); err != nil {
+		return fmt.Errorf("save job applications: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE applications SET has_job_apps = true WHERE account_id = $1 AND driver_id = $2`,
+		accountID, driverID); err != nil {
+		return fmt.Errorf("mark job applications: %w", err)
+	}
+	return nil
+}
