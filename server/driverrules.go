@@ -197,7 +197,7 @@ func checkApplication(accountID int64, in *jobboardv2.DriverApplication) (store.
 	p.FreightExperience = c.optional("freight_experience", in.FreightExperience)
 	p.FreightPreferences = c.optional("freight_preferences", in.FreightPreferences)
 	if ls := c.optional("license_state", in.LicenseState); ls != nil && *ls != "" {
-		name, ok := stateName(*ls)
+		name, ok := StateName(*ls)
 		if !ok {
 			c.fail("license_state", "%q is not a US state name or code", *ls)
 		}
@@ -293,8 +293,9 @@ func sortedCodes(codes []string) []string {
 	return out
 }
 
-// stateName returns the full name for a two-letter code or a full name.
-func stateName(s string) (string, bool) {
+// StateName returns the full name of a state given its two-letter code or
+// its name in any case.
+func StateName(s string) (string, bool) {
 	if name, ok := residenceStates[strings.ToUpper(s)]; ok {
 		return name, true
 	}

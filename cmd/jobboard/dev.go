@@ -13,6 +13,7 @@ import (
 	"time"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/demo"
 	"jobboard/internal/pglocal"
 	"jobboard/server"
 	"jobboard/server/store"
@@ -98,12 +99,22 @@ func demoAccount(ctx context.Context, st *store.Store, keyFile string) (string, 
 	if resp.Summary.Errors > 0 {
 		return "", fmt.Errorf("seed demo jobs: %d rejected", resp.Summary.Errors)
 	}
+	refs, err := accountJobRefs(ctx, st, creds.AccountID)
+	if err != nil {
+		return "", err
+	}
+	if err := st.SeedApplications(ctx, creds.AccountID, demo.Applications(creds.AccountID, demoDrivers, 1, time.Now(), refs, "demo.")); err != nil {
+		return "", fmt.Errorf("seed demo drivers: %w", err)
+	}
 	if err := os.WriteFile(keyFile, []byte(creds.APIKey+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	slog.Info("demo account created", "id", creds.AccountID, "name", creds.Name)
 	return creds.APIKey, nil
 }
+
+// demoDrivers is how many synthetic applicants the demo account starts with.
+const demoDrivers = 300
 
 func demoJobs() []*jobboardv2.JobInput {
 	s := func(v string) *string { return &v }
@@ -154,4 +165,17 @@ func portOf(addr string) string {
 		return addr[i:]
 	}
 	return addr
+}
+
+// accountJobRefs lists the reference numbers of the account's active jobs.
+func accountJobRefs(ctx context.Context, st *store.Store, account int64) ([]string, error) {
+	jobs, err := st.ListJobs(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]string, len(jobs))
+	for i, j := range jobs {
+		refs[i] = j.ReferenceNumber
+	}
+	return refs, nil
 }

@@ -19,6 +19,10 @@ Usage:
   jobboard serve                      serve REST and gRPC (applies migrations first)
   jobboard migrate                    apply database migrations and exit
   jobboard accounts create --name N   create an employer account; prints its API key once
+  jobboard drivers import --account ID FILE
+                                      import driver applications (JSON, detail form), all or none
+  jobboard demo seed --account ID [--drivers N]
+                                      add N synthetic driver applications (default 100,000)
   jobboard dev                        serve with a local PostgreSQL and a demo account
 
 Run "jobboard COMMAND --help" for a command's flags. Settings come from the
@@ -59,6 +63,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return migrateCommand(ctx, args[1:])
 	case "accounts":
 		return accountsCommand(ctx, args[1:], stdout)
+	case "drivers":
+		return driversCommand(ctx, args[1:], stdout)
+	case "demo":
+		return demoCommand(ctx, args[1:], stdout)
 	case "dev":
 		return devCommand(ctx, args[1:], stdout)
 	case "-h", "--help", "help":

@@ -193,12 +193,25 @@ type JobApplication struct {
 	CreatedAt   time.Time `db:"created_at"`
 }
 
+// driverDetailColumns are the profile columns of drivers d, the date as text.
+var driverDetailColumns = func() string {
+	cols := strings.Split(profileColumns, ",")
+	for i, c := range cols {
+		c = strings.TrimSpace(c)
+		if c == "date_of_birth" {
+			cols[i] = "to_char(d.date_of_birth, 'YYYY-MM-DD') AS date_of_birth"
+		} else {
+			cols[i] = "d." + c
+		}
+	}
+	return strings.Join(cols, ", ")
+}()
+
 // Driver returns an applicant of the account, or ErrNotFound for a driver
 // who did not apply to it.
 func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, error) {
 	var d DriverDetail
-	err := s.db.GetContext(ctx, &d, `SELECT d.id, a.sent, a.has_job_apps, `+
-		strings.Replace(profileColumns, "date_of_birth", "to_char(date_of_birth, 'YYYY-MM-DD') AS date_of_birth", 1)+`
+	err := s.db.GetContext(ctx, &d, `SELECT d.id, a.sent, a.has_job_apps, `+driverDetailColumns+`
 		  FROM applications a JOIN drivers d ON d.id = a.driver_id
 		 WHERE a.account_id = $1 AND a.driver_id = $2`, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -252,3 +252,89 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 	}
 	return nil
 }
+
+// SeedApplications bulk-loads applications of new drivers (e-mails not yet
+// in the database) to one account: a handful of statements whatever the
+// count. It is for synthetic demo and benchmark data; real applications go
+// through SaveApplications, which merges drivers across accounts.
+func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Application) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var cols [13][]string
+		var sent []time.Time
+		var endorsements []string
+		for _, a := range apps {
+			p := a.Profile
+			for i, v := range []string{p.Email, p.FirstName, p.LastName, p.Address, p.City, p.State, p.Zip, p.Phone,
+				p.DriverType, p.Experience, deref(p.LicenseState), deref(p.LicenseClass), deref(p.DateOfBirth)} {
+				cols[i] = append(cols[i], v)
+			}
+			sent = append(sent, a.Sent)
+			endorsements = append(endorsements, strings.Join(p.Endorsements, ","))
+		}
+		args := []any{pq.Array(sent), pq.Array(endorsements)}
+		for _, c := range cols {
+			args = append(args, pq.Array(c[:]))
+		}
+		if _, err := tx.ExecContext(ctx, `
+			CREATE TEMP TABLE seed ON COMMIT DROP AS
+			SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+			                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+			                     $13::text[], $14::text[], $15::text[])
+			  AS u(sent, endorsements, email, first_name, last_name, address, city, state, zip, phone,
+			       driver_type, experience, license_state, license_class, date_of_birth);
+			`, args...); err != nil {
+			return fmt.Errorf("seed: stage: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO drivers (email, first_name, last_name, address, city, state, zip, phone, driver_type,
+			                     experience, endorsements, license_state, license_class, date_of_birth, profile_sent)
+			SELECT email, first_name, last_name, address, city, state, zip, phone, driver_type, experience,
+			       string_to_array(endorsements, ','), license_state, license_class, NULLIF(date_of_birth, '')::date, sent
+			  FROM seed`); err != nil {
+			return fmt.Errorf("seed: drivers: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO applications (account_id, driver_id, sent, `+searchColumns+`)
+			SELECT $1, d.id, s.sent, `+searchValues+`
+			  FROM seed s JOIN drivers d ON lower(d.email) = lower(s.email)
+			  LEFT JOIN zip_centroids z ON z.zip = left(d.zip, 5)`, accountID); err != nil {
+			return fmt.Errorf("seed: applications: %w", err)
+		}
+		// Job applications, by reference, for the drivers that have them.
+		var drivers, refs []string
+		var direct []bool
+		var created []time.Time
+		for _, a := range apps {
+			for _, j := range a.JobApps {
+				drivers, refs = append(drivers, a.Profile.Email), append(refs, j.Reference)
+				direct, created = append(direct, j.IsDirectApp), append(created, j.CreatedAt)
+			}
+		}
+		if len(refs) == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at)
+			SELECT $1, d.id, j.id, u.direct, u.created
+			  FROM unnest($2::text[], $3::text[], $4::boolean[], $5::timestamptz[]) AS u(email, ref, direct, created)
+			  JOIN drivers d ON lower(d.email) = lower(u.email)
+			  JOIN jobs j ON j.account_id = $1 AND j.reference_number = u.ref
+			ON CONFLICT DO NOTHING`, accountID, pq.Array(drivers), pq.Array(refs), pq.Array(direct), pq.Array(created)); err != nil {
+			return fmt.Errorf("seed: job applications: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE applications a SET has_job_apps = true
+			WHERE a.account_id = $1 AND NOT a.has_job_apps
+			  AND EXISTS (SELECT 1 FROM job_applications ja WHERE ja.account_id = a.account_id AND ja.driver_id = a.driver_id)`, accountID)
+		if err != nil {
+			return fmt.Errorf("seed: mark job applications: %w", err)
+		}
+		return nil
+	})
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
