@@ -8,17 +8,23 @@ import (
 	"time"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/pgtest"
+	dbtest "jobboard/internal/pgtest"
 	"jobboard/server/store"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// pgtest opens a store on a fresh database for t.
+func pgtest(t testing.TB) *store.Store { return dbtest.Store(t) }
+
+// nowFunc is the fixed clock of tests that do not change it.
+func nowFunc() time.Time { return time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) }
 
 // newJobsFixture returns a job service over a fresh database, a context for
 // a new account, and a settable clock.
 func newJobsFixture(t testing.TB) (*JobService, context.Context, *store.Store, *time.Time) {
 	t.Helper()
-	st := pgtest.Store(t)
+	st := pgtest(t)
 	creds, err := CreateAccount(context.Background(), st, "Acme")
 	if err != nil {
 		t.Fatal(err)

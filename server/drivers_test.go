@@ -1,0 +1,349 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// applicant builds an application; edit adjusts it.
+func applicant(first, last, state, zip, driverType, experience, sent string, endorsements ...string) *jobboardv2.DriverApplication {
+	return &jobboardv2.DriverApplication{
+		FirstName: first, LastName: last, Address: "1 Main St", City: "Town", State: state, Zip: zip,
+		Email: strings.ToLower(first+"."+last) + "@example.com", Phone: "212-555-01" + fmt.Sprint(10+len(first+last)),
+		DriverType: driverType, Experience: experience, Sent: sent, Endorsements: endorsements,
+	}
+}
+
+// driversFixture: account A with five applicants who differ in every filter,
+// account B with Ann (applying later, from a new phone) and one more.
+type driversFixture struct {
+	st         *store.Store
+	drivers    *DriverService
+	ctxA, ctxB context.Context
+	id         map[string]int64 // by first name
+}
+
+func newDriversFixture(t *testing.T) *driversFixture {
+	t.Helper()
+	st := pgtest(t)
+	ctx := context.Background()
+	a, err := CreateAccount(ctx, st, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := CreateAccount(ctx, st, "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxA := ContextWithCaller(ctx, Caller{AccountID: a.AccountID})
+	jobs := NewJobService(st, nowFunc)
+	j1, j2 := input("J1"), input("J2")
+	j1.Title, j2.Title = ptr("OTR Driver"), ptr("Local Driver")
+	if _, err := jobs.PostJobs(ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{j1, j2}}); err != nil {
+		t.Fatal(err)
+	}
+
+	ann := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-01-05T10:00:00Z", "T")
+	ann.Phone = "(212) 555-0101"
+	ann.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "J1", IsDirectApp: true}}
+	bob := applicant("Bob", "Smith", "nj", "07030", "owner operator", "3", "2026-01-31T23:59:59Z", "H", "N")
+	bob.Phone = "+1 201 555 0102"
+	cara := applicant("Cara", "Diaz", "PA", "19103", "Student", "10", "2026-02-01", "X")
+	cara.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "J2", CreatedAt: "2026-02-02T08:00:00+0100"}}
+	dan := applicant("Dan", "Brown", "TX", "73301", "Company Driver", "1.5", "2025-12-31T23:59:59+00:00")
+	eve := applicant("Eve", "Smith", "CA", "99999", "Owner Operator", "2", "2026-01-15T12:00:00")
+	ids, err := ImportApplications(ctx, st, a.AccountID, []*jobboardv2.DriverApplication{ann, bob, cara, dan, eve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	annLater := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-03-01T09:00:00Z", "T")
+	annLater.Phone = "212 555 0199"
+	finn := applicant("Finn", "Ray", "OH", "43215", "Student", "0", "2026-03-02T09:00:00Z")
+	if _, err := ImportApplications(ctx, st, b.AccountID, []*jobboardv2.DriverApplication{annLater, finn}); err != nil {
+		t.Fatal(err)
+	}
+	// A job deleted after drivers applied to it still counts for them.
+	if _, err := jobs.DeleteJobByReference(ctxA, &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "J2"}); err != nil {
+		t.Fatal(err)
+	}
+	return &driversFixture{
+		st: st, drivers: NewDriverService(st), ctxA: ctxA,
+		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID}),
+		id:   map[string]int64{"Ann": ids[0], "Bob": ids[1], "Cara": ids[2], "Dan": ids[3], "Eve": ids[4]},
+	}
+}
+
+// names lists first names in the order returned.
+func (f *driversFixture) names(t *testing.T, ctx context.Context, req *jobboardv2.ListDriversRequest) []string {
+	t.Helper()
+	resp, err := f.drivers.ListDrivers(ctx, req)
+	if err != nil {
+		t.Fatalf("ListDrivers(%v): %v", req, err)
+	}
+	out := []string{}
+	for _, d := range resp.Drivers {
+		out = append(out, d.FirstName)
+	}
+	return out
+}
+
+func TestListDriversFilters(t *testing.T) {
+	f := newDriversFixture(t)
+	tests := []struct {
+		name string
+		req  *jobboardv2.ListDriversRequest
+		want []string // in id order
+	}{
+		{"no filter", &jobboardv2.ListDriversRequest{}, []string{"Ann", "Bob", "Cara", "Dan", "Eve"}},
+		{"certifications code", &jobboardv2.ListDriversRequest{Certifications: "H"}, []string{"Bob"}},
+		{"certifications label", &jobboardv2.ListDriversRequest{Certifications: "tanker + hazmat (x)"}, []string{"Cara"}},
+		{"driver_type", &jobboardv2.ListDriversRequest{DriverType: "Owner Operator"}, []string{"Bob", "Eve"}},
+		{"email any case", &jobboardv2.ListDriversRequest{Email: "CARA.DIAZ@example.com"}, []string{"Cara"}},
+		{"email invalid matches nothing", &jobboardv2.ListDriversRequest{Email: "not-an-email"}, []string{}},
+		{"phone digits", &jobboardv2.ListDriversRequest{Phone: "2015550102"}, []string{"Bob"}},
+		{"phone with +1 and punctuation", &jobboardv2.ListDriversRequest{Phone: "+1 (201) 555-0102"}, []string{"Bob"}},
+		{"phone of the newest profile", &jobboardv2.ListDriversRequest{Phone: "2125550199"}, []string{"Ann"}},
+		{"phone invalid matches nothing", &jobboardv2.ListDriversRequest{Phone: "12"}, []string{}},
+		{"start_date bare", &jobboardv2.ListDriversRequest{StartDate: "2026-01-31"}, []string{"Bob", "Cara"}},
+		{"end_date bare is the whole day", &jobboardv2.ListDriversRequest{EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Dan", "Eve"}},
+		{"january", &jobboardv2.ListDriversRequest{StartDate: "2026-01-01", EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Eve"}},
+		{"end_date time is exclusive", &jobboardv2.ListDriversRequest{EndDate: "2026-02-01T00:00:00Z"}, []string{"Ann", "Bob", "Dan", "Eve"}},
+		{"start_date with offset", &jobboardv2.ListDriversRequest{StartDate: "2026-01-31T18:59:59-0500"}, []string{"Bob", "Cara"}},
+		{"first_name any case", &jobboardv2.ListDriversRequest{FirstName: "dAN"}, []string{"Dan"}},
+		{"last_name", &jobboardv2.ListDriversRequest{LastName: "smith"}, []string{"Bob", "Eve"}},
+		{"has_job_apps 1", &jobboardv2.ListDriversRequest{HasJobApps: "1"}, []string{"Ann", "Cara"}},
+		{"has_job_apps false", &jobboardv2.ListDriversRequest{HasJobApps: "false"}, []string{"Bob", "Dan", "Eve"}},
+		{"job_title", &jobboardv2.ListDriversRequest{JobTitle: "otr driver"}, []string{"Ann"}},
+		{"job_title of a deleted job", &jobboardv2.ListDriversRequest{JobTitle: "Local Driver"}, []string{"Cara"}},
+		{"min_experience 1.5", &jobboardv2.ListDriversRequest{MinExperience: "1.5"}, []string{"Bob", "Cara", "Dan", "Eve"}},
+		{"min_experience 10", &jobboardv2.ListDriversRequest{MinExperience: "10"}, []string{"Cara"}},
+		{"min_experience 0", &jobboardv2.ListDriversRequest{MinExperience: "0"}, []string{"Ann", "Bob", "Cara", "Dan", "Eve"}},
+		{"state", &jobboardv2.ListDriversRequest{State: "tx"}, []string{"Dan"}},
+		{"radius from a PO-box ZIP", &jobboardv2.ListDriversRequest{LivesWithinRadius: "1", LivesWithinZip: "73301"}, []string{"Dan"}},
+		{"combined", &jobboardv2.ListDriversRequest{LastName: "Smith", DriverType: "Owner Operator", MinExperience: "3"}, []string{"Bob"}},
+		{"combined to nothing", &jobboardv2.ListDriversRequest{State: "NY", HasJobApps: "0"}, []string{}},
+		{"unknown home ZIP never in a radius", &jobboardv2.ListDriversRequest{LivesWithinRadius: "500", LivesWithinZip: "90210"}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := f.names(t, f.ctxA, tt.req); !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestListDriversRadius checks membership just inside and outside real
+// distances between ZIP centroids.
+func TestListDriversRadius(t *testing.T) {
+	f := newDriversFixture(t)
+	for _, tt := range []struct {
+		from, to, driver string
+		lo, hi           float64 // plausible distance in miles
+	}{
+		{"10001", "07030", "Bob", 1, 4},
+		{"10001", "19103", "Cara", 75, 90},
+	} {
+		d := f.distance(t, tt.from, tt.to)
+		if d < tt.lo || d > tt.hi {
+			t.Fatalf("%s to %s is %.2f miles, want %v-%v", tt.from, tt.to, d, tt.lo, tt.hi)
+		}
+		below, above := int(math.Floor(d)), int(math.Ceil(d))
+		for _, c := range []struct {
+			radius int
+			in     bool
+		}{{below, false}, {above, true}} {
+			got := f.names(t, f.ctxA, &jobboardv2.ListDriversRequest{LivesWithinZip: tt.from, LivesWithinRadius: fmt.Sprint(c.radius)})
+			if slices.Contains(got, tt.driver) != c.in {
+				t.Errorf("%s (%.2f miles from %s) within %d miles: got %v", tt.driver, d, tt.from, c.radius, got)
+			}
+		}
+	}
+}
+
+func (f *driversFixture) distance(t *testing.T, a, b string) float64 {
+	t.Helper()
+	lat1, lon1, err1 := f.st.ZipCentroid(context.Background(), a)
+	lat2, lon2, err2 := f.st.ZipCentroid(context.Background(), b)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	rad := math.Pi / 180
+	h := math.Pow(math.Sin((lat2-lat1)*rad/2), 2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Pow(math.Sin((lon2-lon1)*rad/2), 2)
+	return 2 * store.EarthRadiusMiles * math.Asin(math.Sqrt(h))
+}
+
+func TestListDriversSort(t *testing.T) {
+	f := newDriversFixture(t)
+	tests := map[string][]string{
+		"id":           {"Ann", "Bob", "Cara", "Dan", "Eve"},
+		"-id":          {"Eve", "Dan", "Cara", "Bob", "Ann"},
+		"name":         {"Dan", "Cara", "Ann", "Bob", "Eve"},
+		"-name":        {"Eve", "Bob", "Ann", "Cara", "Dan"},
+		"state":        {"Eve", "Bob", "Ann", "Cara", "Dan"},
+		"-state":       {"Dan", "Cara", "Ann", "Bob", "Eve"},
+		"driver_type":  {"Ann", "Dan", "Bob", "Eve", "Cara"},
+		"-driver_type": {"Cara", "Bob", "Eve", "Ann", "Dan"},
+		"sent":         {"Dan", "Ann", "Eve", "Bob", "Cara"},
+		"-sent":        {"Cara", "Bob", "Eve", "Ann", "Dan"},
+	}
+	for sort, want := range tests {
+		t.Run(sort, func(t *testing.T) {
+			if got := f.names(t, f.ctxA, &jobboardv2.ListDriversRequest{Sort: sort}); !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestListDriversPaging(t *testing.T) {
+	f := newDriversFixture(t)
+	for _, tt := range []struct {
+		page     string
+		want     []string
+		nextPage bool
+	}{
+		{"", []string{"Ann", "Bob"}, true},
+		{"2", []string{"Cara", "Dan"}, true},
+		{"3", []string{"Eve"}, false},
+		{"4", []string{}, false},
+	} {
+		resp, err := f.drivers.ListDrivers(f.ctxA, &jobboardv2.ListDriversRequest{Max: "2", Page: tt.page})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range resp.Drivers {
+			got = append(got, d.FirstName)
+		}
+		if !slices.Equal(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) || resp.TotalCount != 5 || resp.HasNextPage != tt.nextPage {
+			t.Errorf("page %q: got %v total %d next %v", tt.page, got, resp.TotalCount, resp.HasNextPage)
+		}
+	}
+}
+
+func TestListDriversInvalid(t *testing.T) {
+	f := newDriversFixture(t)
+	tests := []struct {
+		req   *jobboardv2.ListDriversRequest
+		param string
+	}{
+		{&jobboardv2.ListDriversRequest{Certifications: "Q"}, `certifications: "Q"`},
+		{&jobboardv2.ListDriversRequest{DriverType: "Trucker"}, `driver_type: "Trucker"`},
+		{&jobboardv2.ListDriversRequest{StartDate: "yesterday"}, `start_date: "yesterday"`},
+		{&jobboardv2.ListDriversRequest{EndDate: "2026-13-01"}, `end_date: "2026-13-01"`},
+		{&jobboardv2.ListDriversRequest{HasJobApps: "yes"}, `has_job_apps: "yes"`},
+		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "10"}, `lives_within_radius: needs lives_within_zip`},
+		{&jobboardv2.ListDriversRequest{LivesWithinZip: "10001"}, `lives_within_zip: needs lives_within_radius`},
+		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "0", LivesWithinZip: "10001"}, `lives_within_radius: "0"`},
+		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "501", LivesWithinZip: "10001"}, `lives_within_radius: "501"`},
+		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "2.5", LivesWithinZip: "10001"}, `lives_within_radius: "2.5"`},
+		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "1000"}, `lives_within_zip: "1000"`},
+		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "00000"}, `lives_within_zip: "00000" is not valid; it is not a known US ZIP code`},
+		{&jobboardv2.ListDriversRequest{MinExperience: "2.5"}, `min_experience: "2.5"`},
+		{&jobboardv2.ListDriversRequest{MinExperience: "100"}, `min_experience: "100"`},
+		{&jobboardv2.ListDriversRequest{Sort: "email"}, `sort: "email"`},
+		{&jobboardv2.ListDriversRequest{State: "PR"}, `state: "PR"`},
+		{&jobboardv2.ListDriversRequest{Max: "0"}, `max: "0"`},
+		{&jobboardv2.ListDriversRequest{Max: "1001"}, `max: "1001"`},
+		{&jobboardv2.ListDriversRequest{Page: "0"}, `page: "0"`},
+		{&jobboardv2.ListDriversRequest{Page: "x"}, `page: "x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.param, func(t *testing.T) {
+			_, err := f.drivers.ListDrivers(f.ctxA, tt.req)
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tt.param) {
+				t.Errorf("got %v, want InvalidArgument naming %s", err, tt.param)
+			}
+		})
+	}
+}
+
+func TestDriversIsolationAndProfile(t *testing.T) {
+	f := newDriversFixture(t)
+	if got := f.names(t, f.ctxB, &jobboardv2.ListDriversRequest{}); !slices.Equal(got, []string{"Ann", "Finn"}) {
+		t.Errorf("B sees %v", got)
+	}
+	if _, err := f.drivers.GetDriver(f.ctxB, &jobboardv2.GetDriverRequest{Id: f.id["Bob"]}); status.Code(err) != codes.NotFound {
+		t.Errorf("B reads A's applicant: %v", err)
+	}
+	// Ann is one driver in both accounts; each account sees its own sent and job applications.
+	annA, err := f.drivers.GetDriver(f.ctxA, &jobboardv2.GetDriverRequest{Id: f.id["Ann"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	annB, err := f.drivers.GetDriver(f.ctxB, &jobboardv2.GetDriverRequest{Id: f.id["Ann"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if annA.Driver.Summary.Sent != "2026-01-05T10:00:00+00:00" || annB.Driver.Summary.Sent != "2026-03-01T09:00:00+00:00" {
+		t.Errorf("sent: A %s, B %s", annA.Driver.Summary.Sent, annB.Driver.Summary.Sent)
+	}
+	if annA.Driver.Summary.Phone != "212 555 0199" {
+		t.Errorf("A shows phone %q, want the newest application's", annA.Driver.Summary.Phone)
+	}
+	if len(annA.Driver.JobApplications) != 1 || len(annB.Driver.JobApplications) != 0 || annB.Driver.Summary.HasJobApps {
+		t.Errorf("job applications: A %v, B %v", annA.Driver.JobApplications, annB.Driver.JobApplications)
+	}
+	cara, err := f.drivers.GetDriver(f.ctxA, &jobboardv2.GetDriverRequest{Id: f.id["Cara"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja := cara.Driver.JobApplications
+	if len(ja) != 1 || ja[0].Reference != "J2" || ja[0].CreatedAt != "2026-02-02T07:00:00+00:00" || ja[0].JobId == 0 {
+		t.Errorf("application to a deleted job: %v", ja)
+	}
+	if cara.Driver.Endorsement != "Tanker + HAZMAT (X)" || cara.Driver.Summary.Sent != "2026-02-01T00:00:00+00:00" {
+		t.Errorf("cara: %v", cara.Driver)
+	}
+}
+
+func TestImportApplicationsRejects(t *testing.T) {
+	st := pgtest(t)
+	ctx := context.Background()
+	acct, _ := CreateAccount(ctx, st, "A")
+	good := applicant("Gil", "Ok", "TX", "75201", "Student", "1", "2026-01-01")
+	tests := []struct {
+		name string
+		edit func(a *jobboardv2.DriverApplication)
+		want string
+	}{
+		{"state", func(a *jobboardv2.DriverApplication) { a.State = "XX" }, `state: "XX" is not a US state code`},
+		{"zip", func(a *jobboardv2.DriverApplication) { a.Zip = "7520" }, `zip: "7520" is not a ZIP code`},
+		{"email", func(a *jobboardv2.DriverApplication) { a.Email = "gil@" }, `email: "gil@" is not an e-mail address`},
+		{"phone", func(a *jobboardv2.DriverApplication) { a.Phone = "555-01" }, `phone: "555-01" is not a US phone number`},
+		{"sent", func(a *jobboardv2.DriverApplication) { a.Sent = "01/02/2026" }, `sent: "01/02/2026" is not a date`},
+		{"driver type", func(a *jobboardv2.DriverApplication) { a.DriverType = "Pilot" }, `driver_type: "Pilot" is not one of`},
+		{"experience", func(a *jobboardv2.DriverApplication) { a.Experience = "lots" }, `experience: "lots" is not a number`},
+		{"endorsement", func(a *jobboardv2.DriverApplication) { a.Endorsements = []string{"Z"} }, `endorsements: "Z" is not one of T, H, N, X`},
+		{"birth date", func(a *jobboardv2.DriverApplication) { a.DateOfBirth = ptr("31/12/1990") }, `date_of_birth: "31/12/1990" is not a date`},
+		{"required", func(a *jobboardv2.DriverApplication) { a.LastName = " " }, `last_name: is required`},
+		{"unknown job", func(a *jobboardv2.DriverApplication) {
+			a.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "NOPE"}}
+		}, `[1] job_applications: account has no job with reference "NOPE"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := applicant("Hal", "Bad", "TX", "75201", "Student", "1", "2026-01-01")
+			tt.edit(bad)
+			_, err := ImportApplications(ctx, st, acct.AccountID, []*jobboardv2.DriverApplication{good, bad})
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+			var n int
+			if err := st.DB().Get(&n, `SELECT count(*) FROM applications`); err != nil || n != 0 {
+				t.Errorf("a failed import stored %d applications (%v)", n, err)
+			}
+		})
+	}
+}
