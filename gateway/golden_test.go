@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/server"
 	"jobboard/server/store"
 )
@@ -140,5 +141,56 @@ func fillToLimit(a *api) {
 	opts := store.UpsertOptions{MaxActive: server.MaxActiveJobs, Today: fixedNow}
 	if _, err := a.store.UpsertJobs(context.Background(), a.acct, jobs, opts); err != nil {
 		a.t.Fatal(err)
+	}
+}
+
+// seedDrivers gives the account two applicants, one with every detail field
+// and an application to a job, one with the minimum.
+func seedDrivers(a *api) {
+	a.post(fullJob)
+	s := func(v string) *string { return &v }
+	year := func(v int32) *int32 { return &v }
+	full := &jobboardv2.DriverApplication{
+		FirstName: "Rosa", LastName: "Álvarez", Address: "12 Depot Rd", Address2: s("Apt 4 & 5"), City: "Laredo",
+		State: "TX", Zip: "78040", Email: "rosa@example.com", Phone: "+1 956-555-0142", DriverType: "Owner Operator",
+		Experience: "12", Sent: "2026-11-02T14:05:09Z", Endorsements: []string{"H", "T"},
+		FreightExperience: s("Dry Van, Reefer"), FreightPreferences: s("Flatbed"), LicenseState: s("tx"),
+		PreferredAssignments: s("Regional"), PreferredRegions: s("Southwest"), HasTeam: s(""), LicenseClass: s("A"),
+		DateOfBirth: s("1984-07-09"), TwicCard: s("Yes"), Accidents: s("0"), MovingViolations: s("1"),
+		LastLicenseSuspension: year(2015), LastDui: nil, InterestedLeasePurchase: s("No"), Teams: s("Solo"),
+		TrucksOwned: s(""), IsPremium: true,
+		EmploymentHistory: []*jobboardv2.Employment{
+			{Company: "Border Freight", State: "TX", Phone: "9565550100", StartDate: "2019-03-01"},
+			{Company: "Acme <Haul>", State: "NM", Phone: "5055550100", StartDate: "2014-01-15", EndDate: s("2019-02-28")},
+		},
+		JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "FULL1", IsDirectApp: true, CreatedAt: "2026-11-02T15:00:00Z"}},
+	}
+	minimal := &jobboardv2.DriverApplication{FirstName: "Sam", LastName: "Ng", Address: "9 Elm St", City: "Newark",
+		State: "NJ", Zip: "07102", Email: "sam@example.com", Phone: "9735550101", DriverType: "Student",
+		Experience: "0.5", Sent: "2026-10-30"}
+	if _, err := server.ImportApplications(context.Background(), a.store, a.acct, []*jobboardv2.DriverApplication{full, minimal}); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+func TestGoldenDrivers(t *testing.T) {
+	tests := []struct{ name, path string }{
+		{"drivers_list", "/api/v2.0/drivers.{fmt}"},
+		{"drivers_list_page", "/api/v2.0/drivers.{fmt}?max=1&sort=-sent"},
+		{"drivers_list_empty", "/api/v2.0/drivers.{fmt}?state=WY"},
+		{"driver_detail", "/api/v2.0/drivers.{fmt}/1"},
+		{"driver_detail_minimal", "/api/v2.0/drivers.{fmt}/2"},
+		{"drivers_error_not_found", "/api/v2.0/drivers.{fmt}/3"},
+		{"drivers_error_param", "/api/v2.0/drivers.{fmt}?lives_within_radius=10&lives_within_zip=00000"},
+	}
+	for _, tt := range tests {
+		for _, format := range []string{"json", "xml"} {
+			t.Run(tt.name+"."+format, func(t *testing.T) {
+				a := newAPI(t)
+				seedDrivers(a)
+				resp := a.do("GET", strings.ReplaceAll(tt.path, "{fmt}", format), "")
+				checkGolden(t, tt.name+"."+format, resp)
+			})
+		}
 	}
 }
