@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -55,6 +57,11 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	key, err := demoAccount(ctx, st, filepath.Join(dataDir, "demo-api-key"))
 	if err != nil {
 		return err
+	}
+	if cfg.internalToken == "" {
+		if cfg.internalToken, err = devInternalToken(filepath.Join(dataDir, "internal-token")); err != nil {
+			return err
+		}
 	}
 	return serve(ctx, cfg, st, func() { printBanner(stdout, cfg, key, dataDir) })
 }
@@ -146,17 +153,19 @@ func printBanner(w io.Writer, cfg config, key, dataDir string) {
 	base := "http://localhost" + portOf(cfg.httpAddr)
 	fmt.Fprintf(w, `
 Job board running: REST %s, gRPC localhost%s
-Demo account API key (also in %s):
+Demo account API key (also in %s; the internal token for the
+driver intake is in %s):
 
   %s
 
 Try:
   curl -u %s: %s/api/v2.0/jobs.json
   curl -u %s: %s/api/v2.0/jobs.xml
+  curl -u %s: '%s/api/v2.0/drivers.json?state=TX&max=5'
   grpcurl -plaintext -H 'authorization: Bearer %s' localhost%s jobboard.v2.JobService/ListJobs
 
 Press Ctrl-C to stop.
-`, base, portOf(cfg.grpcAddr), filepath.Join(dataDir, "demo-api-key"), key, key, base, key, base, key, portOf(cfg.grpcAddr))
+`, base, portOf(cfg.grpcAddr), filepath.Join(dataDir, "demo-api-key"), filepath.Join(dataDir, "internal-token"), key, key, base, key, base, key, base, key, portOf(cfg.grpcAddr))
 }
 
 // portOf returns ":PORT" of a listen address.
@@ -165,6 +174,18 @@ func portOf(addr string) string {
 		return addr[i:]
 	}
 	return addr
+}
+
+// devInternalToken returns the token kept in file, creating a random one
+// the first time, so the intake can be tried locally.
+func devInternalToken(file string) (string, error) {
+	if b, err := os.ReadFile(file); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	token := hex.EncodeToString(b)
+	return token, os.WriteFile(file, []byte(token+"\n"), 0o600)
 }
 
 // accountJobRefs lists the reference numbers of the account's active jobs.

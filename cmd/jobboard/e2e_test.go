@@ -357,6 +357,66 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("driver intake", func(t *testing.T) {
+		intake := jobboardv2.NewDriverIntakeServiceClient(conn)
+		app := &jobboardv2.DriverApplication{FirstName: "Ira", LastName: "Cole", Address: "5 Pike St", City: "Joplin",
+			State: "MO", Zip: "64801", Email: "ira@example.com", Phone: "4175550100", DriverType: "Company Driver",
+			Experience: "4", Sent: "2026-11-01T08:00:00Z", JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "E1"}}}
+		req := &jobboardv2.SubmitApplicationRequest{AccountId: a.ID, Application: app}
+		if _, err := intake.SubmitApplication(withKey(a.APIKey), req); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("intake with an employer key: %v, want PermissionDenied", err)
+		}
+		resp, err := intake.SubmitApplication(withKey(internalToken), req)
+		if err != nil || resp.DriverId == 0 {
+			t.Fatalf("intake with the internal token: %v %v", resp, err)
+		}
+		code, hdr, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?job_title=otr%20driver", "")
+		if code != 200 || hdr.Get("X-Total-Count") != "1" || !strings.Contains(body, `"email":"ira@example.com"`) {
+			t.Errorf("drivers list after intake: %d %v %s", code, hdr, body)
+		}
+		if code, _, _ := svc.request("basic", b.APIKey, "GET", fmt.Sprintf("/api/v2.0/drivers.xml/%d", resp.DriverId), ""); code != 404 {
+			t.Errorf("B reads A's applicant: %d", code)
+		}
+		drivers, err := jobboardv2.NewDriverServiceClient(conn).ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{State: "mo"})
+		if err != nil || len(drivers.Drivers) != 1 || drivers.TotalCount != 1 {
+			t.Errorf("gRPC ListDrivers: %v %v", drivers, err)
+		}
+	})
+
+	t.Run("drivers import", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "drivers.json")
+		good := `[{"id": 99, "first_name": "Lu", "last_name": "Park", "address": "1 A St", "address2": null, "city": "Omaha",
+			"state": "NE", "zip": "68102", "email": "lu@example.com", "phone": "4025550100", "driver_type": "Student",
+			"experience": "1", "sent": "2026-10-01T10:00:00+00:00", "has_job_apps": true,
+			"endorsement": "Doubles/Triples (T), HAZMAT (H)", "license_state": "Nebraska", "date_of_birth": "02/03/1990",
+			"last_license_suspension": null, "last_dui": 2012, "employment_history": [{"company": "X", "state": "NE",
+			"phone": "4025550101", "start_date": "2020-01-01", "end_date": null}],
+			"job_applications": [{"job_id": 1, "title": "ignored", "reference": "E2", "is_direct_app": true,
+			"created_at": "2026-10-01T11:00:00+00:00"}], "is_premium": false}]`
+		if err := os.WriteFile(file, []byte(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := runCommand(t, env, "drivers", "import", "--account", fmt.Sprint(a.ID), file)
+		if strings.TrimSpace(out) != `{"imported":1}` {
+			t.Errorf("import printed %q", out)
+		}
+		bad := strings.Replace(good, `"reference": "E2"`, `"reference": "NOPE"`, 1)
+		bad = strings.Replace(bad, "lu@example.com", "lu2@example.com", 1)
+		if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(jobboardBinary(t), "drivers", "import", "--account", fmt.Sprint(a.ID), file)
+		cmd.Env = append(os.Environ(), env...)
+		msg, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(msg), `account has no job with reference "NOPE"`) {
+			t.Errorf("bad import: %v %s", err, msg)
+		}
+		code, _, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?email=LU2@example.com", "")
+		if code != 200 || body != "[]\n" {
+			t.Errorf("a failed import left data: %s", body)
+		}
+	})
+
 	t.Run("sigterm", func(t *testing.T) {
 		if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
