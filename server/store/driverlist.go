@@ -112,8 +112,10 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 		add("a.has_job_apps = ?", *f.HasJobApps)
 	}
 	if f.JobTitleLower != "" {
+		// Uncorrelated, so it runs once: the account's jobs with that title,
+		// then who applied to them.
 		add(`a.driver_id IN (SELECT ja.driver_id FROM jobs j JOIN job_applications ja ON ja.job_id = j.id
-			WHERE j.account_id = a.account_id AND lower(j.title) = ? AND ja.account_id = a.account_id)`, f.JobTitleLower)
+			WHERE j.account_id = $1 AND lower(j.title) = ? AND ja.account_id = $1)`, f.JobTitleLower)
 	}
 	if r := f.Radius; r != nil {
 		// A bounding box an index can use, then the exact great-circle test.
@@ -145,33 +147,45 @@ func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter
 	if err := s.db.GetContext(ctx, &total, `SELECT count(*) FROM applications a WHERE `+where, args...); err != nil {
 		return nil, 0, fmt.Errorf("count drivers: %w", err)
 	}
-	order := []string{}
-	dir := ""
-	if f.Descending {
-		dir = " DESC"
-	}
-	for _, c := range sortColumns[f.Sort] {
-		order = append(order, c+dir)
-	}
-	// Ties always go by id ascending; sorting by id itself follows the direction.
-	if f.Sort == "id" || f.Sort == "" {
-		order = append(order, "a.driver_id"+dir)
-	} else {
-		order = append(order, "a.driver_id")
-	}
+	// Page on applications alone, then read the page's 100 or so drivers:
+	// joining drivers before the limit would fetch every matching row.
+	order := orderBy(f)
 	args = append(args, f.Limit, f.Offset)
 	items := []DriverListItem{}
 	err := s.db.SelectContext(ctx, &items, `
 		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
 		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps
-		  FROM applications a JOIN drivers d ON d.id = a.driver_id
-		 WHERE `+where+`
-		 ORDER BY `+strings.Join(order, ", ")+fmt.Sprintf(`
-		 LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+		  FROM (SELECT a.driver_id, a.sent, a.has_job_apps, a.state, a.driver_type, a.last_name_lower, a.first_name_lower
+		          FROM applications a
+		         WHERE `+where+`
+		         ORDER BY `+order+fmt.Sprintf(`
+		         LIMIT $%d OFFSET $%d`, len(args)-1, len(args))+`) a
+		  JOIN drivers d ON d.id = a.driver_id
+		 ORDER BY `+order, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list drivers: %w", err)
 	}
 	return items, total, nil
+}
+
+// orderBy returns the ORDER BY of the filter's sort. Ties always go by id
+// ascending; sorting by id itself follows the direction. The subquery keeps
+// the column names, so the same clause orders the page inside and out.
+func orderBy(f DriverFilter) string {
+	dir := ""
+	if f.Descending {
+		dir = " DESC"
+	}
+	var order []string
+	for _, c := range sortColumns[f.Sort] {
+		order = append(order, c+dir)
+	}
+	if f.Sort == "id" || f.Sort == "" {
+		order = append(order, "a.driver_id"+dir)
+	} else {
+		order = append(order, "a.driver_id")
+	}
+	return strings.Join(order, ", ")
 }
 
 // DriverDetail is one applicant with the whole profile.
