@@ -178,6 +178,7 @@ func TestGoldenDrivers(t *testing.T) {
 		{"drivers_list", "/api/v2.0/drivers.{fmt}"},
 		{"drivers_list_page", "/api/v2.0/drivers.{fmt}?max=1&sort=-sent"},
 		{"drivers_list_empty", "/api/v2.0/drivers.{fmt}?state=WY"},
+		{"drivers_list_unknown_param", "/api/v2.0/drivers.{fmt}?utm_source=mail&max=1"},
 		{"driver_detail", "/api/v2.0/drivers.{fmt}/1"},
 		{"driver_detail_minimal", "/api/v2.0/drivers.{fmt}/2"},
 		{"drivers_error_not_found", "/api/v2.0/drivers.{fmt}/3"},

@@ -110,7 +110,7 @@ func demoAccount(ctx context.Context, st *store.Store, keyFile string) (string, 
 	if err != nil {
 		return "", err
 	}
-	if err := st.SeedApplications(ctx, creds.AccountID, demo.Applications(creds.AccountID, demoDrivers, 1, time.Now(), refs, "demo.")); err != nil {
+	if err := st.SeedApplications(ctx, creds.AccountID, demo.Applications(creds.AccountID, demoDrivers, 1, time.Now(), refs, fmt.Sprintf("demo%d.", creds.AccountID))); err != nil {
 		return "", fmt.Errorf("seed demo drivers: %w", err)
 	}
 	if err := os.WriteFile(keyFile, []byte(creds.APIKey+"\n"), 0o600); err != nil {
