@@ -58,6 +58,9 @@ func jsonArray(dec *json.Decoder, what string, item func(i int) error) error {
 		return fmt.Errorf("the body must be %s", what)
 	}
 	for i := 0; dec.More(); i++ {
+		if i == maxBodyItems {
+			return errTooManyItems
+		}
 		if err := item(i); err != nil {
 			return err
 		}

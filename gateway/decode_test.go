@@ -104,7 +104,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"xml truncated", wire.XML, `<jobs><job><title>a`, "malformed XML"},
 		{"xml mismatched", wire.XML, `<jobs><job></jobs>`, "malformed XML"},
 		{"xml two roots", wire.XML, `<jobs/><jobs/>`, "unexpected content after the </jobs> root element"},
-		{"xml other encoding", wire.XML, `<?xml version="1.0" encoding="ISO-8859-1"?><jobs/>`, "ISO-8859-1"},
+		{"xml other encoding", wire.XML, `<?xml version="1.0" encoding="ISO-8859-1"?><jobs/>`, "the body must be XML in UTF-8"},
+		{"json too many items", wire.JSON, "[" + strings.Repeat("{},", maxBodyItems) + "{}]", "more than 10000 items"},
+		{"xml too many items", wire.XML, "<jobs>" + strings.Repeat("<job/>", maxBodyItems+1) + "</jobs>", "more than 10000 items"},
 		{"xml deep unknown", wire.XML, "<jobs><job><x>" + strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40) + "</x></job></jobs>", "nested deeper than 32"},
 	}
 	for _, tt := range tests {

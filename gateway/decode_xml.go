@@ -15,6 +15,13 @@ import (
 // hold text only.
 const maxXMLDepth = 32
 
+// maxBodyItems bounds the elements of a list body. A post processes 1,000
+// jobs and reports each further one as a limit error; past this many, the
+// answer would only grow, so the body is refused instead.
+const maxBodyItems = 10_000
+
+var errTooManyItems = fmt.Errorf("the body lists more than %d items; a post processes the first 1,000 jobs, so send the rest in further requests", maxBodyItems)
+
 // decodeXML fills a request message from an XML body: a jobs root whose job
 // children are job records (post) or ids and reference numbers (deletes).
 func decodeXML(data []byte, msg any) error {
@@ -101,6 +108,9 @@ func (d *xmlReader) jobs(item func(i int) error) error {
 		case xml.StartElement:
 			if t.Name.Local != "job" {
 				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
+			}
+			if i == maxBodyItems {
+				return errTooManyItems
 			}
 			if err := item(i); err != nil {
 				return err
@@ -199,6 +209,8 @@ func xmlError(err error) error {
 		return fmt.Errorf("malformed XML at line %d: %s", syntax.Line, syntax.Msg)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("malformed XML: the body ends too soon")
+	case strings.Contains(err.Error(), "CharsetReader"):
+		return errors.New("the body must be XML in UTF-8; no other encoding is accepted")
 	}
 	return err
 }

@@ -79,7 +79,11 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, fromStatus(r.Context(), err))
 			return
 		}
-		if raw, ok := params["id"]; ok {
+		if apiErr := checkParams(r, params); apiErr != nil {
+			writeError(w, r, *apiErr)
+			return
+		}
+		if raw, ok := params["id"]; ok && r.Method == http.MethodGet {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
 				writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
 					fmt.Sprintf("id: %q is not an id (a whole number)", raw)})
@@ -102,6 +106,28 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next(w, r, params)
 	}
+}
+
+// checkParams refuses path and query values that are not UTF-8 or hold a
+// NUL: no field can store them, and PostgreSQL would reject them.
+func checkParams(r *http.Request, params map[string]string) *apiError {
+	bad := func(name, value string) *apiError {
+		return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+			fmt.Sprintf("%s: %q is not valid; values must be UTF-8 text without NUL characters", name, value)}
+	}
+	for name, v := range params {
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return bad(name, v)
+		}
+	}
+	for name, vs := range r.URL.Query() {
+		for _, v := range vs {
+			if !utf8.ValidString(name) || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return bad(strings.ToValidUTF8(name, "\uFFFD"), v)
+			}
+		}
+	}
+	return nil
 }
 
 type requestURLKey struct{}

@@ -115,7 +115,7 @@ func (v *jobValidator) check(in *jobboardv2.JobInput) (store.JobFields, []fieldP
 	f.PayAmountMin = c.decimal("payAmountMin", in.PayAmountMin)
 	f.PayAmountMax = c.decimal("payAmountMax", in.PayAmountMax)
 	if f.PayAmountMin != nil && f.PayAmountMax != nil && cents(*f.PayAmountMin) > cents(*f.PayAmountMax) {
-		c.invalid("payAmountMin", in.PayAmountMin, fmt.Sprintf("is greater than payAmountMax %q", *in.PayAmountMax))
+		c.invalid("payAmountMin", in.PayAmountMin, "is greater than payAmountMax "+quoted(*in.PayAmountMax))
 	}
 	f.PayFrequency = c.optionalEnum("payFrequency", in.PayFrequency, payFrequencies)
 	f.EmploymentType = c.enumList("employmentType", in.EmploymentType, employment)
@@ -168,7 +168,39 @@ func (c *jobCheck) missing(field string, raw *string) {
 
 func (c *jobCheck) invalid(field string, raw *string, rule string) {
 	c.problems = append(c.problems, fieldProblem{kind: invalidProblem, field: field, value: raw,
-		message: fmt.Sprintf("%s: %q %s", field, deref(raw), rule)})
+		message: fmt.Sprintf("%s: %s %s", field, quoted(deref(raw)), rule)})
+}
+
+// Echoes of client values are cut, so a huge value cannot make the answer
+// many times larger than the request.
+const (
+	maxQuoted = 100   // characters of a value quoted in a message
+	maxEchoed = 1_024 // characters of a value returned in an entry
+)
+
+// quoted is %q of s, cut to maxQuoted characters.
+func quoted(s string) string { return fmt.Sprintf("%q", truncate(s, maxQuoted)) }
+
+// echoed is the value returned in an entry, cut to maxEchoed characters.
+func echoed(s *string) *string {
+	if s == nil || len(*s) <= maxEchoed {
+		return s
+	}
+	return ptr(truncate(*s, maxEchoed))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k] + "…"
+		}
+		i++
+	}
+	return s
 }
 
 // text trims a submitted value. It reports false for an absent or blank

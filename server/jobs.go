@@ -21,7 +21,18 @@ const (
 	MaxJobsPerPost = 1000
 	// MaxActiveJobs is the most active jobs an account may have.
 	MaxActiveJobs = 10_000
+	// MaxListItems bounds the jobs of a post and the ids or references of a
+	// delete: beyond it the summary would only grow, so the call is refused.
+	MaxListItems = 10_000
 )
+
+// tooManyItems refuses a request listing more than MaxListItems.
+func tooManyItems(n int) error {
+	if n <= MaxListItems {
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument, "the request lists %d items, more than %d; a post processes the first %d jobs, so send the rest in further requests", n, MaxListItems, MaxJobsPerPost)
+}
 
 // JobService implements jobboard.v2.JobService.
 type JobService struct {
@@ -76,6 +87,9 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 	if err != nil {
 		return nil, err
 	}
+	if err := tooManyItems(len(req.GetJobs())); err != nil {
+		return nil, err
+	}
 	sum := newSummary()
 	resp := &jobboardv2.PostJobsResponse{Summary: sum.BatchSummary, IgnoredValues: []*jobboardv2.BatchEntry{}}
 
@@ -86,8 +100,8 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 	)
 	for i, in := range req.GetJobs() {
 		entry := func(field string, value *string, message string) *jobboardv2.BatchEntry {
-			return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: in.ReferenceNumber,
-				Field: optional(field), Value: value, Message: message}
+			return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: echoed(in.ReferenceNumber),
+				Field: optional(field), Value: echoed(value), Message: message}
 		}
 		if i >= MaxJobsPerPost {
 			sum.add(&sum.ErrorMessages.LimitErrors, entry("", nil,
@@ -97,7 +111,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 		ref := strings.TrimSpace(in.GetReferenceNumber())
 		if first, seen := firstAt[ref]; seen && ref != "" {
 			sum.add(&sum.ErrorMessages.DuplicationErrors, entry("referenceNumber", in.ReferenceNumber,
-				fmt.Sprintf("referenceNumber %q already appears at index %d of this request; only its first occurrence is processed", ref, first)))
+				fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", quoted(ref), first)))
 			continue
 		}
 		firstAt[ref] = i
@@ -133,7 +147,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 		case store.OverActiveLimit:
 			i := indexOf[k]
 			in := req.Jobs[i]
-			sum.add(&sum.ErrorMessages.LimitErrors, &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: in.ReferenceNumber,
+			sum.add(&sum.ErrorMessages.LimitErrors, &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: echoed(in.ReferenceNumber),
 				Message: fmt.Sprintf("the account has reached its maximum of %d active jobs; job %s was not added", MaxActiveJobs, valid[k].ReferenceNumber)})
 		}
 	}
@@ -142,7 +156,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 
 // DeleteJob withdraws one job by id.
 func (s *JobService) DeleteJob(ctx context.Context, req *jobboardv2.DeleteJobRequest) (*jobboardv2.DeleteJobResponse, error) {
-	sum, err := s.deleteByID(ctx, []string{strconv.FormatInt(req.GetId(), 10)}, false)
+	sum, err := s.deleteByID(ctx, []string{req.GetId()}, false)
 	return &jobboardv2.DeleteJobResponse{Summary: sum}, err
 }
 
@@ -171,7 +185,7 @@ func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) 
 		parse: func(raw string) (int64, string) {
 			id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 			if err != nil {
-				return 0, fmt.Sprintf("%q is not a job id (an integer)", raw)
+				return 0, quoted(raw) + " is not a job id (an integer)"
 			}
 			return id, ""
 		},
@@ -187,12 +201,12 @@ func (s *JobService) deleteByReference(ctx context.Context, refs []string, liste
 		parse: func(raw string) (string, string) {
 			ref := strings.TrimSpace(raw)
 			if ref == "" || strings.ContainsRune(ref, 0) {
-				return "", fmt.Sprintf("%q is not a reference number (1-64 letters and digits)", raw)
+				return "", quoted(raw) + " is not a reference number (1-64 letters and digits)"
 			}
 			return ref, ""
 		},
 		name:     func(e *jobboardv2.BatchEntry, ref string) { e.ReferenceNumber = &ref },
-		describe: func(ref string) string { return fmt.Sprintf("job with referenceNumber %q", ref) },
+		describe: func(ref string) string { return "job with referenceNumber " + quoted(ref) },
 		remove:   s.store.DeleteJobsByReference,
 	})
 }
@@ -218,6 +232,9 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	if err != nil {
 		return nil, err
 	}
+	if err := tooManyItems(len(raw)); err != nil {
+		return nil, err
+	}
 	sum := newSummary()
 	entry := func(i int, key K, message string) *jobboardv2.BatchEntry {
 		e := &jobboardv2.BatchEntry{Index: indexIf(listed, i), Message: message}
@@ -230,7 +247,7 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	for i, r := range raw {
 		key, invalid := k.parse(r)
 		if invalid != "" {
-			sum.add(&sum.ErrorMessages.InvalidErrors, &jobboardv2.BatchEntry{Index: indexIf(listed, i), Value: &raw[i], Message: invalid})
+			sum.add(&sum.ErrorMessages.InvalidErrors, &jobboardv2.BatchEntry{Index: indexIf(listed, i), Value: echoed(&raw[i]), Message: invalid})
 			continue
 		}
 		if first, seen := firstAt[key]; seen {

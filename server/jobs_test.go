@@ -3,9 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	dbtest "jobboard/internal/pgtest"
@@ -136,10 +140,10 @@ func TestUpsertLifecycle(t *testing.T) {
 
 	list, _ := svc.ListJobs(ctx, &jobboardv2.ListJobsRequest{})
 	id := list.Jobs[0].Id
-	if _, err := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id}); err != nil {
+	if _, err := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: fmt.Sprint(id)}); err != nil {
 		t.Fatal(err)
 	}
-	if del, _ := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id}); len(del.Summary.ErrorMessages.MissingErrors.Errors) != 1 {
+	if del, _ := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: fmt.Sprint(id)}); len(del.Summary.ErrorMessages.MissingErrors.Errors) != 1 {
 		t.Errorf("deleting twice: %v", del.Summary)
 	}
 	if n := activeJobs(t, st); n != 0 {
@@ -159,5 +163,32 @@ func TestCallerRequired(t *testing.T) {
 	svc, _, _, _ := newJobsFixture(t)
 	if _, err := svc.ListJobs(context.Background(), &jobboardv2.ListJobsRequest{}); err == nil {
 		t.Error("a call without a caller was served")
+	}
+}
+
+// TestHugeInputIsNotAmplified: a long value is echoed cut short, and a
+// request listing too many items is refused rather than answered in full.
+func TestHugeInputIsNotAmplified(t *testing.T) {
+	svc, ctx, _, _ := newJobsFixture(t)
+	huge := input("H1")
+	huge.Title = ptr(strings.Repeat("\x01", 1<<20))
+	resp, err := svc.PostJobs(ctx, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{huge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := resp.Summary.ErrorMessages.InvalidErrors.Errors[0]
+	if len(e.Message) > 1000 || len(e.GetValue()) > 4*maxEchoed {
+		t.Errorf("echo of a 1 MiB title: message %d bytes, value %d bytes", len(e.Message), len(e.GetValue()))
+	}
+	many := &jobboardv2.PostJobsRequest{}
+	for i := 0; i <= MaxListItems; i++ {
+		many.Jobs = append(many.Jobs, &jobboardv2.JobInput{})
+	}
+	if _, err := svc.PostJobs(ctx, many); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("post of %d jobs: %v, want InvalidArgument", len(many.Jobs), err)
+	}
+	ids := make([]string, MaxListItems+1)
+	if _, err := svc.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: ids}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("delete of %d ids: %v, want InvalidArgument", len(ids), err)
 	}
 }

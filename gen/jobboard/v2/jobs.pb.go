@@ -1073,8 +1073,9 @@ func (x *GetJobResponse) GetJob() *Job {
 // DeleteJobRequest names one job by id.
 type DeleteJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The job id.
-	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The job id as the client sent it; a value that is not an integer is an
+	// invalid error in the summary rather than a failed call.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1109,11 +1110,11 @@ func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
 	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{13}
 }
 
-func (x *DeleteJobRequest) GetId() int64 {
+func (x *DeleteJobRequest) GetId() string {
 	if x != nil {
 		return x.Id
 	}
-	return 0
+	return ""
 }
 
 // DeleteJobResponse summarises a delete.
@@ -1565,7 +1566,7 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x0eGetJobResponse\x12\"\n" +
 	"\x03job\x18\x01 \x01(\v2\x10.jobboard.v2.JobR\x03job\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"H\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"H\n" +
 	"\x11DeleteJobResponse\x123\n" +
 	"\asummary\x18\x01 \x01(\v2\x19.jobboard.v2.BatchSummaryR\asummary\"%\n" +
 	"\x11DeleteJobsRequest\x12\x10\n" +
