@@ -98,7 +98,7 @@ func (s *DriverService) driverFilter(ctx context.Context, req *jobboardv2.ListDr
 		f.DriverType = canon
 	}
 	if v := strings.TrimSpace(req.GetEmail()); v != "" {
-		f.EmailLower = strings.ToLower(v)
+		f.EmailLower = store.FoldCase(v)
 		f.MatchNothing = f.MatchNothing || !validEmail(v)
 	}
 	if v := strings.TrimSpace(req.GetPhone()); v != "" {
@@ -123,8 +123,8 @@ func (s *DriverService) driverFilter(ctx context.Context, req *jobboardv2.ListDr
 		}
 		f.SentBefore = &t
 	}
-	f.FirstNameLower = strings.ToLower(strings.TrimSpace(req.GetFirstName()))
-	f.LastNameLower = strings.ToLower(strings.TrimSpace(req.GetLastName()))
+	f.FirstNameLower = store.FoldCase(strings.TrimSpace(req.GetFirstName()))
+	f.LastNameLower = store.FoldCase(strings.TrimSpace(req.GetLastName()))
 	if v := strings.TrimSpace(req.GetHasJobApps()); v != "" {
 		switch strings.ToLower(v) {
 		case "1", "true":
@@ -136,7 +136,9 @@ func (s *DriverService) driverFilter(ctx context.Context, req *jobboardv2.ListDr
 			return f, badParam("has_job_apps", v, "allowed: 1, 0, true, false")
 		}
 	}
-	f.JobTitleLower = strings.ToLower(strings.TrimSpace(req.GetJobTitle()))
+	// Titles are compared with PostgreSQL's lower() on both sides, which
+	// folds only ASCII in a C-locale database.
+	f.JobTitle = strings.TrimSpace(req.GetJobTitle())
 	radius, zip := strings.TrimSpace(req.GetLivesWithinRadius()), strings.TrimSpace(req.GetLivesWithinZip())
 	switch {
 	case radius != "" && zip == "":

@@ -347,3 +347,31 @@ func TestImportApplicationsRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestDriversFoldCaseBeyondASCII: an e-mail or name differing only in the
+// case of accented letters is the same driver and matches the filters.
+func TestDriversFoldCaseBeyondASCII(t *testing.T) {
+	st := pgtest(t)
+	ctx := context.Background()
+	acct, _ := CreateAccount(ctx, st, "A")
+	upper := applicant("JOSÉ", "ÑÚÑEZ", "TX", "75201", "Student", "1", "2026-01-01")
+	upper.Email = "ÉMILE@example.com"
+	lower := applicant("José", "Ñúñez", "TX", "75201", "Student", "1", "2026-01-02")
+	lower.Email = "émile@example.com"
+	ids, err := ImportApplications(ctx, st, acct.AccountID, []*jobboardv2.DriverApplication{upper, lower})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("ÉMILE@ and émile@ became drivers %d and %d", ids[0], ids[1])
+	}
+	f := &driversFixture{drivers: NewDriverService(st)}
+	actx := ContextWithCaller(ctx, Caller{AccountID: acct.AccountID})
+	for _, req := range []*jobboardv2.ListDriversRequest{
+		{FirstName: "josé"}, {FirstName: "JOSÉ"}, {LastName: "ñúñez"}, {Email: "Émile@Example.com"},
+	} {
+		if got := f.names(t, actx, req); len(got) != 1 {
+			t.Errorf("%v matched %v", req, got)
+		}
+	}
+}

@@ -27,7 +27,7 @@ type DriverFilter struct {
 	FirstNameLower string
 	LastNameLower  string
 	HasJobApps     *bool
-	JobTitleLower  string
+	JobTitle  string
 	Radius         *Radius
 	MinExperience  *float64
 	State          string
@@ -111,11 +111,11 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	if f.HasJobApps != nil {
 		add("a.has_job_apps = ?", *f.HasJobApps)
 	}
-	if f.JobTitleLower != "" {
+	if f.JobTitle != "" {
 		// Uncorrelated, so it runs once: the account's jobs with that title,
 		// then who applied to them.
 		add(`a.driver_id IN (SELECT ja.driver_id FROM jobs j JOIN job_applications ja ON ja.job_id = j.id
-			WHERE j.account_id = $1 AND lower(j.title) = ? AND ja.account_id = $1)`, f.JobTitleLower)
+			WHERE j.account_id = $1 AND lower(j.title) = lower(?) AND ja.account_id = $1)`, f.JobTitle)
 	}
 	if r := f.Radius; r != nil {
 		// A bounding box an index can use, then the exact great-circle test.

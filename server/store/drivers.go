@@ -86,13 +86,17 @@ func (e *UnknownJobError) Error() string {
 const (
 	searchColumns = `state, driver_type, email_lower, phone_digits, first_name_lower, last_name_lower,
 		experience_years, endorsements, latitude, longitude`
-	searchValues = `d.state, d.driver_type, lower(d.email),
+	searchValues = `d.state, d.driver_type, d.email_key,
 		regexp_replace(regexp_replace(d.phone, '\D', '', 'g'), '^1(\d{10})$', '\1'),
-		lower(d.first_name), lower(d.last_name),
+		d.first_name_key, d.last_name_key,
 		CASE WHEN d.experience ~ '^\d+(\.\d+)?$' THEN d.experience::numeric END,
 		d.endorsements, z.latitude, z.longitude`
 	searchSource = `drivers d LEFT JOIN zip_centroids z ON z.zip = left(d.zip, 5)`
 )
+
+// FoldCase is the case folding of e-mail and name keys and of the filters
+// that compare with them.
+func FoldCase(s string) string { return strings.ToLower(s) }
 
 const profileColumns = `email, first_name, last_name, address, address2, city, state, zip, phone,
 	driver_type, experience, endorsements, freight_experience, freight_preferences, license_state,
@@ -128,26 +132,27 @@ func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (int64, er
 		p.DriverType, p.Experience, p.Endorsements, p.FreightExperience, p.FreightPreferences, p.LicenseState,
 		p.PreferredAssignments, p.PreferredRegions, p.HasTeam, p.LicenseClass, p.DateOfBirth, p.TwicCard,
 		p.Accidents, p.MovingViolations, p.LastLicenseSuspension, p.LastDUI, p.InterestedLeasePurchase,
-		p.Teams, p.TrucksOwned, p.IsPremium, a.Sent}
+		p.Teams, p.TrucksOwned, p.IsPremium, a.Sent, FoldCase(p.Email), FoldCase(p.FirstName), FoldCase(p.LastName)}
 	placeholders := make([]string, len(args))
 	sets := make([]string, 0, len(args))
 	for i := range args {
 		placeholders[i] = fmt.Sprintf("$%d", i+1)
 	}
-	for _, c := range strings.Split(profileColumns+", profile_sent", ",") {
+	const columns = profileColumns + ", profile_sent, email_key, first_name_key, last_name_key"
+	for _, c := range strings.Split(columns, ",") {
 		c = strings.TrimSpace(c)
 		sets = append(sets, c+" = EXCLUDED."+c)
 	}
 	// The newest application's profile wins, whichever arrives first.
 	var id int64
-	err := tx.GetContext(ctx, &id, `INSERT INTO drivers (`+profileColumns+`, profile_sent)
+	err := tx.GetContext(ctx, &id, `INSERT INTO drivers (`+columns+`)
 		VALUES (`+strings.Join(placeholders, ", ")+`)
-		ON CONFLICT (lower(email)) DO UPDATE SET `+strings.Join(sets, ", ")+`
+		ON CONFLICT (email_key) DO UPDATE SET `+strings.Join(sets, ", ")+`
 		WHERE drivers.profile_sent <= EXCLUDED.profile_sent
 		RETURNING id`, args...)
 	profileWritten := err == nil
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE lower(email) = lower($1)`, p.Email)
+		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE email_key = $1`, FoldCase(p.Email))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("save driver: %w", err)
@@ -259,13 +264,14 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 // through SaveApplications, which merges drivers across accounts.
 func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Application) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var cols [13][]string
+		var cols [16][]string
 		var sent []time.Time
 		var endorsements []string
 		for _, a := range apps {
 			p := a.Profile
 			for i, v := range []string{p.Email, p.FirstName, p.LastName, p.Address, p.City, p.State, p.Zip, p.Phone,
-				p.DriverType, p.Experience, deref(p.LicenseState), deref(p.LicenseClass), deref(p.DateOfBirth)} {
+				p.DriverType, p.Experience, deref(p.LicenseState), deref(p.LicenseClass), deref(p.DateOfBirth),
+				FoldCase(p.Email), FoldCase(p.FirstName), FoldCase(p.LastName)} {
 				cols[i] = append(cols[i], v)
 			}
 			sent = append(sent, a.Sent)
@@ -279,16 +285,19 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 			CREATE TEMP TABLE seed ON COMMIT DROP AS
 			SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
 			                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-			                     $13::text[], $14::text[], $15::text[])
+			                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
 			  AS u(sent, endorsements, email, first_name, last_name, address, city, state, zip, phone,
-			       driver_type, experience, license_state, license_class, date_of_birth);
+			       driver_type, experience, license_state, license_class, date_of_birth,
+			       email_key, first_name_key, last_name_key);
 			`, args...); err != nil {
 			return fmt.Errorf("seed: stage: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO drivers (email, first_name, last_name, address, city, state, zip, phone, driver_type,
-			                     experience, endorsements, license_state, license_class, date_of_birth, profile_sent)
-			SELECT email, first_name, last_name, address, city, state, zip, phone, driver_type, experience,
+			INSERT INTO drivers (email, email_key, first_name_key, last_name_key, first_name, last_name, address,
+			                     city, state, zip, phone, driver_type, experience, endorsements, license_state,
+			                     license_class, date_of_birth, profile_sent)
+			SELECT email, email_key, first_name_key, last_name_key, first_name, last_name, address, city,
+			       state, zip, phone, driver_type, experience,
 			       string_to_array(endorsements, ','), license_state, license_class, NULLIF(date_of_birth, '')::date, sent
 			  FROM seed`); err != nil {
 			return fmt.Errorf("seed: drivers: %w", err)
@@ -296,7 +305,7 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO applications (account_id, driver_id, sent, `+searchColumns+`)
 			SELECT $1, d.id, s.sent, `+searchValues+`
-			  FROM seed s JOIN drivers d ON lower(d.email) = lower(s.email)
+			  FROM seed s JOIN drivers d ON d.email_key = s.email_key
 			  LEFT JOIN zip_centroids z ON z.zip = left(d.zip, 5)`, accountID); err != nil {
 			return fmt.Errorf("seed: applications: %w", err)
 		}
@@ -306,7 +315,7 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		var created []time.Time
 		for _, a := range apps {
 			for _, j := range a.JobApps {
-				drivers, refs = append(drivers, a.Profile.Email), append(refs, j.Reference)
+				drivers, refs = append(drivers, FoldCase(a.Profile.Email)), append(refs, j.Reference)
 				direct, created = append(direct, j.IsDirectApp), append(created, j.CreatedAt)
 			}
 		}
@@ -317,7 +326,7 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 			INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at)
 			SELECT $1, d.id, j.id, u.direct, u.created
 			  FROM unnest($2::text[], $3::text[], $4::boolean[], $5::timestamptz[]) AS u(email, ref, direct, created)
-			  JOIN drivers d ON lower(d.email) = lower(u.email)
+			  JOIN drivers d ON d.email_key = u.email
 			  JOIN jobs j ON j.account_id = $1 AND j.reference_number = u.ref
 			ON CONFLICT DO NOTHING`, accountID, pq.Array(drivers), pq.Array(refs), pq.Array(direct), pq.Array(created)); err != nil {
 			return fmt.Errorf("seed: job applications: %w", err)

@@ -12,6 +12,12 @@ CREATE TABLE zip_centroids (
 CREATE TABLE drivers (
     id                        bigserial PRIMARY KEY,
     email                     text        NOT NULL,
+    -- Case-folded e-mail and names, computed by the service with Unicode
+    -- rules: PostgreSQL's lower() depends on the database locale and folds
+    -- only ASCII in the C locale.
+    email_key                 text        NOT NULL,
+    first_name_key            text        NOT NULL,
+    last_name_key             text        NOT NULL,
     first_name                text        NOT NULL,
     last_name                 text        NOT NULL,
     address                   text        NOT NULL,
@@ -46,7 +52,7 @@ CREATE TABLE drivers (
     created_at                timestamptz NOT NULL DEFAULT now()
 );
 
-CREATE UNIQUE INDEX drivers_email_key ON drivers (lower(email));
+CREATE UNIQUE INDEX drivers_email_key ON drivers (email_key);
 
 CREATE TABLE employment_history (
     driver_id  bigint  NOT NULL REFERENCES drivers (id) ON DELETE CASCADE,
