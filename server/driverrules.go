@@ -31,11 +31,13 @@ var certifications = []struct{ code, label string }{
 	{"T", "Doubles/Triples (T)"}, {"H", "HAZMAT (H)"}, {"N", "Tank Vehicles (N)"}, {"X", "Tanker + HAZMAT (X)"},
 }
 
-// certificationCode reads a code or a full label, any case.
+// certificationCode reads a code or a full label, any case. A + that an
+// unencoded query string turned into a space still matches.
 func certificationCode(s string) (string, bool) {
-	s = strings.TrimSpace(s)
+	squash := func(v string) string { return strings.Join(strings.Fields(strings.ReplaceAll(v, "+", " ")), " ") }
+	s = squash(s)
 	for _, c := range certifications {
-		if strings.EqualFold(s, c.code) || strings.EqualFold(s, c.label) {
+		if strings.EqualFold(s, c.code) || strings.EqualFold(s, squash(c.label)) {
 			return c.code, true
 		}
 	}
@@ -56,7 +58,10 @@ func endorsementText(codes []string) string {
 	return strings.Join(parts, ", ")
 }
 
-var experiencePattern = regexp.MustCompile(`^\d{1,2}(\.\d+)?$`)
+var (
+	experiencePattern = regexp.MustCompile(`^\d{1,2}(\.\d+)?$`)
+	spacedOffset      = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T[\d:.]+) (\d{2}:?\d{2})$`)
+)
 
 // phoneDigits returns the ten digits of a US phone number, dropping
 // punctuation and a leading +1 or 1, or false when it has no ten.
@@ -89,6 +94,10 @@ func validEmail(s string) bool {
 // dateOnly reports a bare date.
 func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
 	s = strings.TrimSpace(s)
+	// An unencoded + in a query string arrives as a space: 2026-01-01T00:00:00 05:00.
+	if m := spacedOffset.FindStringSubmatch(s); m != nil {
+		s = m[1] + "+" + m[2]
+	}
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, true, nil
 	}

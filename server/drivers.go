@@ -279,9 +279,14 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 	if err != nil && !isInternal(ctx) {
 		return nil, err
 	}
+	// The account comes from the request or from x-account-id; when both
+	// are given they must agree.
 	accountID := req.GetAccountId()
-	if accountID == 0 {
+	switch {
+	case accountID == 0:
 		accountID = caller.AccountID
+	case caller.AccountID != 0 && caller.AccountID != accountID:
+		return nil, status.Errorf(codes.InvalidArgument, "account_id: %d differs from x-account-id %d", accountID, caller.AccountID)
 	}
 	ids, err := ImportApplications(ctx, s.store, accountID, []*jobboardv2.DriverApplication{req.GetApplication()})
 	if err != nil {

@@ -119,6 +119,8 @@ func TestListDriversFilters(t *testing.T) {
 		{"january", &jobboardv2.ListDriversRequest{StartDate: "2026-01-01", EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Eve"}},
 		{"end_date time is exclusive", &jobboardv2.ListDriversRequest{EndDate: "2026-02-01T00:00:00Z"}, []string{"Ann", "Bob", "Dan", "Eve"}},
 		{"start_date with offset", &jobboardv2.ListDriversRequest{StartDate: "2026-01-31T18:59:59-0500"}, []string{"Bob", "Cara"}},
+		{"start_date with + decoded as a space", &jobboardv2.ListDriversRequest{StartDate: "2026-02-01T04:59:59 05:00"}, []string{"Bob", "Cara"}},
+		{"certification label with + decoded as a space", &jobboardv2.ListDriversRequest{Certifications: "Tanker   HAZMAT (X)"}, []string{"Cara"}},
 		{"first_name any case", &jobboardv2.ListDriversRequest{FirstName: "dAN"}, []string{"Dan"}},
 		{"last_name", &jobboardv2.ListDriversRequest{LastName: "smith"}, []string{"Bob", "Eve"}},
 		{"has_job_apps 1", &jobboardv2.ListDriversRequest{HasJobApps: "1"}, []string{"Ann", "Cara"}},

@@ -150,10 +150,15 @@ func (v *jobValidator) richText(c *jobCheck, field string, raw *string, text str
 		c.ignored = append(c.ignored, ignoredField{field: field, value: raw,
 			message: "HTML other than the basic tags (b, i, u, em, strong, p, br, ul, ol, li, a with an http(s) link) was removed from " + field})
 	}
-	if strings.TrimSpace(clean) == "" {
+	clean = strings.TrimSpace(clean)
+	switch {
+	case clean == "":
 		c.invalid(field, raw, "has no text once HTML other than the basic tags is removed")
+	case utf8.RuneCountInString(clean) > maxDescriptionLen:
+		// Escaping (& to &amp;) can grow the stored text past the limit.
+		c.invalid(field, raw, fmt.Sprintf("is longer than %d characters once its HTML is escaped", maxDescriptionLen))
 	}
-	return strings.TrimSpace(clean)
+	return clean
 }
 
 // jobCheck collects the problems of one job as its fields are read.

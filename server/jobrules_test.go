@@ -60,6 +60,7 @@ func TestJobRulesProblems(t *testing.T) {
 		{"description missing", func(j *jobboardv2.JobInput) { j.Description = nil }, missingProblem, "description", "description is required"},
 		{"description blank", func(j *jobboardv2.JobInput) { j.Description = ptr(" \n ") }, missingProblem, "description", ""},
 		{"description too long", func(j *jobboardv2.JobInput) { j.Description = long(50_001) }, invalidProblem, "description", ""},
+		{"description too long once escaped", func(j *jobboardv2.JobInput) { j.Description = ptr(strings.Repeat("&", 20_000)) }, invalidProblem, "description", ""},
 		{"description only script", func(j *jobboardv2.JobInput) { j.Description = ptr("<script>alert(1)</script>") }, invalidProblem, "description", ""},
 		{"requirements too long", func(j *jobboardv2.JobInput) { j.Requirements = long(50_001) }, invalidProblem, "requirements", ""},
 		{"twic unknown", func(j *jobboardv2.JobInput) { j.TwicOnly = ptr("yes") }, invalidProblem, "twicOnly", `twicOnly: "yes" is not a boolean (true, false, 1 or 0)`},

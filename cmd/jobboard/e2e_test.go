@@ -366,6 +366,10 @@ func TestEndToEnd(t *testing.T) {
 		if _, err := intake.SubmitApplication(withKey(a.APIKey), req); status.Code(err) != codes.PermissionDenied {
 			t.Errorf("intake with an employer key: %v, want PermissionDenied", err)
 		}
+		mismatch := metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID))
+		if _, err := intake.SubmitApplication(mismatch, req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("intake for account A with x-account-id of B: %v, want InvalidArgument", err)
+		}
 		resp, err := intake.SubmitApplication(withKey(internalToken), req)
 		if err != nil || resp.DriverId == 0 {
 			t.Fatalf("intake with the internal token: %v %v", resp, err)

@@ -85,7 +85,10 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		httpLn.Close()
 		return fmt.Errorf("listen %s: %w", cfg.grpcAddr, err)
 	}
-	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Bounded reads and writes, so a client trickling a body or not reading
+	// the answer cannot hold a connection and its buffers forever.
+	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	grpcSrv := svcs.NewGRPCServer()
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	slog.Info("serving", "http", httpLn.Addr().String(), "grpc", grpcLn.Addr().String())

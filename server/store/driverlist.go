@@ -27,7 +27,7 @@ type DriverFilter struct {
 	FirstNameLower string
 	LastNameLower  string
 	HasJobApps     *bool
-	JobTitle  string
+	JobTitle       string
 	Radius         *Radius
 	MinExperience  *float64
 	State          string
