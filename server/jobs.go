@@ -90,52 +90,89 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 	if err := tooManyItems(len(req.GetJobs())); err != nil {
 		return nil, err
 	}
+	batch := s.checkJobs(req.GetJobs(), MaxJobsPerPost)
+	outcomes, err := s.store.UpsertJobs(ctx, caller.AccountID, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
 	sum := newSummary()
-	resp := &jobboardv2.PostJobsResponse{Summary: sum.BatchSummary, IgnoredValues: []*jobboardv2.BatchEntry{}}
-
-	var (
-		valid   []store.JobFields
-		indexOf []int // request index of each valid job
-		firstAt = map[string]int{}
-	)
-	for i, in := range req.GetJobs() {
-		entry := func(field string, value *string, message string) *jobboardv2.BatchEntry {
-			return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: echoed(in.ReferenceNumber),
-				Field: optional(field), Value: echoed(value), Message: message}
+	batch.count(outcomes, sum.BatchSummary)
+	resp := &jobboardv2.PostJobsResponse{Summary: sum.BatchSummary, IgnoredValues: batch.ignoredEntries()}
+	for i, in := range batch.inputs {
+		for _, p := range batch.problems[i] {
+			sum.add(sum.list(p.list), batch.entry(i, in, p.field, p.value, p.message))
 		}
-		if i >= MaxJobsPerPost {
-			sum.add(&sum.ErrorMessages.LimitErrors, entry("", nil,
-				fmt.Sprintf("only the first %d jobs of a post are processed; the job at index %d was not", MaxJobsPerPost, i)))
+	}
+	return resp, nil
+}
+
+// problemList names the summary list a problem belongs to.
+type problemList int
+
+const (
+	missingList problemList = iota
+	invalidList
+	duplicationList
+	limitList
+)
+
+// jobProblem is one reason a submitted job was not saved.
+type jobProblem struct {
+	list    problemList
+	field   string
+	value   *string
+	message string
+}
+
+// jobBatch is a checked list of submitted jobs: the valid ones ready for
+// the store, and every problem and ignored value by request index. A post
+// and an import share it and differ only in how they report.
+type jobBatch struct {
+	inputs   []*jobboardv2.JobInput
+	valid    []store.JobFields
+	indexOf  []int // request index of each valid job
+	problems [][]jobProblem
+	ignored  [][]ignoredField
+}
+
+// checkJobs validates jobs. Jobs past maxProcessed (0: no limit) and
+// repeats of a reference number are problems without being validated.
+func (s *JobService) checkJobs(jobs []*jobboardv2.JobInput, maxProcessed int) *jobBatch {
+	b := &jobBatch{inputs: jobs, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
+	firstAt := map[string]int{}
+	for i, in := range jobs {
+		if maxProcessed > 0 && i >= maxProcessed {
+			b.problems[i] = []jobProblem{{list: limitList,
+				message: fmt.Sprintf("only the first %d jobs of a post are processed; the job at index %d was not", maxProcessed, i)}}
 			continue
 		}
 		ref := strings.TrimSpace(in.GetReferenceNumber())
 		if first, seen := firstAt[ref]; seen && ref != "" {
-			sum.add(&sum.ErrorMessages.DuplicationErrors, entry("referenceNumber", in.ReferenceNumber,
-				fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", quoted(ref), first)))
+			b.problems[i] = []jobProblem{{list: duplicationList, field: "referenceNumber", value: in.ReferenceNumber,
+				message: fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", quoted(ref), first)}}
 			continue
 		}
 		firstAt[ref] = i
 		fields, problems, ignored := s.validator.check(in)
-		for _, ig := range ignored {
-			resp.IgnoredValues = append(resp.IgnoredValues, entry(ig.field, ig.value, ig.message))
-		}
+		b.ignored[i] = ignored
 		for _, p := range problems {
-			list := &sum.ErrorMessages.InvalidErrors
+			list := invalidList
 			if p.kind == missingProblem {
-				list = &sum.ErrorMessages.MissingErrors
+				list = missingList
 			}
-			sum.add(list, entry(p.field, p.value, p.message))
+			b.problems[i] = append(b.problems[i], jobProblem{list: list, field: p.field, value: p.value, message: p.message})
 		}
 		if len(problems) == 0 {
-			valid = append(valid, fields)
-			indexOf = append(indexOf, i)
+			b.valid = append(b.valid, fields)
+			b.indexOf = append(b.indexOf, i)
 		}
 	}
+	return b
+}
 
-	outcomes, err := s.store.UpsertJobs(ctx, caller.AccountID, valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
-	if err != nil {
-		return nil, internalError(ctx, err)
-	}
+// count adds the store's outcomes to sum; a job over the active-job
+// maximum becomes a limit problem of its request index.
+func (b *jobBatch) count(outcomes []store.Outcome, sum *jobboardv2.BatchSummary) {
 	for k, o := range outcomes {
 		switch o {
 		case store.Added:
@@ -145,13 +182,28 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 		case store.Unchanged:
 			sum.Unchanged++
 		case store.OverActiveLimit:
-			i := indexOf[k]
-			in := req.Jobs[i]
-			sum.add(&sum.ErrorMessages.LimitErrors, &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: echoed(in.ReferenceNumber),
-				Message: fmt.Sprintf("the account has reached its maximum of %d active jobs; job %s was not added", MaxActiveJobs, valid[k].ReferenceNumber)})
+			i := b.indexOf[k]
+			b.problems[i] = append(b.problems[i], jobProblem{list: limitList,
+				message: fmt.Sprintf("the account has reached its maximum of %d active jobs; job %s was not added", MaxActiveJobs, b.valid[k].ReferenceNumber)})
 		}
 	}
-	return resp, nil
+}
+
+// entry is a post-style entry about job i.
+func (b *jobBatch) entry(i int, in *jobboardv2.JobInput, field string, value *string, message string) *jobboardv2.BatchEntry {
+	return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: echoed(in.ReferenceNumber),
+		Field: optional(field), Value: echoed(value), Message: message}
+}
+
+// ignoredEntries lists the ignored values in request order.
+func (b *jobBatch) ignoredEntries() []*jobboardv2.BatchEntry {
+	out := []*jobboardv2.BatchEntry{}
+	for i, in := range b.inputs {
+		for _, ig := range b.ignored[i] {
+			out = append(out, b.entry(i, in, ig.field, ig.value, ig.message))
+		}
+	}
+	return out
 }
 
 // DeleteJob withdraws one job by id.
@@ -286,6 +338,12 @@ func newSummary() summary {
 		DuplicationErrors: &jobboardv2.ErrorList{},
 		LimitErrors:       &jobboardv2.ErrorList{},
 	}}}
+}
+
+// list returns the summary's list for a kind of problem.
+func (s summary) list(l problemList) **jobboardv2.ErrorList {
+	em := s.ErrorMessages
+	return [...]**jobboardv2.ErrorList{&em.MissingErrors, &em.InvalidErrors, &em.DuplicationErrors, &em.LimitErrors}[l]
 }
 
 func (s summary) add(list **jobboardv2.ErrorList, e *jobboardv2.BatchEntry) {
