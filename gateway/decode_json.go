@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 )
@@ -19,19 +20,21 @@ func decodeJSON(data []byte, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
-		err = jsonArray(dec, "a JSON array of jobs", func(i int) error {
-			j, err := jsonJob(dec, i)
+		err = jsonArray(dec, "a JSON array of jobs", maxBodyItems, func(i int) error {
+			j, err := jsonJob(dec, fmt.Sprintf("$[%d]", i))
 			m.Jobs = append(m.Jobs, j)
 			return err
 		})
+	case *jobboardv2.CreateJobImportRequest:
+		err = jsonImport(dec, m)
 	case *jobboardv2.DeleteJobsRequest:
-		err = jsonArray(dec, "a JSON array of job ids", func(i int) error {
+		err = jsonArray(dec, "a JSON array of job ids", maxBodyItems, func(i int) error {
 			v, err := jsonScalar(dec, fmt.Sprintf("$[%d]", i))
 			m.Ids = append(m.Ids, deref(v))
 			return err
 		})
 	case *jobboardv2.DeleteJobsByReferenceRequest:
-		err = jsonArray(dec, "a JSON array of reference numbers", func(i int) error {
+		err = jsonArray(dec, "a JSON array of reference numbers", maxBodyItems, func(i int) error {
 			v, err := jsonScalar(dec, fmt.Sprintf("$[%d]", i))
 			m.ReferenceNumbers = append(m.ReferenceNumbers, deref(v))
 			return err
@@ -43,13 +46,13 @@ func decodeJSON(data []byte, msg any) error {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("malformed JSON: unexpected data after the top-level array")
+		return errors.New("malformed JSON: unexpected data after the top-level value")
 	}
 	return nil
 }
 
-// jsonArray reads a top-level array, calling item for each element.
-func jsonArray(dec *json.Decoder, what string, item func(i int) error) error {
+// jsonArray reads an array of at most max elements, calling item for each.
+func jsonArray(dec *json.Decoder, what string, max int, item func(i int) error) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -58,8 +61,8 @@ func jsonArray(dec *json.Decoder, what string, item func(i int) error) error {
 		return fmt.Errorf("the body must be %s", what)
 	}
 	for i := 0; dec.More(); i++ {
-		if i == maxBodyItems {
-			return errTooManyItems
+		if i == max {
+			return tooManyItems(max)
 		}
 		if err := item(i); err != nil {
 			return err
@@ -69,14 +72,77 @@ func jsonArray(dec *json.Decoder, what string, item func(i int) error) error {
 	return err
 }
 
-// jsonJob reads one job object.
-func jsonJob(dec *json.Decoder, i int) (*jobboardv2.JobInput, error) {
+// jsonImport reads a job import: {"jobs": [...], "callbackUrl": ..., "deleteJobs": ...}.
+// Other members are ignored.
+func jsonImport(dec *json.Decoder, m *jobboardv2.CreateJobImportRequest) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
+	}
+	sawJobs := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok.(string) {
+		case "jobs":
+			sawJobs = true
+			if err := jsonArray(dec, "jobs: must be an array of jobs", maxImportItems, func(i int) error {
+				j, err := jsonJob(dec, fmt.Sprintf("$.jobs[%d]", i))
+				m.Jobs = append(m.Jobs, j)
+				return err
+			}); err != nil {
+				if strings.HasPrefix(err.Error(), "the body must be jobs:") {
+					return errors.New("jobs: must be an array of jobs")
+				}
+				return err
+			}
+		case "callbackUrl":
+			v, err := jsonScalar(dec, "$.callbackUrl")
+			if err != nil {
+				return err
+			}
+			m.CallbackUrl = v
+		case "deleteJobs":
+			v, err := jsonScalar(dec, "$.deleteJobs")
+			if err != nil {
+				return err
+			}
+			switch strings.ToLower(deref(v)) {
+			case "true", "1":
+				m.DeleteJobs = true
+			case "false", "0", "":
+			default:
+				return fmt.Errorf("deleteJobs: %q is not a boolean (true or false)", deref(v))
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing }
+		return err
+	}
+	if !sawJobs {
+		return errors.New("jobs: is required, an array of jobs")
+	}
+	return nil
+}
+
+// jsonJob reads one job object; path names it in errors.
+func jsonJob(dec *json.Decoder, path string) (*jobboardv2.JobInput, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("$[%d]: each job must be a JSON object", i)
+		return nil, fmt.Errorf("%s: each job must be a JSON object", path)
 	}
 	j := &jobboardv2.JobInput{}
 	for dec.More() {
@@ -89,7 +155,7 @@ func jsonJob(dec *json.Decoder, i int) (*jobboardv2.JobInput, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
-		path := fmt.Sprintf("$[%d].%s", i, name)
+		path := path + "." + name
 		_, scalar := jobScalars[name]
 		_, list := jobLists[name]
 		switch {

@@ -95,7 +95,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"json object in list", wire.JSON, `[{"routeType":[{}]}]`, "$[0].routeType[0]: expected a single value, got an object"},
 		{"json truncated", wire.JSON, `[{"title":"a"`, "the body ends too soon"},
 		{"json syntax", wire.JSON, `[{"title" "a"}]`, "malformed JSON at byte"},
-		{"json trailing data", wire.JSON, `[] []`, "unexpected data after the top-level array"},
+		{"json trailing data", wire.JSON, `[] []`, "unexpected data after the top-level value"},
 		{"xml doctype", wire.XML, `<?xml version="1.0"?><!DOCTYPE jobs [<!ENTITY x "y">]><jobs/>`, "DOCTYPE is not accepted"},
 		{"xml unknown entity", wire.XML, `<jobs><job><title>&x;</title></job></jobs>`, "malformed XML"},
 		{"xml wrong root", wire.XML, `<job><title>a</title></job>`, "the root element must be <jobs>, not <job>"},

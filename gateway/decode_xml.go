@@ -20,7 +20,15 @@ const maxXMLDepth = 32
 // answer would only grow, so the body is refused instead.
 const maxBodyItems = 10_000
 
-var errTooManyItems = fmt.Errorf("the body lists more than %d items; a post processes the first 1,000 jobs, so send the rest in further requests", maxBodyItems)
+// maxImportItems bounds the jobs of an import.
+const maxImportItems = 50_000
+
+func tooManyItems(max int) error {
+	if max == maxImportItems {
+		return fmt.Errorf("jobs: an import holds at most %d jobs", max)
+	}
+	return fmt.Errorf("the body lists more than %d items; a post processes the first 1,000 jobs, so send the rest in further requests", max)
+}
 
 // decodeXML fills a request message from an XML body: a jobs root whose job
 // children are job records (post) or ids and reference numbers (deletes).
@@ -110,7 +118,7 @@ func (d *xmlReader) jobs(item func(i int) error) error {
 				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
 			}
 			if i == maxBodyItems {
-				return errTooManyItems
+				return tooManyItems(maxBodyItems)
 			}
 			if err := item(i); err != nil {
 				return err

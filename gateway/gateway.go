@@ -27,8 +27,9 @@ const apiPrefix = "/api/v2.0/"
 
 // Body limits of contract section 1.
 const (
-	jobsPostLimit = 16 << 20
-	defaultLimit  = 1 << 20
+	jobsPostLimit  = 16 << 20
+	jobImportLimit = 64 << 20
+	defaultLimit   = 1 << 20
 )
 
 // Config is what the gateway serves.
@@ -36,6 +37,7 @@ type Config struct {
 	// Jobs and Drivers implement the services; the gateway calls them in-process.
 	Jobs    jobboardv2.JobServiceServer
 	Drivers jobboardv2.DriverServiceServer
+	Imports jobboardv2.JobImportServiceServer
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key).
 	Authenticate func(ctx context.Context, apiKey string) (context.Context, error)
@@ -55,12 +57,23 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithMiddlewares(g.prepare),
 		runtime.WithForwardResponseOption(pagingHeaders),
+		runtime.WithForwardResponseOption(acceptedImport),
+		// Idempotency-Key reaches the service as metadata, as gRPC callers send it.
+		runtime.WithIncomingHeaderMatcher(func(h string) (string, bool) {
+			if strings.EqualFold(h, "Idempotency-Key") {
+				return "idempotency-key", true
+			}
+			return runtime.DefaultHeaderMatcher(h)
+		}),
 	)
 	if err := jobboardv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
 		return nil, fmt.Errorf("register job routes: %w", err)
 	}
 	if err := jobboardv2.RegisterDriverServiceHandlerServer(ctx, mux, cfg.Drivers); err != nil {
 		return nil, fmt.Errorf("register driver routes: %w", err)
+	}
+	if err := jobboardv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
+		return nil, fmt.Errorf("register job import routes: %w", err)
 	}
 	return recoverPanics(mux), nil
 }
@@ -83,7 +96,9 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, *apiErr)
 			return
 		}
-		if raw, ok := params["id"]; ok && r.Method == http.MethodGet {
+		// Jobs and drivers have integer ids (imports have UUIDs, checked by the service).
+		numericID := !strings.HasPrefix(r.URL.Path, apiPrefix+"job-imports/")
+		if raw, ok := params["id"]; ok && numericID && r.Method == http.MethodGet {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
 				writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
 					fmt.Sprintf("id: %q is not an id (a whole number)", raw)})
@@ -162,6 +177,15 @@ func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message
 	return nil
 }
 
+// acceptedImport answers a created import with 202 and its Location.
+func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
+	if created, ok := msg.(*jobboardv2.CreateJobImportResponse); ok {
+		w.Header().Set("Location", created.GetLinks().GetSelf())
+		w.WriteHeader(http.StatusAccepted)
+	}
+	return nil
+}
+
 // apiKey takes the key from HTTP Basic (the key as user name, as curl -u
 // KEY: sends it) or from a Bearer token.
 func apiKey(r *http.Request) string {
@@ -179,8 +203,12 @@ func apiKey(r *http.Request) string {
 // or one that is not UTF-8 (400).
 func readBody(r *http.Request) ([]byte, *apiError) {
 	limit := int64(defaultLimit)
-	if r.Method == http.MethodPost && (r.URL.Path == apiPrefix+"jobs.json" || r.URL.Path == apiPrefix+"jobs.xml") {
+	switch {
+	case r.Method != http.MethodPost:
+	case r.URL.Path == apiPrefix+"jobs.json" || r.URL.Path == apiPrefix+"jobs.xml":
 		limit = jobsPostLimit
+	case r.URL.Path == apiPrefix+"job-imports":
+		limit = jobImportLimit
 	}
 	tooLarge := &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
 		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}

@@ -38,6 +38,10 @@ func render(f wire.Format, msg proto.Message) ([]byte, error) {
 		w.BeginXMLOnly("drivers")
 		writeDriverDetail(w, m)
 		w.EndXMLOnly()
+	case *jobboardv2.CreateJobImportResponse:
+		writeImport(w, m.GetData(), m.GetLinks())
+	case *jobboardv2.GetJobImportResponse:
+		writeImport(w, m.GetData(), m.GetLinks())
 	case *jobboardv2.PostJobsResponse:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m.GetSummary(), true)
@@ -51,6 +55,47 @@ func render(f wire.Format, msg proto.Message) ([]byte, error) {
 		return nil, fmt.Errorf("no REST representation for %T", msg)
 	}
 	return w.Bytes(), nil
+}
+
+// writeImport writes the wrapped job import: {"data": ..., "links": {"self": ...}}.
+func writeImport(w wire.Writer, imp *jobboardv2.JobImport, links *jobboardv2.JobImportLinks) {
+	w.BeginObject("jobImport")
+	w.BeginObject("data")
+	w.String("id", imp.GetId())
+	w.String("requestedAt", imp.GetRequestedAt())
+	w.NullableString("completedAt", imp.CompletedAt)
+	if r := imp.GetResults(); r == nil {
+		w.NullableString("results", nil)
+	} else {
+		w.BeginObject("results")
+		w.Int("added", int64(r.Added))
+		w.Int("updated", int64(r.Updated))
+		w.Int("unchanged", int64(r.Unchanged))
+		w.Int("deleted", int64(r.Deleted))
+		w.Int("failed", int64(r.Failed))
+		w.Int("processed", int64(r.Processed))
+		w.BeginList("errors")
+		for _, e := range r.Errors {
+			w.BeginObject("error")
+			w.Int("index", int64(e.Index))
+			w.BeginList("messages")
+			for _, m := range e.Messages {
+				w.String("message", m)
+			}
+			w.EndList()
+			w.NullableString("referenceNumber", e.ReferenceNumber)
+			w.EndObject()
+		}
+		w.EndList()
+		writeEntries(w, "ignoredValues", "ignoredValue", r.IgnoredValues, true)
+		w.EndObject()
+	}
+	w.String("status", imp.GetStatus())
+	w.EndObject()
+	w.BeginObject("links")
+	w.String("self", links.GetSelf())
+	w.EndObject()
+	w.EndObject()
 }
 
 // writeJob writes one job. employmentType and routeType show only their

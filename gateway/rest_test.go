@@ -40,8 +40,12 @@ type api struct {
 func newAPI(t *testing.T) *api {
 	t.Helper()
 	st := pgtest.Store(t)
-	svcs := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }})
-	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Authenticate: svcs.Auth.AuthenticateKey})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers,
+		Imports: svcs.Imports, Authenticate: svcs.Auth.AuthenticateKey})
 	if err != nil {
 		t.Fatal(err)
 	}

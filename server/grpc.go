@@ -2,12 +2,17 @@ package server
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -24,29 +29,67 @@ type Services struct {
 	Jobs    *JobService
 	Drivers *DriverService
 	Intake  *DriverIntakeService
+	Imports *JobImportService
 	Health  *health.Server
+	// Queue runs imports. It inserts from any process; it works jobs only
+	// once Start is called (serve does, tests may not).
+	Queue *river.Client[*sql.Tx]
 }
 
 // Config is what the services need from the outside.
 type Config struct {
 	InternalToken string
+	// PublicURL is the absolute base of links; empty means the request's host.
+	PublicURL string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ImportWorkers is how many imports this process works at once; 0 means 2.
+	ImportWorkers int
+	// RescueStuckImportsAfter is how long an import may run before another
+	// replica may take it over (its worker presumably died); 0 means 10 minutes.
+	RescueStuckImportsAfter time.Duration
 }
 
 // NewServices wires the services over st.
-func NewServices(st *store.Store, cfg Config) *Services {
+func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Services{
+	s := &Services{
 		Auth:    NewAuthenticator(st, cfg.InternalToken),
 		Jobs:    NewJobService(st, now),
 		Drivers: NewDriverService(st),
 		Intake:  NewDriverIntakeService(st),
 		Health:  health.NewServer(),
 	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs})
+	rescue := cfg.RescueStuckImportsAfter
+	if rescue <= 0 {
+		rescue = 10 * time.Minute
+	}
+	maxWorkers := cfg.ImportWorkers
+	if maxWorkers <= 0 {
+		maxWorkers = 2
+	}
+	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
+		Workers: workers,
+		// Polling keeps the queue on plain database/sql (no LISTEN); a
+		// short interval keeps the wait between POST and processing small.
+		PollOnly:             true,
+		FetchPollInterval:    200 * time.Millisecond,
+		JobTimeout:           rescue - time.Minute/2,
+		RescueStuckJobsAfter: rescue,
+		Logger:               slog.Default(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	s.Queue = queue
+	s.Imports = &JobImportService{store: st, queue: queue, publicURL: cfg.PublicURL}
+	return s, nil
 }
 
 // NewGRPCServer returns a gRPC server with every service, health and
@@ -67,6 +110,7 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	jobboardv2.RegisterJobServiceServer(srv, s.Jobs)
 	jobboardv2.RegisterDriverServiceServer(srv, s.Drivers)
 	jobboardv2.RegisterDriverIntakeServiceServer(srv, s.Intake)
+	jobboardv2.RegisterJobImportServiceServer(srv, s.Imports)
 	healthpb.RegisterHealthServer(srv, s.Health)
 	reflection.Register(srv)
 	return srv

@@ -421,6 +421,39 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("job import polling", func(t *testing.T) {
+		body := `{"jobs": [{"referenceNumber": "Q1", "title": "Queued", "state": "OH", "driverType": "Student",
+			"freightType": "Box", "description": "x"}, {"referenceNumber": "Q2"}], "deleteJobs": false}`
+		code, hdr, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
+		var imp struct {
+			Data struct {
+				ID, Status, RequestedAt string
+				CompletedAt             *string
+				Results                 *struct{ Added, Failed, Processed int }
+			}
+			Links struct{ Self string }
+		}
+		if err := json.Unmarshal([]byte(created), &imp); err != nil || code != 202 || imp.Data.Status != "pending" ||
+			hdr.Get("Location") != imp.Links.Self || !strings.HasPrefix(imp.Links.Self, svc.httpBase+"/api/v2.0/job-imports/") ||
+			!regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`).MatchString(imp.Data.RequestedAt) {
+			t.Fatalf("create: %d %v %s", code, hdr, created)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for imp.Data.Status != "complete" && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			_, _, got := svc.request("bearer", a.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), "")
+			if err := json.Unmarshal([]byte(got), &imp); err != nil {
+				t.Fatalf("poll: %s", got)
+			}
+		}
+		if r := imp.Data.Results; imp.Data.Status != "complete" || r == nil || r.Added != 1 || r.Failed != 1 || r.Processed != 2 || imp.Data.CompletedAt == nil {
+			t.Errorf("import: %+v", imp.Data)
+		}
+		if code, _, _ := svc.request("basic", b.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), ""); code != 404 {
+			t.Errorf("B reads A's import: %d", code)
+		}
+	})
+
 	t.Run("sigterm", func(t *testing.T) {
 		if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)

@@ -59,8 +59,12 @@ func openAndMigrate(ctx context.Context, url string) (*store.Store, error) {
 // serve runs the REST and gRPC servers until ctx ends, then drains them.
 // ready, when set, is called once both listeners are open.
 func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error {
-	svcs := server.NewServices(st, server.Config{InternalToken: cfg.internalToken})
-	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Authenticate: svcs.Auth.AuthenticateKey})
+	svcs, err := server.NewServices(st, server.Config{InternalToken: cfg.internalToken, PublicURL: cfg.publicURL})
+	if err != nil {
+		return err
+	}
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
+		Authenticate: svcs.Auth.AuthenticateKey})
 	if err != nil {
 		return err
 	}
@@ -96,6 +100,9 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		ready()
 	}
 
+	if err := svcs.Queue.Start(ctx); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		if err := httpSrv.Serve(httpLn); !errors.Is(err, http.ErrServerClosed) {
@@ -112,6 +119,11 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
 		err := httpSrv.Shutdown(sctx)
+		// The running import step finishes (its transaction commits) or,
+		// past the grace period, is cancelled and rolls back to run again.
+		if qerr := svcs.Queue.Stop(sctx); qerr != nil {
+			slog.Warn("job queue stopped before its imports finished", "error", qerr)
+		}
 		stopped := make(chan struct{})
 		go func() { grpcSrv.GracefulStop(); close(stopped) }()
 		select {

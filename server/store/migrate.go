@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivermigrate"
 )
 
 //go:embed migrations/*.sql
@@ -109,6 +112,18 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	}
 	if err := loadZipCentroids(ctx, s.db); err != nil {
 		return names, err
+	}
+	// The job queue's tables are River's, versioned by River's migrator.
+	migrator, err := rivermigrate.New(riverdatabasesql.New(s.db.DB), nil)
+	if err != nil {
+		return names, fmt.Errorf("queue migrations: %w", err)
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return names, fmt.Errorf("queue migrations: %w", err)
+	}
+	for _, v := range res.Versions {
+		names = append(names, fmt.Sprintf("river %03d", v.Version))
 	}
 	return names, nil
 }

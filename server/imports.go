@@ -1,0 +1,257 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// Limits of contract section 5.
+const (
+	// MaxImportJobs is the most jobs one import may list.
+	MaxImportJobs = 50_000
+	// maxIdempotencyKey is the longest Idempotency-Key accepted.
+	maxIdempotencyKey = 255
+)
+
+// importTimeFormat is requestedAt and completedAt: UTC, six fractional digits, Z.
+const importTimeFormat = "2006-01-02T15:04:05.000000Z"
+
+// JobImportService implements jobboard.v2.JobImportService.
+type JobImportService struct {
+	jobboardv2.UnimplementedJobImportServiceServer
+	store     *store.Store
+	queue     *river.Client[*sql.Tx]
+	publicURL string
+}
+
+// CreateJobImport stores the import and queues it in one transaction.
+func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.CreateJobImportRequest) (*jobboardv2.CreateJobImportResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(req.GetJobs()); n > MaxImportJobs {
+		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, MaxImportJobs)
+	}
+	if req.CallbackUrl != nil {
+		return nil, status.Error(codes.InvalidArgument,
+			"callbackUrl: completion callbacks are not available yet; leave callbackUrl out and poll the import's links.self")
+	}
+	key := first(metadataOf(ctx), "idempotency-key")
+	if len(key) > maxIdempotencyKey {
+		return nil, status.Errorf(codes.InvalidArgument, "Idempotency-Key: %d characters is longer than the %d allowed", len(key), maxIdempotencyKey)
+	}
+	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(&jobboardv2.PostJobsRequest{Jobs: req.GetJobs()})
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	hash := sha256.New()
+	hash.Write(payload)
+	fmt.Fprintf(hash, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
+	imp, _, err := s.store.CreateImport(ctx, store.NewImport{
+		AccountID:      caller.AccountID,
+		Payload:        payload,
+		CallbackURL:    req.CallbackUrl,
+		DeleteJobs:     req.GetDeleteJobs(),
+		BaseURL:        s.baseURL(ctx),
+		IdempotencyKey: key,
+		RequestHash:    hex.EncodeToString(hash.Sum(nil)),
+	}, func(ctx context.Context, tx *sql.Tx, id string) error {
+		_, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: id}, nil)
+		return err
+	})
+	if errors.Is(err, store.ErrIdempotencyMismatch) {
+		return nil, status.Error(codes.FailedPrecondition, "Idempotency-Key: already used in the last 24 hours with a different request")
+	}
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	msg, err := importMessage(imp)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	return &jobboardv2.CreateJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+}
+
+// GetJobImport returns an import of the account.
+func (s *JobImportService) GetJobImport(ctx context.Context, req *jobboardv2.GetJobImportRequest) (*jobboardv2.GetJobImportResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	imp, err := s.store.JobImport(ctx, caller.AccountID, req.GetId())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, status.Errorf(codes.NotFound, "job import %s not found", quoted(req.GetId()))
+	}
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	msg, err := importMessage(imp)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	return &jobboardv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+}
+
+// baseURL is the absolute base of links: JOBBOARD_PUBLIC_URL, or else the
+// host the REST request came to (grpc-gateway passes it as
+// x-forwarded-host) or the gRPC authority.
+func (s *JobImportService) baseURL(ctx context.Context) string {
+	if s.publicURL != "" {
+		return strings.TrimRight(s.publicURL, "/")
+	}
+	md := metadataOf(ctx)
+	scheme := "http"
+	if p := first(md, "x-forwarded-proto"); p == "https" {
+		scheme = p
+	}
+	host := first(md, "x-forwarded-host")
+	if host == "" {
+		host = first(md, ":authority")
+	}
+	return (&url.URL{Scheme: scheme, Host: host}).String()
+}
+
+func metadataOf(ctx context.Context) metadata.MD {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return md
+}
+
+func importLinks(imp store.JobImport) *jobboardv2.JobImportLinks {
+	return &jobboardv2.JobImportLinks{Self: imp.BaseURL + "/api/v2.0/job-imports/" + imp.ID}
+}
+
+// importMessage maps a stored import to its API form.
+func importMessage(imp store.JobImport) (*jobboardv2.JobImport, error) {
+	msg := &jobboardv2.JobImport{
+		Id:          imp.ID,
+		RequestedAt: imp.RequestedAt.UTC().Format(importTimeFormat),
+		Status:      imp.Status,
+	}
+	if imp.CompletedAt != nil {
+		msg.CompletedAt = ptr(imp.CompletedAt.UTC().Format(importTimeFormat))
+	}
+	if imp.Results != nil {
+		msg.Results = &jobboardv2.JobImportResults{}
+		if err := protojson.Unmarshal(imp.Results, msg.Results); err != nil {
+			return nil, fmt.Errorf("read results of import %s: %w", imp.ID, err)
+		}
+	}
+	return msg, nil
+}
+
+// ImportArgs is the queue job that processes one import.
+type ImportArgs struct {
+	ImportID string `json:"import_id"`
+}
+
+// Kind names the queue job.
+func (ImportArgs) Kind() string { return "job_import" }
+
+// importWorker processes imports taken from the queue.
+type importWorker struct {
+	river.WorkerDefaults[ImportArgs]
+	store *store.Store
+	jobs  *JobService
+}
+
+// Work marks the import running, then validates and writes its jobs and
+// records the results in one transaction that also completes the queue
+// job. A crash part-way leaves nothing written and the queue runs the
+// import again from the start.
+func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) error {
+	id := job.Args.ImportID
+	imp, payload, err := w.store.StartImport(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(fmt.Errorf("job import %s no longer exists", id))
+	}
+	if err != nil {
+		return err
+	}
+	var req jobboardv2.PostJobsRequest
+	if err := proto.Unmarshal(payload, &req); err != nil {
+		return river.JobCancel(fmt.Errorf("job import %s: unreadable payload: %w", id, err))
+	}
+	started := time.Now()
+	ran, err := w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) ([]byte, error) {
+		results, err := w.jobs.importJobs(ctx, tx, req.GetJobs(), imp.DeleteJobs)
+		if err != nil {
+			return nil, err
+		}
+		return protojson.Marshal(results)
+	}, func(tx *sql.Tx) error {
+		_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx, job)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("job import %s: %w", id, err)
+	}
+	if ran {
+		slog.InfoContext(ctx, "job import complete", "id", id, "account", imp.AccountID, "jobs", len(req.GetJobs()),
+			"seconds", time.Since(started).Seconds())
+	}
+	return nil
+}
+
+// importJobs validates and upserts an import's jobs inside its transaction,
+// with the rules of a post but no 1,000-job limit, then applies deleteJobs.
+func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []*jobboardv2.JobInput, deleteJobs bool) (*jobboardv2.JobImportResults, error) {
+	batch := s.checkJobs(jobs, 0)
+	outcomes, err := tx.UpsertJobs(ctx, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	var counts jobboardv2.BatchSummary
+	batch.count(outcomes, &counts)
+	res := &jobboardv2.JobImportResults{
+		Added: counts.Added, Updated: counts.Updated, Unchanged: counts.Unchanged,
+		Errors: []*jobboardv2.JobImportError{}, IgnoredValues: batch.ignoredEntries(),
+	}
+	for i, in := range jobs {
+		if len(batch.problems[i]) == 0 {
+			continue
+		}
+		e := &jobboardv2.JobImportError{Index: int32(i), ReferenceNumber: echoed(in.ReferenceNumber)}
+		for _, p := range batch.problems[i] {
+			e.Messages = append(e.Messages, p.message)
+		}
+		res.Errors = append(res.Errors, e)
+		res.Failed++
+	}
+	res.Processed = res.Added + res.Updated + res.Unchanged + res.Failed
+	if deleteJobs {
+		// Every listed reference is kept, including those of jobs that
+		// failed validation: a bad row in a feed must not withdraw its job.
+		var keep []string
+		for _, in := range jobs {
+			if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" {
+				keep = append(keep, ref)
+			}
+		}
+		n, err := tx.DeleteJobsExcept(ctx, keep)
+		if err != nil {
+			return nil, err
+		}
+		res.Deleted = int32(n)
+	}
+	return res, nil
+}

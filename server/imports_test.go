@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// importFixture is the services over a fresh database with two accounts
+// and the queue working.
+type importFixture struct {
+	svcs       *Services
+	ctxA, ctxB context.Context
+}
+
+func newImportFixture(t *testing.T) *importFixture {
+	t.Helper()
+	st := pgtest(t)
+	svcs, err := NewServices(st, Config{Now: nowFunc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := svcs.Queue.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = svcs.Queue.Stop(stopCtx)
+	})
+	a, _ := CreateAccount(ctx, st, "A")
+	b, _ := CreateAccount(ctx, st, "B")
+	return &importFixture{svcs: svcs,
+		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
+		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
+}
+
+// run creates an import and polls it until complete.
+func (f *importFixture) run(t *testing.T, ctx context.Context, req *jobboardv2.CreateJobImportRequest) *jobboardv2.JobImport {
+	t.Helper()
+	created, err := f.svcs.Imports.CreateJobImport(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := created.Data; d.Status != "pending" || d.Results != nil || d.CompletedAt != nil {
+		t.Errorf("created import: %v", d)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := f.svcs.Imports.GetJobImport(ctx, &jobboardv2.GetJobImportRequest{Id: created.Data.Id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Data.Status == "complete" {
+			return got.Data
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("import still %s after 20 s", got.Data.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestImportPollingToComplete(t *testing.T) {
+	f := newImportFixture(t)
+	var jobs []*jobboardv2.JobInput
+	for i := 0; i < 1500; i++ { // no 1,000-job limit in an import
+		jobs = append(jobs, input(fmt.Sprintf("I%d", i)))
+	}
+	jobs = append(jobs, input("I0"), &jobboardv2.JobInput{Title: ptr("no reference")})
+	imp := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: jobs})
+	r := imp.Results
+	if r.Added != 1500 || r.Failed != 2 || r.Processed != 1502 || len(r.Errors) != 2 {
+		t.Fatalf("results: added %d failed %d processed %d errors %v", r.Added, r.Failed, r.Processed, r.Errors)
+	}
+	if e := r.Errors[0]; e.Index != 1500 || e.GetReferenceNumber() != "I0" || len(e.Messages) != 1 {
+		t.Errorf("duplicate: %v", e)
+	}
+	if e := r.Errors[1]; e.Index != 1501 || e.ReferenceNumber != nil || len(e.Messages) != 5 {
+		t.Errorf("missing fields, all messages in one entry: %v", e)
+	}
+	if _, err := time.Parse(importTimeFormat, imp.GetCompletedAt()); err != nil {
+		t.Errorf("completedAt %q: %v", imp.GetCompletedAt(), err)
+	}
+	// The same feed again changes nothing.
+	again := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: jobs[:1500]})
+	if again.Results.Unchanged != 1500 || again.Results.Processed != 1500 {
+		t.Errorf("second import: %v", again.Results)
+	}
+}
+
+func TestImportDeleteJobs(t *testing.T) {
+	f := newImportFixture(t)
+	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{input("KEEP"), input("BAD"), input("GONE")}}); err != nil {
+		t.Fatal(err)
+	}
+	bad := input("BAD")
+	bad.State = ptr("ZZ") // fails validation, so it is not deleted either
+	imp := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("KEEP"), bad, input("NEW")}, DeleteJobs: true})
+	r := imp.Results
+	if r.Deleted != 1 || r.Unchanged != 1 || r.Added != 1 || r.Failed != 1 {
+		t.Fatalf("results: %v", r)
+	}
+	list, _ := f.svcs.Jobs.ListJobs(f.ctxA, &jobboardv2.ListJobsRequest{})
+	var refs []string
+	for _, j := range list.Jobs {
+		refs = append(refs, j.ReferenceNumber)
+	}
+	if fmt.Sprint(refs) != "[KEEP BAD NEW]" {
+		t.Errorf("jobs after deleteJobs: %v", refs)
+	}
+}
+
+func TestImportIdempotencyAndIsolation(t *testing.T) {
+	f := newImportFixture(t)
+	req := &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("A1")}}
+	withKey := func(ctx context.Context, key string) context.Context {
+		return metadata.NewIncomingContext(ctx, metadata.Pairs("idempotency-key", key))
+	}
+	first, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, "k1"), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, "k1"), req)
+	if err != nil || retry.Data.Id != first.Data.Id {
+		t.Errorf("retry with the same key and body: %v %v", retry, err)
+	}
+	other := &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("A2")}}
+	if _, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, "k1"), other); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("same key, other body: %v, want FailedPrecondition", err)
+	}
+	inB, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxB, "k1"), req)
+	if err != nil || inB.Data.Id == first.Data.Id {
+		t.Errorf("keys are per account: %v %v", inB, err)
+	}
+	if _, err := f.svcs.Imports.GetJobImport(f.ctxB, &jobboardv2.GetJobImportRequest{Id: first.Data.Id}); status.Code(err) != codes.NotFound {
+		t.Errorf("B reads A's import: %v", err)
+	}
+	long := string(make([]byte, maxIdempotencyKey+1))
+	if _, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, long), req); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a 256-character key: %v", err)
+	}
+	tooMany := &jobboardv2.CreateJobImportRequest{Jobs: make([]*jobboardv2.JobInput, MaxImportJobs+1)}
+	if _, err := f.svcs.Imports.CreateJobImport(f.ctxA, tooMany); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("%d jobs: %v", MaxImportJobs+1, err)
+	}
+}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// ErrIdempotencyMismatch is an idempotency key reused with another request.
+var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+
+// IdempotencyWindow is how long an idempotency key names its import.
+const IdempotencyWindow = 24 * time.Hour
+
+// JobImport is a queued import without its payload.
+type JobImport struct {
+	ID          string     `db:"id"`
+	AccountID   int64      `db:"account_id"`
+	Status      string     `db:"status"`
+	RequestedAt time.Time  `db:"requested_at"`
+	CompletedAt *time.Time `db:"completed_at"`
+	Results     []byte     `db:"results"`
+	CallbackURL *string    `db:"callback_url"`
+	DeleteJobs  bool       `db:"delete_jobs"`
+	BaseURL     string     `db:"base_url"`
+}
+
+const importColumns = `id, account_id, status, requested_at, completed_at, results, callback_url, delete_jobs, base_url`
+
+// NewImport is an import to create.
+type NewImport struct {
+	AccountID      int64
+	Payload        []byte
+	CallbackURL    *string
+	DeleteJobs     bool
+	BaseURL        string
+	IdempotencyKey string // optional
+	RequestHash    string
+}
+
+// CreateImport stores an import and, in the same transaction, calls enqueue
+// so the queue job exists exactly when the import does. With an
+// idempotency key already used in the window, it returns that import (same
+// request hash) or ErrIdempotencyMismatch; created says which happened.
+func (s *Store) CreateImport(ctx context.Context, n NewImport, enqueue func(ctx context.Context, tx *sql.Tx, id string) error) (imp JobImport, created bool, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var key *string
+		if n.IdempotencyKey != "" {
+			key = &n.IdempotencyKey
+			// Keys are per account; holding the account row serialises two
+			// requests racing with the same key.
+			if err := lockAccount(ctx, tx, n.AccountID); err != nil {
+				return err
+			}
+			var prior struct {
+				JobImport
+				Hash *string `db:"request_hash"`
+			}
+			err := tx.GetContext(ctx, &prior, `SELECT `+importColumns+`, request_hash FROM job_imports
+				WHERE account_id = $1 AND idempotency_key = $2`, n.AccountID, n.IdempotencyKey)
+			switch {
+			case err == nil && time.Since(prior.RequestedAt) < IdempotencyWindow:
+				if prior.Hash == nil || *prior.Hash != n.RequestHash {
+					return ErrIdempotencyMismatch
+				}
+				imp = prior.JobImport
+				return nil
+			case err == nil: // expired: the key is free again
+				if _, err := tx.ExecContext(ctx, `UPDATE job_imports SET idempotency_key = NULL WHERE id = $1`, prior.ID); err != nil {
+					return fmt.Errorf("release idempotency key: %w", err)
+				}
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("look up idempotency key: %w", err)
+			}
+		}
+		if err := tx.GetContext(ctx, &imp, `INSERT INTO job_imports
+			(account_id, payload, callback_url, delete_jobs, base_url, idempotency_key, request_hash)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+importColumns,
+			n.AccountID, n.Payload, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash); err != nil {
+			return fmt.Errorf("insert job import: %w", err)
+		}
+		created = true
+		return enqueue(ctx, tx.Tx, imp.ID)
+	})
+	return imp, created, err
+}
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// JobImport returns an import of the account, or ErrNotFound (also for an
+// id that is not a UUID).
+func (s *Store) JobImport(ctx context.Context, accountID int64, id string) (JobImport, error) {
+	if !uuidPattern.MatchString(id) {
+		return JobImport{}, ErrNotFound
+	}
+	var imp JobImport
+	err := s.db.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE account_id = $1 AND id = $2`, accountID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, fmt.Errorf("get job import: %w", err)
+	}
+	return imp, nil
+}
+
+// StartImport marks an import running (unless it is complete) and returns
+// it with its payload.
+func (s *Store) StartImport(ctx context.Context, id string) (JobImport, []byte, error) {
+	var row struct {
+		JobImport
+		Payload []byte `db:"payload"`
+	}
+	err := s.db.GetContext(ctx, &row, `UPDATE job_imports
+		SET status = CASE WHEN status = 'complete' THEN status ELSE 'running' END
+		WHERE id = $1 RETURNING `+importColumns+`, payload`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, nil, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, nil, fmt.Errorf("start job import: %w", err)
+	}
+	return row.JobImport, row.Payload, nil
+}
+
+// ImportTx is the transaction an import's jobs are written in.
+type ImportTx struct {
+	tx        *sqlx.Tx
+	accountID int64
+}
+
+// UpsertJobs is UpsertJobs inside the import's transaction.
+func (t *ImportTx) UpsertJobs(ctx context.Context, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
+	return upsertJobs(ctx, t.tx, t.accountID, jobs, opts)
+}
+
+// DeleteJobsExcept deletes the account's active jobs whose reference is not
+// in keep and returns how many it deleted.
+func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, error) {
+	res, err := t.tx.ExecContext(ctx, `UPDATE jobs SET deleted_at = now(), updated_at = now()
+		WHERE account_id = $1 AND deleted_at IS NULL AND NOT (reference_number = ANY($2::text[]))`,
+		t.accountID, pq.StringArray(keep))
+	if err != nil {
+		return 0, fmt.Errorf("delete unlisted jobs: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// FinishImport runs work and records its results in one transaction, so
+// an import's effect is all or nothing; finish runs last in the same
+// transaction (the queue marks its job done there). An import already
+// complete is left alone and reported as not run.
+func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) ([]byte, error), finish func(tx *sql.Tx) error) (ran bool, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var imp JobImport
+		if err := tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id); err != nil {
+			return fmt.Errorf("lock job import: %w", err)
+		}
+		if imp.Status != "complete" {
+			results, err := work(ctx, &ImportTx{tx: tx, accountID: imp.AccountID})
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE job_imports
+				SET status = 'complete', completed_at = now(), results = $2, payload = ''
+				WHERE id = $1`, id, results); err != nil {
+				return fmt.Errorf("complete job import: %w", err)
+			}
+			ran = true
+		}
+		return finish(tx.Tx)
+	})
+	return ran, err
+}
