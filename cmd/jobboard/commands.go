@@ -25,8 +25,8 @@ func migrateCommand(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.databaseURL == "" {
-		return usageError{"migrate: DATABASE_URL (or --database-url) is required"}
+	if err := cfg.requireDatabase("migrate"); err != nil {
+		return err
 	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)
 	if err != nil {
@@ -42,27 +42,24 @@ func migrateCommand(ctx context.Context, args []string) error {
 }
 
 func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(stdout, "Usage: jobboard accounts create --name NAME")
-			return nil
-		}
-		return usageError{"accounts: usage: jobboard accounts create --name NAME"}
+	args, done, err := subcommand(args, "create", "jobboard accounts create --name NAME", stdout)
+	if done || err != nil {
+		return err
 	}
 	var cfg config
 	var name string
 	fs := flag.NewFlagSet("accounts create", flag.ContinueOnError)
 	cfg.databaseFlag(fs)
 	fs.StringVar(&name, "name", "", "the employer's name (required)")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return usageError{"accounts create: --name is required"}
 	}
-	if cfg.databaseURL == "" {
-		return usageError{"accounts create: DATABASE_URL (or --database-url) is required"}
+	if err := cfg.requireDatabase("accounts create"); err != nil {
+		return err
 	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)
 	if err != nil {

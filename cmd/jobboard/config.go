@@ -35,3 +35,11 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 	setting(fs, &c.publicURL, "public-url", "JOBBOARD_PUBLIC_URL", "", "absolute base URL used in links (default: from each request)")
 	setting(fs, &c.internalToken, "internal-token", "JOBBOARD_INTERNAL_TOKEN", "", "token the board's internal services call gRPC with (empty: internal access off)")
 }
+
+// requireDatabase is the usage error of a command run without a database.
+func (c *config) requireDatabase(command string) error {
+	if c.databaseURL == "" {
+		return usageError{command + ": DATABASE_URL (or --database-url) is required"}
+	}
+	return nil
+}

@@ -20,12 +20,9 @@ import (
 
 // driversCommand: jobboard drivers import --account ID FILE.
 func driversCommand(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "import" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(stdout, "Usage: jobboard drivers import --account ID FILE")
-			return nil
-		}
-		return usageError{"drivers: usage: jobboard drivers import --account ID FILE"}
+	args, done, err := subcommand(args, "import", "jobboard drivers import --account ID FILE", stdout)
+	if done || err != nil {
+		return err
 	}
 	var cfg config
 	var account int64
@@ -33,14 +30,14 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 	cfg.databaseFlag(fs)
 	fs.Int64Var(&account, "account", 0, "the account the drivers applied to (required)")
 	fs.SetOutput(os.Stderr)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if account <= 0 || fs.NArg() != 1 {
 		return usageError{"drivers import: usage: jobboard drivers import --account ID FILE"}
 	}
-	if cfg.databaseURL == "" {
-		return usageError{"drivers import: DATABASE_URL (or --database-url) is required"}
+	if err := cfg.requireDatabase("drivers import"); err != nil {
+		return err
 	}
 	data, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
@@ -112,8 +109,9 @@ func endorsementCodes(raw json.RawMessage) ([]string, error) {
 
 // demoCommand: jobboard demo seed --account ID --drivers N.
 func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "seed" {
-		return usageError{"demo: usage: jobboard demo seed --account ID [--drivers N]"}
+	args, done, err := subcommand(args, "seed", "jobboard demo seed --account ID [--drivers N]", stdout)
+	if done || err != nil {
+		return err
 	}
 	var cfg config
 	var account int64
@@ -124,14 +122,14 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Int64Var(&account, "account", 0, "the account the synthetic drivers apply to (required)")
 	fs.IntVar(&n, "drivers", 100_000, "how many synthetic driver applications to add")
 	fs.Uint64Var(&seed, "seed", uint64(time.Now().UnixNano()), "random seed")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if account <= 0 || n <= 0 {
 		return usageError{"demo seed: --account and a positive --drivers are required"}
 	}
-	if cfg.databaseURL == "" {
-		return usageError{"demo seed: DATABASE_URL (or --database-url) is required"}
+	if err := cfg.requireDatabase("demo seed"); err != nil {
+		return err
 	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)
 	if err != nil {

@@ -91,3 +91,17 @@ func parse(fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// subcommand checks that args name the one action a command has, such as
+// "create" in "accounts create". It answers -h or --help with the usage line
+// (done is then true) and anything else with a usage error.
+func subcommand(args []string, action, usage string, stdout io.Writer) (rest []string, done bool, err error) {
+	if len(args) > 0 && args[0] == action {
+		return args[1:], false, nil
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(stdout, "Usage: "+usage)
+		return nil, true, nil
+	}
+	return nil, false, usageError{"usage: " + usage}
+}

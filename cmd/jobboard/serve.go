@@ -29,8 +29,8 @@ func serveCommand(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.databaseURL == "" {
-		return usageError{"serve: DATABASE_URL (or --database-url) is required"}
+	if err := cfg.requireDatabase("serve"); err != nil {
+		return err
 	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)
 	if err != nil {
