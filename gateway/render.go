@@ -9,6 +9,10 @@ import (
 	jobboardv2 "jobboard/gen/jobboard/v2"
 )
 
+// RenderJSON writes msg as the REST API's JSON: what a client retrieving it
+// would get (the import callback's body).
+func RenderJSON(msg proto.Message) ([]byte, error) { return render(wire.JSON, msg) }
+
 // render writes msg in the contract's shape for f. Each resource has one
 // writing function shared by both formats.
 func render(f wire.Format, msg proto.Message) ([]byte, error) {

@@ -40,7 +40,7 @@ type api struct {
 func newAPI(t *testing.T) *api {
 	t.Helper()
 	st := pgtest.Store(t)
-	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
 	if err != nil {
 		t.Fatal(err)
 	}

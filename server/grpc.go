@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -17,9 +18,11 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/server/store"
+	"jobboard/server/webhook"
 )
 
 // Services are the implementations behind both the gRPC server and the
@@ -48,6 +51,17 @@ type Config struct {
 	// RescueStuckImportsAfter is how long an import may run before another
 	// replica may take it over (its worker presumably died); 0 means 10 minutes.
 	RescueStuckImportsAfter time.Duration
+	// AllowPrivateCallbacks lets callbacks go to loopback and private
+	// addresses: for development and tests only.
+	AllowPrivateCallbacks bool
+	// CallbackRetrySchedule is the wait before each retry; nil means
+	// DefaultCallbackRetrySchedule.
+	CallbackRetrySchedule []time.Duration
+	// CallbackTimeout bounds one attempt; 0 means DefaultCallbackTimeout.
+	CallbackTimeout time.Duration
+	// RenderCallback writes a callback body, the JSON the REST API gives for
+	// retrieving the import. It is required for callbacks to be sent.
+	RenderCallback func(proto.Message) ([]byte, error)
 }
 
 // NewServices wires the services over st.
@@ -63,8 +77,22 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Intake:  NewDriverIntakeService(st),
 		Health:  health.NewServer(),
 	}
+	schedule := cfg.CallbackRetrySchedule
+	if len(schedule) == 0 {
+		schedule = DefaultCallbackRetrySchedule
+	}
+	timeout := cfg.CallbackTimeout
+	if timeout <= 0 {
+		timeout = DefaultCallbackTimeout
+	}
+	if cfg.RenderCallback == nil {
+		return nil, errors.New("job queue: RenderCallback is required")
+	}
+	callbacks := &callbackWorker{store: st, client: webhook.NewClient(timeout, cfg.AllowPrivateCallbacks),
+		timeout: timeout, schedule: schedule, render: cfg.RenderCallback}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs})
+	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs, callbackAttempts: callbacks.maxAttempts()})
+	river.AddWorker(workers, callbacks)
 	rescue := cfg.RescueStuckImportsAfter
 	if rescue <= 0 {
 		rescue = 10 * time.Minute
@@ -88,7 +116,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	s.Queue = queue
-	s.Imports = &JobImportService{store: st, queue: queue, publicURL: cfg.PublicURL}
+	s.Imports = &JobImportService{store: st, queue: queue, publicURL: cfg.PublicURL, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
 	return s, nil
 }
 

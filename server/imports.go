@@ -22,6 +22,7 @@ import (
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/server/store"
+	"jobboard/server/webhook"
 )
 
 // Limits of contract section 5.
@@ -41,6 +42,8 @@ type JobImportService struct {
 	store     *store.Store
 	queue     *river.Client[*sql.Tx]
 	publicURL string
+	// allowPrivateCallbacks lifts the public-address rule (development, tests).
+	allowPrivateCallbacks bool
 }
 
 // CreateJobImport stores the import and queues it in one transaction.
@@ -53,8 +56,9 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, MaxImportJobs)
 	}
 	if req.CallbackUrl != nil {
-		return nil, status.Error(codes.InvalidArgument,
-			"callbackUrl: completion callbacks are not available yet; leave callbackUrl out and poll the import's links.self")
+		if err := webhook.CheckURL(ctx, req.GetCallbackUrl(), s.allowPrivateCallbacks); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "callbackUrl: %s %s", quoted(req.GetCallbackUrl()), err)
+		}
 	}
 	key := first(metadataOf(ctx), "idempotency-key")
 	if len(key) > maxIdempotencyKey {
@@ -172,6 +176,8 @@ type importWorker struct {
 	river.WorkerDefaults[ImportArgs]
 	store *store.Store
 	jobs  *JobService
+	// callbackAttempts is how many tries a completion callback gets.
+	callbackAttempts int
 }
 
 // Work marks the import running, then validates and writes its jobs and
@@ -198,7 +204,15 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 			return nil, err
 		}
 		return protojson.Marshal(results)
-	}, func(tx *sql.Tx) error {
+	}, func(tx *sql.Tx, ran bool) error {
+		// The callback is queued with the results it reports: both or neither.
+		if ran && imp.CallbackURL != nil {
+			client := river.ClientFromContext[*sql.Tx](ctx)
+			if _, err := client.InsertTx(ctx, tx, CallbackArgs{ImportID: id, WebhookID: newWebhookID()},
+				&river.InsertOpts{MaxAttempts: w.callbackAttempts}); err != nil {
+				return fmt.Errorf("queue callback: %w", err)
+			}
+		}
 		_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx, job)
 		return err
 	})

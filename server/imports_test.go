@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"jobboard/gateway"
 	jobboardv2 "jobboard/gen/jobboard/v2"
 )
 
@@ -23,7 +24,9 @@ type importFixture struct {
 func newImportFixture(t *testing.T) *importFixture {
 	t.Helper()
 	st := pgtest(t)
-	svcs, err := NewServices(st, Config{Now: nowFunc})
+	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
+		AllowPrivateCallbacks: true, CallbackRetrySchedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond},
+		CallbackTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,23 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"jobboard/gateway"
+	"jobboard/server"
 )
 
 // config is the service's configuration: environment first, flags override.
 type config struct {
-	databaseURL   string
-	httpAddr      string
-	grpcAddr      string
-	publicURL     string
-	internalToken string
+	databaseURL          string
+	httpAddr             string
+	grpcAddr             string
+	publicURL            string
+	internalToken        string
+	callbackAllowPrivate string
+	callbackSchedule     string
 }
 
 // setting registers a string flag whose default comes from env, and names
@@ -34,6 +42,35 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 	setting(fs, &c.grpcAddr, "grpc-addr", "JOBBOARD_GRPC_ADDR", ":9090", "gRPC listen address")
 	setting(fs, &c.publicURL, "public-url", "JOBBOARD_PUBLIC_URL", "", "absolute base URL used in links (default: from each request)")
 	setting(fs, &c.internalToken, "internal-token", "JOBBOARD_INTERNAL_TOKEN", "", "token the board's internal services call gRPC with (empty: internal access off)")
+	setting(fs, &c.callbackAllowPrivate, "callback-allow-private", "JOBBOARD_CALLBACK_ALLOW_PRIVATE", "false",
+		"let import callbacks go to loopback and private addresses (development only)")
+	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
+		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
+}
+
+// serverConfig checks the service settings, naming the first bad one.
+func (c *config) serverConfig() (server.Config, error) {
+	allow, err := strconv.ParseBool(c.callbackAllowPrivate)
+	if err != nil {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_CALLBACK_ALLOW_PRIVATE: %q is not true or false", c.callbackAllowPrivate)}
+	}
+	var schedule []time.Duration
+	if strings.TrimSpace(c.callbackSchedule) != "" {
+		for _, part := range strings.Split(c.callbackSchedule, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(part))
+			if err != nil || d <= 0 {
+				return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_CALLBACK_RETRY_SCHEDULE: %q is not a positive Go duration such as 5s or 2h", part)}
+			}
+			schedule = append(schedule, d)
+		}
+	}
+	return server.Config{
+		InternalToken:         c.internalToken,
+		PublicURL:             c.publicURL,
+		AllowPrivateCallbacks: allow,
+		CallbackRetrySchedule: schedule,
+		RenderCallback:        gateway.RenderJSON,
+	}, nil
 }
 
 // requireDatabase is the usage error of a command run without a database.

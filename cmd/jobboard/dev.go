@@ -31,7 +31,14 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	cfg.databaseFlag(fs)
 	cfg.serveFlags(fs)
 	fs.StringVar(&dataDir, "data", ".data", "folder for the local database and the demo key")
+	if _, ok := os.LookupEnv("JOBBOARD_CALLBACK_ALLOW_PRIVATE"); !ok {
+		// Locally, the receiver of a callback is usually on this machine.
+		cfg.callbackAllowPrivate = "true"
+	}
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cfg.serverConfig(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {

@@ -32,6 +32,9 @@ func serveCommand(ctx context.Context, args []string) error {
 	if err := cfg.requireDatabase("serve"); err != nil {
 		return err
 	}
+	if _, err := cfg.serverConfig(); err != nil {
+		return err
+	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)
 	if err != nil {
 		return err
@@ -59,7 +62,11 @@ func openAndMigrate(ctx context.Context, url string) (*store.Store, error) {
 // serve runs the REST and gRPC servers until ctx ends, then drains them.
 // ready, when set, is called once both listeners are open.
 func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error {
-	svcs, err := server.NewServices(st, server.Config{InternalToken: cfg.internalToken, PublicURL: cfg.publicURL})
+	scfg, err := cfg.serverConfig()
+	if err != nil {
+		return err
+	}
+	svcs, err := server.NewServices(st, scfg)
 	if err != nil {
 		return err
 	}

@@ -155,9 +155,9 @@ func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, er
 
 // FinishImport runs work and records its results in one transaction, so
 // an import's effect is all or nothing; finish runs last in the same
-// transaction (the queue marks its job done there). An import already
-// complete is left alone and reported as not run.
-func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) ([]byte, error), finish func(tx *sql.Tx) error) (ran bool, err error) {
+// transaction (the queue marks its job done and queues the callback
+// there), told whether work ran. An import already complete is left alone.
+func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) ([]byte, error), finish func(tx *sql.Tx, ran bool) error) (ran bool, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var imp JobImport
 		if err := tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id); err != nil {
@@ -175,7 +175,70 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 			}
 			ran = true
 		}
-		return finish(tx.Tx)
+		return finish(tx.Tx, ran)
 	})
 	return ran, err
+}
+
+// ImportByID returns an import whatever its account, for the queue's
+// workers; clients go through JobImport.
+func (s *Store) ImportByID(ctx context.Context, id string) (JobImport, error) {
+	var imp JobImport
+	err := s.db.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, fmt.Errorf("get job import %s: %w", id, err)
+	}
+	return imp, nil
+}
+
+// CallbackAttempt is one delivery attempt of a completion callback.
+type CallbackAttempt struct {
+	ImportID    string    `db:"import_id"`
+	WebhookID   string    `db:"webhook_id"`
+	Attempt     int       `db:"attempt"`
+	AttemptedAt time.Time `db:"attempted_at"`
+	StatusCode  *int      `db:"status_code"`
+	Error       *string   `db:"error"`
+	DurationMS  int       `db:"duration_ms"`
+}
+
+// RecordCallbackAttempt stores one delivery attempt.
+func (s *Store) RecordCallbackAttempt(ctx context.Context, a CallbackAttempt) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO callback_attempts
+		(import_id, webhook_id, attempt, attempted_at, status_code, error, duration_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		a.ImportID, a.WebhookID, a.Attempt, a.AttemptedAt, a.StatusCode, a.Error, a.DurationMS)
+	if err != nil {
+		return fmt.Errorf("record callback attempt: %w", err)
+	}
+	return nil
+}
+
+// CallbackAttempts lists an import's delivery attempts, oldest first.
+func (s *Store) CallbackAttempts(ctx context.Context, importID string) ([]CallbackAttempt, error) {
+	out := []CallbackAttempt{}
+	if !uuidPattern.MatchString(importID) {
+		return out, nil
+	}
+	err := s.db.SelectContext(ctx, &out, `SELECT import_id, webhook_id, attempt, attempted_at, status_code, error, duration_ms
+		FROM callback_attempts WHERE import_id = $1 ORDER BY id`, importID)
+	if err != nil {
+		return nil, fmt.Errorf("list callback attempts: %w", err)
+	}
+	return out, nil
+}
+
+// RotateWebhookSecret replaces an account's signing secret.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID int64, secret string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET webhook_secret = $2 WHERE id = $1`, accountID, secret)
+	if err != nil {
+		return fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
 }

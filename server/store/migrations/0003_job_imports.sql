@@ -23,3 +23,18 @@ CREATE TABLE job_imports (
 CREATE UNIQUE INDEX job_imports_idempotency_idx ON job_imports (account_id, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
 CREATE INDEX job_imports_account_idx ON job_imports (account_id, requested_at);
+
+-- Every delivery attempt of an import's completion callback, for operators.
+CREATE TABLE callback_attempts (
+    id           bigserial PRIMARY KEY,
+    import_id    uuid        NOT NULL REFERENCES job_imports (id) ON DELETE CASCADE,
+    webhook_id   text        NOT NULL,
+    attempt      integer     NOT NULL,
+    attempted_at timestamptz NOT NULL DEFAULT now(),
+    -- HTTP status of the answer; null when there was none (timeout, refused, ...)
+    status_code  integer,
+    error        text,
+    duration_ms  integer     NOT NULL
+);
+
+CREATE INDEX callback_attempts_import_idx ON callback_attempts (import_id, id);

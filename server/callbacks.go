@@ -1,0 +1,139 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/proto"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+	"jobboard/server/webhook"
+)
+
+// DefaultCallbackRetrySchedule is the wait before each retry of a callback
+// whose receiver failed: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+var DefaultCallbackRetrySchedule = []time.Duration{
+	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+}
+
+// DefaultCallbackTimeout bounds one delivery attempt.
+const DefaultCallbackTimeout = 15 * time.Second
+
+// CallbackArgs is the queue job that delivers one import's completion
+// callback. The webhook id is fixed when the job is queued, so every retry
+// carries the same one.
+type CallbackArgs struct {
+	ImportID  string `json:"import_id"`
+	WebhookID string `json:"webhook_id"`
+}
+
+// Kind names the queue job.
+func (CallbackArgs) Kind() string { return "job_import_callback" }
+
+// newWebhookID returns a message id in the msg_ form Standard Webhooks uses.
+func newWebhookID() string {
+	b := make([]byte, 16)
+	_, _ = crand.Read(b)
+	return "msg_" + hex.EncodeToString(b)
+}
+
+// callbackWorker posts completed imports to their callbackUrl.
+type callbackWorker struct {
+	river.WorkerDefaults[CallbackArgs]
+	store    *store.Store
+	client   *http.Client
+	timeout  time.Duration
+	schedule []time.Duration
+	// render writes the body: the JSON of retrieving the import.
+	render func(proto.Message) ([]byte, error)
+}
+
+// maxAttempts is the first try plus one per scheduled retry.
+func (w *callbackWorker) maxAttempts() int { return len(w.schedule) + 1 }
+
+// NextRetry waits the scheduled time for the attempt that failed, give or
+// take 10%, so receivers coming back from an outage are not hit all at once.
+func (w *callbackWorker) NextRetry(job *river.Job[CallbackArgs]) time.Time {
+	i := min(max(job.Attempt-1, 0), len(w.schedule)-1)
+	wait := w.schedule[i]
+	jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
+	return time.Now().Add(wait + jitter)
+}
+
+// Timeout leaves the HTTP timeout room to expire first.
+func (w *callbackWorker) Timeout(*river.Job[CallbackArgs]) time.Duration { return w.timeout + 5*time.Second }
+
+// Work makes one delivery attempt and records it. A 2xx answer is success,
+// 410 Gone stops the retries, anything else (including a redirect, a
+// timeout or a refused address) is retried on the schedule.
+func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs]) error {
+	imp, err := w.store.ImportByID(ctx, job.Args.ImportID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(fmt.Errorf("job import %s no longer exists", job.Args.ImportID))
+	}
+	if err != nil {
+		return err
+	}
+	if imp.CallbackURL == nil {
+		return river.JobCancel(fmt.Errorf("job import %s has no callback URL", imp.ID))
+	}
+	account, err := w.store.Account(ctx, imp.AccountID)
+	if err != nil {
+		return err
+	}
+	data, err := importMessage(imp)
+	if err != nil {
+		return err
+	}
+	body, err := w.render(&jobboardv2.GetJobImportResponse{Data: data, Links: importLinks(imp)})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *imp.CallbackURL, bytes.NewReader(body))
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("callback URL %q: %w", *imp.CallbackURL, err))
+	}
+	if err := webhook.Headers(req.Header, account.WebhookSecret, job.Args.WebhookID, time.Now(), body); err != nil {
+		return river.JobCancel(err)
+	}
+	started := time.Now()
+	resp, sendErr := w.client.Do(req)
+	attempt := store.CallbackAttempt{ImportID: imp.ID, WebhookID: job.Args.WebhookID, Attempt: job.Attempt,
+		AttemptedAt: started, DurationMS: int(time.Since(started).Milliseconds())}
+	if sendErr != nil {
+		attempt.Error = ptr(sendErr.Error())
+	} else {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		attempt.StatusCode = &resp.StatusCode
+	}
+	if err := w.store.RecordCallbackAttempt(context.WithoutCancel(ctx), attempt); err != nil {
+		slog.ErrorContext(ctx, "record callback attempt", "error", err)
+	}
+	log := slog.With("import", imp.ID, "webhook_id", job.Args.WebhookID, "attempt", job.Attempt, "url", *imp.CallbackURL)
+	switch {
+	case sendErr != nil:
+		log.WarnContext(ctx, "callback failed", "error", sendErr)
+		return fmt.Errorf("callback: %w", sendErr)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		log.InfoContext(ctx, "callback delivered", "status", resp.StatusCode)
+		return nil
+	case resp.StatusCode == http.StatusGone:
+		log.InfoContext(ctx, "callback refused with 410 Gone; no more retries")
+		return river.JobCancel(errors.New("receiver answered 410 Gone"))
+	default:
+		log.WarnContext(ctx, "callback failed", "status", resp.StatusCode)
+		return fmt.Errorf("callback: receiver answered %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"jobboard/gateway"
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+	"jobboard/server/webhook"
+)
+
+// receiver records the callbacks it gets and answers with the next status
+// of its script (the last one repeats); delay slows every answer.
+type receiver struct {
+	mu        sync.Mutex
+	got       []*http.Request
+	bodies    [][]byte
+	script    []int
+	delay     time.Duration
+	srv       *httptest.Server
+	elsewhere bool
+}
+
+func newReceiver(t *testing.T, script ...int) *receiver {
+	r := &receiver{script: script}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/elsewhere" {
+			r.mu.Lock()
+			r.elsewhere = true
+			r.mu.Unlock()
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, req)
+		r.bodies = append(r.bodies, body)
+		code := r.script[min(len(r.got)-1, len(r.script)-1)]
+		r.mu.Unlock()
+		time.Sleep(r.delay)
+		if code == http.StatusFound {
+			http.Redirect(w, req, "/elsewhere", code)
+			return
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (f *importFixture) attempts(t *testing.T, id string, n int) []store.CallbackAttempt {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := f.svcs.Imports.store.CallbackAttempts(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func callbackImport(cb string) *jobboardv2.CreateJobImportRequest {
+	return &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("CB1")}, CallbackUrl: &cb}
+}
+
+func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
+	f := newImportFixture(t)
+	r := newReceiver(t, http.StatusNoContent)
+	imp := f.run(t, f.ctxA, callbackImport(r.srv.URL+"/hook"))
+	attempts := f.attempts(t, imp.Id, 1)
+	if len(attempts) != 1 || attempts[0].StatusCode == nil || *attempts[0].StatusCode != 204 {
+		t.Fatalf("attempts: %+v", attempts)
+	}
+	req, body := r.got[0], r.bodies[0]
+	caller, _ := callerFrom(f.ctxA)
+	account, _ := f.svcs.Imports.store.Account(context.Background(), caller.AccountID)
+	ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
+	want, _ := webhook.Sign(account.WebhookSecret, req.Header.Get("webhook-id"), ts, body)
+	if req.Header.Get("webhook-signature") != want || req.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v, want signature %s", req.Header, want)
+	}
+	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: imp.Id})
+	retrieved, _ := gateway.RenderJSON(got)
+	if string(body) != string(retrieved) {
+		t.Errorf("callback body\n%s\ndiffers from retrieving the import\n%s", body, retrieved)
+	}
+}
+
+func TestCallbackRetries(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   []int
+		delay    time.Duration
+		attempts int
+		codes    []int // recorded status per attempt; 0 for none
+	}{
+		{"fails twice then succeeds", []int{500, 503, 200}, 0, 3, []int{500, 503, 200}},
+		{"410 stops retrying", []int{410}, 0, 1, []int{410}},
+		{"redirect is not followed", []int{302}, 0, 3, []int{302, 302, 302}},
+		{"slower than the timeout", []int{200}, 800 * time.Millisecond, 3, []int{0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newImportFixture(t)
+			r := newReceiver(t, tt.script...)
+			r.delay = tt.delay
+			imp := f.run(t, f.ctxA, callbackImport(r.srv.URL))
+			attempts := f.attempts(t, imp.Id, tt.attempts)
+			time.Sleep(300 * time.Millisecond) // no further attempt may follow
+			attempts = f.attempts(t, imp.Id, tt.attempts)
+			if len(attempts) != tt.attempts {
+				t.Fatalf("%d attempts, want %d: %+v", len(attempts), tt.attempts, attempts)
+			}
+			for i, a := range attempts {
+				code := 0
+				if a.StatusCode != nil {
+					code = *a.StatusCode
+				}
+				if code != tt.codes[i] || a.WebhookID != attempts[0].WebhookID || a.Attempt != i+1 {
+					t.Errorf("attempt %d: %+v", i+1, a)
+				}
+				if code == 0 && a.Error == nil {
+					t.Errorf("attempt %d without an answer records no error", i+1)
+				}
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.elsewhere {
+				t.Error("the redirect was followed")
+			}
+		})
+	}
+}
+
+func TestCallbackURLRefusedWhenNotPublic(t *testing.T) {
+	f := newImportFixture(t)
+	guarded := *f.svcs.Imports
+	guarded.allowPrivateCallbacks = false
+	for _, u := range []string{"http://127.0.0.1:9/cb", "http://[::1]/cb", "http://10.0.0.1/cb", "http://169.254.169.254/", "http://localhost/cb", "ftp://x/", "https://u:p@x/"} {
+		_, err := guarded.CreateJobImport(f.ctxA, callbackImport(u))
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", u, err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The Standard Webhooks known-answer vector.
+func TestSignKnownAnswer(t *testing.T) {
+	got, err := Sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	tests := []struct {
+		url     string
+		private bool
+		want    string // part of the error; "" for accepted
+	}{
+		{"https://no-such-host.invalid/jobs", false, "could not be resolved"},
+		{"http://93.184.215.14:8443/cb", false, ""},
+		{"/relative", false, "absolute"},
+		{"ftp://example.com/x", false, `scheme "ftp"`},
+		{"https://user:pw@example.com/", false, "user name"},
+		{"http://127.0.0.1:9000/cb", false, "not a public address"},
+		{"http://[::1]/cb", false, "not a public address"},
+		{"http://10.0.0.1/cb", false, "not a public address"},
+		{"http://192.168.1.10/cb", false, "not a public address"},
+		{"http://169.254.169.254/latest/meta-data", false, "not a public address"},
+		{"http://localhost:8080/cb", false, "not a public address"},
+		{"http://127.0.0.1:9000/cb", true, ""},
+	}
+	for _, tt := range tests {
+		err := CheckURL(context.Background(), tt.url, tt.private)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tt.url, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: got %v, want an error containing %q", tt.url, err, tt.want)
+		}
+	}
+}
+
+// TestClientRefusesLoopbackAtDial: the guard holds on the resolved address
+// of every connection, whatever passed at creation.
+func TestClientRefusesLoopbackAtDial(t *testing.T) {
+	hit := false
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
+	defer srv.Close()
+	_, err := NewClient(time.Second, false).Post(srv.URL, "application/json", nil)
+	if err == nil || !strings.Contains(err.Error(), "not a permitted destination") || hit {
+		t.Errorf("guarded client reached %s: %v", srv.URL, err)
+	}
+	resp, err := NewClient(time.Second, true).Post(srv.URL, "application/json", nil)
+	if err != nil || !hit {
+		t.Fatalf("unguarded client: %v", err)
+	}
+	resp.Body.Close()
+}
+
+func TestClientDoesNotFollowRedirects(t *testing.T) {
+	followed := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			followed = true
+			return
+		}
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	}))
+	defer srv.Close()
+	resp, err := NewClient(time.Second, true).Post(srv.URL, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || followed {
+		t.Errorf("status %d, followed %v", resp.StatusCode, followed)
+	}
+}
