@@ -72,7 +72,9 @@ func (w *callbackWorker) NextRetry(job *river.Job[CallbackArgs]) time.Time {
 }
 
 // Timeout leaves the HTTP timeout room to expire first.
-func (w *callbackWorker) Timeout(*river.Job[CallbackArgs]) time.Duration { return w.timeout + 5*time.Second }
+func (w *callbackWorker) Timeout(*river.Job[CallbackArgs]) time.Duration {
+	return w.timeout + 5*time.Second
+}
 
 // Work makes one delivery attempt and records it. A 2xx answer is success,
 // 410 Gone stops the retries, anything else (including a redirect, a
