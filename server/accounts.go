@@ -56,3 +56,10 @@ func CreateAccount(ctx context.Context, st *store.Store, name string) (Credentia
 	c.AccountID = id
 	return c, err
 }
+
+// RotateWebhookSecret gives an account a new signing secret and returns it;
+// callbacks sent from then on are signed with it.
+func RotateWebhookSecret(ctx context.Context, st *store.Store, accountID int64) (string, error) {
+	secret := NewWebhookSecret()
+	return secret, st.RotateWebhookSecret(ctx, accountID, secret)
+}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +29,7 @@ import (
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/internal/pgtest"
+	"jobboard/server/webhook"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -216,7 +219,7 @@ func TestEndToEnd(t *testing.T) {
 	runCommand(t, env, "migrate")
 	a := createAccount(t, env, "Alpha Freight")
 	b := createAccount(t, env, "Bravo Logistics")
-	svc := startService(t, env)
+	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_CALLBACK_RETRY_SCHEDULE=100ms,100ms"))
 
 	t.Run("rest", func(t *testing.T) {
 		code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
@@ -451,6 +454,59 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if code, _, _ := svc.request("basic", b.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), ""); code != 404 {
 			t.Errorf("B reads A's import: %d", code)
+		}
+	})
+
+	t.Run("job import callback", func(t *testing.T) {
+		type delivery struct {
+			id, signature, timestamp string
+			body                     []byte
+		}
+		got := make(chan delivery, 4)
+		calls := 0
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			got <- delivery{r.Header.Get("webhook-id"), r.Header.Get("webhook-signature"), r.Header.Get("webhook-timestamp"), body}
+			calls++
+			if calls == 1 {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		}))
+		defer receiver.Close()
+		body := fmt.Sprintf(`{"jobs": [{"referenceNumber": "CB1", "title": "Called back", "state": "OH",
+			"driverType": "Student", "freightType": "Box", "description": "x"}], "callbackUrl": %q}`, receiver.URL+"/hooks/jobs")
+		code, _, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
+		if code != 202 {
+			t.Fatalf("create: %d %s", code, created)
+		}
+		var first, second delivery
+		for i, d := range []*delivery{&first, &second} {
+			select {
+			case *d = <-got:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("callback %d did not arrive", i+1)
+			}
+		}
+		ts, _ := strconv.ParseInt(second.timestamp, 10, 64)
+		want, err := webhook.Sign(a.WebhookSecret, second.id, ts, second.body)
+		if err != nil || second.signature != want || first.id != second.id || !strings.HasPrefix(first.id, "msg_") {
+			t.Errorf("deliveries %+v and %+v; signature with the account's secret: %s", first, second, want)
+		}
+		var payload struct {
+			Data  struct{ ID, Status string }
+			Links struct{ Self string }
+		}
+		if err := json.Unmarshal(second.body, &payload); err != nil || payload.Data.Status != "complete" {
+			t.Errorf("callback body: %s", second.body)
+		}
+		time.Sleep(200 * time.Millisecond) // the success is recorded after the answer
+		shown := runCommand(t, env, "imports", "show", payload.Data.ID)
+		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"status_code": 500`) || !strings.Contains(shown, `"status_code": 200`) {
+			t.Errorf("imports show: %s", shown)
+		}
+		rotated := runCommand(t, env, "accounts", "rotate-webhook-secret", "--account", fmt.Sprint(a.ID))
+		if !regexp.MustCompile(`"webhookSecret":"whsec_[A-Za-z0-9+/]{43}="`).MatchString(rotated) || strings.Contains(rotated, a.WebhookSecret) {
+			t.Errorf("rotate-webhook-secret printed %s", rotated)
 		}
 	})
 

@@ -19,6 +19,9 @@ Usage:
   jobboard serve                      serve REST and gRPC (applies migrations first)
   jobboard migrate                    apply database migrations and exit
   jobboard accounts create --name N   create an employer account; prints its API key once
+  jobboard accounts rotate-webhook-secret --account ID
+                                      replace the account's callback signing secret; prints it once
+  jobboard imports show IMPORT_ID     an import's state and its callback delivery attempts
   jobboard drivers import --account ID FILE
                                       import driver applications (JSON, detail form), all or none
   jobboard demo seed --account ID [--drivers N]
@@ -65,6 +68,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return accountsCommand(ctx, args[1:], stdout)
 	case "drivers":
 		return driversCommand(ctx, args[1:], stdout)
+	case "imports":
+		return importsCommand(ctx, args[1:], stdout)
 	case "demo":
 		return demoCommand(ctx, args[1:], stdout)
 	case "dev":

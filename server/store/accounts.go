@@ -78,3 +78,15 @@ func (s *Store) Account(ctx context.Context, id int64) (Account, error) {
 	}
 	return a, nil
 }
+
+// RotateWebhookSecret replaces an account's signing secret.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID int64, secret string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET webhook_secret = $2 WHERE id = $1`, accountID, secret)
+	if err != nil {
+		return fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -195,14 +195,15 @@ func (s *Store) ImportByID(ctx context.Context, id string) (JobImport, error) {
 }
 
 // CallbackAttempt is one delivery attempt of a completion callback.
+// The JSON names are those `jobboard imports show` prints.
 type CallbackAttempt struct {
-	ImportID    string    `db:"import_id"`
-	WebhookID   string    `db:"webhook_id"`
-	Attempt     int       `db:"attempt"`
-	AttemptedAt time.Time `db:"attempted_at"`
-	StatusCode  *int      `db:"status_code"`
-	Error       *string   `db:"error"`
-	DurationMS  int       `db:"duration_ms"`
+	ImportID    string    `db:"import_id" json:"import_id"`
+	WebhookID   string    `db:"webhook_id" json:"webhook_id"`
+	Attempt     int       `db:"attempt" json:"attempt"`
+	AttemptedAt time.Time `db:"attempted_at" json:"attempted_at"`
+	StatusCode  *int      `db:"status_code" json:"status_code"`
+	Error       *string   `db:"error" json:"error"`
+	DurationMS  int       `db:"duration_ms" json:"duration_ms"`
 }
 
 // RecordCallbackAttempt stores one delivery attempt.
@@ -229,16 +230,4 @@ func (s *Store) CallbackAttempts(ctx context.Context, importID string) ([]Callba
 		return nil, fmt.Errorf("list callback attempts: %w", err)
 	}
 	return out, nil
-}
-
-// RotateWebhookSecret replaces an account's signing secret.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID int64, secret string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET webhook_secret = $2 WHERE id = $1`, accountID, secret)
-	if err != nil {
-		return fmt.Errorf("rotate webhook secret: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }
