@@ -526,3 +526,55 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoReplicas: two server processes on one database work 20 imports;
+// each import is processed exactly once.
+func TestTwoReplicas(t *testing.T) {
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	acct := createAccount(t, env, "Shared")
+	replicas := []*service{startService(t, env), startService(t, env)}
+	var selfs []string
+	for i := 0; i < 20; i++ {
+		body := fmt.Sprintf(`{"jobs": [{"referenceNumber": "R%d", "title": "Replica job", "state": "OH",
+			"driverType": "Student", "freightType": "Box", "description": "x"}]}`, i)
+		code, hdr, created := replicas[i%2].request("basic", acct.APIKey, "POST", "/api/v2.0/job-imports", body)
+		if code != 202 {
+			t.Fatalf("create %d: %d %s", i, code, created)
+		}
+		selfs = append(selfs, hdr.Get("Location"))
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for i, self := range selfs {
+		for {
+			_, _, got := replicas[0].request("basic", acct.APIKey, "GET", strings.TrimPrefix(self, replicas[i%2].httpBase), "")
+			if strings.Contains(got, `"status":"complete"`) {
+				if !strings.Contains(got, `"added":1`) {
+					t.Errorf("import %d: %s", i, got)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("import %d not complete: %s", i, got)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// Each import was worked once: one "job import complete" line in all
+	// the replicas' logs together, and the work was shared.
+	perReplica := []int{}
+	total := 0
+	for _, r := range replicas {
+		n := strings.Count(r.stderr.String(), `"msg":"job import complete"`)
+		perReplica = append(perReplica, n)
+		total += n
+	}
+	if total != 20 {
+		t.Errorf("imports processed %d times in all (per replica %v), want 20", total, perReplica)
+	}
+	_, _, list := replicas[1].request("basic", acct.APIKey, "GET", "/api/v2.0/jobs.json", "")
+	if n := strings.Count(list, `"referenceNumber":"R`); n != 20 {
+		t.Errorf("%d jobs, want 20", n)
+	}
+	t.Logf("imports worked per replica: %v", perReplica)
+}
