@@ -106,9 +106,11 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Workers: workers,
 		// Polling keeps the queue on plain database/sql (no LISTEN); a
 		// short interval keeps the wait between POST and processing small.
-		PollOnly:             true,
-		FetchPollInterval:    200 * time.Millisecond,
-		JobTimeout:           rescue - time.Minute/2,
+		PollOnly:          true,
+		FetchPollInterval: 200 * time.Millisecond,
+		// An import still running past JobTimeout is cancelled and rolled
+		// back; rescue must come later, or a slow import would run twice.
+		JobTimeout:           rescue - rescue/10,
 		RescueStuckJobsAfter: rescue,
 		Logger:               slog.Default(),
 	})

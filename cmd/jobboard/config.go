@@ -21,6 +21,7 @@ type config struct {
 	internalToken        string
 	callbackAllowPrivate string
 	callbackSchedule     string
+	importRescueAfter    string
 }
 
 // setting registers a string flag whose default comes from env, and names
@@ -46,6 +47,8 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 		"let import callbacks go to loopback and private addresses (development only)")
 	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
+	setting(fs, &c.importRescueAfter, "import-rescue-after", "JOBBOARD_IMPORT_RESCUE_AFTER", "10m",
+		"how long an import may stay running before another replica takes it over (its worker is presumed dead)")
 }
 
 // serverConfig checks the service settings, naming the first bad one.
@@ -64,12 +67,17 @@ func (c *config) serverConfig() (server.Config, error) {
 			schedule = append(schedule, d)
 		}
 	}
+	rescue, err := time.ParseDuration(c.importRescueAfter)
+	if err != nil || rescue < 2*time.Second {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_IMPORT_RESCUE_AFTER: %q is not a Go duration of at least 2s", c.importRescueAfter)}
+	}
 	return server.Config{
-		InternalToken:         c.internalToken,
-		PublicURL:             c.publicURL,
-		AllowPrivateCallbacks: allow,
-		CallbackRetrySchedule: schedule,
-		RenderCallback:        gateway.RenderJSON,
+		RescueStuckImportsAfter: rescue,
+		InternalToken:           c.internalToken,
+		PublicURL:               c.publicURL,
+		AllowPrivateCallbacks:   allow,
+		CallbackRetrySchedule:   schedule,
+		RenderCallback:          gateway.RenderJSON,
 	}, nil
 }
 

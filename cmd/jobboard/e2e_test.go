@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -577,4 +579,100 @@ func TestTwoReplicas(t *testing.T) {
 		t.Errorf("%d jobs, want 20", n)
 	}
 	t.Logf("imports worked per replica: %v", perReplica)
+}
+
+// TestImportSurvivesSIGKILL: a server killed with SIGKILL while its import
+// transaction is part-way leaves nothing written; after a restart the
+// import is taken over, runs once from the start, and its counts add up.
+func TestImportSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the queue's leader lease and rescuer (up to a minute)")
+	}
+	dbURL := pgtest.URL(t)
+	env := []string{"DATABASE_URL=" + dbURL, "JOBBOARD_IMPORT_RESCUE_AFTER=3s"}
+	runCommand(t, env, "migrate")
+	acct := createAccount(t, env, "Crash")
+	db, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	activeJobs := func() (n, distinct int) {
+		row := db.QueryRow(`SELECT count(*), count(DISTINCT reference_number) FROM jobs WHERE account_id = $1 AND deleted_at IS NULL`, acct.ID)
+		if err := row.Scan(&n, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		return n, distinct
+	}
+
+	// Hold the account row as writers of its jobs do, so the import's
+	// transaction stops part-way at a real lock wait: the kill lands there.
+	hold, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.Exec(`SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, acct.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	first := startService(t, env)
+	var feed strings.Builder
+	feed.WriteString(`{"jobs": [`)
+	for i := 0; i < 10_000; i++ {
+		if i > 0 {
+			feed.WriteString(",")
+		}
+		fmt.Fprintf(&feed, `{"referenceNumber": "K%d", "title": "Crash-safe job %d", "state": "OH", "driverType": "Student", "freightType": "Box", "description": "x"}`, i, i)
+	}
+	feed.WriteString(`]}`)
+	code, hdr, created := first.request("basic", acct.APIKey, "POST", "/api/v2.0/job-imports", feed.String())
+	if code != 202 {
+		t.Fatalf("create: %d %s", code, created)
+	}
+	path := strings.TrimPrefix(hdr.Get("Location"), first.httpBase)
+	waitFor := func(s *service, want string, limit time.Duration) string {
+		deadline := time.Now().Add(limit)
+		for {
+			_, _, got := s.request("basic", acct.APIKey, "GET", path, "")
+			if strings.Contains(got, `"status":"`+want+`"`) || time.Now().After(deadline) {
+				return got
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if got := waitFor(first, "running", 20*time.Second); !strings.Contains(got, `"status":"running"`) {
+		t.Fatalf("import never started: %s", got)
+	}
+	var waiting int
+	for deadline := time.Now().Add(10 * time.Second); waiting == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_ = db.Get(&waiting, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)
+	}
+	if waiting == 0 {
+		t.Fatal("the import transaction never reached the lock")
+	}
+	if err := first.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Wait()
+	if err := hold.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := activeJobs(); n != 0 {
+		t.Fatalf("%d jobs written by the killed import", n)
+	}
+
+	started := time.Now()
+	second := startService(t, env)
+	got := waitFor(second, "complete", 90*time.Second)
+	if !strings.Contains(got, `"added":10000`) || !strings.Contains(got, `"processed":10000`) || !strings.Contains(got, `"failed":0`) {
+		t.Fatalf("after restart: %s", got)
+	}
+	if n, distinct := activeJobs(); n != 10_000 || distinct != 10_000 {
+		t.Errorf("%d active jobs, %d distinct references, want 10000 of each", n, distinct)
+	}
+	if runs := strings.Count(second.stderr.String(), `"msg":"job import complete"`); runs != 1 {
+		t.Errorf("the import ran %d times after the restart", runs)
+	}
+	t.Logf("taken over and completed %.1f s after the restart", time.Since(started).Seconds())
 }
