@@ -118,6 +118,16 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		r.Header.Set("Content-Type", mime)
 		r.Header.Set("Accept", mime)
+		// Links are built from the host and scheme this server was reached
+		// on (or JOBBOARD_PUBLIC_URL), never from headers a client may set.
+		r.Header.Del("X-Forwarded-Host")
+		r.Header.Del("Forwarded")
+		r.Header.Set("Grpc-Metadata-X-Forwarded-Proto", requestURL(r).Scheme)
+		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
+			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
+			return
+		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next(w, r, params)
 	}
@@ -143,6 +153,15 @@ func checkParams(r *http.Request, params map[string]string) *apiError {
 		}
 	}
 	return nil
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 type requestURLKey struct{}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"jobboard/gateway/wire"
+	jobboardv2 "jobboard/gen/jobboard/v2"
 )
 
 // The MIME types the gateway registers its marshalers under. The format
@@ -48,6 +50,9 @@ func (m marshaler) Marshal(v any) ([]byte, error) {
 // gateway treats as a request without body fields.
 func (m marshaler) Unmarshal(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
+		if _, isImport := v.(*jobboardv2.CreateJobImportRequest); isImport {
+			return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
+		}
 		return io.EOF
 	}
 	if m.format == wire.XML {

@@ -203,6 +203,7 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 		if err != nil {
 			return nil, err
 		}
+		scrubNUL(results)
 		return protojson.Marshal(results)
 	}, func(tx *sql.Tx, ran bool) error {
 		// The callback is queued with the results it reports: both or neither.
@@ -255,9 +256,9 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []
 	if deleteJobs {
 		// Every listed reference is kept, including those of jobs that
 		// failed validation: a bad row in a feed must not withdraw its job.
-		var keep []string
+		keep := []string{} // never NULL: NOT (x = ANY(NULL)) would match nothing
 		for _, in := range jobs {
-			if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" {
+			if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" && !strings.ContainsRune(ref, 0) {
 				keep = append(keep, ref)
 			}
 		}
@@ -268,4 +269,27 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []
 		res.Deleted = int32(n)
 	}
 	return res, nil
+}
+
+// scrubNUL replaces NUL characters echoed from the request in the results,
+// which are stored as jsonb: PostgreSQL refuses \u0000 there, and the
+// import could then never complete.
+func scrubNUL(r *jobboardv2.JobImportResults) {
+	fix := func(p *string) {
+		if p != nil && strings.ContainsRune(*p, 0) {
+			*p = strings.ReplaceAll(*p, "\x00", "\uFFFD")
+		}
+	}
+	for _, e := range r.Errors {
+		fix(e.ReferenceNumber)
+		for i := range e.Messages {
+			fix(&e.Messages[i])
+		}
+	}
+	for _, e := range r.IgnoredValues {
+		fix(e.ReferenceNumber)
+		fix(e.Field)
+		fix(e.Value)
+		fix(&e.Message)
+	}
 }

@@ -156,3 +156,19 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 		t.Errorf("%d jobs: %v", MaxImportJobs+1, err)
 	}
 }
+
+// TestImportWithNULAndNothingToKeep: NUL characters echoed into the results
+// must not stop the import from completing, and deleteJobs with no listed
+// reference withdraws every active job.
+func TestImportWithNULAndNothingToKeep(t *testing.T) {
+	f := newImportFixture(t)
+	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{input("OLD1"), input("OLD2")}}); err != nil {
+		t.Fatal(err)
+	}
+	withExtra := &jobboardv2.JobInput{Title: ptr("t"), ExtraFields: []*jobboardv2.ExtraField{{Name: "x\x00", Value: ptr("\x00")}}}
+	imp := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{
+		Jobs: []*jobboardv2.JobInput{{ReferenceNumber: ptr("A\x00")}, withExtra}, DeleteJobs: true})
+	if r := imp.Results; r.Failed != 2 || r.Deleted != 2 || len(r.IgnoredValues) != 1 {
+		t.Errorf("results: %v", r)
+	}
+}

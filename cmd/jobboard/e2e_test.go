@@ -429,6 +429,20 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("job import polling", func(t *testing.T) {
 		body := `{"jobs": [{"referenceNumber": "Q1", "title": "Queued", "state": "OH", "driverType": "Student",
 			"freightType": "Box", "description": "x"}, {"referenceNumber": "Q2"}], "deleteJobs": false}`
+		if code, _, got := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", " "); code != 400 {
+			t.Errorf("empty import body: %d %s", code, got)
+		}
+		req, _ := http.NewRequest("POST", svc.httpBase+"/api/v2.0/job-imports", strings.NewReader(`{"jobs": []}`))
+		req.SetBasicAuth(a.APIKey, "")
+		req.Header.Set("X-Forwarded-Host", "evil.example")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode != 202 || !strings.HasPrefix(loc, svc.httpBase+"/") {
+			t.Errorf("a client's X-Forwarded-Host reached the links: %d %s", resp.StatusCode, loc)
+		}
 		code, hdr, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
 		var imp struct {
 			Data struct {

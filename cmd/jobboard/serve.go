@@ -107,7 +107,9 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		ready()
 	}
 
-	if err := svcs.Queue.Start(ctx); err != nil {
+	// The queue gets a context the signal does not cancel: cancelling it
+	// would cancel the running import instead of letting it finish.
+	if err := svcs.Queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -129,7 +131,8 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		// The running import step finishes (its transaction commits) or,
 		// past the grace period, is cancelled and rolls back to run again.
 		if qerr := svcs.Queue.Stop(sctx); qerr != nil {
-			slog.Warn("job queue stopped before its imports finished", "error", qerr)
+			slog.Warn("job queue stopped before its imports finished; they roll back and run again", "error", qerr)
+			_ = svcs.Queue.StopAndCancel(context.Background())
 		}
 		stopped := make(chan struct{})
 		go func() { grpcSrv.GracefulStop(); close(stopped) }()

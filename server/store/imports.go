@@ -60,12 +60,16 @@ func (s *Store) CreateImport(ctx context.Context, n NewImport, enqueue func(ctx 
 			}
 			var prior struct {
 				JobImport
-				Hash *string `db:"request_hash"`
+				Hash  *string `db:"request_hash"`
+				Fresh bool    `db:"fresh"`
 			}
-			err := tx.GetContext(ctx, &prior, `SELECT `+importColumns+`, request_hash FROM job_imports
-				WHERE account_id = $1 AND idempotency_key = $2`, n.AccountID, n.IdempotencyKey)
+			// The window is measured on the database's clock, which set requested_at.
+			err := tx.GetContext(ctx, &prior, `SELECT `+importColumns+`, request_hash,
+				requested_at > now() - make_interval(secs => $3) AS fresh
+				FROM job_imports WHERE account_id = $1 AND idempotency_key = $2`,
+				n.AccountID, n.IdempotencyKey, IdempotencyWindow.Seconds())
 			switch {
-			case err == nil && time.Since(prior.RequestedAt) < IdempotencyWindow:
+			case err == nil && prior.Fresh:
 				if prior.Hash == nil || *prior.Hash != n.RequestHash {
 					return ErrIdempotencyMismatch
 				}
@@ -169,7 +173,7 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE job_imports
-				SET status = 'complete', completed_at = now(), results = $2, payload = ''
+				SET status = 'complete', completed_at = clock_timestamp(), results = $2, payload = ''
 				WHERE id = $1`, id, results); err != nil {
 				return fmt.Errorf("complete job import: %w", err)
 			}
