@@ -51,7 +51,7 @@ func CreateAccount(ctx context.Context, st *store.Store, name string) (Credentia
 		Name:          name,
 		WebhookSecret: c.WebhookSecret,
 		KeyHash:       HashAPIKey(c.APIKey),
-		KeyPrefix:     c.APIKey[:keyPrefixShown],
+		KeyPrefix:     KeyPrefix(c.APIKey),
 	})
 	c.AccountID = id
 	return c, err
@@ -62,4 +62,26 @@ func CreateAccount(ctx context.Context, st *store.Store, name string) (Credentia
 func RotateWebhookSecret(ctx context.Context, st *store.Store, accountID int64) (string, error) {
 	secret := NewWebhookSecret()
 	return secret, st.RotateWebhookSecret(ctx, accountID, secret)
+}
+
+// NewKey is a key created for an existing account, shown once.
+type NewKey struct {
+	AccountID int64  `json:"accountId"`
+	APIKey    string `json:"apiKey"`
+	Prefix    string `json:"prefix"`
+}
+
+// CreateAPIKey adds a key to an account.
+func CreateAPIKey(ctx context.Context, st *store.Store, accountID int64) (NewKey, error) {
+	key := NewAPIKey()
+	k := NewKey{AccountID: accountID, APIKey: key, Prefix: KeyPrefix(key)}
+	return k, st.AddAPIKey(ctx, accountID, HashAPIKey(key), k.Prefix)
+}
+
+// KeyPrefix is the part of a key kept in clear to name it.
+func KeyPrefix(key string) string {
+	if len(key) < keyPrefixShown {
+		return key
+	}
+	return key[:keyPrefixShown]
 }

@@ -48,7 +48,10 @@ func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error
 	if len(args) > 0 && args[0] == "rotate-webhook-secret" {
 		return rotateSecretCommand(ctx, args[1:], stdout)
 	}
-	args, done, err := subcommand(args, "create", "jobboard accounts create --name NAME | rotate-webhook-secret --account ID", stdout)
+	if len(args) > 0 && args[0] == "list" {
+		return accountsListCommand(ctx, args[1:], stdout)
+	}
+	args, done, err := subcommand(args, "create", "jobboard accounts create --name NAME | list | rotate-webhook-secret --account ID", stdout)
 	if done || err != nil {
 		return err
 	}

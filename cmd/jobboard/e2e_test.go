@@ -526,6 +526,39 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("key rotation", func(t *testing.T) {
+		var added struct {
+			AccountID int64  `json:"accountId"`
+			APIKey    string `json:"apiKey"`
+			Prefix    string `json:"prefix"`
+		}
+		out := runCommand(t, env, "keys", "create", "--account", fmt.Sprint(b.ID))
+		if err := json.Unmarshal([]byte(out), &added); err != nil || added.AccountID != b.ID || !strings.HasPrefix(added.APIKey, added.Prefix) {
+			t.Fatalf("keys create printed %q", out)
+		}
+		for _, key := range []string{b.APIKey, added.APIKey} {
+			if code, _, _ := svc.request("basic", key, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+				t.Errorf("before revoking, a key of B gets %d", code)
+			}
+		}
+		list := runCommand(t, env, "accounts", "list")
+		if !strings.Contains(list, added.Prefix) || !strings.Contains(list, `"name":"Bravo Logistics"`) || strings.Contains(list, added.APIKey) {
+			t.Errorf("accounts list: %s", list)
+		}
+		if out := runCommand(t, env, "keys", "revoke", b.APIKey[:14]); !strings.Contains(out, `"revoked":1`) {
+			t.Errorf("keys revoke printed %q", out)
+		}
+		if code, _, _ := svc.request("basic", b.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
+			t.Errorf("the revoked key gets %d, want 401", code)
+		}
+		if _, err := jobsClient.ListJobs(withKey(b.APIKey), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("the revoked key over gRPC: %v", err)
+		}
+		if code, _, _ := svc.request("bearer", added.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+			t.Errorf("the new key gets %d", code)
+		}
+	})
+
 	t.Run("sigterm", func(t *testing.T) {
 		if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)

@@ -19,6 +19,9 @@ Usage:
   jobboard serve                      serve REST and gRPC (applies migrations first)
   jobboard migrate                    apply database migrations and exit
   jobboard accounts create --name N   create an employer account; prints its API key once
+  jobboard accounts list              every account with the prefixes of its active keys
+  jobboard keys create --account ID   add an API key to an account; prints it once
+  jobboard keys revoke KEY_PREFIX     revoke a key; the next request with it gets 401
   jobboard accounts rotate-webhook-secret --account ID
                                       replace the account's callback signing secret; prints it once
   jobboard imports show IMPORT_ID     an import's state and its callback delivery attempts
@@ -68,6 +71,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return accountsCommand(ctx, args[1:], stdout)
 	case "drivers":
 		return driversCommand(ctx, args[1:], stdout)
+	case "keys":
+		return keysCommand(ctx, args[1:], stdout)
 	case "imports":
 		return importsCommand(ctx, args[1:], stdout)
 	case "demo":

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // Account is an employer account.
@@ -89,4 +91,63 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID int64, secret
 		return ErrNotFound
 	}
 	return nil
+}
+
+// AccountSummary is an account as operators list it.
+type AccountSummary struct {
+	ID         int64     `db:"id" json:"id"`
+	Name       string    `db:"name" json:"name"`
+	CreatedAt  time.Time `db:"created_at" json:"createdAt"`
+	ActiveKeys []string  `db:"-" json:"activeKeys"` // prefixes of unrevoked keys
+}
+
+// ListAccounts returns every account with the prefixes of its active keys.
+func (s *Store) ListAccounts(ctx context.Context) ([]AccountSummary, error) {
+	var rows []struct {
+		AccountSummary
+		Prefixes pq.StringArray `db:"prefixes"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.name, a.created_at,
+		coalesce(array_agg(k.key_prefix ORDER BY k.id) FILTER (WHERE k.id IS NOT NULL), '{}') AS prefixes
+		FROM accounts a LEFT JOIN api_keys k ON k.account_id = a.id AND k.revoked_at IS NULL
+		GROUP BY a.id ORDER BY a.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	out := make([]AccountSummary, len(rows))
+	for i, r := range rows {
+		out[i] = r.AccountSummary
+		out[i].ActiveKeys = []string(r.Prefixes)
+	}
+	return out, nil
+}
+
+// AddAPIKey gives an account another key, so a client can switch keys
+// without a moment in which none works.
+func (s *Store) AddAPIKey(ctx context.Context, accountID int64, hash, prefix string) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		return insertKey(ctx, tx, accountID, hash, prefix)
+	})
+}
+
+// RevokeAPIKeys revokes the active keys with the given prefix and returns
+// how many; a revoked key fails the very next request.
+func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = now()
+		WHERE key_prefix = $1 AND revoked_at IS NULL`, prefix)
+	if err != nil {
+		return 0, fmt.Errorf("revoke api keys: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// ActiveKeyCount counts the active keys with a prefix.
+func (s *Store) ActiveKeyCount(ctx context.Context, prefix string) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM api_keys WHERE key_prefix = $1 AND revoked_at IS NULL`, prefix)
+	return n, err
 }
