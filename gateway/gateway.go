@@ -41,11 +41,14 @@ type Config struct {
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key).
 	Authenticate func(ctx context.Context, apiKey string) (context.Context, error)
+	// Account reads the account Authenticate put in a context, for the
+	// access log; nil leaves the account out.
+	Account AccountFromContext
 }
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate}
+	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
@@ -80,6 +83,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 
 type gateway struct {
 	authenticate func(ctx context.Context, apiKey string) (context.Context, error)
+	account      AccountFromContext
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
@@ -87,7 +91,15 @@ type gateway struct {
 // suffix decide the format whatever the client's Content-Type or Accept.
 func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
+			noteRoute(r.Context(), strings.ReplaceAll(pattern.String(), "=*}", "}"))
+		}
 		ctx, err := g.authenticate(r.Context(), apiKey(r))
+		if err == nil && g.account != nil {
+			if id, ok := g.account(ctx); ok {
+				noteAccount(ctx, id)
+			}
+		}
 		if err != nil {
 			writeError(w, r, fromStatus(r.Context(), err))
 			return

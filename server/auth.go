@@ -32,6 +32,12 @@ func ContextWithCaller(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
+// AccountOf returns the account a context acts for, for logs.
+func AccountOf(ctx context.Context) (int64, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c.AccountID, ok && c.AccountID != 0
+}
+
 // callerFrom returns the authenticated caller. Every method behind the auth
 // interceptor or the gateway's auth middleware has one; a missing caller is
 // a wiring bug, refused rather than served unscoped.

@@ -559,6 +559,36 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("access log", func(t *testing.T) {
+		req, _ := http.NewRequest("GET", svc.httpBase+"/api/v2.0/jobs.json/1", nil)
+		req.SetBasicAuth(a.APIKey, "")
+		req.Header.Set("X-Request-Id", "trace-e2e-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Request-Id"); got != "trace-e2e-1" {
+			t.Errorf("X-Request-Id echoed as %q", got)
+		}
+		if _, hdr, _ := svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); len(hdr.Get("X-Request-Id")) != 24 {
+			t.Errorf("generated X-Request-Id %q", hdr.Get("X-Request-Id"))
+		}
+		time.Sleep(100 * time.Millisecond)
+		logs := svc.stderr.String()
+		want := fmt.Sprintf(`"route":"/api/v2.0/jobs.json/{id}","status":%d`, resp.StatusCode)
+		if !strings.Contains(logs, want) || !strings.Contains(logs, `"request_id":"trace-e2e-1","account_id":`+fmt.Sprint(a.ID)) {
+			t.Errorf("no access line with %s and the request id and account:\n%s", want, logs)
+		}
+		// Nothing secret is ever logged, whatever the requests above sent.
+		for name, secret := range map[string]string{"A's key": a.APIKey, "B's key": b.APIKey, "internal token": internalToken,
+			"webhook secret": a.WebhookSecret, "Authorization header": "Authorization", "Basic credentials": "Basic "} {
+			if strings.Contains(logs, secret) {
+				t.Errorf("the logs contain %s", name)
+			}
+		}
+	})
+
 	t.Run("sigterm", func(t *testing.T) {
 		if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)

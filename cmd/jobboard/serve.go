@@ -71,7 +71,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	}
 	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Authenticate: svcs.Auth.AuthenticateKey})
+		Authenticate: svcs.Auth.AuthenticateKey, Account: server.AccountOf})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}
 	// Bounded reads and writes, so a client trickling a body or not reading
 	// the answer cannot hold a connection and its buffers forever.
-	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	httpSrv := &http.Server{Handler: gateway.AccessLog(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	grpcSrv := svcs.NewGRPCServer()
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
