@@ -145,7 +145,7 @@ func (c *appCheck) optional(field string, v *string) *string {
 // the store. The problems name the field, the value and the rule.
 func checkApplication(accountID int64, in *jobboardv2.DriverApplication) (store.Application, []string) {
 	var c appCheck
-	p := store.DriverProfile{
+	p := store.DriverProfile{DriverBasics: store.DriverBasics{
 		FirstName: c.required("first_name", in.GetFirstName()),
 		LastName:  c.required("last_name", in.GetLastName()),
 		Address:   c.required("address", in.GetAddress()),
@@ -153,8 +153,7 @@ func checkApplication(accountID int64, in *jobboardv2.DriverApplication) (store.
 		City:      c.required("city", in.GetCity()),
 		Email:     c.required("email", in.GetEmail()),
 		Phone:     c.required("phone", in.GetPhone()),
-		IsPremium: in.GetIsPremium(),
-	}
+	}, IsPremium: in.GetIsPremium()}
 	if st := strings.ToUpper(c.required("state", in.GetState())); st != "" {
 		if _, ok := residenceStates[st]; !ok {
 			c.fail("state", "%q is not a US state code (two letters such as TX)", in.GetState())

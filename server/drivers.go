@@ -224,9 +224,7 @@ func driverSummary(d *store.DriverListItem) *jobboardv2.DriverSummary {
 func driverDetail(d *store.DriverDetail) *jobboardv2.DriverDetail {
 	p := &d.DriverProfile
 	out := &jobboardv2.DriverDetail{
-		Summary: driverSummary(&store.DriverListItem{ID: d.ID, FirstName: p.FirstName, LastName: p.LastName,
-			Address: p.Address, Address2: p.Address2, City: p.City, State: p.State, Zip: p.Zip, Email: p.Email,
-			Phone: p.Phone, DriverType: p.DriverType, Experience: p.Experience, Sent: d.Sent, HasJobApps: d.HasJobApps}),
+		Summary:                 driverSummary(&store.DriverListItem{ID: d.ID, DriverBasics: p.DriverBasics, Sent: d.Sent, HasJobApps: d.HasJobApps}),
 		Endorsement:             endorsementText(p.Endorsements),
 		FreightExperience:       p.FreightExperience,
 		FreightPreferences:      p.FreightPreferences,

@@ -46,18 +46,8 @@ const EarthRadiusMiles = 3958.8
 
 // DriverListItem is one row of the list.
 type DriverListItem struct {
-	ID         int64     `db:"id"`
-	FirstName  string    `db:"first_name"`
-	LastName   string    `db:"last_name"`
-	Address    string    `db:"address"`
-	Address2   *string   `db:"address2"`
-	City       string    `db:"city"`
-	State      string    `db:"state"`
-	Zip        string    `db:"zip"`
-	Email      string    `db:"email"`
-	Phone      string    `db:"phone"`
-	DriverType string    `db:"driver_type"`
-	Experience string    `db:"experience"`
+	ID int64 `db:"id"`
+	DriverBasics
 	Sent       time.Time `db:"sent"`
 	HasJobApps bool      `db:"has_job_apps"`
 }

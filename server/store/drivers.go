@@ -12,20 +12,25 @@ import (
 	"github.com/lib/pq"
 )
 
+// DriverBasics are the profile fields the drivers list shows.
+type DriverBasics struct {
+	Email      string  `db:"email"`
+	FirstName  string  `db:"first_name"`
+	LastName   string  `db:"last_name"`
+	Address    string  `db:"address"`
+	Address2   *string `db:"address2"`
+	City       string  `db:"city"`
+	State      string  `db:"state"`
+	Zip        string  `db:"zip"`
+	Phone      string  `db:"phone"`
+	DriverType string  `db:"driver_type"`
+	Experience string  `db:"experience"`
+}
+
 // DriverProfile is a driver's person-level data, validated. Optional text
 // keeps the difference between absent (nil) and empty.
 type DriverProfile struct {
-	Email                   string         `db:"email"`
-	FirstName               string         `db:"first_name"`
-	LastName                string         `db:"last_name"`
-	Address                 string         `db:"address"`
-	Address2                *string        `db:"address2"`
-	City                    string         `db:"city"`
-	State                   string         `db:"state"`
-	Zip                     string         `db:"zip"`
-	Phone                   string         `db:"phone"`
-	DriverType              string         `db:"driver_type"`
-	Experience              string         `db:"experience"`
+	DriverBasics
 	Endorsements            pq.StringArray `db:"endorsements"` // codes in T, H, N, X order
 	FreightExperience       *string        `db:"freight_experience"`
 	FreightPreferences      *string        `db:"freight_preferences"`
