@@ -123,7 +123,11 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			return
 		}
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, requestURL(r)))
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		list := deleteByID
+		if strings.HasSuffix(r.URL.Path, "/reference") {
+			list = deleteByReference
+		}
+		r.Body = &requestBody{Reader: bytes.NewReader(body), list: list}
 		mime := mimeJSON
 		if formatOf(r.URL.Path) == wire.XML {
 			mime = mimeXML
@@ -192,16 +196,23 @@ func requestURL(r *http.Request) *url.URL {
 // pagingHeaders adds X-Total-Count and, when another page follows, a Link
 // with rel="next" to list responses.
 func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message) error {
-	list, ok := msg.(*jobboardv2.ListDriversResponse)
+	// msg is grpc-gateway's wrapper around the response (http.yaml sends
+	// only its drivers field as the body); it has the response's getters.
+	list, ok := msg.(interface {
+		GetTotalCount() int64
+		GetHasNextPage() bool
+		GetPage() int32
+		GetMax() int32
+	})
 	if !ok {
 		return nil
 	}
-	w.Header().Set("X-Total-Count", strconv.FormatInt(list.TotalCount, 10))
-	if u, ok := ctx.Value(requestURLKey{}).(*url.URL); ok && list.HasNextPage {
+	w.Header().Set("X-Total-Count", strconv.FormatInt(list.GetTotalCount(), 10))
+	if u, ok := ctx.Value(requestURLKey{}).(*url.URL); ok && list.GetHasNextPage() {
 		next := *u
 		q := next.Query()
-		q.Set("page", strconv.Itoa(int(list.Page)+1))
-		q.Set("max", strconv.Itoa(int(list.Max)))
+		q.Set("page", strconv.Itoa(int(list.GetPage())+1))
+		q.Set("max", strconv.Itoa(int(list.GetMax())))
 		next.RawQuery = q.Encode()
 		w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"next\"", next.String()))
 	}

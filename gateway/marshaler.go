@@ -3,11 +3,9 @@ package gateway
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/protobuf/proto"
 
 	"jobboard/gateway/wire"
 	jobboardv2 "jobboard/gen/jobboard/v2"
@@ -39,36 +37,85 @@ func (m marshaler) ContentType(any) string {
 
 // Marshal renders a response message.
 func (m marshaler) Marshal(v any) ([]byte, error) {
-	msg, ok := v.(proto.Message)
-	if !ok {
-		return nil, fmt.Errorf("cannot render %T", v)
-	}
-	return render(m.format, msg)
+	return render(m.format, v)
 }
 
 // Unmarshal fills a request message; an empty body is io.EOF, which the
 // gateway treats as a request without body fields.
 func (m marshaler) Unmarshal(data []byte, v any) error {
+	return m.decode(data, v, deleteByID)
+}
+
+// deleteList says what a list of strings in a delete body holds.
+type deleteList bool
+
+const (
+	deleteByID        deleteList = false
+	deleteByReference deleteList = true
+)
+
+// decode fills v from a body. The list bodies of the contract are top-level
+// arrays, so http.yaml maps them onto the request's repeated field (body:
+// jobs, ids, reference_numbers) and grpc-gateway hands over a pointer to that
+// field. They are decoded through their request message, which is where the
+// format's rules for each body live.
+func (m marshaler) decode(data []byte, v any, list deleteList) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		if _, isImport := v.(*jobboardv2.CreateJobImportRequest); isImport {
 			return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 		}
 		return io.EOF
 	}
+	switch field := v.(type) {
+	case *[]*jobboardv2.JobInput:
+		req := &jobboardv2.PostJobsRequest{}
+		err := m.decodeMessage(data, req)
+		*field = req.Jobs
+		return err
+	case *[]string:
+		if list == deleteByReference {
+			req := &jobboardv2.DeleteJobsByReferenceRequest{}
+			err := m.decodeMessage(data, req)
+			*field = req.ReferenceNumbers
+			return err
+		}
+		req := &jobboardv2.DeleteJobsRequest{}
+		err := m.decodeMessage(data, req)
+		*field = req.Ids
+		return err
+	}
+	return m.decodeMessage(data, v)
+}
+
+func (m marshaler) decodeMessage(data []byte, v any) error {
 	if m.format == wire.XML {
 		return decodeXML(data, v)
 	}
 	return decodeJSON(data, v)
 }
 
+// requestBody is the body the prepare middleware hands on, already read and
+// checked. It tells the decoder which kind of delete list it holds: both
+// arrive as a pointer to a []string.
+type requestBody struct {
+	*bytes.Reader
+	list deleteList
+}
+
+func (requestBody) Close() error { return nil }
+
 // NewDecoder reads the whole body (already size-checked by the middleware).
 func (m marshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	list := deleteByID
+	if body, ok := r.(*requestBody); ok {
+		list = body.list
+	}
 	return runtime.DecoderFunc(func(v any) error {
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return err
 		}
-		return m.Unmarshal(data, v)
+		return m.decode(data, v, list)
 	})
 }
 

@@ -14,14 +14,16 @@ import (
 func RenderJSON(msg proto.Message) ([]byte, error) { return render(wire.JSON, msg) }
 
 // render writes msg in the contract's shape for f. Each resource has one
-// writing function shared by both formats.
-func render(f wire.Format, msg proto.Message) ([]byte, error) {
+// writing function shared by both formats. Lists arrive as the response's
+// repeated field (http.yaml's response_body), since they are top-level
+// arrays on the wire.
+func render(f wire.Format, msg any) ([]byte, error) {
 	w := wire.New(f, 512)
 	switch m := msg.(type) {
-	case *jobboardv2.ListJobsResponse:
-		w = wire.New(f, 1024*len(m.Jobs)+64)
+	case []*jobboardv2.Job:
+		w = wire.New(f, 1024*len(m)+64)
 		w.BeginList("jobs")
-		for _, j := range m.Jobs {
+		for _, j := range m {
 			writeJob(w, j)
 		}
 		w.EndList()
@@ -29,10 +31,10 @@ func render(f wire.Format, msg proto.Message) ([]byte, error) {
 		w.BeginXMLOnly("jobs")
 		writeJob(w, m)
 		w.EndXMLOnly()
-	case *jobboardv2.ListDriversResponse:
-		w = wire.New(f, 512*len(m.Drivers)+64)
+	case []*jobboardv2.DriverSummary:
+		w = wire.New(f, 512*len(m)+64)
 		w.BeginList("drivers")
-		for _, d := range m.Drivers {
+		for _, d := range m {
 			w.BeginObject("driver")
 			writeDriverSummary(w, d)
 			w.EndObject()

@@ -29,29 +29,29 @@ type ListDriversRequest struct {
 	// T, H, N or X (or the full label, such as "HAZMAT (H)"): drivers with that endorsement.
 	Certifications string `protobuf:"bytes,1,opt,name=certifications,proto3" json:"certifications,omitempty"`
 	// Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,2,opt,name=driver_type,json=driverType,proto3" json:"driver_type,omitempty"`
+	DriverType string `protobuf:"bytes,2,opt,name=driver_type,proto3" json:"driver_type,omitempty"`
 	// Exact e-mail address, any case; an invalid address matches nothing.
 	Email string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
 	// Applications sent at or after this date or date-time.
-	StartDate string `protobuf:"bytes,4,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
+	StartDate string `protobuf:"bytes,4,opt,name=start_date,proto3" json:"start_date,omitempty"`
 	// Applications sent before this date-time, or on or before this date.
-	EndDate string `protobuf:"bytes,5,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
+	EndDate string `protobuf:"bytes,5,opt,name=end_date,proto3" json:"end_date,omitempty"`
 	// Exact first name, any case.
-	FirstName string `protobuf:"bytes,6,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	FirstName string `protobuf:"bytes,6,opt,name=first_name,proto3" json:"first_name,omitempty"`
 	// Exact last name, any case.
-	LastName string `protobuf:"bytes,7,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	LastName string `protobuf:"bytes,7,opt,name=last_name,proto3" json:"last_name,omitempty"`
 	// 1 (or true) for drivers who applied to one of the account's jobs, 0 (or false) for the others.
-	HasJobApps string `protobuf:"bytes,8,opt,name=has_job_apps,json=hasJobApps,proto3" json:"has_job_apps,omitempty"`
+	HasJobApps string `protobuf:"bytes,8,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
 	// Exact title, any case, of one of the account's jobs the driver applied to.
-	JobTitle string `protobuf:"bytes,9,opt,name=job_title,json=jobTitle,proto3" json:"job_title,omitempty"`
+	JobTitle string `protobuf:"bytes,9,opt,name=job_title,proto3" json:"job_title,omitempty"`
 	// Radius in miles, 1-500, around lives_within_zip; both or neither.
-	LivesWithinRadius string `protobuf:"bytes,10,opt,name=lives_within_radius,json=livesWithinRadius,proto3" json:"lives_within_radius,omitempty"`
+	LivesWithinRadius string `protobuf:"bytes,10,opt,name=lives_within_radius,proto3" json:"lives_within_radius,omitempty"`
 	// A five-digit ZIP code, the centre of the radius filter.
-	LivesWithinZip string `protobuf:"bytes,11,opt,name=lives_within_zip,json=livesWithinZip,proto3" json:"lives_within_zip,omitempty"`
+	LivesWithinZip string `protobuf:"bytes,11,opt,name=lives_within_zip,proto3" json:"lives_within_zip,omitempty"`
 	// Page size, 1-1000; default 100.
 	Max string `protobuf:"bytes,12,opt,name=max,proto3" json:"max,omitempty"`
 	// At least this much experience in years: 0, 0.5, 1, 1.5, 2, or 3 through 99.
-	MinExperience string `protobuf:"bytes,13,opt,name=min_experience,json=minExperience,proto3" json:"min_experience,omitempty"`
+	MinExperience string `protobuf:"bytes,13,opt,name=min_experience,proto3" json:"min_experience,omitempty"`
 	// Phone number, compared on its digits; a leading +1 or 1 is ignored.
 	Phone string `protobuf:"bytes,14,opt,name=phone,proto3" json:"phone,omitempty"`
 	// id, name, state, driver_type or sent, with a leading - for descending; default id.
@@ -301,9 +301,9 @@ type DriverSummary struct {
 	// Driver identifier, the same in every account the driver applied to.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// First name.
-	FirstName string `protobuf:"bytes,2,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	FirstName string `protobuf:"bytes,2,opt,name=first_name,proto3" json:"first_name,omitempty"`
 	// Last name.
-	LastName string `protobuf:"bytes,3,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	LastName string `protobuf:"bytes,3,opt,name=last_name,proto3" json:"last_name,omitempty"`
 	// Street address.
 	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
 	// Second address line; unset when none was given.
@@ -319,13 +319,13 @@ type DriverSummary struct {
 	// Phone number as given.
 	Phone string `protobuf:"bytes,10,opt,name=phone,proto3" json:"phone,omitempty"`
 	// Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,11,opt,name=driver_type,json=driverType,proto3" json:"driver_type,omitempty"`
+	DriverType string `protobuf:"bytes,11,opt,name=driver_type,proto3" json:"driver_type,omitempty"`
 	// Years of experience as given, such as "2" or "0.5".
 	Experience string `protobuf:"bytes,12,opt,name=experience,proto3" json:"experience,omitempty"`
 	// When the application reached the account: RFC 3339 in UTC, seconds precision.
 	Sent string `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
 	// Whether the driver applied to one of the account's jobs.
-	HasJobApps    bool `protobuf:"varint,14,opt,name=has_job_apps,json=hasJobApps,proto3" json:"has_job_apps,omitempty"`
+	HasJobApps    bool `protobuf:"varint,14,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -467,43 +467,43 @@ type DriverDetail struct {
 	// The certifications as text in the order T, H, N, X, such as "Doubles/Triples (T), HAZMAT (H)".
 	Endorsement string `protobuf:"bytes,2,opt,name=endorsement,proto3" json:"endorsement,omitempty"`
 	// Kinds of freight hauled before.
-	FreightExperience *string `protobuf:"bytes,3,opt,name=freight_experience,json=freightExperience,proto3,oneof" json:"freight_experience,omitempty"`
+	FreightExperience *string `protobuf:"bytes,3,opt,name=freight_experience,proto3,oneof" json:"freight_experience,omitempty"`
 	// Kinds of freight wanted.
-	FreightPreferences *string `protobuf:"bytes,4,opt,name=freight_preferences,json=freightPreferences,proto3,oneof" json:"freight_preferences,omitempty"`
+	FreightPreferences *string `protobuf:"bytes,4,opt,name=freight_preferences,proto3,oneof" json:"freight_preferences,omitempty"`
 	// Full name of the state that issued the licence.
-	LicenseState *string `protobuf:"bytes,5,opt,name=license_state,json=licenseState,proto3,oneof" json:"license_state,omitempty"`
+	LicenseState *string `protobuf:"bytes,5,opt,name=license_state,proto3,oneof" json:"license_state,omitempty"`
 	// Assignments wanted.
-	PreferredAssignments *string `protobuf:"bytes,6,opt,name=preferred_assignments,json=preferredAssignments,proto3,oneof" json:"preferred_assignments,omitempty"`
+	PreferredAssignments *string `protobuf:"bytes,6,opt,name=preferred_assignments,proto3,oneof" json:"preferred_assignments,omitempty"`
 	// Regions wanted.
-	PreferredRegions *string `protobuf:"bytes,7,opt,name=preferred_regions,json=preferredRegions,proto3,oneof" json:"preferred_regions,omitempty"`
+	PreferredRegions *string `protobuf:"bytes,7,opt,name=preferred_regions,proto3,oneof" json:"preferred_regions,omitempty"`
 	// Whether the driver has a team partner, as given.
-	HasTeam *string `protobuf:"bytes,8,opt,name=has_team,json=hasTeam,proto3,oneof" json:"has_team,omitempty"`
+	HasTeam *string `protobuf:"bytes,8,opt,name=has_team,proto3,oneof" json:"has_team,omitempty"`
 	// Licence class.
-	LicenseClass *string `protobuf:"bytes,9,opt,name=license_class,json=licenseClass,proto3,oneof" json:"license_class,omitempty"`
+	LicenseClass *string `protobuf:"bytes,9,opt,name=license_class,proto3,oneof" json:"license_class,omitempty"`
 	// Date of birth as MM/DD/YYYY.
-	DateOfBirth *string `protobuf:"bytes,10,opt,name=date_of_birth,json=dateOfBirth,proto3,oneof" json:"date_of_birth,omitempty"`
+	DateOfBirth *string `protobuf:"bytes,10,opt,name=date_of_birth,proto3,oneof" json:"date_of_birth,omitempty"`
 	// Whether the driver holds a TWIC card, as given.
-	TwicCard *string `protobuf:"bytes,11,opt,name=twic_card,json=twicCard,proto3,oneof" json:"twic_card,omitempty"`
+	TwicCard *string `protobuf:"bytes,11,opt,name=twic_card,proto3,oneof" json:"twic_card,omitempty"`
 	// Accidents, as given.
 	Accidents *string `protobuf:"bytes,12,opt,name=accidents,proto3,oneof" json:"accidents,omitempty"`
 	// Moving violations, as given.
-	MovingViolations *string `protobuf:"bytes,13,opt,name=moving_violations,json=movingViolations,proto3,oneof" json:"moving_violations,omitempty"`
+	MovingViolations *string `protobuf:"bytes,13,opt,name=moving_violations,proto3,oneof" json:"moving_violations,omitempty"`
 	// Year of the last licence suspension.
-	LastLicenseSuspension *int32 `protobuf:"varint,14,opt,name=last_license_suspension,json=lastLicenseSuspension,proto3,oneof" json:"last_license_suspension,omitempty"`
+	LastLicenseSuspension *int32 `protobuf:"varint,14,opt,name=last_license_suspension,proto3,oneof" json:"last_license_suspension,omitempty"`
 	// Year of the last DUI.
-	LastDui *int32 `protobuf:"varint,15,opt,name=last_dui,json=lastDui,proto3,oneof" json:"last_dui,omitempty"`
+	LastDui *int32 `protobuf:"varint,15,opt,name=last_dui,proto3,oneof" json:"last_dui,omitempty"`
 	// Interest in a lease-purchase programme, as given.
-	InterestedLeasePurchase *string `protobuf:"bytes,16,opt,name=interested_lease_purchase,json=interestedLeasePurchase,proto3,oneof" json:"interested_lease_purchase,omitempty"`
+	InterestedLeasePurchase *string `protobuf:"bytes,16,opt,name=interested_lease_purchase,proto3,oneof" json:"interested_lease_purchase,omitempty"`
 	// Team preferences, as given.
 	Teams *string `protobuf:"bytes,17,opt,name=teams,proto3,oneof" json:"teams,omitempty"`
 	// Trucks owned, as given.
-	TrucksOwned *string `protobuf:"bytes,18,opt,name=trucks_owned,json=trucksOwned,proto3,oneof" json:"trucks_owned,omitempty"`
+	TrucksOwned *string `protobuf:"bytes,18,opt,name=trucks_owned,proto3,oneof" json:"trucks_owned,omitempty"`
 	// Past employers, most recent first as given.
-	EmploymentHistory []*Employment `protobuf:"bytes,19,rep,name=employment_history,json=employmentHistory,proto3" json:"employment_history,omitempty"`
+	EmploymentHistory []*Employment `protobuf:"bytes,19,rep,name=employment_history,proto3" json:"employment_history,omitempty"`
 	// The driver's applications to the account's jobs.
-	JobApplications []*JobApplication `protobuf:"bytes,20,rep,name=job_applications,json=jobApplications,proto3" json:"job_applications,omitempty"`
+	JobApplications []*JobApplication `protobuf:"bytes,20,rep,name=job_applications,proto3" json:"job_applications,omitempty"`
 	// Whether the driver has a premium profile.
-	IsPremium     bool `protobuf:"varint,21,opt,name=is_premium,json=isPremium,proto3" json:"is_premium,omitempty"`
+	IsPremium     bool `protobuf:"varint,21,opt,name=is_premium,proto3" json:"is_premium,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -695,9 +695,9 @@ type Employment struct {
 	// Company phone.
 	Phone string `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
 	// First day, YYYY-MM-DD.
-	StartDate string `protobuf:"bytes,4,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
+	StartDate string `protobuf:"bytes,4,opt,name=start_date,proto3" json:"start_date,omitempty"`
 	// Last day, YYYY-MM-DD; unset while current.
-	EndDate       *string `protobuf:"bytes,5,opt,name=end_date,json=endDate,proto3,oneof" json:"end_date,omitempty"`
+	EndDate       *string `protobuf:"bytes,5,opt,name=end_date,proto3,oneof" json:"end_date,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -771,15 +771,15 @@ func (x *Employment) GetEndDate() string {
 type JobApplication struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job's id; kept when the job is later deleted.
-	JobId int64 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId int64 `protobuf:"varint,1,opt,name=job_id,proto3" json:"job_id,omitempty"`
 	// The job's title.
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
 	// The job's reference number.
 	Reference string `protobuf:"bytes,3,opt,name=reference,proto3" json:"reference,omitempty"`
 	// Whether the driver applied on the job itself rather than to the company.
-	IsDirectApp bool `protobuf:"varint,4,opt,name=is_direct_app,json=isDirectApp,proto3" json:"is_direct_app,omitempty"`
+	IsDirectApp bool `protobuf:"varint,4,opt,name=is_direct_app,proto3" json:"is_direct_app,omitempty"`
 	// When: RFC 3339 in UTC, seconds precision.
-	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1436,26 +1436,26 @@ var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\"\x8f\x04\n" +
+	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\"\x9c\x04\n" +
 	"\x12ListDriversRequest\x12&\n" +
-	"\x0ecertifications\x18\x01 \x01(\tR\x0ecertifications\x12\x1f\n" +
-	"\vdriver_type\x18\x02 \x01(\tR\n" +
-	"driverType\x12\x14\n" +
-	"\x05email\x18\x03 \x01(\tR\x05email\x12\x1d\n" +
+	"\x0ecertifications\x18\x01 \x01(\tR\x0ecertifications\x12 \n" +
+	"\vdriver_type\x18\x02 \x01(\tR\vdriver_type\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12\x1e\n" +
 	"\n" +
-	"start_date\x18\x04 \x01(\tR\tstartDate\x12\x19\n" +
-	"\bend_date\x18\x05 \x01(\tR\aendDate\x12\x1d\n" +
+	"start_date\x18\x04 \x01(\tR\n" +
+	"start_date\x12\x1a\n" +
+	"\bend_date\x18\x05 \x01(\tR\bend_date\x12\x1e\n" +
 	"\n" +
-	"first_name\x18\x06 \x01(\tR\tfirstName\x12\x1b\n" +
-	"\tlast_name\x18\a \x01(\tR\blastName\x12 \n" +
-	"\fhas_job_apps\x18\b \x01(\tR\n" +
-	"hasJobApps\x12\x1b\n" +
-	"\tjob_title\x18\t \x01(\tR\bjobTitle\x12.\n" +
+	"first_name\x18\x06 \x01(\tR\n" +
+	"first_name\x12\x1c\n" +
+	"\tlast_name\x18\a \x01(\tR\tlast_name\x12\"\n" +
+	"\fhas_job_apps\x18\b \x01(\tR\fhas_job_apps\x12\x1c\n" +
+	"\tjob_title\x18\t \x01(\tR\tjob_title\x120\n" +
 	"\x13lives_within_radius\x18\n" +
-	" \x01(\tR\x11livesWithinRadius\x12(\n" +
-	"\x10lives_within_zip\x18\v \x01(\tR\x0elivesWithinZip\x12\x10\n" +
-	"\x03max\x18\f \x01(\tR\x03max\x12%\n" +
-	"\x0emin_experience\x18\r \x01(\tR\rminExperience\x12\x14\n" +
+	" \x01(\tR\x13lives_within_radius\x12*\n" +
+	"\x10lives_within_zip\x18\v \x01(\tR\x10lives_within_zip\x12\x10\n" +
+	"\x03max\x18\f \x01(\tR\x03max\x12&\n" +
+	"\x0emin_experience\x18\r \x01(\tR\x0emin_experience\x12\x14\n" +
 	"\x05phone\x18\x0e \x01(\tR\x05phone\x12\x12\n" +
 	"\x04sort\x18\x0f \x01(\tR\x04sort\x12\x14\n" +
 	"\x05state\x18\x10 \x01(\tR\x05state\x12\x12\n" +
@@ -1466,12 +1466,13 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"totalCount\x12\x12\n" +
 	"\x04page\x18\x03 \x01(\x05R\x04page\x12\x10\n" +
 	"\x03max\x18\x04 \x01(\x05R\x03max\x12\"\n" +
-	"\rhas_next_page\x18\x05 \x01(\bR\vhasNextPage\"\x82\x03\n" +
+	"\rhas_next_page\x18\x05 \x01(\bR\vhasNextPage\"\x87\x03\n" +
 	"\rDriverSummary\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
 	"\n" +
-	"first_name\x18\x02 \x01(\tR\tfirstName\x12\x1b\n" +
-	"\tlast_name\x18\x03 \x01(\tR\blastName\x12\x18\n" +
+	"first_name\x18\x02 \x01(\tR\n" +
+	"first_name\x12\x1c\n" +
+	"\tlast_name\x18\x03 \x01(\tR\tlast_name\x12\x18\n" +
 	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x1f\n" +
 	"\baddress2\x18\x05 \x01(\tH\x00R\baddress2\x88\x01\x01\x12\x12\n" +
 	"\x04city\x18\x06 \x01(\tR\x04city\x12\x14\n" +
@@ -1479,42 +1480,41 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x03zip\x18\b \x01(\tR\x03zip\x12\x14\n" +
 	"\x05email\x18\t \x01(\tR\x05email\x12\x14\n" +
 	"\x05phone\x18\n" +
-	" \x01(\tR\x05phone\x12\x1f\n" +
-	"\vdriver_type\x18\v \x01(\tR\n" +
-	"driverType\x12\x1e\n" +
+	" \x01(\tR\x05phone\x12 \n" +
+	"\vdriver_type\x18\v \x01(\tR\vdriver_type\x12\x1e\n" +
 	"\n" +
 	"experience\x18\f \x01(\tR\n" +
 	"experience\x12\x12\n" +
-	"\x04sent\x18\r \x01(\tR\x04sent\x12 \n" +
-	"\fhas_job_apps\x18\x0e \x01(\bR\n" +
-	"hasJobAppsB\v\n" +
-	"\t_address2\"\x96\n" +
+	"\x04sent\x18\r \x01(\tR\x04sent\x12\"\n" +
+	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_appsB\v\n" +
+	"\t_address2\"\xaa\n" +
 	"\n" +
 	"\fDriverDetail\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.jobboard.v2.DriverSummaryR\asummary\x12 \n" +
-	"\vendorsement\x18\x02 \x01(\tR\vendorsement\x122\n" +
-	"\x12freight_experience\x18\x03 \x01(\tH\x00R\x11freightExperience\x88\x01\x01\x124\n" +
-	"\x13freight_preferences\x18\x04 \x01(\tH\x01R\x12freightPreferences\x88\x01\x01\x12(\n" +
-	"\rlicense_state\x18\x05 \x01(\tH\x02R\flicenseState\x88\x01\x01\x128\n" +
-	"\x15preferred_assignments\x18\x06 \x01(\tH\x03R\x14preferredAssignments\x88\x01\x01\x120\n" +
-	"\x11preferred_regions\x18\a \x01(\tH\x04R\x10preferredRegions\x88\x01\x01\x12\x1e\n" +
-	"\bhas_team\x18\b \x01(\tH\x05R\ahasTeam\x88\x01\x01\x12(\n" +
-	"\rlicense_class\x18\t \x01(\tH\x06R\flicenseClass\x88\x01\x01\x12'\n" +
+	"\vendorsement\x18\x02 \x01(\tR\vendorsement\x123\n" +
+	"\x12freight_experience\x18\x03 \x01(\tH\x00R\x12freight_experience\x88\x01\x01\x125\n" +
+	"\x13freight_preferences\x18\x04 \x01(\tH\x01R\x13freight_preferences\x88\x01\x01\x12)\n" +
+	"\rlicense_state\x18\x05 \x01(\tH\x02R\rlicense_state\x88\x01\x01\x129\n" +
+	"\x15preferred_assignments\x18\x06 \x01(\tH\x03R\x15preferred_assignments\x88\x01\x01\x121\n" +
+	"\x11preferred_regions\x18\a \x01(\tH\x04R\x11preferred_regions\x88\x01\x01\x12\x1f\n" +
+	"\bhas_team\x18\b \x01(\tH\x05R\bhas_team\x88\x01\x01\x12)\n" +
+	"\rlicense_class\x18\t \x01(\tH\x06R\rlicense_class\x88\x01\x01\x12)\n" +
 	"\rdate_of_birth\x18\n" +
-	" \x01(\tH\aR\vdateOfBirth\x88\x01\x01\x12 \n" +
-	"\ttwic_card\x18\v \x01(\tH\bR\btwicCard\x88\x01\x01\x12!\n" +
-	"\taccidents\x18\f \x01(\tH\tR\taccidents\x88\x01\x01\x120\n" +
+	" \x01(\tH\aR\rdate_of_birth\x88\x01\x01\x12!\n" +
+	"\ttwic_card\x18\v \x01(\tH\bR\ttwic_card\x88\x01\x01\x12!\n" +
+	"\taccidents\x18\f \x01(\tH\tR\taccidents\x88\x01\x01\x121\n" +
 	"\x11moving_violations\x18\r \x01(\tH\n" +
-	"R\x10movingViolations\x88\x01\x01\x12;\n" +
-	"\x17last_license_suspension\x18\x0e \x01(\x05H\vR\x15lastLicenseSuspension\x88\x01\x01\x12\x1e\n" +
-	"\blast_dui\x18\x0f \x01(\x05H\fR\alastDui\x88\x01\x01\x12?\n" +
-	"\x19interested_lease_purchase\x18\x10 \x01(\tH\rR\x17interestedLeasePurchase\x88\x01\x01\x12\x19\n" +
-	"\x05teams\x18\x11 \x01(\tH\x0eR\x05teams\x88\x01\x01\x12&\n" +
-	"\ftrucks_owned\x18\x12 \x01(\tH\x0fR\vtrucksOwned\x88\x01\x01\x12F\n" +
-	"\x12employment_history\x18\x13 \x03(\v2\x17.jobboard.v2.EmploymentR\x11employmentHistory\x12F\n" +
-	"\x10job_applications\x18\x14 \x03(\v2\x1b.jobboard.v2.JobApplicationR\x0fjobApplications\x12\x1d\n" +
+	"R\x11moving_violations\x88\x01\x01\x12=\n" +
+	"\x17last_license_suspension\x18\x0e \x01(\x05H\vR\x17last_license_suspension\x88\x01\x01\x12\x1f\n" +
+	"\blast_dui\x18\x0f \x01(\x05H\fR\blast_dui\x88\x01\x01\x12A\n" +
+	"\x19interested_lease_purchase\x18\x10 \x01(\tH\rR\x19interested_lease_purchase\x88\x01\x01\x12\x19\n" +
+	"\x05teams\x18\x11 \x01(\tH\x0eR\x05teams\x88\x01\x01\x12'\n" +
+	"\ftrucks_owned\x18\x12 \x01(\tH\x0fR\ftrucks_owned\x88\x01\x01\x12G\n" +
+	"\x12employment_history\x18\x13 \x03(\v2\x17.jobboard.v2.EmploymentR\x12employment_history\x12G\n" +
+	"\x10job_applications\x18\x14 \x03(\v2\x1b.jobboard.v2.JobApplicationR\x10job_applications\x12\x1e\n" +
 	"\n" +
-	"is_premium\x18\x15 \x01(\bR\tisPremiumB\x15\n" +
+	"is_premium\x18\x15 \x01(\bR\n" +
+	"is_premiumB\x15\n" +
 	"\x13_freight_experienceB\x16\n" +
 	"\x14_freight_preferencesB\x10\n" +
 	"\x0e_license_stateB\x18\n" +
@@ -1532,23 +1532,25 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\t_last_duiB\x1c\n" +
 	"\x1a_interested_lease_purchaseB\b\n" +
 	"\x06_teamsB\x0f\n" +
-	"\r_trucks_owned\"\x9e\x01\n" +
+	"\r_trucks_owned\"\xa0\x01\n" +
 	"\n" +
 	"Employment\x12\x18\n" +
 	"\acompany\x18\x01 \x01(\tR\acompany\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
-	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1d\n" +
+	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1e\n" +
 	"\n" +
-	"start_date\x18\x04 \x01(\tR\tstartDate\x12\x1e\n" +
-	"\bend_date\x18\x05 \x01(\tH\x00R\aendDate\x88\x01\x01B\v\n" +
-	"\t_end_date\"\x9e\x01\n" +
-	"\x0eJobApplication\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"start_date\x18\x04 \x01(\tR\n" +
+	"start_date\x12\x1f\n" +
+	"\bend_date\x18\x05 \x01(\tH\x00R\bend_date\x88\x01\x01B\v\n" +
+	"\t_end_date\"\xa2\x01\n" +
+	"\x0eJobApplication\x12\x16\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x06job_id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
-	"\treference\x18\x03 \x01(\tR\treference\x12\"\n" +
-	"\ris_direct_app\x18\x04 \x01(\bR\visDirectApp\x12\x1d\n" +
+	"\treference\x18\x03 \x01(\tR\treference\x12$\n" +
+	"\ris_direct_app\x18\x04 \x01(\bR\ris_direct_app\x12\x1e\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\tcreatedAt\"\"\n" +
+	"created_at\x18\x05 \x01(\tR\n" +
+	"created_at\"\"\n" +
 	"\x10GetDriverRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"F\n" +
 	"\x11GetDriverResponse\x121\n" +

@@ -207,7 +207,7 @@ func RegisterDriverServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_DriverService_ListDrivers_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_DriverService_ListDrivers_0(annotatedContext, mux, outboundMarshaler, w, req, response_DriverService_ListDrivers_0{resp.(*ListDriversResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_DriverService_ListDrivers_1, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -227,7 +227,7 @@ func RegisterDriverServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_DriverService_ListDrivers_1(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_DriverService_ListDrivers_1(annotatedContext, mux, outboundMarshaler, w, req, response_DriverService_ListDrivers_1{resp.(*ListDriversResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_DriverService_GetDriver_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -324,7 +324,7 @@ func RegisterDriverServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_DriverService_ListDrivers_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_DriverService_ListDrivers_0(annotatedContext, mux, outboundMarshaler, w, req, response_DriverService_ListDrivers_0{resp.(*ListDriversResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_DriverService_ListDrivers_1, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -341,7 +341,7 @@ func RegisterDriverServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_DriverService_ListDrivers_1(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_DriverService_ListDrivers_1(annotatedContext, mux, outboundMarshaler, w, req, response_DriverService_ListDrivers_1{resp.(*ListDriversResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_DriverService_GetDriver_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -378,6 +378,24 @@ func RegisterDriverServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		forward_DriverService_GetDriver_1(annotatedContext, mux, outboundMarshaler, w, req, response_DriverService_GetDriver_1{resp.(*GetDriverResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	return nil
+}
+
+type response_DriverService_ListDrivers_0 struct {
+	*ListDriversResponse
+}
+
+func (m response_DriverService_ListDrivers_0) XXX_ResponseBody() interface{} {
+	response := m.ListDriversResponse
+	return response.Drivers
+}
+
+type response_DriverService_ListDrivers_1 struct {
+	*ListDriversResponse
+}
+
+func (m response_DriverService_ListDrivers_1) XXX_ResponseBody() interface{} {
+	response := m.ListDriversResponse
+	return response.Drivers
 }
 
 type response_DriverService_GetDriver_0 struct {

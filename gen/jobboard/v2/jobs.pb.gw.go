@@ -82,7 +82,7 @@ func request_JobService_PostJobs_0(ctx context.Context, marshaler runtime.Marsha
 		protoReq PostJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Jobs); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
@@ -97,7 +97,7 @@ func local_request_JobService_PostJobs_0(ctx context.Context, marshaler runtime.
 		protoReq PostJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Jobs); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.PostJobs(ctx, &protoReq)
@@ -109,7 +109,7 @@ func request_JobService_PostJobs_1(ctx context.Context, marshaler runtime.Marsha
 		protoReq PostJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Jobs); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
@@ -124,7 +124,7 @@ func local_request_JobService_PostJobs_1(ctx context.Context, marshaler runtime.
 		protoReq PostJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Jobs); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.PostJobs(ctx, &protoReq)
@@ -292,7 +292,7 @@ func request_JobService_DeleteJobs_0(ctx context.Context, marshaler runtime.Mars
 		protoReq DeleteJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Ids); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
@@ -307,7 +307,7 @@ func local_request_JobService_DeleteJobs_0(ctx context.Context, marshaler runtim
 		protoReq DeleteJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Ids); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.DeleteJobs(ctx, &protoReq)
@@ -319,7 +319,7 @@ func request_JobService_DeleteJobs_1(ctx context.Context, marshaler runtime.Mars
 		protoReq DeleteJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Ids); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
@@ -334,7 +334,7 @@ func local_request_JobService_DeleteJobs_1(ctx context.Context, marshaler runtim
 		protoReq DeleteJobsRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Ids); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.DeleteJobs(ctx, &protoReq)
@@ -424,7 +424,7 @@ func request_JobService_DeleteJobsByReference_0(ctx context.Context, marshaler r
 		protoReq DeleteJobsByReferenceRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.ReferenceNumbers); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
@@ -439,7 +439,7 @@ func local_request_JobService_DeleteJobsByReference_0(ctx context.Context, marsh
 		protoReq DeleteJobsByReferenceRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.ReferenceNumbers); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.DeleteJobsByReference(ctx, &protoReq)
@@ -451,7 +451,7 @@ func request_JobService_DeleteJobsByReference_1(ctx context.Context, marshaler r
 		protoReq DeleteJobsByReferenceRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.ReferenceNumbers); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
@@ -466,7 +466,7 @@ func local_request_JobService_DeleteJobsByReference_1(ctx context.Context, marsh
 		protoReq DeleteJobsByReferenceRequest
 		metadata runtime.ServerMetadata
 	)
-	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.ReferenceNumbers); err != nil && !errors.Is(err, io.EOF) {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.DeleteJobsByReference(ctx, &protoReq)
@@ -497,7 +497,7 @@ func RegisterJobServiceHandlerServer(ctx context.Context, mux *runtime.ServeMux,
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_JobService_ListJobs_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_JobService_ListJobs_0(annotatedContext, mux, outboundMarshaler, w, req, response_JobService_ListJobs_0{resp.(*ListJobsResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_JobService_ListJobs_1, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -517,7 +517,7 @@ func RegisterJobServiceHandlerServer(ctx context.Context, mux *runtime.ServeMux,
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_JobService_ListJobs_1(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_JobService_ListJobs_1(annotatedContext, mux, outboundMarshaler, w, req, response_JobService_ListJobs_1{resp.(*ListJobsResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_JobService_PostJobs_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -814,7 +814,7 @@ func RegisterJobServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_JobService_ListJobs_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_JobService_ListJobs_0(annotatedContext, mux, outboundMarshaler, w, req, response_JobService_ListJobs_0{resp.(*ListJobsResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_JobService_ListJobs_1, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -831,7 +831,7 @@ func RegisterJobServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_JobService_ListJobs_1(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_JobService_ListJobs_1(annotatedContext, mux, outboundMarshaler, w, req, response_JobService_ListJobs_1{resp.(*ListJobsResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_JobService_PostJobs_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1038,6 +1038,24 @@ func RegisterJobServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 		forward_JobService_DeleteJobsByReference_1(annotatedContext, mux, outboundMarshaler, w, req, response_JobService_DeleteJobsByReference_1{resp.(*DeleteJobsByReferenceResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	return nil
+}
+
+type response_JobService_ListJobs_0 struct {
+	*ListJobsResponse
+}
+
+func (m response_JobService_ListJobs_0) XXX_ResponseBody() interface{} {
+	response := m.ListJobsResponse
+	return response.Jobs
+}
+
+type response_JobService_ListJobs_1 struct {
+	*ListJobsResponse
+}
+
+func (m response_JobService_ListJobs_1) XXX_ResponseBody() interface{} {
+	response := m.ListJobsResponse
+	return response.Jobs
 }
 
 type response_JobService_GetJob_0 struct {
