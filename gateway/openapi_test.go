@@ -143,7 +143,9 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 // differs from what protoc-gen-openapiv2 would say without configuration.
 func TestOpenAPIDescribesTheWire(t *testing.T) {
 	doc := openAPI(t)
-	var info struct{ Info struct{ Title, Version string } }
+	var info struct {
+		Info struct{ Title, Version string }
+	}
 	if err := json.Unmarshal(jobboard.OpenAPI, &info); err != nil {
 		t.Fatal(err)
 	}
