@@ -17,15 +17,21 @@ run: build postgres ## serve on :8080 (REST) and :9090 (gRPC) with a local datab
 	bin/jobboard dev
 
 .PHONY: build
-build: ## build bin/jobboard
+build: docs-assets ## build bin/jobboard
 	$(GO) build -o bin/jobboard ./cmd/jobboard
 
+# The Swagger UI release that /docs serves, from the npm registry (pinned and
+# checked in the script), embedded in the binary.
+.PHONY: docs-assets
+docs-assets:
+	@scripts/fetch-swagger-ui.sh
+
 .PHONY: test
-test: postgres ## run every test against a throwaway PostgreSQL cluster
+test: postgres docs-assets chromium ## run every test against a throwaway PostgreSQL cluster
 	$(GO) run ./internal/cmd/withpg $(GO) test -count=1 ./...
 
 .PHONY: bench
-bench: postgres ## run the Go benchmarks against a throwaway PostgreSQL cluster
+bench: postgres docs-assets ## run the Go benchmarks against a throwaway PostgreSQL cluster
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: tools
@@ -33,20 +39,27 @@ tools: ## install the pinned buf, protoc plugins and grpcurl into .bin
 	scripts/install-tools.sh
 
 .PHONY: generate
+# server/descriptors/jobboard.binpb: the descriptors with their comments, which
+# gRPC reflection serves (protoc-gen-go's embedded copies carry none).
 generate: tools ## regenerate gen/ from proto/
 	buf generate
+	buf build --as-file-descriptor-set -o server/descriptors/jobboard.binpb
 
 .PHONY: generate-check
 generate-check: tools ## fail when gen/ differs from what proto/ produces
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	buf generate -o "$$tmp" && \
+	buf build --as-file-descriptor-set -o "$$tmp/jobboard.binpb" && \
 	if ! diff -r gen "$$tmp/gen" >/dev/null; then \
 		diff -ru gen "$$tmp/gen" | head -50; \
 		echo "gen/ is stale: run make generate and commit the result" >&2; exit 1; \
+	fi && \
+	if ! cmp -s server/descriptors/jobboard.binpb "$$tmp/jobboard.binpb"; then \
+		echo "server/descriptors/jobboard.binpb is stale: run make generate and commit the result" >&2; exit 1; \
 	fi && echo "gen/ matches proto/"
 
 .PHONY: lint
-lint: tools ## buf lint, go vet and gofmt
+lint: tools docs-assets ## buf lint, go vet and gofmt
 	buf lint
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
@@ -55,3 +68,7 @@ lint: tools ## buf lint, go vet and gofmt
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed
 	@scripts/ensure-postgres.sh
+
+.PHONY: chromium
+chromium: ## make sure Chromium is installed for the browser test of /docs
+	@scripts/ensure-chromium.sh

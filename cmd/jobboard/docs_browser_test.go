@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"jobboard/internal/pgtest"
+)
+
+// chromium finds the browser scripts/ensure-chromium.sh installs (make test
+// runs it first), or the one JOBBOARD_CHROMIUM names.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("JOBBOARD_CHROMIUM"), "/usr/bin/chromium"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium for the /docs browser test: run scripts/ensure-chromium.sh, or set JOBBOARD_CHROMIUM")
+	return ""
+}
+
+// artifactDir is where tests leave files for people to look at:
+// JOBBOARD_TEST_ARTIFACTS, or test-artifacts/ at the top of the repository.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("JOBBOARD_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "test-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDocsPageInChromium opens /docs in a real headless Chromium, as an
+// employer would: the page loads without console errors, shows the jobs,
+// drivers and imports operations, and "Try it out" of GET
+// /api/v2.0/jobs.json with a key pasted under Authorize gets 200.
+func TestDocsPageInChromium(t *testing.T) {
+	browser := chromium(t)
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	a := createAccount(t, env, "Docs Carrier")
+	svc := startService(t, env)
+	if code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs); code != 200 {
+		t.Fatalf("post jobs: %d %s", code, body)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		// This machine has no way out; without these Chromium keeps trying.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1800),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	// The first run starts the browser; it must not carry the timeout, which
+	// would end the browser with it.
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("start %s: %v", browser, err)
+	}
+
+	// Collect every console error and uncaught exception from the start.
+	consoleCtx, stopConsole := context.WithCancel(browserCtx)
+	messages := chromedp.Console(consoleCtx)
+	var consoleErrors []string
+	consoleDone := make(chan struct{})
+	go func() {
+		defer close(consoleDone)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				consoleErrors = append(consoleErrors, m.String())
+			}
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(browserCtx, 90*time.Second)
+	defer cancel()
+	const listJobs = "#operations-JobService-JobService_ListJobs"
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	var tags []string
+	var status, responseBody string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(svc.httpBase+"/docs"),
+		chromedp.WaitVisible(css(listJobs)),
+		// Authorize with the key as the Basic user name.
+		chromedp.Click(css(".auth-wrapper .authorize")),
+		chromedp.WaitVisible(css(`.modal-ux input[name="username"]`)),
+		chromedp.SendKeys(css(`.modal-ux input[name="username"]`), a.APIKey),
+		chromedp.Click(css(".modal-ux .auth-btn-wrapper button.authorize")),
+		chromedp.Click(css(".modal-ux .auth-btn-wrapper .btn-done")),
+		chromedp.WaitNotPresent(css(".modal-ux")),
+		// Open GET /api/v2.0/jobs.json, try it out, execute.
+		chromedp.Click(css(listJobs+" .opblock-summary-control")),
+		chromedp.Click(css(listJobs+" .try-out__btn")),
+		chromedp.Click(css(listJobs+" .execute")),
+		chromedp.WaitVisible(css(listJobs+" .live-responses-table tr.response .response-col_status")),
+	)
+	if err == nil {
+		tags, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll(".opblock-tag-section .opblock-tag")).map(e => e.dataset.tag)`))
+	}
+	if err == nil {
+		status, err = chromedp.Run(ctx, chromedp.Text(css(listJobs+" .live-responses-table tr.response .response-col_status")))
+	}
+	if err == nil {
+		responseBody, err = chromedp.Run(ctx, chromedp.Text(css(listJobs+" .live-responses-table .response-col_description pre")))
+	}
+	// The screenshot shows the answer, or the page as it was when a step failed.
+	if shot, serr := chromedp.Run(browserCtx, chromedp.FullScreenshot(100)); serr == nil {
+		path := filepath.Join(artifactDir(t), "docs-page.png")
+		if werr := os.WriteFile(path, shot, 0o644); werr == nil {
+			t.Logf("screenshot: %s", path)
+		}
+	}
+	stopConsole()
+	<-consoleDone
+	if err != nil {
+		t.Fatalf("driving /docs: %v\nconsole errors: %q", err, consoleErrors)
+	}
+
+	for _, want := range []string{"JobService", "DriverService", "JobImportService"} {
+		if !slices.Contains(tags, want) {
+			t.Errorf("the page lists %q, want %s among them", tags, want)
+		}
+	}
+	if strings.TrimSpace(status) != "200" {
+		t.Errorf("try it out of GET /api/v2.0/jobs.json: status %q, want 200; body %s", status, responseBody)
+	}
+	if !strings.Contains(responseBody, `"referenceNumber"`) {
+		t.Errorf("try it out answered %q, want the account's jobs", responseBody)
+	}
+	if len(consoleErrors) > 0 {
+		t.Errorf("console errors on /docs:\n%s", strings.Join(consoleErrors, "\n"))
+	}
+}
