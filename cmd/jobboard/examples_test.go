@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"jobboard/internal/pgtest"
+	"jobboard/server/descriptors"
+)
+
+// repoRoot is the module root, where the examples and .bin live.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+var (
+	grpcurlOnce sync.Once
+	grpcurlPath string
+	grpcurlErr  error
+)
+
+// grpcurlBinary returns the grpcurl `make tools` installs into .bin, or, when
+// that is missing, installs the version scripts/install-tools.sh pins into a
+// temporary directory, so the test never depends on whatever is on PATH.
+func grpcurlBinary(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	grpcurlOnce.Do(func() {
+		if p := filepath.Join(root, ".bin", "grpcurl"); fileExists(p) {
+			grpcurlPath = p
+			return
+		}
+		script, err := os.ReadFile(filepath.Join(root, "scripts", "install-tools.sh"))
+		if err != nil {
+			grpcurlErr = err
+			return
+		}
+		m := regexp.MustCompile(`(?m)^GRPCURL_VERSION=(\S+)$`).FindSubmatch(script)
+		if m == nil {
+			grpcurlErr = errors.New("no GRPCURL_VERSION in scripts/install-tools.sh")
+			return
+		}
+		dir, err := os.MkdirTemp("", "jobboard-grpcurl-")
+		if err != nil {
+			grpcurlErr = err
+			return
+		}
+		cmd := exec.Command("go", "install", "github.com/fullstorydev/grpcurl/cmd/grpcurl@"+string(m[1]))
+		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			grpcurlErr = fmt.Errorf("go install grpcurl: %v\n%s", err, out)
+			return
+		}
+		grpcurlPath = filepath.Join(dir, "grpcurl")
+	})
+	if grpcurlErr != nil {
+		t.Fatal(grpcurlErr)
+	}
+	return grpcurlPath
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// firstCommentLine is the first line of the comment above a proto element,
+// as grpcurl describe prints it.
+func firstCommentLine(t *testing.T, name string) string {
+	t.Helper()
+	d, err := descriptors.Resolver().FindDescriptorByName(protoreflect.FullName(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.TrimSpace(d.ParentFile().SourceLocations().ByDescriptor(d).LeadingComments)
+	if c == "" {
+		t.Fatalf("%s has no comment in the proto", name)
+	}
+	line, _, _ := strings.Cut(c, "\n")
+	return "// " + strings.TrimSpace(line)
+}
+
+// TestGrpcurl: reflection lets grpcurl list the services, describe them and
+// their messages with the proto comments, and call each of them.
+func TestGrpcurl(t *testing.T) {
+	grpcurl := grpcurlBinary(t)
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	a := createAccount(t, env, "Grpcurl Freight")
+	svc := startService(t, env)
+	run := func(args ...string) string {
+		t.Helper()
+		args = append([]string{"-plaintext"}, args...)
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(grpcurl, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("grpcurl %q: %v\n%s%s", args, err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+
+	services := []string{"jobboard.v2.JobService", "jobboard.v2.DriverService", "jobboard.v2.DriverIntakeService", "jobboard.v2.JobImportService"}
+	listed := strings.Fields(run(svc.grpcAddr, "list"))
+	for _, want := range append(services, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection") {
+		if !slices.Contains(listed, want) {
+			t.Errorf("grpcurl list: no %s in %q", want, listed)
+		}
+	}
+	for _, name := range services {
+		out := run(svc.grpcAddr, "describe", name)
+		want := []string{firstCommentLine(t, name)}
+		d, _ := descriptors.Resolver().FindDescriptorByName(protoreflect.FullName(name))
+		methods := d.(protoreflect.ServiceDescriptor).Methods()
+		for i := 0; i < methods.Len(); i++ {
+			want = append(want, firstCommentLine(t, string(methods.Get(i).FullName())))
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("grpcurl describe %s: no %q in\n%s", name, w, out)
+			}
+		}
+	}
+	for _, name := range []string{"jobboard.v2.Job", "jobboard.v2.Job.reference_number", "jobboard.v2.DriverApplication"} {
+		if out, want := run(svc.grpcAddr, "describe", name), firstCommentLine(t, name); !strings.Contains(out, want) {
+			t.Errorf("grpcurl describe %s: no %q in\n%s", name, want, out)
+		}
+	}
+
+	key := "authorization: Bearer " + a.APIKey
+	out := run("-H", key, "-d", `{"jobs": [{"reference_number": "G100", "title": "Dedicated Dry Van", "state": "OH",
+		"driver_type": "Company Driver", "freight_type": "Dry Van", "description": "<p>Home nightly.</p>"}]}`,
+		svc.grpcAddr, "jobboard.v2.JobService/PostJobs")
+	if !strings.Contains(out, `"added": 1`) {
+		t.Errorf("PostJobs: %s", out)
+	}
+	if out := run("-H", key, svc.grpcAddr, "jobboard.v2.JobService/ListJobs"); !strings.Contains(out, `"referenceNumber": "G100"`) {
+		t.Errorf("ListJobs: %s", out)
+	}
+	out = run("-H", "authorization: Bearer "+internalToken, "-H", fmt.Sprintf("x-account-id: %d", a.ID),
+		"-d", `{"application": {"first_name": "Ana", "last_name": "Ruiz", "address": "14 Depot Rd", "city": "Laredo",
+		"state": "TX", "zip": "78040", "email": "ana.ruiz@example.com", "phone": "+1 956 555 0142",
+		"driver_type": "Owner Operator", "experience": "6", "sent": "2026-11-20T15:04:05Z",
+		"job_applications": [{"reference": "G100", "is_direct_app": true}]}}`,
+		svc.grpcAddr, "jobboard.v2.DriverIntakeService/SubmitApplication")
+	if !regexp.MustCompile(`"driverId": "\d+"`).MatchString(out) {
+		t.Errorf("SubmitApplication: %s", out)
+	}
+	if out := run("-H", key, "-d", `{"email": "ana.ruiz@example.com"}`, svc.grpcAddr, "jobboard.v2.DriverService/ListDrivers"); !strings.Contains(out, `"lastName": "Ruiz"`) &&
+		!strings.Contains(out, `"last_name": "Ruiz"`) {
+		t.Errorf("ListDrivers: %s", out)
+	}
+	out = run("-H", key, "-d", `{"jobs": [{"reference_number": "G101", "title": "Flatbed Regional", "state": "IN",
+		"driver_type": "Company Driver", "freight_type": "Flatbed", "description": "<p>Tarping pay.</p>"}]}`,
+		svc.grpcAddr, "jobboard.v2.JobImportService/CreateJobImport")
+	if !strings.Contains(out, `"status": "pending"`) {
+		t.Errorf("CreateJobImport: %s", out)
+	}
+}
+
+// TestExamples runs the programs in examples/ against a real server, as an
+// integrator would, and checks what they print and what they stored.
+func TestExamples(t *testing.T) {
+	root := repoRoot(t)
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	a := createAccount(t, env, "Example Haulers")
+	svc := startService(t, env)
+	example := func(key string, args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "JOBBOARD_API_KEY="+key, "JOBBOARD_URL="+svc.httpBase)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	t.Run("grpc-client", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "grpc-client")
+		if out, err := example("", "go", "build", "-o", bin, "./examples/grpc-client"); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+		out, err := example(a.APIKey, bin, "-addr", svc.grpcAddr)
+		if err != nil || !strings.Contains(out, "PostJobs GRPC100: added 1, updated 0, unchanged 0, errors 0\n") ||
+			!strings.Contains(out, "ListJobs: 1 active jobs\n") || !strings.Contains(out, "\tGRPC100\tDedicated Dry Van Driver\tColumbus, OH\n") {
+			t.Errorf("grpc-client: %v\n%s", err, out)
+		}
+		if out, err := example(a.APIKey, bin, "-addr", svc.grpcAddr); err != nil || !strings.Contains(out, "unchanged 1, errors 0") {
+			t.Errorf("grpc-client again: %v\n%s", err, out)
+		}
+		if out, err := example("jb_live_wrong", bin, "-addr", svc.grpcAddr); err == nil || !strings.Contains(out, "PostJobs: Unauthenticated") {
+			t.Errorf("grpc-client with a wrong key: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("post-jobs-xml.sh", func(t *testing.T) {
+		out, err := example(a.APIKey, "bash", "examples/post-jobs-xml.sh")
+		if err != nil || !strings.Contains(out, "<added>2</added>") || !strings.HasSuffix(out, "\nadded 2, updated 0, unchanged 0, errors 0\n") {
+			t.Errorf("post-jobs-xml.sh: %v\n%s", err, out)
+		}
+		if out, err := example(a.APIKey, "bash", "examples/post-jobs-xml.sh", "examples/jobs-feed.xml"); err != nil ||
+			!strings.HasSuffix(out, "\nadded 0, updated 0, unchanged 2, errors 0\n") {
+			t.Errorf("post-jobs-xml.sh again: %v\n%s", err, out)
+		}
+		out, err = example("jb_live_wrong", "bash", "examples/post-jobs-xml.sh")
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(out, "401") || !strings.Contains(out, "UNAUTHENTICATED") {
+			t.Errorf("post-jobs-xml.sh with a wrong key: %v\n%s", err, out)
+		}
+	})
+
+	// What the examples posted is stored as sent.
+	code, _, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+	var jobs []struct {
+		ReferenceNumber string `json:"referenceNumber"`
+		Title           string `json:"title"`
+		EmploymentType  string `json:"employmentType"`
+		TwicOnly        bool   `json:"twicOnly"`
+		Description     string `json:"description"`
+	}
+	if err := json.Unmarshal([]byte(body), &jobs); err != nil || code != 200 {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	var refs []string
+	for _, j := range jobs {
+		refs = append(refs, j.ReferenceNumber)
+	}
+	if !slices.Equal(refs, []string{"GRPC100", "XF100", "XF101"}) {
+		t.Fatalf("stored jobs %q, want GRPC100, XF100, XF101", refs)
+	}
+	if j := jobs[2]; j.Title != "Port Drayage Owner Operator" || !j.TwicOnly || j.EmploymentType != "Full-Time" ||
+		j.Description != "<p>Container moves between the ports and rail yards, home daily.</p>" {
+		t.Errorf("XF101 stored as %+v", j)
+	}
+	if j := jobs[1]; j.TwicOnly || j.Description != "<p>Home <b>every weekend</b>. Late-model trucks, no touch freight.</p>" {
+		t.Errorf("XF100 stored as %+v", j)
+	}
+}
