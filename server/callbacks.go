@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/metrics"
 	"jobboard/server/store"
 	"jobboard/server/webhook"
 )
@@ -56,7 +57,8 @@ type callbackWorker struct {
 	timeout  time.Duration
 	schedule []time.Duration
 	// render writes the body: the JSON of retrieving the import.
-	render func(proto.Message) ([]byte, error)
+	render  func(proto.Message) ([]byte, error)
+	metrics *metrics.Metrics
 }
 
 // maxAttempts is the first try plus one per scheduled retry.
@@ -109,12 +111,17 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 	if err := webhook.Headers(req.Header, account.WebhookSecret, job.Args.WebhookID, time.Now(), body); err != nil {
 		return river.JobCancel(err)
 	}
+	// The receiver can match the delivery to the request that created the
+	// import, as our logs do.
+	if imp.RequestID != nil {
+		req.Header.Set("X-Request-Id", *imp.RequestID)
+	}
 	started := time.Now()
 	resp, sendErr := w.client.Do(req)
 	attempt := store.CallbackAttempt{ImportID: imp.ID, WebhookID: job.Args.WebhookID, Attempt: job.Attempt,
 		AttemptedAt: started, DurationMS: int(time.Since(started).Milliseconds())}
 	if sendErr != nil {
-		attempt.Error = ptr(sendErr.Error())
+		attempt.Error = ptr(webhook.RedactError(sendErr).Error())
 	} else {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -123,18 +130,30 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 	if err := w.store.RecordCallbackAttempt(context.WithoutCancel(ctx), attempt); err != nil {
 		slog.ErrorContext(ctx, "record callback attempt", "error", err)
 	}
-	log := slog.With("import", imp.ID, "webhook_id", job.Args.WebhookID, "attempt", job.Attempt, "url", *imp.CallbackURL)
+	log := slog.With("import", imp.ID, "webhook_id", job.Args.WebhookID, "attempt", job.Attempt, "url", webhook.Redact(*imp.CallbackURL))
+	if imp.RequestID != nil {
+		log = log.With("request_id", *imp.RequestID)
+	}
+	// A failed attempt is the last when the queue will not try again.
+	failed := metrics.CallbackFailedRetry
+	if job.Attempt >= job.MaxAttempts {
+		failed = metrics.CallbackGaveUp
+	}
 	switch {
 	case sendErr != nil:
+		w.metrics.CallbackAttempt(failed)
 		log.WarnContext(ctx, "callback failed", "error", sendErr)
 		return fmt.Errorf("callback: %w", sendErr)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		w.metrics.CallbackAttempt(metrics.CallbackDelivered)
 		log.InfoContext(ctx, "callback delivered", "status", resp.StatusCode)
 		return nil
 	case resp.StatusCode == http.StatusGone:
+		w.metrics.CallbackAttempt(metrics.CallbackGone)
 		log.InfoContext(ctx, "callback refused with 410 Gone; no more retries")
 		return river.JobCancel(errors.New("receiver answered 410 Gone"))
 	default:
+		w.metrics.CallbackAttempt(failed)
 		log.WarnContext(ctx, "callback failed", "status", resp.StatusCode)
 		return fmt.Errorf("callback: receiver answered %d", resp.StatusCode)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"jobboard/gateway"
@@ -79,12 +80,17 @@ func callbackImport(cb string) *jobboardv2.CreateJobImportRequest {
 func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
 	f := newImportFixture(t)
 	r := newReceiver(t, http.StatusNoContent)
-	imp := f.run(t, f.ctxA, callbackImport(r.srv.URL+"/hook"))
+	// The request id arrives as the gateway and the gRPC interceptor pass it.
+	ctx := metadata.NewIncomingContext(f.ctxA, metadata.Pairs("x-request-id", "req-callback-1"))
+	imp := f.run(t, ctx, callbackImport(r.srv.URL+"/hook"))
 	attempts := f.attempts(t, imp.Id, 1)
 	if len(attempts) != 1 || attempts[0].StatusCode == nil || *attempts[0].StatusCode != 204 {
 		t.Fatalf("attempts: %+v", attempts)
 	}
 	req, body := r.got[0], r.bodies[0]
+	if got := req.Header.Get("X-Request-Id"); got != "req-callback-1" {
+		t.Errorf("callback X-Request-Id %q, want the creating request's req-callback-1", got)
+	}
 	caller, _ := callerFrom(f.ctxA)
 	account, _ := f.svcs.Imports.store.Account(context.Background(), caller.AccountID)
 	ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
@@ -106,11 +112,15 @@ func TestCallbackRetries(t *testing.T) {
 		delay    time.Duration
 		attempts int
 		codes    []int // recorded status per attempt; 0 for none
+		outcomes map[string]float64
 	}{
-		{"fails twice then succeeds", []int{500, 503, 200}, 0, 3, []int{500, 503, 200}},
-		{"410 stops retrying", []int{410}, 0, 1, []int{410}},
-		{"redirect is not followed", []int{302}, 0, 3, []int{302, 302, 302}},
-		{"slower than the timeout", []int{200}, 800 * time.Millisecond, 3, []int{0, 0, 0}},
+		{"fails twice then succeeds", []int{500, 503, 200}, 0, 3, []int{500, 503, 200},
+			map[string]float64{"failed_retry": 2, "delivered": 1}},
+		{"410 stops retrying", []int{410}, 0, 1, []int{410}, map[string]float64{"gone_410": 1}},
+		{"redirect is not followed", []int{302}, 0, 3, []int{302, 302, 302},
+			map[string]float64{"failed_retry": 2, "gave_up": 1}},
+		{"slower than the timeout", []int{200}, 800 * time.Millisecond, 3, []int{0, 0, 0},
+			map[string]float64{"failed_retry": 2, "gave_up": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,6 +150,17 @@ func TestCallbackRetries(t *testing.T) {
 			defer r.mu.Unlock()
 			if r.elsewhere {
 				t.Error("the redirect was followed")
+			}
+			for i, req := range r.got {
+				if id, ok := req.Header["X-Request-Id"]; ok {
+					t.Errorf("attempt %d of an import created without a request id sent X-Request-Id %q", i+1, id)
+				}
+			}
+			for _, outcome := range []string{"delivered", "failed_retry", "gone_410", "gave_up"} {
+				got := sample(t, f.metrics, "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": outcome})
+				if got != tt.outcomes[outcome] {
+					t.Errorf("callback attempts with outcome %s: %v, want %v", outcome, got, tt.outcomes[outcome])
+				}
 			}
 		})
 	}

@@ -17,10 +17,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/reflection"
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/metrics"
+	"jobboard/server/descriptors"
 	"jobboard/server/store"
 	"jobboard/server/webhook"
 )
@@ -37,6 +38,8 @@ type Services struct {
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
 	Queue *river.Client[*sql.Tx]
+	// metrics is nil when the process exposes none.
+	metrics *metrics.Metrics
 }
 
 // Config is what the services need from the outside.
@@ -44,6 +47,10 @@ type Config struct {
 	InternalToken string
 	// PublicURL is the absolute base of links; empty means the request's host.
 	PublicURL string
+	// RESTPort is the port the REST API listens on. Without PublicURL, a link
+	// answered to a gRPC call points at the host the caller dialled, on this
+	// port: the gRPC port serves no REST.
+	RESTPort string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// ImportWorkers is how many imports this process works at once; 0 means 2.
@@ -62,6 +69,9 @@ type Config struct {
 	// RenderCallback writes a callback body, the JSON the REST API gives for
 	// retrieving the import. It is required for callbacks to be sent.
 	RenderCallback func(proto.Message) ([]byte, error)
+	// Metrics receives the gRPC, import, callback, queue and database pool
+	// metrics; nil means none are kept.
+	Metrics *metrics.Metrics
 }
 
 // NewServices wires the services over st.
@@ -76,6 +86,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Drivers: NewDriverService(st),
 		Intake:  NewDriverIntakeService(st),
 		Health:  health.NewServer(),
+		metrics: cfg.Metrics,
 	}
 	schedule := cfg.CallbackRetrySchedule
 	if len(schedule) == 0 {
@@ -89,9 +100,9 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		return nil, errors.New("job queue: RenderCallback is required")
 	}
 	callbacks := &callbackWorker{store: st, client: webhook.NewClient(timeout, cfg.AllowPrivateCallbacks),
-		timeout: timeout, schedule: schedule, render: cfg.RenderCallback}
+		timeout: timeout, schedule: schedule, render: cfg.RenderCallback, metrics: cfg.Metrics}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs, callbackAttempts: callbacks.maxAttempts()})
+	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs, callbackAttempts: callbacks.maxAttempts(), metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
 	rescue := cfg.RescueStuckImportsAfter
 	if rescue <= 0 {
@@ -118,32 +129,72 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	s.Queue = queue
-	s.Imports = &JobImportService{store: st, queue: queue, publicURL: cfg.PublicURL, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
+	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
+		return nil, err
+	}
+	if err := cfg.Metrics.WatchQueue(queueDepth(st), ImportArgs{}.Kind(), CallbackArgs{}.Kind()); err != nil {
+		return nil, err
+	}
+	s.Imports = &JobImportService{store: st, queue: queue, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
 	return s, nil
 }
 
 // NewGRPCServer returns a gRPC server with every service, health and
-// reflection registered. Interceptors run outermost first: panics become
-// Internal, every error gets a code, then the caller is authenticated
-// (health and reflection are open, as probes and grpcurl expect).
+// reflection registered. Interceptors run outermost first: the call gets
+// its request id and access log line, then its metrics (both see the final
+// code), panics become Internal, every error gets a code, then the caller
+// is authenticated (health and reflection are open, as probes and grpcurl
+// expect).
 func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	srv := grpc.NewServer(append(opts,
-		grpc.ChainUnaryInterceptor(
-			recoveryInterceptor(),
-			statusBoundary,
-			selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.Auth.AuthenticateGRPC), needsAuth),
-		),
-		grpc.ChainStreamInterceptor(
-			selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.Auth.AuthenticateGRPC), needsAuth),
-		),
-	)...)
+	authenticate := func(ctx context.Context) (context.Context, error) {
+		ctx, err := s.Auth.AuthenticateGRPC(ctx)
+		if err == nil {
+			noteCallAccount(ctx)
+		}
+		return ctx, err
+	}
+	unary := []grpc.UnaryServerInterceptor{accessLogUnary}
+	stream := []grpc.StreamServerInterceptor{accessLogStream}
+	if m := s.metrics.GRPC(); m != nil {
+		unary = append(unary, m.UnaryServerInterceptor())
+		stream = append(stream, m.StreamServerInterceptor())
+	}
+	unary = append(unary,
+		recoveryInterceptor(),
+		statusBoundary,
+		selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(authenticate), needsAuth),
+	)
+	stream = append(stream,
+		selector.StreamServerInterceptor(auth.StreamServerInterceptor(authenticate), needsAuth),
+	)
+	srv := grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
 	jobboardv2.RegisterJobServiceServer(srv, s.Jobs)
 	jobboardv2.RegisterDriverServiceServer(srv, s.Drivers)
 	jobboardv2.RegisterDriverIntakeServiceServer(srv, s.Intake)
 	jobboardv2.RegisterJobImportServiceServer(srv, s.Imports)
 	healthpb.RegisterHealthServer(srv, s.Health)
-	reflection.Register(srv)
+	// Reflection answers from descriptors with comments, so grpcurl
+	// describe shows the API documentation.
+	descriptors.RegisterReflection(srv)
+	if m := s.metrics.GRPC(); m != nil {
+		m.InitializeMetrics(srv)
+	}
 	return srv
+}
+
+// queueDepth reads the queue's depth for the metrics scrape.
+func queueDepth(st *store.Store) metrics.QueueDepthFunc {
+	return func(ctx context.Context) ([]metrics.QueueJobs, error) {
+		rows, err := st.QueueDepth(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]metrics.QueueJobs, len(rows))
+		for i, r := range rows {
+			out[i] = metrics.QueueJobs{Kind: r.Kind, State: r.State, Count: r.Count}
+		}
+		return out, nil
+	}
 }
 
 // needsAuth exempts health checks and reflection from authentication.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/metrics"
 	"jobboard/server/store"
 	"jobboard/server/webhook"
 )
@@ -42,6 +44,7 @@ type JobImportService struct {
 	store     *store.Store
 	queue     *river.Client[*sql.Tx]
 	publicURL string
+	restPort  string
 	// allowPrivateCallbacks lifts the public-address rule (development, tests).
 	allowPrivateCallbacks bool
 }
@@ -79,6 +82,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 		BaseURL:        s.baseURL(ctx),
 		IdempotencyKey: key,
 		RequestHash:    hex.EncodeToString(hash.Sum(nil)),
+		RequestID:      requestIDOf(ctx),
 	}, func(ctx context.Context, tx *sql.Tx, id string) error {
 		_, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: id}, nil)
 		return err
@@ -118,7 +122,7 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *jobboardv2.Get
 
 // baseURL is the absolute base of links: JOBBOARD_PUBLIC_URL, or else the
 // host the REST request came to (grpc-gateway passes it as
-// x-forwarded-host) or the gRPC authority.
+// x-forwarded-host), or the host of the gRPC authority on the REST port.
 func (s *JobImportService) baseURL(ctx context.Context) string {
 	if s.publicURL != "" {
 		return strings.TrimRight(s.publicURL, "/")
@@ -131,6 +135,9 @@ func (s *JobImportService) baseURL(ctx context.Context) string {
 	host := first(md, "x-forwarded-host")
 	if host == "" {
 		host = first(md, ":authority")
+		if h, _, err := net.SplitHostPort(host); err == nil && s.restPort != "" {
+			host = net.JoinHostPort(h, s.restPort)
+		}
 	}
 	return (&url.URL{Scheme: scheme, Host: host}).String()
 }
@@ -178,14 +185,31 @@ type importWorker struct {
 	jobs  *JobService
 	// callbackAttempts is how many tries a completion callback gets.
 	callbackAttempts int
+	metrics          *metrics.Metrics
 }
 
 // Work marks the import running, then validates and writes its jobs and
 // records the results in one transaction that also completes the queue
 // job. A crash part-way leaves nothing written and the queue runs the
 // import again from the start.
-func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) error {
+func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) (err error) {
+	started := time.Now()
 	id := job.Args.ImportID
+	ran := false
+	log := slog.With("id", id)
+	defer func() {
+		switch {
+		case err == nil && ran:
+			w.metrics.ImportFinished(metrics.ImportComplete, time.Since(started))
+		case err == nil: // already complete: a rescued run found nothing to do
+		case errors.Is(err, &river.JobCancelError{}):
+			w.metrics.ImportFinished(metrics.ImportCancelled, time.Since(started))
+			log.WarnContext(ctx, "job import cancelled", "error", err)
+		default:
+			w.metrics.ImportFinished(metrics.ImportFailed, time.Since(started))
+			log.WarnContext(ctx, "job import failed; the queue retries it", "error", err)
+		}
+	}()
 	imp, payload, err := w.store.StartImport(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(fmt.Errorf("job import %s no longer exists", id))
@@ -193,12 +217,14 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 	if err != nil {
 		return err
 	}
+	if imp.RequestID != nil {
+		log = log.With("request_id", *imp.RequestID)
+	}
 	var req jobboardv2.PostJobsRequest
 	if err := proto.Unmarshal(payload, &req); err != nil {
 		return river.JobCancel(fmt.Errorf("job import %s: unreadable payload: %w", id, err))
 	}
-	started := time.Now()
-	ran, err := w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) ([]byte, error) {
+	ran, err = w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) ([]byte, error) {
 		results, err := w.jobs.importJobs(ctx, tx, req.GetJobs(), imp.DeleteJobs)
 		if err != nil {
 			return nil, err
@@ -221,7 +247,7 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 		return fmt.Errorf("job import %s: %w", id, err)
 	}
 	if ran {
-		slog.InfoContext(ctx, "job import complete", "id", id, "account", imp.AccountID, "jobs", len(req.GetJobs()),
+		log.InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", len(req.GetJobs()),
 			"seconds", time.Since(started).Seconds())
 	}
 	return nil

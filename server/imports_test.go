@@ -12,6 +12,7 @@ import (
 
 	"jobboard/gateway"
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/metrics"
 )
 
 // importFixture is the services over a fresh database with two accounts
@@ -19,14 +20,16 @@ import (
 type importFixture struct {
 	svcs       *Services
 	ctxA, ctxB context.Context
+	metrics    *metrics.Metrics
 }
 
 func newImportFixture(t *testing.T) *importFixture {
 	t.Helper()
 	st := pgtest(t)
+	m := metrics.New()
 	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
 		AllowPrivateCallbacks: true, CallbackRetrySchedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond},
-		CallbackTimeout: 500 * time.Millisecond})
+		CallbackTimeout: 500 * time.Millisecond, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func newImportFixture(t *testing.T) *importFixture {
 	})
 	a, _ := CreateAccount(ctx, st, "A")
 	b, _ := CreateAccount(ctx, st, "B")
-	return &importFixture{svcs: svcs,
+	return &importFixture{svcs: svcs, metrics: m,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
 		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
 }
@@ -97,6 +100,17 @@ func TestImportPollingToComplete(t *testing.T) {
 	again := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: jobs[:1500]})
 	if again.Results.Unchanged != 1500 || again.Results.Processed != 1500 {
 		t.Errorf("second import: %v", again.Results)
+	}
+	// The worker counts a run just after its transaction commits.
+	deadline := time.Now().Add(5 * time.Second)
+	for sample(t, f.metrics, "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}) != 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := sample(t, f.metrics, "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}); got != 2 {
+		t.Errorf("%v imports counted complete, want 2", got)
+	}
+	if got := sample(t, f.metrics, "jobboard_job_imports_finished_total", map[string]string{"status": "failed"}); got != 0 {
+		t.Errorf("%v import runs counted failed, want 0", got)
 	}
 }
 
@@ -170,5 +184,64 @@ func TestImportWithNULAndNothingToKeep(t *testing.T) {
 		Jobs: []*jobboardv2.JobInput{{ReferenceNumber: ptr("A\x00")}, withExtra}, DeleteJobs: true})
 	if r := imp.Results; r.Failed != 2 || r.Deleted != 2 || len(r.IgnoredValues) != 1 {
 		t.Errorf("results: %v", r)
+	}
+}
+
+// sample is the value of the counter or gauge name with every label in
+// labels, from the fixture's registry; 0 when there is none.
+func sample(t *testing.T, m *metrics.Metrics, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			matched := 0
+			for _, l := range s.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					matched++
+				}
+			}
+			if matched != len(labels) {
+				continue
+			}
+			if s.Counter != nil {
+				return s.GetCounter().GetValue()
+			}
+			return s.GetGauge().GetValue()
+		}
+	}
+	return 0
+}
+
+// TestQueueDepthMetric: an import waiting for a worker shows in the queue
+// gauge, read from the database at scrape time.
+func TestQueueDepthMetric(t *testing.T) {
+	st := pgtest(t)
+	m := metrics.New()
+	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := CreateAccount(context.Background(), st, "A")
+	ctx := ContextWithCaller(context.Background(), Caller{AccountID: a.AccountID})
+	waiting := map[string]string{"kind": "job_import", "state": "available"}
+	if got := sample(t, m, "jobboard_queue_jobs", waiting); got != 0 {
+		t.Errorf("before any import: %v available", got)
+	}
+	for i := 0; i < 2; i++ { // the queue is not started: both wait
+		if _, err := svcs.Imports.CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("Q")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sample(t, m, "jobboard_queue_jobs", waiting); got != 2 {
+		t.Errorf("%v imports available, want 2", got)
+	}
+	if got := sample(t, m, "jobboard_queue_jobs", map[string]string{"kind": "job_import_callback", "state": "available"}); got != 0 {
+		t.Errorf("%v callbacks available, want 0", got)
 	}
 }

@@ -224,7 +224,7 @@ func importsCommand(ctx context.Context, args []string, stdout io.Writer) error 
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"id": imp.ID, "account": imp.AccountID, "status": imp.Status,
 			"requestedAt": imp.RequestedAt, "completedAt": imp.CompletedAt, "callbackUrl": imp.CallbackURL,
-			"results": results, "callbackAttempts": attempts})
+			"requestId": imp.RequestID, "results": results, "callbackAttempts": attempts})
 	}}.exec(ctx, args)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -71,7 +72,12 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil || rescue < 2*time.Second {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_IMPORT_RESCUE_AFTER: %q is not a Go duration of at least 2s", c.importRescueAfter)}
 	}
+	_, restPort, err := net.SplitHostPort(c.httpAddr)
+	if err != nil {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_HTTP_ADDR: %q is not a host:port address such as :8080", c.httpAddr)}
+	}
 	return server.Config{
+		RESTPort:                restPort,
 		RescueStuckImportsAfter: rescue,
 		InternalToken:           c.internalToken,
 		PublicURL:               c.publicURL,

@@ -156,9 +156,18 @@ func startService(t *testing.T, env []string) *service {
 // request sends a REST request; auth is "basic", "bearer" or "".
 func (s *service) request(auth, key, method, path, body string) (int, http.Header, string) {
 	s.t.Helper()
+	return s.requestWithHeader(nil, auth, key, method, path, body)
+}
+
+// requestWithHeader is request with extra request headers.
+func (s *service) requestWithHeader(header http.Header, auth, key, method, path, body string) (int, http.Header, string) {
+	s.t.Helper()
 	req, err := http.NewRequest(method, s.httpBase+path, strings.NewReader(body))
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	for name, values := range header {
+		req.Header[name] = values
 	}
 	switch auth {
 	case "basic":
@@ -475,14 +484,15 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("job import callback", func(t *testing.T) {
 		type delivery struct {
-			id, signature, timestamp string
-			body                     []byte
+			id, signature, timestamp, requestID string
+			body                                []byte
 		}
 		got := make(chan delivery, 4)
 		calls := 0
 		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			got <- delivery{r.Header.Get("webhook-id"), r.Header.Get("webhook-signature"), r.Header.Get("webhook-timestamp"), body}
+			got <- delivery{r.Header.Get("webhook-id"), r.Header.Get("webhook-signature"), r.Header.Get("webhook-timestamp"),
+				r.Header.Get("X-Request-Id"), body}
 			calls++
 			if calls == 1 {
 				w.WriteHeader(http.StatusInternalServerError)
@@ -491,7 +501,8 @@ func TestEndToEnd(t *testing.T) {
 		defer receiver.Close()
 		body := fmt.Sprintf(`{"jobs": [{"referenceNumber": "CB1", "title": "Called back", "state": "OH",
 			"driverType": "Student", "freightType": "Box", "description": "x"}], "callbackUrl": %q}`, receiver.URL+"/hooks/jobs")
-		code, _, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
+		code, _, created := svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-import-cb"}},
+			"basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
 		if code != 202 {
 			t.Fatalf("create: %d %s", code, created)
 		}
@@ -515,10 +526,21 @@ func TestEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(second.body, &payload); err != nil || payload.Data.Status != "complete" {
 			t.Errorf("callback body: %s", second.body)
 		}
+		if first.requestID != "trace-import-cb" || second.requestID != "trace-import-cb" {
+			t.Errorf("callbacks carry X-Request-Id %q and %q, want the creating request's trace-import-cb", first.requestID, second.requestID)
+		}
 		time.Sleep(200 * time.Millisecond) // the success is recorded after the answer
 		shown := runCommand(t, env, "imports", "show", payload.Data.ID)
-		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"status_code": 500`) || !strings.Contains(shown, `"status_code": 200`) {
+		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"status_code": 500`) || !strings.Contains(shown, `"status_code": 200`) ||
+			!strings.Contains(shown, `"requestId": "trace-import-cb"`) {
 			t.Errorf("imports show: %s", shown)
+		}
+		// The worker's lines about the import name the request that created it.
+		for _, msg := range []string{"job import complete", "callback failed", "callback delivered"} {
+			lines := logLines(svc.stderr.String(), msg, payload.Data.ID)
+			if len(lines) != 1 || !strings.Contains(lines[0], `"request_id":"trace-import-cb"`) {
+				t.Errorf("log lines %q of the import: %q, want one with its request id", msg, lines)
+			}
 		}
 		rotated := runCommand(t, env, "accounts", "rotate-webhook-secret", "--account", fmt.Sprint(a.ID))
 		if !regexp.MustCompile(`"webhookSecret":"whsec_[A-Za-z0-9+/]{43}="`).MatchString(rotated) || strings.Contains(rotated, a.WebhookSecret) {
@@ -574,17 +596,157 @@ func TestEndToEnd(t *testing.T) {
 		if _, hdr, _ := svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); len(hdr.Get("X-Request-Id")) != 24 {
 			t.Errorf("generated X-Request-Id %q", hdr.Get("X-Request-Id"))
 		}
+		// gRPC calls: the request id is taken or made and echoed, and each
+		// call is logged once with its method, code and account.
+		var header metadata.MD
+		ctx := metadata.AppendToOutgoingContext(withKey(a.APIKey), "x-request-id", "trace-grpc-1")
+		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}, grpc.Header(&header)); err != nil {
+			t.Fatal(err)
+		}
+		if got := header.Get("x-request-id"); len(got) != 1 || got[0] != "trace-grpc-1" {
+			t.Errorf("gRPC x-request-id echoed as %q", got)
+		}
+		ctx = metadata.AppendToOutgoingContext(withKey(internalToken), "x-request-id", strings.Repeat("x", 200), "x-account-id", fmt.Sprint(a.ID))
+		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}, grpc.Header(&header)); err != nil {
+			t.Fatal(err)
+		}
+		if got := header.Get("x-request-id"); len(got) != 1 || len(got[0]) != 24 {
+			t.Errorf("gRPC x-request-id for a too-long one: %q, want a new 24-character id", got)
+		}
+		ctx = metadata.AppendToOutgoingContext(withKey("jb_live_not-a-key"), "x-request-id", "trace-grpc-2")
+		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("wrong key: %v", err)
+		}
+		// A REST request reaches the services in-process: one access line, no gRPC line.
+		svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-rest-only"}}, "bearer", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+
 		time.Sleep(100 * time.Millisecond)
 		logs := svc.stderr.String()
 		want := fmt.Sprintf(`"route":"/api/v2.0/jobs.json/{id}","status":%d`, resp.StatusCode)
 		if !strings.Contains(logs, want) || !strings.Contains(logs, `"request_id":"trace-e2e-1","account_id":`+fmt.Sprint(a.ID)) {
 			t.Errorf("no access line with %s and the request id and account:\n%s", want, logs)
 		}
-		// Nothing secret is ever logged, whatever the requests above sent.
+		rpcLine := regexp.MustCompile(`"msg":"rpc","method":"/jobboard.v2.JobService/ListJobs","code":"OK","duration_ms":[0-9.e-]+,` +
+			`"request_id":"trace-grpc-1","account_id":` + fmt.Sprint(a.ID) + `}`)
+		if n := len(rpcLine.FindAllString(logs, -1)); n != 1 {
+			t.Errorf("%d gRPC access lines for trace-grpc-1, want 1 with method, code and account:\n%s", n, logs)
+		}
+		if !regexp.MustCompile(`"msg":"rpc","method":"/jobboard.v2.JobService/ListJobs","code":"Unauthenticated","duration_ms":[0-9.e-]+,"request_id":"trace-grpc-2"}`).MatchString(logs) {
+			t.Errorf("no gRPC access line for the refused call trace-grpc-2:\n%s", logs)
+		}
+		if n := strings.Count(logs, `"request_id":"trace-rest-only"`); n != 1 || len(logLines(logs, "rpc", "trace-rest-only")) != 0 {
+			t.Errorf("a REST request is logged %d times (want once, by the REST access log):\n%s", n, logs)
+		}
+		// Nothing secret is ever logged, whatever the requests above sent,
+		// over REST or gRPC.
 		for name, secret := range map[string]string{"A's key": a.APIKey, "B's key": b.APIKey, "internal token": internalToken,
-			"webhook secret": a.WebhookSecret, "Authorization header": "Authorization", "Basic credentials": "Basic "} {
+			"webhook secret": a.WebhookSecret, "Authorization header": "Authorization", "Basic credentials": "Basic ",
+			"authorization metadata": "authorization", "Bearer credentials": "Bearer ", "a refused key": "jb_live_not-a-key"} {
 			if strings.Contains(logs, secret) {
 				t.Errorf("the logs contain %s", name)
+			}
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		// An import over gRPC with a callback: its request id comes from the
+		// gRPC metadata, and it feeds the import and callback metrics.
+		hook := make(chan string, 1)
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hook <- r.Header.Get("X-Request-Id")
+		}))
+		defer receiver.Close()
+		cb := receiver.URL + "/hook"
+		ctx := metadata.AppendToOutgoingContext(withKey(a.APIKey), "x-request-id", "trace-grpc-import")
+		created, err := jobboardv2.NewJobImportServiceClient(conn).CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{
+			Jobs: []*jobboardv2.JobInput{}, CallbackUrl: &cb})
+		if err != nil {
+			t.Fatalf("CreateJobImport: %v", err)
+		}
+		// The link answered to a gRPC caller is the REST address of the host
+		// it dialled, not the gRPC port.
+		if want := svc.httpBase + "/api/v2.0/job-imports/" + created.GetData().GetId(); created.GetLinks().GetSelf() != want {
+			t.Errorf("links.self over gRPC = %q, want %q", created.GetLinks().GetSelf(), want)
+		}
+		select {
+		case id := <-hook:
+			if id != "trace-grpc-import" {
+				t.Errorf("callback of a gRPC import carries X-Request-Id %q, want trace-grpc-import", id)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("callback did not arrive")
+		}
+		// Requests no route takes, with a path and a method a client made up,
+		// are counted under fixed labels.
+		svc.request("basic", a.APIKey, "GET", "/api/v2.0/no-such-thing-7f3a9", "")
+		svc.request("", "", "BREW", "/coffee-7f3a9", "")
+		time.Sleep(200 * time.Millisecond) // the delivery is counted after the receiver answers
+
+		code, hdr, body := svc.request("", "", "GET", "/metrics", "")
+		if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+			t.Fatalf("/metrics: %d %v\n%s", code, hdr, body)
+		}
+		samples := parseMetrics(t, body)
+		tests := []struct {
+			name   string
+			family string
+			labels map[string]string
+			min    float64
+		}{
+			{"REST request count by route pattern", "jobboard_http_requests_total",
+				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200"}, 1},
+			{"REST request count with a path parameter", "jobboard_http_requests_total",
+				map[string]string{"route": "/api/v2.0/jobs.json/{id}", "method": "GET"}, 1},
+			{"REST 401", "jobboard_http_requests_total",
+				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "401"}, 1},
+			{"import creation", "jobboard_http_requests_total",
+				map[string]string{"route": "/api/v2.0/job-imports", "method": "POST", "code": "202"}, 1},
+			{"fixed path", "jobboard_http_requests_total", map[string]string{"route": "/healthz", "method": "GET", "code": "200"}, 1},
+			{"unrouted request", "jobboard_http_requests_total", map[string]string{"route": "unmatched", "method": "GET"}, 1},
+			{"unknown method", "jobboard_http_requests_total", map[string]string{"route": "unmatched", "method": "other"}, 1},
+			{"REST latency", "jobboard_http_request_duration_seconds_count",
+				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200"}, 1},
+			{"REST latency buckets", "jobboard_http_request_duration_seconds_bucket",
+				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200", "le": "+Inf"}, 1},
+			{"gRPC handled", "grpc_server_handled_total",
+				map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs", "grpc_code": "OK", "grpc_type": "unary"}, 1},
+			{"gRPC refused", "grpc_server_handled_total",
+				map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs", "grpc_code": "Unauthenticated"}, 1},
+			{"gRPC started", "grpc_server_started_total", map[string]string{"grpc_method": "CreateJobImport"}, 1},
+			{"gRPC handling time", "grpc_server_handling_seconds_count",
+				map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs"}, 1},
+			{"imports complete", "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}, 3},
+			{"imports failed", "jobboard_job_imports_finished_total", map[string]string{"status": "failed"}, 0},
+			{"import duration", "jobboard_job_import_duration_seconds_count", map[string]string{"status": "complete"}, 3},
+			{"queue depth", "jobboard_queue_jobs", map[string]string{"kind": "job_import", "state": "available"}, 0},
+			{"callback queue depth", "jobboard_queue_jobs", map[string]string{"kind": "job_import_callback", "state": "retryable"}, 0},
+			{"callbacks delivered", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"}, 2},
+			{"callbacks to retry", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "failed_retry"}, 1},
+			{"callbacks gone", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "gone_410"}, 0},
+			{"callbacks given up", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "gave_up"}, 0},
+			{"database pool", "go_sql_max_open_connections", map[string]string{"db_name": "jobboard"}, 20},
+			{"database pool use", "go_sql_open_connections", map[string]string{"db_name": "jobboard"}, 1},
+			{"Go runtime", "go_goroutines", nil, 1},
+			{"Go GC", "go_gc_duration_seconds_count", nil, 0},
+			{"process", "process_resident_memory_bytes", nil, 1},
+			{"process CPU", "process_cpu_seconds_total", nil, 0},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				v, ok := samples.find(tt.family, tt.labels)
+				if !ok {
+					t.Fatalf("no %s sample with %v in:\n%s", tt.family, tt.labels, samples.family(tt.family))
+				}
+				if v < tt.min {
+					t.Errorf("%s%v = %v, want at least %v", tt.family, tt.labels, v, tt.min)
+				}
+			})
+		}
+		// Route and method labels come from fixed sets: nothing a client
+		// put in a path or a method becomes a label.
+		for _, raw := range []string{"7f3a9", "BREW", "/api/v2.0/jobs.json/1\"", "no-such-thing"} {
+			if strings.Contains(body, raw) {
+				t.Errorf("a label holds %q from a request", raw)
 			}
 		}
 	})
@@ -752,4 +914,75 @@ func TestImportSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("the import ran %d times after the restart", runs)
 	}
 	t.Logf("taken over and completed %.1f s after the restart", time.Since(started).Seconds())
+}
+
+// logLines are the log lines with message msg that contain every one of has.
+func logLines(logs, msg string, has ...string) []string {
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if !strings.Contains(line, `"msg":"`+msg+`"`) {
+			continue
+		}
+		ok := true
+		for _, h := range has {
+			ok = ok && strings.Contains(line, h)
+		}
+		if ok {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// metricSamples is a scrape in the Prometheus text format: one sample per
+// line, as name{labels} value.
+type metricSamples []string
+
+var sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$`)
+
+func parseMetrics(t *testing.T, body string) metricSamples {
+	t.Helper()
+	var out metricSamples
+	for _, line := range strings.Split(body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !sampleLine.MatchString(line) {
+			t.Fatalf("not a sample line: %q", line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// find returns the value of the first sample of family carrying every
+// label in labels.
+func (m metricSamples) find(family string, labels map[string]string) (float64, bool) {
+	for _, line := range m {
+		parts := sampleLine.FindStringSubmatch(line)
+		if parts[1] != family {
+			continue
+		}
+		ok := true
+		for k, v := range labels {
+			ok = ok && strings.Contains(parts[2], fmt.Sprintf("%s=%q", k, v))
+		}
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(parts[3], 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
+// family is the samples of a family, for failure messages.
+func (m metricSamples) family(name string) string {
+	var b strings.Builder
+	for _, line := range m {
+		if strings.HasPrefix(line, name) {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }

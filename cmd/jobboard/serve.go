@@ -14,6 +14,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"jobboard/gateway"
+	"jobboard/gateway/apidocs"
+	"jobboard/internal/metrics"
 	"jobboard/server"
 	"jobboard/server/store"
 )
@@ -66,6 +68,9 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
+	// One registry per serving process, shared by the HTTP, gRPC, queue
+	// and database metrics and exposed at /metrics.
+	scfg.Metrics = metrics.New()
 	svcs, err := server.NewServices(st, scfg)
 	if err != nil {
 		return err
@@ -85,6 +90,8 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	mux.Handle("GET /metrics", scfg.Metrics.Handler())
+	apidocs.Routes(mux)
 	mux.Handle("/", api)
 
 	httpLn, err := net.Listen("tcp", cfg.httpAddr)
@@ -98,7 +105,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}
 	// Bounded reads and writes, so a client trickling a body or not reading
 	// the answer cannot hold a connection and its buffers forever.
-	httpSrv := &http.Server{Handler: gateway.AccessLog(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	httpSrv := &http.Server{Handler: gateway.AccessLog(mux, scfg.Metrics.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	grpcSrv := svcs.NewGRPCServer()
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)

@@ -29,9 +29,11 @@ type JobImport struct {
 	CallbackURL *string    `db:"callback_url"`
 	DeleteJobs  bool       `db:"delete_jobs"`
 	BaseURL     string     `db:"base_url"`
+	// RequestID is the X-Request-Id of the request that created the import.
+	RequestID *string `db:"request_id"`
 }
 
-const importColumns = `id, account_id, status, requested_at, completed_at, results, callback_url, delete_jobs, base_url`
+const importColumns = `id, account_id, status, requested_at, completed_at, results, callback_url, delete_jobs, base_url, request_id`
 
 // NewImport is an import to create.
 type NewImport struct {
@@ -42,6 +44,7 @@ type NewImport struct {
 	BaseURL        string
 	IdempotencyKey string // optional
 	RequestHash    string
+	RequestID      string // optional
 }
 
 // CreateImport stores an import and, in the same transaction, calls enqueue
@@ -83,10 +86,14 @@ func (s *Store) CreateImport(ctx context.Context, n NewImport, enqueue func(ctx 
 				return fmt.Errorf("look up idempotency key: %w", err)
 			}
 		}
+		var requestID *string
+		if n.RequestID != "" {
+			requestID = &n.RequestID
+		}
 		if err := tx.GetContext(ctx, &imp, `INSERT INTO job_imports
-			(account_id, payload, callback_url, delete_jobs, base_url, idempotency_key, request_hash)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+importColumns,
-			n.AccountID, n.Payload, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash); err != nil {
+			(account_id, payload, callback_url, delete_jobs, base_url, idempotency_key, request_hash, request_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+importColumns,
+			n.AccountID, n.Payload, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash, requestID); err != nil {
 			return fmt.Errorf("insert job import: %w", err)
 		}
 		created = true
@@ -232,6 +239,26 @@ func (s *Store) CallbackAttempts(ctx context.Context, importID string) ([]Callba
 		FROM callback_attempts WHERE import_id = $1 ORDER BY id`, importID)
 	if err != nil {
 		return nil, fmt.Errorf("list callback attempts: %w", err)
+	}
+	return out, nil
+}
+
+// QueueJobs is how many queue jobs of a kind are in a state.
+type QueueJobs struct {
+	Kind  string `db:"kind"`
+	State string `db:"state"`
+	Count int64  `db:"count"`
+}
+
+// QueueDepth counts the queue's jobs waiting or under way, by kind and
+// state, for the metrics scrape. The state filter keeps it on River's
+// state index: finished jobs, the bulk of the table, are never read.
+func (s *Store) QueueDepth(ctx context.Context) ([]QueueJobs, error) {
+	var out []QueueJobs
+	err := s.db.SelectContext(ctx, &out, `SELECT kind, state::text AS state, count(*) AS count FROM river_job
+		WHERE state IN ('available', 'scheduled', 'running', 'retryable') GROUP BY kind, state`)
+	if err != nil {
+		return nil, fmt.Errorf("queue depth: %w", err)
 	}
 	return out, nil
 }

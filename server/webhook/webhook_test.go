@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +86,22 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusFound || followed {
 		t.Errorf("status %d, followed %v", resp.StatusCode, followed)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://hooks.example.com/jobs?token=s3cret#frag", "https://hooks.example.com/jobs"},
+		{"http://127.0.0.1:9000/cb", "http://127.0.0.1:9000/cb"},
+		{"https://user:pw@example.com/x?", "https://example.com/x"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	err := RedactError(&url.Error{Op: "Post", URL: "https://example.com/cb?token=s3cret", Err: errors.New("timeout")})
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("RedactError kept the query: %v", err)
 	}
 }

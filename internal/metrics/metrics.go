@@ -1,0 +1,272 @@
+// Package metrics defines every Prometheus metric the service exposes, in
+// one place, so names, labels and buckets are reviewed together and the
+// label values that may appear are fixed here rather than spread through
+// the handlers.
+//
+// Each server process gets its own registry (New) instead of the global
+// default one: tests build several servers in one process, and the default
+// registry would refuse the second set of collectors or mix their counts.
+//
+// All methods are safe on a nil *Metrics and do nothing, so code paths and
+// tests that build services without metrics need no special case.
+package metrics
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// namespace prefixes the service's own metrics; the gRPC, Go, process and
+// database pool families keep the names their libraries give them, which is
+// what existing dashboards expect.
+const namespace = "jobboard"
+
+// ImportStatus is how one run of an import ended.
+type ImportStatus string
+
+const (
+	// ImportComplete: the jobs were written and the import marked complete.
+	ImportComplete ImportStatus = "complete"
+	// ImportFailed: the run failed (database error, timeout) and rolled
+	// back; the queue runs it again.
+	ImportFailed ImportStatus = "failed"
+	// ImportCancelled: the import can never run (deleted, or its stored
+	// payload is unreadable); the queue drops it.
+	ImportCancelled ImportStatus = "cancelled"
+)
+
+// CallbackOutcome is the result of one callback delivery attempt.
+type CallbackOutcome string
+
+const (
+	// CallbackDelivered: the receiver answered 2xx.
+	CallbackDelivered CallbackOutcome = "delivered"
+	// CallbackFailedRetry: no answer or a non-2xx answer; another attempt
+	// follows on the retry schedule.
+	CallbackFailedRetry CallbackOutcome = "failed_retry"
+	// CallbackGone: the receiver answered 410 Gone; no more attempts.
+	CallbackGone CallbackOutcome = "gone_410"
+	// CallbackGaveUp: the last scheduled attempt failed too.
+	CallbackGaveUp CallbackOutcome = "gave_up"
+)
+
+// QueueStates are the River job states the queue gauge reports: the work
+// waiting or under way. Finished jobs (completed, cancelled, discarded) are
+// history, not depth.
+var QueueStates = []string{"available", "scheduled", "running", "retryable"}
+
+// QueueJobs is how many queue jobs of a kind are in a state.
+type QueueJobs struct {
+	Kind  string
+	State string
+	Count int64
+}
+
+// QueueDepthFunc reads the queue's depth; it is called at scrape time.
+type QueueDepthFunc func(ctx context.Context) ([]QueueJobs, error)
+
+// queueScrapeTimeout bounds the queue query a scrape runs, so a slow
+// database delays a scrape by little and never piles up scrapes.
+const queueScrapeTimeout = 2 * time.Second
+
+// Metrics is one server process's metrics and the registry exposing them.
+type Metrics struct {
+	registry         *prometheus.Registry
+	httpRequests     *prometheus.CounterVec
+	httpDuration     *prometheus.HistogramVec
+	grpc             *grpcprom.ServerMetrics
+	importsFinished  *prometheus.CounterVec
+	importDuration   *prometheus.HistogramVec
+	callbackAttempts *prometheus.CounterVec
+}
+
+// New returns the metrics of one server process, registered on a registry
+// of their own together with the Go runtime and process collectors.
+func New() *Metrics {
+	httpLabels := []string{"route", "method", "code"}
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_requests_total",
+			Help: "HTTP requests served, by route pattern (never the raw path), method and status code.",
+		}, httpLabels),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "http_request_duration_seconds",
+			Help:    "Time to serve an HTTP request, by route pattern, method and status code.",
+			Buckets: prometheus.DefBuckets,
+		}, httpLabels),
+		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
+			grpcprom.WithHistogramBuckets(prometheus.DefBuckets))),
+		importsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "job_imports_finished_total",
+			Help: "Runs of job imports that ended, by status: complete, failed (rolled back; the queue retries) or cancelled (dropped).",
+		}, []string{"status"}),
+		importDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "job_import_duration_seconds",
+			Help: "Time one run of a job import took, by status.",
+			// Imports hold up to 50,000 jobs: from well under a second to minutes.
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+		}, []string{"status"}),
+		callbackAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "callback_delivery_attempts_total",
+			Help: "Import completion callback delivery attempts, by outcome: delivered, failed_retry, gone_410 or gave_up.",
+		}, []string{"outcome"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.httpDuration, m.grpc, m.importsFinished, m.importDuration, m.callbackAttempts,
+	)
+	// Every label value that can occur starts at zero, so rates and alerts
+	// work from the first scrape instead of from the first event.
+	for _, s := range []ImportStatus{ImportComplete, ImportFailed, ImportCancelled} {
+		m.importsFinished.WithLabelValues(string(s))
+		m.importDuration.WithLabelValues(string(s))
+	}
+	for _, o := range []CallbackOutcome{CallbackDelivered, CallbackFailedRetry, CallbackGone, CallbackGaveUp} {
+		m.callbackAttempts.WithLabelValues(string(o))
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format. A
+// collector that fails (the queue query, say) costs its own samples, not
+// the whole scrape.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		Registry:      m.registry,
+	}))
+}
+
+// Registry is where callers register collectors of their own.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.registry
+}
+
+// GRPC is the go-grpc-middleware server metrics, for the interceptor chain;
+// nil when m is nil.
+func (m *Metrics) GRPC() *grpcprom.ServerMetrics {
+	if m == nil {
+		return nil
+	}
+	return m.grpc
+}
+
+// httpMethods are the methods labelled as themselves; any other (a client
+// may send any token) is "other", so the method label stays bounded.
+var httpMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
+// ObserveHTTP records one HTTP request. route must come from a fixed set
+// (route patterns, fixed paths, "unmatched"), never from the raw path.
+func (m *Metrics) ObserveHTTP(route, method string, code int, elapsed time.Duration) {
+	if m == nil {
+		return
+	}
+	if !httpMethods[method] {
+		method = "other"
+	}
+	labels := []string{route, method, strconv.Itoa(code)}
+	m.httpRequests.WithLabelValues(labels...).Inc()
+	m.httpDuration.WithLabelValues(labels...).Observe(elapsed.Seconds())
+}
+
+// ImportFinished records one run of an import.
+func (m *Metrics) ImportFinished(status ImportStatus, elapsed time.Duration) {
+	if m == nil {
+		return
+	}
+	m.importsFinished.WithLabelValues(string(status)).Inc()
+	m.importDuration.WithLabelValues(string(status)).Observe(elapsed.Seconds())
+}
+
+// CallbackAttempt records one callback delivery attempt.
+func (m *Metrics) CallbackAttempt(outcome CallbackOutcome) {
+	if m == nil {
+		return
+	}
+	m.callbackAttempts.WithLabelValues(string(outcome)).Inc()
+}
+
+// WatchDB exposes the connection pool's statistics (go_sql_* with
+// db_name="jobboard").
+func (m *Metrics) WatchDB(db *sql.DB) error {
+	if m == nil {
+		return nil
+	}
+	if err := m.registry.Register(collectors.NewDBStatsCollector(db, namespace)); err != nil {
+		return fmt.Errorf("register database pool metrics: %w", err)
+	}
+	return nil
+}
+
+// WatchQueue exposes the queue's depth, read by depth at scrape time. Every
+// kind in kinds is reported in every state of QueueStates, zero when it has
+// no jobs there, so the series exist before the first job does.
+func (m *Metrics) WatchQueue(depth QueueDepthFunc, kinds ...string) error {
+	if m == nil {
+		return nil
+	}
+	c := &queueCollector{depth: depth, kinds: kinds, desc: prometheus.NewDesc(
+		prometheus.BuildFQName(namespace, "", "queue_jobs"),
+		"River queue jobs waiting or running, by kind and state (available, scheduled, running, retryable). "+
+			"Every replica reports the whole queue: aggregate with max, not sum.",
+		[]string{"kind", "state"}, nil)}
+	if err := m.registry.Register(c); err != nil {
+		return fmt.Errorf("register queue metrics: %w", err)
+	}
+	return nil
+}
+
+// queueCollector queries the queue when scraped rather than keeping a gauge
+// up to date: the queue is shared by every replica, and only the database
+// knows its depth.
+type queueCollector struct {
+	depth QueueDepthFunc
+	kinds []string
+	desc  *prometheus.Desc
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), queueScrapeTimeout)
+	defer cancel()
+	rows, err := c.depth(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("read queue depth: %w", err))
+		return
+	}
+	counts := map[[2]string]int64{}
+	for _, k := range c.kinds {
+		for _, s := range QueueStates {
+			counts[[2]string{k, s}] = 0
+		}
+	}
+	for _, r := range rows {
+		counts[[2]string{r.Kind, r.State}] += r.Count
+	}
+	for key, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), key[0], key[1])
+	}
+}

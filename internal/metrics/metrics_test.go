@@ -1,0 +1,50 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func value(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+func TestObserveHTTPBoundsMethod(t *testing.T) {
+	m := New()
+	m.ObserveHTTP("unmatched", "BREW", 404, time.Millisecond)
+	m.ObserveHTTP("/healthz", "GET", 200, time.Millisecond)
+	if got := value(t, m.httpRequests.WithLabelValues("unmatched", "other", "404")); got != 1 {
+		t.Errorf("made-up method counted under other: %v, want 1", got)
+	}
+	if got := value(t, m.httpRequests.WithLabelValues("/healthz", "GET", "200")); got != 1 {
+		t.Errorf("GET /healthz: %v, want 1", got)
+	}
+}
+
+// TestNilMetrics: services built without metrics call the same methods.
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.ObserveHTTP("/healthz", "GET", 200, time.Millisecond)
+	m.ImportFinished(ImportComplete, time.Second)
+	m.CallbackAttempt(CallbackDelivered)
+	if m.GRPC() != nil || m.Registry() != nil || m.WatchDB(nil) != nil || m.WatchQueue(nil) != nil {
+		t.Error("a nil *Metrics is not a no-op")
+	}
+}
+
+// TestSeveralRegistries: each server process (or test) has its own registry.
+func TestSeveralRegistries(t *testing.T) {
+	a, b := New(), New()
+	a.CallbackAttempt(CallbackGone)
+	if got := value(t, b.callbackAttempts.WithLabelValues(string(CallbackGone))); got != 0 {
+		t.Errorf("a second registry sees the first's counts: %v", got)
+	}
+}
