@@ -31,7 +31,15 @@ test: postgres docs-assets chromium ## run every test against a throwaway Postgr
 	$(GO) run ./internal/cmd/withpg $(GO) test -count=1 ./...
 
 .PHONY: bench
-bench: postgres docs-assets ## run the Go benchmarks against a throwaway PostgreSQL cluster
+bench: postgres docs-assets tools ## measure every scenario against its floor; report in bench/results/
+	$(GO) run ./bench
+
+.PHONY: bench-quick
+bench-quick: postgres docs-assets tools ## a one-minute run of the benchmark harness (small data, targets not judged)
+	$(GO) run ./bench -quick
+
+.PHONY: bench-go
+bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway PostgreSQL cluster
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: tools

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"jobboard/server/store"
+)
+
+var (
+	states   = []string{"TX", "CA", "GA", "OH", "PA", "IL", "TN", "NC", "FL", "AZ"}
+	freights = []string{"Dry Van", "Refrigerated", "Flatbed", "Tanker", "Intermodal", "Box"}
+)
+
+const (
+	description = "<p>Home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
+		"weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>"
+	requirements = "<ul><li>Class A CDL</li><li>1 year of experience</li></ul>"
+)
+
+// jobs are n realistic jobs with reference numbers prefix+i for i from
+// start, already in the canonical form the service stores; title varies the
+// content, so a second post with another title updates every job.
+func jobs(start, n int, prefix, title string) []store.JobFields {
+	out := make([]store.JobFields, n)
+	for k := range n {
+		i := start + k
+		out[k] = store.JobFields{
+			ReferenceNumber: fmt.Sprintf("%s%06d", prefix, i),
+			Title:           fmt.Sprintf("%s %s", freights[i%len(freights)], title),
+			City:            ptr("Springfield"),
+			State:           states[i%len(states)],
+			PostalCode:      ptr(fmt.Sprintf("%05d", 10000+i%80000)),
+			DriverType:      "Company Driver",
+			FreightType:     freights[i%len(freights)],
+			PayAmountMin:    ptr("0.55"),
+			PayAmountMax:    ptr("0.68"),
+			PayFrequency:    ptr("Per Mile"),
+			EmploymentType:  []string{"Full-Time"},
+			RouteType:       []string{"Regional"},
+			Description:     description,
+			Requirements:    ptr(requirements),
+			TwicOnly:        i%7 == 0,
+			LicenseClass:    ptr("A"),
+		}
+	}
+	return out
+}
+
+// jobsJSON is the jobs.json body of the same jobs.
+func jobsJSON(start, n int, prefix, title string) []byte {
+	return marshalJobs(jobs(start, n, prefix, title))
+}
+
+func marshalJobs(js []store.JobFields) []byte {
+	type wireJob struct {
+		ReferenceNumber string   `json:"referenceNumber"`
+		Title           string   `json:"title"`
+		City            *string  `json:"city"`
+		State           string   `json:"state"`
+		PostalCode      *string  `json:"postalCode"`
+		DriverType      string   `json:"driverType"`
+		FreightType     string   `json:"freightType"`
+		PayAmountMin    *string  `json:"payAmountMin"`
+		PayAmountMax    *string  `json:"payAmountMax"`
+		PayFrequency    *string  `json:"payFrequency"`
+		EmploymentType  []string `json:"employmentType"`
+		RouteType       []string `json:"routeType"`
+		Description     string   `json:"description"`
+		Requirements    *string  `json:"requirements"`
+		TwicOnly        bool     `json:"twicOnly"`
+		LicenseClass    *string  `json:"licenseClass"`
+	}
+	out := make([]wireJob, len(js))
+	for i, j := range js {
+		out[i] = wireJob{j.ReferenceNumber, j.Title, j.City, j.State, j.PostalCode, j.DriverType, j.FreightType,
+			j.PayAmountMin, j.PayAmountMax, j.PayFrequency, j.EmploymentType, j.RouteType, j.Description,
+			j.Requirements, j.TwicOnly, j.LicenseClass}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func ptr[T any](v T) *T { return &v }

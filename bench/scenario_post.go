@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"jobboard/server/store"
+)
+
+func init() { register(1, "POST jobs.json, 1,000 jobs", postJobsScenario) }
+
+// postJobsScenario times a post of 1,000 jobs that are all new, all changed
+// and all unchanged, against the floor of the same rows upserted by the
+// store's SQL called directly from Go (no HTTP, gateway, decoding or
+// validation).
+func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
+	a, err := h.newAccount(ctx, "Bench Poster")
+	if err != nil {
+		return nil, err
+	}
+	upsert := func(js []store.JobFields) error {
+		_, err := h.store.UpsertJobs(ctx, a.ID, js, store.UpsertOptions{MaxActive: 10_000, Today: time.Now().UTC()})
+		return err
+	}
+	post := func(js []store.JobFields) error { return h.postJobs(ctx, a, marshalJobs(js)) }
+	withdraw := func(int) error { return h.withdrawAll(ctx, a) }
+
+	type kind struct {
+		name    string
+		prepare func(send func([]store.JobFields) error, prefix string) func(int) error
+		batch   func(prefix string, round int) []store.JobFields
+	}
+	kinds := []kind{
+		{"new", func(_ func([]store.JobFields) error, _ string) func(int) error { return withdraw },
+			func(prefix string, r int) []store.JobFields { return jobs(0, 1000, fmt.Sprintf("%sN%dR", prefix, r+1), "Driver") }},
+		{"changed", func(send func([]store.JobFields) error, prefix string) func(int) error {
+			return func(r int) error {
+				if err := withdraw(r); err != nil {
+					return err
+				}
+				return send(jobs(0, 1000, prefix+"C", fmt.Sprintf("Driver %d", r)))
+			}
+		}, func(prefix string, r int) []store.JobFields { return jobs(0, 1000, prefix+"C", fmt.Sprintf("Driver %d+", r)) }},
+		{"unchanged", func(send func([]store.JobFields) error, prefix string) func(int) error {
+			return func(r int) error {
+				if err := withdraw(r); err != nil {
+					return err
+				}
+				return send(jobs(0, 1000, prefix+"U", "Driver"))
+			}
+		}, func(prefix string, _ int) []store.JobFields { return jobs(0, 1000, prefix+"U", "Driver") }},
+	}
+	var rows []result
+	for _, k := range kinds {
+		service, err := repeat(h.opts.rounds, k.prepare(post, "S"), func(r int) error { return post(k.batch("S", r)) })
+		if err != nil {
+			return nil, fmt.Errorf("%s, service: %w", k.name, err)
+		}
+		floor, err := repeat(h.opts.rounds, k.prepare(upsert, "F"), func(r int) error { return upsert(k.batch("F", r)) })
+		if err != nil {
+			return nil, fmt.Errorf("%s, floor: %w", k.name, err)
+		}
+		s, f := summarize(service), summarize(floor)
+		ratio := float64(s.median) / float64(f.median)
+		rows = append(rows, result{
+			name:   fmt.Sprintf("POST 1,000 %s jobs (%d rounds)", k.name, s.n),
+			median: s.median, p99: s.p99,
+			floor:  ms(f.median) + " (store upsert)",
+			ratio:  ratio, target: "<= 1.5x floor, < 100 ms",
+			pass: ratio <= 1.5 && s.median < 100*time.Millisecond,
+		})
+	}
+	return rows, nil
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"jobboard/internal/pglocal"
+	"jobboard/server/store"
+)
+
+// harness is what every scenario works with: the database, the running
+// server and two accounts loaded with the data set.
+type harness struct {
+	opts       options
+	dir        string
+	cluster    *pglocal.Cluster
+	dbURL      string
+	store      *store.Store
+	binDir     string
+	server     *process
+	accounts   [2]account
+	jobsPer    int // active jobs per account
+	appsPer    int // driver applications per account
+	client     *http.Client
+	setupNotes []string
+}
+
+type account struct {
+	ID     int64  `json:"id"`
+	APIKey string `json:"apiKey"`
+	Secret string `json:"webhookSecret"`
+}
+
+func setup(ctx context.Context, opts options) (*harness, error) {
+	h := &harness{opts: opts, jobsPer: 10_000, appsPer: 100_000}
+	if opts.quick {
+		h.jobsPer, h.appsPer = 2_000, 10_000
+	}
+	h.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0, IdleConnTimeout: time.Minute}}
+	var err error
+	if h.dir, err = os.MkdirTemp("", "jobboard-bench-"); err != nil {
+		return nil, err
+	}
+	// Run as root, PostgreSQL runs as an unprivileged user that must reach its folder.
+	if err := os.Chmod(h.dir, 0o755); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			h.close()
+		}
+	}()
+
+	t := time.Now()
+	h.binDir = filepath.Join(h.dir, "bin")
+	for _, pkg := range []string{"./cmd/jobboard", "./bench/floor"} {
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", h.binDir+"/", pkg).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	slog.Info("built", "seconds", time.Since(t).Seconds())
+
+	// A durable cluster, as production runs: commits wait for the disk.
+	if h.cluster, err = pglocal.Start(ctx, filepath.Join(h.dir, "pg"), pglocal.Options{Durable: true, MaxConnections: 300}); err != nil {
+		return nil, err
+	}
+	if err := createDatabase(ctx, h.cluster.URL("postgres"), "jobboard"); err != nil {
+		return nil, err
+	}
+	h.dbURL = h.cluster.URL("jobboard")
+	if _, err := h.jobboard(ctx, "migrate"); err != nil {
+		return nil, err
+	}
+	for i, name := range []string{"Bench Carrier A", "Bench Carrier B"} {
+		out, err := h.jobboard(ctx, "accounts", "create", "--name", name)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(out, &h.accounts[i]); err != nil {
+			return nil, fmt.Errorf("accounts create printed %q: %w", out, err)
+		}
+	}
+	if h.store, err = store.Open(ctx, h.dbURL); err != nil {
+		return nil, err
+	}
+	if h.server, err = h.startServer(ctx); err != nil {
+		return nil, err
+	}
+
+	t = time.Now()
+	for _, a := range h.accounts {
+		if err := h.loadJobs(ctx, a); err != nil {
+			return nil, err
+		}
+		if _, err := h.jobboard(ctx, "demo", "seed", "--account", strconv.FormatInt(a.ID, 10),
+			"--drivers", strconv.Itoa(h.appsPer), "--seed", strconv.FormatInt(a.ID, 10)); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := h.store.DB().ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
+		return nil, err
+	}
+	var jobApps int64
+	if err := h.store.DB().GetContext(ctx, &jobApps, `SELECT count(*) FROM job_applications`); err != nil {
+		return nil, err
+	}
+	h.setupNotes = append(h.setupNotes, fmt.Sprintf(
+		"Data set: 2 accounts, each with %d active jobs and %d driver applications (%d job applications in all), loaded in %.1f s.",
+		h.jobsPer, h.appsPer, jobApps, time.Since(t).Seconds()))
+	ok = true
+	return h, nil
+}
+
+// loadJobs posts the account's jobs through the API, 1,000 per request.
+func (h *harness) loadJobs(ctx context.Context, a account) error {
+	for start := 0; start < h.jobsPer; start += 1000 {
+		body := jobsJSON(start, min(1000, h.jobsPer-start), "D", "Driver")
+		if err := h.postJobs(ctx, a, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *harness) close() {
+	if h.server != nil {
+		h.server.stop()
+	}
+	if h.store != nil {
+		h.store.Close()
+	}
+	if h.cluster != nil {
+		_ = h.cluster.Stop()
+	}
+	if h.dir != "" {
+		_ = os.RemoveAll(h.dir)
+	}
+}
+
+// jobboard runs an administrative command of the binary.
+func (h *harness) jobboard(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(h.binDir, "jobboard"), args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+h.dbURL)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("jobboard %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}
+
+// process is a server the harness started.
+type process struct {
+	cmd      *exec.Cmd
+	httpBase string
+	grpcAddr string
+	logs     *os.File
+}
+
+func (h *harness) startServer(ctx context.Context) (*process, error) {
+	httpAddr, grpcAddr := freeAddr(), freeAddr()
+	logs, err := os.Create(filepath.Join(h.dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(h.binDir, "jobboard"), "serve")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+h.dbURL, "JOBBOARD_HTTP_ADDR="+httpAddr,
+		"JOBBOARD_GRPC_ADDR="+grpcAddr, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true")
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, logs: logs}
+	if err := waitReady(ctx, p.httpBase+"/readyz"); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(40 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+	p.logs.Close()
+}
+
+// memory reads the server's resident set and its peak, in bytes.
+func (p *process) memory() (rss, peak int64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return rss, peak
+}
+
+// resetPeak starts a new peak-RSS measurement (Linux clear_refs 5); it
+// returns the resident set at that moment.
+func (p *process) resetPeak() int64 {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0)
+	rss, _ := p.memory()
+	return rss
+}
+
+func waitReady(ctx context.Context, url string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s not ready: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func createDatabase(ctx context.Context, adminURL, name string) error {
+	st, err := store.Open(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_, err = st.DB().ExecContext(ctx, `CREATE DATABASE `+name)
+	return err
+}
+
+// do sends a request with the account's key and reads the whole answer.
+func (h *harness) do(ctx context.Context, a account, method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, h.server.httpBase+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.SetBasicAuth(a.APIKey, "")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// postJobs posts a jobs.json body and fails on any error in the summary.
+func (h *harness) postJobs(ctx context.Context, a account, body []byte) error {
+	code, resp, err := h.do(ctx, a, http.MethodPost, "/api/v2.0/jobs.json", body)
+	if err != nil {
+		return err
+	}
+	var sum struct{ Errors int }
+	if code != 200 || json.Unmarshal(resp, &sum) != nil || sum.Errors != 0 {
+		return fmt.Errorf("post jobs: %d %.300s", code, resp)
+	}
+	return nil
+}
+
+
+// newAccount creates an account with no jobs, for scenarios that write.
+func (h *harness) newAccount(ctx context.Context, name string) (account, error) {
+	var a account
+	out, err := h.jobboard(ctx, "accounts", "create", "--name", name)
+	if err != nil {
+		return a, err
+	}
+	return a, json.Unmarshal(out, &a)
+}
+
+// withdrawAll deletes the account's active jobs, untimed, so a scenario can
+// add jobs again without reaching the active-job limit.
+func (h *harness) withdrawAll(ctx context.Context, a account) error {
+	_, err := h.store.DB().ExecContext(ctx,
+		`UPDATE jobs SET deleted_at = now() WHERE account_id = $1 AND deleted_at IS NULL`, a.ID)
+	return err
+}
+
+func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// stats summarises the durations of repeated runs of one step.
+type stats struct {
+	n           int
+	median, p99 time.Duration
+	min, max    time.Duration
+}
+
+func summarize(samples []time.Duration) stats {
+	if len(samples) == 0 {
+		return stats{}
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return stats{n: len(s), median: quantile(s, 0.5), p99: quantile(s, 0.99), min: s[0], max: s[len(s)-1]}
+}
+
+// quantile of sorted samples, nearest rank.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// repeat times step rounds times after one untimed warm-up; prepare, when
+// set, runs untimed before each round.
+func repeat(rounds int, prepare func(round int) error, step func(round int) error) ([]time.Duration, error) {
+	var samples []time.Duration
+	for r := -1; r < rounds; r++ {
+		if prepare != nil {
+			if err := prepare(r); err != nil {
+				return nil, err
+			}
+		}
+		t := time.Now()
+		if err := step(r); err != nil {
+			return nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, time.Since(t))
+		}
+	}
+	return samples, nil
+}
+
+// loadResult is what a closed-loop load run saw.
+type loadResult struct {
+	requests, errors int64
+	elapsed          time.Duration
+	latency          stats
+	firstError       string
+}
+
+func (l loadResult) throughput() float64 { return float64(l.requests) / l.elapsed.Seconds() }
+
+// load runs call from conc goroutines, each calling again as soon as the
+// previous call returns, for d. Latencies of every call are kept.
+func load(ctx context.Context, conc int, d time.Duration, call func(ctx context.Context, worker int, i int) error) loadResult {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		mu         sync.Mutex
+		all        []time.Duration
+		requests   atomic.Int64
+		errs       atomic.Int64
+		firstError atomic.Value
+		wg         sync.WaitGroup
+	)
+	started := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 4096)
+			for i := 0; ctx.Err() == nil; i++ {
+				t := time.Now()
+				err := call(ctx, w, i)
+				if ctx.Err() != nil {
+					break // cut off by the end of the run: not counted
+				}
+				local = append(local, time.Since(t))
+				requests.Add(1)
+				if err != nil {
+					errs.Add(1)
+					firstError.CompareAndSwap(nil, err.Error())
+				}
+			}
+			mu.Lock()
+			all = append(all, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	r := loadResult{requests: requests.Load(), errors: errs.Load(), elapsed: time.Since(started), latency: summarize(all)}
+	if e, ok := firstError.Load().(string); ok {
+		r.firstError = e
+	}
+	return r
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
