@@ -3,9 +3,11 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -196,4 +198,148 @@ func TestOpenAPIDescribesTheWire(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGoldensMatchOpenAPI checks every JSON golden answer against the
+// schema the OpenAPI document gives for its operation and status: no
+// property the document does not name, every value of the documented type,
+// null only where the document says x-nullable.
+func TestGoldensMatchOpenAPI(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct{ Schema map[string]any }
+		}
+		Definitions map[string]map[string]any
+	}
+	if err := json.Unmarshal(jobboard.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Each golden and the operation that produced it (method, OpenAPI path).
+	goldens := map[string][2]string{
+		"list": {"get", "/api/v2.0/jobs.json"}, "list_empty": {"get", "/api/v2.0/jobs.json"},
+		"retrieve": {"get", "/api/v2.0/jobs.json/{id}"}, "retrieve_markup": {"get", "/api/v2.0/jobs.json/{id}"},
+		"post_added": {"post", "/api/v2.0/jobs.json"}, "post_upsert": {"post", "/api/v2.0/jobs.json"},
+		"post_every_problem": {"post", "/api/v2.0/jobs.json"}, "post_active_limit": {"post", "/api/v2.0/jobs.json"},
+		"delete_one": {"delete", "/api/v2.0/jobs.json/{id}"}, "delete_one_missing": {"delete", "/api/v2.0/jobs.json/{id}"},
+		"delete_one_not_an_id": {"delete", "/api/v2.0/jobs.json/{id}"}, "delete_many": {"delete", "/api/v2.0/jobs.json"},
+		"delete_reference":         {"delete", "/api/v2.0/jobs.json/reference/{referenceNumber}"},
+		"delete_reference_missing": {"delete", "/api/v2.0/jobs.json/reference/{referenceNumber}"},
+		"delete_many_reference":    {"delete", "/api/v2.0/jobs.json/reference"},
+		"error_unauthenticated":    {"get", "/api/v2.0/jobs.json"}, "error_not_found": {"get", "/api/v2.0/jobs.json/{id}"},
+		"error_bad_id": {"get", "/api/v2.0/jobs.json/{id}"}, "error_malformed": {"post", "/api/v2.0/jobs.json"},
+		"error_wrong_shape": {"post", "/api/v2.0/jobs.json"}, "error_not_utf8": {"post", "/api/v2.0/jobs.json"},
+		"error_too_large": {"post", "/api/v2.0/jobs.json"}, "error_query_not_utf8": {"get", "/api/v2.0/drivers.json"},
+		"error_path_nul": {"delete", "/api/v2.0/jobs.json/reference/{referenceNumber}"},
+		"drivers_list":   {"get", "/api/v2.0/drivers.json"}, "drivers_list_page": {"get", "/api/v2.0/drivers.json"},
+		"drivers_list_empty": {"get", "/api/v2.0/drivers.json"}, "drivers_list_unknown_param": {"get", "/api/v2.0/drivers.json"},
+		"driver_detail": {"get", "/api/v2.0/drivers.json/{id}"}, "driver_detail_minimal": {"get", "/api/v2.0/drivers.json/{id}"},
+		"drivers_error_not_found": {"get", "/api/v2.0/drivers.json/{id}"}, "drivers_error_param": {"get", "/api/v2.0/drivers.json"},
+	}
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		op, ok := goldens[name]
+		if !ok {
+			// Goldens of routes the document does not cover (unknown path,
+			// wrong method) have no operation to check against.
+			if name != "error_unknown_path" && name != "error_method" {
+				t.Errorf("%s: no operation listed for this golden", name)
+			}
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, body, _ := strings.Cut(string(data), "\n\n")
+		code := strings.Fields(head)[1]
+		resp, ok := doc.Paths[op[1]][op[0]].Responses[code]
+		if !ok {
+			t.Errorf("%s: %s %s answers %s, which the document does not list", name, op[0], op[1], code)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, problem := range conforms(v, resp.Schema, doc.Definitions, "$") {
+			t.Errorf("%s (%s %s %s): %s", name, op[0], op[1], code, problem)
+		}
+		checked++
+	}
+	if checked < 30 {
+		t.Errorf("checked %d goldens, want them all", checked)
+	}
+}
+
+// conforms lists how v departs from a Swagger 2.0 schema: the subset the
+// generated document uses ($ref, type, properties, items, x-nullable).
+func conforms(v any, schema map[string]any, defs map[string]map[string]any, at string) []string {
+	if ref, ok := schema["$ref"].(string); ok {
+		def, ok := defs[strings.TrimPrefix(ref, "#/definitions/")]
+		if !ok {
+			return []string{at + ": unknown " + ref}
+		}
+		return conforms(v, def, defs, at)
+	}
+	if v == nil {
+		if schema["x-nullable"] == true {
+			return nil
+		}
+		return []string{at + ": null where the document does not allow it"}
+	}
+	typ, _ := schema["type"].(string)
+	if typ == "" && schema["properties"] != nil {
+		typ = "object"
+	}
+	var problems []string
+	wrong := func() []string { return []string{fmt.Sprintf("%s: %T where the document says %s", at, v, typ)} }
+	switch typ {
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return wrong()
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for k, fv := range obj {
+			p, ok := props[k].(map[string]any)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s.%s: not in the document", at, k))
+				continue
+			}
+			problems = append(problems, conforms(fv, p, defs, at+"."+k)...)
+		}
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return wrong()
+		}
+		items, _ := schema["items"].(map[string]any)
+		for i, item := range arr {
+			problems = append(problems, conforms(item, items, defs, fmt.Sprintf("%s[%d]", at, i))...)
+		}
+	case "string":
+		if _, ok := v.(string); !ok {
+			return wrong()
+		}
+	case "integer":
+		if n, ok := v.(float64); !ok || n != float64(int64(n)) {
+			return wrong()
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return wrong()
+		}
+	case "number":
+		if _, ok := v.(float64); !ok {
+			return wrong()
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("%s: the document gives no type", at))
+	}
+	return problems
 }

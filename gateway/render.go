@@ -36,7 +36,7 @@ func render(f wire.Format, msg any) ([]byte, error) {
 		w.BeginList("drivers")
 		for _, d := range m {
 			w.BeginObject("driver")
-			writeDriverSummary(w, d)
+			writeDriverSummary(w, d, d.Address2)
 			w.EndObject()
 		}
 		w.EndList()
@@ -50,7 +50,7 @@ func render(f wire.Format, msg any) ([]byte, error) {
 		writeImport(w, m.GetData(), m.GetLinks())
 	case *jobboardv2.PostJobsResponse:
 		w.BeginObject("jobs")
-		writeSummaryCounts(w, m.GetSummary(), true)
+		writeSummaryCounts(w, m, true)
 		writeEntries(w, "ignoredValues", "ignoredValue", m.IgnoredValues, true)
 		w.EndObject()
 	case *jobboardv2.BatchSummary:
@@ -140,7 +140,17 @@ func firstOf(values []string) *string {
 // writeSummaryCounts writes the counts and the four error lists. Post entries
 // always carry index, referenceNumber, field, value and message; delete
 // entries carry only what names the job asked for.
-func writeSummaryCounts(w wire.Writer, s *jobboardv2.BatchSummary, postEntries bool) {
+// summaryCounts are the fields a post's answer shares with a delete's.
+type summaryCounts interface {
+	GetUnchanged() int32
+	GetUpdated() int32
+	GetAdded() int32
+	GetDeleted() int32
+	GetErrors() int32
+	GetErrorMessages() *jobboardv2.ErrorMessages
+}
+
+func writeSummaryCounts(w wire.Writer, s summaryCounts, postEntries bool) {
 	w.Int("unchanged", int64(s.GetUnchanged()))
 	w.Int("updated", int64(s.GetUpdated()))
 	w.Int("added", int64(s.GetAdded()))

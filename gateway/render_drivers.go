@@ -5,28 +5,46 @@ import (
 	jobboardv2 "jobboard/gen/jobboard/v2"
 )
 
-// writeDriverSummary writes the list fields of a driver.
-func writeDriverSummary(w wire.Writer, d *jobboardv2.DriverSummary) {
-	w.Int("id", d.Id)
-	w.String("first_name", d.FirstName)
-	w.String("last_name", d.LastName)
-	w.String("address", d.Address)
-	w.NullableString("address2", d.Address2)
-	w.String("city", d.City)
-	w.String("state", d.State)
-	w.String("zip", d.Zip)
-	w.String("email", d.Email)
-	w.String("phone", d.Phone)
-	w.String("driver_type", d.DriverType)
-	w.String("experience", d.Experience)
-	w.String("sent", d.Sent)
-	w.Bool("has_job_apps", d.HasJobApps)
+// driverListFields are the fields the list shows, which the detail begins with.
+type driverListFields interface {
+	GetId() int64
+	GetFirstName() string
+	GetLastName() string
+	GetAddress() string
+	GetCity() string
+	GetState() string
+	GetZip() string
+	GetEmail() string
+	GetPhone() string
+	GetDriverType() string
+	GetExperience() string
+	GetSent() string
+	GetHasJobApps() bool
+}
+
+// writeDriverSummary writes the list fields of a driver; address2 is the
+// one optional field, passed as the pointer it is.
+func writeDriverSummary(w wire.Writer, d driverListFields, address2 *string) {
+	w.Int("id", d.GetId())
+	w.String("first_name", d.GetFirstName())
+	w.String("last_name", d.GetLastName())
+	w.String("address", d.GetAddress())
+	w.NullableString("address2", address2)
+	w.String("city", d.GetCity())
+	w.String("state", d.GetState())
+	w.String("zip", d.GetZip())
+	w.String("email", d.GetEmail())
+	w.String("phone", d.GetPhone())
+	w.String("driver_type", d.GetDriverType())
+	w.String("experience", d.GetExperience())
+	w.String("sent", d.GetSent())
+	w.Bool("has_job_apps", d.GetHasJobApps())
 }
 
 // writeDriverDetail writes every field of the retrieve representation.
 func writeDriverDetail(w wire.Writer, d *jobboardv2.DriverDetail) {
 	w.BeginObject("driver")
-	writeDriverSummary(w, d.GetSummary())
+	writeDriverSummary(w, d, d.Address2)
 	w.String("endorsement", d.Endorsement)
 	w.NullableString("freight_experience", d.FreightExperience)
 	w.NullableString("freight_preferences", d.FreightPreferences)

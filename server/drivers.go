@@ -223,8 +223,11 @@ func driverSummary(d *store.DriverListItem) *jobboardv2.DriverSummary {
 
 func driverDetail(d *store.DriverDetail) *jobboardv2.DriverDetail {
 	p := &d.DriverProfile
+	b := p.DriverBasics
 	out := &jobboardv2.DriverDetail{
-		Summary:                 driverSummary(&store.DriverListItem{ID: d.ID, DriverBasics: p.DriverBasics, Sent: d.Sent, HasJobApps: d.HasJobApps}),
+		Id: d.ID, FirstName: b.FirstName, LastName: b.LastName, Address: b.Address, Address2: b.Address2,
+		City: b.City, State: b.State, Zip: b.Zip, Email: b.Email, Phone: b.Phone, DriverType: b.DriverType,
+		Experience: b.Experience, Sent: d.Sent.UTC().Format(sentFormat), HasJobApps: d.HasJobApps,
 		Endorsement:             endorsementText(p.Endorsements),
 		FreightExperience:       p.FreightExperience,
 		FreightPreferences:      p.FreightPreferences,

@@ -288,13 +288,13 @@ func TestDriversIsolationAndProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if annA.Driver.Summary.Sent != "2026-01-05T10:00:00+00:00" || annB.Driver.Summary.Sent != "2026-03-01T09:00:00+00:00" {
-		t.Errorf("sent: A %s, B %s", annA.Driver.Summary.Sent, annB.Driver.Summary.Sent)
+	if annA.Driver.Sent != "2026-01-05T10:00:00+00:00" || annB.Driver.Sent != "2026-03-01T09:00:00+00:00" {
+		t.Errorf("sent: A %s, B %s", annA.Driver.Sent, annB.Driver.Sent)
 	}
-	if annA.Driver.Summary.Phone != "212 555 0199" {
-		t.Errorf("A shows phone %q, want the newest application's", annA.Driver.Summary.Phone)
+	if annA.Driver.Phone != "212 555 0199" {
+		t.Errorf("A shows phone %q, want the newest application's", annA.Driver.Phone)
 	}
-	if len(annA.Driver.JobApplications) != 1 || len(annB.Driver.JobApplications) != 0 || annB.Driver.Summary.HasJobApps {
+	if len(annA.Driver.JobApplications) != 1 || len(annB.Driver.JobApplications) != 0 || annB.Driver.HasJobApps {
 		t.Errorf("job applications: A %v, B %v", annA.Driver.JobApplications, annB.Driver.JobApplications)
 	}
 	cara, err := f.drivers.GetDriver(f.ctxA, &jobboardv2.GetDriverRequest{Id: f.id["Cara"]})
@@ -305,7 +305,7 @@ func TestDriversIsolationAndProfile(t *testing.T) {
 	if len(ja) != 1 || ja[0].Reference != "J2" || ja[0].CreatedAt != "2026-02-02T07:00:00+00:00" || ja[0].JobId == 0 {
 		t.Errorf("application to a deleted job: %v", ja)
 	}
-	if cara.Driver.Endorsement != "Tanker + HAZMAT (X)" || cara.Driver.Summary.Sent != "2026-02-01T00:00:00+00:00" {
+	if cara.Driver.Endorsement != "Tanker + HAZMAT (X)" || cara.Driver.Sent != "2026-02-01T00:00:00+00:00" {
 		t.Errorf("cara: %v", cara.Driver)
 	}
 }

@@ -97,13 +97,14 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 	}
 	sum := newSummary()
 	batch.count(outcomes, sum.BatchSummary)
-	resp := &jobboardv2.PostJobsResponse{Summary: sum.BatchSummary, IgnoredValues: batch.ignoredEntries()}
 	for i, in := range batch.inputs {
 		for _, p := range batch.problems[i] {
 			sum.add(sum.list(p.list), batch.entry(i, in, p.field, p.value, p.message))
 		}
 	}
-	return resp, nil
+	b := sum.BatchSummary
+	return &jobboardv2.PostJobsResponse{Unchanged: b.Unchanged, Updated: b.Updated, Added: b.Added, Deleted: b.Deleted,
+		Errors: b.Errors, ErrorMessages: b.ErrorMessages, IgnoredValues: batch.ignoredEntries()}, nil
 }
 
 // problemList names the summary list a problem belongs to.

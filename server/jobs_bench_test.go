@@ -26,8 +26,8 @@ func BenchmarkPostJobs(b *testing.B) {
 		svc, ctx, st, _ := newJobsFixture(b)
 		post := func(req *jobboardv2.PostJobsRequest) {
 			resp, err := svc.PostJobs(ctx, req)
-			if err != nil || resp.Summary.Errors > 0 {
-				b.Fatal(err, resp.GetSummary())
+			if err != nil || resp.Errors > 0 {
+				b.Fatal(err, resp)
 			}
 		}
 		for n := 0; b.Loop(); n++ {

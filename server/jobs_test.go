@@ -88,8 +88,8 @@ func TestActiveLimitUnderConcurrentPosts(t *testing.T) {
 		if errs[w] != nil {
 			t.Fatalf("writer %d: %v", w, errs[w])
 		}
-		added += int(results[w].Summary.Added)
-		limited += len(results[w].Summary.ErrorMessages.LimitErrors.Errors)
+		added += int(results[w].Added)
+		limited += len(results[w].ErrorMessages.LimitErrors.Errors)
 	}
 	if added != 50 || limited != writers*perWriter-50 {
 		t.Errorf("added %d and limited %d, want 50 and %d", added, limited, writers*perWriter-50)
@@ -103,13 +103,13 @@ func TestActiveLimitUnderConcurrentPosts(t *testing.T) {
 // with its id and a new date, and counts as added.
 func TestUpsertLifecycle(t *testing.T) {
 	svc, ctx, st, now := newJobsFixture(t)
-	post := func(jobs ...*jobboardv2.JobInput) *jobboardv2.BatchSummary {
+	post := func(jobs ...*jobboardv2.JobInput) *jobboardv2.PostJobsResponse {
 		t.Helper()
 		resp, err := svc.PostJobs(ctx, &jobboardv2.PostJobsRequest{Jobs: jobs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return resp.Summary
+		return resp
 	}
 	updatedAt := func() time.Time {
 		var ts time.Time
@@ -176,7 +176,7 @@ func TestHugeInputIsNotAmplified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := resp.Summary.ErrorMessages.InvalidErrors.Errors[0]
+	e := resp.ErrorMessages.InvalidErrors.Errors[0]
 	if len(e.Message) > 1000 || len(e.GetValue()) > 4*maxEchoed {
 		t.Errorf("echo of a 1 MiB title: message %d bytes, value %d bytes", len(e.Message), len(e.GetValue()))
 	}

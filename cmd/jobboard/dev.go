@@ -110,8 +110,8 @@ func demoAccount(ctx context.Context, st *store.Store, keyFile string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("seed demo jobs: %w", err)
 	}
-	if resp.Summary.Errors > 0 {
-		return "", fmt.Errorf("seed demo jobs: %d rejected", resp.Summary.Errors)
+	if resp.Errors > 0 {
+		return "", fmt.Errorf("seed demo jobs: %d rejected", resp.Errors)
 	}
 	refs, err := accountJobRefs(ctx, st, creds.AccountID)
 	if err != nil {

@@ -282,7 +282,7 @@ func TestEndToEnd(t *testing.T) {
 		ref, title, state, dt, ft, desc := "G1", "Flatbed OO", "ok", "owner operator", "flatbed", "Tarps"
 		post, err := jobsClient.PostJobs(withKey(a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{
 			{ReferenceNumber: &ref, Title: &title, State: &state, DriverType: &dt, FreightType: &ft, Description: &desc}}})
-		if err != nil || post.Summary.Added != 1 {
+		if err != nil || post.Added != 1 {
 			t.Fatalf("PostJobs: %v %v", post, err)
 		}
 		got, err := jobsClient.GetJob(withKey(a.APIKey), &jobboardv2.GetJobRequest{Id: list.Jobs[0].Id})

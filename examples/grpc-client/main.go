@@ -92,7 +92,7 @@ func run(addr, key string, useTLS bool, ref string) error {
 	// A post with problems still succeeds as a call: the summary counts what
 	// was saved and lists every problem, and only the jobs with a problem
 	// were left out.
-	s := post.GetSummary()
+	s := post
 	fmt.Printf("PostJobs %s: added %d, updated %d, unchanged %d, errors %d\n",
 		ref, s.GetAdded(), s.GetUpdated(), s.GetUnchanged(), s.GetErrors())
 	em := s.GetErrorMessages()

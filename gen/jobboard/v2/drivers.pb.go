@@ -458,52 +458,79 @@ func (x *DriverSummary) GetHasJobApps() bool {
 	return false
 }
 
-// DriverDetail is a driver with every field of the retrieve representation.
+// DriverDetail is a driver with every field of the retrieve representation:
+// the list fields, then the detail fields.
 // Optional text comes back as it was given: unset stays unset, "" stays "".
 type DriverDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The list fields.
-	Summary *DriverSummary `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Driver identifier, the same in every account the driver applied to.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// First name.
+	FirstName string `protobuf:"bytes,2,opt,name=first_name,proto3" json:"first_name,omitempty"`
+	// Last name.
+	LastName string `protobuf:"bytes,3,opt,name=last_name,proto3" json:"last_name,omitempty"`
+	// Street address.
+	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
+	// Second address line; unset when none was given.
+	Address2 *string `protobuf:"bytes,5,opt,name=address2,proto3,oneof" json:"address2,omitempty"`
+	// City.
+	City string `protobuf:"bytes,6,opt,name=city,proto3" json:"city,omitempty"`
+	// Two-letter state code.
+	State string `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	// ZIP code.
+	Zip string `protobuf:"bytes,8,opt,name=zip,proto3" json:"zip,omitempty"`
+	// E-mail address.
+	Email string `protobuf:"bytes,9,opt,name=email,proto3" json:"email,omitempty"`
+	// Phone number as given.
+	Phone string `protobuf:"bytes,10,opt,name=phone,proto3" json:"phone,omitempty"`
+	// Owner Operator, Company Driver or Student.
+	DriverType string `protobuf:"bytes,11,opt,name=driver_type,proto3" json:"driver_type,omitempty"`
+	// Years of experience as given, such as "2" or "0.5".
+	Experience string `protobuf:"bytes,12,opt,name=experience,proto3" json:"experience,omitempty"`
+	// When the application reached the account: RFC 3339 in UTC, seconds precision.
+	Sent string `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
+	// Whether the driver applied to one of the account's jobs.
+	HasJobApps bool `protobuf:"varint,14,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
 	// The certifications as text in the order T, H, N, X, such as "Doubles/Triples (T), HAZMAT (H)".
-	Endorsement string `protobuf:"bytes,2,opt,name=endorsement,proto3" json:"endorsement,omitempty"`
+	Endorsement string `protobuf:"bytes,15,opt,name=endorsement,proto3" json:"endorsement,omitempty"`
 	// Kinds of freight hauled before.
-	FreightExperience *string `protobuf:"bytes,3,opt,name=freight_experience,proto3,oneof" json:"freight_experience,omitempty"`
+	FreightExperience *string `protobuf:"bytes,16,opt,name=freight_experience,proto3,oneof" json:"freight_experience,omitempty"`
 	// Kinds of freight wanted.
-	FreightPreferences *string `protobuf:"bytes,4,opt,name=freight_preferences,proto3,oneof" json:"freight_preferences,omitempty"`
+	FreightPreferences *string `protobuf:"bytes,17,opt,name=freight_preferences,proto3,oneof" json:"freight_preferences,omitempty"`
 	// Full name of the state that issued the licence.
-	LicenseState *string `protobuf:"bytes,5,opt,name=license_state,proto3,oneof" json:"license_state,omitempty"`
+	LicenseState *string `protobuf:"bytes,18,opt,name=license_state,proto3,oneof" json:"license_state,omitempty"`
 	// Assignments wanted.
-	PreferredAssignments *string `protobuf:"bytes,6,opt,name=preferred_assignments,proto3,oneof" json:"preferred_assignments,omitempty"`
+	PreferredAssignments *string `protobuf:"bytes,19,opt,name=preferred_assignments,proto3,oneof" json:"preferred_assignments,omitempty"`
 	// Regions wanted.
-	PreferredRegions *string `protobuf:"bytes,7,opt,name=preferred_regions,proto3,oneof" json:"preferred_regions,omitempty"`
+	PreferredRegions *string `protobuf:"bytes,20,opt,name=preferred_regions,proto3,oneof" json:"preferred_regions,omitempty"`
 	// Whether the driver has a team partner, as given.
-	HasTeam *string `protobuf:"bytes,8,opt,name=has_team,proto3,oneof" json:"has_team,omitempty"`
+	HasTeam *string `protobuf:"bytes,21,opt,name=has_team,proto3,oneof" json:"has_team,omitempty"`
 	// Licence class.
-	LicenseClass *string `protobuf:"bytes,9,opt,name=license_class,proto3,oneof" json:"license_class,omitempty"`
+	LicenseClass *string `protobuf:"bytes,22,opt,name=license_class,proto3,oneof" json:"license_class,omitempty"`
 	// Date of birth as MM/DD/YYYY.
-	DateOfBirth *string `protobuf:"bytes,10,opt,name=date_of_birth,proto3,oneof" json:"date_of_birth,omitempty"`
+	DateOfBirth *string `protobuf:"bytes,23,opt,name=date_of_birth,proto3,oneof" json:"date_of_birth,omitempty"`
 	// Whether the driver holds a TWIC card, as given.
-	TwicCard *string `protobuf:"bytes,11,opt,name=twic_card,proto3,oneof" json:"twic_card,omitempty"`
+	TwicCard *string `protobuf:"bytes,24,opt,name=twic_card,proto3,oneof" json:"twic_card,omitempty"`
 	// Accidents, as given.
-	Accidents *string `protobuf:"bytes,12,opt,name=accidents,proto3,oneof" json:"accidents,omitempty"`
+	Accidents *string `protobuf:"bytes,25,opt,name=accidents,proto3,oneof" json:"accidents,omitempty"`
 	// Moving violations, as given.
-	MovingViolations *string `protobuf:"bytes,13,opt,name=moving_violations,proto3,oneof" json:"moving_violations,omitempty"`
+	MovingViolations *string `protobuf:"bytes,26,opt,name=moving_violations,proto3,oneof" json:"moving_violations,omitempty"`
 	// Year of the last licence suspension.
-	LastLicenseSuspension *int32 `protobuf:"varint,14,opt,name=last_license_suspension,proto3,oneof" json:"last_license_suspension,omitempty"`
+	LastLicenseSuspension *int32 `protobuf:"varint,27,opt,name=last_license_suspension,proto3,oneof" json:"last_license_suspension,omitempty"`
 	// Year of the last DUI.
-	LastDui *int32 `protobuf:"varint,15,opt,name=last_dui,proto3,oneof" json:"last_dui,omitempty"`
+	LastDui *int32 `protobuf:"varint,28,opt,name=last_dui,proto3,oneof" json:"last_dui,omitempty"`
 	// Interest in a lease-purchase programme, as given.
-	InterestedLeasePurchase *string `protobuf:"bytes,16,opt,name=interested_lease_purchase,proto3,oneof" json:"interested_lease_purchase,omitempty"`
+	InterestedLeasePurchase *string `protobuf:"bytes,29,opt,name=interested_lease_purchase,proto3,oneof" json:"interested_lease_purchase,omitempty"`
 	// Team preferences, as given.
-	Teams *string `protobuf:"bytes,17,opt,name=teams,proto3,oneof" json:"teams,omitempty"`
+	Teams *string `protobuf:"bytes,30,opt,name=teams,proto3,oneof" json:"teams,omitempty"`
 	// Trucks owned, as given.
-	TrucksOwned *string `protobuf:"bytes,18,opt,name=trucks_owned,proto3,oneof" json:"trucks_owned,omitempty"`
+	TrucksOwned *string `protobuf:"bytes,31,opt,name=trucks_owned,proto3,oneof" json:"trucks_owned,omitempty"`
 	// Past employers, most recent first as given.
-	EmploymentHistory []*Employment `protobuf:"bytes,19,rep,name=employment_history,proto3" json:"employment_history,omitempty"`
+	EmploymentHistory []*Employment `protobuf:"bytes,32,rep,name=employment_history,proto3" json:"employment_history,omitempty"`
 	// The driver's applications to the account's jobs.
-	JobApplications []*JobApplication `protobuf:"bytes,20,rep,name=job_applications,proto3" json:"job_applications,omitempty"`
+	JobApplications []*JobApplication `protobuf:"bytes,33,rep,name=job_applications,proto3" json:"job_applications,omitempty"`
 	// Whether the driver has a premium profile.
-	IsPremium     bool `protobuf:"varint,21,opt,name=is_premium,proto3" json:"is_premium,omitempty"`
+	IsPremium     bool `protobuf:"varint,34,opt,name=is_premium,proto3" json:"is_premium,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -538,11 +565,102 @@ func (*DriverDetail) Descriptor() ([]byte, []int) {
 	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
 }
 
-func (x *DriverDetail) GetSummary() *DriverSummary {
+func (x *DriverDetail) GetId() int64 {
 	if x != nil {
-		return x.Summary
+		return x.Id
 	}
-	return nil
+	return 0
+}
+
+func (x *DriverDetail) GetFirstName() string {
+	if x != nil {
+		return x.FirstName
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetLastName() string {
+	if x != nil {
+		return x.LastName
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetAddress2() string {
+	if x != nil && x.Address2 != nil {
+		return *x.Address2
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetCity() string {
+	if x != nil {
+		return x.City
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetZip() string {
+	if x != nil {
+		return x.Zip
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetDriverType() string {
+	if x != nil {
+		return x.DriverType
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetExperience() string {
+	if x != nil {
+		return x.Experience
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetSent() string {
+	if x != nil {
+		return x.Sent
+	}
+	return ""
+}
+
+func (x *DriverDetail) GetHasJobApps() bool {
+	if x != nil {
+		return x.HasJobApps
+	}
+	return false
 }
 
 func (x *DriverDetail) GetEndorsement() string {
@@ -1487,34 +1605,51 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"experience\x12\x12\n" +
 	"\x04sent\x18\r \x01(\tR\x04sent\x12\"\n" +
 	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_appsB\v\n" +
-	"\t_address2\"\xaa\n" +
+	"\t_address2\"\xec\f\n" +
+	"\fDriverDetail\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
 	"\n" +
-	"\fDriverDetail\x124\n" +
-	"\asummary\x18\x01 \x01(\v2\x1a.jobboard.v2.DriverSummaryR\asummary\x12 \n" +
-	"\vendorsement\x18\x02 \x01(\tR\vendorsement\x123\n" +
-	"\x12freight_experience\x18\x03 \x01(\tH\x00R\x12freight_experience\x88\x01\x01\x125\n" +
-	"\x13freight_preferences\x18\x04 \x01(\tH\x01R\x13freight_preferences\x88\x01\x01\x12)\n" +
-	"\rlicense_state\x18\x05 \x01(\tH\x02R\rlicense_state\x88\x01\x01\x129\n" +
-	"\x15preferred_assignments\x18\x06 \x01(\tH\x03R\x15preferred_assignments\x88\x01\x01\x121\n" +
-	"\x11preferred_regions\x18\a \x01(\tH\x04R\x11preferred_regions\x88\x01\x01\x12\x1f\n" +
-	"\bhas_team\x18\b \x01(\tH\x05R\bhas_team\x88\x01\x01\x12)\n" +
-	"\rlicense_class\x18\t \x01(\tH\x06R\rlicense_class\x88\x01\x01\x12)\n" +
-	"\rdate_of_birth\x18\n" +
-	" \x01(\tH\aR\rdate_of_birth\x88\x01\x01\x12!\n" +
-	"\ttwic_card\x18\v \x01(\tH\bR\ttwic_card\x88\x01\x01\x12!\n" +
-	"\taccidents\x18\f \x01(\tH\tR\taccidents\x88\x01\x01\x121\n" +
-	"\x11moving_violations\x18\r \x01(\tH\n" +
-	"R\x11moving_violations\x88\x01\x01\x12=\n" +
-	"\x17last_license_suspension\x18\x0e \x01(\x05H\vR\x17last_license_suspension\x88\x01\x01\x12\x1f\n" +
-	"\blast_dui\x18\x0f \x01(\x05H\fR\blast_dui\x88\x01\x01\x12A\n" +
-	"\x19interested_lease_purchase\x18\x10 \x01(\tH\rR\x19interested_lease_purchase\x88\x01\x01\x12\x19\n" +
-	"\x05teams\x18\x11 \x01(\tH\x0eR\x05teams\x88\x01\x01\x12'\n" +
-	"\ftrucks_owned\x18\x12 \x01(\tH\x0fR\ftrucks_owned\x88\x01\x01\x12G\n" +
-	"\x12employment_history\x18\x13 \x03(\v2\x17.jobboard.v2.EmploymentR\x12employment_history\x12G\n" +
-	"\x10job_applications\x18\x14 \x03(\v2\x1b.jobboard.v2.JobApplicationR\x10job_applications\x12\x1e\n" +
+	"first_name\x18\x02 \x01(\tR\n" +
+	"first_name\x12\x1c\n" +
+	"\tlast_name\x18\x03 \x01(\tR\tlast_name\x12\x18\n" +
+	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x1f\n" +
+	"\baddress2\x18\x05 \x01(\tH\x00R\baddress2\x88\x01\x01\x12\x12\n" +
+	"\x04city\x18\x06 \x01(\tR\x04city\x12\x14\n" +
+	"\x05state\x18\a \x01(\tR\x05state\x12\x10\n" +
+	"\x03zip\x18\b \x01(\tR\x03zip\x12\x14\n" +
+	"\x05email\x18\t \x01(\tR\x05email\x12\x14\n" +
+	"\x05phone\x18\n" +
+	" \x01(\tR\x05phone\x12 \n" +
+	"\vdriver_type\x18\v \x01(\tR\vdriver_type\x12\x1e\n" +
 	"\n" +
-	"is_premium\x18\x15 \x01(\bR\n" +
-	"is_premiumB\x15\n" +
+	"experience\x18\f \x01(\tR\n" +
+	"experience\x12\x12\n" +
+	"\x04sent\x18\r \x01(\tR\x04sent\x12\"\n" +
+	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_apps\x12 \n" +
+	"\vendorsement\x18\x0f \x01(\tR\vendorsement\x123\n" +
+	"\x12freight_experience\x18\x10 \x01(\tH\x01R\x12freight_experience\x88\x01\x01\x125\n" +
+	"\x13freight_preferences\x18\x11 \x01(\tH\x02R\x13freight_preferences\x88\x01\x01\x12)\n" +
+	"\rlicense_state\x18\x12 \x01(\tH\x03R\rlicense_state\x88\x01\x01\x129\n" +
+	"\x15preferred_assignments\x18\x13 \x01(\tH\x04R\x15preferred_assignments\x88\x01\x01\x121\n" +
+	"\x11preferred_regions\x18\x14 \x01(\tH\x05R\x11preferred_regions\x88\x01\x01\x12\x1f\n" +
+	"\bhas_team\x18\x15 \x01(\tH\x06R\bhas_team\x88\x01\x01\x12)\n" +
+	"\rlicense_class\x18\x16 \x01(\tH\aR\rlicense_class\x88\x01\x01\x12)\n" +
+	"\rdate_of_birth\x18\x17 \x01(\tH\bR\rdate_of_birth\x88\x01\x01\x12!\n" +
+	"\ttwic_card\x18\x18 \x01(\tH\tR\ttwic_card\x88\x01\x01\x12!\n" +
+	"\taccidents\x18\x19 \x01(\tH\n" +
+	"R\taccidents\x88\x01\x01\x121\n" +
+	"\x11moving_violations\x18\x1a \x01(\tH\vR\x11moving_violations\x88\x01\x01\x12=\n" +
+	"\x17last_license_suspension\x18\x1b \x01(\x05H\fR\x17last_license_suspension\x88\x01\x01\x12\x1f\n" +
+	"\blast_dui\x18\x1c \x01(\x05H\rR\blast_dui\x88\x01\x01\x12A\n" +
+	"\x19interested_lease_purchase\x18\x1d \x01(\tH\x0eR\x19interested_lease_purchase\x88\x01\x01\x12\x19\n" +
+	"\x05teams\x18\x1e \x01(\tH\x0fR\x05teams\x88\x01\x01\x12'\n" +
+	"\ftrucks_owned\x18\x1f \x01(\tH\x10R\ftrucks_owned\x88\x01\x01\x12G\n" +
+	"\x12employment_history\x18  \x03(\v2\x17.jobboard.v2.EmploymentR\x12employment_history\x12G\n" +
+	"\x10job_applications\x18! \x03(\v2\x1b.jobboard.v2.JobApplicationR\x10job_applications\x12\x1e\n" +
+	"\n" +
+	"is_premium\x18\" \x01(\bR\n" +
+	"is_premiumB\v\n" +
+	"\t_address2B\x15\n" +
 	"\x13_freight_experienceB\x16\n" +
 	"\x14_freight_preferencesB\x10\n" +
 	"\x0e_license_stateB\x18\n" +
@@ -1660,24 +1795,23 @@ var file_jobboard_v2_drivers_proto_goTypes = []any{
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	2,  // 0: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	2,  // 1: jobboard.v2.DriverDetail.summary:type_name -> jobboard.v2.DriverSummary
-	4,  // 2: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
-	5,  // 3: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	3,  // 4: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
-	10, // 5: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	4,  // 6: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
-	11, // 7: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	0,  // 8: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	6,  // 9: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	8,  // 10: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	1,  // 11: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	7,  // 12: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	9,  // 13: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	11, // [11:14] is the sub-list for method output_type
-	8,  // [8:11] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	4,  // 1: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
+	5,  // 2: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
+	3,  // 3: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
+	10, // 4: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
+	4,  // 5: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
+	11, // 6: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
+	0,  // 7: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	6,  // 8: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	8,  // 9: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	1,  // 10: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	7,  // 11: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	9,  // 12: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	10, // [10:13] is the sub-list for method output_type
+	7,  // [7:10] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }

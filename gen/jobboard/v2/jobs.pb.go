@@ -923,13 +923,24 @@ func (x *PostJobsRequest) GetJobs() []*JobInput {
 	return nil
 }
 
-// PostJobsResponse summarises a post.
+// PostJobsResponse summarises a post: the counts and problems of a
+// BatchSummary, and the values the service did not use.
 type PostJobsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Counts and problems.
-	Summary *BatchSummary `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Jobs found with identical content, left as they were.
+	Unchanged int32 `protobuf:"varint,1,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// Jobs found with different content, now updated.
+	Updated int32 `protobuf:"varint,2,opt,name=updated,proto3" json:"updated,omitempty"`
+	// Jobs not active before, now added (new or brought back after a delete).
+	Added int32 `protobuf:"varint,3,opt,name=added,proto3" json:"added,omitempty"`
+	// Always 0 for a post; present so every summary has the same fields.
+	Deleted int32 `protobuf:"varint,4,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	// The number of entries in the four error lists.
+	Errors int32 `protobuf:"varint,5,opt,name=errors,proto3" json:"errors,omitempty"`
+	// The problems, grouped by kind.
+	ErrorMessages *ErrorMessages `protobuf:"bytes,6,opt,name=error_messages,json=errorMessages,proto3" json:"error_messages,omitempty"`
 	// Values the service did not use; the jobs concerned were still saved.
-	IgnoredValues []*BatchEntry `protobuf:"bytes,2,rep,name=ignored_values,json=ignoredValues,proto3" json:"ignored_values,omitempty"`
+	IgnoredValues []*BatchEntry `protobuf:"bytes,7,rep,name=ignored_values,json=ignoredValues,proto3" json:"ignored_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -964,9 +975,44 @@ func (*PostJobsResponse) Descriptor() ([]byte, []int) {
 	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{10}
 }
 
-func (x *PostJobsResponse) GetSummary() *BatchSummary {
+func (x *PostJobsResponse) GetUnchanged() int32 {
 	if x != nil {
-		return x.Summary
+		return x.Unchanged
+	}
+	return 0
+}
+
+func (x *PostJobsResponse) GetUpdated() int32 {
+	if x != nil {
+		return x.Updated
+	}
+	return 0
+}
+
+func (x *PostJobsResponse) GetAdded() int32 {
+	if x != nil {
+		return x.Added
+	}
+	return 0
+}
+
+func (x *PostJobsResponse) GetDeleted() int32 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
+func (x *PostJobsResponse) GetErrors() int32 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *PostJobsResponse) GetErrorMessages() *ErrorMessages {
+	if x != nil {
+		return x.ErrorMessages
 	}
 	return nil
 }
@@ -1557,10 +1603,15 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.jobboard.v2.JobR\x04jobs\"<\n" +
 	"\x0fPostJobsRequest\x12)\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x15.jobboard.v2.JobInputR\x04jobs\"\x87\x01\n" +
-	"\x10PostJobsResponse\x123\n" +
-	"\asummary\x18\x01 \x01(\v2\x19.jobboard.v2.BatchSummaryR\asummary\x12>\n" +
-	"\x0eignored_values\x18\x02 \x03(\v2\x17.jobboard.v2.BatchEntryR\rignoredValues\"\x1f\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x15.jobboard.v2.JobInputR\x04jobs\"\x95\x02\n" +
+	"\x10PostJobsResponse\x12\x1c\n" +
+	"\tunchanged\x18\x01 \x01(\x05R\tunchanged\x12\x18\n" +
+	"\aupdated\x18\x02 \x01(\x05R\aupdated\x12\x14\n" +
+	"\x05added\x18\x03 \x01(\x05R\x05added\x12\x18\n" +
+	"\adeleted\x18\x04 \x01(\x05R\adeleted\x12\x16\n" +
+	"\x06errors\x18\x05 \x01(\x05R\x06errors\x12A\n" +
+	"\x0eerror_messages\x18\x06 \x01(\v2\x1a.jobboard.v2.ErrorMessagesR\rerrorMessages\x12>\n" +
+	"\x0eignored_values\x18\a \x03(\v2\x17.jobboard.v2.BatchEntryR\rignoredValues\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"4\n" +
 	"\x0eGetJobResponse\x12\"\n" +
@@ -1638,7 +1689,7 @@ var file_jobboard_v2_jobs_proto_depIdxs = []int32{
 	6,  // 6: jobboard.v2.ErrorList.errors:type_name -> jobboard.v2.BatchEntry
 	0,  // 7: jobboard.v2.ListJobsResponse.jobs:type_name -> jobboard.v2.Job
 	1,  // 8: jobboard.v2.PostJobsRequest.jobs:type_name -> jobboard.v2.JobInput
-	3,  // 9: jobboard.v2.PostJobsResponse.summary:type_name -> jobboard.v2.BatchSummary
+	4,  // 9: jobboard.v2.PostJobsResponse.error_messages:type_name -> jobboard.v2.ErrorMessages
 	6,  // 10: jobboard.v2.PostJobsResponse.ignored_values:type_name -> jobboard.v2.BatchEntry
 	0,  // 11: jobboard.v2.GetJobResponse.job:type_name -> jobboard.v2.Job
 	3,  // 12: jobboard.v2.DeleteJobResponse.summary:type_name -> jobboard.v2.BatchSummary
