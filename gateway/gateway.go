@@ -91,8 +91,10 @@ type gateway struct {
 // suffix decide the format whatever the client's Content-Type or Accept.
 func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		route := ""
 		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
-			noteRoute(r.Context(), strings.ReplaceAll(pattern.String(), "=*}", "}"))
+			route = strings.ReplaceAll(pattern.String(), "=*}", "}")
+			noteRoute(r.Context(), route)
 		}
 		ctx, err := g.authenticate(r.Context(), apiKey(r))
 		if err == nil && g.account != nil {
@@ -124,7 +126,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, requestURL(r)))
 		list := deleteByID
-		if strings.HasSuffix(r.URL.Path, "/reference") {
+		if strings.HasSuffix(route, "/reference") {
 			list = deleteByReference
 		}
 		r.Body = &requestBody{Reader: bytes.NewReader(body), list: list}

@@ -106,7 +106,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *imp.CallbackURL, bytes.NewReader(body))
 	if err != nil {
-		return river.JobCancel(fmt.Errorf("callback URL %q: %w", *imp.CallbackURL, err))
+		return river.JobCancel(fmt.Errorf("callback URL %q: %w", webhook.Redact(*imp.CallbackURL), webhook.RedactError(err)))
 	}
 	if err := webhook.Headers(req.Header, account.WebhookSecret, job.Args.WebhookID, time.Now(), body); err != nil {
 		return river.JobCancel(err)

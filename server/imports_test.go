@@ -223,6 +223,7 @@ func sample(t *testing.T, m *metrics.Metrics, name string, labels map[string]str
 func TestQueueDepthMetric(t *testing.T) {
 	st := pgtest(t)
 	m := metrics.New()
+	m.QueueCacheFor = 0 // every scrape reads the database
 	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, Metrics: m})
 	if err != nil {
 		t.Fatal(err)

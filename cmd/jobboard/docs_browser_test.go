@@ -129,7 +129,9 @@ func TestDocsPageInChromium(t *testing.T) {
 		responseBody, err = chromedp.Run(ctx, chromedp.Text(css(listJobs+" .live-responses-table .response-col_description pre")))
 	}
 	// The screenshot shows the answer, or the page as it was when a step failed.
-	if shot, serr := chromedp.Run(browserCtx, chromedp.FullScreenshot(100)); serr == nil {
+	shotCtx, cancelShot := context.WithTimeout(browserCtx, 20*time.Second)
+	defer cancelShot()
+	if shot, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr == nil {
 		path := filepath.Join(artifactDir(t), "docs-page.png")
 		if werr := os.WriteFile(path, shot, 0o644); werr == nil {
 			t.Logf("screenshot: %s", path)

@@ -529,8 +529,12 @@ func TestEndToEnd(t *testing.T) {
 		if first.requestID != "trace-import-cb" || second.requestID != "trace-import-cb" {
 			t.Errorf("callbacks carry X-Request-Id %q and %q, want the creating request's trace-import-cb", first.requestID, second.requestID)
 		}
-		time.Sleep(200 * time.Millisecond) // the success is recorded after the answer
-		shown := runCommand(t, env, "imports", "show", payload.Data.ID)
+		// The success is recorded after the receiver answers.
+		var shown string
+		eventually(t, 10*time.Second, func() bool {
+			shown = runCommand(t, env, "imports", "show", payload.Data.ID)
+			return strings.Count(shown, `"attempt":`) == 2
+		})
 		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"status_code": 500`) || !strings.Contains(shown, `"status_code": 200`) ||
 			!strings.Contains(shown, `"requestId": "trace-import-cb"`) {
 			t.Errorf("imports show: %s", shown)
@@ -680,9 +684,15 @@ func TestEndToEnd(t *testing.T) {
 		// are counted under fixed labels.
 		svc.request("basic", a.APIKey, "GET", "/api/v2.0/no-such-thing-7f3a9", "")
 		svc.request("", "", "BREW", "/coffee-7f3a9", "")
-		time.Sleep(200 * time.Millisecond) // the delivery is counted after the receiver answers
-
-		code, hdr, body := svc.request("", "", "GET", "/metrics", "")
+		// The delivery is counted after the receiver answers.
+		var code int
+		var hdr http.Header
+		var body string
+		eventually(t, 10*time.Second, func() bool {
+			code, hdr, body = svc.request("", "", "GET", "/metrics", "")
+			n, _ := parseMetrics(t, body).find("jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"})
+			return code != 200 || n >= 2
+		})
 		if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 			t.Fatalf("/metrics: %d %v\n%s", code, hdr, body)
 		}
@@ -939,6 +949,16 @@ func logLines(logs, msg string, has ...string) []string {
 type metricSamples []string
 
 var sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$`)
+
+// eventually polls cond until it holds or timeout passes; the caller then
+// checks the state it left, so a timeout fails with the real values.
+func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 func parseMetrics(t *testing.T, body string) metricSamples {
 	t.Helper()

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -88,6 +89,10 @@ type Metrics struct {
 	importsFinished  *prometheus.CounterVec
 	importDuration   *prometheus.HistogramVec
 	callbackAttempts *prometheus.CounterVec
+
+	// QueueCacheFor is how long a read of the queue depth is reused (set it
+	// before WatchQueue; tests that watch the queue change set 0).
+	QueueCacheFor time.Duration
 }
 
 // New returns the metrics of one server process, registered on a registry
@@ -95,7 +100,8 @@ type Metrics struct {
 func New() *Metrics {
 	httpLabels := []string{"route", "method", "code"}
 	m := &Metrics{
-		registry: prometheus.NewRegistry(),
+		QueueCacheFor: 5 * time.Second,
+		registry:      prometheus.NewRegistry(),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_requests_total",
 			Help: "HTTP requests served, by route pattern (never the raw path), method and status code.",
@@ -148,8 +154,11 @@ func (m *Metrics) Handler() http.Handler {
 	}
 	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
-		Registry:      m.registry,
+		// The endpoint is open: a flood of scrapes gets 503s rather than
+		// piling up work.
+		MaxRequestsInFlight: 4,
+		ErrorLog:            slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		Registry:            m.registry,
 	}))
 }
 
@@ -227,7 +236,7 @@ func (m *Metrics) WatchQueue(depth QueueDepthFunc, kinds ...string) error {
 	if m == nil {
 		return nil
 	}
-	c := &queueCollector{depth: depth, kinds: kinds, desc: prometheus.NewDesc(
+	c := &queueCollector{depth: depth, kinds: kinds, cacheFor: m.QueueCacheFor, desc: prometheus.NewDesc(
 		prometheus.BuildFQName(namespace, "", "queue_jobs"),
 		"River queue jobs waiting or running, by kind and state (available, scheduled, running, retryable). "+
 			"Every replica reports the whole queue: aggregate with max, not sum.",
@@ -241,18 +250,39 @@ func (m *Metrics) WatchQueue(depth QueueDepthFunc, kinds ...string) error {
 // queueCollector queries the queue when scraped rather than keeping a gauge
 // up to date: the queue is shared by every replica, and only the database
 // knows its depth.
+// The answer is kept for a while (Metrics.QueueCacheFor), so scrapes in a loop (the endpoint
+// is open) cost the database one query per interval, not one each.
 type queueCollector struct {
-	depth QueueDepthFunc
-	kinds []string
-	desc  *prometheus.Desc
+	depth    QueueDepthFunc
+	kinds    []string
+	desc     *prometheus.Desc
+	cacheFor time.Duration
+
+	mu      sync.Mutex
+	rows    []QueueJobs
+	readAt  time.Time
+	lastErr error
 }
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
-func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+// read returns the queue depth, from the database at most once per
+// cacheFor; concurrent scrapes wait for the one read.
+func (c *queueCollector) read() ([]QueueJobs, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.readAt.IsZero() && time.Since(c.readAt) < c.cacheFor {
+		return c.rows, c.lastErr
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), queueScrapeTimeout)
 	defer cancel()
-	rows, err := c.depth(ctx)
+	c.rows, c.lastErr = c.depth(ctx)
+	c.readAt = time.Now()
+	return c.rows, c.lastErr
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	rows, err := c.read()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("read queue depth: %w", err))
 		return

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -46,5 +47,27 @@ func TestSeveralRegistries(t *testing.T) {
 	a.CallbackAttempt(CallbackGone)
 	if got := value(t, b.callbackAttempts.WithLabelValues(string(CallbackGone))); got != 0 {
 		t.Errorf("a second registry sees the first's counts: %v", got)
+	}
+}
+
+// TestQueueDepthCached: scrapes within QueueCacheFor reuse one read of the
+// database, so an open /metrics cannot be used to load it.
+func TestQueueDepthCached(t *testing.T) {
+	m := New()
+	reads := 0
+	depth := func(context.Context) ([]QueueJobs, error) {
+		reads++
+		return []QueueJobs{{Kind: "job_import", State: "available", Count: int64(reads)}}, nil
+	}
+	if err := m.WatchQueue(depth, "job_import"); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := m.registry.Gather(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads != 1 {
+		t.Errorf("5 scrapes read the queue %d times, want 1", reads)
 	}
 }

@@ -115,20 +115,19 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
 	return nil
 }
 
-// Redact is a callback URL as logs and recorded attempts show it: scheme,
-// host and path. Receivers often carry a token in the query, which is
-// theirs to keep.
+// Redact is a callback URL as logs and recorded attempts show it: scheme
+// and host. Receivers often carry a token in the path or the query (chat
+// webhooks do), which is theirs to keep.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || u.Host == "" {
 		return "(unparsable URL)"
 	}
-	u.User, u.RawQuery, u.Fragment, u.RawFragment, u.ForceQuery = nil, "", "", "", false
-	return u.String()
+	return u.Scheme + "://" + u.Host + "/..."
 }
 
-// RedactError takes the URL's query out of an error of the HTTP client,
-// which quotes the whole URL.
+// RedactError takes the URL's path and query out of an error of the HTTP
+// client, which quotes the whole URL.
 func RedactError(err error) error {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {

@@ -91,16 +91,17 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"https://hooks.example.com/jobs?token=s3cret#frag", "https://hooks.example.com/jobs"},
-		{"http://127.0.0.1:9000/cb", "http://127.0.0.1:9000/cb"},
-		{"https://user:pw@example.com/x?", "https://example.com/x"},
+		{"https://hooks.example.com/jobs?token=s3cret#frag", "https://hooks.example.com/..."},
+		{"http://127.0.0.1:9000/cb", "http://127.0.0.1:9000/..."},
+		{"https://user:pw@example.com/x?", "https://example.com/..."},
+		{"https://hooks.example.com/services/T0/B0/s3cret", "https://hooks.example.com/..."},
 	}
 	for _, tt := range tests {
 		if got := Redact(tt.in); got != tt.want {
 			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	err := RedactError(&url.Error{Op: "Post", URL: "https://example.com/cb?token=s3cret", Err: errors.New("timeout")})
+	err := RedactError(&url.Error{Op: "Post", URL: "https://example.com/s3cret/cb?token=s3cret", Err: errors.New("timeout")})
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("RedactError kept the query: %v", err)
 	}
