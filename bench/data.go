@@ -13,7 +13,8 @@ var (
 )
 
 const (
-	description = "<p>Home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
+	// Each job's text differs (route number), as in a real feed.
+	description = "<p>Route %d: home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
 		"weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>"
 	requirements = "<ul><li>Class A CDL</li><li>1 year of experience</li></ul>"
 )
@@ -38,7 +39,7 @@ func jobs(start, n int, prefix, title string) []store.JobFields {
 			PayFrequency:    ptr("Per Mile"),
 			EmploymentType:  []string{"Full-Time"},
 			RouteType:       []string{"Regional"},
-			Description:     description,
+			Description:     fmt.Sprintf(description, i),
 			Requirements:    ptr(requirements),
 			TwicOnly:        i%7 == 0,
 			LicenseClass:    ptr("A"),

@@ -2,26 +2,30 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	jobboardv2 "jobboard/gen/jobboard/v2"
 )
 
 // decodeJSON fills a request message from a JSON body. The body is read
-// token by token so field order is kept and every value can be reported as
-// the text the client sent.
+// token by token with a streaming tokenizer, so field order is kept, every
+// value can be reported as the text the client sent, and a feed of
+// thousands of jobs is read in one pass.
 func decodeJSON(data []byte, msg any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
+	dec := jsontext.NewDecoder(bytes.NewReader(data),
+		// As encoding/json did: the last of repeated names wins, and an
+		// escaped lone surrogate becomes U+FFFD rather than an error.
+		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
 		err = jsonArray(dec, "a JSON array of jobs", maxBodyItems, func(i int) error {
-			j, err := jsonJob(dec, fmt.Sprintf("$[%d]", i))
+			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
 		})
@@ -29,13 +33,13 @@ func decodeJSON(data []byte, msg any) error {
 		err = jsonImport(dec, m)
 	case *jobboardv2.DeleteJobsRequest:
 		err = jsonArray(dec, "a JSON array of job ids", maxBodyItems, func(i int) error {
-			v, err := jsonScalar(dec, fmt.Sprintf("$[%d]", i))
+			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Ids = append(m.Ids, deref(v))
 			return err
 		})
 	case *jobboardv2.DeleteJobsByReferenceRequest:
 		err = jsonArray(dec, "a JSON array of reference numbers", maxBodyItems, func(i int) error {
-			v, err := jsonScalar(dec, fmt.Sprintf("$[%d]", i))
+			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.ReferenceNumbers = append(m.ReferenceNumbers, deref(v))
 			return err
 		})
@@ -45,22 +49,29 @@ func decodeJSON(data []byte, msg any) error {
 	if err != nil {
 		return jsonError(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return errors.New("malformed JSON: unexpected data after the top-level value")
 	}
 	return nil
 }
 
+// path names a place in the body for an error message; it is a func so the
+// text is only built when there is an error to report.
+type path func() string
+
+func (p path) field(name string) path { return func() string { return p() + "." + name } }
+func (p path) index(i int) path      { return func() string { return fmt.Sprintf("%s[%d]", p(), i) } }
+
 // jsonArray reads an array of at most max elements, calling item for each.
-func jsonArray(dec *json.Decoder, what string, max int, item func(i int) error) error {
-	tok, err := dec.Token()
+func jsonArray(dec *jsontext.Decoder, what string, max int, item func(i int) error) error {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
+	if tok.Kind() != '[' {
 		return fmt.Errorf("the body must be %s", what)
 	}
-	for i := 0; dec.More(); i++ {
+	for i := 0; dec.PeekKind() != ']'; i++ {
 		if i == max {
 			return tooManyItems(max)
 		}
@@ -68,31 +79,31 @@ func jsonArray(dec *json.Decoder, what string, max int, item func(i int) error) 
 			return err
 		}
 	}
-	_, err = dec.Token() // the closing ]
+	_, err = dec.ReadToken() // the closing ], or the error that stopped the loop
 	return err
 }
 
 // jsonImport reads a job import: {"jobs": [...], "callbackUrl": ..., "deleteJobs": ...}.
 // Other members are ignored.
-func jsonImport(dec *json.Decoder, m *jobboardv2.CreateJobImportRequest) error {
-	tok, err := dec.Token()
+func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) error {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if tok.Kind() != '{' {
 		return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 	}
 	sawJobs := false
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		switch tok.(string) {
+		switch name.String() {
 		case "jobs":
 			sawJobs = true
 			if err := jsonArray(dec, "jobs: must be an array of jobs", maxImportItems, func(i int) error {
-				j, err := jsonJob(dec, fmt.Sprintf("$.jobs[%d]", i))
+				j, err := jsonJob(dec, func() string { return fmt.Sprintf("$.jobs[%d]", i) })
 				m.Jobs = append(m.Jobs, j)
 				return err
 			}); err != nil {
@@ -102,13 +113,13 @@ func jsonImport(dec *json.Decoder, m *jobboardv2.CreateJobImportRequest) error {
 				return err
 			}
 		case "callbackUrl":
-			v, err := jsonScalar(dec, "$.callbackUrl")
+			v, err := jsonScalar(dec, func() string { return "$.callbackUrl" })
 			if err != nil {
 				return err
 			}
 			m.CallbackUrl = v
 		case "deleteJobs":
-			v, err := jsonScalar(dec, "$.deleteJobs")
+			v, err := jsonScalar(dec, func() string { return "$.deleteJobs" })
 			if err != nil {
 				return err
 			}
@@ -120,13 +131,12 @@ func jsonImport(dec *json.Decoder, m *jobboardv2.CreateJobImportRequest) error {
 				return fmt.Errorf("deleteJobs: %q is not a boolean (true or false)", deref(v))
 			}
 		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return err
 			}
 		}
 	}
-	if _, err := dec.Token(); err != nil { // the closing }
+	if _, err := dec.ReadToken(); err != nil { // the closing }
 		return err
 	}
 	if !sawJobs {
@@ -135,90 +145,97 @@ func jsonImport(dec *json.Decoder, m *jobboardv2.CreateJobImportRequest) error {
 	return nil
 }
 
-// jsonJob reads one job object; path names it in errors.
-func jsonJob(dec *json.Decoder, path string) (*jobboardv2.JobInput, error) {
-	tok, err := dec.Token()
+// jsonJob reads one job object; at names it in errors.
+func jsonJob(dec *jsontext.Decoder, at path) (*jobboardv2.JobInput, error) {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%s: each job must be a JSON object", path)
+	if tok.Kind() != '{' {
+		return nil, fmt.Errorf("%s: each job must be a JSON object", at())
 	}
 	j := &jobboardv2.JobInput{}
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, err
 		}
-		name := tok.(string) // object keys are always strings
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		path := path + "." + name
+		name := tok.String() // object names are always strings
 		_, scalar := jobScalars[name]
 		_, list := jobLists[name]
-		switch {
-		case list && raw[0] == '[':
-			var items []json.RawMessage
-			if err := json.Unmarshal(raw, &items); err != nil {
+		switch kind := dec.PeekKind(); {
+		case list && kind == '[':
+			if _, err := dec.ReadToken(); err != nil {
 				return nil, err
 			}
-			for k, item := range items {
-				v, err := jsonText(item, fmt.Sprintf("%s[%d]", path, k))
+			for k := 0; dec.PeekKind() != ']'; k++ {
+				v, err := jsonScalar(dec, at.field(name).index(k))
 				if err != nil {
 					return nil, err
 				}
 				setJobField(j, name, v)
 			}
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, err
+			}
 		case scalar || list:
-			v, err := jsonText(raw, path)
+			v, err := jsonScalar(dec, at.field(name))
 			if err != nil {
 				return nil, err
 			}
 			setJobField(j, name, v)
-		default: // unknown: kept as sent, compact JSON for structures
-			v, err := jsonText(raw, "")
+		case kind == '{' || kind == '[': // unknown structure: kept as compact JSON
+			raw, err := dec.ReadValue()
 			if err != nil {
-				var buf bytes.Buffer
-				_ = json.Compact(&buf, raw)
-				s := buf.String()
-				v = &s
+				return nil, err
+			}
+			if err := raw.Compact(); err != nil {
+				return nil, err
+			}
+			s := string(raw)
+			setJobField(j, name, &s)
+		default: // unknown scalar: kept as sent
+			v, err := jsonScalar(dec, nil)
+			if err != nil {
+				return nil, err
 			}
 			setJobField(j, name, v)
 		}
 	}
-	_, err = dec.Token() // the closing }
+	_, err = dec.ReadToken() // the closing }
 	return j, err
 }
 
-// jsonScalar reads one value that must be a string, number, boolean or null.
-func jsonScalar(dec *json.Decoder, path string) (*string, error) {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return nil, err
-	}
-	return jsonText(raw, path)
-}
-
-// jsonText returns a scalar JSON value as the text the client meant: a
-// string's contents, a number's digits, true or false; nil for null. Objects
-// and arrays are refused, naming the path.
-func jsonText(raw json.RawMessage, path string) (*string, error) {
-	switch raw[0] {
+// jsonScalar reads one value that must be a string, number, boolean or null
+// and returns it as the text the client meant: a string's contents, a
+// number's digits, true or false; nil for null. Objects and arrays are
+// refused, naming the place.
+func jsonScalar(dec *jsontext.Decoder, at path) (*string, error) {
+	switch dec.PeekKind() {
+	case '{', '[':
+		what := "an object"
+		if dec.PeekKind() == '[' {
+			what = "an array"
+		}
+		if at == nil {
+			return nil, fmt.Errorf("expected a single value, got %s", what)
+		}
+		return nil, fmt.Errorf("%s: expected a single value, got %s", at(), what)
 	case 'n':
-		return nil, nil
+		_, err := dec.ReadToken()
+		return nil, err
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		tok, err := dec.ReadToken()
+		if err != nil {
 			return nil, err
 		}
+		s := tok.String()
 		return &s, nil
-	case '{':
-		return nil, fmt.Errorf("%s: expected a single value, got an object", path)
-	case '[':
-		return nil, fmt.Errorf("%s: expected a single value, got an array", path)
-	default: // number, true, false
+	default: // number, true, false: the literal as written
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
 		s := string(raw)
 		return &s, nil
 	}
@@ -226,12 +243,12 @@ func jsonText(raw json.RawMessage, path string) (*string, error) {
 
 // jsonError words decoder errors for people, with the byte offset.
 func jsonError(err error) error {
-	var syntax *json.SyntaxError
+	var syntax *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &syntax):
-		return fmt.Errorf("malformed JSON at byte %d: %v", syntax.Offset, err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("malformed JSON: the body ends too soon")
+	case errors.As(err, &syntax):
+		return fmt.Errorf("malformed JSON at byte %d: %v", syntax.ByteOffset, syntax.Err)
 	}
 	return err
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -140,7 +142,11 @@ type jobBatch struct {
 // repeats of a reference number are problems without being validated.
 func (s *JobService) checkJobs(jobs []*jobboardv2.JobInput, maxProcessed int) *jobBatch {
 	b := &jobBatch{inputs: jobs, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
+	// First the cheap, order-dependent rules (the per-post limit, repeated
+	// reference numbers), then the field rules, which are independent per
+	// job and dominated by HTML sanitising, on every core.
 	firstAt := map[string]int{}
+	var toCheck []int
 	for i, in := range jobs {
 		if maxProcessed > 0 && i >= maxProcessed {
 			b.problems[i] = []jobProblem{{list: limitList,
@@ -154,21 +160,58 @@ func (s *JobService) checkJobs(jobs []*jobboardv2.JobInput, maxProcessed int) *j
 			continue
 		}
 		firstAt[ref] = i
-		fields, problems, ignored := s.validator.check(in)
-		b.ignored[i] = ignored
-		for _, p := range problems {
+		toCheck = append(toCheck, i)
+	}
+	type checked struct {
+		fields   store.JobFields
+		problems []fieldProblem
+	}
+	results := make([]checked, len(jobs))
+	parallel(len(toCheck), func(k int) {
+		i := toCheck[k]
+		var r checked
+		r.fields, r.problems, b.ignored[i] = s.validator.check(jobs[i])
+		results[i] = r
+	})
+	for _, i := range toCheck {
+		r := results[i]
+		for _, p := range r.problems {
 			list := invalidList
 			if p.kind == missingProblem {
 				list = missingList
 			}
 			b.problems[i] = append(b.problems[i], jobProblem{list: list, field: p.field, value: p.value, message: p.message})
 		}
-		if len(problems) == 0 {
-			b.valid = append(b.valid, fields)
+		if len(r.problems) == 0 {
+			b.valid = append(b.valid, r.fields)
 			b.indexOf = append(b.indexOf, i)
 		}
 	}
 	return b
+}
+
+// parallel calls work(k) for every k below n, spread over the available
+// cores in contiguous chunks; small batches stay on the calling goroutine.
+func parallel(n int, work func(k int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64)
+	if workers <= 1 {
+		for k := range n {
+			work(k)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for start := 0; start < n; start += chunk {
+		wg.Add(1)
+		go func(start, end int) {
+			defer wg.Done()
+			for k := start; k < end; k++ {
+				work(k)
+			}
+		}(start, min(start+chunk, n))
+	}
+	wg.Wait()
 }
 
 // count adds the store's outcomes to sum; a job over the active-job
