@@ -43,7 +43,7 @@ bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway Post
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: tools
-tools: ## install the pinned buf, protoc plugins and grpcurl into .bin
+tools: ## install the pinned buf, protoc plugins, grpcurl and ghz into .bin
 	scripts/install-tools.sh
 
 .PHONY: generate

@@ -54,13 +54,12 @@ func main() {
 }
 
 func run(ctx context.Context, opts options) error {
-	started := time.Now()
 	h, err := setup(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer h.close()
-	rep := report{quick: opts.quick, started: started, setup: h.setupNotes}
+	rep := report{quick: opts.quick, started: h.started, setup: h.setupNotes}
 	failed := false
 	for _, s := range registered() {
 		if len(opts.only) > 0 && !opts.only[s.id] {
@@ -80,6 +79,7 @@ func run(ctx context.Context, opts options) error {
 		}
 	}
 	rep.finished = time.Now()
+	rep.profiles = h.profiles
 	path, err := rep.write(opts.out)
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ type report struct {
 	started, finished time.Time
 	setup             []string
 	rows              []result
+	profiles          []string
 }
 
 func (r report) write(dir string) (string, error) {
@@ -62,6 +63,12 @@ func (r report) write(dir string) (string, error) {
 	}
 	if len(notes) > 0 {
 		b.WriteString("\nNotes:\n\n" + strings.Join(notes, "\n") + "\n")
+	}
+	if len(r.profiles) > 0 {
+		b.WriteString("\nServer CPU profiles (`go tool pprof -top bin/jobboard FILE`):\n\n")
+		for _, p := range r.profiles {
+			fmt.Fprintf(&b, "- `%s`\n", p)
+		}
 	}
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }

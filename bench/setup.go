@@ -35,6 +35,8 @@ type harness struct {
 	appsPer    int // driver applications per account
 	client     *http.Client
 	setupNotes []string
+	started    time.Time
+	profiles   []string
 }
 
 type account struct {
@@ -44,7 +46,7 @@ type account struct {
 }
 
 func setup(ctx context.Context, opts options) (*harness, error) {
-	h := &harness{opts: opts, jobsPer: 10_000, appsPer: 100_000}
+	h := &harness{opts: opts, jobsPer: 10_000, appsPer: 100_000, started: time.Now()}
 	if opts.quick {
 		h.jobsPer, h.appsPer = 2_000, 10_000
 	}
@@ -166,26 +168,27 @@ func (h *harness) jobboard(ctx context.Context, args ...string) ([]byte, error) 
 
 // process is a server the harness started.
 type process struct {
-	cmd      *exec.Cmd
-	httpBase string
-	grpcAddr string
-	logs     *os.File
+	cmd       *exec.Cmd
+	httpBase  string
+	grpcAddr  string
+	debugAddr string
+	logs      *os.File
 }
 
 func (h *harness) startServer(ctx context.Context) (*process, error) {
-	httpAddr, grpcAddr := freeAddr(), freeAddr()
+	httpAddr, grpcAddr, debugAddr := freeAddr(), freeAddr(), freeAddr()
 	logs, err := os.Create(filepath.Join(h.dir, "server.log"))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(filepath.Join(h.binDir, "jobboard"), "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+h.dbURL, "JOBBOARD_HTTP_ADDR="+httpAddr,
-		"JOBBOARD_GRPC_ADDR="+grpcAddr, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true")
+		"JOBBOARD_GRPC_ADDR="+grpcAddr, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_DEBUG_ADDR="+debugAddr)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, logs: logs}
+	p := &process{cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, debugAddr: debugAddr, logs: logs}
 	if err := waitReady(ctx, p.httpBase+"/readyz"); err != nil {
 		p.stop()
 		return nil, err
@@ -301,7 +304,6 @@ func (h *harness) postJobs(ctx context.Context, a account, body []byte) error {
 	return nil
 }
 
-
 // newAccount creates an account with no jobs, for scenarios that write.
 func (h *harness) newAccount(ctx context.Context, name string) (account, error) {
 	var a account
@@ -321,3 +323,38 @@ func (h *harness) withdrawAll(ctx context.Context, a account) error {
 }
 
 func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+
+// profile records the server's CPU profile for d, starting now, into
+// bench/results/profiles/; wait returns once it is written (or failed,
+// which only costs the profile).
+func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", h.server.debugAddr, int(d.Seconds()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			slog.Warn("profile", "name", name, "error", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			slog.Warn("profile", "name", name, "status", resp.StatusCode, "error", err)
+			return
+		}
+		dir := filepath.Join(h.opts.out, "profiles")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return
+		}
+		path := filepath.Join(dir, strings.TrimSuffix(filepath.Base(reportPath("", h.started, h.opts.quick)), ".md")+"-"+name+".pprof")
+		if err := os.WriteFile(path, data, 0o644); err == nil {
+			h.profiles = append(h.profiles, path)
+		}
+	}()
+	return func() { <-done }
+}

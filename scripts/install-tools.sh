@@ -12,6 +12,8 @@ PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 GRPC_GATEWAY_VERSION=v2.32.0
 GRPCURL_VERSION=v1.9.4
+# The gRPC load generator of the benchmark (bench/); @latest resolves to an old release.
+GHZ_VERSION=v0.120.0
 
 # stamp NAME VERSION: true when NAME at VERSION is already installed.
 stamp() { [ -x "$bin/$1" ] && [ "$(cat "$bin/.$1.version" 2>/dev/null)" = "$2" ]; }
@@ -42,4 +44,5 @@ goinstall protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/prot
 goinstall protoc-gen-openapiv2 github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 "$GRPC_GATEWAY_VERSION"
 if [ "${1:-}" != "--codegen-only" ]; then
   goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
+  goinstall ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION"
 fi

@@ -23,6 +23,7 @@ type config struct {
 	callbackAllowPrivate string
 	callbackSchedule     string
 	importRescueAfter    string
+	debugAddr            string
 }
 
 // setting registers a string flag whose default comes from env, and names
@@ -50,6 +51,8 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
 	setting(fs, &c.importRescueAfter, "import-rescue-after", "JOBBOARD_IMPORT_RESCUE_AFTER", "10m",
 		"how long an import may stay running before another replica takes it over (its worker is presumed dead)")
+	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
+		"listen address of Go's profiler (/debug/pprof/), such as 127.0.0.1:6060; empty: off. Keep it private")
 }
 
 // serverConfig checks the service settings, naming the first bad one.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -107,6 +108,13 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	// the answer cannot hold a connection and its buffers forever.
 	httpSrv := &http.Server{Handler: gateway.AccessLog(mux, scfg.Metrics.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
+	if cfg.debugAddr != "" {
+		if err := serveDebug(ctx, cfg.debugAddr); err != nil {
+			httpLn.Close()
+			grpcLn.Close()
+			return err
+		}
+	}
 	grpcSrv := svcs.NewGRPCServer()
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	slog.Info("serving", "http", httpLn.Addr().String(), "grpc", grpcLn.Addr().String())
@@ -167,5 +175,28 @@ func checkReady(ctx context.Context, st *store.Store, shuttingDown *atomicBool) 
 	if v < store.LatestVersion() {
 		return fmt.Errorf("database schema at version %d, want %d", v, store.LatestVersion())
 	}
+	return nil
+}
+
+// serveDebug serves Go's profiler on its own listener, apart from the API:
+// profiles show internals and cost CPU, so only operators reach them.
+func serveDebug(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	go func() { _ = srv.Serve(ln) }()
+	slog.Info("profiler", "addr", ln.Addr().String())
 	return nil
 }

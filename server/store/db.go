@@ -24,7 +24,8 @@ var (
 
 // Store is the service's database.
 type Store struct {
-	db *sqlx.DB
+	db       *sqlx.DB
+	prepared prepared
 }
 
 // Open connects to the database at url and checks that it answers.
@@ -48,7 +49,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 }
 
 // Close releases the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closePrepared()
+	return s.db.Close()
+}
 
 // DB exposes the pool for components that manage their own SQL (the job
 // queue, readiness checks).
