@@ -60,7 +60,7 @@ func decodeJSON(data []byte, msg any) error {
 type path func() string
 
 func (p path) field(name string) path { return func() string { return p() + "." + name } }
-func (p path) index(i int) path      { return func() string { return fmt.Sprintf("%s[%d]", p(), i) } }
+func (p path) index(i int) path       { return func() string { return fmt.Sprintf("%s[%d]", p(), i) } }
 
 // jsonArray reads an array of at most max elements, calling item for each.
 func jsonArray(dec *jsontext.Decoder, what string, max int, item func(i int) error) error {

@@ -37,7 +37,7 @@ func BenchmarkPostJobsREST(b *testing.B) {
 			"state": "TX", "driverType": "Company Driver", "freightType": "Dry Van", "city": "Dallas",
 			"postalCode": "75201", "payAmountMin": "0.55", "payAmountMax": "0.68", "payFrequency": "Per Mile",
 			"employmentType": []string{"Full-Time"}, "routeType": []string{"Regional"},
-			"description": "<p>Home <b>every weekend</b>. Late-model trucks, paid orientation.</p><ul><li>No touch</li></ul>",
+			"description":  "<p>Home <b>every weekend</b>. Late-model trucks, paid orientation.</p><ul><li>No touch</li></ul>",
 			"requirements": "<ul><li>Class A CDL</li></ul>", "twicOnly": false, "licenseClass": "A"})
 	}
 	body, _ := json.Marshal(jobs)
