@@ -38,7 +38,7 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *jobboardv2.ListDri
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.driverFilter(ctx, req)
+	f, err := s.DriverFilter(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +80,11 @@ func badParam(name, value, allowed string) error {
 	return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; %s", name, value, allowed)
 }
 
-// driverFilter checks the query parameters of contract section 6.
-func (s *DriverService) driverFilter(ctx context.Context, req *jobboardv2.ListDriversRequest) (store.DriverFilter, error) {
+// DriverFilter checks the query parameters of contract section 6 and turns
+// them into the store's filter, as ListDrivers does; errors are gRPC
+// statuses. It is exported so the store's statements for a request can be
+// examined without listing.
+func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDriversRequest) (store.DriverFilter, error) {
 	f := store.DriverFilter{Sort: "id", Limit: defaultDriversPage}
 	if v := strings.TrimSpace(req.GetCertifications()); v != "" {
 		code, ok := certificationCode(v)

@@ -377,3 +377,108 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverListQueries checks that the statements DriverListQueries gives
+// for a request's filter, run on their own, answer what ListDrivers does,
+// including the job-title count that reads job_applications alone, and the
+// minimum experience the API never sends.
+func TestDriverListQueries(t *testing.T) {
+	f := newDriversFixture(t)
+	ctx := context.Background()
+	caller, err := callerFrom(f.ctxA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gus applied to two jobs of one title in different case: one applicant.
+	j3 := input("J3")
+	j3.Title = ptr("otr DRIVER")
+	if _, err := NewJobService(f.st, nowFunc).PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{j3}}); err != nil {
+		t.Fatal(err)
+	}
+	gus := applicant("Gus", "Ortiz", "NY", "10001", "Student", "1", "2026-02-03T10:00:00Z")
+	gus.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "J1"}, {Reference: "J3"}}
+	if _, err := ImportApplications(ctx, f.st, caller.AccountID, []*jobboardv2.DriverApplication{gus}); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []*jobboardv2.ListDriversRequest{
+		{},
+		{JobTitle: "OTR Driver"},
+		{JobTitle: "OTR Driver", State: "NY"},
+		{JobTitle: "Local Driver", Sort: "-name"},
+		{JobTitle: "none such"},
+		{Certifications: "T"},
+		{Certifications: "X", Sort: "sent"},
+		{MinExperience: "1.5"},
+		{MinExperience: "0", Sort: "-driver_type"},
+		{HasJobApps: "0"},
+		{DriverType: "Student", Max: "1", Page: "2"},
+		{LivesWithinRadius: "100", LivesWithinZip: "10001", Sort: "state"},
+		{Email: "not-an-email", JobTitle: "OTR Driver"},
+	} {
+		t.Run(req.String(), func(t *testing.T) {
+			resp, err := f.drivers.ListDrivers(f.ctxA, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []int64{}
+			for _, d := range resp.Drivers {
+				want = append(want, d.Id)
+			}
+			filter, err := f.drivers.DriverFilter(f.ctxA, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, count := f.st.DriverListQueries(caller.AccountID, filter)
+			var total int64
+			if err := f.st.DB().Get(&total, count.SQL, count.Args...); err != nil {
+				t.Fatalf("count: %v\n%s", err, count.SQL)
+			}
+			var items []store.DriverListItem
+			if err := f.st.DB().Select(&items, page.SQL, page.Args...); err != nil {
+				t.Fatalf("page: %v\n%s", err, page.SQL)
+			}
+			got := []int64{}
+			for _, d := range items {
+				got = append(got, d.ID)
+			}
+			if !slices.Equal(got, want) || total != resp.TotalCount {
+				t.Errorf("statements: %v of %d; ListDrivers: %v of %d", got, total, want, resp.TotalCount)
+			}
+		})
+	}
+	// The title alone is counted in job_applications; with a condition that
+	// keeps everyone, through applications: both count Gus once.
+	for _, req := range []*jobboardv2.ListDriversRequest{{JobTitle: "otr driver"}, {JobTitle: "otr driver", MinExperience: "0"}} {
+		resp, err := f.drivers.ListDrivers(f.ctxA, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Drivers) != 2 || resp.Drivers[0].FirstName != "Ann" || resp.Drivers[1].FirstName != "Gus" || resp.TotalCount != 2 {
+			t.Errorf("%v: got %v of %d, want Ann and Gus of 2", req, resp.Drivers, resp.TotalCount)
+		}
+	}
+	// Store callers may ask for any minimum, not only whole or half years.
+	for _, tt := range []struct {
+		min  float64
+		want []string
+	}{
+		{1.75, []string{"Bob", "Cara", "Eve"}},
+		{1.5, []string{"Bob", "Cara", "Dan", "Eve"}},
+		{0.25, []string{"Ann", "Bob", "Cara", "Dan", "Eve", "Gus"}},
+		{10.01, []string{}},
+		{-1, []string{"Ann", "Bob", "Cara", "Dan", "Eve", "Gus"}},
+		{1e6, []string{}},
+	} {
+		items, total, err := f.st.ListDrivers(ctx, caller.AccountID, store.DriverFilter{Sort: "id", Limit: 100, MinExperience: &tt.min})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, d := range items {
+			got = append(got, d.FirstName)
+		}
+		if !slices.Equal(got, tt.want) || total != int64(len(tt.want)) {
+			t.Errorf("min experience %v: got %v of %d, want %v", tt.min, got, total, tt.want)
+		}
+	}
+}

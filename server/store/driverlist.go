@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lib/pq"
+	"golang.org/x/sync/errgroup"
 )
 
 // DriverFilter selects and orders an account's applicants. Values are
@@ -60,6 +62,20 @@ var sortColumns = map[string][]string{
 	"sent":        {"a.sent"},
 }
 
+// certificationConds are the conditions of the partial indexes of migration
+// 0005, one per code. They are written out, not bound, so that a plan made
+// without the value (a generic plan of a prepared statement) still proves
+// the index's predicate.
+var certificationConds = map[string]string{
+	"T": "a.endorsements @> '{T}'::text[]",
+	"H": "a.endorsements @> '{H}'::text[]",
+	"N": "a.endorsements @> '{N}'::text[]",
+	"X": "a.endorsements @> '{X}'::text[]",
+}
+
+// maxExperienceHalves caps applications.experience_halves (migration 0005).
+const maxExperienceHalves = 1000
+
 // where builds the filter's conditions on applications a, with args from $1.
 func (f DriverFilter) where(accountID int64) (string, []any) {
 	conds := []string{"a.account_id = $1"}
@@ -74,7 +90,9 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	if f.MatchNothing {
 		conds = append(conds, "false")
 	}
-	if f.Certification != "" {
+	if cond, ok := certificationConds[f.Certification]; ok {
+		conds = append(conds, cond)
+	} else if f.Certification != "" {
 		add("a.endorsements @> ?::text[]", pq.StringArray{f.Certification})
 	}
 	if f.DriverType != "" {
@@ -116,12 +134,41 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 		}
 		add("a.latitude BETWEEN ? AND ?", r.Latitude-dLat, r.Latitude+dLat)
 		add("a.longitude BETWEEN ? AND ?", r.Longitude-dLon, r.Longitude+dLon)
-		add(fmt.Sprintf(`2 * %v * asin(sqrt(power(sin(radians(a.latitude - ?) / 2), 2) +
-			cos(radians(?)) * cos(radians(a.latitude)) * power(sin(radians(a.longitude - ?) / 2), 2))) <= ?`, EarthRadiusMiles),
-			r.Latitude, r.Latitude, r.Longitude, r.Miles)
+		// The great-circle test compares the haversine
+		// h = sin²(Δφ/2) + cos φ1 cos φ2 sin²(Δλ/2) with its value at the
+		// radius, sin²(miles/2R), which grows with the distance up to half
+		// the globe: the same test as 2R asin(√h) <= miles, without asin and
+		// sqrt per row. A box inside the circle passes with no trigonometry
+		// at all: within half-sides a (latitude) and b (longitude) of the
+		// centre, h <= sin²(a/2) + cos φ1 sin²(b/2) since cos φ2 <= 1, so
+		// choosing sin²(a/2) and cos φ1 sin²(b/2) each half the limit keeps
+		// the whole box within the radius.
+		limit := math.Pow(math.Sin(math.Min(r.Miles/(2*EarthRadiusMiles), math.Pi/2)), 2)
+		cosLat := math.Cos(r.Latitude * math.Pi / 180)
+		inLat := 2 * math.Asin(math.Sqrt(limit/2)) * 180 / math.Pi
+		inLon := 180.0
+		if cosLat > 0 && limit/(2*cosLat) < 1 {
+			inLon = 2 * math.Asin(math.Sqrt(limit/(2*cosLat))) * 180 / math.Pi
+		}
+		add(`(a.latitude BETWEEN ? AND ? AND a.longitude BETWEEN ? AND ?
+			OR power(sin(radians(a.latitude - ?) / 2), 2) +
+			   ? * cos(radians(a.latitude)) * power(sin(radians(a.longitude - ?) / 2), 2) <= ?)`,
+			r.Latitude-inLat, r.Latitude+inLat, r.Longitude-inLon, r.Longitude+inLon,
+			r.Latitude, cosLat, r.Longitude, limit)
 	}
-	if f.MinExperience != nil {
-		add("a.experience_years >= ?", *f.MinExperience)
+	if m := f.MinExperience; m != nil {
+		// experience_halves is floor(2 * years), never negative, capped at
+		// maxExperienceHalves: for a whole number k of half-years up to the
+		// cap, floor(2y) >= k exactly when y >= k/2, so the indexed integer
+		// alone decides. Other minimums narrow by it, then compare the years.
+		switch halves := math.Max(2*(*m), -1); {
+		case halves > maxExperienceHalves || math.IsNaN(halves):
+			add("a.experience_years >= ?", *m)
+		case halves == math.Trunc(halves):
+			add("a.experience_halves >= ?", int(halves))
+		default:
+			add("a.experience_halves >= ? AND a.experience_years >= ?", int(math.Floor(halves)), *m)
+		}
 	}
 	if f.State != "" {
 		add("a.state = ?", f.State)
@@ -129,31 +176,89 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
+// Query is one SQL statement with its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+}
+
+// DriverListQueries returns the two statements ListDrivers runs for the
+// filter: the page of drivers and the count of all matches. ListDrivers
+// runs exactly these, so they can be explained or timed on their own.
+func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count Query) {
+	where, args := f.where(accountID)
+	count = Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args}
+	if jobTitleAlone(accountID, f) {
+		// Every job application has its driver's application to the same
+		// account (a foreign key), so the applicants are counted in
+		// job_applications alone, without a probe of applications per
+		// match. The job ids are an array so the plan reads the job index
+		// once per job: the planner guesses too few applications per title
+		// and would otherwise hash all of the account's.
+		count = Query{SQL: `SELECT count(DISTINCT ja.driver_id) FROM job_applications ja
+			WHERE ja.account_id = $1
+			  AND ja.job_id = ANY (ARRAY(SELECT j.id FROM jobs j WHERE j.account_id = $1 AND lower(j.title) = lower($2)))`,
+			Args: []any{accountID, f.JobTitle}}
+	}
+	// Page on applications alone, then read the page's 100 or so drivers:
+	// joining drivers before the limit would fetch every matching row. The
+	// page reads only the columns it shows or orders by, so an index that
+	// holds them all (the radius one) answers it without the table.
+	order := orderBy(f)
+	cols := []string{"a.driver_id", "a.sent", "a.has_job_apps"}
+	for _, c := range sortColumns[f.Sort] {
+		if !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	pageArgs := append(append([]any{}, args...), f.Limit, f.Offset)
+	page = Query{SQL: `
+		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
+		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps
+		  FROM (SELECT ` + strings.Join(cols, ", ") + `
+		          FROM applications a
+		         WHERE ` + where + `
+		         ORDER BY ` + order + fmt.Sprintf(`
+		         LIMIT $%d OFFSET $%d`, len(pageArgs)-1, len(pageArgs)) + `) a
+		  JOIN drivers d ON d.id = a.driver_id
+		 ORDER BY ` + order, Args: pageArgs}
+	return page, count
+}
+
+// jobTitleAlone reports whether the job title is the filter's only condition.
+func jobTitleAlone(accountID int64, f DriverFilter) bool {
+	if f.JobTitle == "" {
+		return false
+	}
+	f.JobTitle = ""
+	where, _ := f.where(accountID)
+	return where == "a.account_id = $1"
+}
+
 // ListDrivers returns one page of the account's applicants and the number
 // matching on all pages.
 func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter) ([]DriverListItem, int64, error) {
-	where, args := f.where(accountID)
+	page, count := s.DriverListQueries(accountID, f)
+	// The count and the page are independent reads, never one snapshot, so
+	// they run at the same time on two connections: the list takes as long
+	// as the slower of the two, not both.
+	g, gctx := errgroup.WithContext(ctx)
 	var total int64
-	if err := s.db.GetContext(ctx, &total, `SELECT count(*) FROM applications a WHERE `+where, args...); err != nil {
-		return nil, 0, fmt.Errorf("count drivers: %w", err)
-	}
-	// Page on applications alone, then read the page's 100 or so drivers:
-	// joining drivers before the limit would fetch every matching row.
-	order := orderBy(f)
-	args = append(args, f.Limit, f.Offset)
+	g.Go(func() error {
+		if err := s.db.GetContext(gctx, &total, count.SQL, count.Args...); err != nil {
+			return fmt.Errorf("count drivers: %w", err)
+		}
+		return nil
+	})
 	items := []DriverListItem{}
-	err := s.db.SelectContext(ctx, &items, `
-		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
-		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps
-		  FROM (SELECT a.driver_id, a.sent, a.has_job_apps, a.state, a.driver_type, a.last_name_lower, a.first_name_lower
-		          FROM applications a
-		         WHERE `+where+`
-		         ORDER BY `+order+fmt.Sprintf(`
-		         LIMIT $%d OFFSET $%d`, len(args)-1, len(args))+`) a
-		  JOIN drivers d ON d.id = a.driver_id
-		 ORDER BY `+order, args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list drivers: %w", err)
+	g.Go(func() error {
+		if err := s.db.SelectContext(gctx, &items, page.SQL, page.Args...); err != nil {
+			return fmt.Errorf("list drivers: %w", err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
 	}
 	return items, total, nil
 }

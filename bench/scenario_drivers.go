@@ -1,0 +1,453 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server"
+	"jobboard/server/store"
+)
+
+func init() {
+	register(4, "GET drivers.json, each filter alone, max=100", driversScenario)
+}
+
+// The target for every filter of the list, and the radius it is timed with.
+const (
+	driversTarget    = "p99 < 10 ms; filter uses an index"
+	driversTargetP99 = 10 * time.Millisecond
+	driversRadius    = 50 // miles
+)
+
+// driverCase is one list request: a filter alone, with its value taken from
+// the data set, or no filter at all.
+type driverCase struct {
+	name  string
+	query url.Values
+	// column is what the count's plan must reach through an index
+	// condition, or the predicate of a partial index it scans, for the
+	// filter to count as indexed; the count visits every match, so it is
+	// where an unindexed filter shows.
+	column string
+	// reference rows have no filter: they show the cost of counting the
+	// whole account beside the filters and are not judged.
+	reference bool
+}
+
+// driversScenario times each filter of the drivers list alone over REST
+// and puts beside it the floor: the two statements the service runs for
+// that request (page and count), run under EXPLAIN ANALYZE on the same
+// database, whose plans also tell whether the filter used an index.
+func driversScenario(ctx context.Context, h *harness) ([]result, error) {
+	n, explains := 200, 5
+	if h.opts.quick {
+		n, explains = 20, 2
+	}
+	a := h.accounts[0]
+	cases, err := driverCases(ctx, h, a)
+	if err != nil {
+		return nil, err
+	}
+	svc := server.NewDriverService(h.store)
+	var rows []result
+	for _, c := range cases {
+		c.query.Set("max", "100")
+		path := "/api/v2.0/drivers.json?" + c.query.Encode()
+		page, count, err := driverQueries(ctx, svc, h.store, a.ID, c.query)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		total, err := checkDriversAnswer(ctx, h, a, path, count)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		samples, err := repeat(n, nil, func(int) error {
+			code, body, err := h.do(ctx, a, http.MethodGet, path, nil)
+			if err == nil && code != http.StatusOK {
+				err = fmt.Errorf("GET %s: %d %.200s", path, code, body)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		s := summarize(samples)
+		pagePlan, err := explain(ctx, h, page, explains)
+		if err != nil {
+			return nil, fmt.Errorf("%s: explain page: %w", c.name, err)
+		}
+		countPlan, err := explain(ctx, h, count, explains)
+		if err != nil {
+			return nil, fmt.Errorf("%s: explain count: %w", c.name, err)
+		}
+		floor := pagePlan.execution + countPlan.execution
+		problems := slices.Concat(pagePlan.seqScans(), countPlan.seqScans())
+		indexed, err := countPlan.indexedOn(ctx, h, c.column)
+		if err != nil {
+			return nil, err
+		}
+		if !indexed {
+			problems = append(problems, fmt.Sprintf("the count reaches %s through no index condition", c.column))
+		}
+		row := result{
+			name:   fmt.Sprintf("%s (%d matches, %d requests)", c.name, total, s.n),
+			median: s.median, p99: s.p99,
+			floor:  fmt.Sprintf("%s (page %s + count %s)", ms(floor), ms(pagePlan.execution), ms(countPlan.execution)),
+			target: driversTarget,
+			pass:   s.p99 < driversTargetP99 && len(problems) == 0,
+			note:   fmt.Sprintf("page: %s; count: %s.", pagePlan.summary(), countPlan.summary()),
+		}
+		if floor > 0 {
+			row.ratio = float64(s.median) / float64(floor)
+		}
+		if len(problems) > 0 {
+			row.note = "NOT INDEXED: " + strings.Join(problems, "; ") + ". " + row.note
+		}
+		if c.reference {
+			row.target, row.pass = "", false
+			row.note = "Reference, not a filter: the count is of the whole account. " + row.note
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) > 0 {
+		rows[0].note += fmt.Sprintf(" Sequential requests, one at a time, on the first account. The floor is the median "+
+			"EXPLAIN (ANALYZE, TIMING OFF) execution time of the service's two statements over %d runs, added up, although "+
+			"the service runs them at the same time; the ratio is the REST median over it. Plans are those of an "+
+			"EXPLAIN (ANALYZE) run; rows are summed over loops.", explains)
+	}
+	return rows, nil
+}
+
+// driverQueries builds the store's statements for a query string the way
+// the service does: the gateway's query-parameter mapping into the request
+// message, the service's parsing into a filter, the store's SQL.
+func driverQueries(ctx context.Context, svc *server.DriverService, st *store.Store, accountID int64, q url.Values) (page, count store.Query, err error) {
+	req := &jobboardv2.ListDriversRequest{}
+	if err := runtime.PopulateQueryParameters(req, q, utilities.NewDoubleArray(nil)); err != nil {
+		return page, count, err
+	}
+	f, err := svc.DriverFilter(ctx, req)
+	if err != nil {
+		return page, count, err
+	}
+	page, count = st.DriverListQueries(accountID, f)
+	return page, count, nil
+}
+
+// checkDriversAnswer makes sure the request answers a full first page and
+// the same total as the count statement before it is timed, so the run
+// measures the list and not fast failures or empty results.
+func checkDriversAnswer(ctx context.Context, h *harness, a account, path string, count store.Query) (int64, error) {
+	var total int64
+	if err := h.store.DB().GetContext(ctx, &total, count.SQL, count.Args...); err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.server.httpBase+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.SetBasicAuth(a.APIKey, "")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var drivers []json.RawMessage
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &drivers) != nil {
+		return 0, fmt.Errorf("GET %s: %d %.300s", path, resp.StatusCode, body)
+	}
+	if got := resp.Header.Get("X-Total-Count"); got != strconv.FormatInt(total, 10) {
+		return 0, fmt.Errorf("GET %s: X-Total-Count %s, the count statement says %d", path, got, total)
+	}
+	if total == 0 || int64(len(drivers)) != min(total, 100) {
+		return 0, fmt.Errorf("GET %s: %d drivers of %d: the value matches too little to measure", path, len(drivers), total)
+	}
+	return total, nil
+}
+
+// driverCases picks each filter's value from the account's applications:
+// the most common value where the filter has few (the widest match a user
+// can ask for), one applicant's own value where it identifies a person, the
+// last or first 30 days for dates, the median experience, and the ZIP with
+// the most applicants within the radius.
+func driverCases(ctx context.Context, h *harness, a account) ([]driverCase, error) {
+	db := h.store.DB()
+	one := func(dst any, query string) error {
+		if err := db.GetContext(ctx, dst, query, a.ID); err != nil {
+			return fmt.Errorf("pick a value: %w\n%s", err, query)
+		}
+		return nil
+	}
+	var (
+		cert, driverType, firstName, lastName, jobTitle, state string
+		person                                                 struct{ Email, Phone string }
+		span                                                   struct{ First, Last time.Time }
+		experience                                             float64
+	)
+	steps := []struct {
+		dst   any
+		query string
+	}{
+		{&cert, `SELECT e FROM applications, unnest(endorsements) e WHERE account_id = $1
+			GROUP BY e ORDER BY count(*) DESC, e LIMIT 1`},
+		{&driverType, `SELECT driver_type FROM applications WHERE account_id = $1
+			GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`},
+		{&firstName, `SELECT min(d.first_name) FROM applications a JOIN drivers d ON d.id = a.driver_id
+			WHERE a.account_id = $1 GROUP BY a.first_name_lower ORDER BY count(*) DESC, 1 LIMIT 1`},
+		{&lastName, `SELECT min(d.last_name) FROM applications a JOIN drivers d ON d.id = a.driver_id
+			WHERE a.account_id = $1 GROUP BY a.last_name_lower ORDER BY count(*) DESC, 1 LIMIT 1`},
+		{&jobTitle, `SELECT min(j.title) FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
+			WHERE ja.account_id = $1 GROUP BY lower(j.title) ORDER BY count(DISTINCT ja.driver_id) DESC, 1 LIMIT 1`},
+		{&state, `SELECT state FROM applications WHERE account_id = $1
+			GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`},
+		// The applicant in the middle of the list, by id.
+		{&person, `SELECT d.email, d.phone FROM applications a JOIN drivers d ON d.id = a.driver_id
+			WHERE a.account_id = $1 ORDER BY a.driver_id
+			OFFSET (SELECT count(*) / 2 FROM applications WHERE account_id = $1) LIMIT 1`},
+		{&span, `SELECT min(sent) AS first, max(sent) AS last FROM applications WHERE account_id = $1`},
+		// The median experience, as a minimum an employer would ask for.
+		{&experience, `SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY experience_years)
+			FROM applications WHERE account_id = $1 AND experience_years IS NOT NULL`},
+	}
+	for _, s := range steps {
+		if err := one(s.dst, s.query); err != nil {
+			return nil, err
+		}
+	}
+	zip, err := busiestZip(ctx, h, a, driversRadius)
+	if err != nil {
+		return nil, err
+	}
+	const day = "2006-01-02"
+	cases := []struct {
+		name, column string
+		params       []string
+	}{
+		{"certifications", "endorsements", []string{"certifications", cert}},
+		{"driver_type", "driver_type", []string{"driver_type", driverType}},
+		{"email", "email_lower", []string{"email", person.Email}},
+		{"start_date", "sent", []string{"start_date", span.Last.AddDate(0, 0, -30).UTC().Format(day)}},
+		{"end_date", "sent", []string{"end_date", span.First.AddDate(0, 0, 30).UTC().Format(day)}},
+		{"first_name", "first_name_lower", []string{"first_name", firstName}},
+		{"last_name", "last_name_lower", []string{"last_name", lastName}},
+		{"has_job_apps", "has_job_apps", []string{"has_job_apps", "1"}},
+		{"job_title", "title", []string{"job_title", jobTitle}},
+		{"lives_within_radius", "latitude", []string{"lives_within_radius", strconv.Itoa(driversRadius), "lives_within_zip", zip}},
+		{"min_experience", "experience", []string{"min_experience", strconv.FormatFloat(snapExperience(experience), 'f', -1, 64)}},
+		{"phone", "phone_digits", []string{"phone", person.Phone}},
+		{"state", "state", []string{"state", state}},
+		// No filter: the count is then of the whole account.
+		{"no filter", "account_id", nil},
+		{"no filter", "account_id", []string{"sort", "name"}},
+		{"no filter", "account_id", []string{"sort", "-sent"}},
+	}
+	var out []driverCase
+	for _, c := range cases {
+		q := url.Values{}
+		var shown []string
+		for i := 0; i < len(c.params); i += 2 {
+			q.Set(c.params[i], c.params[i+1])
+			shown = append(shown, c.params[i]+"="+c.params[i+1])
+		}
+		name := strings.Join(shown, " ")
+		if c.name == "no filter" {
+			name = strings.TrimSpace("no filter " + name)
+		}
+		out = append(out, driverCase{name: name, query: q, column: c.column, reference: c.name == "no filter"})
+	}
+	return out, nil
+}
+
+// snapExperience rounds years down to a value min_experience accepts.
+func snapExperience(y float64) float64 {
+	switch {
+	case y >= 3:
+		return math.Min(99, math.Floor(y))
+	default:
+		return math.Floor(y*2) / 2
+	}
+}
+
+// busiestZip is the home ZIP with the most of the account's applicants
+// within miles of it: the heaviest radius search the data set allows.
+func busiestZip(ctx context.Context, h *harness, a account, miles float64) (string, error) {
+	var homes []struct {
+		Zip       string
+		Latitude  float64
+		Longitude float64
+		N         int
+	}
+	err := h.store.DB().SelectContext(ctx, &homes, `SELECT min(d.zip) AS zip, a.latitude, a.longitude, count(*) AS n
+		FROM applications a JOIN drivers d ON d.id = a.driver_id
+		WHERE a.account_id = $1 AND a.latitude IS NOT NULL
+		GROUP BY a.latitude, a.longitude`, a.ID)
+	if err != nil {
+		return "", fmt.Errorf("home locations: %w", err)
+	}
+	best, bestN := "", -1
+	for _, c := range homes {
+		n := 0
+		for _, o := range homes {
+			if haversineMiles(c.Latitude, c.Longitude, o.Latitude, o.Longitude) <= miles {
+				n += o.N
+			}
+		}
+		if n > bestN || n == bestN && c.Zip < best {
+			best, bestN = c.Zip, n
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("account %d has no applicant with a known home ZIP", a.ID)
+	}
+	return best, nil
+}
+
+func haversineMiles(lat1, lon1, lat2, lon2 float64) float64 {
+	rad := math.Pi / 180
+	s := math.Pow(math.Sin((lat2-lat1)*rad/2), 2) +
+		math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Pow(math.Sin((lon2-lon1)*rad/2), 2)
+	return 2 * store.EarthRadiusMiles * math.Asin(math.Sqrt(s))
+}
+
+// plan is what EXPLAIN (ANALYZE) said about one statement.
+type plan struct {
+	execution time.Duration // median over the runs without per-node timing
+	root      planNode      // of the run with per-node timing
+}
+
+// planNode is the part of a node of PostgreSQL's JSON plan the scenario reads.
+type planNode struct {
+	NodeType   string     `json:"Node Type"`
+	Relation   string     `json:"Relation Name"`
+	Index      string     `json:"Index Name"`
+	IndexCond  string     `json:"Index Cond"`
+	ActualRows float64    `json:"Actual Rows"` // per loop
+	Loops      float64    `json:"Actual Loops"`
+	TotalTime  float64    `json:"Actual Total Time"` // ms per loop, children included
+	Plans      []planNode `json:"Plans"`
+}
+
+// explain runs the statement under EXPLAIN ANALYZE with the service's
+// arguments, so the plan is the custom plan the service gets for those
+// values: once with per-node timing for the plan, then runs times without it
+// for the execution time, since reading the clock at every row of every
+// node more than doubles the time of a count over tens of thousands of rows.
+func explain(ctx context.Context, h *harness, q store.Query, runs int) (plan, error) {
+	run := func(options string) (planNode, time.Duration, error) {
+		var out []byte
+		if err := h.store.DB().GetContext(ctx, &out, `EXPLAIN (`+options+`) `+q.SQL, q.Args...); err != nil {
+			return planNode{}, 0, err
+		}
+		var doc []struct {
+			Plan      planNode `json:"Plan"`
+			Execution float64  `json:"Execution Time"` // ms
+		}
+		if err := json.Unmarshal(out, &doc); err != nil || len(doc) != 1 {
+			return planNode{}, 0, fmt.Errorf("read plan: %v: %.200s", err, out)
+		}
+		return doc[0].Plan, time.Duration(doc[0].Execution * float64(time.Millisecond)), nil
+	}
+	var p plan
+	var err error
+	if p.root, _, err = run("ANALYZE, FORMAT JSON"); err != nil {
+		return p, err
+	}
+	var times []time.Duration
+	for range runs {
+		_, t, err := run("ANALYZE, TIMING OFF, FORMAT JSON")
+		if err != nil {
+			return p, err
+		}
+		times = append(times, t)
+	}
+	p.execution = summarize(times).median
+	return p, nil
+}
+
+func (n planNode) walk(visit func(planNode)) {
+	visit(n)
+	for _, c := range n.Plans {
+		c.walk(visit)
+	}
+}
+
+// seqScans names the tables of the list read whole.
+func (p plan) seqScans() []string {
+	var out []string
+	p.root.walk(func(n planNode) {
+		switch n.Relation {
+		case "applications", "job_applications", "jobs", "drivers":
+			if n.NodeType == "Seq Scan" {
+				out = append(out, fmt.Sprintf("Seq Scan on %s (%.0f rows)", n.Relation, n.ActualRows*math.Max(1, n.Loops)))
+			}
+		}
+	})
+	return out
+}
+
+// indexedOn reports whether an index scan of the plan has a condition on
+// the column, or scans a partial index whose predicate holds it.
+func (p plan) indexedOn(ctx context.Context, h *harness, column string) (bool, error) {
+	var indexes []planNode
+	p.root.walk(func(n planNode) {
+		if n.Index != "" {
+			indexes = append(indexes, n)
+		}
+	})
+	for _, n := range indexes {
+		if strings.Contains(n.IndexCond, column) {
+			return true, nil
+		}
+		var pred *string
+		if err := h.store.DB().GetContext(ctx, &pred,
+			`SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid = $1::regclass`, n.Index); err != nil {
+			return false, fmt.Errorf("predicate of %s: %w", n.Index, err)
+		}
+		if pred != nil && strings.Contains(*pred, column) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// summary lists the plan's scans in the plan's order with the rows they
+// returned and their time (instrumented, so inflated for many rows).
+func (p plan) summary() string {
+	var scans []string
+	p.root.walk(func(n planNode) {
+		if !strings.Contains(n.NodeType, "Scan") {
+			return
+		}
+		s := n.NodeType
+		if n.Index != "" {
+			s += " " + n.Index
+		} else if n.Relation != "" {
+			s += " " + n.Relation
+		}
+		loops := math.Max(1, n.Loops)
+		s += fmt.Sprintf(" %.0f rows", n.ActualRows*loops)
+		if n.Loops > 1 {
+			s += fmt.Sprintf(" in %.0f loops", n.Loops)
+		}
+		s += fmt.Sprintf(" %.2f ms", n.TotalTime*loops)
+		scans = append(scans, s)
+	})
+	return strings.Join(scans, ", ")
+}

@@ -1,0 +1,88 @@
+package store_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"jobboard/internal/pgtest"
+	"jobboard/server/store"
+)
+
+// TestListDriversRadiusExact checks the radius filter, with its boxes and
+// its test on the haversine instead of the distance, against the
+// great-circle distance computed here, for an applicant at every ZIP
+// centroid, around centres from the tropics to Alaska.
+func TestListDriversRadiusExact(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	acct := newAccount(t, s, "radius")
+	if _, err := s.DB().ExecContext(ctx, `
+		INSERT INTO drivers (email, email_key, first_name_key, last_name_key, first_name, last_name,
+		                     address, city, state, zip, phone, driver_type, experience, profile_sent)
+		SELECT 'z' || zip || '@example.com', 'z' || zip || '@example.com', 'z', 'z', 'Z', 'Z',
+		       '1 Main St', 'Town', 'TX', zip, '2125550100', 'Student', '1', now()
+		  FROM zip_centroids`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `
+		INSERT INTO applications (account_id, driver_id, sent, state, driver_type, email_lower, phone_digits,
+		                          first_name_lower, last_name_lower, experience_years, endorsements, latitude, longitude)
+		SELECT $1, d.id, now(), 'TX', 'Student', d.email_key, '2125550100', 'z', 'z', 1, '{}', z.latitude, z.longitude
+		  FROM drivers d JOIN zip_centroids z ON z.zip = d.zip`, acct); err != nil {
+		t.Fatal(err)
+	}
+	var zips []struct {
+		Zip       string  `db:"zip"`
+		Latitude  float64 `db:"latitude"`
+		Longitude float64 `db:"longitude"`
+	}
+	if err := s.DB().SelectContext(ctx, &zips, `SELECT zip, latitude, longitude FROM zip_centroids`); err != nil {
+		t.Fatal(err)
+	}
+	rad := math.Pi / 180
+	distance := func(lat1, lon1, lat2, lon2 float64) float64 {
+		h := math.Pow(math.Sin((lat2-lat1)*rad/2), 2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Pow(math.Sin((lon2-lon1)*rad/2), 2)
+		return 2 * store.EarthRadiusMiles * math.Asin(math.Sqrt(h))
+	}
+	for _, centre := range []string{"10001", "33101", "96813", "99501", "59101", "78040"} {
+		lat, lon, err := s.ZipCentroid(ctx, centre)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, miles := range []float64{1, 10, 50, 150, 500} {
+			want := map[string]bool{}
+			for _, z := range zips {
+				d := distance(lat, lon, z.Latitude, z.Longitude)
+				if math.Abs(d-miles) < 1e-6 {
+					t.Fatalf("%s is %v miles from %s: too close to call", z.Zip, d, centre)
+				}
+				if d <= miles {
+					want[z.Zip] = true
+				}
+			}
+			items, total, err := s.ListDrivers(ctx, acct, store.DriverFilter{
+				Sort: "id", Limit: len(zips), Radius: &store.Radius{Latitude: lat, Longitude: lon, Miles: miles}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, d := range items {
+				got[d.Zip] = true
+			}
+			for zip := range want {
+				if !got[zip] {
+					t.Errorf("%v miles of %s: %s is missing", miles, centre, zip)
+				}
+			}
+			for zip := range got {
+				if !want[zip] {
+					t.Errorf("%v miles of %s: %s is too far", miles, centre, zip)
+				}
+			}
+			if total != int64(len(want)) || len(want) == 0 {
+				t.Errorf("%v miles of %s: total %d, want %d (and some)", miles, centre, total, len(want))
+			}
+		}
+	}
+}
