@@ -122,8 +122,9 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	if f.JobTitle != "" {
 		// Uncorrelated, so it runs once: the account's jobs with that title,
 		// then who applied to them.
-		add(`a.driver_id IN (SELECT ja.driver_id FROM jobs j JOIN job_applications ja ON ja.job_id = j.id
-			WHERE j.account_id = $1 AND lower(j.title) = lower(?) AND ja.account_id = $1)`, f.JobTitle)
+		add(`a.driver_id = ANY (ARRAY(SELECT ja.driver_id FROM job_applications ja
+			WHERE ja.account_id = $1 AND ja.job_id = ANY (ARRAY(
+				SELECT j.id FROM jobs j WHERE j.account_id = $1 AND lower(j.title) = lower(?)))))`, f.JobTitle)
 	}
 	if r := f.Radius; r != nil {
 		// A bounding box an index can use, then the exact great-circle test.
