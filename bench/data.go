@@ -13,8 +13,9 @@ var (
 )
 
 const (
-	// Each job's text differs (route number), as in a real feed.
-	description = "<p>Route %d: home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
+	// Each job's text differs (it names the job), as in a real feed; new
+	// jobs bring texts the server has not seen before.
+	description = "<p>Route %s: home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
 		"weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>"
 	requirements = "<ul><li>Class A CDL</li><li>1 year of experience</li></ul>"
 )
@@ -39,7 +40,7 @@ func jobs(start, n int, prefix, title string) []store.JobFields {
 			PayFrequency:    ptr("Per Mile"),
 			EmploymentType:  []string{"Full-Time"},
 			RouteType:       []string{"Regional"},
-			Description:     fmt.Sprintf(description, i),
+			Description:     fmt.Sprintf(description, fmt.Sprintf("%s%06d", prefix, i)),
 			Requirements:    ptr(requirements),
 			TwicOnly:        i%7 == 0,
 			LicenseClass:    ptr("A"),

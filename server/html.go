@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"golang.org/x/net/html"
@@ -11,9 +12,27 @@ import (
 
 // htmlSanitizer keeps the basic formatting tags the contract allows in
 // description and requirements and removes everything else.
+//
+// Sanitising is most of the work of checking a job, and feeds are posted
+// again and again with the same texts (a re-post of an unchanged feed is the
+// common case), so results are remembered: up to maxRememberedText bytes of
+// input, after which the memory starts over.
 type htmlSanitizer struct {
 	policy *bluemonday.Policy
+
+	mu         sync.Mutex
+	remembered map[string]sanitized
+	size       int
 }
+
+type sanitized struct {
+	clean   string
+	removed bool
+}
+
+// maxRememberedText bounds the texts the sanitizer remembers, in bytes of
+// input (their results are at most as long).
+const maxRememberedText = 8 << 20
 
 func newHTMLSanitizer() *htmlSanitizer {
 	p := bluemonday.NewPolicy()
@@ -21,12 +40,33 @@ func newHTMLSanitizer() *htmlSanitizer {
 	p.AllowAttrs("href").OnElements("a")
 	p.AllowURLSchemes("http", "https")
 	p.RequireParseableURLs(true)
-	return &htmlSanitizer{policy: p}
+	return &htmlSanitizer{policy: p, remembered: map[string]sanitized{}}
 }
 
 // sanitize returns the cleaned text and whether anything other than entity
 // spelling changed, that is whether markup or its content was removed.
 func (h *htmlSanitizer) sanitize(s string) (string, bool) {
+	h.mu.Lock()
+	r, ok := h.remembered[s]
+	h.mu.Unlock()
+	if ok {
+		return r.clean, r.removed
+	}
+	r.clean, r.removed = h.sanitizeText(s)
+	if len(s) <= maxRememberedText/64 { // one huge text must not flush the rest
+		h.mu.Lock()
+		if h.size+len(s) > maxRememberedText {
+			clear(h.remembered)
+			h.size = 0
+		}
+		h.remembered[s] = r
+		h.size += len(s)
+		h.mu.Unlock()
+	}
+	return r.clean, r.removed
+}
+
+func (h *htmlSanitizer) sanitizeText(s string) (string, bool) {
 	clean := h.policy.Sanitize(s)
 	if clean == s {
 		return clean, false

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -207,5 +208,30 @@ func TestSanitizerSpellingIsNotRemoval(t *testing.T) {
 		if _, removed := h.sanitize(s); removed {
 			t.Errorf("%q: reported as removed HTML", s)
 		}
+	}
+}
+
+// TestSanitizerRemembers: a text seen before gets the same answer without
+// being sanitised again, and the memory stays within its bound.
+func TestSanitizerRemembers(t *testing.T) {
+	h := newHTMLSanitizer()
+	for _, text := range []string{"<p>Home <b>weekly</b></p>", `<p onclick="x()">CDL</p><script>alert(1)</script>`, "plain & simple"} {
+		clean1, removed1 := h.sanitize(text)
+		clean2, removed2 := h.sanitize(text)
+		want, wantRemoved := h.sanitizeText(text)
+		if clean1 != want || clean2 != want || removed1 != wantRemoved || removed2 != wantRemoved {
+			t.Errorf("%q: first %q %v, again %q %v, want %q %v", text, clean1, removed1, clean2, removed2, want, wantRemoved)
+		}
+	}
+	big := strings.Repeat("x", maxRememberedText/64)
+	for i := range 200 {
+		h.sanitize(fmt.Sprintf("%d%s", i, big))
+	}
+	if h.size > maxRememberedText {
+		t.Errorf("remembers %d bytes, more than %d", h.size, maxRememberedText)
+	}
+	h.sanitize(strings.Repeat("y", maxRememberedText)) // too big to remember
+	if h.size > maxRememberedText {
+		t.Errorf("remembers %d bytes after a huge text", h.size)
 	}
 }
