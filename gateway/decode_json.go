@@ -189,6 +189,8 @@ func jsonJob(dec *jsontext.Decoder, at path) (*jobboardv2.JobInput, error) {
 			if err != nil {
 				return nil, err
 			}
+			// The value is the decoder's own buffer: compact a copy.
+			raw = bytes.Clone(raw)
 			if err := raw.Compact(); err != nil {
 				return nil, err
 			}

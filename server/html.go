@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"io"
 	"slices"
 	"strings"
@@ -15,24 +16,31 @@ import (
 //
 // Sanitising is most of the work of checking a job, and feeds are posted
 // again and again with the same texts (a re-post of an unchanged feed is the
-// common case), so results are remembered: up to maxRememberedText bytes of
-// input, after which the memory starts over.
+// common case), so results are remembered, keyed by a digest of the text so
+// that no request's body is kept alive. When the remembered results reach
+// maxRemembered bytes, the memory starts over.
 type htmlSanitizer struct {
 	policy *bluemonday.Policy
 
 	mu         sync.Mutex
-	remembered map[string]sanitized
+	remembered map[[sha256.Size]byte]sanitized
 	size       int
 }
 
+// sanitized is a remembered result; clean is empty when the text was
+// already clean (the caller has it).
 type sanitized struct {
+	changed bool
 	clean   string
 	removed bool
 }
 
-// maxRememberedText bounds the texts the sanitizer remembers, in bytes of
-// input (their results are at most as long).
-const maxRememberedText = 8 << 20
+// maxRemembered bounds the memory of the sanitiser: the cleaned texts it
+// holds plus rememberedEntryCost per entry.
+const (
+	maxRemembered       = 8 << 20
+	rememberedEntryCost = 96
+)
 
 func newHTMLSanitizer() *htmlSanitizer {
 	p := bluemonday.NewPolicy()
@@ -40,30 +48,41 @@ func newHTMLSanitizer() *htmlSanitizer {
 	p.AllowAttrs("href").OnElements("a")
 	p.AllowURLSchemes("http", "https")
 	p.RequireParseableURLs(true)
-	return &htmlSanitizer{policy: p, remembered: map[string]sanitized{}}
+	return &htmlSanitizer{policy: p, remembered: map[[sha256.Size]byte]sanitized{}}
 }
 
 // sanitize returns the cleaned text and whether anything other than entity
 // spelling changed, that is whether markup or its content was removed.
 func (h *htmlSanitizer) sanitize(s string) (string, bool) {
+	key := sha256.Sum256([]byte(s))
 	h.mu.Lock()
-	r, ok := h.remembered[s]
+	r, ok := h.remembered[key]
 	h.mu.Unlock()
 	if ok {
+		if !r.changed {
+			return s, false
+		}
 		return r.clean, r.removed
 	}
-	r.clean, r.removed = h.sanitizeText(s)
-	if len(s) <= maxRememberedText/64 { // one huge text must not flush the rest
+	clean, removed := h.sanitizeText(s)
+	r = sanitized{changed: clean != s, removed: removed}
+	if r.changed {
+		r.clean = clean
+	}
+	cost := len(r.clean) + rememberedEntryCost
+	if cost <= maxRemembered/64 { // one huge text must not flush the rest
 		h.mu.Lock()
-		if h.size+len(s) > maxRememberedText {
+		if h.size+cost > maxRemembered {
 			clear(h.remembered)
 			h.size = 0
 		}
-		h.remembered[s] = r
-		h.size += len(s)
+		if _, dup := h.remembered[key]; !dup {
+			h.remembered[key] = r
+			h.size += cost
+		}
 		h.mu.Unlock()
 	}
-	return r.clean, r.removed
+	return clean, removed
 }
 
 func (h *htmlSanitizer) sanitizeText(s string) (string, bool) {

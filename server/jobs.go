@@ -192,6 +192,8 @@ func (s *JobService) checkJobs(jobs []*jobboardv2.JobInput, maxProcessed int) *j
 
 // parallel calls work(k) for every k below n, spread over the available
 // cores in contiguous chunks; small batches stay on the calling goroutine.
+// A panic in a worker is raised again on the calling goroutine, where the
+// request's recovery turns it into an error answer instead of a crash.
 func parallel(n int, work func(k int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/64)
 	if workers <= 1 {
@@ -201,17 +203,29 @@ func parallel(n int, work func(k int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var panicked any
 	chunk := (n + workers - 1) / workers
 	for start := 0; start < n; start += chunk {
 		wg.Add(1)
 		go func(start, end int) {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					mu.Lock()
+					panicked = p
+					mu.Unlock()
+				}
+			}()
 			for k := start; k < end; k++ {
 				work(k)
 			}
 		}(start, min(start+chunk, n))
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }
 
 // count adds the store's outcomes to sum; a job over the active-job

@@ -179,7 +179,8 @@ func checkReady(ctx context.Context, st *store.Store, shuttingDown *atomicBool) 
 }
 
 // serveDebug serves Go's profiler on its own listener, apart from the API:
-// profiles show internals and cost CPU, so only operators reach them.
+// profiles show internals and cost CPU, so only operators reach them. The
+// command line is left out: it may hold --database-url.
 func serveDebug(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -187,7 +188,6 @@ func serveDebug(ctx context.Context, addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

@@ -58,10 +58,7 @@ func insertKey(ctx context.Context, tx *sqlx.Tx, accountID int64, hash, prefix s
 func (s *Store) AccountIDByKeyHash(ctx context.Context, hash string) (int64, error) {
 	var id int64
 	// Every request runs this first: prepared, it is one round trip.
-	st, err := s.stmt(ctx, `SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`)
-	if err == nil {
-		err = st.GetContext(ctx, &id, hash)
-	}
+	err := s.getPrepared(ctx, &id, `SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}

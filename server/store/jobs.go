@@ -66,10 +66,7 @@ func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
 // Job returns one active job of the account, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, accountID, id int64) (Job, error) {
 	var j Job
-	st, err := s.stmt(ctx, jobSelect+` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`)
-	if err == nil {
-		err = st.GetContext(ctx, &j, accountID, id)
-	}
+	err := s.getPrepared(ctx, &j, jobSelect+` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, ErrNotFound
 	}

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // prepared keeps the statements of the hottest reads prepared. An
@@ -18,22 +20,59 @@ type prepared struct {
 	stmts map[string]*sqlx.Stmt
 }
 
-// stmt returns query prepared on the pool, preparing it on first use.
+// getPrepared runs a one-row query as a prepared statement into dest. When
+// the statement no longer fits the table (a migration changed a column
+// under a running server: "cached plan must not change result type"), it is
+// dropped, to be prepared afresh next time, and this call runs unprepared.
+func (s *Store) getPrepared(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	err = st.GetContext(ctx, dest, args...)
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "0A000" {
+		s.forget(query, st)
+		return s.db.GetContext(ctx, dest, query, args...)
+	}
+	return err
+}
+
+// stmt returns query prepared on the pool, preparing it on first use. The
+// preparation (a round trip) runs outside the lock, so a slow or absent
+// database holds up only the callers that need it, each within its context.
 func (s *Store) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	s.prepared.mu.Lock()
-	defer s.prepared.mu.Unlock()
-	if st, ok := s.prepared.stmts[query]; ok {
+	st, ok := s.prepared.stmts[query]
+	s.prepared.mu.Unlock()
+	if ok {
 		return st, nil
 	}
 	st, err := s.db.PreparexContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
+	s.prepared.mu.Lock()
+	defer s.prepared.mu.Unlock()
+	if existing, ok := s.prepared.stmts[query]; ok {
+		_ = st.Close() // another caller prepared it first
+		return existing, nil
+	}
 	if s.prepared.stmts == nil {
 		s.prepared.stmts = map[string]*sqlx.Stmt{}
 	}
 	s.prepared.stmts[query] = st
 	return st, nil
+}
+
+// forget drops a statement that no longer fits its tables.
+func (s *Store) forget(query string, st *sqlx.Stmt) {
+	s.prepared.mu.Lock()
+	defer s.prepared.mu.Unlock()
+	if s.prepared.stmts[query] == st {
+		delete(s.prepared.stmts, query)
+		_ = st.Close()
+	}
 }
 
 // closePrepared releases the statements before the pool closes.
