@@ -112,7 +112,7 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 	floorRow := result{
 		name:   "GET job by id: floor (net/http + database/sql), " + label,
 		median: floor.load.latency.median, p99: floor.load.latency.p99, throughput: floor.load.throughput(),
-		note: "bench/floor: the store's query for one job (unprepared: parse, then bind and execute) and encoding/json, " +
+		note: "bench/floor: the store's query for one job, prepared (one round trip), and encoding/json, " +
 			"no authentication; load generator, server and PostgreSQL share the machine's cores. " +
 			floor.note + loadNote(floor.load) + floorRuns,
 	}

@@ -60,6 +60,11 @@ func main() {
 	}
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
+	// Prepared, as the service prepares its reads: one round trip a query.
+	stmt, err := db.Prepare(jobQuery)
+	if err != nil {
+		log.Fatal(err)
+	}
 	http.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 		if err != nil {
@@ -68,7 +73,7 @@ func main() {
 		}
 		var j job
 		var employment, route pq.StringArray
-		err = db.QueryRowContext(r.Context(), jobQuery, *account, id).Scan(&j.ID, &j.ReferenceNumber, &j.Title,
+		err = stmt.QueryRowContext(r.Context(), *account, id).Scan(&j.ID, &j.ReferenceNumber, &j.Title,
 			&j.City, &j.State, &j.PostalCode, &j.DriverType, &j.Preference, &j.FreightType, &j.PayAmountMin,
 			&j.PayAmountMax, &j.PayFrequency, &employment, &route, &j.Description, &j.Requirements,
 			&j.TwicOnly, &j.LicenseClass, &j.Date)
