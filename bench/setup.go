@@ -80,7 +80,7 @@ func setup(ctx context.Context, opts options) (*harness, error) {
 	if h.cluster, err = pglocal.Start(ctx, filepath.Join(h.dir, "pg"), pglocal.Options{Durable: true, MaxConnections: 300}); err != nil {
 		return nil, err
 	}
-	if err := createDatabase(ctx, h.cluster.URL("postgres"), "jobboard"); err != nil {
+	if err := h.cluster.CreateDatabase(ctx, "jobboard"); err != nil {
 		return nil, err
 	}
 	h.dbURL = h.cluster.URL("jobboard")
@@ -263,16 +263,6 @@ func freeAddr() string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-func createDatabase(ctx context.Context, adminURL, name string) error {
-	st, err := store.Open(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	_, err = st.DB().ExecContext(ctx, `CREATE DATABASE `+name)
-	return err
 }
 
 // do sends a request with the account's key and reads the whole answer.

@@ -2,35 +2,17 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"jobboard/gateway"
-	"jobboard/internal/pgtest"
-	"jobboard/server"
 )
 
 // BenchmarkPostJobsREST posts 1,000 unchanged jobs through the REST
 // gateway in-process: what the HTTP path adds to the service's work.
 func BenchmarkPostJobsREST(b *testing.B) {
-	st := pgtest.Store(b)
-	svcs, err := server.NewServices(st, server.Config{RenderCallback: gateway.RenderJSON})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers,
-		Imports: svcs.Imports, Authenticate: svcs.Auth.AuthenticateKey})
-	if err != nil {
-		b.Fatal(err)
-	}
-	creds, err := server.CreateAccount(context.Background(), st, "Bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := newAPI(b)
 	var jobs []map[string]any
 	for i := range 1000 {
 		jobs = append(jobs, map[string]any{"referenceNumber": fmt.Sprintf("B%d", i), "title": "Regional Driver",
@@ -43,9 +25,9 @@ func BenchmarkPostJobsREST(b *testing.B) {
 	body, _ := json.Marshal(jobs)
 	post := func() {
 		req := httptest.NewRequest(http.MethodPost, "/api/v2.0/jobs.json", bytes.NewReader(body))
-		req.SetBasicAuth(creds.APIKey, "")
+		req.SetBasicAuth(a.key, "")
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		a.handler.ServeHTTP(rec, req)
 		if rec.Code != 200 {
 			b.Fatal(rec.Code, rec.Body.String())
 		}

@@ -30,14 +30,15 @@ var fixedNow = time.Date(2026, 11, 2, 14, 5, 9, 0, time.UTC)
 
 // api is a REST gateway over a fresh database with one account.
 type api struct {
-	t     *testing.T
-	url   string
-	key   string
-	store *store.Store
-	acct  int64
+	t       testing.TB
+	handler http.Handler // the gateway, for calls without a network in between
+	url     string
+	key     string
+	store   *store.Store
+	acct    int64
 }
 
-func newAPI(t *testing.T) *api {
+func newAPI(t testing.TB) *api {
 	t.Helper()
 	st := pgtest.Store(t)
 	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
@@ -55,7 +56,7 @@ func newAPI(t *testing.T) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &api{t: t, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID}
+	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID}
 }
 
 // do sends a request with the account's key as HTTP Basic user name.

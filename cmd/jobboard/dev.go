@@ -51,7 +51,7 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		defer cluster.Stop()
-		if err := createDatabase(ctx, cluster.URL("postgres"), "jobboard"); err != nil {
+		if err := cluster.CreateDatabase(ctx, "jobboard"); err != nil {
 			return err
 		}
 		cfg.databaseURL = cluster.URL("jobboard")
@@ -71,22 +71,6 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return serve(ctx, cfg, st, func() { printBanner(stdout, cfg, key, dataDir) })
-}
-
-func createDatabase(ctx context.Context, adminURL, name string) error {
-	st, err := store.Open(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var exists bool
-	if err := st.DB().GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
-		return err
-	}
-	if !exists {
-		_, err = st.DB().ExecContext(ctx, `CREATE DATABASE `+name)
-	}
-	return err
 }
 
 // demoAccount returns the demo account's key, creating the account and its

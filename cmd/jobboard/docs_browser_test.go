@@ -19,10 +19,7 @@ import (
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, p := range []string{os.Getenv("JOBBOARD_CHROMIUM"), "/usr/bin/chromium"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
+		if p != "" && fileExists(p) {
 			return p
 		}
 	}
@@ -36,7 +33,7 @@ func artifactDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("JOBBOARD_TEST_ARTIFACTS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "test-artifacts")
+		dir = filepath.Join(repoRoot(t), "test-artifacts")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

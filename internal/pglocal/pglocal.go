@@ -6,6 +6,7 @@ package pglocal
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/lib/pq"
 )
 
 // Options tune a cluster.
@@ -183,4 +186,24 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// CreateDatabase creates the database name unless it exists already.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) error {
+	db, err := sql.Open("postgres", c.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var exists bool
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("look for database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+pq.QuoteIdentifier(name)); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
 }
