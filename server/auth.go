@@ -8,12 +8,14 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"jobboard/server/keycache"
 	"jobboard/server/store"
 )
 
@@ -56,12 +58,31 @@ type Authenticator struct {
 	// internalOnly holds the full gRPC method prefixes only the internal
 	// token may call (the driver-application intake).
 	internalOnly []string
+	// keys remembers the accounts of keys in use once WatchKeys runs.
+	keys *keycache.Cache
 }
+
+const (
+	// keyCacheTTL bounds how long a key is trusted from memory should its
+	// revocation go unheard (a watch connection that died silently).
+	keyCacheTTL = 30 * time.Second
+	// keyCacheEntries bounds the memory: some 100 bytes a key.
+	keyCacheEntries = 100_000
+)
 
 // NewAuthenticator checks API keys against st. An empty internalToken
 // disables internal access.
 func NewAuthenticator(st *store.Store, internalToken string) *Authenticator {
-	return &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"}}
+	return &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
+		keys: keycache.New(keyCacheTTL, keyCacheEntries)}
+}
+
+// WatchKeys lets the authenticator remember keys in use, for as long as ctx
+// lasts: each key change is heard from the database, so a revoked key still
+// fails on the next request. Without it, every request looks its key up.
+// The returned function waits for the watch to end.
+func (a *Authenticator) WatchKeys(ctx context.Context) (wait func(), err error) {
+	return a.store.WatchKeyChanges(ctx, a.keys)
 }
 
 var errBadCredentials = status.Error(codes.Unauthenticated, "missing or invalid API key")
@@ -71,7 +92,7 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (contex
 	if key == "" {
 		return nil, errBadCredentials
 	}
-	id, err := a.store.AccountIDByKeyHash(ctx, HashAPIKey(key))
+	id, err := a.keys.AccountID(ctx, HashAPIKey(key), a.store.AccountIDByKeyHash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errBadCredentials
 	}

@@ -149,6 +149,10 @@ func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error
 	return usageError{"usage: " + accountsUsage}
 }
 
+// revokeConfirmWithin is how long keys revoke waits for running servers to
+// confirm they forgot the revoked keys.
+const revokeConfirmWithin = 10 * time.Second
+
 const keysUsage = "jobboard keys create --account ID | jobboard keys revoke KEY_PREFIX"
 
 // keysCommand: jobboard keys create --account ID | keys revoke PREFIX.
@@ -181,14 +185,21 @@ func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		return storeCommand{name: "keys revoke", nargs: 1, run: func(ctx context.Context, st *store.Store, rest []string) error {
 			// The prefix as listed, or a whole key (its prefix is taken).
 			prefix := server.KeyPrefix(rest[0])
-			n, err := st.RevokeAPIKeys(ctx, prefix)
+			rev, err := st.RevokeAPIKeys(ctx, prefix, revokeConfirmWithin)
 			if err != nil {
 				return err
 			}
-			if n == 0 {
+			if rev.Revoked == 0 {
 				return fmt.Errorf("no active key with prefix %q", prefix)
 			}
-			return printJSON(stdout, map[string]any{"prefix": prefix, "revoked": n})
+			if rev.Confirmed < rev.Servers {
+				slog.Warn("not every running server confirmed in time that it forgot the key; those that did not drop it within 30 s",
+					"servers", rev.Servers, "confirmed", rev.Confirmed)
+			}
+			return printJSON(stdout, struct {
+				Prefix string `json:"prefix"`
+				store.Revocation
+			}{prefix, rev})
 		}}.exec(ctx, args[1:])
 	case "-h", "--help":
 		fmt.Fprintln(stdout, "Usage: "+keysUsage)

@@ -571,7 +571,7 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.Contains(list, added.Prefix) || !strings.Contains(list, `"name":"Bravo Logistics"`) || strings.Contains(list, added.APIKey) {
 			t.Errorf("accounts list: %s", list)
 		}
-		if out := runCommand(t, env, "keys", "revoke", b.APIKey[:14]); !strings.Contains(out, `"revoked":1`) {
+		if out := runCommand(t, env, "keys", "revoke", b.APIKey[:14]); !strings.Contains(out, `"revoked":1,"servers":1,"confirmed":1`) {
 			t.Errorf("keys revoke printed %q", out)
 		}
 		if code, _, _ := svc.request("basic", b.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
@@ -828,6 +828,22 @@ func TestTwoReplicas(t *testing.T) {
 		t.Errorf("%d jobs, want 20", n)
 	}
 	t.Logf("imports worked per replica: %v", perReplica)
+
+	// Both replicas remember the key from the calls above; once keys revoke
+	// returns, each refuses it on the very next request.
+	for i, r := range replicas {
+		if code, _, _ := r.request("bearer", acct.APIKey, "GET", "/api/v2.0/jobs.json/1", ""); code == 401 {
+			t.Fatalf("replica %d refused the key before it was revoked", i)
+		}
+	}
+	if out := runCommand(t, env, "keys", "revoke", acct.APIKey[:14]); !strings.Contains(out, `"revoked":1,"servers":2,"confirmed":2`) {
+		t.Errorf("keys revoke printed %q, want both replicas confirming", out)
+	}
+	for i, r := range replicas {
+		if code, _, _ := r.request("bearer", acct.APIKey, "GET", "/api/v2.0/jobs.json/1", ""); code != 401 {
+			t.Errorf("replica %d answered %d to the revoked key, want 401", i, code)
+		}
+	}
 }
 
 // TestImportSurvivesSIGKILL: a server killed with SIGKILL while its import

@@ -81,6 +81,11 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
+	waitKeyWatch, err := svcs.Auth.WatchKeys(ctx)
+	if err != nil {
+		return err
+	}
+	defer waitKeyWatch()
 	var shuttingDown atomicBool
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

@@ -133,18 +133,6 @@ func (s *Store) AddAPIKey(ctx context.Context, accountID int64, hash, prefix str
 	})
 }
 
-// RevokeAPIKeys revokes the active keys with the given prefix and returns
-// how many; a revoked key fails the very next request.
-func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = now()
-		WHERE key_prefix = $1 AND revoked_at IS NULL`, prefix)
-	if err != nil {
-		return 0, fmt.Errorf("revoke api keys: %w", err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
 // ActiveKeyCount counts the active keys with a prefix.
 func (s *Store) ActiveKeyCount(ctx context.Context, prefix string) (int, error) {
 	var n int

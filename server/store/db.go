@@ -26,6 +26,8 @@ var (
 type Store struct {
 	db       *sqlx.DB
 	prepared prepared
+	// url is kept for connections outside the pool (WatchKeyChanges).
+	url string
 }
 
 // Open connects to the database at url and checks that it answers.
@@ -45,7 +47,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, url: url}, nil
 }
 
 // Close releases the connection pool.

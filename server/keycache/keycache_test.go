@@ -1,0 +1,105 @@
+package keycache
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// lookups counts the database lookups a test's calls made.
+type lookups struct {
+	n       int
+	account int64
+	err     error
+	during  func() // runs inside the lookup, as a concurrent change would
+}
+
+func (l *lookups) lookup(context.Context, string) (int64, error) {
+	l.n++
+	if l.during != nil {
+		l.during()
+	}
+	return l.account, l.err
+}
+
+func TestAccountID(t *testing.T) {
+	errMissing := errors.New("not found")
+	tests := []struct {
+		name string
+		// setup runs on a new cache; then the key "k" is asked for twice.
+		setup       func(c *Cache, l *lookups, clock *time.Time)
+		between     func(c *Cache, clock *time.Time)
+		wantLookups int
+		wantErr     error
+	}{
+		{name: "watching: the second call is remembered", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() }, wantLookups: 1},
+		{name: "not yet watching: nothing remembered", wantLookups: 2},
+		{name: "watch lost: nothing remembered", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored(); c.WatchLost() }, wantLookups: 2},
+		{name: "watch lost between calls forgets", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
+			between: func(c *Cache, _ *time.Time) { c.WatchLost() }, wantLookups: 2},
+		{name: "watch restored between calls starts afresh", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
+			between: func(c *Cache, _ *time.Time) { c.WatchRestored() }, wantLookups: 2},
+		{name: "key changed between calls is looked up again", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged("k") }, wantLookups: 2},
+		{name: "another key changed: still remembered", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged("other") }, wantLookups: 1},
+		{name: "expired entry is looked up again", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
+			between: func(_ *Cache, clock *time.Time) { *clock = clock.Add(time.Minute) }, wantLookups: 2},
+		{name: "a change during the lookup keeps its answer from being remembered",
+			setup: func(c *Cache, l *lookups, _ *time.Time) {
+				c.WatchRestored()
+				l.during = func() { c.KeyChanged("k"); l.during = nil }
+			}, wantLookups: 2},
+		{name: "a lost watch during the lookup keeps its answer from being remembered",
+			setup: func(c *Cache, l *lookups, _ *time.Time) {
+				c.WatchRestored()
+				l.during = func() { c.WatchLost(); c.WatchRestored(); l.during = nil }
+			}, wantLookups: 2},
+		{name: "errors are not remembered", setup: func(c *Cache, l *lookups, _ *time.Time) { c.WatchRestored(); l.err = errMissing },
+			wantLookups: 2, wantErr: errMissing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+			c := New(30*time.Second, 10)
+			c.now = func() time.Time { return clock }
+			l := &lookups{account: 7}
+			if tt.setup != nil {
+				tt.setup(c, l, &clock)
+			}
+			for i := range 2 {
+				if i == 1 && tt.between != nil {
+					tt.between(c, &clock)
+				}
+				id, err := c.AccountID(context.Background(), "k", l.lookup)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("call %d: error %v, want %v", i, err, tt.wantErr)
+				}
+				if err == nil && id != 7 {
+					t.Fatalf("call %d: account %d, want 7", i, id)
+				}
+			}
+			if l.n != tt.wantLookups {
+				t.Errorf("%d lookups, want %d", l.n, tt.wantLookups)
+			}
+		})
+	}
+}
+
+func TestFullCacheStartsOver(t *testing.T) {
+	c := New(time.Minute, 3)
+	c.WatchRestored()
+	l := &lookups{account: 1}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if _, err := c.AccountID(context.Background(), k, l.lookup); err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() > 3 {
+			t.Fatalf("%d entries after %q, at most 3 allowed", c.Len(), k)
+		}
+	}
+	if c.Len() != 1 {
+		t.Errorf("%d entries after starting over, want 1 (the newest)", c.Len())
+	}
+}

@@ -1,0 +1,224 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+const (
+	// keyChangesChannel carries the hash of every API key row that was
+	// updated or deleted (migration 0006's trigger), at commit.
+	keyChangesChannel = "jobboard_api_keys"
+	// keyAppliedChannel carries "<watcher id> <hash>" from each server once
+	// it has forgotten a changed key, so a revocation can wait for them.
+	keyAppliedChannel = "jobboard_api_keys_applied"
+	// keyWatchAppPrefix starts the application_name of every watcher's
+	// connection: pg_stat_activity then lists the servers that must confirm.
+	keyWatchAppPrefix = "jobboard key watch "
+	// keyWatchPingEvery bounds how long a silently dead listening connection
+	// goes unnoticed: a failed ping drops the connection and the cache.
+	keyWatchPingEvery = 5 * time.Second
+)
+
+// KeyChangeHandler is told about changes to API keys as they commit. It is
+// how a server keeps a cache of keys honest: a key forgotten on KeyChanged
+// is looked up again, and while the watch is lost nothing can be trusted.
+type KeyChangeHandler interface {
+	// KeyChanged reports that the key with this hash was revoked, changed
+	// or deleted.
+	KeyChanged(hash string)
+	// WatchLost reports that changes may go unseen from now on.
+	WatchLost()
+	// WatchRestored reports that every change from now on will be seen.
+	WatchRestored()
+}
+
+// WatchKeyChanges listens for API key changes on a connection of its own
+// and passes them to h until ctx ends. h hears WatchRestored once listening
+// starts, and WatchLost whenever the connection drops or stops answering
+// (then WatchRestored again when it is back). Each change is confirmed on
+// keyAppliedChannel after h has heard it. The returned function waits for
+// the watch to end.
+func (s *Store) WatchKeyChanges(ctx context.Context, h KeyChangeHandler) (wait func(), err error) {
+	id := randomHex(8)
+	dsn, err := withApplicationName(s.url, keyWatchAppPrefix+id)
+	if err != nil {
+		return nil, err
+	}
+	l := pq.NewListener(dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		switch ev {
+		case pq.ListenerEventDisconnected:
+			slog.Warn("api key watch lost; keys are looked up on every request until it is back", "error", err)
+			h.WatchLost()
+		case pq.ListenerEventReconnected:
+			// The reconnect listened on the channel again before this event.
+			slog.Info("api key watch restored")
+			h.WatchRestored()
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer l.Close()
+		// Listen waits for a connection: in here, a database that is down at
+		// start delays the cache, not the server.
+		if err := l.Listen(keyChangesChannel); err != nil {
+			slog.Error("api key watch not started; keys are looked up on every request", "error", err)
+			return
+		}
+		h.WatchRestored()
+		ping := time.NewTicker(keyWatchPingEvery)
+		defer ping.Stop()
+		pingFailed := false
+		for {
+			select {
+			case <-ctx.Done():
+				h.WatchLost()
+				return
+			case <-ping.C:
+				// A failed ping means the connection may have died without
+				// a word: nothing remembered may be used until a ping on a
+				// live connection (or a reconnect) shows the watch is back.
+				err := l.Ping()
+				if err != nil && !pingFailed {
+					h.WatchLost()
+				} else if err == nil && pingFailed {
+					h.WatchRestored()
+				}
+				pingFailed = err != nil
+			case n, ok := <-l.Notify:
+				if !ok {
+					h.WatchLost()
+					return
+				}
+				if n == nil { // a reconnect: WatchRestored has been heard
+					continue
+				}
+				h.KeyChanged(n.Extra)
+				s.confirmKeyChange(ctx, id, n.Extra)
+			}
+		}
+	}()
+	return func() { <-done }, nil
+}
+
+// confirmKeyChange tells a waiting revocation that this server has
+// forgotten the key. A confirmation that cannot be sent only makes the
+// revocation wait for its timeout; the key is forgotten either way.
+func (s *Store) confirmKeyChange(ctx context.Context, watcherID, hash string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, keyAppliedChannel, watcherID+" "+hash); err != nil {
+		slog.Warn("confirm api key change", "error", err)
+	}
+}
+
+// Revocation is what RevokeAPIKeys did.
+type Revocation struct {
+	// Revoked is the number of keys revoked.
+	Revoked int `json:"revoked"`
+	// Servers is the number of servers watching for key changes when the
+	// revocation committed; Confirmed, how many of them confirmed having
+	// forgotten every revoked key in time.
+	Servers   int `json:"servers"`
+	Confirmed int `json:"confirmed"`
+}
+
+// RevokeAPIKeys revokes the active keys with the given prefix, then waits
+// up to confirmWithin for every running server to confirm it has forgotten
+// them, so that once it returns the next request with such a key fails on
+// any server. A server that does not confirm in time (it lost its database
+// connection, say) is not trusting its cache anyway, or drops the entry
+// when it expires; Confirmed < Servers tells the operator.
+func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string, confirmWithin time.Duration) (Revocation, error) {
+	// Listening starts before the revocation commits, so no confirmation
+	// can arrive unheard.
+	acks := pq.NewListener(s.url, 100*time.Millisecond, time.Second, nil)
+	defer acks.Close()
+	if err := acks.Listen(keyAppliedChannel); err != nil {
+		return Revocation{}, fmt.Errorf("listen for confirmations: %w", err)
+	}
+	var hashes []string
+	err := s.db.SelectContext(ctx, &hashes, `UPDATE api_keys SET revoked_at = now()
+		WHERE key_prefix = $1 AND revoked_at IS NULL RETURNING key_hash`, prefix)
+	if err != nil {
+		return Revocation{}, fmt.Errorf("revoke api keys: %w", err)
+	}
+	rev := Revocation{Revoked: len(hashes)}
+	if len(hashes) == 0 {
+		return rev, nil
+	}
+	// The servers listening now heard the change; one that starts
+	// listening later begins with nothing remembered.
+	var watchers []string
+	if err := s.db.SelectContext(ctx, &watchers, `SELECT substr(application_name, $1) FROM pg_stat_activity
+		WHERE datname = current_database() AND starts_with(application_name, $2)`,
+		len(keyWatchAppPrefix)+1, keyWatchAppPrefix); err != nil {
+		return rev, fmt.Errorf("list servers watching keys: %w", err)
+	}
+	rev.Servers = len(watchers)
+	pending := map[string]int{} // watcher id -> revoked keys not yet confirmed
+	for _, w := range watchers {
+		pending[w] = len(hashes)
+	}
+	revoked := map[string]bool{}
+	for _, h := range hashes {
+		revoked[h] = true
+	}
+	timeout := time.NewTimer(confirmWithin)
+	defer timeout.Stop()
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return rev, ctx.Err()
+		case <-timeout.C:
+			return rev, nil
+		case n := <-acks.Notify:
+			if n == nil {
+				continue
+			}
+			w, h, _ := strings.Cut(n.Extra, " ")
+			if left, ok := pending[w]; ok && revoked[h] {
+				if left == 1 {
+					delete(pending, w)
+					rev.Confirmed++
+				} else {
+					pending[w] = left - 1
+				}
+			}
+		}
+	}
+	return rev, nil
+}
+
+// withApplicationName sets the application_name of a lib/pq connection
+// string, in URL or key=value form.
+func withApplicationName(dsn, name string) (string, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", errors.New("database url: not a valid URL")
+		}
+		q := u.Query()
+		q.Set("application_name", name)
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	// In key=value form a later setting wins.
+	return dsn + " application_name='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(name) + "'", nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
