@@ -65,10 +65,10 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 		load loadResult
 		note string
 	}
-	var floors, rests, grpcs []run
-	var grpcErr error
+	var floors, grpcFloors, rests, grpcs []run
+	var grpcErr, grpcFloorErr error
 	for rep := range reps {
-		floorBase, stopFloor, err := startFloor(ctx, h, a.ID)
+		floorBase, floorGRPC, stopFloor, err := startFloor(ctx, h, a.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -78,8 +78,14 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 			return nil, fmt.Errorf("floor: %w", err)
 		}
 		floor, floorCPU := httpIDLoad(ctx, floorTarget, "/jobs/", ids, warm, d)
-		stopFloor()
 		floors = append(floors, run{floor, floorCPU})
+		grpcFloor, notes, err := ghzIDLoad(ctx, h, floorGRPC, "", ids, warm, d)
+		stopFloor()
+		if err != nil {
+			grpcFloorErr = err
+		} else {
+			grpcFloors = append(grpcFloors, run{grpcFloor, notes})
+		}
 
 		waitProfile := func() {}
 		if rep == 0 {
@@ -92,7 +98,7 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 		if rep == 0 {
 			waitProfile = h.profile(ctx, "retrieve-grpc", d/2)
 		}
-		grpcRes, notes, err := ghzIDLoad(ctx, h, a, ids, warm, d)
+		grpcRes, notes, err := ghzIDLoad(ctx, h, h.server.grpcAddr, a.APIKey, ids, warm, d)
 		waitProfile()
 		if err != nil {
 			grpcErr = err
@@ -138,7 +144,25 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 		grpcRow.note = g.note + loadNote(g.load) + grpcRuns
 		grpcRow = compareToFloor(grpcRow, 0.9, g.load, floor.load)
 	}
-	return []result{floorRow, restRow, grpcRow}, nil
+	// The same call on a bare grpc-go server, loaded by the same ghz: what
+	// gRPC and its client cost on this machine before the service adds
+	// anything. Not judged; it explains the gRPC row.
+	grpcFloorRow := result{name: "GetJob: gRPC floor (grpc-go + database/sql, ghz), " + label}
+	if len(grpcFloors) == 0 {
+		grpcFloorRow.note = "not measured: " + grpcFloorErr.Error()
+	} else {
+		gf, gfRuns := medianRun(grpcFloors)
+		grpcFloorRow.median, grpcFloorRow.p99, grpcFloorRow.throughput = gf.load.latency.median, gf.load.latency.p99, gf.load.throughput()
+		grpcFloorRow.note = "bench/floor's gRPC listener: JobService/GetJob alone, the same prepared query, no " +
+			"interceptors or authentication. " + gf.note + loadNote(gf.load) + gfRuns
+		if floor.load.throughput() > 0 {
+			grpcFloorRow.note += fmt.Sprintf(" It reaches %.2fx of the HTTP floor.", gf.load.throughput()/floor.load.throughput())
+		}
+		if len(grpcs) > 0 && gf.load.throughput() > 0 {
+			grpcRow.note += fmt.Sprintf(" Against the gRPC floor (the same client): %.2fx.", grpcRow.throughput/gf.load.throughput())
+		}
+	}
+	return []result{floorRow, grpcFloorRow, restRow, grpcRow}, nil
 }
 
 // compareToFloor fills in the ratio and the verdict: the throughput target
@@ -177,31 +201,31 @@ func activeJobIDs(ctx context.Context, h *harness, a account) ([]int64, error) {
 	return ids, nil
 }
 
-// startFloor runs the floor server for the account and returns its base URL
-// and a function that stops it.
-func startFloor(ctx context.Context, h *harness, accountID int64) (string, func(), error) {
+// startFloor runs the floor server for the account and returns its base URL,
+// its gRPC address and a function that stops it.
+func startFloor(ctx context.Context, h *harness, accountID int64) (httpBase, grpcAddr string, stop func(), err error) {
 	logs, err := os.Create(filepath.Join(h.dir, "floor.log"))
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
-	cmd := exec.Command(filepath.Join(h.binDir, "floor"), "-addr", "127.0.0.1:0",
+	cmd := exec.Command(filepath.Join(h.binDir, "floor"), "-addr", "127.0.0.1:0", "-grpc-addr", "127.0.0.1:0",
 		"-database-url", h.dbURL, "-account", strconv.FormatInt(accountID, 10))
 	cmd.Stderr = logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logs.Close()
-		return "", nil, err
+		return "", "", nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		logs.Close()
-		return "", nil, fmt.Errorf("start floor: %w", err)
+		return "", "", nil, fmt.Errorf("start floor: %w", err)
 	}
-	stop := func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		logs.Close()
 	}
-	// The floor prints its address once it listens; a floor that dies
+	// The floor prints its addresses once it listens; a floor that dies
 	// before that closes stdout, which ends the wait.
 	line := make(chan string, 1)
 	go func() {
@@ -213,19 +237,20 @@ func startFloor(ctx context.Context, h *harness, accountID int64) (string, func(
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case addr, ok := <-line:
-		if !ok || addr == "" {
+	case addrs, ok := <-line:
+		httpAddr, grpcAddr, found := strings.Cut(strings.TrimSpace(addrs), " ")
+		if !ok || !found {
 			stop()
 			log, _ := os.ReadFile(logs.Name())
-			return "", nil, fmt.Errorf("floor exited before listening: %.500s", log)
+			return "", "", nil, fmt.Errorf("floor exited before listening: %.500s", log)
 		}
-		return "http://" + strings.TrimSpace(addr), stop, nil
+		return "http://" + httpAddr, grpcAddr, stop, nil
 	case <-time.After(30 * time.Second):
 		stop()
-		return "", nil, errors.New("floor did not print its address within 30 s")
+		return "", "", nil, errors.New("floor did not print its addresses within 30 s")
 	case <-ctx.Done():
 		stop()
-		return "", nil, ctx.Err()
+		return "", "", nil, ctx.Err()
 	}
 }
 
@@ -355,7 +380,7 @@ type ghzReport struct {
 // that ended after the warm-up, so its figures, like the HTTP runs', come
 // from connections that were already open and in use. It returns the run
 // and a note on how ghz was set up.
-func ghzIDLoad(ctx context.Context, h *harness, a account, ids []int64, warm, d time.Duration) (loadResult, string, error) {
+func ghzIDLoad(ctx context.Context, h *harness, addr, apiKey string, ids []int64, warm, d time.Duration) (loadResult, string, error) {
 	bin, err := filepath.Abs(ghzPath)
 	if err != nil {
 		return loadResult{}, "", err
@@ -375,7 +400,11 @@ func ghzIDLoad(ctx context.Context, h *harness, a account, ids []int64, warm, d 
 	for i, id := range ids {
 		msgs[i] = map[string]int64{"id": id}
 	}
-	files := map[string]any{"data.json": msgs, "metadata.json": map[string]string{"authorization": "Bearer " + a.APIKey}}
+	md := map[string]string{}
+	if apiKey != "" {
+		md["authorization"] = "Bearer " + apiKey
+	}
+	files := map[string]any{"data.json": msgs, "metadata.json": md}
 	for name, v := range files {
 		b, _ := json.Marshal(v)
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -394,7 +423,7 @@ func ghzIDLoad(ctx context.Context, h *harness, a account, ids []int64, warm, d 
 		"--disable-template-functions", "--disable-template-data",
 		"-c", strconv.Itoa(retrieveConns), "--connections", strconv.Itoa(retrieveConns),
 		"-z", (warm + d).String(), "--duration-stop", "ignore",
-		"--format", "json", "-o", out, h.server.grpcAddr,
+		"--format", "json", "-o", out, addr,
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -413,8 +442,12 @@ func ghzIDLoad(ctx context.Context, h *harness, a account, ids []int64, warm, d 
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return loadResult{}, "", fmt.Errorf("read ghz report: %w", err)
 	}
-	note := fmt.Sprintf("ghz %s, %d workers on %d HTTP/2 connections (one each), reflection, Bearer key. %s",
-		strings.TrimPrefix(ghzVersion, "v"), retrieveConns, retrieveConns, cpuNote(ghzCPU, wall))
+	auth := "Bearer key"
+	if apiKey == "" {
+		auth = "no key"
+	}
+	note := fmt.Sprintf("ghz %s, %d workers on %d HTTP/2 connections (one each), reflection, %s. %s",
+		strings.TrimPrefix(ghzVersion, "v"), retrieveConns, retrieveConns, auth, cpuNote(ghzCPU, wall))
 	if uint64(len(rep.Details)) < rep.Count || len(rep.Details) == 0 {
 		// ghz keeps at most a million calls' details: fall back on its own
 		// summary, which includes the warm-up.

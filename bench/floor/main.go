@@ -3,10 +3,17 @@
 // the service runs, with net/http and database/sql, and writes the row as
 // JSON with encoding/json; no authentication, no gateway, no gRPC.
 //
-//	floor -addr 127.0.0.1:0 -database-url URL -account ID
+// It also serves the least a grpc-go server can do for the same call,
+// jobboard.v2.JobService/GetJob with the same query and no interceptors,
+// so that gRPC can be compared with a floor loaded by the same client (ghz).
+//
+//	floor -addr 127.0.0.1:0 -grpc-addr 127.0.0.1:0 -database-url URL -account ID
+//
+// It prints "HTTP_ADDR GRPC_ADDR" on its first line once it listens.
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -19,6 +26,12 @@ import (
 	"strconv"
 
 	"github.com/lib/pq"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
 )
 
 // The service's query for one job (server/store/jobs.go), column for column.
@@ -49,8 +62,44 @@ type job struct {
 	LicenseClass    *string `json:"licenseClass"`
 }
 
+// readJob runs the query for one job.
+func readJob(ctx context.Context, stmt *sql.Stmt, account, id int64) (job, []string, []string, error) {
+	var j job
+	var employment, route pq.StringArray
+	err := stmt.QueryRowContext(ctx, account, id).Scan(&j.ID, &j.ReferenceNumber, &j.Title,
+		&j.City, &j.State, &j.PostalCode, &j.DriverType, &j.Preference, &j.FreightType, &j.PayAmountMin,
+		&j.PayAmountMax, &j.PayFrequency, &employment, &route, &j.Description, &j.Requirements,
+		&j.TwicOnly, &j.LicenseClass, &j.Date)
+	return j, employment, route, err
+}
+
+// grpcFloor answers GetJob and nothing else.
+type grpcFloor struct {
+	jobboardv2.UnimplementedJobServiceServer
+	stmt    *sql.Stmt
+	account int64
+}
+
+func (f *grpcFloor) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (*jobboardv2.GetJobResponse, error) {
+	j, employment, route, err := readJob(ctx, f.stmt, f.account, req.GetId())
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, status.Error(codes.NotFound, "not found")
+	}
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &jobboardv2.GetJobResponse{Job: &jobboardv2.Job{
+		Id: j.ID, Date: j.Date, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
+		State: j.State, PostalCode: j.PostalCode, DriverType: j.DriverType, Preference: j.Preference,
+		FreightType: j.FreightType, PayAmountMin: j.PayAmountMin, PayAmountMax: j.PayAmountMax,
+		PayFrequency: j.PayFrequency, EmploymentType: employment, RouteType: route,
+		Description: j.Description, Requirements: j.Requirements, TwicOnly: j.TwicOnly, LicenseClass: j.LicenseClass,
+	}}, nil
+}
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	grpcAddr := flag.String("grpc-addr", "127.0.0.1:0", "gRPC listen address")
 	dbURL := flag.String("database-url", "", "PostgreSQL URL")
 	account := flag.Int64("account", 0, "the account whose jobs are served")
 	flag.Parse()
@@ -71,12 +120,7 @@ func main() {
 			http.Error(w, "bad id", http.StatusBadRequest)
 			return
 		}
-		var j job
-		var employment, route pq.StringArray
-		err = stmt.QueryRowContext(r.Context(), *account, id).Scan(&j.ID, &j.ReferenceNumber, &j.Title,
-			&j.City, &j.State, &j.PostalCode, &j.DriverType, &j.Preference, &j.FreightType, &j.PayAmountMin,
-			&j.PayAmountMax, &j.PayFrequency, &employment, &route, &j.Description, &j.Requirements,
-			&j.TwicOnly, &j.LicenseClass, &j.Date)
+		j, employment, route, err := readJob(r.Context(), stmt, *account, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			http.NotFound(w, r)
 			return
@@ -99,7 +143,16 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// The harness reads the address it should call from the first line.
-	fmt.Fprintln(os.Stdout, l.Addr().String())
+	gl, err := net.Listen("tcp", *grpcAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Reflection, because ghz finds the method that way on the service too.
+	gs := grpc.NewServer()
+	jobboardv2.RegisterJobServiceServer(gs, &grpcFloor{stmt: stmt, account: *account})
+	reflection.Register(gs)
+	go func() { log.Fatal(gs.Serve(gl)) }()
+	// The harness reads the addresses it should call from the first line.
+	fmt.Fprintln(os.Stdout, l.Addr().String(), gl.Addr().String())
 	log.Fatal(http.Serve(l, nil))
 }
