@@ -248,7 +248,7 @@ func driverCases(ctx context.Context, h *harness, a account) ([]driverCase, erro
 		{"first_name", "first_name_lower", []string{"first_name", firstName}},
 		{"last_name", "last_name_lower", []string{"last_name", lastName}},
 		{"has_job_apps", "has_job_apps", []string{"has_job_apps", "1"}},
-		{"job_title", "title", []string{"job_title", jobTitle}},
+		{"job_title", "job_title_lower", []string{"job_title", jobTitle}},
 		{"lives_within_radius", "latitude", []string{"lives_within_radius", strconv.Itoa(driversRadius), "lives_within_zip", zip}},
 		{"min_experience", "experience", []string{"min_experience", strconv.FormatFloat(snapExperience(experience), 'f', -1, 64)}},
 		{"phone", "phone_digits", []string{"phone", person.Phone}},

@@ -482,3 +482,58 @@ func TestDriverListQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestJobTitleFollowsRenamedJobs: the job_title filter reads the title each
+// job application carries, which must follow its job when a post renames
+// it (an upsert), and ignore a post that only changes the title's case.
+func TestJobTitleFollowsRenamedJobs(t *testing.T) {
+	f := newDriversFixture(t)
+	jobs := NewJobService(f.st, nowFunc)
+	names := func(title string) []string {
+		t.Helper()
+		for _, req := range []*jobboardv2.ListDriversRequest{{JobTitle: title}, {JobTitle: title, MinExperience: "0", Sort: "name"}} {
+			resp, err := f.drivers.ListDrivers(f.ctxA, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, d := range resp.Drivers {
+				got = append(got, d.FirstName)
+			}
+			if int64(len(got)) != resp.TotalCount {
+				t.Errorf("%v: %d drivers listed of %d", req, len(got), resp.TotalCount)
+			}
+			if req.MinExperience == "" {
+				return got
+			}
+		}
+		return nil
+	}
+	rename := func(ref, title string) {
+		t.Helper()
+		j := input(ref)
+		j.Title = &title
+		if _, err := jobs.PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{j, input("J9")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := names("OTR Driver"); !slices.Equal(got, []string{"Ann"}) {
+		t.Fatalf("before the rename: %v", got)
+	}
+	rename("J1", "Regional Driver")
+	if got := names("OTR Driver"); len(got) != 0 {
+		t.Errorf("the old title still lists %v", got)
+	}
+	if got := names("regional driver"); !slices.Equal(got, []string{"Ann"}) {
+		t.Errorf("the new title lists %v, want Ann", got)
+	}
+	rename("J1", "REGIONAL driver")
+	if got := names("Regional Driver"); !slices.Equal(got, []string{"Ann"}) {
+		t.Errorf("after a change of case: %v, want Ann", got)
+	}
+	var stale int
+	if err := f.st.DB().Get(&stale, `SELECT count(*) FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
+		WHERE ja.job_title_lower <> lower(j.title)`); err != nil || stale != 0 {
+		t.Errorf("%d job applications carry a title their job no longer has (%v)", stale, err)
+	}
+}

@@ -120,11 +120,10 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 		add("a.has_job_apps = ?", *f.HasJobApps)
 	}
 	if f.JobTitle != "" {
-		// Uncorrelated, so it runs once: the account's jobs with that title,
-		// then who applied to them.
+		// Uncorrelated, so it runs once: who applied to a job of that
+		// title, from one range of job_applications_title_idx.
 		add(`a.driver_id = ANY (ARRAY(SELECT ja.driver_id FROM job_applications ja
-			WHERE ja.account_id = $1 AND ja.job_id = ANY (ARRAY(
-				SELECT j.id FROM jobs j WHERE j.account_id = $1 AND lower(j.title) = lower(?)))))`, f.JobTitle)
+			WHERE ja.account_id = $1 AND ja.job_title_lower = lower(?)))`, f.JobTitle)
 	}
 	if r := f.Radius; r != nil {
 		// A bounding box an index can use, then the exact great-circle test.
@@ -192,13 +191,10 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 	if jobTitleAlone(accountID, f) {
 		// Every job application has its driver's application to the same
 		// account (a foreign key), so the applicants are counted in
-		// job_applications alone, without a probe of applications per
-		// match. The job ids are an array so the plan reads the job index
-		// once per job: the planner guesses too few applications per title
-		// and would otherwise hash all of the account's.
+		// job_applications alone, from the index, without a probe of
+		// applications per match.
 		count = Query{SQL: `SELECT count(DISTINCT ja.driver_id) FROM job_applications ja
-			WHERE ja.account_id = $1
-			  AND ja.job_id = ANY (ARRAY(SELECT j.id FROM jobs j WHERE j.account_id = $1 AND lower(j.title) = lower($2)))`,
+			WHERE ja.account_id = $1 AND ja.job_title_lower = lower($2)`,
 			Args: []any{accountID, f.JobTitle}}
 	}
 	// Page on applications alone, then read the page's 100 or so drivers:
@@ -213,6 +209,23 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 		}
 	}
 	pageArgs := append(append([]any{}, args...), f.Limit, f.Offset)
+	if jobTitleAlone(accountID, f) && (f.Sort == "" || f.Sort == "id") {
+		// In id order the page is the title's first applicants, in the
+		// index's own order: only the page's rows are read, whatever the
+		// number of matches.
+		page = Query{SQL: `
+		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
+		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps
+		  FROM (SELECT DISTINCT ja.driver_id
+		          FROM job_applications ja
+		         WHERE ja.account_id = $1 AND ja.job_title_lower = lower($2)
+		         ORDER BY ` + strings.ReplaceAll(order, "a.", "ja.") + `
+		         LIMIT $3 OFFSET $4) ja
+		  JOIN applications a ON a.account_id = $1 AND a.driver_id = ja.driver_id
+		  JOIN drivers d ON d.id = a.driver_id
+		 ORDER BY ` + order, Args: []any{accountID, f.JobTitle, f.Limit, f.Offset}}
+		return page, count
+	}
 	page = Query{SQL: `
 		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
 		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps

@@ -249,9 +249,10 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 	for i, c := range created {
 		createdText[i] = c.UTC().Format(time.RFC3339Nano)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at)
-		SELECT $1, $2, u.job_id, u.direct, u.created::timestamptz
+	if _, err := tx.ExecContext(ctx, `INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
+		SELECT $1, $2, u.job_id, u.direct, u.created::timestamptz, lower(j.title)
 		  FROM unnest($3::bigint[], $4::boolean[], $5::text[]) AS u(job_id, direct, created)
+		  JOIN jobs j ON j.id = u.job_id
 		ON CONFLICT (driver_id, job_id) DO UPDATE SET is_direct_app = EXCLUDED.is_direct_app, created_at = EXCLUDED.created_at`,
 		accountID, driverID, pq.Array(jobIDs), pq.Array(direct), pq.Array(createdText)); err != nil {
 		return fmt.Errorf("save job applications: %w", err)
@@ -328,8 +329,8 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at)
-			SELECT $1, d.id, j.id, u.direct, u.created
+			INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
+			SELECT $1, d.id, j.id, u.direct, u.created, lower(j.title)
 			  FROM unnest($2::text[], $3::text[], $4::boolean[], $5::timestamptz[]) AS u(email, ref, direct, created)
 			  JOIN drivers d ON d.email_key = u.email
 			  JOIN jobs j ON j.account_id = $1 AND j.reference_number = u.ref
