@@ -16,19 +16,24 @@ DROP INDEX job_applications_job_driver_idx;
 DROP INDEX jobs_title_idx;
 CREATE INDEX job_applications_job_idx ON job_applications (job_id);
 
--- One statement for a whole upsert's changed titles (transition tables),
--- touching only the applications of jobs whose title really changed.
+-- One statement for a whole upsert's rows (a transition table of the new
+-- rows only: the old ones would be copied too, descriptions and all). The
+-- comparison is with the title the applications carry, and the ids come as
+-- an array so the plan probes job_applications_job_idx per job instead of
+-- hashing every job application; an upsert that renames nothing writes
+-- nothing.
 CREATE FUNCTION follow_job_titles() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE job_applications ja SET job_title_lower = lower(n.title)
-      FROM new_jobs n JOIN old_jobs o ON o.id = n.id
-     WHERE ja.job_id = n.id AND lower(o.title) <> lower(n.title);
+    UPDATE job_applications ja SET job_title_lower = n.title_lower
+      FROM (SELECT id, lower(title) AS title_lower FROM new_jobs) n
+     WHERE ja.job_id = ANY (ARRAY(SELECT id FROM new_jobs))
+       AND ja.job_id = n.id AND ja.job_title_lower <> n.title_lower;
     RETURN NULL;
 END;
 $$;
 
 CREATE TRIGGER jobs_title_followed
     AFTER UPDATE ON jobs
-    REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs
+    REFERENCING NEW TABLE AS new_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION follow_job_titles();
