@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -92,6 +95,18 @@ func writeError(w http.ResponseWriter, r *http.Request, e apiError) {
 
 // handleError is the gateway's error handler for failed calls.
 func handleError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	writeStatusError(ctx, w, r, err)
+}
+
+// writeStatusError writes a service error, with a Retry-After header when
+// the service said how long to wait (a RetryInfo detail: rate limiting).
+func writeStatusError(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
+	for _, d := range status.Convert(err).Details() {
+		if info, ok := d.(*errdetails.RetryInfo); ok && info.GetRetryDelay() != nil {
+			secs := max(1, int(math.Ceil(info.GetRetryDelay().AsDuration().Seconds())))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+	}
 	writeError(w, r, fromStatus(ctx, err))
 }
 

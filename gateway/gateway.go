@@ -103,7 +103,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			}
 		}
 		if err != nil {
-			writeError(w, r, fromStatus(r.Context(), err))
+			writeStatusError(r.Context(), w, r, err)
 			return
 		}
 		if apiErr := checkParams(r, params); apiErr != nil {

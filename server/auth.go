@@ -10,12 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"jobboard/server/keycache"
+	"jobboard/server/ratelimit"
 	"jobboard/server/store"
 )
 
@@ -60,6 +63,8 @@ type Authenticator struct {
 	internalOnly []string
 	// keys remembers the accounts of keys in use once WatchKeys runs.
 	keys *keycache.Cache
+	// limiter gives each API key its own request rate; nil is no limit.
+	limiter *ratelimit.Limiter
 }
 
 const (
@@ -92,14 +97,30 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (contex
 	if key == "" {
 		return nil, errBadCredentials
 	}
-	id, err := a.keys.AccountID(ctx, HashAPIKey(key), a.store.AccountIDByKeyHash)
+	hash := HashAPIKey(key)
+	id, err := a.keys.AccountID(ctx, hash, a.store.AccountIDByKeyHash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errBadCredentials
 	}
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
+	if ok, wait := a.limiter.Allow(hash); !ok {
+		return nil, rateLimited(a.limiter, wait)
+	}
 	return ContextWithCaller(ctx, Caller{AccountID: id}), nil
+}
+
+// rateLimited is ResourceExhausted with the wait in a RetryInfo detail,
+// which the REST gateway turns into 429 and Retry-After.
+func rateLimited(l *ratelimit.Limiter, wait time.Duration) error {
+	secs := ratelimit.RetryAfterSeconds(wait)
+	st := status.Newf(codes.ResourceExhausted,
+		"rate limit: an API key may make %g requests a second, %d at once; retry after %d s", l.PerSecond(), l.Burst(), secs)
+	if withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}); err == nil {
+		st = withInfo
+	}
+	return st.Err()
 }
 
 // AuthenticateGRPC reads `authorization: Bearer ...` metadata. It is the

@@ -22,6 +22,7 @@ import (
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/internal/metrics"
 	"jobboard/server/descriptors"
+	"jobboard/server/ratelimit"
 	"jobboard/server/store"
 	"jobboard/server/webhook"
 )
@@ -69,6 +70,10 @@ type Config struct {
 	// RenderCallback writes a callback body, the JSON the REST API gives for
 	// retrieving the import. It is required for callbacks to be sent.
 	RenderCallback func(proto.Message) ([]byte, error)
+	// RateLimit is the requests a second each API key may make on average,
+	// RateBurst how many at once; RateLimit <= 0 means no limit.
+	RateLimit float64
+	RateBurst int
 	// Metrics receives the gRPC, import, callback, queue and database pool
 	// metrics; nil means none are kept.
 	Metrics *metrics.Metrics
@@ -88,6 +93,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
 	}
+	s.Auth.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst)
 	schedule := cfg.CallbackRetrySchedule
 	if len(schedule) == 0 {
 		schedule = DefaultCallbackRetrySchedule

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -24,6 +25,8 @@ type config struct {
 	callbackSchedule     string
 	importRescueAfter    string
 	debugAddr            string
+	rateLimit            string
+	rateBurst            string
 }
 
 // setting registers a string flag whose default comes from env, and names
@@ -51,6 +54,10 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
 	setting(fs, &c.importRescueAfter, "import-rescue-after", "JOBBOARD_IMPORT_RESCUE_AFTER", "10m",
 		"how long an import may stay running before another replica takes it over (its worker is presumed dead)")
+	setting(fs, &c.rateLimit, "rate-limit", "JOBBOARD_RATE_LIMIT", "50",
+		"requests a second each API key may make on average; 0: no limit")
+	setting(fs, &c.rateBurst, "rate-burst", "JOBBOARD_RATE_BURST", "100",
+		"requests an API key may make at once before the rate applies")
 	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
 		"listen address of Go's profiler (/debug/pprof/), such as 127.0.0.1:6060; empty: off. Keep it private")
 }
@@ -75,6 +82,14 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil || rescue < 2*time.Second {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_IMPORT_RESCUE_AFTER: %q is not a Go duration of at least 2s", c.importRescueAfter)}
 	}
+	rateLimit, err := strconv.ParseFloat(c.rateLimit, 64)
+	if err != nil || rateLimit < 0 || math.IsInf(rateLimit, 0) || math.IsNaN(rateLimit) {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_RATE_LIMIT: %q is not a number of requests a second (0 or more)", c.rateLimit)}
+	}
+	rateBurst, err := strconv.Atoi(c.rateBurst)
+	if err != nil || rateBurst < 1 {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_RATE_BURST: %q is not a whole number of requests (1 or more)", c.rateBurst)}
+	}
 	_, restPort, err := net.SplitHostPort(c.httpAddr)
 	if err != nil {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_HTTP_ADDR: %q is not a host:port address such as :8080", c.httpAddr)}
@@ -87,6 +102,8 @@ func (c *config) serverConfig() (server.Config, error) {
 		AllowPrivateCallbacks:   allow,
 		CallbackRetrySchedule:   schedule,
 		RenderCallback:          gateway.RenderJSON,
+		RateLimit:               rateLimit,
+		RateBurst:               rateBurst,
 	}, nil
 }
 
