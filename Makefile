@@ -27,8 +27,16 @@ docs-assets:
 	@scripts/fetch-swagger-ui.sh
 
 .PHONY: test
-test: postgres docs-assets chromium ## run every test against a throwaway PostgreSQL cluster
+test: postgres docs-assets chromium ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
 	$(GO) run ./internal/cmd/withpg $(GO) test -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=3s
+
+# How long make fuzz runs each target.
+FUZZTIME ?= 2m
+
+.PHONY: fuzz
+fuzz: postgres docs-assets ## run each fuzz target for FUZZTIME (default 2m) against a throwaway PostgreSQL cluster
+	$(GO) run ./internal/cmd/withpg scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
 bench: postgres docs-assets tools ## measure every scenario against its floor; report in bench/results/

@@ -214,7 +214,9 @@ func xmlError(err error) error {
 	var syntax *xml.SyntaxError
 	switch {
 	case errors.As(err, &syntax):
-		return fmt.Errorf("malformed XML at line %d: %s", syntax.Line, syntax.Msg)
+		// The parser quotes the bytes it stumbled on, which need not be
+		// UTF-8; a message must be.
+		return fmt.Errorf("malformed XML at line %d: %s", syntax.Line, strings.ToValidUTF8(syntax.Msg, "\uFFFD"))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("malformed XML: the body ends too soon")
 	case strings.Contains(err.Error(), "CharsetReader"):

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/pgtest"
+)
+
+// TestTenantIsolationSweep: account B, holding account A's ids, reference
+// numbers and import id, calls every REST route and every gRPC method with
+// its own key (and the internal token acting for B). Each answer is a 404,
+// a missingErrors entry or a list without A's records; no answer carries
+// A's data; and A's records read the same afterwards. The gRPC methods are
+// taken from the registered descriptors, so a new method without a case
+// fails the test.
+func TestTenantIsolationSweep(t *testing.T) {
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	a := createAccount(t, env, "Alpha")
+	b := createAccount(t, env, "Bravo")
+	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true"))
+
+	// A's records: a job, an applicant who applied to it, an import.
+	const secretTitle, secretEmail = "Alpha Secret Route", "alpha.only@example.com"
+	code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json",
+		`[{"referenceNumber":"ALPHA1","title":"`+secretTitle+`","state":"TX","driverType":"Student","freightType":"Box","description":"x"}]`)
+	if code != 200 || !strings.Contains(body, `"added":1`) {
+		t.Fatalf("A's post: %d %s", code, body)
+	}
+	var jobs []struct{ ID int64 }
+	_, _, body = svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+	if err := json.Unmarshal([]byte(body), &jobs); err != nil || len(jobs) != 1 {
+		t.Fatalf("A's jobs: %s", body)
+	}
+	jobID := jobs[0].ID
+	file := filepath.Join(t.TempDir(), "drivers.json")
+	app := `[{"first_name":"Al","last_name":"Pha","address":"1 A St","city":"Omaha","state":"NE","zip":"68102",
+		"email":"` + secretEmail + `","phone":"4025550100","driver_type":"Student","experience":"1",
+		"sent":"2026-10-01T10:00:00+00:00","job_applications":[{"reference":"ALPHA1","is_direct_app":true,
+		"created_at":"2026-10-01T11:00:00+00:00"}]}]`
+	if err := os.WriteFile(file, []byte(app), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCommand(t, env, "drivers", "import", "--account", fmt.Sprint(a.ID), file)
+	_, _, body = svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json", "")
+	var drivers []struct{ ID int64 }
+	if err := json.Unmarshal([]byte(body), &drivers); err != nil || len(drivers) != 1 {
+		t.Fatalf("A's drivers: %s", body)
+	}
+	driverID := drivers[0].ID
+	code, hdr, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports",
+		`{"jobs":[{"referenceNumber":"ALPHA2","title":"`+secretTitle+`","state":"TX","driverType":"Student","freightType":"Box","description":"x"}],"callbackUrl":"http://127.0.0.1:9/alpha-callback"}`)
+	if code != 202 {
+		t.Fatalf("A's import: %d %s", code, body)
+	}
+	importPath := strings.TrimPrefix(hdr.Get("Location"), svc.httpBase)
+	importID := importPath[strings.LastIndex(importPath, "/")+1:]
+
+	aState := func() string {
+		var out []string
+		for _, p := range []string{"/api/v2.0/jobs.json", "/api/v2.0/drivers.json", fmt.Sprintf("/api/v2.0/drivers.json/%d", driverID)} {
+			code, _, body := svc.request("basic", a.APIKey, "GET", p, "")
+			out = append(out, fmt.Sprintf("%s %d %s", p, code, body))
+		}
+		return strings.Join(out, "\n")
+	}
+	// A's own import runs to its end before the sweep, so that what
+	// changes A's records during the sweep can only be B's calls.
+	eventually(t, 30*time.Second, func() bool {
+		_, _, body := svc.request("basic", a.APIKey, "GET", importPath, "")
+		return strings.Contains(body, `"status":"complete"`)
+	})
+	before := aState()
+	// What B never sent and must never see: A's job title, applicant,
+	// import contents. Ids and references B sent may be echoed back in a
+	// not-found message.
+	leaks := func(t *testing.T, what, answer string) {
+		t.Helper()
+		for _, secret := range []string{secretTitle, secretEmail, "4025550100", "ALPHA2", "alpha-callback"} {
+			if strings.Contains(answer, secret) {
+				t.Errorf("%s shows A's %q: %.400s", what, secret, answer)
+			}
+		}
+	}
+
+	t.Run("REST", func(t *testing.T) {
+		for _, f := range []string{"json", "xml"} {
+			jobsPath, driversPath := "/api/v2.0/jobs."+f, "/api/v2.0/drivers."+f
+			list := func(v any) string {
+				if f == "json" {
+					b, _ := json.Marshal([]any{v})
+					return string(b)
+				}
+				return fmt.Sprintf("<jobs><job>%v</job></jobs>", v)
+			}
+			for _, c := range []struct {
+				method, path, body string
+				want               int
+				missing            bool // a summary with a missingErrors entry
+			}{
+				{"GET", jobsPath, "", 200, false},
+				{"GET", fmt.Sprintf("%s/%d", jobsPath, jobID), "", 404, false},
+				{"DELETE", fmt.Sprintf("%s/%d", jobsPath, jobID), "", 200, true},
+				{"DELETE", jobsPath, list(jobID), 200, true},
+				{"DELETE", jobsPath + "/reference/ALPHA1", "", 200, true},
+				{"DELETE", jobsPath + "/reference", list("ALPHA1"), 200, true},
+				{"GET", driversPath, "", 200, false},
+				{"GET", driversPath + "?email=" + secretEmail, "", 200, false},
+				{"GET", driversPath + "?job_title=" + strings.ReplaceAll(secretTitle, " ", "+"), "", 200, false},
+				{"GET", fmt.Sprintf("%s/%d", driversPath, driverID), "", 404, false},
+			} {
+				code, _, body := svc.request("bearer", b.APIKey, c.method, c.path, c.body)
+				what := c.method + " " + c.path
+				if code != c.want {
+					t.Errorf("%s as B: %d, want %d: %.300s", what, code, c.want, body)
+				}
+				if c.missing && (!strings.Contains(body, "missingErrors") || strings.Contains(body, `"deleted":1`) || strings.Contains(body, "<deleted>1</deleted>")) {
+					t.Errorf("%s as B: want a missingErrors entry and nothing deleted: %.300s", what, body)
+				}
+				leaks(t, what, body)
+			}
+		}
+		code, _, body := svc.request("basic", b.APIKey, "GET", importPath, "")
+		if code != 404 {
+			t.Errorf("A's import as B: %d %s", code, body)
+		}
+		leaks(t, "GET "+importPath, body)
+		// B's own import with A's reference makes B's job, not A's.
+		code, _, body = svc.request("basic", b.APIKey, "POST", "/api/v2.0/job-imports", `{"jobs":[]}`)
+		if code != 202 {
+			t.Errorf("B's import: %d %s", code, body)
+		}
+		leaks(t, "POST /api/v2.0/job-imports", body)
+	})
+
+	t.Run("gRPC", func(t *testing.T) {
+		conn := svc.grpcConn()
+		jobsC, driversC := jobboardv2.NewJobServiceClient(conn), jobboardv2.NewDriverServiceClient(conn)
+		importsC, intakeC := jobboardv2.NewJobImportServiceClient(conn), jobboardv2.NewDriverIntakeServiceClient(conn)
+		asB := map[string]context.Context{
+			"B's key": withKey(b.APIKey),
+			"internal token for B": metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID)),
+		}
+		id := fmt.Sprint(jobID)
+		calls := map[string]func(ctx context.Context) (any, error){
+			"ListJobs":  func(ctx context.Context) (any, error) { return jobsC.ListJobs(ctx, &jobboardv2.ListJobsRequest{}) },
+			"PostJobs":  func(ctx context.Context) (any, error) { return jobsC.PostJobs(ctx, &jobboardv2.PostJobsRequest{}) },
+			"GetJob":    func(ctx context.Context) (any, error) { return jobsC.GetJob(ctx, &jobboardv2.GetJobRequest{Id: jobID}) },
+			"DeleteJob": func(ctx context.Context) (any, error) { return jobsC.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id}) },
+			"DeleteJobs": func(ctx context.Context) (any, error) {
+				return jobsC.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: []string{id}})
+			},
+			"DeleteJobByReference": func(ctx context.Context) (any, error) {
+				return jobsC.DeleteJobByReference(ctx, &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "ALPHA1"})
+			},
+			"DeleteJobsByReference": func(ctx context.Context) (any, error) {
+				return jobsC.DeleteJobsByReference(ctx, &jobboardv2.DeleteJobsByReferenceRequest{ReferenceNumbers: []string{"ALPHA1"}})
+			},
+			"ListDrivers": func(ctx context.Context) (any, error) {
+				return driversC.ListDrivers(ctx, &jobboardv2.ListDriversRequest{Email: secretEmail})
+			},
+			"GetDriver": func(ctx context.Context) (any, error) {
+				return driversC.GetDriver(ctx, &jobboardv2.GetDriverRequest{Id: driverID})
+			},
+			"CreateJobImport": func(ctx context.Context) (any, error) {
+				return importsC.CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{})
+			},
+			"GetJobImport": func(ctx context.Context) (any, error) {
+				return importsC.GetJobImport(ctx, &jobboardv2.GetJobImportRequest{Id: importID})
+			},
+			"SubmitApplication": func(ctx context.Context) (any, error) {
+				return intakeC.SubmitApplication(ctx, &jobboardv2.SubmitApplicationRequest{AccountId: a.ID})
+			},
+		}
+		wantCode := map[string]codes.Code{"GetJob": codes.NotFound, "GetDriver": codes.NotFound, "GetJobImport": codes.NotFound}
+		protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+			if fd.Package() != "jobboard.v2" {
+				return true
+			}
+			for i := 0; i < fd.Services().Len(); i++ {
+				methods := fd.Services().Get(i).Methods()
+				for j := 0; j < methods.Len(); j++ {
+					if _, ok := calls[string(methods.Get(j).Name())]; !ok {
+						t.Errorf("%s has no case in the sweep", methods.Get(j).FullName())
+					}
+				}
+			}
+			return true
+		})
+		for name, call := range calls {
+			for who, ctx := range asB {
+				resp, err := call(ctx)
+				what := name + " with " + who
+				want := wantCode[name]
+				if name == "SubmitApplication" {
+					// Only the internal token may call the intake, and for
+					// any account; an account key is refused outright.
+					if who == "B's key" {
+						want = codes.PermissionDenied
+					} else {
+						want = codes.InvalidArgument // no application: nothing to take
+					}
+				}
+				if status.Code(err) != want {
+					t.Errorf("%s: %v, want %v", what, err, want)
+				}
+				if err != nil {
+					leaks(t, what, err.Error())
+					continue
+				}
+				answer, _ := json.Marshal(resp)
+				leaks(t, what, string(answer))
+				if strings.HasPrefix(name, "Delete") && !strings.Contains(string(answer), "missing_errors") {
+					t.Errorf("%s: want a missing entry: %s", what, answer)
+				}
+			}
+		}
+	})
+
+	if after := aState(); after != before {
+		t.Errorf("A's records changed:\nbefore %s\nafter  %s", before, after)
+	}
+}

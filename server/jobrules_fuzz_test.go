@@ -1,0 +1,78 @@
+package server
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+var (
+	fuzzZip     = regexp.MustCompile(`^[0-9]{5}(-[0-9]{4})?$`)
+	fuzzDecimal = regexp.MustCompile(`^[0-9]+\.[0-9]{2}$`)
+)
+
+// FuzzJobValidator checks any job against the rules of contract section 4:
+// the validator never panics, and a job it accepts holds only values the
+// rules allow (and PostgreSQL can store); a job it refuses names each
+// problem's field.
+func FuzzJobValidator(f *testing.F) {
+	f.Add("A1", "Driver", "tx", "123456789", "owner operator", "BOX", "18.5", "20", "<p>Hi <script>x</script></p>", "1", "Full-Time")
+	f.Add("", " ", "XX", "1234", "pilot", "Boat", "-1", "1e3", "", "maybe", "Sometimes")
+	f.Add("A\x00", "T\x00", "NY", "12345-6789", "Student", "Tanker", "0.001", "00.10", "<a href=\"javascript:x\">y</a>", "true", "")
+	f.Add(strings.Repeat("9", 65), strings.Repeat("é", 256), "pr", "", "Company Driver", "Dry Van", "99999999999999999999.99", "", "\xff", "0", "OTR")
+	v := newJobValidator()
+	f.Fuzz(func(t *testing.T, ref, title, state, zip, driverType, freight, payMin, payMax, desc, twic, employment string) {
+		in := &jobboardv2.JobInput{ReferenceNumber: &ref, Title: &title, State: &state, PostalCode: &zip,
+			DriverType: &driverType, FreightType: &freight, PayAmountMin: &payMin, PayAmountMax: &payMax,
+			Description: &desc, Requirements: &desc, TwicOnly: &twic, EmploymentType: []string{employment, employment}}
+		job, problems, ignored := v.check(in)
+		for _, p := range problems {
+			if p.field == "" || p.message == "" || !utf8.ValidString(p.message) {
+				t.Fatalf("problem %+v does not name its field with a readable message", p)
+			}
+		}
+		for _, ig := range ignored {
+			if ig.field == "" || !utf8.ValidString(ig.message) {
+				t.Fatalf("ignored value %+v is not named", ig)
+			}
+		}
+		if len(problems) > 0 {
+			return
+		}
+		texts := []string{job.ReferenceNumber, job.Title, job.State, job.DriverType, job.FreightType, job.Description}
+		for _, p := range []*string{job.City, job.PostalCode, job.PayAmountMin, job.PayAmountMax, job.Requirements} {
+			if p != nil {
+				texts = append(texts, *p)
+			}
+		}
+		for _, s := range texts {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Fatalf("accepted a value PostgreSQL cannot store: %q", s)
+			}
+		}
+		switch {
+		case !referencePattern.MatchString(job.ReferenceNumber) || len(job.ReferenceNumber) > maxReferenceLen:
+			t.Fatalf("accepted referenceNumber %q", job.ReferenceNumber)
+		case strings.TrimSpace(job.Title) == "" || utf8.RuneCountInString(job.Title) > maxTitleLen:
+			t.Fatalf("accepted title %q", job.Title)
+		case !slices.Contains(jobStates, job.State):
+			t.Fatalf("accepted state %q", job.State)
+		case job.PostalCode != nil && !fuzzZip.MatchString(*job.PostalCode):
+			t.Fatalf("accepted postalCode %q", *job.PostalCode)
+		case !slices.Contains(driverTypes, job.DriverType) || !slices.Contains(freightTypes, job.FreightType):
+			t.Fatalf("accepted driverType %q, freightType %q", job.DriverType, job.FreightType)
+		case job.PayAmountMin != nil && !fuzzDecimal.MatchString(*job.PayAmountMin):
+			t.Fatalf("accepted payAmountMin %q", *job.PayAmountMin)
+		case job.PayAmountMin != nil && job.PayAmountMax != nil && cents(*job.PayAmountMin) > cents(*job.PayAmountMax):
+			t.Fatalf("accepted payAmountMin %s above payAmountMax %s", *job.PayAmountMin, *job.PayAmountMax)
+		case strings.TrimSpace(job.Description) == "" || strings.Contains(strings.ToLower(job.Description), "<script"):
+			t.Fatalf("accepted description %q", job.Description)
+		case len(job.EmploymentType) > 1:
+			t.Fatalf("kept a duplicate: employmentType %v", job.EmploymentType)
+		}
+	})
+}
