@@ -152,15 +152,17 @@ func TestTenantIsolationSweep(t *testing.T) {
 		jobsC, driversC := jobboardv2.NewJobServiceClient(conn), jobboardv2.NewDriverServiceClient(conn)
 		importsC, intakeC := jobboardv2.NewJobImportServiceClient(conn), jobboardv2.NewDriverIntakeServiceClient(conn)
 		asB := map[string]context.Context{
-			"B's key": withKey(b.APIKey),
+			"B's key":              withKey(b.APIKey),
 			"internal token for B": metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID)),
 		}
 		id := fmt.Sprint(jobID)
 		calls := map[string]func(ctx context.Context) (any, error){
-			"ListJobs":  func(ctx context.Context) (any, error) { return jobsC.ListJobs(ctx, &jobboardv2.ListJobsRequest{}) },
-			"PostJobs":  func(ctx context.Context) (any, error) { return jobsC.PostJobs(ctx, &jobboardv2.PostJobsRequest{}) },
-			"GetJob":    func(ctx context.Context) (any, error) { return jobsC.GetJob(ctx, &jobboardv2.GetJobRequest{Id: jobID}) },
-			"DeleteJob": func(ctx context.Context) (any, error) { return jobsC.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id}) },
+			"ListJobs": func(ctx context.Context) (any, error) { return jobsC.ListJobs(ctx, &jobboardv2.ListJobsRequest{}) },
+			"PostJobs": func(ctx context.Context) (any, error) { return jobsC.PostJobs(ctx, &jobboardv2.PostJobsRequest{}) },
+			"GetJob":   func(ctx context.Context) (any, error) { return jobsC.GetJob(ctx, &jobboardv2.GetJobRequest{Id: jobID}) },
+			"DeleteJob": func(ctx context.Context) (any, error) {
+				return jobsC.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id})
+			},
 			"DeleteJobs": func(ctx context.Context) (any, error) {
 				return jobsC.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: []string{id}})
 			},
