@@ -38,6 +38,18 @@ FUZZTIME ?= 2m
 fuzz: postgres docs-assets ## run each fuzz target for FUZZTIME (default 2m) against a throwaway PostgreSQL cluster
 	$(GO) run ./internal/cmd/withpg scripts/fuzz.sh $(FUZZTIME)
 
+# The tests that inject faults (SIGKILL, SIGTERM, a stopped database,
+# contending writers); they log "figures:" lines, which docs/reliability.md quotes.
+FAULT_TESTS := TestImportSurvivesSIGKILL|TestCallbackSurvivesSIGKILL|TestDatabaseOutage|TestSIGTERMUnderLoad|TestConcurrentWriters
+
+.PHONY: test-faults
+test-faults: postgres docs-assets ## run the fault tests (about 3 minutes); make test skips all but the import SIGKILL
+	JOBBOARD_TEST_FAULTS=1 $(GO) run ./internal/cmd/withpg $(GO) test -count=1 -v -timeout 15m -run '^($(FAULT_TESTS))$$' ./cmd/jobboard/
+
+.PHONY: soak
+soak: postgres docs-assets tools ## 200 connections of mixed reads and writes for 60 s on the full data set (bench scenario 7)
+	$(GO) run ./bench -only 7
+
 .PHONY: bench
 bench: postgres docs-assets tools ## measure every scenario against its floor; report in bench/results/
 	$(GO) run ./bench

@@ -129,7 +129,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if strings.HasSuffix(route, "/reference") {
 			list = deleteByReference
 		}
-		r.Body = &requestBody{Reader: bytes.NewReader(body), list: list}
+		r.Body = &requestBody{Reader: bytes.NewReader(body), data: body, list: list}
 		mime := mimeJSON
 		if formatOf(r.URL.Path) == wire.XML {
 			mime = mimeXML

@@ -99,23 +99,25 @@ func (m marshaler) decodeMessage(data []byte, v any) error {
 // arrive as a pointer to a []string.
 type requestBody struct {
 	*bytes.Reader
+	data []byte
 	list deleteList
 }
 
 func (requestBody) Close() error { return nil }
 
-// NewDecoder reads the whole body (already size-checked by the middleware).
+// NewDecoder decodes the whole body. The body the middleware read (and
+// checked) is decoded where it lies, not copied again: for a feed of a
+// thousand jobs the copy cost as much as a tenth of the post.
 func (m marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	list := deleteByID
-	if body, ok := r.(*requestBody); ok {
-		list = body.list
-	}
 	return runtime.DecoderFunc(func(v any) error {
+		if body, ok := r.(*requestBody); ok {
+			return m.decode(body.data, v, body.list)
+		}
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return err
 		}
-		return m.decode(data, v, list)
+		return m.decode(data, v, deleteByID)
 	})
 }
 
