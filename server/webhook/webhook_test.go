@@ -39,6 +39,10 @@ func TestCheckURL(t *testing.T) {
 		{"http://192.168.1.10/cb", false, "not a public address"},
 		{"http://169.254.169.254/latest/meta-data", false, "not a public address"},
 		{"http://localhost:8080/cb", false, "not a public address"},
+		{"http://[::ffff:127.0.0.1]/cb", false, "not a public address"},
+		{"http://0.0.0.0:8080/cb", false, "not a public address"},
+		{"http://[fd00::1]/cb", false, "not a public address"},
+		{"http://100.64.0.1/cb", false, "not a public address"},
 		{"http://127.0.0.1:9000/cb", true, ""},
 	}
 	for _, tt := range tests {
