@@ -12,6 +12,7 @@ targets=(
 	"./gateway FuzzDecodeXML"
 	"./gateway FuzzDriversQuery"
 	"./server FuzzJobValidator"
+	"./server FuzzPlainlyClean"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -76,3 +76,23 @@ func FuzzJobValidator(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainlyClean: whatever plainlyClean passes without the sanitiser,
+// the sanitiser would have left exactly as it is.
+func FuzzPlainlyClean(f *testing.F) {
+	for _, seed := range []string{
+		"<p>Route A1: home <b>every weekend</b>.</p><ul><li>No touch freight</li></ul>",
+		"plain text", "<br>line<br/>", "<P>upper</P>", "<p >x</p>", "<li></li></ol>", "a < b", "<script>x</script>",
+		"<p>unclosed", "</ul>", "<>", "</>", "x\x00y", "é<em>ü</em>", "<strong><i><u>x</u></i></strong>",
+	} {
+		f.Add(seed)
+	}
+	h := newHTMLSanitizer()
+	f.Fuzz(func(t *testing.T, s string) {
+		if plainlyClean(s) {
+			if clean := h.policy.Sanitize(s); clean != s {
+				t.Fatalf("plainlyClean(%q) but the sanitiser gives %q", s, clean)
+			}
+		}
+	})
+}

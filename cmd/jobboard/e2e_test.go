@@ -939,7 +939,8 @@ func TestImportSurvivesSIGKILL(t *testing.T) {
 	if runs := strings.Count(second.stderr.String(), `"msg":"job import complete"`); runs != 1 {
 		t.Errorf("the import ran %d times after the restart", runs)
 	}
-	t.Logf("taken over and completed %.1f s after the restart", time.Since(started).Seconds())
+	t.Logf("figures: import SIGKILL: killed part-way through a 10,000-job import, 0 jobs left by the killed run; taken over and completed %.1f s after the restart, once: 10,000 added and active, 0 failed",
+		time.Since(started).Seconds())
 }
 
 // logLines are the log lines with message msg that contain every one of has.
