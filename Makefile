@@ -36,7 +36,7 @@ FUZZTIME ?= 2m
 
 .PHONY: fuzz
 fuzz: postgres docs-assets ## run each fuzz target for FUZZTIME (default 2m) against a throwaway PostgreSQL cluster
-	$(GO) run ./internal/cmd/withpg scripts/fuzz.sh $(FUZZTIME)
+	GO=$(GO) $(GO) run ./internal/cmd/withpg scripts/fuzz.sh $(FUZZTIME)
 
 # The tests that inject faults (SIGKILL, SIGTERM, a stopped database,
 # contending writers); they log "figures:" lines, which docs/reliability.md quotes.

@@ -18,5 +18,5 @@ for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "fuzz $name ($pkg) for $fuzztime"
 	# -parallel 2: the machines this runs on have two cores.
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -parallel 2 "$pkg"
+	"${GO:-go}" test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -parallel 2 "$pkg"
 done

@@ -261,8 +261,8 @@ func TestDatabaseOutage(t *testing.T) {
 		len(outcomes), during, failed503, slowest.Round(time.Millisecond), others, readyAgain.Seconds(), recovered.Seconds())
 }
 
-// TestSIGTERMUnderLoad: SIGTERM while clients post and read. A post in
-// flight when the signal arrives completes; no request gets a 5xx; new
+// TestSIGTERMUnderLoad: SIGTERM while clients post and read. A post whose
+// body is still arriving when the signal comes completes; no request gets a 5xx; new
 // connections are refused once the server has stopped listening; the
 // process exits 0.
 func TestSIGTERMUnderLoad(t *testing.T) {
@@ -327,17 +327,38 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 
-	// A post of 1,000 jobs in flight when the signal arrives.
+	// A post of 1,000 jobs in flight when the signal arrives: its headers
+	// and the first part of its body are sent, then the signal, then the
+	// rest, so the server has accepted it and is still reading it.
+	big := batch("BIG", 1000)
+	bodyR, bodyW := io.Pipe()
+	req, _ := http.NewRequest("POST", svc.httpBase+"/api/v2.0/jobs.json", bodyR)
+	req.ContentLength = int64(len(big))
+	req.SetBasicAuth(acct.APIKey, "")
 	inflight := make(chan string, 1)
 	go func() {
-		code, _, body := svc.request("basic", acct.APIKey, "POST", "/api/v2.0/jobs.json", batch("BIG", 1000))
-		inflight <- fmt.Sprintf("%d %s", code, body)
+		resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+		if err != nil {
+			inflight <- err.Error()
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		inflight <- fmt.Sprintf("%d %s", resp.StatusCode, body)
 	}()
-	time.Sleep(30 * time.Millisecond)
+	if _, err := bodyW.Write([]byte(big[:1024])); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
 	signalled := time.Now()
 	if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := bodyW.Write([]byte(big[1024:])); err != nil {
+		t.Errorf("the rest of the body after SIGTERM: %v", err)
+	}
+	bodyW.Close()
 	got := <-inflight
 	if !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"added":1000`) {
 		t.Errorf("the post in flight at SIGTERM: %.300s", got)

@@ -81,11 +81,18 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
-	waitKeyWatch, err := svcs.Auth.WatchKeys(ctx)
+	// The key watch ends with serve, whatever ends it: the signal, or a
+	// listener or server that failed.
+	watchCtx, stopKeyWatch := context.WithCancel(ctx)
+	waitKeyWatch, err := svcs.Auth.WatchKeys(watchCtx)
 	if err != nil {
+		stopKeyWatch()
 		return err
 	}
-	defer waitKeyWatch()
+	defer func() {
+		stopKeyWatch()
+		waitKeyWatch()
+	}()
 	var shuttingDown atomicBool
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

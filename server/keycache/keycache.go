@@ -70,11 +70,20 @@ func (c *Cache) AccountID(ctx context.Context, hash string, lookup func(context.
 	return id, nil
 }
 
-// KeyChanged forgets one key: it was revoked, changed or deleted.
+// AllKeys, as the hash of a change, means every key may have changed.
+// It is store.AllKeys; the store is not imported for one constant.
+const AllKeys = "*"
+
+// KeyChanged forgets one key (it was revoked, changed or deleted), or
+// every key for AllKeys.
 func (c *Cache) KeyChanged(hash string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.entries, hash)
+	if hash == AllKeys {
+		clear(c.entries)
+	} else {
+		delete(c.entries, hash)
+	}
 	c.generation++
 }
 

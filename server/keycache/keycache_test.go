@@ -42,6 +42,8 @@ func TestAccountID(t *testing.T) {
 			between: func(c *Cache, _ *time.Time) { c.WatchRestored() }, wantLookups: 2},
 		{name: "key changed between calls is looked up again", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
 			between: func(c *Cache, _ *time.Time) { c.KeyChanged("k") }, wantLookups: 2},
+		{name: "every key changed (a truncate) forgets it", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged(AllKeys) }, wantLookups: 2},
 		{name: "another key changed: still remembered", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
 			between: func(c *Cache, _ *time.Time) { c.KeyChanged("other") }, wantLookups: 1},
 		{name: "expired entry is looked up again", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },

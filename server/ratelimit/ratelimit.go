@@ -10,8 +10,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// idleAfter is how long a key's bucket is kept once unused: by then it is
-// full again, so dropping it changes nothing.
+// idleAfter is how long a key's bucket is kept at least once unused; a
+// bucket that takes longer to fill up again is kept until it has.
 const idleAfter = 10 * time.Minute
 
 // Limiter holds one bucket per key. The zero value is not usable; call New.
@@ -74,8 +74,11 @@ func (l *Limiter) sweep(now time.Time) {
 		return
 	}
 	l.nextSweep = now.Add(time.Minute)
+	// A bucket is full again burst/limit after its last use; dropped any
+	// sooner, it would come back fuller than it was.
+	keep := max(idleAfter, time.Duration(float64(l.burst)/float64(l.limit)*float64(time.Second)))
 	for k, b := range l.buckets {
-		if now.Sub(b.lastUsed) > idleAfter {
+		if now.Sub(b.lastUsed) > keep {
 			delete(l.buckets, k)
 		}
 	}

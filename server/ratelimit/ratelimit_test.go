@@ -63,6 +63,25 @@ func TestIdleBucketsAreDropped(t *testing.T) {
 	}
 }
 
+func TestSlowBucketsAreKeptUntilFull(t *testing.T) {
+	clock := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	l := New(0.1, 100) // full again 1,000 s after its last use
+	l.now = func() time.Time { return clock }
+	for range 100 {
+		l.Allow("a")
+	}
+	clock = clock.Add(idleAfter + 2*time.Minute) // 840 s: 84 tokens back
+	l.Allow("b")
+	if l.Len() != 2 {
+		t.Fatalf("%d buckets: a's bucket was dropped before it was full again", l.Len())
+	}
+	clock = clock.Add(5 * time.Minute)
+	l.Allow("b")
+	if l.Len() != 1 {
+		t.Errorf("%d buckets once a's was full again, want 1", l.Len())
+	}
+}
+
 func TestRetryAfterSeconds(t *testing.T) {
 	for _, tt := range []struct {
 		in   time.Duration

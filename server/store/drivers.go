@@ -221,9 +221,12 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 		ID  int64  `db:"id"`
 		Ref string `db:"reference_number"`
 	}
-	// Deleted jobs count: historical applications may name them.
+	// Deleted jobs count: historical applications may name them. FOR SHARE
+	// holds back a rename of these jobs until this transaction ends, so the
+	// title the job applications copy below is the one the rename's
+	// trigger (migration 0007) then finds them with, never a stale one.
 	if err := tx.SelectContext(ctx, &found, `SELECT id, reference_number FROM jobs
-		WHERE account_id = $1 AND reference_number = ANY($2::text[])`, accountID, pq.StringArray(refs)); err != nil {
+		WHERE account_id = $1 AND reference_number = ANY($2::text[]) FOR SHARE`, accountID, pq.StringArray(refs)); err != nil {
 		return fmt.Errorf("resolve job references: %w", err)
 	}
 	idOf := map[string]int64{}
@@ -253,7 +256,8 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 		SELECT $1, $2, u.job_id, u.direct, u.created::timestamptz, lower(j.title)
 		  FROM unnest($3::bigint[], $4::boolean[], $5::text[]) AS u(job_id, direct, created)
 		  JOIN jobs j ON j.id = u.job_id
-		ON CONFLICT (driver_id, job_id) DO UPDATE SET is_direct_app = EXCLUDED.is_direct_app, created_at = EXCLUDED.created_at`,
+		ON CONFLICT (driver_id, job_id) DO UPDATE SET is_direct_app = EXCLUDED.is_direct_app, created_at = EXCLUDED.created_at,
+			job_title_lower = EXCLUDED.job_title_lower`,
 		accountID, driverID, pq.Array(jobIDs), pq.Array(direct), pq.Array(createdText)); err != nil {
 		return fmt.Errorf("save job applications: %w", err)
 	}
@@ -327,6 +331,11 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		}
 		if len(refs) == 0 {
 			return nil
+		}
+		// As in saveJobApplications: no rename of these jobs until commit.
+		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM jobs WHERE account_id = $1 AND reference_number = ANY($2::text[]) FOR SHARE`,
+			accountID, pq.Array(refs)); err != nil {
+			return fmt.Errorf("seed: lock jobs: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)

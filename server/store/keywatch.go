@@ -14,6 +14,9 @@ import (
 	"github.com/lib/pq"
 )
 
+// AllKeys is the hash KeyChanged hears when every key may have changed.
+const AllKeys = "*"
+
 const (
 	// keyChangesChannel carries the hash of every API key row that was
 	// updated or deleted (migration 0006's trigger), at commit.
@@ -25,7 +28,8 @@ const (
 	// connection: pg_stat_activity then lists the servers that must confirm.
 	keyWatchAppPrefix = "jobboard key watch "
 	// keyWatchPingEvery bounds how long a silently dead listening connection
-	// goes unnoticed: a failed ping drops the connection and the cache.
+	// goes unnoticed: a ping that fails, or is not back by the next tick,
+	// drops what the cache remembers.
 	keyWatchPingEvery = 5 * time.Second
 )
 
@@ -34,7 +38,7 @@ const (
 // is looked up again, and while the watch is lost nothing can be trusted.
 type KeyChangeHandler interface {
 	// KeyChanged reports that the key with this hash was revoked, changed
-	// or deleted.
+	// or deleted; AllKeys stands for every key (the table was truncated).
 	KeyChanged(hash string)
 	// WatchLost reports that changes may go unseen from now on.
 	WatchLost()
@@ -66,35 +70,57 @@ func (s *Store) WatchKeyChanges(ctx context.Context, h KeyChangeHandler) (wait f
 		}
 	})
 	done := make(chan struct{})
+	// Closing the listener ends a Listen still waiting for a connection.
+	// It is closed from a goroutine of its own: a Ping blocked on a dead
+	// connection holds the listener's lock, and nothing here waits for it.
+	go func() {
+		<-ctx.Done()
+		_ = l.Close()
+	}()
 	go func() {
 		defer close(done)
-		defer l.Close()
 		// Listen waits for a connection: in here, a database that is down at
 		// start delays the cache, not the server.
 		if err := l.Listen(keyChangesChannel); err != nil {
-			slog.Error("api key watch not started; keys are looked up on every request", "error", err)
+			if ctx.Err() == nil {
+				slog.Error("api key watch not started; keys are looked up on every request", "error", err)
+			}
 			return
 		}
 		h.WatchRestored()
 		ping := time.NewTicker(keyWatchPingEvery)
 		defer ping.Stop()
-		pingFailed := false
+		// pong carries the result of the ping in flight; lib/pq's Ping has
+		// no deadline of its own, so a ping not back by the next tick
+		// counts as failed.
+		pong := make(chan error, 1)
+		pinging, pingFailed := false, false
+		failed := func(yes bool) {
+			if yes && !pingFailed {
+				h.WatchLost()
+			} else if !yes && pingFailed {
+				h.WatchRestored()
+			}
+			pingFailed = yes
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				h.WatchLost()
 				return
-			case <-ping.C:
+			case err := <-pong:
+				pinging = false
 				// A failed ping means the connection may have died without
 				// a word: nothing remembered may be used until a ping on a
 				// live connection (or a reconnect) shows the watch is back.
-				err := l.Ping()
-				if err != nil && !pingFailed {
-					h.WatchLost()
-				} else if err == nil && pingFailed {
-					h.WatchRestored()
+				failed(err != nil)
+			case <-ping.C:
+				if pinging {
+					failed(true)
+					continue
 				}
-				pingFailed = err != nil
+				pinging = true
+				go func() { pong <- l.Ping() }()
 			case n, ok := <-l.Notify:
 				if !ok {
 					h.WatchLost()
@@ -147,6 +173,12 @@ func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string, confirmWithin 
 	if err := acks.Listen(keyAppliedChannel); err != nil {
 		return Revocation{}, fmt.Errorf("listen for confirmations: %w", err)
 	}
+	// Servers that connect from here on start with nothing remembered;
+	// those connected before were listening when the revocation committed.
+	var before time.Time
+	if err := s.db.GetContext(ctx, &before, `SELECT clock_timestamp()`); err != nil {
+		return Revocation{}, fmt.Errorf("revoke api keys: %w", err)
+	}
 	var hashes []string
 	err := s.db.SelectContext(ctx, &hashes, `UPDATE api_keys SET revoked_at = now()
 		WHERE key_prefix = $1 AND revoked_at IS NULL RETURNING key_hash`, prefix)
@@ -157,22 +189,19 @@ func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string, confirmWithin 
 	if len(hashes) == 0 {
 		return rev, nil
 	}
-	// The servers listening now heard the change; one that starts
-	// listening later begins with nothing remembered.
 	var watchers []string
 	if err := s.db.SelectContext(ctx, &watchers, `SELECT substr(application_name, $1) FROM pg_stat_activity
-		WHERE datname = current_database() AND starts_with(application_name, $2)`,
-		len(keyWatchAppPrefix)+1, keyWatchAppPrefix); err != nil {
+		WHERE datname = current_database() AND starts_with(application_name, $2) AND backend_start < $3`,
+		len(keyWatchAppPrefix)+1, keyWatchAppPrefix, before); err != nil {
 		return rev, fmt.Errorf("list servers watching keys: %w", err)
 	}
 	rev.Servers = len(watchers)
-	pending := map[string]int{} // watcher id -> revoked keys not yet confirmed
+	pending := map[string]map[string]bool{} // watcher id -> revoked hashes not yet confirmed
 	for _, w := range watchers {
-		pending[w] = len(hashes)
-	}
-	revoked := map[string]bool{}
-	for _, h := range hashes {
-		revoked[h] = true
+		pending[w] = map[string]bool{}
+		for _, h := range hashes {
+			pending[w][h] = true
+		}
 	}
 	timeout := time.NewTimer(confirmWithin)
 	defer timeout.Stop()
@@ -187,12 +216,11 @@ func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string, confirmWithin 
 				continue
 			}
 			w, h, _ := strings.Cut(n.Extra, " ")
-			if left, ok := pending[w]; ok && revoked[h] {
-				if left == 1 {
+			if left, ok := pending[w]; ok {
+				delete(left, h)
+				if len(left) == 0 {
 					delete(pending, w)
 					rev.Confirmed++
-				} else {
-					pending[w] = left - 1
 				}
 			}
 		}

@@ -198,6 +198,12 @@ func TestKeyWatch(t *testing.T) {
 		}
 		waitFor(t, "the revoked key after the reconnect", func() bool { return h.has("changed hash-b") })
 	})
+	t.Run("a truncate is heard as every key", func(t *testing.T) {
+		if _, err := st.DB().ExecContext(ctx, `TRUNCATE api_keys`); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the truncate", func() bool { return h.has("changed " + store.AllKeys) })
+	})
 	t.Run("the end of the watch is heard", func(t *testing.T) {
 		lost := h.count("lost")
 		cancel()
