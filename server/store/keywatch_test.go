@@ -77,17 +77,26 @@ func watch(t *testing.T, dbURL string) (*heard, context.CancelFunc, func()) {
 	return h, cancel, wait
 }
 
-func TestRevokeAPIKeysWaitsForEveryServer(t *testing.T) {
-	ctx := context.Background()
-	dbURL := pgtest.URL(t)
-	st, err := store.Open(ctx, dbURL)
+// accountWithKey opens a store on a new database holding one account
+// whose key has the given hash and prefix.
+func accountWithKey(t *testing.T, hash, prefix string) (st *store.Store, dbURL string, accountID int64) {
+	t.Helper()
+	dbURL = pgtest.URL(t)
+	st, err := store.Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if _, err := st.CreateAccount(ctx, store.NewAccount{Name: "A", WebhookSecret: "whsec_x", KeyHash: "hash-one", KeyPrefix: "jb_live_one"}); err != nil {
+	t.Cleanup(func() { st.Close() })
+	accountID, err = st.CreateAccount(context.Background(), store.NewAccount{Name: "A", WebhookSecret: "whsec_x", KeyHash: hash, KeyPrefix: prefix})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return st, dbURL, accountID
+}
+
+func TestRevokeAPIKeysWaitsForEveryServer(t *testing.T) {
+	ctx := context.Background()
+	st, dbURL, _ := accountWithKey(t, "hash-one", "jb_live_one")
 	servers := []*heard{}
 	for range 2 {
 		h, _, _ := watch(t, dbURL)
@@ -119,15 +128,7 @@ func TestRevokeAPIKeysWaitsForEveryServer(t *testing.T) {
 
 func TestRevokeAPIKeysReportsServersThatDoNotConfirm(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.URL(t)
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.CreateAccount(ctx, store.NewAccount{Name: "A", WebhookSecret: "whsec_x", KeyHash: "hash-two", KeyPrefix: "jb_live_two"}); err != nil {
-		t.Fatal(err)
-	}
+	st, dbURL, _ := accountWithKey(t, "hash-two", "jb_live_two")
 	watch(t, dbURL)
 	// A server that listens and never confirms (hung, say).
 	u, _ := url.Parse(dbURL)
@@ -163,16 +164,7 @@ func TestRevokeAPIKeysReportsServersThatDoNotConfirm(t *testing.T) {
 
 func TestKeyWatch(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.URL(t)
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	id, err := st.CreateAccount(ctx, store.NewAccount{Name: "A", WebhookSecret: "whsec_x", KeyHash: "hash-a", KeyPrefix: "jb_live_a"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, dbURL, id := accountWithKey(t, "hash-a", "jb_live_a")
 	if err := st.AddAPIKey(ctx, id, "hash-b", "jb_live_b"); err != nil {
 		t.Fatal(err)
 	}
