@@ -101,13 +101,3 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 	}
 	return rows, nil
 }
-
-// timeOnce runs prepare untimed, then times step.
-func timeOnce(prepare, step func() error) (time.Duration, error) {
-	if err := prepare(); err != nil {
-		return 0, err
-	}
-	t := time.Now()
-	err := step()
-	return time.Since(t), err
-}

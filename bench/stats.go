@@ -37,20 +37,30 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 func repeat(rounds int, prepare func(round int) error, step func(round int) error) ([]time.Duration, error) {
 	var samples []time.Duration
 	for r := -1; r < rounds; r++ {
-		if prepare != nil {
-			if err := prepare(r); err != nil {
-				return nil, err
+		took, err := timeOnce(func() error {
+			if prepare == nil {
+				return nil
 			}
-		}
-		t := time.Now()
-		if err := step(r); err != nil {
+			return prepare(r)
+		}, func() error { return step(r) })
+		if err != nil {
 			return nil, err
 		}
 		if r >= 0 {
-			samples = append(samples, time.Since(t))
+			samples = append(samples, took)
 		}
 	}
 	return samples, nil
+}
+
+// timeOnce runs prepare untimed, then times step.
+func timeOnce(prepare, step func() error) (time.Duration, error) {
+	if err := prepare(); err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	err := step()
+	return time.Since(t), err
 }
 
 // loadResult is what a closed-loop load run saw.
