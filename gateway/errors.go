@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -112,10 +113,17 @@ func writeStatusError(ctx context.Context, w http.ResponseWriter, r *http.Reques
 
 // handleRoutingError answers unknown paths with 404 and known paths with the
 // wrong method with 405 (grpc-gateway's default would say 501).
-func handleRoutingError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+func handleRoutingError(ctx context.Context, mux *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	if isProbe(ctx) {
+		w.WriteHeader(httpStatus)
+		return
+	}
 	switch httpStatus {
 	case http.StatusMethodNotAllowed:
-		writeError(w, r, errMethodNotAllowed)
+		allowed := strings.Join(allowedMethods(mux, r), ", ")
+		w.Header().Set("Allow", allowed)
+		writeError(w, r, apiError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			fmt.Sprintf("method %s is not allowed on this resource; it takes %s", r.Method, allowed)})
 	case http.StatusNotFound:
 		writeError(w, r, errNotFoundPath)
 	default:

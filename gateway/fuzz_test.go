@@ -36,6 +36,7 @@ func FuzzDecodeJSON(f *testing.F) {
 		`[1, "2", 3.5, null, true]`,
 		`{"jobs": [{"title": "\ud800 \u0000"}], "callbackUrl": "https://example.com/cb", "deleteJobs": "1"}`,
 		`[{"a":`, `{}`, `[]`, `"x"`, `[[[[[[[[[[]]]]]]]]]]`,
+		`[{"referenceNumber":"A1","routeType":["OTR","x","y","z","OTR","a","b","c","d","e","f"]}]`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -50,6 +51,7 @@ func FuzzDecodeXML(f *testing.F) {
 		`<jobs><job>42</job><job> abc </job></jobs>`,
 		`<jobs><job><employmentType>Full-Time</employmentType><employmentType>Temporary</employmentType><extra><a>1</a></extra></job></jobs>`,
 		`<!DOCTYPE jobs [<!ENTITY x "y">]><jobs><job>&x;</job></jobs>`,
+		`<!doctype jobs><jobs/>`, `<!ENTITY x "y"><jobs/>`,
 		`<jobs><job><title>&#0;&#xD800;&amp;</title></job></jobs>`,
 		`<jobs>`, `<other/>`, `<jobs><job><job><job></job></job></job></jobs>`,
 	} {

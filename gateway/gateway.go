@@ -91,6 +91,10 @@ type gateway struct {
 // suffix decide the format whatever the client's Content-Type or Accept.
 func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if isProbe(r.Context()) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		route := ""
 		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
 			route = strings.ReplaceAll(pattern.String(), "=*}", "}")
@@ -293,8 +297,13 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 	if !utf8.Valid(body) {
 		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body is not valid UTF-8"}
 	}
-	return body, nil
+	// Editors and Windows tools start UTF-8 files with a byte order mark;
+	// it carries no content, and neither JSON nor the XML root allows it.
+	return bytes.TrimPrefix(body, utf8BOM), nil
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+var utf8BOM = []byte("\uFEFF")
 
 // recoverPanics turns a panic in a handler into a 500 and a log line with
 // the stack instead of a dropped connection.

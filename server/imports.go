@@ -271,7 +271,7 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []
 		if len(batch.problems[i]) == 0 {
 			continue
 		}
-		e := &jobboardv2.JobImportError{Index: int32(i), ReferenceNumber: echoed(in.ReferenceNumber)}
+		e := &jobboardv2.JobImportError{Index: int32(i), ReferenceNumber: sentReference(in)}
 		for _, p := range batch.problems[i] {
 			e.Messages = append(e.Messages, p.message)
 		}

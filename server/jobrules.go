@@ -129,14 +129,34 @@ func (v *jobValidator) check(in *jobboardv2.JobInput) (store.JobFields, []fieldP
 	f.TwicOnly = c.boolean("twicOnly", in.TwicOnly)
 	f.LicenseClass = c.optionalEnum("licenseClass", in.LicenseClass, licenseClasses)
 
-	for _, x := range in.ExtraFields {
-		msg := "unknown field " + x.Name + " was ignored"
-		if x.Name == "id" || x.Name == "date" {
-			msg = x.Name + " is assigned by the service and was ignored"
-		}
-		c.ignored = append(c.ignored, ignoredField{field: x.Name, value: x.Value, message: msg})
-	}
+	c.ignoreExtraFields(in.ExtraFields)
 	return f, c.problems, c.ignored
+}
+
+// maxIgnoredFields is how many unknown fields of one job get an entry each;
+// the rest share one, so a job of a thousand tiny unknown fields cannot
+// make the answer many times the size of the request.
+const maxIgnoredFields = 10
+
+// ignoreExtraFields reports the fields the service does not use.
+func (c *jobCheck) ignoreExtraFields(extra []*jobboardv2.ExtraField) {
+	for k, x := range extra {
+		if k == maxIgnoredFields {
+			names := make([]string, 0, len(extra)-k)
+			for _, y := range extra[k:] {
+				names = append(names, y.Name)
+			}
+			c.ignored = append(c.ignored, ignoredField{value: ptr(joinCut(names, ", ", maxEchoed)),
+				message: fmt.Sprintf("%d more unknown fields were ignored", len(names))})
+			return
+		}
+		name := truncate(x.Name, maxEchoed)
+		msg := "unknown field " + name + " was ignored"
+		if name == "id" || name == "date" {
+			msg = name + " is assigned by the service and was ignored"
+		}
+		c.ignored = append(c.ignored, ignoredField{field: name, value: x.Value, message: msg})
+	}
 }
 
 // richText sanitises description or requirements, reporting removed HTML as
@@ -168,12 +188,24 @@ type jobCheck struct {
 }
 
 func (c *jobCheck) missing(field string, raw *string) {
-	c.problems = append(c.problems, fieldProblem{kind: missingProblem, field: field, value: raw, message: field + " is required"})
+	c.add(fieldProblem{kind: missingProblem, field: field, value: raw, message: field + " is required"})
 }
 
 func (c *jobCheck) invalid(field string, raw *string, rule string) {
-	c.problems = append(c.problems, fieldProblem{kind: invalidProblem, field: field, value: raw,
+	c.add(fieldProblem{kind: invalidProblem, field: field, value: raw,
 		message: fmt.Sprintf("%s: %s %s", field, quoted(deref(raw)), rule)})
+}
+
+// add records p unless its field already has a problem: a job yields at
+// most one entry per field (contract section 10), so no field can make the
+// answer grow with the number of values it holds.
+func (c *jobCheck) add(p fieldProblem) {
+	for _, q := range c.problems {
+		if q.field == p.field {
+			return
+		}
+	}
+	c.problems = append(c.problems, p)
 }
 
 // Echoes of client values are cut, so a huge value cannot make the answer
@@ -278,24 +310,63 @@ func (c *jobCheck) optionalEnum(field string, raw *string, values []string) *str
 	return &canon
 }
 
-// enumList canonicalises each value and drops repeats, keeping the order sent.
+// maxListValues bounds employmentType and routeType (contract section 10):
+// each has at most five distinct values, so more can only be a mistake.
+const maxListValues = 10
+
+// enumList canonicalises each value and drops repeats, keeping the order
+// sent. Blank values are skipped. However many values are wrong, the field
+// gets one entry: it quotes the first wrong value and counts the others.
 func (c *jobCheck) enumList(field string, raw []string, values []string) []string {
+	if len(raw) > maxListValues {
+		c.add(fieldProblem{kind: invalidProblem, field: field, value: ptr(joinCut(raw, ", ", maxEchoed)),
+			message: fmt.Sprintf("%s: %d values were sent; at most %d are accepted", field, len(raw), maxListValues)})
+		return []string{}
+	}
 	out := []string{}
+	firstBad, bad := -1, 0
 	for i := range raw {
-		s, ok := c.text(field, &raw[i])
-		if !ok {
+		s := strings.TrimSpace(raw[i])
+		if s == "" {
 			continue
 		}
 		canon, found := canonical(values, s)
 		if !found {
-			c.invalid(field, &raw[i], "is not one of "+strings.Join(values, ", "))
+			if firstBad < 0 {
+				firstBad = i
+			}
+			bad++
 			continue
 		}
 		if !contains(out, canon) {
 			out = append(out, canon)
 		}
 	}
+	if bad > 0 {
+		rule := "is not one of " + strings.Join(values, ", ")
+		if bad > 1 {
+			rule += fmt.Sprintf(" (nor are %d more of the values sent)", bad-1)
+		}
+		c.invalid(field, &raw[firstBad], rule)
+	}
 	return out
+}
+
+// joinCut joins values with sep, stopping once the result holds more
+// than n bytes, so a huge list is never copied whole just to be cut.
+func joinCut(values []string, sep string, n int) string {
+	var b strings.Builder
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		if b.Len()+len(v) > n {
+			b.WriteString(truncate(v, n-b.Len()))
+			break
+		}
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 // decimal accepts a non-negative amount with at most two decimal places and

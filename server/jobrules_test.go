@@ -58,6 +58,12 @@ func TestJobRulesProblems(t *testing.T) {
 		{"min above max", func(j *jobboardv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20"), ptr("19.99") }, invalidProblem, "payAmountMin", `payAmountMin: "20" is greater than payAmountMax "19.99"`},
 		{"employment unknown", func(j *jobboardv2.JobInput) { j.EmploymentType = []string{"Full-Time", "Seasonal"} }, invalidProblem, "employmentType", `employmentType: "Seasonal" is not one of Full-Time, Part-Time, Temporary, Permanent`},
 		{"route unknown", func(j *jobboardv2.JobInput) { j.RouteType = []string{"Coastal"} }, invalidProblem, "routeType", ""},
+		{"employment many unknown: one entry", func(j *jobboardv2.JobInput) { j.EmploymentType = []string{"Seasonal", "Full-Time", "Gig", "x\x00"} }, invalidProblem, "employmentType",
+			`employmentType: "Seasonal" is not one of Full-Time, Part-Time, Temporary, Permanent (nor are 2 more of the values sent)`},
+		{"route eleven values", func(j *jobboardv2.JobInput) { j.RouteType = strings.Split(strings.Repeat("OTR,", 10)+"OTR", ",") }, invalidProblem, "routeType",
+			"routeType: 11 values were sent; at most 10 are accepted"},
+		{"employment ten thousand bad values", func(j *jobboardv2.JobInput) { j.EmploymentType = strings.Split(strings.Repeat("x,", 9_999)+"x", ",") }, invalidProblem, "employmentType",
+			"employmentType: 10000 values were sent; at most 10 are accepted"},
 		{"description missing", func(j *jobboardv2.JobInput) { j.Description = nil }, missingProblem, "description", "description is required"},
 		{"description blank", func(j *jobboardv2.JobInput) { j.Description = ptr(" \n ") }, missingProblem, "description", ""},
 		{"description too long", func(j *jobboardv2.JobInput) { j.Description = long(50_001) }, invalidProblem, "description", ""},
@@ -116,6 +122,9 @@ func TestJobRulesNormalise(t *testing.T) {
 			f.PayAmountMin, f.PayAmountMax = ptr("20.00"), ptr("20.00")
 		}},
 		{"pay zero", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr("0") }, func(f *store.JobFields) { f.PayAmountMin = ptr("0.00") }},
+		{"ten list values accepted", func(j *jobboardv2.JobInput) {
+			j.RouteType = strings.Split(strings.Repeat("otr,", 9)+"Local", ",")
+		}, func(f *store.JobFields) { f.RouteType = []string{"OTR", "Local"} }},
 		{"lists dedup in order", func(j *jobboardv2.JobInput) {
 			j.EmploymentType = []string{"part-time", "Full-Time", "PART-TIME", ""}
 			j.RouteType = []string{"ltl", "otr"}
@@ -236,4 +245,33 @@ func TestSanitizerRemembers(t *testing.T) {
 		t.Errorf("remembers %d bytes after a huge text", h.size)
 	}
 
+}
+
+// TestJobRulesBoundedEntries: however many values or fields a job sends,
+// its entries stay few (contract section 10): one problem per field, ten
+// unknown fields named one by one and the rest in one entry.
+func TestJobRulesBoundedEntries(t *testing.T) {
+	v := newJobValidator()
+	in := validInput()
+	in.State = ptr("a\x00b")
+	in.EmploymentType = strings.Split(strings.Repeat("bad,", 5)+"bad", ",")
+	in.RouteType = []string{"Coastal", "Inland"}
+	for i := range 1000 {
+		in.ExtraFields = append(in.ExtraFields, &jobboardv2.ExtraField{Name: fmt.Sprintf("f%d", i), Value: ptr("v")})
+	}
+	_, problems, ignored := v.check(in)
+	fields := map[string]int{}
+	for _, p := range problems {
+		fields[p.field]++
+	}
+	if diff := cmp.Diff(map[string]int{"state": 1, "employmentType": 1, "routeType": 1}, fields); diff != "" {
+		t.Errorf("problems by field (-want +got):\n%s", diff)
+	}
+	if len(ignored) != maxIgnoredFields+1 {
+		t.Fatalf("%d ignored entries, want %d", len(ignored), maxIgnoredFields+1)
+	}
+	last := ignored[maxIgnoredFields]
+	if last.field != "" || last.message != "990 more unknown fields were ignored" || !strings.HasPrefix(*last.value, "f10, f11, ") || len(*last.value) > maxEchoed+8 {
+		t.Errorf("last ignored entry %q %q %.60q (%d bytes)", last.field, last.message, *last.value, len(*last.value))
+	}
 }

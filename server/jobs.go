@@ -249,8 +249,17 @@ func (b *jobBatch) count(outcomes []store.Outcome, sum *jobboardv2.BatchSummary)
 
 // entry is a post-style entry about job i.
 func (b *jobBatch) entry(i int, in *jobboardv2.JobInput, field string, value *string, message string) *jobboardv2.BatchEntry {
-	return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: echoed(in.ReferenceNumber),
+	return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: sentReference(in),
 		Field: optional(field), Value: echoed(value), Message: message}
+}
+
+// sentReference is the job's reference number as entries show it: null
+// when it was missing, which a blank one counts as (contract section 4).
+func sentReference(in *jobboardv2.JobInput) *string {
+	if strings.TrimSpace(in.GetReferenceNumber()) == "" {
+		return nil
+	}
+	return echoed(in.ReferenceNumber)
 }
 
 // ignoredEntries lists the ignored values in request order.
