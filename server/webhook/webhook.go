@@ -95,6 +95,10 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
 		return nil
 	}
 	host := u.Hostname()
+	// One message whatever the cause, naming the rule and never an address
+	// the name resolved to: otherwise a tenant could use the check to map
+	// names of the network the service runs in.
+	refused := fmt.Errorf("host %s must resolve to public addresses only; loopback, private, link-local and other reserved addresses, and names that do not resolve, are refused", quoteHost(host))
 	var addrs []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{ip}
@@ -103,16 +107,25 @@ func CheckURL(ctx context.Context, raw string, allowPrivate bool) error {
 		defer cancel()
 		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		if err != nil || len(ips) == 0 {
-			return fmt.Errorf("host %q could not be resolved", host)
+			return refused
 		}
 		addrs = ips
 	}
 	for _, ip := range addrs {
 		if err := guardian.SafeAddr(ip.Unmap()); err != nil {
-			return fmt.Errorf("host %q is at %s, which is not a public address", host, ip)
+			return refused
 		}
 	}
 	return nil
+}
+
+// quoteHost quotes a host name for a message, cut to a length a real name
+// never exceeds (253 characters).
+func quoteHost(host string) string {
+	if len(host) > 253 {
+		host = host[:253] + "..."
+	}
+	return strconv.Quote(host)
 }
 
 // Redact is a callback URL as logs and recorded attempts show it: scheme
