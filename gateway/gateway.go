@@ -21,6 +21,7 @@ import (
 
 	"jobboard/gateway/wire"
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/forwarded"
 )
 
 const apiPrefix = "/api/v2.0/"
@@ -44,11 +45,15 @@ type Config struct {
 	// Account reads the account Authenticate put in a context, for the
 	// access log; nil leaves the account out.
 	Account AccountFromContext
+	// TrustedProxies are the peers whose X-Forwarded-Host and
+	// X-Forwarded-Proto say what host and scheme a client called; from
+	// anybody else those headers are ignored.
+	TrustedProxies forwarded.Proxies
 }
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account}
+	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account, proxies: cfg.TrustedProxies}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
@@ -84,6 +89,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 type gateway struct {
 	authenticate func(ctx context.Context, apiKey string) (context.Context, error)
 	account      AccountFromContext
+	proxies      forwarded.Proxies
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
@@ -128,7 +134,8 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, *apiErr)
 			return
 		}
-		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, requestURL(r)))
+		called := g.calledURL(r)
+		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
 		list := deleteByID
 		if strings.HasSuffix(route, "/reference") {
 			list = deleteByReference
@@ -140,11 +147,12 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		r.Header.Set("Content-Type", mime)
 		r.Header.Set("Accept", mime)
-		// Links are built from the host and scheme this server was reached
-		// on (or JOBBOARD_PUBLIC_URL), never from headers a client may set.
-		r.Header.Del("X-Forwarded-Host")
+		// Links are built from the host and scheme the client called (or
+		// JOBBOARD_PUBLIC_URL): grpc-gateway passes X-Forwarded-Host on as
+		// metadata, so it is set here to what calledURL decided.
+		r.Header.Set("X-Forwarded-Host", called.Host)
 		r.Header.Del("Forwarded")
-		r.Header.Set("Grpc-Metadata-X-Forwarded-Proto", requestURL(r).Scheme)
+		r.Header.Set("Grpc-Metadata-X-Forwarded-Proto", called.Scheme)
 		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
 			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
 				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
@@ -199,13 +207,22 @@ func printableASCII(s string) bool {
 
 type requestURLKey struct{}
 
-// requestURL is the absolute URL the client called, for links in headers.
-func requestURL(r *http.Request) *url.URL {
+// calledURL is the absolute URL the client called, for links: the request's
+// host and scheme, or those a trusted proxy in front says the client used.
+func (g *gateway) calledURL(r *http.Request) *url.URL {
 	u := *r.URL
 	u.Host = r.Host
 	u.Scheme = "http"
 	if r.TLS != nil {
 		u.Scheme = "https"
+	}
+	if g.proxies.Trusts(r.RemoteAddr) {
+		if host := forwarded.Host(r.Header.Get("X-Forwarded-Host")); host != "" {
+			u.Host = host
+		}
+		if proto := forwarded.Proto(r.Header.Get("X-Forwarded-Proto")); proto != "" {
+			u.Scheme = proto
+		}
 	}
 	return &u
 }

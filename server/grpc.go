@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/forwarded"
 	"jobboard/internal/metrics"
 	"jobboard/server/descriptors"
 	"jobboard/server/ratelimit"
@@ -41,6 +42,8 @@ type Services struct {
 	Queue *river.Client[*sql.Tx]
 	// metrics is nil when the process exposes none.
 	metrics *metrics.Metrics
+	// trustedProxies may say, in metadata, which host a gRPC client called.
+	trustedProxies forwarded.Proxies
 }
 
 // Config is what the services need from the outside.
@@ -77,6 +80,9 @@ type Config struct {
 	// Metrics receives the gRPC, import, callback, queue and database pool
 	// metrics; nil means none are kept.
 	Metrics *metrics.Metrics
+	// TrustedProxies are the gRPC peers whose x-forwarded-host and
+	// x-forwarded-proto metadata count; the zero value trusts nobody.
+	TrustedProxies forwarded.Proxies
 }
 
 // NewServices wires the services over st.
@@ -92,6 +98,8 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Intake:  NewDriverIntakeService(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
+
+		trustedProxies: cfg.TrustedProxies,
 	}
 	s.Auth.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst)
 	schedule := cfg.CallbackRetrySchedule
@@ -159,8 +167,9 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		}
 		return ctx, err
 	}
-	unary := []grpc.UnaryServerInterceptor{accessLogUnary}
-	stream := []grpc.StreamServerInterceptor{accessLogStream}
+	forwardingUnary, forwardingStream := untrustedForwarding(s.trustedProxies)
+	unary := []grpc.UnaryServerInterceptor{forwardingUnary, accessLogUnary}
+	stream := []grpc.StreamServerInterceptor{forwardingStream, accessLogStream}
 	if m := s.metrics.GRPC(); m != nil {
 		unary = append(unary, m.UnaryServerInterceptor())
 		stream = append(stream, m.StreamServerInterceptor())

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/forwarded"
 	"jobboard/internal/metrics"
 	"jobboard/server/store"
 	"jobboard/server/webhook"
@@ -121,18 +122,20 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *jobboardv2.Get
 }
 
 // baseURL is the absolute base of links: JOBBOARD_PUBLIC_URL, or else the
-// host the REST request came to (grpc-gateway passes it as
-// x-forwarded-host), or the host of the gRPC authority on the REST port.
+// host the REST request came to (the gateway passes it as x-forwarded-host),
+// or the host a trusted proxy says a gRPC client called, or the host of the
+// gRPC authority on the REST port. Untrusted peers' forwarding metadata
+// never gets here (untrustedForwarding).
 func (s *JobImportService) baseURL(ctx context.Context) string {
 	if s.publicURL != "" {
 		return strings.TrimRight(s.publicURL, "/")
 	}
 	md := metadataOf(ctx)
 	scheme := "http"
-	if p := first(md, "x-forwarded-proto"); p == "https" {
+	if p := forwarded.Proto(first(md, "x-forwarded-proto")); p != "" {
 		scheme = p
 	}
-	host := first(md, "x-forwarded-host")
+	host := forwarded.Host(first(md, "x-forwarded-host"))
 	if host == "" {
 		host = first(md, ":authority")
 		if h, _, err := net.SplitHostPort(host); err == nil && s.restPort != "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"jobboard/gateway"
+	"jobboard/internal/forwarded"
 	"jobboard/server"
 )
 
@@ -27,6 +28,7 @@ type config struct {
 	debugAddr            string
 	rateLimit            string
 	rateBurst            string
+	trustedProxies       string
 }
 
 // setting registers a string flag whose default comes from env, and names
@@ -58,6 +60,8 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 		"requests a second each API key may make on average; 0: no limit")
 	setting(fs, &c.rateBurst, "rate-burst", "JOBBOARD_RATE_BURST", "100",
 		"requests an API key may make at once before the rate applies")
+	setting(fs, &c.trustedProxies, "trusted-proxies", "JOBBOARD_TRUSTED_PROXIES", "",
+		"comma-separated IP addresses and CIDR prefixes of the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (default: none)")
 	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
 		"listen address of Go's profiler (/debug/pprof/), such as 127.0.0.1:6060; empty: off. Keep it private")
 }
@@ -90,6 +94,10 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil || rateBurst < 1 {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_RATE_BURST: %q is not a whole number of requests (1 or more)", c.rateBurst)}
 	}
+	proxies, err := forwarded.Parse(c.trustedProxies)
+	if err != nil {
+		return server.Config{}, usageError{"JOBBOARD_TRUSTED_PROXIES: " + err.Error()}
+	}
 	_, restPort, err := net.SplitHostPort(c.httpAddr)
 	if err != nil {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_HTTP_ADDR: %q is not a host:port address such as :8080", c.httpAddr)}
@@ -104,6 +112,7 @@ func (c *config) serverConfig() (server.Config, error) {
 		RenderCallback:          gateway.RenderJSON,
 		RateLimit:               rateLimit,
 		RateBurst:               rateBurst,
+		TrustedProxies:          proxies,
 	}, nil
 }
 

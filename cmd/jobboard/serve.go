@@ -77,7 +77,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	}
 	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Authenticate: svcs.Auth.AuthenticateKey, Account: server.AccountOf})
+		Authenticate: svcs.Auth.AuthenticateKey, Account: server.AccountOf, TrustedProxies: scfg.TrustedProxies})
 	if err != nil {
 		return err
 	}

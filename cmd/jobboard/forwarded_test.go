@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/metadata"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/pgtest"
+)
+
+// TestForwardedHostOnlyFromTrustedProxies: the host and scheme of the links
+// an import answers with (Location, links.self, and what is stored for its
+// callback) follow X-Forwarded-Host and -Proto, over REST and as gRPC
+// metadata, only when the peer is listed in JOBBOARD_TRUSTED_PROXIES
+// (contract section 5).
+func TestForwardedHostOnlyFromTrustedProxies(t *testing.T) {
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	runCommand(t, env, "migrate")
+	acct := createAccount(t, env, "Forwarded")
+	forwardedHeaders := http.Header{"X-Forwarded-Host": {"jobs.example.com"}, "X-Forwarded-Proto": {"https"}}
+
+	tests := []struct {
+		name    string
+		proxies string
+		want    func(s *service) string // the base of links
+	}{
+		{"nobody trusted", "", func(s *service) string { return s.httpBase }},
+		{"another proxy trusted", "10.0.0.0/8", func(s *service) string { return s.httpBase }},
+		{"loopback trusted", "10.0.0.0/8, 127.0.0.1", func(*service) string { return "https://jobs.example.com" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := startService(t, append(env, "JOBBOARD_TRUSTED_PROXIES="+tt.proxies))
+			want := tt.want(svc) + "/api/v2.0/job-imports/"
+
+			code, hdr, body := svc.requestWithHeader(forwardedHeaders, "basic", acct.APIKey, "POST", "/api/v2.0/job-imports", `{"jobs": []}`)
+			var created struct{ Links struct{ Self string } }
+			if err := json.Unmarshal([]byte(body), &created); err != nil || code != 202 ||
+				!strings.HasPrefix(created.Links.Self, want) || hdr.Get("Location") != created.Links.Self {
+				t.Fatalf("REST: %d Location %q, body %s; want links under %s", code, hdr.Get("Location"), body, want)
+			}
+			// What is stored is what later answers (and the callback) show.
+			path := created.Links.Self[strings.Index(created.Links.Self, "/api/"):]
+			if _, _, got := svc.request("basic", acct.APIKey, "GET", path, ""); !strings.Contains(got, `"self":"`+created.Links.Self+`"`) {
+				t.Errorf("GET of the import: %s", got)
+			}
+
+			ctx := metadata.AppendToOutgoingContext(withKey(acct.APIKey), "x-forwarded-host", "jobs.example.com", "x-forwarded-proto", "https")
+			imp, err := jobboardv2.NewJobImportServiceClient(svc.grpcConn()).CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if self := imp.GetLinks().GetSelf(); !strings.HasPrefix(self, want) {
+				t.Errorf("gRPC: links.self %q, want it under %s", self, want)
+			}
+		})
+	}
+}

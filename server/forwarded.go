@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+
+	middleware "github.com/grpc-ecosystem/go-grpc-middleware/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+
+	"jobboard/internal/forwarded"
+)
+
+// The metadata twins of X-Forwarded-Host and X-Forwarded-Proto, which say
+// what host and scheme a client called when a proxy stands in between.
+var forwardedKeys = []string{"x-forwarded-host", "x-forwarded-proto"}
+
+// untrustedForwarding drops the forwarding metadata of gRPC calls whose
+// peer is not a trusted proxy, so that only a proxy an operator listed can
+// decide the host of the links a call answers with (an import's
+// links.self). REST calls reach the services in-process, past these
+// interceptors, with metadata the gateway set by the same rule.
+func untrustedForwarding(proxies forwarded.Proxies) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
+	clean := func(ctx context.Context) context.Context {
+		md, ok := metadata.FromIncomingContext(ctx)
+		if !ok {
+			return ctx
+		}
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil && proxies.Trusts(p.Addr.String()) {
+			return ctx
+		}
+		found := false
+		for _, k := range forwardedKeys {
+			if len(md.Get(k)) > 0 {
+				found = true
+			}
+		}
+		if !found {
+			return ctx
+		}
+		md = md.Copy()
+		for _, k := range forwardedKeys {
+			md.Delete(k)
+		}
+		return metadata.NewIncomingContext(ctx, md)
+	}
+	unary := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return handler(clean(ctx), req)
+	}
+	stream := func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		wrapped := middleware.WrapServerStream(ss)
+		wrapped.WrappedContext = clean(ss.Context())
+		return handler(srv, wrapped)
+	}
+	return unary, stream
+}
