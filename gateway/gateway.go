@@ -83,6 +83,9 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err := jobboardv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
 		return nil, fmt.Errorf("register job import routes: %w", err)
 	}
+	if err := registerJobsList(mux, cfg.Jobs); err != nil {
+		return nil, err
+	}
 	return recoverPanics(mux), nil
 }
 
@@ -242,13 +245,8 @@ func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message
 		return nil
 	}
 	w.Header().Set("X-Total-Count", strconv.FormatInt(list.GetTotalCount(), 10))
-	if u, ok := ctx.Value(requestURLKey{}).(*url.URL); ok && list.GetHasNextPage() {
-		next := *u
-		q := next.Query()
-		q.Set("page", strconv.Itoa(int(list.GetPage())+1))
-		q.Set("max", strconv.Itoa(int(list.GetMax())))
-		next.RawQuery = q.Encode()
-		w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"next\"", next.String()))
+	if list.GetHasNextPage() {
+		setNextLink(ctx, w, url.Values{"page": {strconv.Itoa(int(list.GetPage()) + 1)}, "max": {strconv.Itoa(int(list.GetMax()))}})
 	}
 	return nil
 }

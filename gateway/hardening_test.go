@@ -136,3 +136,46 @@ func TestBlankReferenceIsNull(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsListPagesOverREST: page_size and page_token give the gRPC paging
+// over REST, with a Link to the next page; without them the list is whole.
+func TestJobsListPagesOverREST(t *testing.T) {
+	a := newAPI(t)
+	var jobs []doc
+	for i := range 5 {
+		jobs = append(jobs, doc{{"referenceNumber", fmt.Sprintf("P%d", i)}, {"title", "T"}, {"state", "TX"},
+			{"driverType", "Student"}, {"freightType", "Box"}, {"description", "x"}})
+	}
+	a.post(jobs...)
+	count := func(path string) (int, string) {
+		resp := a.do("GET", path, "")
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+		return strings.Count(string(body), `"referenceNumber"`) + strings.Count(string(body), "<referenceNumber>"), resp.Header.Get("Link")
+	}
+	if n, link := count("/api/v2.0/jobs.json"); n != 5 || link != "" {
+		t.Errorf("whole list: %d jobs, Link %q", n, link)
+	}
+	path := "/api/v2.0/jobs.xml?page_size=2"
+	var pages []int
+	for path != "" && len(pages) < 5 {
+		n, link := count(path)
+		pages = append(pages, n)
+		path = ""
+		if link != "" {
+			path = link[strings.Index(link, "/api/"):strings.Index(link, ">")]
+		}
+	}
+	if fmt.Sprint(pages) != "[2 2 1]" {
+		t.Errorf("pages of %v jobs, want [2 2 1]", pages)
+	}
+	resp := a.do("GET", "/api/v2.0/jobs.json?page_size=0", "")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `page_size: \"0\"`) {
+		t.Errorf("page_size=0: %d %s", resp.StatusCode, body)
+	}
+}

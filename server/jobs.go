@@ -50,19 +50,48 @@ func NewJobService(st *store.Store, now func() time.Time) *JobService {
 	return &JobService{store: st, validator: newJobValidator(), now: now}
 }
 
-// ListJobs returns the account's active jobs ordered by id.
-func (s *JobService) ListJobs(ctx context.Context, _ *jobboardv2.ListJobsRequest) (*jobboardv2.ListJobsResponse, error) {
+// Paging of ListJobs (contract section 9).
+const (
+	defaultJobsPage = 100
+	maxJobsPage     = 1000
+	// jobsPageBytes bounds the jobs of one page, by the size of their
+	// texts: a page answered over gRPC stays under the 4 MiB clients take by
+	// default, and a list streamed over REST holds one page at a time.
+	jobsPageBytes = 2 << 20
+)
+
+// ListJobs returns a page of the account's active jobs ordered by id.
+func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsRequest) (*jobboardv2.ListJobsResponse, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := s.store.ListJobs(ctx, caller.AccountID)
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, status.Errorf(codes.InvalidArgument, "page_size: %d is negative; a page holds 1-%d jobs", size, maxJobsPage)
+	case size == 0:
+		size = defaultJobsPage
+	case size > maxJobsPage:
+		size = maxJobsPage
+	}
+	var after int64
+	if token := req.GetPageToken(); token != "" {
+		after, err = strconv.ParseInt(token, 10, 64)
+		if err != nil || after <= 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "page_token: %s is not a next_page_token this service answered", quoted(token))
+		}
+	}
+	page, err := s.store.ListJobsPage(ctx, caller.AccountID, after, size, jobsPageBytes)
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	out := &jobboardv2.ListJobsResponse{Jobs: make([]*jobboardv2.Job, len(jobs))}
-	for i := range jobs {
-		out.Jobs[i] = jobMessage(&jobs[i])
+	out := &jobboardv2.ListJobsResponse{Jobs: make([]*jobboardv2.Job, len(page.Jobs))}
+	for i := range page.Jobs {
+		out.Jobs[i] = jobMessage(&page.Jobs[i])
+	}
+	if page.More {
+		out.NextPageToken = strconv.FormatInt(page.Jobs[len(page.Jobs)-1].ID, 10)
 	}
 	return out, nil
 }

@@ -105,12 +105,22 @@ func run(addr, key string, useTLS bool, ref string) error {
 		fmt.Printf("  ignored: job %d: %s\n", v.GetIndex(), v.GetMessage())
 	}
 
-	list, err := jobs.ListJobs(ctx, &jobboardv2.ListJobsRequest{})
-	if err != nil {
-		return callError("ListJobs", err)
+	// The list comes a page at a time: follow next_page_token to the end.
+	var active []*jobboardv2.Job
+	req := &jobboardv2.ListJobsRequest{PageSize: 500}
+	for {
+		page, err := jobs.ListJobs(ctx, req)
+		if err != nil {
+			return callError("ListJobs", err)
+		}
+		active = append(active, page.GetJobs()...)
+		if page.GetNextPageToken() == "" {
+			break
+		}
+		req.PageToken = page.GetNextPageToken()
 	}
-	fmt.Printf("ListJobs: %d active jobs\n", len(list.GetJobs()))
-	for _, j := range list.GetJobs() {
+	fmt.Printf("ListJobs: %d active jobs\n", len(active))
+	for _, j := range active {
 		where := j.GetState()
 		if j.City != nil { // optional fields are pointers: nil when not given
 			where = j.GetCity() + ", " + where

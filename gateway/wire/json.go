@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"io"
 	"strconv"
 	"unicode/utf8"
 )
@@ -153,4 +154,12 @@ func appendJSONString(buf []byte, s string) []byte {
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
+}
+
+func (w *jsonWriter) Buffered() int { return len(w.buf) }
+
+func (w *jsonWriter) Flush(out io.Writer) error {
+	_, err := out.Write(w.buf)
+	w.buf = w.buf[:0]
+	return err
 }

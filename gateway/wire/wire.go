@@ -8,6 +8,8 @@
 // array and an XML element whose children repeat one item name.
 package wire
 
+import "io"
+
 // Writer writes one document. Names are object keys in JSON (ignored at the
 // root and for list items) and element names in XML.
 type Writer interface {
@@ -34,6 +36,14 @@ type Writer interface {
 
 	// Bytes returns the finished document.
 	Bytes() []byte
+
+	// Buffered is how many bytes are written and not yet flushed.
+	Buffered() int
+	// Flush writes what is buffered to out and empties the buffer, so a
+	// long list is sent while it is written and never held whole. Call it
+	// between the items of a list: an XML list flushed before its first
+	// item can no longer be closed as an empty element.
+	Flush(out io.Writer) error
 }
 
 // Format is a representation of the API.

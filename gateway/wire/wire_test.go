@@ -1,6 +1,9 @@
 package wire
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func ptr(s string) *string { return &s }
 
@@ -44,5 +47,34 @@ func TestDocuments(t *testing.T) {
 func TestJSONStringInvalidUTF8(t *testing.T) {
 	if got := string(appendJSONString(nil, "a\xffb")); got != `"a\ufffdb"` {
 		t.Errorf("got %s", got)
+	}
+}
+
+// TestFlushBetweenItems: a list flushed item by item reads the same as one
+// written whole, in both formats.
+func TestFlushBetweenItems(t *testing.T) {
+	for _, f := range []Format{JSON, XML} {
+		for _, n := range []int{0, 1, 3} {
+			whole, streamed := New(f, 0), New(f, 0)
+			var out strings.Builder
+			whole.BeginList("jobs")
+			streamed.BeginList("jobs")
+			for i := range n {
+				for _, w := range []Writer{whole, streamed} {
+					w.BeginObject("job")
+					w.Int("id", int64(i))
+					w.EndObject()
+				}
+				if err := streamed.Flush(&out); err != nil || streamed.Buffered() != 0 {
+					t.Fatalf("flush: %v, %d bytes left", err, streamed.Buffered())
+				}
+			}
+			whole.EndList()
+			streamed.EndList()
+			out.Write(streamed.Bytes())
+			if got, want := out.String(), string(whole.Bytes()); got != want {
+				t.Errorf("%s, %d items: streamed %q, whole %q", f, n, got, want)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -160,4 +161,12 @@ func appendCDATA(buf []byte, s string) []byte {
 		buf = utf8.AppendRune(buf, r)
 	}
 	return append(buf, "]]>"...)
+}
+
+func (w *xmlWriter) Buffered() int { return len(w.buf) }
+
+func (w *xmlWriter) Flush(out io.Writer) error {
+	_, err := out.Write(w.buf)
+	w.buf = w.buf[:0]
+	return err
 }

@@ -63,6 +63,54 @@ func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
 	return jobs, nil
 }
 
+// JobsPage is one page of an account's active jobs.
+type JobsPage struct {
+	Jobs []Job
+	// More is true when further jobs follow the last one.
+	More bool
+}
+
+// jobSize estimates, in bytes, what a job takes in memory and on the wire:
+// its texts, and a fixed share for the rest.
+const jobSize = `(octet_length(description) + coalesce(octet_length(requirements), 0) + octet_length(title)
+	+ coalesce(octet_length(city), 0) + octet_length(reference_number) + 256)`
+
+// listJobsPage takes up to $3 jobs after id $2 (one more, to tell whether
+// more follow), then keeps the prefix of them whose sizes add up to at most
+// $4 bytes, and always the first.
+const listJobsPage = `SELECT ` + jobPageColumns + `, candidates FROM (
+	SELECT c.*, coalesce(sum(size) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+		count(*) OVER () AS candidates
+	FROM (SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on, ` + jobSize + ` AS size
+		FROM jobs WHERE account_id = $1 AND deleted_at IS NULL AND id > $2 ORDER BY id LIMIT $3 + 1) c
+) p WHERE before = 0 OR before + size <= $4 ORDER BY id`
+
+const jobPageColumns = `id, reference_number, title, city, state, postal_code, driver_type, preference, freight_type,
+	pay_amount_min, pay_amount_max, pay_frequency, employment_type, route_type, description, requirements, twic_only,
+	license_class, posted_on`
+
+// ListJobsPage returns the account's active jobs after the one with id
+// after (0: from the first), in id order: at most limit of them, and no
+// more than fit in about maxBytes (at least one, whatever its size). A
+// list read page by page therefore needs memory for one page, however many
+// and however large the jobs are. Pages are read apart, so a job posted or
+// deleted meanwhile may or may not appear; none appears twice.
+func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
+	var rows []struct {
+		Job
+		Candidates int `db:"candidates"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, listJobsPage, accountID, after, limit, maxBytes); err != nil {
+		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
+	}
+	page := JobsPage{Jobs: make([]Job, 0, min(len(rows), limit))}
+	for i := range rows[:min(len(rows), limit)] {
+		page.Jobs = append(page.Jobs, rows[i].Job)
+	}
+	page.More = len(rows) > 0 && rows[0].Candidates > len(page.Jobs)
+	return page, nil
+}
+
 // Job returns one active job of the account, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, accountID, id int64) (Job, error) {
 	var j Job

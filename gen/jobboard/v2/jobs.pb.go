@@ -794,9 +794,14 @@ func (x *BatchEntry) GetMessage() string {
 	return ""
 }
 
-// ListJobsRequest asks for all active jobs of the account.
+// ListJobsRequest asks for a page of the account's active jobs.
 type ListJobsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The most jobs to return: 1-1000, default 100 when unset. A page may
+	// hold fewer when its jobs are large.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -831,11 +836,27 @@ func (*ListJobsRequest) Descriptor() ([]byte, []int) {
 	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{7}
 }
 
-// ListJobsResponse holds the account's active jobs.
+func (x *ListJobsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListJobsResponse holds a page of the account's active jobs.
 type ListJobsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The jobs, ordered by id ascending.
-	Jobs          []*Job `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Jobs []*Job `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The page_token of the following page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -875,6 +896,13 @@ func (x *ListJobsResponse) GetJobs() []*Job {
 		return x.Jobs
 	}
 	return nil
+}
+
+func (x *ListJobsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // PostJobsRequest carries the jobs to add or update.
@@ -1598,10 +1626,14 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x03_idB\x13\n" +
 	"\x11_reference_numberB\b\n" +
 	"\x06_fieldB\b\n" +
-	"\x06_value\"\x11\n" +
-	"\x0fListJobsRequest\"8\n" +
+	"\x06_value\"M\n" +
+	"\x0fListJobsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x10.jobboard.v2.JobR\x04jobs\"<\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x10.jobboard.v2.JobR\x04jobs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"<\n" +
 	"\x0fPostJobsRequest\x12)\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x15.jobboard.v2.JobInputR\x04jobs\"\x95\x02\n" +
 	"\x10PostJobsResponse\x12\x1c\n" +

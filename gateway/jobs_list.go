@@ -1,0 +1,118 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+
+	"jobboard/gateway/wire"
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// Streaming the jobs list (contract section 10). The v2.0 answer is the
+// whole list in one document; it is written while it is read, a page of
+// jobs at a time, so the memory one list takes does not grow with the
+// number or the size of the account's jobs.
+const (
+	// streamPageSize is how many jobs each read takes (the service also
+	// bounds a page by the size of its jobs).
+	streamPageSize = 1000
+	// flushAt is how much written text is held before it is sent.
+	flushAt = 64 << 10
+)
+
+// registerJobsList routes GET jobs.json and jobs.xml to the streaming
+// list, in place of the generated route that would build the whole answer.
+func registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobServiceServer) error {
+	for _, f := range []wire.Format{wire.JSON, wire.XML} {
+		if err := mux.HandlePath(http.MethodGet, apiPrefix+"jobs."+f.String(), streamJobs(jobs, f)); err != nil {
+			return fmt.Errorf("route the jobs list: %w", err)
+		}
+	}
+	return nil
+}
+
+// streamJobs answers a jobs list. With page_size (or page_token) in the
+// query it answers one page, ListJobs' paging over REST, with a Link to
+// the next; without, the whole list, as the v2.0 API does.
+func streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		ctx := r.Context()
+		req, onePage, apiErr := listRequest(r.URL.Query())
+		if apiErr != nil {
+			writeError(w, r, *apiErr)
+			return
+		}
+		page, err := jobs.ListJobs(ctx, req)
+		if err != nil {
+			writeStatusError(ctx, w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", marshaler{f}.ContentType(nil))
+		if onePage && page.GetNextPageToken() != "" {
+			setNextLink(ctx, w, url.Values{"page_token": {page.GetNextPageToken()}, "page_size": {strconv.Itoa(int(req.GetPageSize()))}})
+		}
+		out := wire.New(f, flushAt+flushAt/4)
+		out.BeginList("jobs")
+		for {
+			for _, j := range page.GetJobs() {
+				writeJob(out, j)
+				if out.Buffered() >= flushAt {
+					if err := out.Flush(w); err != nil {
+						return // the client went away
+					}
+				}
+			}
+			if onePage || page.GetNextPageToken() == "" {
+				break
+			}
+			req.PageToken = page.GetNextPageToken()
+			if page, err = jobs.ListJobs(ctx, req); err != nil {
+				// Part of the list is sent with a 200: all that can still
+				// tell the client is a body that ends before the list does.
+				slog.ErrorContext(ctx, "jobs list cut short", "error", err)
+				panic(http.ErrAbortHandler)
+			}
+		}
+		out.EndList()
+		_, _ = w.Write(out.Bytes())
+	}
+}
+
+// listRequest reads the optional paging of a REST jobs list.
+func listRequest(q url.Values) (req *jobboardv2.ListJobsRequest, onePage bool, apiErr *apiError) {
+	req = &jobboardv2.ListJobsRequest{PageSize: streamPageSize, PageToken: q.Get("page_token")}
+	if !q.Has("page_size") && !q.Has("page_token") {
+		return req, false, nil
+	}
+	if raw := q.Get("page_size"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > streamPageSize {
+			return nil, false, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+				fmt.Sprintf("page_size: %q is not a number of jobs from 1 to %d", raw, streamPageSize)}
+		}
+		req.PageSize = int32(n)
+	}
+	return req, true, nil
+}
+
+// setNextLink sets a Link header with rel="next": the URL called, with
+// the given query parameters replaced.
+func setNextLink(ctx context.Context, w http.ResponseWriter, set url.Values) {
+	u, ok := ctx.Value(requestURLKey{}).(*url.URL)
+	if !ok {
+		return
+	}
+	next := *u
+	q := next.Query()
+	for k, v := range set {
+		q[k] = v
+	}
+	next.RawQuery = q.Encode()
+	w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"next\"", next.String()))
+}
