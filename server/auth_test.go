@@ -188,8 +188,13 @@ func TestGRPCAuthenticatesBeforeDecoding(t *testing.T) {
 			}
 		})
 	}
-	// Health and reflection stay open.
+	// A method not served is Unimplemented, credentials or not: the tap
+	// handle authenticates only what is served.
 	var out []byte
+	if err := conn.Invoke(context.Background(), "/jobboard.v2.Nope/Nothing", &body, &out, grpc.ForceCodecV2(rawCodec{})); status.Code(err) != codes.Unimplemented {
+		t.Errorf("a method not served: %v, want Unimplemented", err)
+	}
+	// Health and reflection stay open.
 	if err := conn.Invoke(context.Background(), "/grpc.health.v1.Health/Check", &[]byte{}, &out, grpc.ForceCodecV2(rawCodec{})); err != nil {
 		t.Errorf("health check without credentials: %v", err)
 	}

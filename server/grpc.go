@@ -168,8 +168,16 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	}
 	unary = append(unary, recoveryInterceptor(), statusBoundary, requireCallerUnary)
 	stream = append(stream, requireCallerStream)
+	// The tap handle runs for any path a client sends; it authenticates
+	// only the methods served, filled in below before the server serves.
+	known := map[string]bool{}
 	srv := grpc.NewServer(append(opts,
-		grpc.InTapHandle(s.authenticateTap),
+		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
+			if !known[info.FullMethodName] || !methodNeedsAuth(info.FullMethodName) {
+				return ctx, nil // grpc-go answers Unimplemented for unknown methods, unread
+			}
+			return s.authenticateTap(ctx, info)
+		}),
 		grpc.ForceServerCodecV2(requestCodec{}),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
 	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, s.Jobs)
@@ -182,6 +190,11 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	descriptors.RegisterReflection(srv)
 	if m := s.metrics.GRPC(); m != nil {
 		m.InitializeMetrics(srv)
+	}
+	for name, info := range srv.GetServiceInfo() {
+		for _, m := range info.Methods {
+			known["/"+name+"/"+m.Name] = true
+		}
 	}
 	return srv
 }
@@ -203,9 +216,6 @@ const tapLookupTimeout = 5 * time.Second
 // bounded by tapLookupTimeout. What blocks is the one client's own
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if !methodNeedsAuth(info.FullMethodName) {
-		return ctx, nil
-	}
 	started := time.Now()
 	var client string
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
@@ -216,8 +226,12 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	caller, err := s.Auth.AuthenticateGRPC(lookupCtx, info.FullMethodName, info.Header, client)
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
-		// line here, in the same form.
+		// line and its metrics here, in the same form.
 		logCall(ctx, info.FullMethodName, requestid.FromClient(first(info.Header, "x-request-id")), &callInfo{}, err, started)
+		if m := s.metrics.GRPC(); m != nil {
+			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},
+				func(context.Context, any) (any, error) { return nil, err })
+		}
 		return nil, err
 	}
 	return ContextWithCaller(ctx, caller), nil
