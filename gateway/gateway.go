@@ -40,8 +40,10 @@ type Config struct {
 	Drivers jobboardv2.DriverServiceServer
 	Imports jobboardv2.JobImportServiceServer
 	// Authenticate resolves an API key to a context carrying its account,
-	// or fails with a gRPC status (Unauthenticated for a bad key).
-	Authenticate func(ctx context.Context, apiKey string) (context.Context, error)
+	// or fails with a gRPC status (Unauthenticated for a bad key,
+	// ResourceExhausted past a rate limit). client is the address the
+	// request came from, which failed attempts are limited by.
+	Authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
 	// Account reads the account Authenticate put in a context, for the
 	// access log; nil leaves the account out.
 	Account AccountFromContext
@@ -90,7 +92,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 }
 
 type gateway struct {
-	authenticate func(ctx context.Context, apiKey string) (context.Context, error)
+	authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
 	account      AccountFromContext
 	proxies      forwarded.Proxies
 }
@@ -109,7 +111,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			route = strings.ReplaceAll(pattern.String(), "=*}", "}")
 			noteRoute(r.Context(), route)
 		}
-		ctx, err := g.authenticate(r.Context(), apiKey(r))
+		ctx, err := g.authenticate(r.Context(), apiKey(r), clientAddress(r))
 		if err == nil && g.account != nil {
 			if id, ok := g.account(ctx); ok {
 				noteAccount(ctx, id)
@@ -164,6 +166,14 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next(w, r, params)
 	}
+}
+
+// clientAddress is the address a request came from, as failed
+// authentications are limited by: the peer of the connection. Headers such
+// as X-Forwarded-For are not believed here; once trusted proxies can be
+// configured, this is where the address they forward is taken instead.
+func clientAddress(r *http.Request) string {
+	return r.RemoteAddr
 }
 
 // checkParams refuses path and query values that are not UTF-8 or hold a

@@ -119,7 +119,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	// And the gateway does route each of them: an unauthenticated call gets
 	// 401 from the route's middleware rather than the router's 404 or 405.
 	h, err := gateway.New(context.Background(), gateway.Config{
-		Authenticate: func(context.Context, string) (context.Context, error) {
+		Authenticate: func(context.Context, string, string) (context.Context, error) {
 			return nil, status.Error(codes.Unauthenticated, "no key")
 		},
 	})

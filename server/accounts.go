@@ -85,3 +85,18 @@ func KeyPrefix(key string) string {
 	}
 	return key[:keyPrefixShown]
 }
+
+// IsAPIKey reports whether s has the form of a whole key, as NewAPIKey
+// makes them, so that a prefix or a typo is not taken for one.
+func IsAPIKey(s string) bool {
+	digits, ok := strings.CutPrefix(s, apiKeyPrefix)
+	if !ok || len(digits) != apiKeyDigits {
+		return false
+	}
+	for _, r := range digits {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}

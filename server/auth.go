@@ -6,12 +6,13 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -61,10 +62,18 @@ type Authenticator struct {
 	// internalOnly holds the full gRPC method prefixes only the internal
 	// token may call (the driver-application intake).
 	internalOnly []string
-	// keys remembers the accounts of keys in use once WatchKeys runs.
+	// keys remembers the accounts of keys in use once WatchKeys runs, and
+	// wrong keys always.
 	keys *keycache.Cache
-	// limiter gives each API key its own request rate; nil is no limit.
+	// lookupKey finds the account of a key hash in the database; tests
+	// count its calls.
+	lookupKey func(context.Context, string) (int64, error)
+	// limiter gives each account (all its keys together) its own request
+	// rate; nil is no limit.
 	limiter *ratelimit.Limiter
+	// failures limits the failed authentications of each client address;
+	// nil is no limit.
+	failures *ratelimit.Limiter
 }
 
 const (
@@ -73,13 +82,23 @@ const (
 	keyCacheTTL = 30 * time.Second
 	// keyCacheEntries bounds the memory: some 100 bytes a key.
 	keyCacheEntries = 100_000
+	// missTTL is how long a wrong key is remembered as wrong. Keys are 256
+	// random bits, so a wrong key never becomes a new key by chance; the
+	// bound only matters for a key row added behind the trigger's back (a
+	// restore), which then works within a minute.
+	missTTL = time.Minute
+	// missEntries bounds the memory for wrong keys. A flood of distinct
+	// wrong keys is held back by the failure limit per address instead.
+	missEntries = 100_000
 )
 
 // NewAuthenticator checks API keys against st. An empty internalToken
 // disables internal access.
 func NewAuthenticator(st *store.Store, internalToken string) *Authenticator {
-	return &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
-		keys: keycache.New(keyCacheTTL, keyCacheEntries)}
+	a := &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
+		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash}
+	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)
+	return a
 }
 
 // WatchKeys lets the authenticator remember keys in use, for as long as ctx
@@ -92,80 +111,136 @@ func (a *Authenticator) WatchKeys(ctx context.Context) (wait func(), err error) 
 
 var errBadCredentials = status.Error(codes.Unauthenticated, "missing or invalid API key")
 
-// AuthenticateKey resolves an API key to ctx carrying its account.
-func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (context.Context, error) {
-	if key == "" {
-		return nil, errBadCredentials
-	}
-	hash := HashAPIKey(key)
-	id, err := a.keys.AccountID(ctx, hash, a.store.AccountIDByKeyHash)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errBadCredentials
-	}
+// AuthenticateKey resolves an API key to ctx carrying its account. client
+// is the address the request came from (host:port or a bare host); failed
+// attempts are limited per client address.
+func (a *Authenticator) AuthenticateKey(ctx context.Context, key, client string) (context.Context, error) {
+	c, err := a.resolveKey(ctx, key, client)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, err
 	}
-	if ok, wait := a.limiter.Allow(hash); !ok {
-		return nil, rateLimited(a.limiter, wait)
+	return ContextWithCaller(ctx, c), nil
+}
+
+// errTooManyFailures stands in for a lookup refused because the client's
+// address is over its failure limit.
+type errTooManyFailures struct{ wait time.Duration }
+
+func (e errTooManyFailures) Error() string { return "too many failed authentications" }
+
+func (a *Authenticator) resolveKey(ctx context.Context, key, client string) (Caller, error) {
+	if key == "" {
+		return Caller{}, a.failed(client)
 	}
-	return ContextWithCaller(ctx, Caller{AccountID: id}), nil
+	addr := addressKey(client)
+	hash := HashAPIKey(key)
+	id, err := a.keys.AccountID(ctx, hash, func(ctx context.Context, hash string) (int64, error) {
+		// A key not in memory from an address over its failure limit is
+		// not looked up: a flood of distinct wrong keys costs no queries.
+		if over, wait := a.failures.Exhausted(addr); over {
+			return 0, errTooManyFailures{wait}
+		}
+		return a.lookupKey(ctx, hash)
+	})
+	var tooMany errTooManyFailures
+	switch {
+	case errors.As(err, &tooMany):
+		return Caller{}, rateLimited(a.failures, tooMany.wait, "a client address may fail authentication")
+	case errors.Is(err, store.ErrNotFound):
+		return Caller{}, a.failed(client)
+	case err != nil:
+		return Caller{}, internalError(ctx, err)
+	}
+	if ok, wait := a.limiter.Allow(strconv.FormatInt(id, 10)); !ok {
+		return Caller{}, rateLimited(a.limiter, wait, "an account may make")
+	}
+	return Caller{AccountID: id}, nil
+}
+
+// failed is the answer to a missing or wrong key: Unauthenticated, or
+// ResourceExhausted once the client's address failed too often.
+func (a *Authenticator) failed(client string) error {
+	if ok, wait := a.failures.Allow(addressKey(client)); !ok {
+		return rateLimited(a.failures, wait, "a client address may fail authentication")
+	}
+	return errBadCredentials
+}
+
+// addressKey is the failure-limit bucket of a client address: the IP
+// without its port, and for IPv6 its /64, since one host commonly holds a
+// whole /64. Anything unparsable is its own bucket.
+func addressKey(client string) string {
+	host := client
+	if h, _, err := net.SplitHostPort(client); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // rateLimited is ResourceExhausted with the wait in a RetryInfo detail,
-// which the REST gateway turns into 429 and Retry-After.
-func rateLimited(l *ratelimit.Limiter, wait time.Duration) error {
+// which the REST gateway turns into 429 and Retry-After. who starts the
+// rule, such as "an account may make".
+func rateLimited(l *ratelimit.Limiter, wait time.Duration, who string) error {
 	secs := ratelimit.RetryAfterSeconds(wait)
 	st := status.Newf(codes.ResourceExhausted,
-		"rate limit: an API key may make %g requests a second, %d at once; retry after %d s", l.PerSecond(), l.Burst(), secs)
+		"rate limit: %s %g requests a second, %d at once; retry after %d s", who, l.PerSecond(), l.Burst(), secs)
 	if withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}); err == nil {
 		st = withInfo
 	}
 	return st.Err()
 }
 
-// AuthenticateGRPC reads `authorization: Bearer ...` metadata. It is the
-// AuthFunc of the gRPC auth interceptor.
-func (a *Authenticator) AuthenticateGRPC(ctx context.Context) (context.Context, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
+// AuthenticateGRPC reads `authorization: Bearer ...` from the metadata of
+// a call to method that came from client. The server calls it from its tap
+// handle, before the request message is read.
+func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md metadata.MD, client string) (Caller, error) {
 	token, ok := bearer(first(md, "authorization"))
 	if !ok {
-		return nil, errBadCredentials
+		return Caller{}, a.failed(client)
 	}
-	method, _ := grpc.Method(ctx)
 	if a.internalToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(a.internalToken)) == 1 {
 		return a.internalCaller(ctx, md, method)
 	}
 	for _, p := range a.internalOnly {
 		if strings.HasPrefix(method, p) {
-			if _, err := a.AuthenticateKey(ctx, token); err != nil {
-				return nil, err
+			if _, err := a.resolveKey(ctx, token, client); err != nil {
+				return Caller{}, err
 			}
-			return nil, status.Error(codes.PermissionDenied, "only the board's internal services may call "+method)
+			return Caller{}, status.Error(codes.PermissionDenied, "only the board's internal services may call "+method)
 		}
 	}
-	return a.AuthenticateKey(ctx, token)
+	return a.resolveKey(ctx, token, client)
 }
 
-func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, method string) (context.Context, error) {
+func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, method string) (Caller, error) {
 	raw := first(md, "x-account-id")
 	if raw == "" {
 		for _, p := range a.internalOnly {
 			if strings.HasPrefix(method, p) {
-				return ContextWithCaller(ctx, Caller{Internal: true}), nil
+				return Caller{Internal: true}, nil
 			}
 		}
-		return nil, status.Error(codes.InvalidArgument, "x-account-id: internal calls must name the account they act for")
+		return Caller{}, status.Error(codes.InvalidArgument, "x-account-id: internal calls must name the account they act for")
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "x-account-id: %q is not an account id (a positive integer)", raw)
+		return Caller{}, status.Errorf(codes.InvalidArgument, "x-account-id: %q is not an account id (a positive integer)", raw)
 	}
 	if _, err := a.store.Account(ctx, id); errors.Is(err, store.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "x-account-id: account %d not found", id)
+		return Caller{}, status.Errorf(codes.NotFound, "x-account-id: account %d not found", id)
 	} else if err != nil {
-		return nil, internalError(ctx, err)
+		return Caller{}, internalError(ctx, err)
 	}
-	return ContextWithCaller(ctx, Caller{AccountID: id, Internal: true}), nil
+	return Caller{AccountID: id, Internal: true}, nil
 }
 
 // bearer extracts the token of an "Bearer <token>" header value.

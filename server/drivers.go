@@ -86,6 +86,10 @@ func badParam(name, value, allowed string) error {
 // examined without listing.
 func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDriversRequest) (store.DriverFilter, error) {
 	f := store.DriverFilter{Sort: "id", Limit: defaultDriversPage}
+	// The REST gateway refuses such values first; gRPC callers reach here.
+	if err := checkText(req); err != nil {
+		return f, err
+	}
 	if v := strings.TrimSpace(req.GetCertifications()); v != "" {
 		code, ok := certificationCode(v)
 		if !ok {

@@ -9,19 +9,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/internal/forwarded"
 	"jobboard/internal/metrics"
+	"jobboard/internal/requestid"
 	"jobboard/server/descriptors"
 	"jobboard/server/ratelimit"
 	"jobboard/server/store"
@@ -73,10 +73,16 @@ type Config struct {
 	// RenderCallback writes a callback body, the JSON the REST API gives for
 	// retrieving the import. It is required for callbacks to be sent.
 	RenderCallback func(proto.Message) ([]byte, error)
-	// RateLimit is the requests a second each API key may make on average,
-	// RateBurst how many at once; RateLimit <= 0 means no limit.
+	// RateLimit is the requests a second each account (all its keys
+	// together) may make on average, RateBurst how many at once;
+	// RateLimit <= 0 means no limit.
 	RateLimit float64
 	RateBurst int
+	// AuthFailureLimit is the failed authentications (missing or wrong key)
+	// a second each client address may make on average, AuthFailureBurst
+	// how many at once; AuthFailureLimit <= 0 means no limit.
+	AuthFailureLimit float64
+	AuthFailureBurst int
 	// Metrics receives the gRPC, import, callback, queue and database pool
 	// metrics; nil means none are kept.
 	Metrics *metrics.Metrics
@@ -102,6 +108,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		trustedProxies: cfg.TrustedProxies,
 	}
 	s.Auth.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst)
+	s.Auth.failures = ratelimit.New(cfg.AuthFailureLimit, cfg.AuthFailureBurst)
 	schedule := cfg.CallbackRetrySchedule
 	if len(schedule) == 0 {
 		schedule = DefaultCallbackRetrySchedule
@@ -154,19 +161,13 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 }
 
 // NewGRPCServer returns a gRPC server with every service, health and
-// reflection registered. Interceptors run outermost first: the call gets
-// its request id and access log line, then its metrics (both see the final
-// code), panics become Internal, every error gets a code, then the caller
-// is authenticated (health and reflection are open, as probes and grpcurl
-// expect).
+// reflection registered. Callers are authenticated by a tap handle, from
+// the call's headers, before its request message is read (health and
+// reflection are open, as probes and grpcurl expect). Interceptors then run
+// outermost first: the call gets its request id and access log line, then
+// its metrics (both see the final code), panics become Internal, every
+// error gets a code, and the caller the tap found is required.
 func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	authenticate := func(ctx context.Context) (context.Context, error) {
-		ctx, err := s.Auth.AuthenticateGRPC(ctx)
-		if err == nil {
-			noteCallAccount(ctx)
-		}
-		return ctx, err
-	}
 	forwardingUnary, forwardingStream := untrustedForwarding(s.trustedProxies)
 	unary := []grpc.UnaryServerInterceptor{forwardingUnary, accessLogUnary}
 	stream := []grpc.StreamServerInterceptor{forwardingStream, accessLogStream}
@@ -174,19 +175,24 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		unary = append(unary, m.UnaryServerInterceptor())
 		stream = append(stream, m.StreamServerInterceptor())
 	}
-	unary = append(unary,
-		recoveryInterceptor(),
-		statusBoundary,
-		selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(authenticate), needsAuth),
-	)
-	stream = append(stream,
-		selector.StreamServerInterceptor(auth.StreamServerInterceptor(authenticate), needsAuth),
-	)
-	srv := grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
-	jobboardv2.RegisterJobServiceServer(srv, s.Jobs)
-	jobboardv2.RegisterDriverServiceServer(srv, s.Drivers)
-	jobboardv2.RegisterDriverIntakeServiceServer(srv, s.Intake)
-	jobboardv2.RegisterJobImportServiceServer(srv, s.Imports)
+	unary = append(unary, recoveryInterceptor(), statusBoundary, requireCallerUnary)
+	stream = append(stream, requireCallerStream)
+	// The tap handle runs for any path a client sends; it authenticates
+	// only the methods served, filled in below before the server serves.
+	known := map[string]bool{}
+	srv := grpc.NewServer(append(opts,
+		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
+			if !known[info.FullMethodName] || !methodNeedsAuth(info.FullMethodName) {
+				return ctx, nil // grpc-go answers Unimplemented for unknown methods, unread
+			}
+			return s.authenticateTap(ctx, info)
+		}),
+		grpc.ForceServerCodecV2(requestCodec{}),
+		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
+	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, s.Jobs)
+	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, s.Drivers)
+	registerDecoding(srv, &jobboardv2.DriverIntakeService_ServiceDesc, s.Intake)
+	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, s.Imports)
 	healthpb.RegisterHealthServer(srv, s.Health)
 	// Reflection answers from descriptors with comments, so grpcurl
 	// describe shows the API documentation.
@@ -194,7 +200,79 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	if m := s.metrics.GRPC(); m != nil {
 		m.InitializeMetrics(srv)
 	}
+	for name, info := range srv.GetServiceInfo() {
+		for _, m := range info.Methods {
+			known["/"+name+"/"+m.Name] = true
+		}
+	}
 	return srv
+}
+
+// tapLookupTimeout bounds a key lookup made by the tap handle.
+const tapLookupTimeout = 5 * time.Second
+
+// authenticateTap authenticates a call from its headers before grpc-go
+// reads its request message, so a client without valid credentials cannot
+// make the server read, buffer or decode a message (up to 4 MiB) first. The
+// status it returns reaches the client as it is, details included.
+//
+// grpc-go runs it on the connection's reader goroutine, holding the
+// transport's lock: while it waits, no other frame of that connection is
+// read. A database lookup there is acceptable because it is rare: keys in
+// use are remembered (server/keycache, kept honest by the key watch),
+// wrong keys are remembered as wrong for a minute, an address over its
+// failure limit gets no lookup of unknown keys at all, and a lookup is
+// bounded by tapLookupTimeout. What blocks is the one client's own
+// connection.
+func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	started := time.Now()
+	var client string
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		client = p.Addr.String()
+	}
+	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
+	defer cancel()
+	caller, err := s.Auth.AuthenticateGRPC(lookupCtx, info.FullMethodName, info.Header, client)
+	if err != nil {
+		// The interceptors never see this call: it gets its access log
+		// line and its metrics here, in the same form.
+		logCall(ctx, info.FullMethodName, requestid.FromClient(first(info.Header, "x-request-id")), &callInfo{}, err, started)
+		if m := s.metrics.GRPC(); m != nil {
+			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},
+				func(context.Context, any) (any, error) { return nil, err })
+		}
+		return nil, err
+	}
+	return ContextWithCaller(ctx, caller), nil
+}
+
+// requireCallerUnary lets through calls the tap handle authenticated, and
+// notes their account for the access log.
+func requireCallerUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := requireCaller(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+func requireCallerStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := requireCaller(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
+
+func requireCaller(ctx context.Context, method string) error {
+	if !methodNeedsAuth(method) {
+		return nil
+	}
+	// A server built without the tap handle would serve unscoped calls:
+	// refuse them instead.
+	if _, ok := ctx.Value(callerKey{}).(Caller); !ok {
+		return errBadCredentials
+	}
+	noteCallAccount(ctx)
+	return nil
 }
 
 // queueDepth reads the queue's depth for the metrics scrape.
@@ -212,7 +290,7 @@ func queueDepth(st *store.Store) metrics.QueueDepthFunc {
 	}
 }
 
-// needsAuth exempts health checks and reflection from authentication.
-var needsAuth = selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
-	return !strings.HasPrefix(c.FullMethod(), "/grpc.health.v1.") && !strings.HasPrefix(c.FullMethod(), "/grpc.reflection.")
-})
+// methodNeedsAuth exempts health checks and reflection from authentication.
+func methodNeedsAuth(fullMethod string) bool {
+	return !strings.HasPrefix(fullMethod, "/grpc.health.v1.") && !strings.HasPrefix(fullMethod, "/grpc.reflection.")
+}

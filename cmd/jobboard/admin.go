@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -153,24 +154,30 @@ func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error
 // confirm they forgot the revoked keys.
 const revokeConfirmWithin = 10 * time.Second
 
-const keysUsage = "jobboard keys create --account ID | jobboard keys revoke KEY_PREFIX"
+const keysUsage = "jobboard keys create --account ID | keys list --account ID | keys revoke --account ID KEY_ID | keys revoke KEY"
 
-// keysCommand: jobboard keys create --account ID | keys revoke PREFIX.
+// keysCommand: jobboard keys create --account ID | keys list --account ID |
+// keys revoke --account ID KEY_ID | keys revoke KEY.
 func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"usage: " + keysUsage}
 	}
+	var account int64
+	accountFlag := func(help string) func(fs *flag.FlagSet) {
+		return func(fs *flag.FlagSet) { fs.Int64Var(&account, "account", 0, help) }
+	}
+	needAccount := func(cmd string) func([]string) error {
+		return func([]string) error {
+			if account <= 0 {
+				return usageError{cmd + ": --account is required"}
+			}
+			return nil
+		}
+	}
 	switch args[0] {
 	case "create":
-		var account int64
-		return storeCommand{name: "keys create",
-			flags: func(fs *flag.FlagSet) { fs.Int64Var(&account, "account", 0, "the account to add a key to (required)") },
-			check: func([]string) error {
-				if account <= 0 {
-					return usageError{"keys create: --account is required"}
-				}
-				return nil
-			},
+		return storeCommand{name: "keys create", flags: accountFlag("the account to add a key to (required)"),
+			check: needAccount("keys create"),
 			run: func(ctx context.Context, st *store.Store, _ []string) error {
 				key, err := server.CreateAPIKey(ctx, st, account)
 				if errors.Is(err, store.ErrNotFound) {
@@ -181,31 +188,83 @@ func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 				}
 				return printJSON(stdout, key)
 			}}.exec(ctx, args[1:])
+	case "list":
+		return storeCommand{name: "keys list", flags: accountFlag("the account whose keys to list (required)"),
+			check: needAccount("keys list"),
+			run: func(ctx context.Context, st *store.Store, _ []string) error {
+				keys, err := st.APIKeys(ctx, account)
+				if errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("account %d not found", account)
+				}
+				if err != nil {
+					return err
+				}
+				for _, k := range keys {
+					if err := printJSON(stdout, k); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}.exec(ctx, args[1:])
 	case "revoke":
-		return storeCommand{name: "keys revoke", nargs: 1, run: func(ctx context.Context, st *store.Store, rest []string) error {
-			// The prefix as listed, or a whole key (its prefix is taken).
-			prefix := server.KeyPrefix(rest[0])
-			rev, err := st.RevokeAPIKeys(ctx, prefix, revokeConfirmWithin)
-			if err != nil {
-				return err
-			}
-			if rev.Revoked == 0 {
-				return fmt.Errorf("no active key with prefix %q", prefix)
-			}
-			if rev.Confirmed < rev.Servers {
-				slog.Warn("not every running server confirmed in time that it forgot the key; those that did not drop it within 30 s",
-					"servers", rev.Servers, "confirmed", rev.Confirmed)
-			}
-			return printJSON(stdout, struct {
-				Prefix string `json:"prefix"`
-				store.Revocation
-			}{prefix, rev})
-		}}.exec(ctx, args[1:])
+		return revokeCommand(ctx, args[1:], stdout)
 	case "-h", "--help":
 		fmt.Fprintln(stdout, "Usage: "+keysUsage)
 		return nil
 	}
 	return usageError{"usage: " + keysUsage}
+}
+
+// revokeForms explains the two ways to name a key, for usage errors.
+const revokeForms = "name the key by the whole key (keys revoke KEY) or by its id within its account " +
+	"(keys revoke --account ID KEY_ID; keys list --account ID shows the ids)"
+
+// revokeCommand revokes one key, named by the whole key or by an account
+// and a key id. A prefix is refused: two accounts' keys may share one, and
+// revoking by it could revoke another account's key.
+func revokeCommand(ctx context.Context, args []string, stdout io.Writer) error {
+	var account int64
+	var ref store.KeyRef
+	return storeCommand{name: "keys revoke", nargs: 1,
+		flags: func(fs *flag.FlagSet) {
+			fs.Int64Var(&account, "account", 0, "the account whose key id is given")
+		},
+		check: func(rest []string) error {
+			arg := strings.TrimSpace(rest[0])
+			id, idErr := strconv.ParseInt(arg, 10, 64)
+			switch {
+			case account < 0:
+				return usageError{fmt.Sprintf("keys revoke: --account %d is not an account id (a positive whole number)", account)}
+			case account != 0 && (idErr != nil || id <= 0):
+				return usageError{fmt.Sprintf("keys revoke: with --account, %q must be a key id (a positive whole number); %s", arg, revokeForms)}
+			case account != 0:
+				ref = store.KeyRef{AccountID: account, KeyID: id}
+			case idErr == nil:
+				return usageError{fmt.Sprintf("keys revoke: %q looks like a key id, which needs --account; %s", arg, revokeForms)}
+			case !server.IsAPIKey(arg):
+				return usageError{fmt.Sprintf("keys revoke: %q is not a whole API key (prefixes are no longer accepted); %s", server.KeyPrefix(arg), revokeForms)}
+			default:
+				ref = store.KeyRef{Hash: server.HashAPIKey(arg)}
+			}
+			return nil
+		},
+		run: func(ctx context.Context, st *store.Store, _ []string) error {
+			key, err := st.RevokeAPIKey(ctx, ref, revokeConfirmWithin)
+			switch {
+			case errors.Is(err, store.ErrNotFound) && ref.Hash != "":
+				return errors.New("keys revoke: no active key is that key (already revoked, or never created); nothing revoked")
+			case errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("keys revoke: account %d has no active key with id %d; nothing revoked (keys list --account %d shows its keys)",
+					ref.AccountID, ref.KeyID, ref.AccountID)
+			case err != nil:
+				return err
+			}
+			if key.Confirmed < key.Servers {
+				slog.Warn("not every running server confirmed in time that it forgot the key; those that did not drop it within 30 s",
+					"servers", key.Servers, "confirmed", key.Confirmed)
+			}
+			return printJSON(stdout, key)
+		}}.exec(ctx, args)
 }
 
 // importsCommand: jobboard imports show ID prints an import's state and its

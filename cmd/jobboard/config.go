@@ -29,6 +29,8 @@ type config struct {
 	rateLimit            string
 	rateBurst            string
 	trustedProxies       string
+	authFailureLimit     string
+	authFailureBurst     string
 }
 
 // setting registers a string flag whose default comes from env, and names
@@ -57,9 +59,13 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 	setting(fs, &c.importRescueAfter, "import-rescue-after", "JOBBOARD_IMPORT_RESCUE_AFTER", "10m",
 		"how long an import may stay running before another replica takes it over (its worker is presumed dead)")
 	setting(fs, &c.rateLimit, "rate-limit", "JOBBOARD_RATE_LIMIT", "50",
-		"requests a second each API key may make on average; 0: no limit")
+		"requests a second each account (all its keys together) may make on average; 0: no limit")
 	setting(fs, &c.rateBurst, "rate-burst", "JOBBOARD_RATE_BURST", "100",
-		"requests an API key may make at once before the rate applies")
+		"requests an account may make at once before the rate applies")
+	setting(fs, &c.authFailureLimit, "auth-failure-limit", "JOBBOARD_AUTH_FAILURE_LIMIT", "10",
+		"requests with a missing or wrong key a second each client address may make on average; 0: no limit")
+	setting(fs, &c.authFailureBurst, "auth-failure-burst", "JOBBOARD_AUTH_FAILURE_BURST", "20",
+		"requests with a missing or wrong key a client address may make at once before that rate applies")
 	setting(fs, &c.trustedProxies, "trusted-proxies", "JOBBOARD_TRUSTED_PROXIES", "",
 		"comma-separated IP addresses and CIDR prefixes of the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (default: none)")
 	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
@@ -98,6 +104,14 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil {
 		return server.Config{}, usageError{"JOBBOARD_TRUSTED_PROXIES: " + err.Error()}
 	}
+	failureLimit, err := strconv.ParseFloat(c.authFailureLimit, 64)
+	if err != nil || failureLimit < 0 || math.IsInf(failureLimit, 0) || math.IsNaN(failureLimit) {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_AUTH_FAILURE_LIMIT: %q is not a number of requests a second (0 or more)", c.authFailureLimit)}
+	}
+	failureBurst, err := strconv.Atoi(c.authFailureBurst)
+	if err != nil || failureBurst < 1 {
+		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_AUTH_FAILURE_BURST: %q is not a whole number of requests (1 or more)", c.authFailureBurst)}
+	}
 	_, restPort, err := net.SplitHostPort(c.httpAddr)
 	if err != nil {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_HTTP_ADDR: %q is not a host:port address such as :8080", c.httpAddr)}
@@ -113,6 +127,8 @@ func (c *config) serverConfig() (server.Config, error) {
 		RateLimit:               rateLimit,
 		RateBurst:               rateBurst,
 		TrustedProxies:          proxies,
+		AuthFailureLimit:        failureLimit,
+		AuthFailureBurst:        failureBurst,
 	}, nil
 }
 

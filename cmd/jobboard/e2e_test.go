@@ -571,7 +571,7 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.Contains(list, added.Prefix) || !strings.Contains(list, `"name":"Bravo Logistics"`) || strings.Contains(list, added.APIKey) {
 			t.Errorf("accounts list: %s", list)
 		}
-		if out := runCommand(t, env, "keys", "revoke", b.APIKey[:14]); !strings.Contains(out, `"revoked":1,"servers":1,"confirmed":1`) {
+		if out := runCommand(t, env, "keys", "revoke", b.APIKey); !strings.Contains(out, `"revoked":1,"servers":1,"confirmed":1`) {
 			t.Errorf("keys revoke printed %q", out)
 		}
 		if code, _, _ := svc.request("basic", b.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
@@ -836,7 +836,7 @@ func TestTwoReplicas(t *testing.T) {
 			t.Fatalf("replica %d refused the key before it was revoked", i)
 		}
 	}
-	if out := runCommand(t, env, "keys", "revoke", acct.APIKey[:14]); !strings.Contains(out, `"revoked":1,"servers":2,"confirmed":2`) {
+	if out := runCommand(t, env, "keys", "revoke", acct.APIKey); !strings.Contains(out, `"revoked":1,"servers":2,"confirmed":2`) {
 		t.Errorf("keys revoke printed %q, want both replicas confirming", out)
 	}
 	for i, r := range replicas {

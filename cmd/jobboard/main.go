@@ -21,7 +21,10 @@ Usage:
   jobboard accounts create --name N   create an employer account; prints its API key once
   jobboard accounts list              every account with the prefixes of its active keys
   jobboard keys create --account ID   add an API key to an account; prints it once
-  jobboard keys revoke KEY_PREFIX     revoke a key; the next request with it gets 401
+  jobboard keys list --account ID     the account's keys: id, prefix, created, revoked
+  jobboard keys revoke KEY            revoke a key given whole; the next request with it gets 401
+  jobboard keys revoke --account ID KEY_ID
+                                      revoke one of the account's keys by its id
   jobboard accounts rotate-webhook-secret --account ID
                                       replace the account's callback signing secret; prints it once
   jobboard imports show IMPORT_ID     an import's state and its callback delivery attempts

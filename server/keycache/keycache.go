@@ -7,6 +7,15 @@
 // everything and stops remembering when the watch is lost, and starts afresh
 // when the watch is back. Entries also expire, which bounds the harm of a
 // watch that died unnoticed.
+//
+// It also remembers keys that are not known (misses), so that the same
+// wrong key sent again costs no database round trip. That needs no watch:
+// keys are random, so a wrong key can become valid only if someone creates
+// exactly that key, which a client cannot arrange; a key revoked stays
+// revoked. A miss is forgotten when its key changes (a revocation undone by
+// hand in psql is heard), when the watch starts afresh, and after missTTL,
+// which bounds what a key added by other means than the trigger hears (a
+// restore, say) can suffer.
 package keycache
 
 import (
@@ -29,6 +38,18 @@ type Cache struct {
 	// watch, so a lookup that raced with one does not store its answer.
 	generation uint64
 	entries    map[string]entry
+
+	// isMiss tells which lookup errors mean "no such key"; nil remembers
+	// no misses.
+	isMiss    func(error) bool
+	missTTL   time.Duration
+	maxMisses int
+	misses    map[string]miss
+}
+
+type miss struct {
+	err     error
+	expires time.Time
 }
 
 type entry struct {
@@ -39,25 +60,43 @@ type entry struct {
 // New returns a cache whose entries live for ttl, holding at most
 // maxEntries keys (when full, it starts over: keys in use return at once).
 func New(ttl time.Duration, maxEntries int) *Cache {
-	return &Cache{ttl: ttl, maxEntries: maxEntries, now: time.Now, entries: map[string]entry{}}
+	return &Cache{ttl: ttl, maxEntries: maxEntries, now: time.Now, entries: map[string]entry{}, misses: map[string]miss{}}
+}
+
+// RememberMisses makes the cache remember, for ttl, the keys whose lookup
+// failed with an error isMiss accepts, at most maxEntries of them (when
+// full, it starts over). Call it before the first lookup.
+func (c *Cache) RememberMisses(isMiss func(error) bool, ttl time.Duration, maxEntries int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.isMiss, c.missTTL, c.maxMisses = isMiss, ttl, maxEntries
 }
 
 // AccountID returns the account of the key with the given hash, from
 // memory when it can be trusted, otherwise from lookup (whose answer is
 // remembered unless a key change or a lost watch came in meanwhile).
-// lookup's errors, not-found included, are returned as they are and never
-// remembered.
+// lookup's errors are returned as they are; only misses (see
+// RememberMisses) are remembered, and returned again without a lookup.
 func (c *Cache) AccountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error)) (int64, error) {
+	now := c.now()
 	c.mu.Lock()
+	if m, ok := c.misses[hash]; ok && now.Before(m.expires) {
+		c.mu.Unlock()
+		return 0, m.err
+	}
 	e, ok := c.entries[hash]
 	gen, watching := c.generation, c.watching
 	c.mu.Unlock()
-	if ok && watching && c.now().Before(e.expires) {
+	if ok && watching && now.Before(e.expires) {
 		return e.accountID, nil
 	}
 	id, err := lookup(ctx, hash)
-	if err != nil || !watching {
+	if err != nil {
+		c.rememberMiss(hash, gen, err)
 		return id, err
+	}
+	if !watching {
+		return id, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,6 +107,20 @@ func (c *Cache) AccountID(ctx context.Context, hash string, lookup func(context.
 		c.entries[hash] = entry{accountID: id, expires: c.now().Add(c.ttl)}
 	}
 	return id, nil
+}
+
+// rememberMiss remembers a miss unless a change came in during its lookup
+// (a revocation undone, say).
+func (c *Cache) rememberMiss(hash string, gen uint64, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.isMiss == nil || !c.isMiss(err) || c.generation != gen {
+		return
+	}
+	if len(c.misses) >= c.maxMisses {
+		clear(c.misses)
+	}
+	c.misses[hash] = miss{err: err, expires: c.now().Add(c.missTTL)}
 }
 
 // AllKeys, as the hash of a change, means every key may have changed.
@@ -81,8 +134,10 @@ func (c *Cache) KeyChanged(hash string) {
 	defer c.mu.Unlock()
 	if hash == AllKeys {
 		clear(c.entries)
+		clear(c.misses)
 	} else {
 		delete(c.entries, hash)
+		delete(c.misses, hash)
 	}
 	c.generation++
 }
@@ -103,8 +158,23 @@ func (c *Cache) WatchRestored() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.entries)
+	clear(c.misses)
 	c.watching = true
 	c.generation++
+}
+
+// Watching reports whether changes are being heard, for tests.
+func (c *Cache) Watching() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watching
+}
+
+// Misses is the number of unknown keys remembered, for tests.
+func (c *Cache) Misses() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.misses)
 }
 
 // Len is the number of keys remembered, for tests and metrics.

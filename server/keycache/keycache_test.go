@@ -105,3 +105,71 @@ func TestFullCacheStartsOver(t *testing.T) {
 		t.Errorf("%d entries after starting over, want 1 (the newest)", c.Len())
 	}
 }
+
+// TestMissesRemembered: the same wrong key, asked for again, costs no
+// lookup, until that key changes, the watch starts afresh or the miss
+// expires; errors other than misses are never remembered.
+func TestMissesRemembered(t *testing.T) {
+	errMissing, errDown := errors.New("not found"), errors.New("database down")
+	tests := []struct {
+		name        string
+		err         error
+		setup       func(c *Cache, l *lookups)
+		between     func(c *Cache, clock *time.Time)
+		wantLookups int
+	}{
+		{name: "a miss is remembered, watch or not", err: errMissing, wantLookups: 1},
+		{name: "a miss is remembered while watching", err: errMissing, setup: func(c *Cache, _ *lookups) { c.WatchRestored() }, wantLookups: 1},
+		{name: "another error is not remembered", err: errDown, wantLookups: 2},
+		{name: "a miss expires", err: errMissing,
+			between: func(_ *Cache, clock *time.Time) { *clock = clock.Add(2 * time.Minute) }, wantLookups: 2},
+		{name: "a change of that key forgets it (a revocation undone by hand)", err: errMissing,
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged("k") }, wantLookups: 2},
+		{name: "every key changed forgets it", err: errMissing,
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged(AllKeys) }, wantLookups: 2},
+		{name: "another key changed: still remembered", err: errMissing,
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged("other") }, wantLookups: 1},
+		{name: "the watch restored starts afresh", err: errMissing,
+			between: func(c *Cache, _ *time.Time) { c.WatchRestored() }, wantLookups: 2},
+		{name: "a change during the lookup keeps the miss from being remembered", err: errMissing,
+			setup: func(c *Cache, l *lookups) { l.during = func() { c.KeyChanged("k"); l.during = nil } }, wantLookups: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+			c := New(30*time.Second, 10)
+			c.now = func() time.Time { return clock }
+			c.RememberMisses(func(err error) bool { return errors.Is(err, errMissing) }, time.Minute, 10)
+			l := &lookups{err: tt.err}
+			if tt.setup != nil {
+				tt.setup(c, l)
+			}
+			for i := range 2 {
+				if i == 1 && tt.between != nil {
+					tt.between(c, &clock)
+				}
+				if _, err := c.AccountID(context.Background(), "k", l.lookup); !errors.Is(err, tt.err) {
+					t.Fatalf("call %d: error %v, want %v", i, err, tt.err)
+				}
+			}
+			if l.n != tt.wantLookups {
+				t.Errorf("%d lookups, want %d", l.n, tt.wantLookups)
+			}
+		})
+	}
+}
+
+// TestMissesBounded: a flood of distinct wrong keys holds at most the
+// configured number of misses.
+func TestMissesBounded(t *testing.T) {
+	errMissing := errors.New("not found")
+	c := New(time.Minute, 10)
+	c.RememberMisses(func(err error) bool { return err == errMissing }, time.Minute, 3)
+	l := &lookups{err: errMissing}
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		_, _ = c.AccountID(context.Background(), k, l.lookup)
+		if c.Misses() > 3 {
+			t.Fatalf("%d misses after %q, at most 3 allowed", c.Misses(), k)
+		}
+	}
+}

@@ -1,5 +1,6 @@
-// Package ratelimit gives each API key its own token bucket, so that one
-// client's burst is refused without slowing anybody else.
+// Package ratelimit gives each key (an account, a client address) its own
+// token bucket, so that one client's burst is refused without slowing
+// anybody else.
 package ratelimit
 
 import (
@@ -65,6 +66,27 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 		return false, delay
 	}
 	return true, 0
+}
+
+// Exhausted reports whether key's bucket has no token left, and how long
+// until it has one, without taking any: a caller may then skip work that a
+// refused request would not need.
+func (l *Limiter) Exhausted(key string) (bool, time.Duration) {
+	if !l.Enabled() {
+		return false, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, found := l.buckets[key]
+	if !found {
+		return false, 0
+	}
+	tokens := b.limiter.TokensAt(now)
+	if tokens >= 1 {
+		return false, 0
+	}
+	return true, time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
 }
 
 // sweep drops the buckets of keys idle long enough to be full again, at

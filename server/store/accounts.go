@@ -133,9 +133,26 @@ func (s *Store) AddAPIKey(ctx context.Context, accountID int64, hash, prefix str
 	})
 }
 
-// ActiveKeyCount counts the active keys with a prefix.
-func (s *Store) ActiveKeyCount(ctx context.Context, prefix string) (int, error) {
-	var n int
-	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM api_keys WHERE key_prefix = $1 AND revoked_at IS NULL`, prefix)
-	return n, err
+// APIKey is a key as operators list it: never the key, only its id,
+// prefix and dates.
+type APIKey struct {
+	ID        int64      `db:"id" json:"id"`
+	Prefix    string     `db:"key_prefix" json:"prefix"`
+	CreatedAt time.Time  `db:"created_at" json:"createdAt"`
+	RevokedAt *time.Time `db:"revoked_at" json:"revokedAt"`
+}
+
+// APIKeys lists an account's keys, revoked ones included, oldest first;
+// ErrNotFound when there is no such account.
+func (s *Store) APIKeys(ctx context.Context, accountID int64) ([]APIKey, error) {
+	if _, err := s.Account(ctx, accountID); err != nil {
+		return nil, err
+	}
+	keys := []APIKey{}
+	err := s.db.SelectContext(ctx, &keys, `SELECT id, key_prefix, created_at, revoked_at FROM api_keys
+		WHERE account_id = $1 ORDER BY id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys of account %d: %w", accountID, err)
+	}
+	return keys, nil
 }

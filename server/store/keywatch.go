@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -148,7 +149,7 @@ func (s *Store) confirmKeyChange(ctx context.Context, watcherID, hash string) {
 	}
 }
 
-// Revocation is what RevokeAPIKeys did.
+// Revocation is what a revocation did and how many servers confirmed it.
 type Revocation struct {
 	// Revoked is the number of keys revoked.
 	Revoked int `json:"revoked"`
@@ -159,36 +160,73 @@ type Revocation struct {
 	Confirmed int `json:"confirmed"`
 }
 
-// RevokeAPIKeys revokes the active keys with the given prefix, then waits
-// up to confirmWithin for every running server to confirm it has forgotten
-// them, so that once it returns the next request with such a key fails on
-// any server. A server that does not confirm in time (it lost its database
-// connection, say) is not trusting its cache anyway, or drops the entry
-// when it expires; Confirmed < Servers tells the operator.
-func (s *Store) RevokeAPIKeys(ctx context.Context, prefix string, confirmWithin time.Duration) (Revocation, error) {
+// RevokedKey is the key RevokeAPIKey revoked, and what came of it.
+type RevokedKey struct {
+	ID        int64  `db:"id" json:"id"`
+	AccountID int64  `db:"account_id" json:"accountId"`
+	Prefix    string `db:"key_prefix" json:"prefix"`
+	Hash      string `db:"key_hash" json:"-"`
+	Revocation
+}
+
+// KeyRef names one key: by the hash of the whole key, or by its id within
+// one account. Nothing else (a prefix, an id alone) names a key: prefixes
+// may collide, and an id alone could be another account's.
+type KeyRef struct {
+	Hash      string
+	AccountID int64
+	KeyID     int64
+}
+
+// RevokeAPIKey revokes the one active key ref names, or returns ErrNotFound,
+// then waits up to confirmWithin for every running server to confirm it has
+// forgotten it, so that once it returns the next request with the key fails
+// on any server. A server that does not confirm in time (it lost its
+// database connection, say) is not trusting its cache anyway, or drops the
+// entry when it expires; Confirmed < Servers tells the operator.
+func (s *Store) RevokeAPIKey(ctx context.Context, ref KeyRef, confirmWithin time.Duration) (RevokedKey, error) {
+	var query string
+	var args []any
+	switch {
+	case ref.Hash != "" && ref.AccountID == 0 && ref.KeyID == 0:
+		query, args = `UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1 AND revoked_at IS NULL
+			RETURNING id, account_id, key_prefix, key_hash`, []any{ref.Hash}
+	case ref.Hash == "" && ref.AccountID > 0 && ref.KeyID > 0:
+		query, args = `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL
+			RETURNING id, account_id, key_prefix, key_hash`, []any{ref.KeyID, ref.AccountID}
+	default:
+		return RevokedKey{}, errors.New("revoke api key: name it by its hash, or by an account and a key id")
+	}
 	// Listening starts before the revocation commits, so no confirmation
 	// can arrive unheard.
 	acks := pq.NewListener(s.url, 100*time.Millisecond, time.Second, nil)
 	defer acks.Close()
 	if err := acks.Listen(keyAppliedChannel); err != nil {
-		return Revocation{}, fmt.Errorf("listen for confirmations: %w", err)
+		return RevokedKey{}, fmt.Errorf("listen for confirmations: %w", err)
 	}
 	// Servers that connect from here on start with nothing remembered;
 	// those connected before were listening when the revocation committed.
 	var before time.Time
 	if err := s.db.GetContext(ctx, &before, `SELECT clock_timestamp()`); err != nil {
-		return Revocation{}, fmt.Errorf("revoke api keys: %w", err)
+		return RevokedKey{}, fmt.Errorf("revoke api key: %w", err)
 	}
-	var hashes []string
-	err := s.db.SelectContext(ctx, &hashes, `UPDATE api_keys SET revoked_at = now()
-		WHERE key_prefix = $1 AND revoked_at IS NULL RETURNING key_hash`, prefix)
+	var key RevokedKey
+	err := s.db.GetContext(ctx, &key, query, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return RevokedKey{}, ErrNotFound
+	}
 	if err != nil {
-		return Revocation{}, fmt.Errorf("revoke api keys: %w", err)
+		return RevokedKey{}, fmt.Errorf("revoke api key: %w", err)
 	}
-	rev := Revocation{Revoked: len(hashes)}
-	if len(hashes) == 0 {
-		return rev, nil
-	}
+	key.Revoked = 1
+	key.Revocation, err = s.awaitConfirmations(ctx, acks, before, key.Revocation, []string{key.Hash}, confirmWithin)
+	return key, err
+}
+
+// awaitConfirmations waits until every server watching keys since before
+// confirms having forgotten hashes, or confirmWithin passes.
+func (s *Store) awaitConfirmations(ctx context.Context, acks *pq.Listener, before time.Time, rev Revocation,
+	hashes []string, confirmWithin time.Duration) (Revocation, error) {
 	var watchers []string
 	if err := s.db.SelectContext(ctx, &watchers, `SELECT substr(application_name, $1) FROM pg_stat_activity
 		WHERE datname = current_database() AND starts_with(application_name, $2) AND backend_start < $3`,

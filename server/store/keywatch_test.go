@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/url"
 	"slices"
 	"sync"
@@ -103,12 +104,12 @@ func TestRevokeAPIKeysWaitsForEveryServer(t *testing.T) {
 		servers = append(servers, h)
 	}
 
-	rev, err := st.RevokeAPIKeys(ctx, "jb_live_one", 10*time.Second)
+	key, err := st.RevokeAPIKey(ctx, store.KeyRef{Hash: "hash-one"}, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (store.Revocation{Revoked: 1, Servers: 2, Confirmed: 2}); rev != want {
-		t.Errorf("revocation %+v, want %+v", rev, want)
+	if want := (store.Revocation{Revoked: 1, Servers: 2, Confirmed: 2}); key.Revocation != want {
+		t.Errorf("revocation %+v, want %+v", key.Revocation, want)
 	}
 	// Confirmed means heard: no waiting here.
 	for i, h := range servers {
@@ -117,9 +118,9 @@ func TestRevokeAPIKeysWaitsForEveryServer(t *testing.T) {
 		}
 	}
 
-	again, err := st.RevokeAPIKeys(ctx, "jb_live_one", time.Second)
-	if err != nil || again.Revoked != 0 {
-		t.Errorf("revoking again: %+v, %v; want nothing revoked", again, err)
+	again, err := st.RevokeAPIKey(ctx, store.KeyRef{Hash: "hash-one"}, time.Second)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("revoking again: %+v, %v; want ErrNotFound", again, err)
 	}
 	if n := servers[0].count("changed hash-one"); n != 1 {
 		t.Errorf("a revocation that revoked nothing was heard: %d changes", n)
@@ -150,15 +151,71 @@ func TestRevokeAPIKeysReportsServersThatDoNotConfirm(t *testing.T) {
 	}
 
 	start := time.Now()
-	rev, err := st.RevokeAPIKeys(ctx, "jb_live_two", 300*time.Millisecond)
+	key, err := st.RevokeAPIKey(ctx, store.KeyRef{Hash: "hash-two"}, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (store.Revocation{Revoked: 1, Servers: 2, Confirmed: 1}); rev != want {
-		t.Errorf("revocation %+v, want %+v", rev, want)
+	if want := (store.Revocation{Revoked: 1, Servers: 2, Confirmed: 1}); key.Revocation != want {
+		t.Errorf("revocation %+v, want %+v", key.Revocation, want)
 	}
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Errorf("waited %v for a server that never confirms; the limit was 300 ms", waited)
+	}
+}
+
+// TestRevokeAPIKeyScopedToAccount: a key id names a key only within its
+// account, and keys sharing a prefix are told apart by the whole key.
+func TestRevokeAPIKeyScopedToAccount(t *testing.T) {
+	ctx := context.Background()
+	// Both keys have the same prefix: a prefix names neither.
+	st, _, a := accountWithKey(t, "hash-a", "jb_live_same")
+	b, err := st.CreateAccount(ctx, store.NewAccount{Name: "B", WebhookSecret: "whsec_y", KeyHash: "hash-b", KeyPrefix: "jb_live_same"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keysOf := func(account int64) []store.APIKey {
+		keys, err := st.APIKeys(ctx, account)
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("keys of account %d: %+v, %v", account, keys, err)
+		}
+		return keys
+	}
+	keyA, keyB := keysOf(a)[0], keysOf(b)[0]
+	for _, tt := range []struct {
+		name string
+		ref  store.KeyRef
+	}{
+		{"B's key id with account A", store.KeyRef{AccountID: a, KeyID: keyB.ID}},
+		{"A's key id with account B", store.KeyRef{AccountID: b, KeyID: keyA.ID}},
+		{"an unknown hash", store.KeyRef{Hash: "hash-c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := st.RevokeAPIKey(ctx, tt.ref, time.Second); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("revoked %+v (%v), want ErrNotFound", got, err)
+			}
+		})
+	}
+	if _, err := st.RevokeAPIKey(ctx, store.KeyRef{KeyID: keyB.ID}, time.Second); err == nil {
+		t.Error("a key id without its account was accepted")
+	}
+	for _, acct := range []int64{a, b} {
+		if k := keysOf(acct)[0]; k.RevokedAt != nil {
+			t.Fatalf("account %d's key was revoked by a refused revocation", acct)
+		}
+	}
+
+	got, err := st.RevokeAPIKey(ctx, store.KeyRef{AccountID: b, KeyID: keyB.ID}, time.Second)
+	if err != nil || got.ID != keyB.ID || got.AccountID != b || got.Revoked != 1 {
+		t.Fatalf("revoking B's key by id: %+v, %v", got, err)
+	}
+	if keysOf(b)[0].RevokedAt == nil || keysOf(a)[0].RevokedAt != nil {
+		t.Error("revoking B's key by id: not exactly B's key revoked")
+	}
+	if got, err := st.RevokeAPIKey(ctx, store.KeyRef{Hash: "hash-a"}, time.Second); err != nil || got.ID != keyA.ID {
+		t.Fatalf("revoking A's key by hash: %+v, %v", got, err)
+	}
+	if _, err := st.APIKeys(ctx, b+100); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("keys of a missing account: %v, want ErrNotFound", err)
 	}
 }
 

@@ -1,0 +1,372 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"jobboard/gateway"
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// grpcFixture is a gRPC server on loopback over a fresh database with
+// accounts A and B, counting the key lookups that reach the database.
+type grpcFixture struct {
+	svcs    *Services
+	st      *store.Store
+	addr    string
+	lookups atomic.Int64
+	a, b    Credentials
+}
+
+func newGRPCFixture(t *testing.T, cfg Config) *grpcFixture {
+	t.Helper()
+	f := &grpcFixture{st: pgtest(t)}
+	cfg.RenderCallback = gateway.RenderJSON
+	svcs, err := NewServices(f.st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svcs = svcs
+	svcs.Auth.lookupKey = func(ctx context.Context, hash string) (int64, error) {
+		f.lookups.Add(1)
+		return f.st.AccountIDByKeyHash(ctx, hash)
+	}
+	ctx := context.Background()
+	if f.a, err = CreateAccount(ctx, f.st, "A"); err != nil {
+		t.Fatal(err)
+	}
+	if f.b, err = CreateAccount(ctx, f.st, "B"); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	srv := svcs.NewGRPCServer()
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return f
+}
+
+// conn dials the server from the loopback address from (127.0.0.x), so
+// tests can be several clients.
+func (f *grpcFixture) conn(t *testing.T, from string) *grpc.ClientConn {
+	t.Helper()
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	conn, err := grpc.NewClient("passthrough:///"+f.addr, grpc.WithContextDialer(dial),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// watchKeys lets the fixture's authenticator remember keys in use.
+func (f *grpcFixture) watchKeys(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	wait, err := f.svcs.Auth.WatchKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for !f.svcs.Auth.keys.Watching() {
+		if time.Now().After(deadline) {
+			t.Fatal("key watch not started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func withKey(key string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+key)
+}
+
+// rawCodec sends bytes as they are, so a test can send what the proto
+// codec would refuse to encode.
+type rawCodec struct{}
+
+func (rawCodec) Name() string { return "proto" }
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
+}
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+
+func listDriversRaw(ctx context.Context, conn *grpc.ClientConn, body []byte) error {
+	var out []byte
+	return conn.Invoke(ctx, "/jobboard.v2.DriverService/ListDrivers", &body, &out, grpc.ForceCodecV2(rawCodec{}))
+}
+
+// stringField is the wire form of one string field holding v.
+func stringField(num protowire.Number, v []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
+}
+
+// captureLogs sends the default logger's lines to a buffer for the test.
+func captureLogs(t *testing.T) *syncBuffer {
+	t.Helper()
+	buf := &syncBuffer{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return buf
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestGRPCAuthenticatesBeforeDecoding: a 4 MiB message of invalid UTF-8
+// is refused for its credentials, never read as a message, unless the
+// credentials are good: then it is InvalidArgument naming the field.
+func TestGRPCAuthenticatesBeforeDecoding(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	conn := f.conn(t, "127.0.0.1")
+	// first_name (6): 4 MiB less the tag and length, all 0xff.
+	body := stringField(6, bytes.Repeat([]byte{0xff}, 4<<20-8))
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		code codes.Code
+		want string
+	}{
+		{"no credentials", context.Background(), codes.Unauthenticated, "missing or invalid API key"},
+		{"a wrong key", withKey("jb_live_wrong"), codes.Unauthenticated, "missing or invalid API key"},
+		{"a wrong scheme", metadata.AppendToOutgoingContext(context.Background(), "authorization", "Basic "+f.a.APIKey),
+			codes.Unauthenticated, "missing or invalid API key"},
+		{"a good key", withKey(f.a.APIKey), codes.InvalidArgument,
+			`first_name: "\xff\xff\xff`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := listDriversRaw(tt.ctx, conn, body)
+			st := status.Convert(err)
+			if st.Code() != tt.code || !strings.Contains(st.Message(), tt.want) {
+				t.Fatalf("got %v, want %v with %q", err, tt.code, tt.want)
+			}
+			if len(st.Message()) > 5000 {
+				t.Errorf("message of %d bytes: the value is not cut", len(st.Message()))
+			}
+		})
+	}
+	// A method not served is Unimplemented, credentials or not: the tap
+	// handle authenticates only what is served.
+	var out []byte
+	if err := conn.Invoke(context.Background(), "/jobboard.v2.Nope/Nothing", &body, &out, grpc.ForceCodecV2(rawCodec{})); status.Code(err) != codes.Unimplemented {
+		t.Errorf("a method not served: %v, want Unimplemented", err)
+	}
+	// Health and reflection stay open.
+	if err := conn.Invoke(context.Background(), "/grpc.health.v1.Health/Check", &[]byte{}, &out, grpc.ForceCodecV2(rawCodec{})); err != nil {
+		t.Errorf("health check without credentials: %v", err)
+	}
+}
+
+// TestListDriversRefusesBadTextOverGRPC: a NUL or invalid UTF-8 in any
+// string filter is InvalidArgument naming the field and the rule, as over
+// REST, and never reaches PostgreSQL.
+func TestListDriversRefusesBadTextOverGRPC(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	logs := captureLogs(t)
+	conn := f.conn(t, "127.0.0.1")
+	ctx := withKey(f.a.APIKey)
+	fields := (&jobboardv2.ListDriversRequest{}).ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Kind() != protoreflect.StringKind {
+			continue
+		}
+		for _, value := range []string{"a\x00b", "\x00", "Ann\xc3", "\xff\xfe"} {
+			t.Run(string(fd.Name())+"="+value, func(t *testing.T) {
+				err := listDriversRaw(ctx, conn, stringField(fd.Number(), []byte(value)))
+				st := status.Convert(err)
+				want := fmt.Sprintf("%s: %q is not valid", fd.Name(), value)
+				if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), want) ||
+					!strings.HasSuffix(st.Message(), "values must be UTF-8 text without NUL characters") {
+					t.Errorf("got %v, want InvalidArgument starting %q and naming the rule", err, want)
+				}
+			})
+		}
+	}
+	for _, bad := range []string{"pq:", "invalid byte sequence", "internal error"} {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("the log holds %q:\n%s", bad, logs.String())
+		}
+	}
+}
+
+func listJobs(ctx context.Context, conn *grpc.ClientConn) error {
+	_, err := jobboardv2.NewJobServiceClient(conn).ListJobs(ctx, &jobboardv2.ListJobsRequest{})
+	return err
+}
+
+// TestRateLimitPerAccount: an account's keys share one budget, so more
+// keys buy no more requests; another account has its own.
+func TestRateLimitPerAccount(t *testing.T) {
+	// One request every 10 s after a burst of 3: the test never waits one out.
+	f := newGRPCFixture(t, Config{RateLimit: 0.1, RateBurst: 3})
+	second, err := CreateAPIKey(context.Background(), f.st, f.a.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := f.conn(t, "127.0.0.1")
+	for i, key := range []string{f.a.APIKey, second.APIKey, f.a.APIKey} {
+		if err := listJobs(withKey(key), conn); err != nil {
+			t.Fatalf("request %d of A's burst: %v", i+1, err)
+		}
+	}
+	for _, key := range []string{second.APIKey, f.a.APIKey} {
+		st := status.Convert(listJobs(withKey(key), conn))
+		if st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "an account may make 0.1 requests a second, 3 at once") {
+			t.Errorf("A past its burst: %v, want ResourceExhausted naming the account's rule", st)
+		}
+	}
+	for i := range 3 {
+		if err := listJobs(withKey(f.b.APIKey), conn); err != nil {
+			t.Fatalf("account B, request %d: %v", i+1, err)
+		}
+	}
+}
+
+// TestWrongKeyLookedUpOnce: the same wrong key, sent again over REST's
+// entry point or gRPC, does not reach the database; a good key created
+// afterwards works at once.
+func TestWrongKeyLookedUpOnce(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	conn := f.conn(t, "127.0.0.1")
+	ctx := context.Background()
+	wrong := NewAPIKey() // a key of the right form that no account holds
+	for i := range 3 {
+		if _, err := f.svcs.Auth.AuthenticateKey(ctx, wrong, "192.0.2.1:1234"); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("REST entry, attempt %d: %v", i+1, err)
+		}
+		if err := listJobs(withKey(wrong), conn); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("gRPC, attempt %d: %v", i+1, err)
+		}
+	}
+	if n := f.lookups.Load(); n != 1 {
+		t.Errorf("%d database lookups for one wrong key sent 6 times, want 1", n)
+	}
+	// Another wrong key is looked up once too.
+	other := NewAPIKey()
+	for range 2 {
+		_ = listJobs(withKey(other), conn)
+	}
+	if n := f.lookups.Load(); n != 2 {
+		t.Errorf("%d lookups after a second wrong key sent twice, want 2", n)
+	}
+	key, err := CreateAPIKey(ctx, f.st, f.a.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := listJobs(withKey(key.APIKey), conn); err != nil {
+		t.Errorf("a key created after the wrong ones: %v", err)
+	}
+}
+
+// TestAuthFailuresLimitedPerAddress: past its failure budget an address
+// gets ResourceExhausted for missing and wrong keys, and unknown keys from
+// it are no longer looked up; a good key from it, and other addresses,
+// still work.
+func TestAuthFailuresLimitedPerAddress(t *testing.T) {
+	f := newGRPCFixture(t, Config{AuthFailureLimit: 0.1, AuthFailureBurst: 3})
+	f.watchKeys(t)
+	flooder, neighbour := f.conn(t, "127.0.0.1"), f.conn(t, "127.0.0.2")
+	if err := listJobs(withKey(f.a.APIKey), flooder); err != nil {
+		t.Fatal(err)
+	}
+	wrong := []string{NewAPIKey(), NewAPIKey(), NewAPIKey()}
+	for i, key := range wrong {
+		if err := listJobs(withKey(key), flooder); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("wrong key %d within the burst: %v", i+1, err)
+		}
+	}
+	lookups := f.lookups.Load()
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"a new wrong key", withKey(NewAPIKey())},
+		{"a wrong key seen before", withKey(wrong[0])},
+		{"no credentials", context.Background()},
+		{"a wrong internal token", withKey("not-the-token")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := status.Convert(listJobs(tt.ctx, flooder))
+			if st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "a client address may fail authentication 0.1 requests a second, 3 at once") {
+				t.Errorf("past the failure burst: %v, want ResourceExhausted naming the rule", st)
+			}
+		})
+	}
+	if n := f.lookups.Load() - lookups; n != 0 {
+		t.Errorf("%d keys looked up for an address over its failure limit, want 0", n)
+	}
+	if err := listJobs(withKey(f.a.APIKey), flooder); err != nil {
+		t.Errorf("a good key from the flooding address: %v", err)
+	}
+	if err := listJobs(withKey(wrong[1]), neighbour); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a wrong key from another address: %v, want Unauthenticated", err)
+	}
+	if err := listJobs(withKey(f.b.APIKey), neighbour); err != nil {
+		t.Errorf("a good key from another address: %v", err)
+	}
+	if _, err := f.svcs.Auth.AuthenticateKey(context.Background(), wrong[2], "[2001:db8::1]:443"); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a wrong key over REST from another address: %v, want Unauthenticated", err)
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"192.0.2.1:5000", "192.0.2.1"},
+		{"192.0.2.1", "192.0.2.1"},
+		{"[::ffff:192.0.2.1]:80", "192.0.2.1"},
+		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:1", "2001:db8:1:2::/64"},
+		{"bufconn", "bufconn"},
+		{"", ""},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := addressKey(tt.in); got != tt.want {
+				t.Errorf("addressKey(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	protocodec "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// grpc-go answers a request message that does not decode with Internal, a
+// server fault, before any interceptor runs. It is the client's fault: a
+// string field holding invalid UTF-8, say. So the services' methods decode
+// through decodeTarget, which requestCodec fills and which carries the
+// decoding error back to the method as InvalidArgument, naming the field.
+
+// decodeTarget is a request message to decode into; err is why it could
+// not be. It embeds the message so that anything in grpc-go looking at
+// what is being received still sees a proto.Message.
+type decodeTarget struct {
+	proto.Message
+	err error
+}
+
+// requestCodec is grpc-go's proto codec, except that a decodeTarget's
+// decoding error is kept in it rather than returned.
+type requestCodec struct{}
+
+func (requestCodec) Name() string { return protocodec.Name }
+
+func (requestCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return encoding.GetCodecV2(protocodec.Name).Marshal(v)
+}
+
+func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	base := encoding.GetCodecV2(protocodec.Name)
+	t, ok := v.(*decodeTarget)
+	if !ok {
+		return base.Unmarshal(data, v)
+	}
+	if err := base.Unmarshal(data, t.Message); err != nil {
+		t.err = decodeError(t.Message.ProtoReflect().Descriptor(), data.Materialize(), err)
+	}
+	return nil
+}
+
+// registerDecoding registers a service whose unary methods decode their
+// request through a decodeTarget, so a message that does not decode is
+// InvalidArgument. (The services have no streaming methods.)
+func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
+	d := *desc
+	d.Methods = make([]grpc.MethodDesc, len(desc.Methods))
+	for i, m := range desc.Methods {
+		handler := m.Handler
+		d.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName,
+			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+				return handler(srv, ctx, func(v any) error {
+					msg, ok := v.(proto.Message)
+					if !ok {
+						return dec(v)
+					}
+					t := &decodeTarget{Message: msg}
+					if err := dec(t); err != nil {
+						return err
+					}
+					return t.err
+				}, ic)
+			}}
+	}
+	srv.RegisterService(&d, impl)
+}
+
+// decodeError explains why raw is not a message of type md: the first
+// string field that is not UTF-8, by name, as the REST API names a query
+// parameter, or else the decoder's own words. Values are cut to maxEchoed
+// bytes (contract §10).
+func decodeError(md protoreflect.MessageDescriptor, raw []byte, err error) error {
+	if field, value, ok := invalidUTF8(md, raw, ""); ok {
+		if len(value) > maxEchoed {
+			value = value[:maxEchoed]
+		}
+		return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; values must be UTF-8 text without NUL characters", field, value)
+	}
+	return status.Errorf(codes.InvalidArgument, "request: not a valid %s message: %v", md.FullName(), err)
+}
+
+// invalidUTF8 walks the wire form of a message and returns the path and
+// bytes of the first string field, at any depth, that is not UTF-8.
+func invalidUTF8(md protoreflect.MessageDescriptor, b []byte, prefix string) (string, []byte, bool) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", nil, false
+		}
+		b = b[n:]
+		fd := md.Fields().ByNumber(num)
+		if typ != protowire.BytesType || fd == nil {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return "", nil, false
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return "", nil, false
+		}
+		b = b[n:]
+		name := prefix + string(fd.Name())
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			if !utf8.Valid(v) {
+				return name, v, true
+			}
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if fd.IsMap() {
+				continue
+			}
+			if path, bad, ok := invalidUTF8(fd.Message(), v, name+"."); ok {
+				return path, bad, true
+			}
+		}
+	}
+	return "", nil, false
+}
+
+// checkText refuses string fields of a request that hold a NUL or are not
+// UTF-8 (a caller in-process may send such), naming the field as REST
+// does: PostgreSQL would refuse them with an error of its own.
+func checkText(msg proto.Message) error {
+	var bad error
+	msg.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.StringKind || fd.IsList() || fd.IsMap() {
+			return true
+		}
+		if s := v.String(); !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			if len(s) > maxEchoed {
+				s = s[:maxEchoed]
+			}
+			bad = badParam(string(fd.Name()), s, "values must be UTF-8 text without NUL characters")
+			return false
+		}
+		return true
+	})
+	return bad
+}

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+)
+
+// FuzzRequestDecode: whatever bytes a gRPC client sends as a request, the
+// codec never fails the call itself (grpc-go would make that Internal) and
+// never panics; a message that does not decode is InvalidArgument.
+func FuzzRequestDecode(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(stringField(6, []byte("Ann\xff")))                                                // ListDrivers first_name
+	f.Add(stringField(1, stringField(2, []byte("\xc3"))))                                   // PostJobs jobs[0] field 2
+	f.Add(append(stringField(16, []byte("TX")), stringField(3, []byte("\xed\xa0\x80"))...)) // surrogate half
+	f.Add([]byte{0x0a, 0xff})                                                               // length past the end
+	f.Add(protowire.AppendTag(nil, 0, protowire.VarintType))                                // field number 0
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, msg := range []proto.Message{&jobboardv2.ListDriversRequest{}, &jobboardv2.PostJobsRequest{}} {
+			target := &decodeTarget{Message: msg}
+			if err := (requestCodec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(raw)}, target); err != nil {
+				t.Fatalf("codec failed the call: %v", err)
+			}
+			decodeErr := proto.Unmarshal(raw, msg.ProtoReflect().New().Interface())
+			if (decodeErr == nil) != (target.err == nil) {
+				t.Fatalf("decoding error %v, codec's %v", decodeErr, target.err)
+			}
+			if target.err != nil && status.Code(target.err) != codes.InvalidArgument {
+				t.Fatalf("codec's error %v, want InvalidArgument", target.err)
+			}
+		}
+	})
+}
