@@ -111,7 +111,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			route = strings.ReplaceAll(pattern.String(), "=*}", "}")
 			noteRoute(r.Context(), route)
 		}
-		ctx, err := g.authenticate(r.Context(), apiKey(r), clientAddress(r))
+		ctx, err := g.authenticate(r.Context(), apiKey(r), g.clientAddress(r))
 		if err == nil && g.account != nil {
 			if id, ok := g.account(ctx); ok {
 				noteAccount(ctx, id)
@@ -169,11 +169,10 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 }
 
 // clientAddress is the address a request came from, as failed
-// authentications are limited by: the peer of the connection. Headers such
-// as X-Forwarded-For are not believed here; once trusted proxies can be
-// configured, this is where the address they forward is taken instead.
-func clientAddress(r *http.Request) string {
-	return r.RemoteAddr
+// authentications are limited by: the peer of the connection, or the client
+// a trusted proxy names in X-Forwarded-For.
+func (g *gateway) clientAddress(r *http.Request) string {
+	return g.proxies.Client(r.RemoteAddr, strings.Join(r.Header.Values("X-Forwarded-For"), ","))
 }
 
 // checkParams refuses path and query values that are not UTF-8 or hold a

@@ -228,7 +228,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	started := time.Now()
 	var client string
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		client = p.Addr.String()
+		client = s.trustedProxies.Client(p.Addr.String(), strings.Join(info.Header.Get("x-forwarded-for"), ","))
 	}
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/internal/pgtest"
@@ -56,6 +58,47 @@ func TestForwardedHostOnlyFromTrustedProxies(t *testing.T) {
 			}
 			if self := imp.GetLinks().GetSelf(); !strings.HasPrefix(self, want) {
 				t.Errorf("gRPC: links.self %q, want it under %s", self, want)
+			}
+		})
+	}
+}
+
+// TestFailuresCountedPerForwardedClient: behind a trusted proxy, failed
+// authentications are limited per client the proxy names in
+// X-Forwarded-For, so one client's flood does not lock out the others
+// that share the proxy; from an untrusted peer the header is ignored.
+func TestFailuresCountedPerForwardedClient(t *testing.T) {
+	env := []string{"DATABASE_URL=" + pgtest.URL(t), "JOBBOARD_AUTH_FAILURE_LIMIT=0.1", "JOBBOARD_AUTH_FAILURE_BURST=2"}
+	runCommand(t, env, "migrate")
+	wrong := func(svc *service, client string) int {
+		code, _, _ := svc.requestWithHeader(http.Header{"X-Forwarded-For": {client}}, "basic", "jb_live_wrong", "GET", "/api/v2.0/jobs.json", "")
+		return code
+	}
+	tests := []struct {
+		name, proxies string
+		otherClient   int // what a second client behind the proxy gets
+	}{
+		{"behind a trusted proxy", "127.0.0.1", 401},
+		{"header from an untrusted peer", "", 429},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := startService(t, append(env, "JOBBOARD_TRUSTED_PROXIES="+tt.proxies))
+			for i := range 2 {
+				if code := wrong(svc, "198.51.100.1"); code != 401 {
+					t.Fatalf("failure %d: %d, want 401", i+1, code)
+				}
+			}
+			if code := wrong(svc, "198.51.100.1"); code != 429 {
+				t.Errorf("the flooding client: %d, want 429", code)
+			}
+			if code := wrong(svc, "198.51.100.2"); code != tt.otherClient {
+				t.Errorf("another client: %d, want %d", code, tt.otherClient)
+			}
+			ctx := metadata.AppendToOutgoingContext(withKey("jb_live_wrong"), "x-forwarded-for", "198.51.100.3")
+			_, err := jobboardv2.NewJobServiceClient(svc.grpcConn()).ListJobs(ctx, &jobboardv2.ListJobsRequest{})
+			if want := map[int]codes.Code{401: codes.Unauthenticated, 429: codes.ResourceExhausted}[tt.otherClient]; status.Code(err) != want {
+				t.Errorf("gRPC from another client: %v, want %v", err, want)
 			}
 		})
 	}

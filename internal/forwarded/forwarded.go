@@ -98,3 +98,25 @@ func ValidHost(h string) bool {
 	u, err := url.Parse("http://" + h)
 	return err == nil && u.Host == h && u.Path == "" && u.User == nil
 }
+
+// Client is the address of the client a request is from, as limits per
+// client address count it: the peer's address, or, when the peer is a
+// trusted proxy, the nearest address in X-Forwarded-For (each proxy
+// appends the address it was called from) that is not a trusted proxy.
+// Addresses further left were written by the client and prove nothing.
+func (p Proxies) Client(peer, xff string) string {
+	if xff == "" || !p.Trusts(peer) {
+		return peer
+	}
+	hops := strings.Split(xff, ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			return peer // not an address: the chain cannot be read further
+		}
+		if !p.Trusts(hop) {
+			return hop
+		}
+	}
+	return peer
+}

@@ -60,3 +60,24 @@ func TestHostAndProto(t *testing.T) {
 		}
 	}
 }
+
+func TestClient(t *testing.T) {
+	p, err := Parse("10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, peer, xff, want string }{
+		{"no proxy", "203.0.113.9:5000", "", "203.0.113.9:5000"},
+		{"untrusted peer's header ignored", "203.0.113.9:5000", "198.51.100.1", "203.0.113.9:5000"},
+		{"one proxy", "10.0.0.2:5000", "198.51.100.1", "198.51.100.1"},
+		{"client-written hops skipped", "10.0.0.2:5000", "1.1.1.1, 198.51.100.1", "198.51.100.1"},
+		{"two proxies", "10.0.0.2:5000", "198.51.100.1, 10.0.0.3", "198.51.100.1"},
+		{"only proxies", "10.0.0.2:5000", "10.0.0.3", "10.0.0.2:5000"},
+		{"garbage", "10.0.0.2:5000", "198.51.100.1, nonsense", "10.0.0.2:5000"},
+	}
+	for _, tt := range tests {
+		if got := p.Client(tt.peer, tt.xff); got != tt.want {
+			t.Errorf("%s: Client(%q, %q) = %q, want %q", tt.name, tt.peer, tt.xff, got, tt.want)
+		}
+	}
+}
