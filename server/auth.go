@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -101,12 +102,41 @@ func NewAuthenticator(st *store.Store, internalToken string) *Authenticator {
 	return a
 }
 
+// watchStartWait bounds how long WatchKeys waits for the watch to listen.
+const watchStartWait = 5 * time.Second
+
 // WatchKeys lets the authenticator remember keys in use, for as long as ctx
 // lasts: each key change is heard from the database, so a revoked key still
 // fails on the next request. Without it, every request looks its key up.
-// The returned function waits for the watch to end.
+// It returns once the watch listens (or after watchStartWait, if the
+// database is slow to answer), so a server that starts serving after it
+// remembers keys from its first request on. The returned function waits
+// for the watch to end.
 func (a *Authenticator) WatchKeys(ctx context.Context) (wait func(), err error) {
-	return a.store.WatchKeyChanges(ctx, a.keys)
+	w := &startedWatch{Cache: a.keys, listening: make(chan struct{})}
+	wait, err = a.store.WatchKeyChanges(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-w.listening:
+	case <-time.After(watchStartWait):
+	case <-ctx.Done():
+	}
+	return wait, nil
+}
+
+// startedWatch is the key cache as the watch's handler, telling when the
+// watch first listens.
+type startedWatch struct {
+	*keycache.Cache
+	once      sync.Once
+	listening chan struct{}
+}
+
+func (w *startedWatch) WatchRestored() {
+	w.Cache.WatchRestored()
+	w.once.Do(func() { close(w.listening) })
 }
 
 var errBadCredentials = status.Error(codes.Unauthenticated, "missing or invalid API key")
