@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -62,8 +61,9 @@ func noteSecrets(fs *flag.FlagSet) {
 
 var (
 	// userinfoPassword is the password of a URL: scheme://user:PASSWORD@.
-	// It runs to the last @ of the word, as a password may hold an @.
-	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)\S*@`)
+	// It runs to the authority's last @, as a password may hold an @; a
+	// URL whose authority has no @ (host:port/path@x) is left alone.
+	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)[^\s/?#]*@`)
 	// keywordPassword is password=... in a key=value connection string.
 	keywordPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)`)
 )
@@ -86,17 +86,14 @@ func redact(s string) string {
 }
 
 // redactAttr is the log handler's ReplaceAttr: it redacts the message,
-// every string and the text of every error or Stringer.
+// every string and the text of every error.
 func redactAttr(_ []string, a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindString:
 		return slog.String(a.Key, redact(a.Value.String()))
 	case slog.KindAny:
-		switch v := a.Value.Any().(type) {
-		case error:
-			return slog.String(a.Key, redact(v.Error()))
-		case fmt.Stringer:
-			return slog.String(a.Key, redact(v.String()))
+		if err, ok := a.Value.Any().(error); ok {
+			return slog.String(a.Key, redact(err.Error()))
 		}
 	}
 	return a

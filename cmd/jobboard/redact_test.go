@@ -27,6 +27,7 @@ func TestRedact(t *testing.T) {
 		{"URL password holding @", `postgres://bob:p@ss@db/x`, `postgres://bob:xxxxx@db/x`},
 		{"URL without a password", `postgres://bob@db/x`, `postgres://bob@db/x`},
 		{"URL without user info", `http://127.0.0.1:8080/api`, `http://127.0.0.1:8080/api`},
+		{"URL with a port and an @ in its path", `http://h:8080/a@b`, `http://h:8080/a@b`},
 		{"key=value password", `host=db password=hunter2 sslmode=disable`, `host=db password=xxxxx sslmode=disable`},
 		{"quoted key=value password", `host=db password='hun ter\'2' user=bob`, `host=db password=xxxxx user=bob`},
 		{"spaced, upper-case keyword", `PASSWORD = hunter2`, `PASSWORD = xxxxx`},

@@ -94,32 +94,11 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		waitKeyWatch()
 	}()
 	var shuttingDown atomicBool
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := checkReady(r.Context(), st, &shuttingDown); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	apidocs.Routes(mux)
-	mux.Handle("/", api)
-
+	httpSrv, metricsSrv := httpServers(st, api, scfg.Metrics, &shuttingDown)
 	lns, err := listen(cfg)
 	if err != nil {
 		return err
 	}
-	// Bounded reads and writes, so a client trickling a body or not reading
-	// the answer cannot hold a connection and its buffers forever.
-	httpSrv := &http.Server{Handler: gateway.AccessLog(mux, scfg.Metrics.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
-	// /metrics is apart from the API: only those who can reach its address
-	// (the monitoring) read it. On the API port it is an unknown path.
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("GET /metrics", scfg.Metrics.Handler())
-	metricsSrv := &http.Server{Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	if cfg.debugAddr != "" {
 		if err := serveDebug(ctx, cfg.debugAddr); err != nil {
 			lns.close()
@@ -139,19 +118,9 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := httpSrv.Serve(lns.http); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("http server: %w", err)
-		}
-		return nil
-	})
+	g.Go(func() error { return serveHTTP("http", httpSrv, lns.http) })
 	if lns.metrics != nil {
-		g.Go(func() error {
-			if err := metricsSrv.Serve(lns.metrics); !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("metrics server: %w", err)
-			}
-			return nil
-		})
+		g.Go(func() error { return serveHTTP("metrics", metricsSrv, lns.metrics) })
 	}
 	g.Go(func() error { return grpcSrv.Serve(lns.grpc) })
 	g.Go(func() error {
@@ -182,6 +151,41 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	})
 	return g.Wait()
+}
+
+// httpServers are the API's server, with health, readiness and the API
+// reference beside the API, and the metrics server.
+func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shuttingDown *atomicBool) (apiSrv, metricsSrv *http.Server) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := checkReady(r.Context(), st, shuttingDown); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	apidocs.Routes(mux)
+	mux.Handle("/", api)
+	// Bounded reads and writes, so a client trickling a body or not reading
+	// the answer cannot hold a connection and its buffers forever.
+	apiSrv = &http.Server{Handler: gateway.AccessLog(mux, m.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
+	// /metrics is apart from the API: only those who can reach its address
+	// (the monitoring) read it. On the API port it is an unknown path.
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", m.Handler())
+	metricsSrv = &http.Server{Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	return apiSrv, metricsSrv
+}
+
+// serveHTTP serves srv on ln until it is shut down.
+func serveHTTP(name string, srv *http.Server, ln net.Listener) error {
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	return nil
 }
 
 // listeners are serve's open listeners; metrics is nil when it is off.
