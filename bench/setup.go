@@ -184,6 +184,9 @@ func (h *harness) startServer(ctx context.Context) (*process, error) {
 	cmd := exec.Command(filepath.Join(h.binDir, "jobboard"), "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+h.dbURL, "JOBBOARD_HTTP_ADDR="+httpAddr,
 		"JOBBOARD_GRPC_ADDR="+grpcAddr, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_DEBUG_ADDR="+debugAddr,
+		// Metrics are served as in production, on an address of their own
+		// rather than the machine-wide default.
+		"JOBBOARD_METRICS_ADDR="+freeAddr(),
 		// The scenarios measure throughput on one key, far above any
 		// per-key rate a client would be granted.
 		"JOBBOARD_RATE_LIMIT=0")

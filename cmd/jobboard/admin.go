@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc/status"
 
+	"jobboard/gateway"
 	jobboardv2 "jobboard/gen/jobboard/v2"
 	"jobboard/internal/demo"
 	"jobboard/server"
@@ -48,6 +49,7 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 		}
 		return usageError{fmt.Sprintf("%s: %v", c.name, err)}
 	}
+	noteSecrets(fs)
 	if fs.NArg() != c.nargs {
 		return usageError{fmt.Sprintf("%s: expected %d argument(s), got %d", c.name, c.nargs, fs.NArg())}
 	}
@@ -286,16 +288,70 @@ func importsCommand(ctx context.Context, args []string, stdout io.Writer) error 
 		if err != nil {
 			return err
 		}
-		results := json.RawMessage("null")
-		if imp.Results != nil {
-			results = imp.Results
+		shown, err := showImport(imp, attempts)
+		if err != nil {
+			return err
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"id": imp.ID, "account": imp.AccountID, "status": imp.Status,
-			"requestedAt": imp.RequestedAt, "completedAt": imp.CompletedAt, "callbackUrl": imp.CallbackURL,
-			"requestId": imp.RequestID, "results": results, "callbackAttempts": attempts})
+		return enc.Encode(shown)
 	}}.exec(ctx, args)
+}
+
+// shownImport is what imports show prints: the API's import object (its
+// data, written by the API's own renderer, so every count is there, zeros
+// too) followed by what only operators see, all in camelCase.
+type shownImport struct {
+	ID               string            `json:"id"`
+	RequestedAt      string            `json:"requestedAt"`
+	CompletedAt      *string           `json:"completedAt"`
+	Results          json.RawMessage   `json:"results"`
+	Status           string            `json:"status"`
+	AccountID        int64             `json:"accountId"`
+	DeleteJobs       bool              `json:"deleteJobs"`
+	CallbackURL      *string           `json:"callbackUrl"`
+	RequestID        *string           `json:"requestId"`
+	CallbackAttempts []callbackAttempt `json:"callbackAttempts"`
+}
+
+// callbackAttempt is one delivery attempt of an import's callback.
+type callbackAttempt struct {
+	Attempt     int     `json:"attempt"`
+	WebhookID   string  `json:"webhookId"`
+	AttemptedAt string  `json:"attemptedAt"`
+	StatusCode  *int    `json:"statusCode"`
+	Error       *string `json:"error"`
+	DurationMS  int     `json:"durationMs"`
+}
+
+func showImport(imp store.JobImport, attempts []store.CallbackAttempt) (shownImport, error) {
+	resp, err := server.ImportResponse(imp)
+	if err != nil {
+		return shownImport{}, err
+	}
+	rendered, err := gateway.RenderJSON(resp)
+	if err != nil {
+		return shownImport{}, err
+	}
+	var api struct {
+		Data struct {
+			ID, Status, RequestedAt string
+			CompletedAt             *string
+			Results                 json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(rendered, &api); err != nil {
+		return shownImport{}, fmt.Errorf("read the rendered import: %w", err)
+	}
+	shown := shownImport{ID: api.Data.ID, Status: api.Data.Status, RequestedAt: api.Data.RequestedAt,
+		CompletedAt: api.Data.CompletedAt, Results: api.Data.Results, AccountID: imp.AccountID,
+		DeleteJobs: imp.DeleteJobs, CallbackURL: imp.CallbackURL, RequestID: imp.RequestID,
+		CallbackAttempts: make([]callbackAttempt, len(attempts))}
+	for i, a := range attempts {
+		shown.CallbackAttempts[i] = callbackAttempt{Attempt: a.Attempt, WebhookID: a.WebhookID,
+			AttemptedAt: server.FormatImportTime(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}
+	}
+	return shown, nil
 }
 
 // driversCommand: jobboard drivers import --account ID FILE.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -31,28 +32,44 @@ type config struct {
 	trustedProxies       string
 	authFailureLimit     string
 	authFailureBurst     string
+	metricsAddr          string
 }
 
-// setting registers a string flag whose default comes from env, and names
-// the variable in the help text.
+// setting registers a string flag that starts from env when it is set, and
+// names the variable in the help text. The help shows the built-in default
+// def, never the environment's value: that may be a secret (the internal
+// token, a password inside DATABASE_URL), and help and flag mistakes print it.
 func setting(fs *flag.FlagSet, p *string, name, env, def, help string) {
-	v := def
+	fs.StringVar(p, name, def, fmt.Sprintf("%s (env %s)", help, env))
 	if e, ok := os.LookupEnv(env); ok {
-		v = e
+		*p = e
 	}
-	fs.StringVar(p, name, v, fmt.Sprintf("%s (env %s)", help, env))
 }
+
+// serveDefaults are the built-in defaults in which dev differs from serve.
+type serveDefaults struct {
+	httpAddr, grpcAddr, metricsAddr, callbackAllowPrivate string
+}
+
+var (
+	serveDefault = serveDefaults{httpAddr: ":8080", grpcAddr: ":9090", metricsAddr: ":9464", callbackAllowPrivate: "false"}
+	// dev is for one machine: it listens on loopback only, since it lets
+	// callbacks reach loopback and private addresses (a receiver on this
+	// machine) and serves a demo account whose key is printed.
+	devDefault = serveDefaults{httpAddr: "127.0.0.1:8080", grpcAddr: "127.0.0.1:9090",
+		metricsAddr: "127.0.0.1:9464", callbackAllowPrivate: "true"}
+)
 
 func (c *config) databaseFlag(fs *flag.FlagSet) {
 	setting(fs, &c.databaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection URL")
 }
 
-func (c *config) serveFlags(fs *flag.FlagSet) {
-	setting(fs, &c.httpAddr, "http-addr", "JOBBOARD_HTTP_ADDR", ":8080", "REST listen address")
-	setting(fs, &c.grpcAddr, "grpc-addr", "JOBBOARD_GRPC_ADDR", ":9090", "gRPC listen address")
+func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
+	setting(fs, &c.httpAddr, "http-addr", "JOBBOARD_HTTP_ADDR", d.httpAddr, "REST listen address")
+	setting(fs, &c.grpcAddr, "grpc-addr", "JOBBOARD_GRPC_ADDR", d.grpcAddr, "gRPC listen address")
 	setting(fs, &c.publicURL, "public-url", "JOBBOARD_PUBLIC_URL", "", "absolute base URL used in links (default: from each request)")
 	setting(fs, &c.internalToken, "internal-token", "JOBBOARD_INTERNAL_TOKEN", "", "token the board's internal services call gRPC with (empty: internal access off)")
-	setting(fs, &c.callbackAllowPrivate, "callback-allow-private", "JOBBOARD_CALLBACK_ALLOW_PRIVATE", "false",
+	setting(fs, &c.callbackAllowPrivate, "callback-allow-private", "JOBBOARD_CALLBACK_ALLOW_PRIVATE", d.callbackAllowPrivate,
 		"let import callbacks go to loopback and private addresses (development only)")
 	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
@@ -70,6 +87,8 @@ func (c *config) serveFlags(fs *flag.FlagSet) {
 		"comma-separated IP addresses and CIDR prefixes of the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (default: none)")
 	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
 		"listen address of Go's profiler (/debug/pprof/), such as 127.0.0.1:6060; empty: off. Keep it private")
+	setting(fs, &c.metricsAddr, "metrics-addr", "JOBBOARD_METRICS_ADDR", d.metricsAddr,
+		"listen address of the Prometheus metrics (/metrics), apart from the API; empty: off")
 }
 
 // serverConfig checks the service settings, naming the first bad one.
@@ -136,6 +155,13 @@ func (c *config) serverConfig() (server.Config, error) {
 func (c *config) requireDatabase(command string) error {
 	if c.databaseURL == "" {
 		return usageError{command + ": DATABASE_URL (or --database-url) is required"}
+	}
+	// A URL the driver cannot parse would come back in its error, password
+	// and all; this error shows neither.
+	if strings.Contains(c.databaseURL, "://") {
+		if _, err := url.Parse(c.databaseURL); err != nil {
+			return usageError{command + ": DATABASE_URL (or --database-url) is not a valid URL such as postgres://user:password@host:5432/db (a password with special characters must be percent-encoded); the value is not shown, as it may hold a password"}
+		}
 	}
 	return nil
 }

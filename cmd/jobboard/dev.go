@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,18 +24,16 @@ import (
 
 // devCommand serves against a local PostgreSQL kept in the data folder (or
 // DATABASE_URL when set) with a demo account whose key stays the same from
-// one run to the next.
+// one run to the next. It listens on loopback unless told otherwise.
 func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var cfg config
 	var dataDir string
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	cfg.databaseFlag(fs)
-	cfg.serveFlags(fs)
-	fs.StringVar(&dataDir, "data", ".data", "folder for the local database and the demo key")
-	if _, ok := os.LookupEnv("JOBBOARD_CALLBACK_ALLOW_PRIVATE"); !ok {
-		// Locally, the receiver of a callback is usually on this machine.
-		cfg.callbackAllowPrivate = "true"
-	}
+	fs.Lookup("database-url").Usage = "PostgreSQL connection URL; empty: a local PostgreSQL in the data folder (env DATABASE_URL)"
+	cfg.serveFlags(fs, devDefault)
+	fs.Lookup("internal-token").Usage = "token the board's internal services call gRPC with; empty: one kept in the data folder (env JOBBOARD_INTERNAL_TOKEN)"
+	fs.StringVar(&dataDir, "data", ".data", "folder for the local database, the demo account's key and webhook secret, and the internal token")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -55,13 +54,15 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		cfg.databaseURL = cluster.URL("jobboard")
+	} else if err := cfg.requireDatabase("dev"); err != nil {
+		return err
 	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	key, err := demoAccount(ctx, st, filepath.Join(dataDir, "demo-api-key"))
+	creds, err := demoAccount(ctx, st, dataDir)
 	if err != nil {
 		return err
 	}
@@ -69,46 +70,78 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if cfg.internalToken, err = devInternalToken(filepath.Join(dataDir, "internal-token")); err != nil {
 			return err
 		}
+		noteSecret(cfg.internalToken)
 	}
-	return serve(ctx, cfg, st, func() { printBanner(stdout, cfg, key, dataDir) })
+	return serve(ctx, cfg, st, func() { printBanner(stdout, cfg, creds, dataDir) })
 }
 
-// demoAccount returns the demo account's key, creating the account and its
-// demo jobs when the key file is missing or its key no longer works.
-func demoAccount(ctx context.Context, st *store.Store, keyFile string) (string, error) {
-	if b, err := os.ReadFile(keyFile); err == nil {
-		key := strings.TrimSpace(string(b))
-		if _, err := st.AccountIDByKeyHash(ctx, server.HashAPIKey(key)); err == nil {
-			return key, nil
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return "", err
+// demoCredentials are what the banner shows of the demo account.
+type demoCredentials struct {
+	id                    int64
+	apiKey, webhookSecret string
+}
+
+// The files in the data folder holding the demo account's credentials.
+const (
+	demoKeyFile    = "demo-api-key"
+	demoSecretFile = "demo-webhook-secret"
+)
+
+// demoAccount returns the demo account's credentials, creating the account
+// and its demo jobs when the key file is missing or its key no longer
+// works. The webhook secret is read from the database each time (it may
+// have been rotated) and written beside the key.
+func demoAccount(ctx context.Context, st *store.Store, dataDir string) (demoCredentials, error) {
+	var c demoCredentials
+	if b, err := os.ReadFile(filepath.Join(dataDir, demoKeyFile)); err == nil {
+		c.apiKey = strings.TrimSpace(string(b))
+		c.id, err = st.AccountIDByKeyHash(ctx, server.HashAPIKey(c.apiKey))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return c, err
 		}
 	}
+	if c.id == 0 {
+		created, err := createDemoAccount(ctx, st)
+		if err != nil {
+			return c, err
+		}
+		if err := os.WriteFile(filepath.Join(dataDir, demoKeyFile), []byte(created.APIKey+"\n"), 0o600); err != nil {
+			return c, err
+		}
+		c.id, c.apiKey = created.AccountID, created.APIKey
+	}
+	account, err := st.Account(ctx, c.id)
+	if err != nil {
+		return c, err
+	}
+	c.webhookSecret = account.WebhookSecret
+	return c, os.WriteFile(filepath.Join(dataDir, demoSecretFile), []byte(c.webhookSecret+"\n"), 0o600)
+}
+
+// createDemoAccount creates the demo account with its jobs and drivers.
+func createDemoAccount(ctx context.Context, st *store.Store) (server.Credentials, error) {
 	creds, err := server.CreateAccount(ctx, st, "Demo Carrier")
 	if err != nil {
-		return "", err
+		return creds, err
 	}
 	jobs := server.NewJobService(st, time.Now)
 	resp, err := jobs.PostJobs(server.ContextWithCaller(ctx, server.Caller{AccountID: creds.AccountID}),
 		&jobboardv2.PostJobsRequest{Jobs: demoJobs()})
 	if err != nil {
-		return "", fmt.Errorf("seed demo jobs: %w", err)
+		return creds, fmt.Errorf("seed demo jobs: %w", err)
 	}
 	if resp.Errors > 0 {
-		return "", fmt.Errorf("seed demo jobs: %d rejected", resp.Errors)
+		return creds, fmt.Errorf("seed demo jobs: %d rejected", resp.Errors)
 	}
 	refs, err := accountJobRefs(ctx, st, creds.AccountID)
 	if err != nil {
-		return "", err
+		return creds, err
 	}
 	if err := st.SeedApplications(ctx, creds.AccountID, demo.Applications(creds.AccountID, demoDrivers, 1, time.Now(), refs, fmt.Sprintf("demo%d.", creds.AccountID))); err != nil {
-		return "", fmt.Errorf("seed demo drivers: %w", err)
-	}
-	if err := os.WriteFile(keyFile, []byte(creds.APIKey+"\n"), 0o600); err != nil {
-		return "", err
+		return creds, fmt.Errorf("seed demo drivers: %w", err)
 	}
 	slog.Info("demo account created", "id", creds.AccountID, "name", creds.Name)
-	return creds.APIKey, nil
+	return creds, nil
 }
 
 // demoDrivers is how many synthetic applicants the demo account starts with.
@@ -140,31 +173,58 @@ func demoJobs() []*jobboardv2.JobInput {
 	}
 }
 
-func printBanner(w io.Writer, cfg config, key, dataDir string) {
-	base := "http://localhost" + portOf(cfg.httpAddr)
+// printBanner says where dev serves, the demo account's credentials, the
+// database URL the admin commands need, and what to try.
+func printBanner(w io.Writer, cfg config, creds demoCredentials, dataDir string) {
+	base := "http://" + displayAddr(cfg.httpAddr)
+	grpcAddr := displayAddr(cfg.grpcAddr)
+	metricsURL := "off"
+	if cfg.metricsAddr != "" {
+		metricsURL = "http://" + displayAddr(cfg.metricsAddr) + "/metrics"
+	}
+	file := func(name string) string { return filepath.Join(dataDir, name) }
 	fmt.Fprintf(w, `
-Job board running: REST %s, gRPC localhost%s
-Demo account API key (also in %s; the internal token for the
-driver intake is in %s):
+Job board running:
+  REST     %s (API reference: %s/docs)
+  gRPC     %s
+  metrics  %s
 
-  %s
+Demo account %d:
+  API key         %s
+                  (also in %s)
+  webhook secret  %s
+                  (also in %s; it signs import callbacks)
+The internal token for the driver intake is in %s.
+
+The admin commands (jobboard accounts create, keys create, imports show, ...)
+reach this database with:
+
+  export DATABASE_URL='%s'
 
 Try:
   curl -u %s: %s/api/v2.0/jobs.json
   curl -u %s: %s/api/v2.0/jobs.xml
   curl -u %s: '%s/api/v2.0/drivers.json?state=TX&max=5'
-  grpcurl -plaintext -H 'authorization: Bearer %s' localhost%s jobboard.v2.JobService/ListJobs
+  make tools   # once: installs grpcurl into .bin/
+  .bin/grpcurl -plaintext -H 'authorization: Bearer %s' %s jobboard.v2.JobService/ListJobs
 
 Press Ctrl-C to stop.
-`, base, portOf(cfg.grpcAddr), filepath.Join(dataDir, "demo-api-key"), filepath.Join(dataDir, "internal-token"), key, key, base, key, base, key, base, key, portOf(cfg.grpcAddr))
+`, base, base, grpcAddr, metricsURL, creds.id, creds.apiKey, file(demoKeyFile), creds.webhookSecret, file(demoSecretFile),
+		file("internal-token"), redact(cfg.databaseURL), creds.apiKey, base, creds.apiKey, base, creds.apiKey, base,
+		creds.apiKey, grpcAddr)
 }
 
-// portOf returns ":PORT" of a listen address.
-func portOf(addr string) string {
-	if i := strings.LastIndex(addr, ":"); i >= 0 {
-		return addr[i:]
+// displayAddr is host:port of a listen address as a client on this machine
+// dials it: localhost for every interface.
+func displayAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
 	}
-	return addr
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // devInternalToken returns the token kept in file, creating a random one

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,7 +115,10 @@ type service struct {
 	cmd      *exec.Cmd
 	httpBase string
 	grpcAddr string
-	stderr   *bytes.Buffer
+	// metricsBase is the metrics listener's http://host:port, unless env
+	// set JOBBOARD_METRICS_ADDR.
+	metricsBase string
+	stderr      *bytes.Buffer
 }
 
 const internalToken = "internal-test-token"
@@ -123,10 +127,15 @@ func startService(t *testing.T, env []string) *service {
 	t.Helper()
 	s := &service{t: t, httpBase: "http://" + freeAddr(t), grpcAddr: freeAddr(t), stderr: &bytes.Buffer{}}
 	s.cmd = exec.Command(jobboardBinary(t), "serve")
-	s.cmd.Env = append(os.Environ(), append(env,
-		"JOBBOARD_HTTP_ADDR="+strings.TrimPrefix(s.httpBase, "http://"),
-		"JOBBOARD_GRPC_ADDR="+s.grpcAddr,
-		"JOBBOARD_INTERNAL_TOKEN="+internalToken)...)
+	env = append(env, "JOBBOARD_HTTP_ADDR="+strings.TrimPrefix(s.httpBase, "http://"),
+		"JOBBOARD_GRPC_ADDR="+s.grpcAddr, "JOBBOARD_INTERNAL_TOKEN="+internalToken)
+	// Each service gets a metrics address of its own: the default, :9464,
+	// is one for the whole machine.
+	if !slices.ContainsFunc(env, func(v string) bool { return strings.HasPrefix(v, "JOBBOARD_METRICS_ADDR=") }) {
+		s.metricsBase = "http://" + freeAddr(t)
+		env = append(env, "JOBBOARD_METRICS_ADDR="+strings.TrimPrefix(s.metricsBase, "http://"))
+	}
+	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -179,6 +188,18 @@ func (s *service) requestWithHeader(header http.Header, auth, key, method, path,
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// scrape reads the metrics listener's /metrics.
+func (s *service) scrape() (int, http.Header, string) {
+	s.t.Helper()
+	resp, err := http.Get(s.metricsBase + "/metrics")
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -535,7 +556,7 @@ func TestEndToEnd(t *testing.T) {
 			shown = runCommand(t, env, "imports", "show", payload.Data.ID)
 			return strings.Count(shown, `"attempt":`) == 2
 		})
-		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"status_code": 500`) || !strings.Contains(shown, `"status_code": 200`) ||
+		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"statusCode": 500`) || !strings.Contains(shown, `"statusCode": 200`) ||
 			!strings.Contains(shown, `"requestId": "trace-import-cb"`) {
 			t.Errorf("imports show: %s", shown)
 		}
@@ -689,7 +710,7 @@ func TestEndToEnd(t *testing.T) {
 		var hdr http.Header
 		var body string
 		eventually(t, 10*time.Second, func() bool {
-			code, hdr, body = svc.request("", "", "GET", "/metrics", "")
+			code, hdr, body = svc.scrape()
 			n, _ := parseMetrics(t, body).find("jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"})
 			return code != 200 || n >= 2
 		})

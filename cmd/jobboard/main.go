@@ -32,7 +32,7 @@ Usage:
                                       import driver applications (JSON, detail form), all or none
   jobboard demo seed --account ID [--drivers N]
                                       add N synthetic driver applications (default 100,000)
-  jobboard dev                        serve with a local PostgreSQL and a demo account
+  jobboard dev                        serve on loopback with a local PostgreSQL and a demo account
 
 Run "jobboard COMMAND --help" for a command's flags. Settings come from the
 environment (DATABASE_URL, JOBBOARD_*); flags override them.
@@ -41,16 +41,16 @@ environment (DATABASE_URL, JOBBOARD_*); flags override them.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redactAttr})))
 	err := run(ctx, os.Args[1:], os.Stdout)
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 	case errors.As(err, &u):
-		fmt.Fprintln(os.Stderr, "jobboard:", err)
+		fmt.Fprintln(os.Stderr, "jobboard:", redact(err.Error()))
 		os.Exit(2)
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "jobboard:", err)
+		fmt.Fprintln(os.Stderr, "jobboard:", redact(err.Error()))
 		os.Exit(1)
 	}
 }
@@ -99,6 +99,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		}
 		return usageError{err.Error()}
 	}
+	noteSecrets(fs)
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
 	}

@@ -28,7 +28,7 @@ func serveCommand(ctx context.Context, args []string) error {
 	var cfg config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.databaseFlag(fs)
-	cfg.serveFlags(fs)
+	cfg.serveFlags(fs, serveDefault)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	}
 	// One registry per serving process, shared by the HTTP, gRPC, queue
-	// and database metrics and exposed at /metrics.
+	// and database metrics and exposed at /metrics on a listener of its own.
 	scfg.Metrics = metrics.New()
 	svcs, err := server.NewServices(st, scfg)
 	if err != nil {
@@ -94,42 +94,20 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		waitKeyWatch()
 	}()
 	var shuttingDown atomicBool
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := checkReady(r.Context(), st, &shuttingDown); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	mux.Handle("GET /metrics", scfg.Metrics.Handler())
-	apidocs.Routes(mux)
-	mux.Handle("/", api)
-
-	httpLn, err := net.Listen("tcp", cfg.httpAddr)
+	httpSrv, metricsSrv := httpServers(st, api, scfg.Metrics, &shuttingDown)
+	lns, err := listen(cfg)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
+		return err
 	}
-	grpcLn, err := net.Listen("tcp", cfg.grpcAddr)
-	if err != nil {
-		httpLn.Close()
-		return fmt.Errorf("listen %s: %w", cfg.grpcAddr, err)
-	}
-	// Bounded reads and writes, so a client trickling a body or not reading
-	// the answer cannot hold a connection and its buffers forever.
-	httpSrv := &http.Server{Handler: gateway.AccessLog(mux, scfg.Metrics.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	if cfg.debugAddr != "" {
 		if err := serveDebug(ctx, cfg.debugAddr); err != nil {
-			httpLn.Close()
-			grpcLn.Close()
+			lns.close()
 			return err
 		}
 	}
 	grpcSrv := svcs.NewGRPCServer()
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	slog.Info("serving", "http", httpLn.Addr().String(), "grpc", grpcLn.Addr().String())
+	slog.Info("serving", lns.logAttrs()...)
 	if ready != nil {
 		ready()
 	}
@@ -140,13 +118,11 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := httpSrv.Serve(httpLn); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("http server: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() error { return grpcSrv.Serve(grpcLn) })
+	g.Go(func() error { return serveHTTP("http", httpSrv, lns.http) })
+	if lns.metrics != nil {
+		g.Go(func() error { return serveHTTP("metrics", metricsSrv, lns.metrics) })
+	}
+	g.Go(func() error { return grpcSrv.Serve(lns.grpc) })
 	g.Go(func() error {
 		<-gctx.Done()
 		slog.Info("shutting down")
@@ -155,6 +131,10 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
 		err := httpSrv.Shutdown(sctx)
+		// Metrics are read until the API has drained, then no more.
+		if merr := metricsSrv.Shutdown(sctx); err == nil {
+			err = merr
+		}
 		// The running import step finishes (its transaction commits) or,
 		// past the grace period, is cancelled and rolls back to run again.
 		if qerr := svcs.Queue.Stop(sctx); qerr != nil {
@@ -171,6 +151,82 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	})
 	return g.Wait()
+}
+
+// httpServers are the API's server, with health, readiness and the API
+// reference beside the API, and the metrics server.
+func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shuttingDown *atomicBool) (apiSrv, metricsSrv *http.Server) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := checkReady(r.Context(), st, shuttingDown); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	apidocs.Routes(mux)
+	mux.Handle("/", api)
+	// Bounded reads and writes, so a client trickling a body or not reading
+	// the answer cannot hold a connection and its buffers forever.
+	apiSrv = &http.Server{Handler: gateway.AccessLog(mux, m.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
+	// /metrics is apart from the API: only those who can reach its address
+	// (the monitoring) read it. On the API port it is an unknown path.
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", m.Handler())
+	metricsSrv = &http.Server{Handler: metricsMux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	return apiSrv, metricsSrv
+}
+
+// serveHTTP serves srv on ln until it is shut down.
+func serveHTTP(name string, srv *http.Server, ln net.Listener) error {
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	return nil
+}
+
+// listeners are serve's open listeners; metrics is nil when it is off.
+type listeners struct{ http, grpc, metrics net.Listener }
+
+// listen opens the REST, gRPC and metrics listeners, or none of them.
+func listen(cfg config) (listeners, error) {
+	var lns listeners
+	for _, l := range []struct {
+		ln   *net.Listener
+		addr string
+	}{{&lns.http, cfg.httpAddr}, {&lns.grpc, cfg.grpcAddr}, {&lns.metrics, cfg.metricsAddr}} {
+		if l.addr == "" && l.ln == &lns.metrics {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			lns.close()
+			return listeners{}, fmt.Errorf("listen %s: %w", l.addr, err)
+		}
+		*l.ln = ln
+	}
+	return lns, nil
+}
+
+func (l listeners) close() {
+	for _, ln := range []net.Listener{l.http, l.grpc, l.metrics} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+// logAttrs are the listeners' addresses for the log line saying where the
+// service serves.
+func (l listeners) logAttrs() []any {
+	attrs := []any{"http", l.http.Addr().String(), "grpc", l.grpc.Addr().String()}
+	if l.metrics != nil {
+		attrs = append(attrs, "metrics", l.metrics.Addr().String())
+	}
+	return attrs
 }
 
 // checkReady: not shutting down, database reachable, schema current.

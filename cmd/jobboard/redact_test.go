@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// TestRedact: the passwords of URLs and key=value connection strings, and
+// the secrets a command noted, are hidden wherever they appear in a text.
+func TestRedact(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.String("internal-token", "", "")
+	fs.String("database-url", "", "")
+	if err := fs.Parse([]string{"--internal-token", "noted-token-31f", "--database-url", "postgres://u:noted%2Fpass@h/db"}); err != nil {
+		t.Fatal(err)
+	}
+	noteSecrets(fs)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"URL password", `connect postgres://bob:hunter2@db:5432/x failed`, `connect postgres://bob:xxxxx@db:5432/x failed`},
+		{"quoted URL with a bad escape", `parse "postgresql://bob:pa%zz@db/x": invalid`, `parse "postgresql://bob:xxxxx@db/x": invalid`},
+		{"URL password holding @", `postgres://bob:p@ss@db/x`, `postgres://bob:xxxxx@db/x`},
+		{"URL without a password", `postgres://bob@db/x`, `postgres://bob@db/x`},
+		{"URL without user info", `http://127.0.0.1:8080/api`, `http://127.0.0.1:8080/api`},
+		{"URL with a port and an @ in its path", `http://h:8080/a@b`, `http://h:8080/a@b`},
+		{"key=value password", `host=db password=hunter2 sslmode=disable`, `host=db password=xxxxx sslmode=disable`},
+		{"quoted key=value password", `host=db password='hun ter\'2' user=bob`, `host=db password=xxxxx user=bob`},
+		{"spaced, upper-case keyword", `PASSWORD = hunter2`, `PASSWORD = xxxxx`},
+		{"noted token anywhere", `bad token noted-token-31f here`, `bad token xxxxx here`},
+		{"noted password, decoded", `auth noted/pass refused`, `auth xxxxx refused`},
+		{"noted password, encoded", `auth noted%2Fpass refused`, `auth xxxxx refused`},
+		{"ordinary text", `listen :8080: address already in use`, `listen :8080: address already in use`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := redact(tt.in); got != tt.want {
+				t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLogRedaction: the log handler hides secrets in the message, string
+// attributes, errors and attributes given to With.
+func TestLogRedaction(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: redactAttr}))
+	log.With("dsn", "postgres://u:with-secret@h/db").Info("connect postgres://u:msg-secret@h/db",
+		"error", errors.New("dial postgres://u:err-secret@h/db"), "url", "postgres://u:attr-secret@h/db",
+		slog.Group("g", "dsn", "password=group-secret"))
+	for _, secret := range []string{"with-secret", "msg-secret", "err-secret", "attr-secret", "group-secret"} {
+		if strings.Contains(buf.String(), secret) {
+			t.Errorf("the log line holds %s: %s", secret, buf.String())
+		}
+	}
+	if strings.Count(buf.String(), redacted) != 5 {
+		t.Errorf("want 5 redactions in %s", buf.String())
+	}
+}

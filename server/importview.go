@@ -1,0 +1,21 @@
+package server
+
+import (
+	"time"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/server/store"
+)
+
+// ImportResponse is a stored import as GetJobImport answers it, for the
+// operator commands that show one in the API's shape.
+func ImportResponse(imp store.JobImport) (*jobboardv2.GetJobImportResponse, error) {
+	msg, err := importMessage(imp)
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+}
+
+// FormatImportTime writes t as the API writes an import's times.
+func FormatImportTime(t time.Time) string { return t.UTC().Format(importTimeFormat) }
