@@ -111,25 +111,17 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil || rescue < 2*time.Second {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_IMPORT_RESCUE_AFTER: %q is not a Go duration of at least 2s", c.importRescueAfter)}
 	}
-	rateLimit, err := strconv.ParseFloat(c.rateLimit, 64)
-	if err != nil || rateLimit < 0 || math.IsInf(rateLimit, 0) || math.IsNaN(rateLimit) {
-		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_RATE_LIMIT: %q is not a number of requests a second (0 or more)", c.rateLimit)}
-	}
-	rateBurst, err := strconv.Atoi(c.rateBurst)
-	if err != nil || rateBurst < 1 {
-		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_RATE_BURST: %q is not a whole number of requests (1 or more)", c.rateBurst)}
+	rateLimit, rateBurst, err := parseRate("JOBBOARD_RATE", c.rateLimit, c.rateBurst)
+	if err != nil {
+		return server.Config{}, err
 	}
 	proxies, err := forwarded.Parse(c.trustedProxies)
 	if err != nil {
 		return server.Config{}, usageError{"JOBBOARD_TRUSTED_PROXIES: " + err.Error()}
 	}
-	failureLimit, err := strconv.ParseFloat(c.authFailureLimit, 64)
-	if err != nil || failureLimit < 0 || math.IsInf(failureLimit, 0) || math.IsNaN(failureLimit) {
-		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_AUTH_FAILURE_LIMIT: %q is not a number of requests a second (0 or more)", c.authFailureLimit)}
-	}
-	failureBurst, err := strconv.Atoi(c.authFailureBurst)
-	if err != nil || failureBurst < 1 {
-		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_AUTH_FAILURE_BURST: %q is not a whole number of requests (1 or more)", c.authFailureBurst)}
+	failureLimit, failureBurst, err := parseRate("JOBBOARD_AUTH_FAILURE", c.authFailureLimit, c.authFailureBurst)
+	if err != nil {
+		return server.Config{}, err
 	}
 	_, restPort, err := net.SplitHostPort(c.httpAddr)
 	if err != nil {
@@ -164,4 +156,18 @@ func (c *config) requireDatabase(command string) error {
 		}
 	}
 	return nil
+}
+
+// parseRate reads the pair of settings PREFIX_LIMIT (requests a second, 0
+// or more; 0 is no limit) and PREFIX_BURST (requests at once, 1 or more).
+func parseRate(prefix, limit, burst string) (float64, int, error) {
+	perSecond, err := strconv.ParseFloat(limit, 64)
+	if err != nil || perSecond < 0 || math.IsInf(perSecond, 0) || math.IsNaN(perSecond) {
+		return 0, 0, usageError{fmt.Sprintf("%s_LIMIT: %q is not a number of requests a second (0 or more)", prefix, limit)}
+	}
+	n, err := strconv.Atoi(burst)
+	if err != nil || n < 1 {
+		return 0, 0, usageError{fmt.Sprintf("%s_BURST: %q is not a whole number of requests (1 or more)", prefix, burst)}
+	}
+	return perSecond, n, nil
 }
