@@ -41,12 +41,14 @@ type AccountFromContext func(ctx context.Context) (int64, bool)
 // Observer is told about every request when it ends, for the request
 // metrics. route is always from a fixed set: a gateway route pattern such as
 // /api/v2.0/jobs.json/{id}, the pattern of a handler on the serving mux
-// (/healthz, /metrics, ...), one of fixedRoutes, or "unmatched"; never a
+// (/healthz, /readyz, ...), one of fixedRoutes, or "unmatched"; never a
 // raw path, which a client could vary without end.
 type Observer func(route, method string, status int, elapsed time.Duration)
 
 // fixedRoutes are the paths outside the API that are labelled as
-// themselves even when served behind the gateway's catch-all.
+// themselves even when served behind the gateway's catch-all. /metrics is
+// on a listener of its own, and answered 404 here; it keeps its label so
+// scrapers pointed at the API port show up as such.
 var fixedRoutes = map[string]bool{
 	"/metrics": true, "/healthz": true, "/readyz": true, "/docs": true, "/openapi.json": true,
 }
