@@ -327,6 +327,7 @@ func TestImportApplicationsRejects(t *testing.T) {
 		{"email", func(a *jobboardv2.DriverApplication) { a.Email = "gil@" }, `email: "gil@" is not an e-mail address`},
 		{"phone", func(a *jobboardv2.DriverApplication) { a.Phone = "555-01" }, `phone: "555-01" is not a US phone number`},
 		{"sent", func(a *jobboardv2.DriverApplication) { a.Sent = "01/02/2026" }, `sent: "01/02/2026" is not a date`},
+		{"sent in the future", func(a *jobboardv2.DriverApplication) { a.Sent = "2099-01-01" }, `[1] sent: "2099-01-01" is more than 5 minutes after the server's time`},
 		{"driver type", func(a *jobboardv2.DriverApplication) { a.DriverType = "Pilot" }, `driver_type: "Pilot" is not one of`},
 		{"experience", func(a *jobboardv2.DriverApplication) { a.Experience = "lots" }, `experience: "lots" is not a number`},
 		{"endorsement", func(a *jobboardv2.DriverApplication) { a.Endorsements = []string{"Z"} }, `endorsements: "Z" is not one of T, H, N, X`},

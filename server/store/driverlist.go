@@ -199,9 +199,9 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 	}
 	// Page on applications alone, then read the profiles of the page's 100
 	// or so rows: reading them before the limit would fetch every matching
-	// row. The
-	// page reads only the columns it shows or orders by, so an index that
-	// holds them all (the radius one) answers it without the table.
+	// row. The page reads only the columns it shows or orders by, so an
+	// index that holds them all (the radius one) answers it without the
+	// table.
 	order := orderBy(f)
 	cols := []string{"a.driver_id", "a.sent", "a.has_job_apps"}
 	for _, c := range sortColumns[f.Sort] {
