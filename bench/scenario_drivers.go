@@ -211,16 +211,16 @@ func driverCases(ctx context.Context, h *harness, a account) ([]driverCase, erro
 			GROUP BY e ORDER BY count(*) DESC, e LIMIT 1`},
 		{&driverType, `SELECT driver_type FROM applications WHERE account_id = $1
 			GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`},
-		{&firstName, `SELECT min(d.first_name) FROM applications a JOIN drivers d ON d.id = a.driver_id
+		{&firstName, `SELECT min(a.first_name) FROM applications a
 			WHERE a.account_id = $1 GROUP BY a.first_name_lower ORDER BY count(*) DESC, 1 LIMIT 1`},
-		{&lastName, `SELECT min(d.last_name) FROM applications a JOIN drivers d ON d.id = a.driver_id
+		{&lastName, `SELECT min(a.last_name) FROM applications a
 			WHERE a.account_id = $1 GROUP BY a.last_name_lower ORDER BY count(*) DESC, 1 LIMIT 1`},
 		{&jobTitle, `SELECT min(j.title) FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
 			WHERE ja.account_id = $1 GROUP BY lower(j.title) ORDER BY count(DISTINCT ja.driver_id) DESC, 1 LIMIT 1`},
 		{&state, `SELECT state FROM applications WHERE account_id = $1
 			GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`},
 		// The applicant in the middle of the list, by id.
-		{&person, `SELECT d.email, d.phone FROM applications a JOIN drivers d ON d.id = a.driver_id
+		{&person, `SELECT a.email, a.phone FROM applications a
 			WHERE a.account_id = $1 ORDER BY a.driver_id
 			OFFSET (SELECT count(*) / 2 FROM applications WHERE account_id = $1) LIMIT 1`},
 		{&span, `SELECT min(sent) AS first, max(sent) AS last FROM applications WHERE account_id = $1`},
@@ -296,8 +296,8 @@ func busiestZip(ctx context.Context, h *harness, a account, miles float64) (stri
 		Longitude float64
 		N         int
 	}
-	err := h.store.DB().SelectContext(ctx, &homes, `SELECT min(d.zip) AS zip, a.latitude, a.longitude, count(*) AS n
-		FROM applications a JOIN drivers d ON d.id = a.driver_id
+	err := h.store.DB().SelectContext(ctx, &homes, `SELECT min(a.zip) AS zip, a.latitude, a.longitude, count(*) AS n
+		FROM applications a
 		WHERE a.account_id = $1 AND a.latitude IS NOT NULL
 		GROUP BY a.latitude, a.longitude`, a.ID)
 	if err != nil {

@@ -141,9 +141,14 @@ func (c *appCheck) optional(field string, v *string) *string {
 	return &s
 }
 
-// checkApplication validates a submitted application and converts it for
-// the store. The problems name the field, the value and the rule.
-func checkApplication(accountID int64, in *jobboardv2.DriverApplication) (store.Application, []string) {
+// maxSentAhead is how far a sent may be ahead of the server's clock: the
+// sender's clock may run a little fast, no more.
+const maxSentAhead = 5 * time.Minute
+
+// checkApplication validates a submitted application, received at now, and
+// converts it for the store. The problems name the field, the value and the
+// rule.
+func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []string) {
 	var c appCheck
 	p := store.DriverProfile{DriverBasics: store.DriverBasics{
 		FirstName: c.required("first_name", in.GetFirstName()),
@@ -244,8 +249,14 @@ func checkApplication(accountID int64, in *jobboardv2.DriverApplication) (store.
 	app := store.Application{AccountID: accountID, Profile: p}
 	if sent := c.required("sent", in.GetSent()); sent != "" {
 		t, _, err := parseDateTime(sent)
-		if err != nil {
+		switch {
+		case err != nil:
 			c.fail("sent", "%v", err)
+		case t.After(now.Add(maxSentAhead)):
+			// A sent in the future would also hold the account's profile
+			// of this driver against every real application until then.
+			c.fail("sent", "%q is more than %d minutes after the server's time %s; an application cannot be sent in the future",
+				sent, int(maxSentAhead/time.Minute), now.UTC().Format(time.RFC3339))
 		}
 		app.Sent = t
 	}

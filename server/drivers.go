@@ -309,8 +309,19 @@ func isInternal(ctx context.Context) bool {
 }
 
 // ImportApplications validates applications to one account and stores them
-// all or none. Problems are INVALID_ARGUMENT naming each entry's index.
+// all or none. Problems are INVALID_ARGUMENT naming each entry's index when
+// there is more than one entry.
 func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
+	return importApplications(ctx, st, accountID, apps, len(apps) > 1)
+}
+
+// ImportApplicationFile is ImportApplications for the entries of a file:
+// its problems always name the entry's index, even of a file of one.
+func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
+	return importApplications(ctx, st, accountID, apps, true)
+}
+
+func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, indexed bool) ([]int64, error) {
 	if accountID <= 0 {
 		return nil, status.Error(codes.InvalidArgument, "account_id: is required")
 	}
@@ -320,15 +331,16 @@ func ImportApplications(ctx context.Context, st *store.Store, accountID int64, a
 		return nil, internalError(ctx, err)
 	}
 	var problems []string
+	now := time.Now()
 	valid := make([]store.Application, len(apps))
 	for i, in := range apps {
 		if in == nil {
 			problems = append(problems, fmt.Sprintf("[%d]: application is required", i))
 			continue
 		}
-		app, ps := checkApplication(accountID, in)
+		app, ps := checkApplication(accountID, in, now)
 		for _, p := range ps {
-			if len(apps) > 1 {
+			if indexed {
 				p = fmt.Sprintf("[%d] %s", i, p)
 			}
 			problems = append(problems, p)
@@ -342,7 +354,7 @@ func ImportApplications(ctx context.Context, st *store.Store, accountID int64, a
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
 		msg := unknown.Error()
-		if len(apps) > 1 {
+		if indexed {
 			msg = fmt.Sprintf("[%d] %s", unknown.Index, msg)
 		}
 		return nil, status.Error(codes.InvalidArgument, msg)

@@ -112,7 +112,9 @@ func TestListDriversFilters(t *testing.T) {
 		{"email invalid matches nothing", &jobboardv2.ListDriversRequest{Email: "not-an-email"}, []string{}},
 		{"phone digits", &jobboardv2.ListDriversRequest{Phone: "2015550102"}, []string{"Bob"}},
 		{"phone with +1 and punctuation", &jobboardv2.ListDriversRequest{Phone: "+1 (201) 555-0102"}, []string{"Bob"}},
-		{"phone of the newest profile", &jobboardv2.ListDriversRequest{Phone: "2125550199"}, []string{"Ann"}},
+		{"phone sent to this account", &jobboardv2.ListDriversRequest{Phone: "2125550101"}, []string{"Ann"}},
+		// Ann's newer phone went to account B only.
+		{"phone sent to another account", &jobboardv2.ListDriversRequest{Phone: "2125550199"}, []string{}},
 		{"phone invalid matches nothing", &jobboardv2.ListDriversRequest{Phone: "12"}, []string{}},
 		{"start_date bare", &jobboardv2.ListDriversRequest{StartDate: "2026-01-31"}, []string{"Bob", "Cara"}},
 		{"end_date bare is the whole day", &jobboardv2.ListDriversRequest{EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Dan", "Eve"}},
@@ -291,8 +293,8 @@ func TestDriversIsolationAndProfile(t *testing.T) {
 	if annA.Driver.Sent != "2026-01-05T10:00:00+00:00" || annB.Driver.Sent != "2026-03-01T09:00:00+00:00" {
 		t.Errorf("sent: A %s, B %s", annA.Driver.Sent, annB.Driver.Sent)
 	}
-	if annA.Driver.Phone != "212 555 0199" {
-		t.Errorf("A shows phone %q, want the newest application's", annA.Driver.Phone)
+	if annA.Driver.Phone != "(212) 555-0101" || annB.Driver.Phone != "212 555 0199" {
+		t.Errorf("phone: A %q, B %q; want each account's own application's", annA.Driver.Phone, annB.Driver.Phone)
 	}
 	if len(annA.Driver.JobApplications) != 1 || len(annB.Driver.JobApplications) != 0 || annB.Driver.HasJobApps {
 		t.Errorf("job applications: A %v, B %v", annA.Driver.JobApplications, annB.Driver.JobApplications)
@@ -325,6 +327,7 @@ func TestImportApplicationsRejects(t *testing.T) {
 		{"email", func(a *jobboardv2.DriverApplication) { a.Email = "gil@" }, `email: "gil@" is not an e-mail address`},
 		{"phone", func(a *jobboardv2.DriverApplication) { a.Phone = "555-01" }, `phone: "555-01" is not a US phone number`},
 		{"sent", func(a *jobboardv2.DriverApplication) { a.Sent = "01/02/2026" }, `sent: "01/02/2026" is not a date`},
+		{"sent in the future", func(a *jobboardv2.DriverApplication) { a.Sent = "2099-01-01" }, `[1] sent: "2099-01-01" is more than 5 minutes after the server's time`},
 		{"driver type", func(a *jobboardv2.DriverApplication) { a.DriverType = "Pilot" }, `driver_type: "Pilot" is not one of`},
 		{"experience", func(a *jobboardv2.DriverApplication) { a.Experience = "lots" }, `experience: "lots" is not a number`},
 		{"endorsement", func(a *jobboardv2.DriverApplication) { a.Endorsements = []string{"Z"} }, `endorsements: "Z" is not one of T, H, N, X`},

@@ -380,7 +380,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			return nil
 		},
 		run: func(ctx context.Context, st *store.Store, rest []string) error {
-			if _, err := server.ImportApplications(ctx, st, account, apps); err != nil {
+			if _, err := server.ImportApplicationFile(ctx, st, account, apps); err != nil {
 				return fmt.Errorf("%s: nothing imported: %s", rest[0], status.Convert(err).Message())
 			}
 			return printJSON(stdout, map[string]int{"imported": len(apps)})

@@ -233,6 +233,40 @@ func TestTenantIsolationSweep(t *testing.T) {
 		}
 	})
 
+	// B's own applicant with the e-mail of A's (in other case) is the same
+	// driver id, and what each account sent stays with it: B sees B's
+	// address and phone, never A's, and A's records read as before. A sent
+	// far in the future, which used to hold the profile for every account,
+	// is refused.
+	t.Run("B's application from A's applicant", func(t *testing.T) {
+		intakeC := jobboardv2.NewDriverIntakeServiceClient(svc.grpcConn())
+		ctx := metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID))
+		app := &jobboardv2.DriverApplication{FirstName: "Al", LastName: "Pha", Address: "9 Bravo Ave", City: "Dallas",
+			State: "TX", Zip: "75201", Email: strings.ToUpper(secretEmail), Phone: "2145550199", DriverType: "Company Driver",
+			Experience: "7", Sent: "2099-01-01T00:00:00Z"}
+		_, err := intakeC.SubmitApplication(ctx, &jobboardv2.SubmitApplicationRequest{Application: app})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `sent: "2099-01-01T00:00:00Z"`) {
+			t.Errorf("a sent in 2099: %v", err)
+		}
+		app.Sent = time.Now().UTC().Format(time.RFC3339)
+		resp, err := intakeC.SubmitApplication(ctx, &jobboardv2.SubmitApplicationRequest{Application: app})
+		if err != nil || resp.DriverId != driverID {
+			t.Fatalf("B's application: %v %v, want driver %d", resp, err, driverID)
+		}
+		for _, p := range []string{"/api/v2.0/drivers.json", fmt.Sprintf("/api/v2.0/drivers.xml/%d", driverID)} {
+			code, _, body := svc.request("basic", b.APIKey, "GET", p, "")
+			if code != 200 || !strings.Contains(body, "9 Bravo Ave") {
+				t.Errorf("B's %s: %d %s", p, code, body)
+			}
+			leaks(t, "GET "+p, body)
+			for _, secret := range []string{"1 A St", "Omaha", "68102", "2026-10-01T10:00:00"} {
+				if strings.Contains(body, secret) {
+					t.Errorf("B's %s shows what A was sent, %q: %.400s", p, secret, body)
+				}
+			}
+		}
+	})
+
 	if after := aState(); after != before {
 		t.Errorf("A's records changed:\nbefore %s\nafter  %s", before, after)
 	}

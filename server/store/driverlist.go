@@ -197,10 +197,11 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 			WHERE ja.account_id = $1 AND ja.job_title_lower = lower($2)`,
 			Args: []any{accountID, f.JobTitle}}
 	}
-	// Page on applications alone, then read the page's 100 or so drivers:
-	// joining drivers before the limit would fetch every matching row. The
-	// page reads only the columns it shows or orders by, so an index that
-	// holds them all (the radius one) answers it without the table.
+	// Page on applications alone, then read the profiles of the page's 100
+	// or so rows: reading them before the limit would fetch every matching
+	// row. The page reads only the columns it shows or orders by, so an
+	// index that holds them all (the radius one) answers it without the
+	// table.
 	order := orderBy(f)
 	cols := []string{"a.driver_id", "a.sent", "a.has_job_apps"}
 	for _, c := range sortColumns[f.Sort] {
@@ -214,29 +215,37 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 		// index's own order: only the page's rows are read, whatever the
 		// number of matches.
 		page = Query{SQL: `
-		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
-		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps
+		SELECT ` + listColumns("a.") + `, a.sent, a.has_job_apps
 		  FROM (SELECT DISTINCT ja.driver_id
 		          FROM job_applications ja
 		         WHERE ja.account_id = $1 AND ja.job_title_lower = lower($2)
 		         ORDER BY ` + strings.ReplaceAll(order, "a.", "ja.") + `
 		         LIMIT $3 OFFSET $4) ja
 		  JOIN applications a ON a.account_id = $1 AND a.driver_id = ja.driver_id
-		  JOIN drivers d ON d.id = a.driver_id
 		 ORDER BY ` + order, Args: []any{accountID, f.JobTitle, f.Limit, f.Offset}}
 		return page, count
 	}
 	page = Query{SQL: `
-		SELECT d.id, d.first_name, d.last_name, d.address, d.address2, d.city, d.state, d.zip, d.email,
-		       d.phone, d.driver_type, d.experience, a.sent, a.has_job_apps
+		SELECT ` + listColumns("p.") + `, a.sent, a.has_job_apps
 		  FROM (SELECT ` + strings.Join(cols, ", ") + `
 		          FROM applications a
 		         WHERE ` + where + `
 		         ORDER BY ` + order + fmt.Sprintf(`
 		         LIMIT $%d OFFSET $%d`, len(pageArgs)-1, len(pageArgs)) + `) a
-		  JOIN drivers d ON d.id = a.driver_id
+		  JOIN applications p ON p.account_id = $1 AND p.driver_id = a.driver_id
 		 ORDER BY ` + order, Args: pageArgs}
 	return page, count
+}
+
+// listColumns are the account's profile columns of the list, read from
+// the applications row with the given alias prefix.
+func listColumns(prefix string) string {
+	cols := []string{prefix + "driver_id AS id"}
+	for _, c := range []string{"first_name", "last_name", "address", "address2", "city", "state", "zip",
+		"email", "phone", "driver_type", "experience"} {
+		cols = append(cols, prefix+c)
+	}
+	return strings.Join(cols, ", ")
 }
 
 // jobTitleAlone reports whether the job title is the filter's only condition.
@@ -316,26 +325,17 @@ type JobApplication struct {
 	CreatedAt   time.Time `db:"created_at"`
 }
 
-// driverDetailColumns are the profile columns of drivers d, the date as text.
-var driverDetailColumns = func() string {
-	cols := strings.Split(profileColumns, ",")
-	for i, c := range cols {
-		c = strings.TrimSpace(c)
-		if c == "date_of_birth" {
-			cols[i] = "to_char(d.date_of_birth, 'YYYY-MM-DD') AS date_of_birth"
-		} else {
-			cols[i] = "d." + c
-		}
-	}
-	return strings.Join(cols, ", ")
-}()
+// driverDetailColumns are the profile columns of applications a, the date
+// as text.
+var driverDetailColumns = strings.Replace(profileColumns("a."), "a.date_of_birth",
+	"to_char(a.date_of_birth, 'YYYY-MM-DD') AS date_of_birth", 1)
 
 // Driver returns an applicant of the account, or ErrNotFound for a driver
 // who did not apply to it.
 func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, error) {
 	var d DriverDetail
-	err := s.db.GetContext(ctx, &d, `SELECT d.id, a.sent, a.has_job_apps, `+driverDetailColumns+`
-		  FROM applications a JOIN drivers d ON d.id = a.driver_id
+	err := s.db.GetContext(ctx, &d, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, `+driverDetailColumns+`
+		  FROM applications a
 		 WHERE a.account_id = $1 AND a.driver_id = $2`, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return DriverDetail{}, ErrNotFound
@@ -346,7 +346,7 @@ func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, 
 	d.Employment = []Employment{}
 	if err := s.db.SelectContext(ctx, &d.Employment, `SELECT company, state, phone,
 		to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date
-		FROM employment_history WHERE driver_id = $1 ORDER BY position`, id); err != nil {
+		FROM employment_history WHERE account_id = $1 AND driver_id = $2 ORDER BY position`, accountID, id); err != nil {
 		return DriverDetail{}, fmt.Errorf("get employment history: %w", err)
 	}
 	d.JobApps = []JobApplication{}

@@ -86,28 +86,56 @@ func (e *UnknownJobError) Error() string {
 	return fmt.Sprintf("job_applications: account has no job with reference %q", e.Reference)
 }
 
-// The applications columns that copy the driver's searchable fields, and the
-// expressions computing them from drivers d joined to zip_centroids z.
+// The applications columns that copy the profile's searchable fields in the
+// form the filters compare, and the expressions computing them from a
+// profile p (with the keys email_key, first_name_key, last_name_key) joined
+// to zip_centroids z.
 const (
 	searchColumns = `state, driver_type, email_lower, phone_digits, first_name_lower, last_name_lower,
 		experience_years, endorsements, latitude, longitude`
-	searchValues = `d.state, d.driver_type, d.email_key,
-		regexp_replace(regexp_replace(d.phone, '\D', '', 'g'), '^1(\d{10})$', '\1'),
-		d.first_name_key, d.last_name_key,
-		CASE WHEN d.experience ~ '^\d+(\.\d+)?$' THEN d.experience::numeric END,
-		d.endorsements, z.latitude, z.longitude`
-	searchSource = `drivers d LEFT JOIN zip_centroids z ON z.zip = left(d.zip, 5)`
+	searchValues = `p.state, p.driver_type, p.email_key,
+		regexp_replace(regexp_replace(p.phone, '\D', '', 'g'), '^1(\d{10})$', '\1'),
+		p.first_name_key, p.last_name_key,
+		CASE WHEN p.experience ~ '^\d+(\.\d+)?$' THEN p.experience::numeric END,
+		p.endorsements, z.latitude, z.longitude`
 )
 
 // FoldCase is the case folding of e-mail and name keys and of the filters
 // that compare with them.
 func FoldCase(s string) string { return strings.ToLower(s) }
 
-const profileColumns = `email, first_name, last_name, address, address2, city, state, zip, phone,
-	driver_type, experience, endorsements, freight_experience, freight_preferences, license_state,
-	preferred_assignments, preferred_regions, has_team, license_class, date_of_birth, twic_card,
-	accidents, moving_violations, last_license_suspension, last_dui, interested_lease_purchase,
-	teams, trucks_owned, is_premium`
+// profileFields are the profile columns of applications (migration 0008)
+// with their types, in DriverProfile's order; state, driver_type and
+// endorsements are also filter columns.
+var profileFields = []struct{ column, sqlType string }{
+	{"email", "text"}, {"first_name", "text"}, {"last_name", "text"}, {"address", "text"},
+	{"address2", "text"}, {"city", "text"}, {"state", "text"}, {"zip", "text"}, {"phone", "text"},
+	{"driver_type", "text"}, {"experience", "text"}, {"endorsements", "text[]"},
+	{"freight_experience", "text"}, {"freight_preferences", "text"}, {"license_state", "text"},
+	{"preferred_assignments", "text"}, {"preferred_regions", "text"}, {"has_team", "text"},
+	{"license_class", "text"}, {"date_of_birth", "date"}, {"twic_card", "text"}, {"accidents", "text"},
+	{"moving_violations", "text"}, {"last_license_suspension", "integer"}, {"last_dui", "integer"},
+	{"interested_lease_purchase", "text"}, {"teams", "text"}, {"trucks_owned", "text"},
+	{"is_premium", "boolean"},
+}
+
+// profileColumns lists profileFields' columns, each prefixed with prefix.
+func profileColumns(prefix string) string {
+	cols := make([]string, len(profileFields))
+	for i, f := range profileFields {
+		cols[i] = prefix + f.column
+	}
+	return strings.Join(cols, ", ")
+}
+
+// profileArgs are the values of profileFields, in order.
+func profileArgs(p *DriverProfile) []any {
+	return []any{p.Email, p.FirstName, p.LastName, p.Address, p.Address2, p.City, p.State, p.Zip, p.Phone,
+		p.DriverType, p.Experience, p.Endorsements, p.FreightExperience, p.FreightPreferences, p.LicenseState,
+		p.PreferredAssignments, p.PreferredRegions, p.HasTeam, p.LicenseClass, p.DateOfBirth, p.TwicCard,
+		p.Accidents, p.MovingViolations, p.LastLicenseSuspension, p.LastDUI, p.InterestedLeasePurchase,
+		p.Teams, p.TrucksOwned, p.IsPremium}
+}
 
 // SaveApplications stores applications in one transaction: all or none. It
 // returns each application's driver id. An application naming an unknown
@@ -131,53 +159,66 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application) ([]int
 	return ids, err
 }
 
-func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (int64, error) {
-	p := a.Profile
-	args := []any{p.Email, p.FirstName, p.LastName, p.Address, p.Address2, p.City, p.State, p.Zip, p.Phone,
-		p.DriverType, p.Experience, p.Endorsements, p.FreightExperience, p.FreightPreferences, p.LicenseState,
-		p.PreferredAssignments, p.PreferredRegions, p.HasTeam, p.LicenseClass, p.DateOfBirth, p.TwicCard,
-		p.Accidents, p.MovingViolations, p.LastLicenseSuspension, p.LastDUI, p.InterestedLeasePurchase,
-		p.Teams, p.TrucksOwned, p.IsPremium, a.Sent, FoldCase(p.Email), FoldCase(p.FirstName), FoldCase(p.LastName)}
-	placeholders := make([]string, len(args))
-	sets := make([]string, 0, len(args))
-	for i := range args {
-		placeholders[i] = fmt.Sprintf("$%d", i+1)
+// saveApplicationSQL writes the account's row from one application: the
+// profile given as $4 onwards, in profileFields' order, then its three keys.
+// An existing row takes it only when it is at least as new as the row's
+// sent, so the newest application to that account wins whichever arrives
+// first, and an older one leaves the row as it is. It returns a row only
+// when it wrote.
+var saveApplicationSQL = func() string {
+	params := make([]string, 0, len(profileFields)+3)
+	var cols, vals []string
+	sets := []string{"sent = EXCLUDED.sent"}
+	for i, f := range profileFields {
+		params = append(params, fmt.Sprintf("$%d::%s AS %s", i+4, f.sqlType, f.column))
+		if !isSearchColumn(f.column) { // those come with searchValues
+			cols, vals = append(cols, f.column), append(vals, "p."+f.column)
+			sets = append(sets, f.column+" = EXCLUDED."+f.column)
+		}
 	}
-	const columns = profileColumns + ", profile_sent, email_key, first_name_key, last_name_key"
-	for _, c := range strings.Split(columns, ",") {
+	n := len(profileFields) + 4
+	params = append(params, fmt.Sprintf("$%d::text AS email_key, $%d::text AS first_name_key, $%d::text AS last_name_key", n, n+1, n+2))
+	for _, c := range strings.Split(searchColumns, ",") {
 		c = strings.TrimSpace(c)
 		sets = append(sets, c+" = EXCLUDED."+c)
 	}
-	// The newest application's profile wins, whichever arrives first.
+	return `WITH p AS (SELECT ` + strings.Join(params, ", ") + `)
+		INSERT INTO applications (account_id, driver_id, sent, ` + strings.Join(cols, ", ") + `, ` + searchColumns + `)
+		SELECT $1, $2, $3, ` + strings.Join(vals, ", ") + `, ` + searchValues + `
+		  FROM p LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)
+		ON CONFLICT (account_id, driver_id) DO UPDATE SET ` + strings.Join(sets, ", ") + `
+		WHERE applications.sent <= EXCLUDED.sent
+		RETURNING true`
+}()
+
+// isSearchColumn reports whether a profile column is also one of
+// searchColumns, with the same value.
+func isSearchColumn(c string) bool { return c == "state" || c == "driver_type" || c == "endorsements" }
+
+func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (int64, error) {
+	p := a.Profile
+	key := FoldCase(p.Email)
+	// The person: one id per case-folded e-mail, nothing else.
 	var id int64
-	err := tx.GetContext(ctx, &id, `INSERT INTO drivers (`+columns+`)
-		VALUES (`+strings.Join(placeholders, ", ")+`)
-		ON CONFLICT (email_key) DO UPDATE SET `+strings.Join(sets, ", ")+`
-		WHERE drivers.profile_sent <= EXCLUDED.profile_sent
-		RETURNING id`, args...)
-	profileWritten := err == nil
+	err := tx.GetContext(ctx, &id, `INSERT INTO drivers (email_key) VALUES ($1)
+		ON CONFLICT (email_key) DO NOTHING RETURNING id`, key)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE email_key = $1`, FoldCase(p.Email))
+		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE email_key = $1`, key)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("save driver: %w", err)
 	}
-
-	if profileWritten {
-		if err := replaceEmployment(ctx, tx, id, a.Employment); err != nil {
+	args := append([]any{a.AccountID, id, a.Sent}, profileArgs(&p)...)
+	args = append(args, key, FoldCase(p.FirstName), FoldCase(p.LastName))
+	var written bool
+	err = tx.GetContext(ctx, &written, saveApplicationSQL, args...)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("save application: %w", err)
+	}
+	if written {
+		if err := replaceEmployment(ctx, tx, a.AccountID, id, a.Employment); err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE applications a SET (`+searchColumns+`) =
-			(SELECT `+searchValues+` FROM `+searchSource+` WHERE d.id = a.driver_id)
-			WHERE a.driver_id = $1`, id); err != nil {
-			return 0, fmt.Errorf("refresh driver search fields: %w", err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO applications (account_id, driver_id, sent, `+searchColumns+`)
-		SELECT $1, d.id, $3, `+searchValues+` FROM `+searchSource+` WHERE d.id = $2
-		ON CONFLICT (account_id, driver_id) DO UPDATE SET sent = GREATEST(applications.sent, EXCLUDED.sent)`,
-		a.AccountID, id, a.Sent); err != nil {
-		return 0, fmt.Errorf("save application: %w", err)
 	}
 	if err := saveJobApplications(ctx, tx, a.AccountID, id, a.JobApps); err != nil {
 		return 0, err
@@ -185,8 +226,9 @@ func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (int64, er
 	return id, nil
 }
 
-func replaceEmployment(ctx context.Context, tx *sqlx.Tx, driverID int64, history []Employment) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM employment_history WHERE driver_id = $1`, driverID); err != nil {
+func replaceEmployment(ctx context.Context, tx *sqlx.Tx, accountID, driverID int64, history []Employment) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM employment_history WHERE account_id = $1 AND driver_id = $2`,
+		accountID, driverID); err != nil {
 		return fmt.Errorf("replace employment history: %w", err)
 	}
 	if len(history) == 0 {
@@ -198,11 +240,11 @@ func replaceEmployment(ctx context.Context, tx *sqlx.Tx, driverID int64, history
 		company, state, phone, start = append(company, e.Company), append(state, e.State), append(phone, e.Phone), append(start, e.StartDate)
 		end = append(end, nullString(e.EndDate))
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO employment_history (driver_id, position, company, state, phone, start_date, end_date)
-		SELECT $1, u.ord, u.company, u.state, u.phone, u.start_date::date, u.end_date::date
-		  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+	_, err := tx.ExecContext(ctx, `INSERT INTO employment_history (account_id, driver_id, position, company, state, phone, start_date, end_date)
+		SELECT $1, $2, u.ord, u.company, u.state, u.phone, u.start_date::date, u.end_date::date
+		  FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
 		       WITH ORDINALITY AS u(company, state, phone, start_date, end_date, ord)`,
-		driverID, pq.Array(company), pq.Array(state), pq.Array(phone), pq.Array(start), pq.Array(end))
+		accountID, driverID, pq.Array(company), pq.Array(state), pq.Array(phone), pq.Array(start), pq.Array(end))
 	if err != nil {
 		return fmt.Errorf("insert employment history: %w", err)
 	}
@@ -268,10 +310,10 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 	return nil
 }
 
-// SeedApplications bulk-loads applications of new drivers (e-mails not yet
-// in the database) to one account: a handful of statements whatever the
-// count. It is for synthetic demo and benchmark data; real applications go
-// through SaveApplications, which merges drivers across accounts.
+// SeedApplications bulk-loads applications to one account that has none
+// from these e-mails yet: a handful of statements whatever the count. It is
+// for synthetic demo and benchmark data; real applications go through
+// SaveApplications, which keeps the newest of a person's applications.
 func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Application) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var cols [16][]string
@@ -291,32 +333,33 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		for _, c := range cols {
 			args = append(args, pq.Array(c[:]))
 		}
+		// The staged rows are profiles p as searchValues reads them.
 		if _, err := tx.ExecContext(ctx, `
 			CREATE TEMP TABLE seed ON COMMIT DROP AS
-			SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-			                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-			                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
-			  AS u(sent, endorsements, email, first_name, last_name, address, city, state, zip, phone,
-			       driver_type, experience, license_state, license_class, date_of_birth,
-			       email_key, first_name_key, last_name_key);
+			SELECT sent, string_to_array(endorsements, ',') AS endorsements, email, first_name, last_name,
+			       address, city, state, zip, phone, driver_type, experience, license_state, license_class,
+			       NULLIF(date_of_birth, '')::date AS date_of_birth, email_key, first_name_key, last_name_key
+			  FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+			              $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+			              $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+			    AS u(sent, endorsements, email, first_name, last_name, address, city, state, zip, phone,
+			         driver_type, experience, license_state, license_class, date_of_birth,
+			         email_key, first_name_key, last_name_key);
 			`, args...); err != nil {
 			return fmt.Errorf("seed: stage: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO drivers (email, email_key, first_name_key, last_name_key, first_name, last_name, address,
-			                     city, state, zip, phone, driver_type, experience, endorsements, license_state,
-			                     license_class, date_of_birth, profile_sent)
-			SELECT email, email_key, first_name_key, last_name_key, first_name, last_name, address, city,
-			       state, zip, phone, driver_type, experience,
-			       string_to_array(endorsements, ','), license_state, license_class, NULLIF(date_of_birth, '')::date, sent
-			  FROM seed`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO drivers (email_key) SELECT email_key FROM seed
+			ON CONFLICT (email_key) DO NOTHING`); err != nil {
 			return fmt.Errorf("seed: drivers: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO applications (account_id, driver_id, sent, `+searchColumns+`)
-			SELECT $1, d.id, s.sent, `+searchValues+`
-			  FROM seed s JOIN drivers d ON d.email_key = s.email_key
-			  LEFT JOIN zip_centroids z ON z.zip = left(d.zip, 5)`, accountID); err != nil {
+			INSERT INTO applications (account_id, driver_id, sent, email, first_name, last_name, address, city,
+			                          zip, phone, experience, license_state, license_class, date_of_birth,
+			                          `+searchColumns+`)
+			SELECT $1, d.id, p.sent, p.email, p.first_name, p.last_name, p.address, p.city, p.zip, p.phone,
+			       p.experience, p.license_state, p.license_class, p.date_of_birth, `+searchValues+`
+			  FROM seed p JOIN drivers d ON d.email_key = p.email_key
+			  LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)`, accountID); err != nil {
 			return fmt.Errorf("seed: applications: %w", err)
 		}
 		// Job applications, by reference, for the drivers that have them.

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,12 @@ func LatestVersion() int {
 // Migrate applies every embedded migration the database does not have yet,
 // each in its own transaction, and returns the names it applied.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	return s.migrate(ctx, math.MaxInt)
+}
+
+// migrate is Migrate up to and including version upTo, so that a test can
+// fill a schema as an earlier release left it before the next migration.
+func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	ms, err := loadMigrations()
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
@@ -90,7 +97,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	}
 	var names []string
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.version] || m.version > upTo {
 			continue
 		}
 		tx, err := conn.BeginTxx(ctx, nil)

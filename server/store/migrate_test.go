@@ -1,0 +1,109 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"jobboard/internal/pgtest"
+	"jobboard/server/store"
+)
+
+// TestMigrationCopiesDriverProfiles: migration 0008 gives each account that
+// a driver applied to a copy of the profile and employment history the
+// drivers table held, keeps each account's own sent and job applications,
+// the filters find the driver by the copied values, and drivers is left
+// with the identity alone.
+func TestMigrationCopiesDriverProfiles(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	// Back to the schema of migration 0007.
+	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MigrateUpTo(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	a, b := newAccount(t, s, "A"), newAccount(t, s, "B")
+	if _, err := s.UpsertJobs(ctx, a, []store.JobFields{job("J1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := s.DB().GetContext(ctx, &id, `
+		INSERT INTO drivers (email, email_key, first_name_key, last_name_key, first_name, last_name, address,
+		                     city, state, zip, phone, driver_type, experience, endorsements, accidents,
+		                     date_of_birth, last_dui, is_premium, profile_sent)
+		VALUES ('Pat@example.com', 'pat@example.com', 'pat', 'quinn', 'Pat', 'Quinn', '1 Main St', 'Omaha',
+		        'NE', '68102', '402-555-0100', 'Student', '2', '{H}', 'none', '1990-02-03', 2012, true,
+		        '2026-02-01T00:00:00Z')
+		RETURNING id`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO employment_history (driver_id, position, company, state, phone, start_date, end_date)
+		  VALUES ($1, 1, 'AlphaCo', 'NE', '4025550101', '2020-01-01', NULL),
+		         ($1, 2, 'BravoCo', 'IA', '5155550102', '2018-01-01', '2019-12-31')`, []any{id}},
+		{`INSERT INTO applications (account_id, driver_id, sent, state, driver_type, email_lower, phone_digits,
+		                            first_name_lower, last_name_lower, experience_years, endorsements, has_job_apps)
+		  VALUES ($2, $1, '2026-01-01T00:00:00Z', 'NE', 'Student', 'pat@example.com', '4025550100', 'pat', 'quinn', 2, '{H}', true),
+		         ($3, $1, '2026-02-01T00:00:00Z', 'NE', 'Student', 'pat@example.com', '4025550100', 'pat', 'quinn', 2, '{H}', false)`,
+			[]any{id, a, b}},
+		{`INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
+		  SELECT $2, $1, id, true, '2026-01-01T00:00:00Z', lower(title) FROM jobs WHERE reference_number = 'J1'`,
+			[]any{id, a}},
+	} {
+		if _, err := s.DB().ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	applied, err := s.MigrateUpTo(ctx, 8)
+	if err != nil || len(applied) == 0 || applied[0] != "0008_driver_profiles_per_account.sql" {
+		t.Fatalf("migrate: %v %v", applied, err)
+	}
+	tests := []struct {
+		name    string
+		account int64
+		sent    time.Time
+		jobApps int
+	}{
+		{"account A", a, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 1},
+		{"account B", b, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := s.Driver(ctx, tt.account, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := d.DriverProfile
+			if p.Email != "Pat@example.com" || p.Address != "1 Main St" || p.State != "NE" || p.Phone != "402-555-0100" ||
+				p.Accidents == nil || *p.Accidents != "none" || p.DateOfBirth == nil || *p.DateOfBirth != "1990-02-03" ||
+				p.LastDUI == nil || *p.LastDUI != 2012 || !p.IsPremium || !slices.Equal(p.Endorsements, []string{"H"}) {
+				t.Errorf("profile: %+v", p)
+			}
+			if len(d.Employment) != 2 || d.Employment[0].Company != "AlphaCo" || d.Employment[1].EndDate == nil {
+				t.Errorf("employment: %+v", d.Employment)
+			}
+			if !d.Sent.Equal(tt.sent) || len(d.JobApps) != tt.jobApps || d.HasJobApps != (tt.jobApps > 0) {
+				t.Errorf("sent %v, job applications %+v", d.Sent, d.JobApps)
+			}
+			items, total, err := s.ListDrivers(ctx, tt.account, store.DriverFilter{State: "NE", Sort: "id", Limit: 10})
+			if err != nil || total != 1 || len(items) != 1 || items[0].City != "Omaha" || items[0].Zip != "68102" {
+				t.Errorf("list by state: %+v of %d, %v", items, total, err)
+			}
+		})
+	}
+	var columns []string
+	if err := s.DB().SelectContext(ctx, &columns, `SELECT column_name FROM information_schema.columns
+		WHERE table_schema = 'public' AND table_name = 'drivers' ORDER BY ordinal_position`); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(columns, []string{"id", "email_key", "created_at"}) {
+		t.Errorf("drivers keeps %v", columns)
+	}
+}
