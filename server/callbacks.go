@@ -82,39 +82,15 @@ func (w *callbackWorker) Timeout(*river.Job[CallbackArgs]) time.Duration {
 // 410 Gone stops the retries, anything else (including a redirect, a
 // timeout or a refused address) is retried on the schedule.
 func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs]) error {
-	imp, err := w.store.ImportByID(ctx, job.Args.ImportID)
-	if errors.Is(err, store.ErrNotFound) {
-		return river.JobCancel(fmt.Errorf("job import %s no longer exists", job.Args.ImportID))
-	}
+	imp, req, err := w.request(ctx, job)
 	if err != nil {
+		// Failing before anything was sent (the database, say) is a failed
+		// attempt too; the last one says so.
+		if job.Attempt >= job.MaxAttempts && !errors.Is(err, &river.JobCancelError{}) {
+			slog.ErrorContext(ctx, "callback not delivered: the last attempt failed before sending; no more retries",
+				"import", job.Args.ImportID, "webhook_id", job.Args.WebhookID, "attempts", job.Attempt, "error", err)
+		}
 		return err
-	}
-	if imp.CallbackURL == nil {
-		return river.JobCancel(fmt.Errorf("job import %s has no callback URL", imp.ID))
-	}
-	account, err := w.store.Account(ctx, imp.AccountID)
-	if err != nil {
-		return err
-	}
-	data, err := importMessage(imp)
-	if err != nil {
-		return err
-	}
-	body, err := w.render(&jobboardv2.GetJobImportResponse{Data: data, Links: importLinks(imp)})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *imp.CallbackURL, bytes.NewReader(body))
-	if err != nil {
-		return river.JobCancel(fmt.Errorf("callback URL %q: %w", webhook.Redact(*imp.CallbackURL), webhook.RedactError(err)))
-	}
-	if err := webhook.Headers(req.Header, account.WebhookSecret, job.Args.WebhookID, time.Now(), body); err != nil {
-		return river.JobCancel(err)
-	}
-	// The receiver can match the delivery to the request that created the
-	// import, as our logs do.
-	if imp.RequestID != nil {
-		req.Header.Set("X-Request-Id", *imp.RequestID)
 	}
 	started := time.Now()
 	resp, sendErr := w.client.Do(req)
@@ -134,15 +110,22 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 	if imp.RequestID != nil {
 		log = log.With("request_id", *imp.RequestID)
 	}
-	// A failed attempt is the last when the queue will not try again.
+	// A failed attempt is the last when the queue will not try again; that
+	// one says so, once, at error level (contract section 5).
+	last := job.Attempt >= job.MaxAttempts
 	failed := metrics.CallbackFailedRetry
-	if job.Attempt >= job.MaxAttempts {
+	if last {
 		failed = metrics.CallbackGaveUp
+		log = log.With("attempts", job.Attempt)
 	}
 	switch {
 	case sendErr != nil:
 		w.metrics.CallbackAttempt(failed)
-		log.WarnContext(ctx, "callback failed", "error", sendErr)
+		if last {
+			log.ErrorContext(ctx, "callback not delivered: the last attempt failed; no more retries", "error", sendErr)
+		} else {
+			log.WarnContext(ctx, "callback failed", "error", sendErr)
+		}
 		return fmt.Errorf("callback: %w", sendErr)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		w.metrics.CallbackAttempt(metrics.CallbackDelivered)
@@ -154,7 +137,50 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 		return river.JobCancel(errors.New("receiver answered 410 Gone"))
 	default:
 		w.metrics.CallbackAttempt(failed)
-		log.WarnContext(ctx, "callback failed", "status", resp.StatusCode)
+		if last {
+			log.ErrorContext(ctx, "callback not delivered: the last attempt failed; no more retries", "status", resp.StatusCode)
+		} else {
+			log.WarnContext(ctx, "callback failed", "status", resp.StatusCode)
+		}
 		return fmt.Errorf("callback: receiver answered %d", resp.StatusCode)
 	}
+}
+
+// request builds the signed delivery of the import of job.
+func (w *callbackWorker) request(ctx context.Context, job *river.Job[CallbackArgs]) (store.JobImport, *http.Request, error) {
+	imp, err := w.store.ImportByID(ctx, job.Args.ImportID)
+	if errors.Is(err, store.ErrNotFound) {
+		return imp, nil, river.JobCancel(fmt.Errorf("job import %s no longer exists", job.Args.ImportID))
+	}
+	if err != nil {
+		return imp, nil, err
+	}
+	if imp.CallbackURL == nil {
+		return imp, nil, river.JobCancel(fmt.Errorf("job import %s has no callback URL", imp.ID))
+	}
+	account, err := w.store.Account(ctx, imp.AccountID)
+	if err != nil {
+		return imp, nil, err
+	}
+	data, err := importMessage(imp)
+	if err != nil {
+		return imp, nil, err
+	}
+	body, err := w.render(&jobboardv2.GetJobImportResponse{Data: data, Links: importLinks(imp)})
+	if err != nil {
+		return imp, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *imp.CallbackURL, bytes.NewReader(body))
+	if err != nil {
+		return imp, nil, river.JobCancel(fmt.Errorf("callback URL %q: %w", webhook.Redact(*imp.CallbackURL), webhook.RedactError(err)))
+	}
+	if err := webhook.Headers(req.Header, account.WebhookSecret, job.Args.WebhookID, time.Now(), body); err != nil {
+		return imp, nil, river.JobCancel(err)
+	}
+	// The receiver can match the delivery to the request that created the
+	// import, as our logs do.
+	if imp.RequestID != nil {
+		req.Header.Set("X-Request-Id", *imp.RequestID)
+	}
+	return imp, req, nil
 }

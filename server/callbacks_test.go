@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -175,5 +180,85 @@ func TestCallbackURLRefusedWhenNotPublic(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument {
 			t.Errorf("%s: %v, want InvalidArgument", u, err)
 		}
+	}
+}
+
+// syncBuffer is a log destination several goroutines may write to.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// captureLog sends the default logger's JSON lines to the returned buffer
+// until the test ends.
+func captureLog(t *testing.T) *syncBuffer {
+	t.Helper()
+	var out syncBuffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&out, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return &out
+}
+
+// TestCallbackGivingUpLogged: when the last delivery attempt fails, the
+// service itself says so in one log line, with the import, the attempts,
+// the last status or error and the callback's scheme and host only.
+func TestCallbackGivingUpLogged(t *testing.T) {
+	tests := []struct {
+		name  string
+		code  int
+		delay time.Duration
+		want  string // the attribute holding the last failure
+	}{
+		{"receiver answers 500", http.StatusInternalServerError, 0, "status"},
+		{"receiver slower than the timeout", http.StatusOK, 800 * time.Millisecond, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := captureLog(t)
+			f := newImportFixture(t)
+			r := newReceiver(t, tt.code)
+			r.delay = tt.delay
+			imp := f.run(t, f.ctxA, callbackImport(r.srv.URL+"/hooks/secret-token?key=secret-key"))
+			if n := len(f.attempts(t, imp.Id, 3)); n != 3 {
+				t.Fatalf("%d attempts, want 3", n)
+			}
+			var last []map[string]any
+			deadline := time.Now().Add(5 * time.Second)
+			for len(last) == 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond) // the line follows the recorded attempt
+				last = nil
+				for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+					var rec map[string]any
+					if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "callback not delivered") {
+						last = append(last, rec)
+					}
+				}
+			}
+			if len(last) != 1 {
+				t.Fatalf("%d lines say the callback was given up, want 1:\n%s", len(last), out)
+			}
+			rec := last[0]
+			host := strings.TrimPrefix(r.srv.URL, "http://")
+			if rec["level"] != "ERROR" || rec["import"] != imp.Id || rec["attempts"] != float64(3) ||
+				rec["url"] != "http://"+host+"/..." || rec[tt.want] == nil {
+				t.Errorf("log line %v, want ERROR with import %s, attempts 3, url of the host only and %s", rec, imp.Id, tt.want)
+			}
+			if strings.Contains(out.String(), "secret") {
+				t.Errorf("the callback URL's path or query was logged:\n%s", out)
+			}
+		})
 	}
 }

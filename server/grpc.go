@@ -40,6 +40,8 @@ type Services struct {
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
 	Queue *river.Client[*sql.Tx]
+	// sweeper completes the imports the queue gave up on.
+	sweeper *importSweeper
 	// metrics is nil when the process exposes none.
 	metrics *metrics.Metrics
 	// trustedProxies may say, in metadata, which host a gRPC client called.
@@ -62,6 +64,17 @@ type Config struct {
 	// RescueStuckImportsAfter is how long an import may run before another
 	// replica may take it over (its worker presumably died); 0 means 10 minutes.
 	RescueStuckImportsAfter time.Duration
+	// ImportTimeout is how long one attempt at an import may run before it
+	// is cancelled and rolled back; 0 means 90% of RescueStuckImportsAfter,
+	// and it must stay below that, or a slow import would run twice.
+	ImportTimeout time.Duration
+	// ImportAttempts is how many times the queue tries an import before it
+	// is completed with every job failed; 0 means DefaultImportAttempts.
+	ImportAttempts int
+	// SweepImportsEvery is how often the queue's leader looks for imports
+	// the queue gave up on without their worker seeing it; 0 means
+	// DefaultSweepImportsEvery.
+	SweepImportsEvery time.Duration
 	// AllowPrivateCallbacks lets callbacks go to loopback and private
 	// addresses: for development and tests only.
 	AllowPrivateCallbacks bool
@@ -122,12 +135,28 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	callbacks := &callbackWorker{store: st, client: webhook.NewClient(timeout, cfg.AllowPrivateCallbacks),
 		timeout: timeout, schedule: schedule, render: cfg.RenderCallback, metrics: cfg.Metrics}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs, callbackAttempts: callbacks.maxAttempts(), metrics: cfg.Metrics})
-	river.AddWorker(workers, callbacks)
 	rescue := cfg.RescueStuckImportsAfter
 	if rescue <= 0 {
 		rescue = 10 * time.Minute
+	}
+	// An import still running past its timeout is cancelled and rolled
+	// back; rescue must come later, or a slow import would run twice.
+	jobTimeout := cfg.ImportTimeout
+	if jobTimeout <= 0 {
+		jobTimeout = rescue - rescue/10
+	}
+	if jobTimeout >= rescue {
+		return nil, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", jobTimeout, rescue)
+	}
+	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), metrics: cfg.Metrics}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs, callbackAttempts: callbacks.maxAttempts(),
+		timeout: jobTimeout, metrics: cfg.Metrics})
+	river.AddWorker(workers, callbacks)
+	river.AddWorker(workers, sweeper)
+	sweepEvery := cfg.SweepImportsEvery
+	if sweepEvery <= 0 {
+		sweepEvery = DefaultSweepImportsEvery
 	}
 	maxWorkers := cfg.ImportWorkers
 	if maxWorkers <= 0 {
@@ -138,25 +167,35 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Workers: workers,
 		// Polling keeps the queue on plain database/sql (no LISTEN); a
 		// short interval keeps the wait between POST and processing small.
-		PollOnly:          true,
-		FetchPollInterval: 200 * time.Millisecond,
-		// An import still running past JobTimeout is cancelled and rolled
-		// back; rescue must come later, or a slow import would run twice.
-		JobTimeout:           rescue - rescue/10,
+		PollOnly:             true,
+		FetchPollInterval:    200 * time.Millisecond,
+		JobTimeout:           jobTimeout,
 		RescueStuckJobsAfter: rescue,
-		Logger:               slog.Default(),
+		// Only the leader queues the sweep, once a period; a sweep that
+		// fails is not retried: the next one comes soon.
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepEvery),
+			func() (river.JobArgs, *river.InsertOpts) {
+				return ImportSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
+			}, &river.PeriodicJobOpts{RunOnStart: true})},
+		Logger: slog.Default(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	s.Queue = queue
+	sweeper.queue = queue
+	s.sweeper = sweeper
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
 	}
 	if err := cfg.Metrics.WatchQueue(queueDepth(st), ImportArgs{}.Kind(), CallbackArgs{}.Kind()); err != nil {
 		return nil, err
 	}
-	s.Imports = &JobImportService{store: st, queue: queue, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
+	attempts := cfg.ImportAttempts
+	if attempts <= 0 {
+		attempts = DefaultImportAttempts
+	}
+	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
 	return s, nil
 }
 

@@ -36,16 +36,24 @@ const (
 	maxIdempotencyKey = 255
 )
 
+// DefaultImportAttempts is how many times the queue tries an import: the
+// waits between tries (about 1 s, 16 s, 81 s, ... 40 min: the queue's
+// attempt^4 seconds) ride out a database outage of over an hour, and an
+// import that still fails ends complete with every job failed.
+const DefaultImportAttempts = 8
+
 // importTimeFormat is requestedAt and completedAt: UTC, six fractional digits, Z.
 const importTimeFormat = "2006-01-02T15:04:05.000000Z"
 
 // JobImportService implements jobboard.v2.JobImportService.
 type JobImportService struct {
 	jobboardv2.UnimplementedJobImportServiceServer
-	store     *store.Store
-	queue     *river.Client[*sql.Tx]
-	publicURL string
-	restPort  string
+	store *store.Store
+	queue *river.Client[*sql.Tx]
+	// importAttempts is how many times the queue tries an import.
+	importAttempts int
+	publicURL      string
+	restPort       string
 	// allowPrivateCallbacks lifts the public-address rule (development, tests).
 	allowPrivateCallbacks bool
 }
@@ -85,7 +93,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 		RequestHash:    hex.EncodeToString(hash.Sum(nil)),
 		RequestID:      requestIDOf(ctx),
 	}, func(ctx context.Context, tx *sql.Tx, id string) error {
-		_, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: id}, nil)
+		_, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: id}, &river.InsertOpts{MaxAttempts: s.importAttempts})
 		return err
 	})
 	if errors.Is(err, store.ErrIdempotencyMismatch) {
@@ -188,44 +196,70 @@ type importWorker struct {
 	jobs  *JobService
 	// callbackAttempts is how many tries a completion callback gets.
 	callbackAttempts int
-	metrics          *metrics.Metrics
+	// timeout is how long one attempt may run, named in the results of an
+	// import whose last attempt ran out of time.
+	timeout time.Duration
+	metrics *metrics.Metrics
 }
 
-// Work marks the import running, then validates and writes its jobs and
-// records the results in one transaction that also completes the queue
-// job. A crash part-way leaves nothing written and the queue runs the
-// import again from the start.
-func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) (err error) {
+// Work processes the import. When the queue will not run it again (the
+// last attempt failed, or it can never run), the import is completed with
+// every job failed and its callback queued, so no import stays pending or
+// running for ever; should even that fail, the sweep completes it later.
+func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) error {
 	started := time.Now()
-	id := job.Args.ImportID
-	ran := false
-	log := slog.With("id", id)
-	defer func() {
+	log := slog.With("id", job.Args.ImportID)
+	ran, err := w.process(ctx, job, &log)
+	outcome := metrics.ImportComplete
+	switch {
+	case err == nil && !ran: // already complete: a rescued run found nothing to do
+		return nil
+	case err == nil:
+	case errors.Is(err, &river.JobCancelError{}) || job.Attempt >= job.MaxAttempts:
+		giveUpErr := w.giveUp(ctx, job, err)
 		switch {
-		case err == nil && ran:
-			w.metrics.ImportFinished(metrics.ImportComplete, time.Since(started))
-		case err == nil: // already complete: a rescued run found nothing to do
-		case errors.Is(err, &river.JobCancelError{}):
-			w.metrics.ImportFinished(metrics.ImportCancelled, time.Since(started))
+		case giveUpErr == nil:
+			outcome = metrics.ImportGaveUp
+			log.ErrorContext(ctx, "job import failed and will not be retried; completed with every job failed",
+				"attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
+			err = nil
+		case errors.Is(giveUpErr, store.ErrNotFound):
+			outcome = metrics.ImportCancelled
 			log.WarnContext(ctx, "job import cancelled", "error", err)
 		default:
-			w.metrics.ImportFinished(metrics.ImportFailed, time.Since(started))
-			log.WarnContext(ctx, "job import failed; the queue retries it", "error", err)
+			outcome = metrics.ImportFailed
+			log.ErrorContext(ctx, "job import failed on its last attempt and could not be completed; the sweep will complete it",
+				"error", err, "complete_error", giveUpErr)
 		}
-	}()
+	default:
+		outcome = metrics.ImportFailed
+		log.WarnContext(ctx, "job import failed; the queue retries it", "attempt", job.Attempt, "error", err)
+	}
+	w.metrics.ImportFinished(outcome, time.Since(started))
+	return err
+}
+
+// process marks the import running, then validates and writes its jobs
+// and records the results in one transaction that also completes the
+// queue job. A crash part-way leaves nothing written and the queue runs
+// the import again from the start. ran is false when the import was
+// already complete.
+func (w *importWorker) process(ctx context.Context, job *river.Job[ImportArgs], log **slog.Logger) (ran bool, err error) {
+	started := time.Now()
+	id := job.Args.ImportID
 	imp, payload, err := w.store.StartImport(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return river.JobCancel(fmt.Errorf("job import %s no longer exists", id))
+		return false, river.JobCancel(fmt.Errorf("job import %s no longer exists", id))
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if imp.RequestID != nil {
-		log = log.With("request_id", *imp.RequestID)
+		*log = (*log).With("request_id", *imp.RequestID)
 	}
 	var req jobboardv2.PostJobsRequest
 	if err := proto.Unmarshal(payload, &req); err != nil {
-		return river.JobCancel(fmt.Errorf("job import %s: unreadable payload: %w", id, err))
+		return false, river.JobCancel(fmt.Errorf("job import %s: %w: %w", id, errUnreadablePayload, err))
 	}
 	ran, err = w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) ([]byte, error) {
 		results, err := w.jobs.importJobs(ctx, tx, req.GetJobs(), imp.DeleteJobs)
@@ -235,23 +269,40 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) (er
 		scrubNUL(results)
 		return protojson.Marshal(results)
 	}, func(tx *sql.Tx, ran bool) error {
-		// The callback is queued with the results it reports: both or neither.
-		if ran && imp.CallbackURL != nil {
-			client := river.ClientFromContext[*sql.Tx](ctx)
-			if _, err := client.InsertTx(ctx, tx, CallbackArgs{ImportID: id, WebhookID: newWebhookID()},
-				&river.InsertOpts{MaxAttempts: w.callbackAttempts}); err != nil {
-				return fmt.Errorf("queue callback: %w", err)
-			}
-		}
-		_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx, job)
-		return err
+		return w.completeJob(ctx, tx, job, imp, ran)
 	})
 	if err != nil {
-		return fmt.Errorf("job import %s: %w", id, err)
+		return false, fmt.Errorf("job import %s: %w", id, err)
 	}
 	if ran {
-		log.InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", len(req.GetJobs()),
+		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", len(req.GetJobs()),
 			"seconds", time.Since(started).Seconds())
+	}
+	return ran, nil
+}
+
+// completeJob runs in the transaction that completes the import: the
+// callback is queued with the results it reports (both or neither), and
+// the queue job is marked done.
+func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[ImportArgs], imp store.JobImport, ran bool) error {
+	if ran {
+		if err := queueCallback(ctx, river.ClientFromContext[*sql.Tx](ctx), tx, imp, w.callbackAttempts); err != nil {
+			return err
+		}
+	}
+	_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx, job)
+	return err
+}
+
+// queueCallback queues the completion callback of imp, if it has one.
+func queueCallback(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.Tx, imp store.JobImport, attempts int) error {
+	if imp.CallbackURL == nil {
+		return nil
+	}
+	_, err := client.InsertTx(ctx, tx, CallbackArgs{ImportID: imp.ID, WebhookID: newWebhookID()},
+		&river.InsertOpts{MaxAttempts: attempts})
+	if err != nil {
+		return fmt.Errorf("queue callback: %w", err)
 	}
 	return nil
 }

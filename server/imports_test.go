@@ -25,28 +25,47 @@ type importFixture struct {
 
 func newImportFixture(t *testing.T) *importFixture {
 	t.Helper()
+	f := newIdleImportFixture(t, nil)
+	f.start(t)
+	return f
+}
+
+// newIdleImportFixture is an import fixture whose queue is not started
+// yet, its config changed by change when not nil.
+func newIdleImportFixture(t *testing.T, change func(*Config)) *importFixture {
+	t.Helper()
 	st := pgtest(t)
 	m := metrics.New()
-	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
+	cfg := Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
 		AllowPrivateCallbacks: true, CallbackRetrySchedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond},
-		CallbackTimeout: 500 * time.Millisecond, Metrics: m})
+		CallbackTimeout: 500 * time.Millisecond, Metrics: m}
+	if change != nil {
+		change(&cfg)
+	}
+	svcs, err := NewServices(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := svcs.Queue.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = svcs.Queue.Stop(stopCtx)
-	})
 	a, _ := CreateAccount(ctx, st, "A")
 	b, _ := CreateAccount(ctx, st, "B")
 	return &importFixture{svcs: svcs, metrics: m,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
 		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
+}
+
+// start starts the fixture's queue, stopped when the test ends.
+func (f *importFixture) start(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	if err := f.svcs.Queue.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = f.svcs.Queue.Stop(stopCtx)
+	})
 }
 
 // run creates an import and polls it until complete.
@@ -59,9 +78,15 @@ func (f *importFixture) run(t *testing.T, ctx context.Context, req *jobboardv2.C
 	if d := created.Data; d.Status != "pending" || d.Results != nil || d.CompletedAt != nil {
 		t.Errorf("created import: %v", d)
 	}
+	return f.waitComplete(t, ctx, created.Data.Id)
+}
+
+// waitComplete polls the import id until complete.
+func (f *importFixture) waitComplete(t *testing.T, ctx context.Context, id string) *jobboardv2.JobImport {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, err := f.svcs.Imports.GetJobImport(ctx, &jobboardv2.GetJobImportRequest{Id: created.Data.Id})
+		got, err := f.svcs.Imports.GetJobImport(ctx, &jobboardv2.GetJobImportRequest{Id: id})
 		if err != nil {
 			t.Fatal(err)
 		}

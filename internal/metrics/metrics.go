@@ -44,6 +44,10 @@ const (
 	// ImportCancelled: the import can never run (deleted, or its stored
 	// payload is unreadable); the queue drops it.
 	ImportCancelled ImportStatus = "cancelled"
+	// ImportGaveUp: the queue will not run the import again (its last
+	// attempt failed, or it can never run), so it was completed with every
+	// job failed and its callback queued.
+	ImportGaveUp ImportStatus = "gave_up"
 )
 
 // CallbackOutcome is the result of one callback delivery attempt.
@@ -115,7 +119,7 @@ func New() *Metrics {
 			grpcprom.WithHistogramBuckets(prometheus.DefBuckets))),
 		importsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "job_imports_finished_total",
-			Help: "Runs of job imports that ended, by status: complete, failed (rolled back; the queue retries) or cancelled (dropped).",
+			Help: "Runs of job imports that ended, by status: complete, failed (rolled back; the queue retries), cancelled (dropped) or gave_up (completed with every job failed).",
 		}, []string{"status"}),
 		importDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "job_import_duration_seconds",
@@ -135,7 +139,7 @@ func New() *Metrics {
 	)
 	// Every label value that can occur starts at zero, so rates and alerts
 	// work from the first scrape instead of from the first event.
-	for _, s := range []ImportStatus{ImportComplete, ImportFailed, ImportCancelled} {
+	for _, s := range []ImportStatus{ImportComplete, ImportFailed, ImportCancelled, ImportGaveUp} {
 		m.importsFinished.WithLabelValues(string(s))
 		m.importDuration.WithLabelValues(string(s))
 	}
@@ -207,6 +211,15 @@ func (m *Metrics) ImportFinished(status ImportStatus, elapsed time.Duration) {
 	}
 	m.importsFinished.WithLabelValues(string(status)).Inc()
 	m.importDuration.WithLabelValues(string(status)).Observe(elapsed.Seconds())
+}
+
+// ImportSwept records an import the sweep completed with every job failed
+// after the queue gave up on it: counted as gave_up, with no run to time.
+func (m *Metrics) ImportSwept() {
+	if m == nil {
+		return
+	}
+	m.importsFinished.WithLabelValues(string(ImportGaveUp)).Inc()
 }
 
 // CallbackAttempt records one callback delivery attempt.

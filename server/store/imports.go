@@ -191,6 +191,88 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 	return ran, err
 }
 
+// liveStates are the states of a queue job the queue may still run:
+// waiting, running or to be retried.
+const liveStates = `('available', 'pending', 'running', 'retryable', 'scheduled')`
+
+// liveQueueJob is true while the queue holds a live job of kind $2 for the
+// import $1. The containment test is answered by River's GIN index on args.
+const liveQueueJob = `EXISTS (SELECT 1 FROM river_job j WHERE j.kind = $2
+	AND j.args @> jsonb_build_object('import_id', $1::text) AND j.state IN ` + liveStates + `)`
+
+// FailImport completes an import that could not be processed, with the
+// results results builds from its stored payload, and runs finish last in
+// the same transaction, given the import and told whether it was failed. An import
+// already complete is left alone, and so is one a live queue job of kind
+// still holds when kind is set (the sweep's check, repeated under the
+// row's lock). It returns ErrNotFound for an import that does not exist.
+func (s *Store) FailImport(ctx context.Context, id, kind string, results func(payload []byte) ([]byte, error), finish func(tx *sql.Tx, imp JobImport, failed bool) error) (failed bool, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var row struct {
+			JobImport
+			Payload []byte `db:"payload"`
+		}
+		err := tx.GetContext(ctx, &row, `SELECT `+importColumns+`, payload FROM job_imports WHERE id = $1 FOR UPDATE`, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock job import: %w", err)
+		}
+		live := false
+		if kind != "" && row.Status != "complete" {
+			if err := tx.GetContext(ctx, &live, `SELECT `+liveQueueJob, id, kind); err != nil {
+				return fmt.Errorf("look up the queue job of import %s: %w", id, err)
+			}
+		}
+		if row.Status != "complete" && !live {
+			res, err := results(row.Payload)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE job_imports
+				SET status = 'complete', completed_at = clock_timestamp(), results = $2, payload = ''
+				WHERE id = $1`, id, res); err != nil {
+				return fmt.Errorf("fail job import: %w", err)
+			}
+			failed = true
+		}
+		return finish(tx.Tx, row.JobImport, failed)
+	})
+	return failed, err
+}
+
+// StrandedImport is an import still pending or running that no live queue
+// job will run: the queue gave up on it, or its job is gone.
+type StrandedImport struct {
+	ID string `db:"id"`
+	// Attempts is how many times the queue ran its last job; nil when
+	// there is no job any more.
+	Attempts *int `db:"attempts"`
+	// State is the last job's final state; nil when there is none.
+	State *string `db:"state"`
+}
+
+// StrandedImports lists up to limit stranded imports, oldest first, whose
+// queue jobs are of kind. The partial index of unfinished imports keeps
+// this from reading the finished ones.
+func (s *Store) StrandedImports(ctx context.Context, kind string, limit int) ([]StrandedImport, error) {
+	out := []StrandedImport{}
+	err := s.db.SelectContext(ctx, &out, `SELECT i.id, last.attempt AS attempts, last.state::text AS state
+		FROM job_imports i
+		LEFT JOIN LATERAL (SELECT j.attempt, j.state FROM river_job j
+			WHERE j.kind = $1 AND j.args @> jsonb_build_object('import_id', i.id::text)
+			ORDER BY j.id DESC LIMIT 1) last ON true
+		WHERE i.status <> 'complete' AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = $1
+			AND j.args @> jsonb_build_object('import_id', i.id::text)
+			AND j.state IN `+liveStates+`)
+		ORDER BY i.requested_at LIMIT $2`, kind, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list stranded job imports: %w", err)
+	}
+	return out, nil
+}
+
 // ImportByID returns an import whatever its account, for the queue's
 // workers; clients go through JobImport.
 func (s *Store) ImportByID(ctx context.Context, id string) (JobImport, error) {

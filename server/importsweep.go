@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	jobboardv2 "jobboard/gen/jobboard/v2"
+	"jobboard/internal/metrics"
+	"jobboard/server/store"
+)
+
+// An import the queue will not run again is completed with every job
+// failed (contract section 5): by its worker when the last attempt fails,
+// or else by the sweep, which finds the imports the worker never saw end
+// (a stuck job rescued after its last attempt is discarded without
+// running; a job row deleted by hand).
+
+// errUnreadablePayload marks an import whose stored jobs cannot be decoded.
+var errUnreadablePayload = errors.New("unreadable payload")
+
+// giveUpTimeout bounds completing an import as failed. It runs in a
+// context of its own: the attempt's may be the one that ran out of time.
+const giveUpTimeout = 30 * time.Second
+
+// DefaultSweepImportsEvery is how often the sweep looks for imports the
+// queue gave up on.
+const DefaultSweepImportsEvery = time.Minute
+
+// sweepBatch is the most imports one sweep completes; the next takes the rest.
+const sweepBatch = 100
+
+// notProcessed starts the one error message of an import completed as failed.
+const notProcessed = "the import could not be processed and none of its jobs was saved: "
+
+// giveUp completes the import of job as failed, in the transaction that
+// also queues its callback and marks the queue job done.
+func (w *importWorker) giveUp(ctx context.Context, job *river.Job[ImportArgs], cause error) error {
+	reason := fmt.Sprintf("its last attempt (%d of %d) failed with an internal error", job.Attempt, job.MaxAttempts)
+	switch {
+	case errors.Is(cause, errUnreadablePayload):
+		reason = "its stored jobs could not be read"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && w.timeout > 0:
+		reason = fmt.Sprintf("its last attempt (%d of %d) ran longer than the %s allowed", job.Attempt, job.MaxAttempts, w.timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpTimeout)
+	defer cancel()
+	_, err := w.store.FailImport(ctx, job.Args.ImportID, "", failedResults(notProcessed+reason),
+		func(tx *sql.Tx, imp store.JobImport, failed bool) error {
+			return w.completeJob(ctx, tx, job, imp, failed)
+		})
+	return err
+}
+
+// failedResults builds the results of an import none of whose jobs was
+// processed: every job failed, one error entry without a reference
+// saying why.
+func failedResults(message string) func(payload []byte) ([]byte, error) {
+	return func(payload []byte) ([]byte, error) {
+		n := countJobs(payload)
+		return protojson.Marshal(&jobboardv2.JobImportResults{
+			Failed: n, Processed: n,
+			Errors:        []*jobboardv2.JobImportError{{Messages: []string{message}}},
+			IgnoredValues: []*jobboardv2.BatchEntry{},
+		})
+	}
+}
+
+// jobsField is the field number of jobs in the stored payload.
+var jobsField = (&jobboardv2.PostJobsRequest{}).ProtoReflect().Descriptor().Fields().ByName("jobs").Number()
+
+// countJobs counts the jobs in a stored payload without decoding them, so
+// that a payload whose jobs cannot be decoded is counted too; it stops at
+// the first field it cannot read.
+func countJobs(payload []byte) int32 {
+	var n int32
+	for len(payload) > 0 {
+		num, typ, size := protowire.ConsumeField(payload)
+		if size < 0 {
+			break
+		}
+		if num == jobsField && typ == protowire.BytesType {
+			n++
+		}
+		payload = payload[size:]
+	}
+	return n
+}
+
+// ImportSweepArgs is the periodic queue job that completes the imports the
+// queue gave up on.
+type ImportSweepArgs struct{}
+
+// Kind names the queue job.
+func (ImportSweepArgs) Kind() string { return "job_import_sweep" }
+
+// importSweeper completes stranded imports: still pending or running, but
+// with no queue job that may run them.
+type importSweeper struct {
+	river.WorkerDefaults[ImportSweepArgs]
+	store *store.Store
+	// queue inserts the callbacks; set once the client exists.
+	queue            *river.Client[*sql.Tx]
+	callbackAttempts int
+	metrics          *metrics.Metrics
+}
+
+// Work runs one sweep.
+func (w *importSweeper) Work(ctx context.Context, _ *river.Job[ImportSweepArgs]) error {
+	_, err := w.sweep(ctx)
+	return err
+}
+
+// sweep completes up to sweepBatch stranded imports and returns how many
+// it completed. Each is completed in its own transaction, which checks
+// again under the import's row lock that it is neither complete nor held
+// by a live queue job: sweeps running at once complete an import once.
+func (w *importSweeper) sweep(ctx context.Context) (int, error) {
+	stranded, err := w.store.StrandedImports(ctx, ImportArgs{}.Kind(), sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, s := range stranded {
+		reason := "its queue job no longer exists"
+		if s.State != nil && s.Attempts != nil {
+			reason = fmt.Sprintf("the queue stopped trying after %d attempts (its job was %s)", *s.Attempts, *s.State)
+		}
+		failed, err := w.store.FailImport(ctx, s.ID, ImportArgs{}.Kind(), failedResults(notProcessed+reason),
+			func(tx *sql.Tx, imp store.JobImport, failed bool) error {
+				if !failed {
+					return nil
+				}
+				return queueCallback(ctx, w.queue, tx, imp, w.callbackAttempts)
+			})
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted with its account meanwhile
+		}
+		if err != nil {
+			return done, fmt.Errorf("sweep job import %s: %w", s.ID, err)
+		}
+		if failed {
+			done++
+			w.metrics.ImportSwept()
+			slog.ErrorContext(ctx, "job import left unfinished by the queue; completed with every job failed",
+				"id", s.ID, "reason", reason)
+		}
+	}
+	return done, nil
+}
