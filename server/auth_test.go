@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,33 +127,6 @@ func stringField(num protowire.Number, v []byte) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
 }
 
-// captureLogs sends the default logger's lines to a buffer for the test.
-func captureLogs(t *testing.T) *syncBuffer {
-	t.Helper()
-	buf := &syncBuffer{}
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
-	return buf
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestGRPCAuthenticatesBeforeDecoding: a 4 MiB message of invalid UTF-8
 // is refused for its credentials, never read as a message, unless the
 // credentials are good: then it is InvalidArgument naming the field.
@@ -205,7 +176,7 @@ func TestGRPCAuthenticatesBeforeDecoding(t *testing.T) {
 // REST, and never reaches PostgreSQL.
 func TestListDriversRefusesBadTextOverGRPC(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
-	logs := captureLogs(t)
+	logs := captureLog(t)
 	conn := f.conn(t, "127.0.0.1")
 	ctx := withKey(f.a.APIKey)
 	fields := (&jobboardv2.ListDriversRequest{}).ProtoReflect().Descriptor().Fields()

@@ -1,12 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -181,35 +179,6 @@ func TestCallbackURLRefusedWhenNotPublic(t *testing.T) {
 			t.Errorf("%s: %v, want InvalidArgument", u, err)
 		}
 	}
-}
-
-// syncBuffer is a log destination several goroutines may write to.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureLog sends the default logger's JSON lines to the returned buffer
-// until the test ends.
-func captureLog(t *testing.T) *syncBuffer {
-	t.Helper()
-	var out syncBuffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&out, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return &out
 }
 
 // TestCallbackGivingUpLogged: when the last delivery attempt fails, the
