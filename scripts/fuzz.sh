@@ -13,6 +13,7 @@ targets=(
 	"./gateway FuzzDriversQuery"
 	"./server FuzzJobValidator"
 	"./server FuzzPlainlyClean"
+	"./server FuzzRequestDecode"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
