@@ -42,25 +42,36 @@ func registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobServiceServer) e
 // the next; without, the whole list, as the v2.0 API does.
 func streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		ctx := r.Context()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
 		req, onePage, apiErr := listRequest(r.URL.Query())
 		if apiErr != nil {
 			writeError(w, r, *apiErr)
 			return
 		}
-		page, err := jobs.ListJobs(ctx, req)
-		if err != nil {
-			writeStatusError(ctx, w, r, err)
+		pages := readPages(ctx, jobs, req, onePage)
+		first := <-pages
+		if first.err != nil {
+			writeStatusError(ctx, w, r, first.err)
 			return
 		}
 		w.Header().Set("Content-Type", marshaler{f}.ContentType(nil))
-		if onePage && page.GetNextPageToken() != "" {
-			setNextLink(ctx, w, url.Values{"page_token": {page.GetNextPageToken()}, "page_size": {strconv.Itoa(int(req.GetPageSize()))}})
+		if next := first.page.GetNextPageToken(); onePage && next != "" {
+			setNextLink(ctx, w, url.Values{"page_token": {next}, "page_size": {strconv.Itoa(int(req.GetPageSize()))}})
 		}
 		out := wire.New(f, flushAt+flushAt/4)
 		out.BeginList("jobs")
-		for {
-			for _, j := range page.GetJobs() {
+		for p := first; ; p = <-pages {
+			if p.end {
+				break
+			}
+			if p.err != nil || p.page == nil {
+				// Part of the list is sent with a 200: all that can still
+				// tell the client is a body that ends before the list does.
+				slog.ErrorContext(ctx, "jobs list cut short", "error", p.err)
+				panic(http.ErrAbortHandler)
+			}
+			for _, j := range p.page.GetJobs() {
 				writeJob(out, j)
 				if out.Buffered() >= flushAt {
 					if err := out.Flush(w); err != nil {
@@ -68,20 +79,49 @@ func streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.Handler
 					}
 				}
 			}
-			if onePage || page.GetNextPageToken() == "" {
-				break
-			}
-			req.PageToken = page.GetNextPageToken()
-			if page, err = jobs.ListJobs(ctx, req); err != nil {
-				// Part of the list is sent with a 200: all that can still
-				// tell the client is a body that ends before the list does.
-				slog.ErrorContext(ctx, "jobs list cut short", "error", err)
-				panic(http.ErrAbortHandler)
-			}
 		}
 		out.EndList()
 		_, _ = w.Write(out.Bytes())
 	}
+}
+
+// pageRead is one page of a list, or why it could not be read, or (end)
+// the news that the list is complete.
+type pageRead struct {
+	page *jobboardv2.ListJobsResponse
+	err  error
+	end  bool
+}
+
+// readPages reads the pages of a list ahead of the writer: the next page is
+// read from the database while the current one is written, and no further
+// (two pages in memory at most). The channel ends with an end marker or an
+// error; reading stops, and the channel closes, when ctx ends.
+func readPages(ctx context.Context, jobs jobboardv2.JobServiceServer, req *jobboardv2.ListJobsRequest, onePage bool) <-chan pageRead {
+	pages := make(chan pageRead)
+	go func() {
+		defer close(pages)
+		send := func(p pageRead) bool {
+			select {
+			case pages <- p:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			page, err := jobs.ListJobs(ctx, req)
+			if !send(pageRead{page: page, err: err}) || err != nil {
+				return
+			}
+			if onePage || page.GetNextPageToken() == "" {
+				send(pageRead{end: true})
+				return
+			}
+			req = &jobboardv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: page.GetNextPageToken()}
+		}
+	}()
+	return pages
 }
 
 // listRequest reads the optional paging of a REST jobs list.

@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"jobboard/gateway"
 	jobboardv2 "jobboard/gen/jobboard/v2"
@@ -269,5 +271,35 @@ func TestQueueDepthMetric(t *testing.T) {
 	}
 	if got := sample(t, m, "jobboard_queue_jobs", map[string]string{"kind": "job_import_callback", "state": "available"}); got != 0 {
 		t.Errorf("%v callbacks available, want 0", got)
+	}
+}
+
+// TestImportResultsStayNearTheRequestSize: an import's stored results (and
+// so its callback) stay a small multiple of what was sent however many
+// values a field holds (contract section 10; a 201 KB import once stored
+// 8.1 MB of results).
+func TestImportResultsStayNearTheRequestSize(t *testing.T) {
+	f := newImportFixture(t)
+	var jobs []*jobboardv2.JobInput
+	for i := range 20 {
+		in := &jobboardv2.JobInput{ReferenceNumber: ptr(strings.Repeat("R", 1020) + fmt.Sprintf("%04d", i))}
+		for range 10_000 {
+			in.EmploymentType = append(in.EmploymentType, "x")
+		}
+		for k := range 200 {
+			in.ExtraFields = append(in.ExtraFields, &jobboardv2.ExtraField{Name: fmt.Sprintf("f%d", k), Value: ptr("0")})
+		}
+		jobs = append(jobs, in)
+	}
+	req := &jobboardv2.CreateJobImportRequest{Jobs: jobs}
+	imp := f.run(t, f.ctxA, req)
+	body, err := gateway.RenderJSON(&jobboardv2.GetJobImportResponse{Data: imp, Links: &jobboardv2.JobImportLinks{Self: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := proto.Size(req)
+	t.Logf("figures: an import of %d bytes (protobuf) has results of %d bytes (JSON)", sent, len(body))
+	if imp.Results.Failed != 20 || len(body) > 2*sent {
+		t.Errorf("failed %d; results of %d bytes for an import of %d", imp.Results.Failed, len(body), sent)
 	}
 }

@@ -77,12 +77,13 @@ const jobSize = `(octet_length(description) + coalesce(octet_length(requirements
 
 // listJobsPage takes up to $3 jobs after id $2 (one more, to tell whether
 // more follow), then keeps the prefix of them whose sizes add up to at most
-// $4 bytes, and always the first.
-const listJobsPage = `SELECT ` + jobPageColumns + `, candidates FROM (
-	SELECT c.*, coalesce(sum(size) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
-		count(*) OVER () AS candidates
+// $4 bytes, and always the first; followed says whether another of those
+// comes after a row.
+const listJobsPage = `SELECT ` + jobPageColumns + `, followed FROM (
+	SELECT c.*, coalesce(sum(size) OVER w, 0) - size AS before, lead(id) OVER w IS NOT NULL AS followed
 	FROM (SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on, ` + jobSize + ` AS size
 		FROM jobs WHERE account_id = $1 AND deleted_at IS NULL AND id > $2 ORDER BY id LIMIT $3 + 1) c
+	WINDOW w AS (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ) p WHERE before = 0 OR before + size <= $4 ORDER BY id`
 
 const jobPageColumns = `id, reference_number, title, city, state, postal_code, driver_type, preference, freight_type,
@@ -98,7 +99,8 @@ const jobPageColumns = `id, reference_number, title, city, state, postal_code, d
 func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
 	var rows []struct {
 		Job
-		Candidates int `db:"candidates"`
+		// Followed says another job comes after this one.
+		Followed bool `db:"followed"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, listJobsPage, accountID, after, limit, maxBytes); err != nil {
 		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
@@ -107,7 +109,7 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 	for i := range rows[:min(len(rows), limit)] {
 		page.Jobs = append(page.Jobs, rows[i].Job)
 	}
-	page.More = len(rows) > 0 && rows[0].Candidates > len(page.Jobs)
+	page.More = len(rows) > limit || (len(rows) > 0 && rows[len(rows)-1].Followed)
 	return page, nil
 }
 
