@@ -97,19 +97,34 @@ const jobPageColumns = `id, reference_number, title, city, state, postal_code, d
 // and however large the jobs are. Pages are read apart, so a job posted or
 // deleted meanwhile may or may not appear; none appears twice.
 func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
-	var rows []struct {
+	rows, err := s.db.QueryxContext(ctx, listJobsPage, accountID, after, limit, maxBytes)
+	if err != nil {
+		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
+	}
+	defer rows.Close()
+	// Scanned row by row into a slice made once: a list is read a page at
+	// a time, and sqlx's Select would grow the slice, and copy every row
+	// into it, for each page again.
+	var row struct {
 		Job
 		// Followed says another job comes after this one.
 		Followed bool `db:"followed"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, listJobsPage, accountID, after, limit, maxBytes); err != nil {
+	page := JobsPage{Jobs: make([]Job, 0, limit)}
+	for rows.Next() {
+		if len(page.Jobs) == limit { // the one more row: more follow
+			page.More = true
+			break
+		}
+		if err := rows.StructScan(&row); err != nil {
+			return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
+		}
+		page.Jobs = append(page.Jobs, row.Job)
+		page.More = row.Followed
+	}
+	if err := rows.Err(); err != nil {
 		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
 	}
-	page := JobsPage{Jobs: make([]Job, 0, min(len(rows), limit))}
-	for i := range rows[:min(len(rows), limit)] {
-		page.Jobs = append(page.Jobs, rows[i].Job)
-	}
-	page.More = len(rows) > limit || (len(rows) > 0 && rows[len(rows)-1].Followed)
 	return page, nil
 }
 
