@@ -122,6 +122,31 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	s.Auth.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst)
 	s.Auth.failures = ratelimit.New(cfg.AuthFailureLimit, cfg.AuthFailureBurst)
+	queue, sweeper, err := newQueue(st, cfg, s.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	s.Queue = queue
+	sweeper.queue = queue
+	s.sweeper = sweeper
+	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
+		return nil, err
+	}
+	if err := cfg.Metrics.WatchQueue(queueDepth(st), ImportArgs{}.Kind(), CallbackArgs{}.Kind()); err != nil {
+		return nil, err
+	}
+	attempts := cfg.ImportAttempts
+	if attempts <= 0 {
+		attempts = DefaultImportAttempts
+	}
+	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
+	return s, nil
+}
+
+// newQueue makes the job queue: the workers of imports, their callbacks
+// and the sweep of imports the queue gave up on, with the timeouts and
+// schedules of cfg.
+func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql.Tx], *importSweeper, error) {
 	schedule := cfg.CallbackRetrySchedule
 	if len(schedule) == 0 {
 		schedule = DefaultCallbackRetrySchedule
@@ -131,7 +156,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		timeout = DefaultCallbackTimeout
 	}
 	if cfg.RenderCallback == nil {
-		return nil, errors.New("job queue: RenderCallback is required")
+		return nil, nil, errors.New("job queue: RenderCallback is required")
 	}
 	callbacks := &callbackWorker{store: st, client: webhook.NewClient(timeout, cfg.AllowPrivateCallbacks),
 		timeout: timeout, schedule: schedule, render: cfg.RenderCallback, metrics: cfg.Metrics}
@@ -146,11 +171,11 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		jobTimeout = rescue - rescue/10
 	}
 	if jobTimeout >= rescue {
-		return nil, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", jobTimeout, rescue)
+		return nil, nil, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", jobTimeout, rescue)
 	}
 	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), metrics: cfg.Metrics}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &importWorker{store: st, jobs: s.Jobs, callbackAttempts: callbacks.maxAttempts(),
+	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, callbackAttempts: callbacks.maxAttempts(),
 		timeout: jobTimeout, metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
 	river.AddWorker(workers, sweeper)
@@ -180,23 +205,9 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Logger: slog.Default(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("job queue: %w", err)
+		return nil, nil, fmt.Errorf("job queue: %w", err)
 	}
-	s.Queue = queue
-	sweeper.queue = queue
-	s.sweeper = sweeper
-	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
-		return nil, err
-	}
-	if err := cfg.Metrics.WatchQueue(queueDepth(st), ImportArgs{}.Kind(), CallbackArgs{}.Kind()); err != nil {
-		return nil, err
-	}
-	attempts := cfg.ImportAttempts
-	if attempts <= 0 {
-		attempts = DefaultImportAttempts
-	}
-	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
-	return s, nil
+	return queue, sweeper, nil
 }
 
 // NewGRPCServer returns a gRPC server with every service, health and
