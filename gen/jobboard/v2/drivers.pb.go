@@ -1186,7 +1186,8 @@ type DriverApplication struct {
 	DriverType string `protobuf:"bytes,10,opt,name=driver_type,json=driverType,proto3" json:"driver_type,omitempty"`
 	// Required; years as a number, such as "2" or "0.5".
 	Experience string `protobuf:"bytes,11,opt,name=experience,proto3" json:"experience,omitempty"`
-	// Required; when the application was submitted: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss (UTC) or RFC 3339.
+	// Required; when the application was submitted: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss (UTC) or RFC 3339;
+	// at most 5 minutes after the server's clock.
 	Sent string `protobuf:"bytes,12,opt,name=sent,proto3" json:"sent,omitempty"`
 	// Certification codes: T, H, N, X.
 	Endorsements []string `protobuf:"bytes,13,rep,name=endorsements,proto3" json:"endorsements,omitempty"`

@@ -182,8 +182,10 @@ const (
 // services. Only the internal token may call it.
 type DriverIntakeServiceClient interface {
 	// SubmitApplication records one driver's application to an account. The
-	// driver is matched by e-mail across accounts; the newest application's
-	// profile fields become the driver's.
+	// driver is matched by e-mail across accounts (one driver id); the
+	// account sees the profile of the newest application the driver sent to
+	// it, and no other account sees it. A sent more than 5 minutes in the
+	// future is INVALID_ARGUMENT.
 	SubmitApplication(ctx context.Context, in *SubmitApplicationRequest, opts ...grpc.CallOption) (*SubmitApplicationResponse, error)
 }
 
@@ -213,8 +215,10 @@ func (c *driverIntakeServiceClient) SubmitApplication(ctx context.Context, in *S
 // services. Only the internal token may call it.
 type DriverIntakeServiceServer interface {
 	// SubmitApplication records one driver's application to an account. The
-	// driver is matched by e-mail across accounts; the newest application's
-	// profile fields become the driver's.
+	// driver is matched by e-mail across accounts (one driver id); the
+	// account sees the profile of the newest application the driver sent to
+	// it, and no other account sees it. A sent more than 5 minutes in the
+	// future is INVALID_ARGUMENT.
 	SubmitApplication(context.Context, *SubmitApplicationRequest) (*SubmitApplicationResponse, error)
 	mustEmbedUnimplementedDriverIntakeServiceServer()
 }
