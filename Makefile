@@ -13,7 +13,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: build postgres ## serve on 127.0.0.1:8080 (REST), :9090 (gRPC) and :9464 (metrics) with a local database and a demo account
+run: build postgres ## serve on 127.0.0.1: 8080 (REST), 9090 (gRPC) and 9464 (metrics), with a local database and a demo account
 	bin/jobboard dev
 
 .PHONY: build

@@ -159,6 +159,9 @@ func TestJobsListPagesOverREST(t *testing.T) {
 	if n, link := count("/api/v2.0/jobs.json"); n != 5 || link != "" {
 		t.Errorf("whole list: %d jobs, Link %q", n, link)
 	}
+	if n, link := count("/api/v2.0/jobs.json?pageSize=4"); n != 4 || link == "" {
+		t.Errorf("pageSize=4: %d jobs, Link %q", n, link)
+	}
 	path := "/api/v2.0/jobs.xml?page_size=2"
 	var pages []int
 	for path != "" && len(pages) < 5 {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
@@ -24,6 +25,8 @@ const (
 	streamPageSize = 1000
 	// flushAt is how much written text is held before it is sent.
 	flushAt = 64 << 10
+	// listWriteWait is how long a client may take to read each flush.
+	listWriteWait = time.Minute
 )
 
 // registerJobsList routes GET jobs.json and jobs.xml to the streaming
@@ -74,6 +77,9 @@ func streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.Handler
 			for _, j := range p.page.GetJobs() {
 				writeJob(out, j)
 				if out.Buffered() >= flushAt {
+					// The server's write timeout bounds a whole answer;
+					// a list that keeps flowing gets more time.
+					_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(listWriteWait))
 					if err := out.Flush(w); err != nil {
 						return // the client went away
 					}
@@ -126,6 +132,13 @@ func readPages(ctx context.Context, jobs jobboardv2.JobServiceServer, req *jobbo
 
 // listRequest reads the optional paging of a REST jobs list.
 func listRequest(q url.Values) (req *jobboardv2.ListJobsRequest, onePage bool, apiErr *apiError) {
+	// Either spelling: the proto's (page_size) or its JSON name (pageSize),
+	// which the OpenAPI document shows.
+	for _, alias := range [][2]string{{"page_size", "pageSize"}, {"page_token", "pageToken"}} {
+		if !q.Has(alias[0]) && q.Has(alias[1]) {
+			q.Set(alias[0], q.Get(alias[1]))
+		}
+	}
 	req = &jobboardv2.ListJobsRequest{PageSize: streamPageSize, PageToken: q.Get("page_token")}
 	if !q.Has("page_size") && !q.Has("page_token") {
 		return req, false, nil

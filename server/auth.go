@@ -152,30 +152,16 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, key, client string)
 	return ContextWithCaller(ctx, c), nil
 }
 
-// errTooManyFailures stands in for a lookup refused because the client's
-// address is over its failure limit.
-type errTooManyFailures struct{ wait time.Duration }
-
-func (e errTooManyFailures) Error() string { return "too many failed authentications" }
-
 func (a *Authenticator) resolveKey(ctx context.Context, key, client string) (Caller, error) {
 	if key == "" {
 		return Caller{}, a.failed(client)
 	}
-	addr := addressKey(client)
-	hash := HashAPIKey(key)
-	id, err := a.keys.AccountID(ctx, hash, func(ctx context.Context, hash string) (int64, error) {
-		// A key not in memory from an address over its failure limit is
-		// not looked up: a flood of distinct wrong keys costs no queries.
-		if over, wait := a.failures.Exhausted(addr); over {
-			return 0, errTooManyFailures{wait}
-		}
-		return a.lookupKey(ctx, hash)
-	})
-	var tooMany errTooManyFailures
+	// A key not in memory is looked up even from an address over its
+	// failure limit: clients behind one NAT or proxy share an address, and
+	// a neighbour's flood must not lock a good key out. A wrong key is
+	// looked up once: the cache remembers it as wrong.
+	id, err := a.keys.AccountID(ctx, HashAPIKey(key), a.lookupKey)
 	switch {
-	case errors.As(err, &tooMany):
-		return Caller{}, rateLimited(a.failures, tooMany.wait, "a client address may fail authentication")
 	case errors.Is(err, store.ErrNotFound):
 		return Caller{}, a.failed(client)
 	case err != nil:

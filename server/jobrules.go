@@ -241,24 +241,29 @@ func truncate(s string, n int) string {
 }
 
 // text trims a submitted value. It reports false for an absent or blank
-// value, and for one holding a NUL character, which PostgreSQL text cannot
-// store (that one is also recorded as invalid).
+// value, and for one holding a NUL character or bytes that are not UTF-8,
+// which PostgreSQL text cannot store (that one is also recorded as
+// invalid). The REST decoders and gRPC's codec refuse such bytes first;
+// the rule holds for any caller.
 func (c *jobCheck) text(field string, raw *string) (string, bool) {
 	if raw == nil {
 		return "", false
 	}
-	if strings.ContainsRune(*raw, 0) {
-		c.invalid(field, raw, "contains a NUL character")
+	if unstorable(*raw) {
+		c.invalid(field, raw, "contains a NUL character or bytes that are not UTF-8")
 		return "", false
 	}
 	s := strings.TrimSpace(*raw)
 	return s, s != ""
 }
 
+// unstorable reports text PostgreSQL refuses: a NUL, or bytes not UTF-8.
+func unstorable(s string) bool { return strings.ContainsRune(s, 0) || !utf8.ValidString(s) }
+
 // required returns the trimmed value, recording a missing problem for an
 // absent, null or blank value.
 func (c *jobCheck) required(field string, raw *string) (string, bool) {
-	if raw != nil && strings.ContainsRune(*raw, 0) {
+	if raw != nil && unstorable(*raw) {
 		return c.text(field, raw)
 	}
 	s, ok := c.text(field, raw)

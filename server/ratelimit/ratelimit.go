@@ -68,27 +68,6 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	return true, 0
 }
 
-// Exhausted reports whether key's bucket has no token left, and how long
-// until it has one, without taking any: a caller may then skip work that a
-// refused request would not need.
-func (l *Limiter) Exhausted(key string) (bool, time.Duration) {
-	if !l.Enabled() {
-		return false, 0
-	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, found := l.buckets[key]
-	if !found {
-		return false, 0
-	}
-	tokens := b.limiter.TokensAt(now)
-	if tokens >= 1 {
-		return false, 0
-	}
-	return true, time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
-}
-
 // sweep drops the buckets of keys idle long enough to be full again, at
 // most once a minute, so memory follows the keys in use.
 func (l *Limiter) sweep(now time.Time) {

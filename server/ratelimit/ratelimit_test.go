@@ -92,30 +92,3 @@ func TestRetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
-
-// TestExhausted: Exhausted tells an empty bucket without taking a token.
-func TestExhausted(t *testing.T) {
-	clock := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-	l := New(2, 2)
-	l.now = func() time.Time { return clock }
-	if over, _ := l.Exhausted("a"); over {
-		t.Fatal("a key never seen is exhausted")
-	}
-	l.Allow("a")
-	if over, _ := l.Exhausted("a"); over {
-		t.Fatal("exhausted with a token left")
-	}
-	l.Allow("a")
-	for range 3 { // asking takes nothing
-		if over, wait := l.Exhausted("a"); !over || wait != 500*time.Millisecond {
-			t.Fatalf("after the burst: %v, %v; want exhausted for 500ms", over, wait)
-		}
-	}
-	clock = clock.Add(500 * time.Millisecond)
-	if ok, _ := l.Allow("a"); !ok {
-		t.Fatal("no token after the wait Exhausted gave")
-	}
-	if over, _ := New(0, 1).Exhausted("a"); over {
-		t.Fatal("a disabled limiter is exhausted")
-	}
-}
