@@ -34,16 +34,8 @@ func patApplication(email, address, city, state, zip, accidents, employer, sent 
 
 func newProfileFixture(t *testing.T) *profileFixture {
 	t.Helper()
-	st := pgtest(t)
+	st, a, b := twoAccounts(t)
 	ctx := context.Background()
-	a, err := CreateAccount(ctx, st, "A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := CreateAccount(ctx, st, "B")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &profileFixture{drivers: NewDriverService(st), intake: NewDriverIntakeService(st),
 		ctx: ContextWithCaller(ctx, Caller{Internal: true}), acctA: a.AccountID, acctB: b.AccountID,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}), ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}

@@ -112,6 +112,26 @@ func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
 // appCheck collects the problems of one application.
 type appCheck struct{ problems []string }
 
+// sent reads when the application was submitted: required, a date or
+// date-time, and at most maxSentAhead after now. A sent in the future would
+// hold the account's profile of this driver against every real
+// application until then.
+func (c *appCheck) sent(raw string, now time.Time) time.Time {
+	sent := c.required("sent", raw)
+	if sent == "" {
+		return time.Time{}
+	}
+	t, _, err := parseDateTime(sent)
+	switch {
+	case err != nil:
+		c.fail("sent", "%v", err)
+	case t.After(now.Add(maxSentAhead)):
+		c.fail("sent", "%q is more than %d minutes after the server's time %s; an application cannot be sent in the future",
+			sent, int(maxSentAhead/time.Minute), now.UTC().Format(time.RFC3339))
+	}
+	return t
+}
+
 func (c *appCheck) fail(field, format string, a ...any) {
 	c.problems = append(c.problems, field+": "+fmt.Sprintf(format, a...))
 }
@@ -247,19 +267,7 @@ func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now tim
 	p.TrucksOwned = c.optional("trucks_owned", in.TrucksOwned)
 
 	app := store.Application{AccountID: accountID, Profile: p}
-	if sent := c.required("sent", in.GetSent()); sent != "" {
-		t, _, err := parseDateTime(sent)
-		switch {
-		case err != nil:
-			c.fail("sent", "%v", err)
-		case t.After(now.Add(maxSentAhead)):
-			// A sent in the future would also hold the account's profile
-			// of this driver against every real application until then.
-			c.fail("sent", "%q is more than %d minutes after the server's time %s; an application cannot be sent in the future",
-				sent, int(maxSentAhead/time.Minute), now.UTC().Format(time.RFC3339))
-		}
-		app.Sent = t
-	}
+	app.Sent = c.sent(in.GetSent(), now)
 	for i, e := range in.GetEmploymentHistory() {
 		f := fmt.Sprintf("employment_history[%d]", i)
 		emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}

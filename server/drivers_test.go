@@ -33,18 +33,25 @@ type driversFixture struct {
 	id         map[string]int64 // by first name
 }
 
-func newDriversFixture(t *testing.T) *driversFixture {
+// twoAccounts is a fresh database with accounts A and B.
+func twoAccounts(t *testing.T) (*store.Store, Credentials, Credentials) {
 	t.Helper()
 	st := pgtest(t)
+	a, err := CreateAccount(context.Background(), st, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := CreateAccount(context.Background(), st, "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, a, b
+}
+
+func newDriversFixture(t *testing.T) *driversFixture {
+	t.Helper()
+	st, a, b := twoAccounts(t)
 	ctx := context.Background()
-	a, err := CreateAccount(ctx, st, "A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := CreateAccount(ctx, st, "B")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctxA := ContextWithCaller(ctx, Caller{AccountID: a.AccountID})
 	jobs := NewJobService(st, nowFunc)
 	j1, j2 := input("J1"), input("J2")
