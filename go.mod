@@ -1,4 +1,4 @@
-module jobboard
+module github.com/truckjobs/jobboard
 
 go 1.26.8
 

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 var (

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 func init() { register(1, "POST jobs.json, 1,000 jobs", postJobsScenario) }

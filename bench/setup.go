@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"jobboard/internal/pglocal"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pglocal"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // harness is what every scenario works with: the database, the running

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"jobboard/internal/requestid"
+	"github.com/truckjobs/jobboard/internal/requestid"
 )
 
 // requestInfo is filled in as a request goes through the gateway, for its

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // decodeJSON fills a request message from a JSON body. The body is read

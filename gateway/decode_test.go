@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"jobboard/gateway/wire"
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/gateway/wire"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 func s(v string) *string { return &v }

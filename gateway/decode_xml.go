@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // maxXMLDepth bounds element nesting inside unknown fields; known fields

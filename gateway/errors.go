@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"jobboard/gateway/wire"
+	"github.com/truckjobs/jobboard/gateway/wire"
 )
 
 // apiError is a failed request as the client sees it.

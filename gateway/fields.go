@@ -1,6 +1,6 @@
 package gateway
 
-import jobboardv2 "jobboard/gen/jobboard/v2"
+import jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 
 // jobScalars maps the wire name of each single-valued job input field to its
 // place in the request message; both decoders use it.

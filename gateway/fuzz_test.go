@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"jobboard/gateway/wire"
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/gateway/wire"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // Fuzzing the decoders of every request body. Run by make test for a few

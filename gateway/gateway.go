@@ -19,9 +19,9 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/proto"
 
-	"jobboard/gateway/wire"
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/gateway/wire"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/forwarded"
 )
 
 const apiPrefix = "/api/v2.0/"

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // The jobs the golden cases start from: every field set, the minimum, and

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"gopkg.in/yaml.v3"
 
-	"jobboard"
-	"jobboard/gateway"
+	"github.com/truckjobs/jobboard"
+	"github.com/truckjobs/jobboard/gateway"
 )
 
 // route is one REST operation: an HTTP method and a path template whose

@@ -5,8 +5,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"jobboard/gateway/wire"
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/gateway/wire"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // RenderJSON writes msg as the REST API's JSON: what a client retrieving it

@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"jobboard/gateway/wire"
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/gateway/wire"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // driverListFields are the fields the list shows, which the detail begins with.

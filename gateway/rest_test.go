@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/gateway"
-	"jobboard/internal/pgtest"
-	"jobboard/server"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

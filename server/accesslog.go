@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"jobboard/internal/requestid"
+	"github.com/truckjobs/jobboard/internal/requestid"
 )
 
 // The gRPC access log is one JSON line per call, the counterpart of the

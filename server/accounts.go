@@ -7,7 +7,7 @@ import (
 	"math/big"
 	"strings"
 
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // Credentials are an account's secrets, shown once when it is created.

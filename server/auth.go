@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"jobboard/server/keycache"
-	"jobboard/server/ratelimit"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/keycache"
+	"github.com/truckjobs/jobboard/server/ratelimit"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // Caller is the account a request acts for.

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"jobboard/gateway"
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/gateway"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // grpcFixture is a gRPC server on loopback over a fresh database with

@@ -16,10 +16,10 @@ import (
 	"github.com/riverqueue/river"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/metrics"
-	"jobboard/server/store"
-	"jobboard/server/webhook"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // DefaultCallbackRetrySchedule is the wait before each retry of a callback

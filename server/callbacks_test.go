@@ -17,10 +17,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"jobboard/gateway"
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server/store"
-	"jobboard/server/webhook"
+	"github.com/truckjobs/jobboard/gateway"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // receiver records the callbacks it gets and answers with the next status

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // FuzzRequestDecode: whatever bytes a gRPC client sends as a request, the

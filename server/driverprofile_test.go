@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // profileFixture: Pat applies to accounts A and B with the same e-mail (in

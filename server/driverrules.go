@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // residenceStates are the spec's 51 codes for where a driver lives, with

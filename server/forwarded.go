@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
-	"jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/internal/forwarded"
 )
 
 // The metadata twins of X-Forwarded-Host and X-Forwarded-Proto, which say

@@ -18,14 +18,14 @@ import (
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/forwarded"
-	"jobboard/internal/metrics"
-	"jobboard/internal/requestid"
-	"jobboard/server/descriptors"
-	"jobboard/server/ratelimit"
-	"jobboard/server/store"
-	"jobboard/server/webhook"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/requestid"
+	"github.com/truckjobs/jobboard/server/descriptors"
+	"github.com/truckjobs/jobboard/server/ratelimit"
+	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // Services are the implementations behind both the gRPC server and the

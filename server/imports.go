@@ -21,11 +21,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/forwarded"
-	"jobboard/internal/metrics"
-	"jobboard/server/store"
-	"jobboard/server/webhook"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // Limits of contract section 5.

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"jobboard/gateway"
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/gateway"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/metrics"
 )
 
 // importFixture is the services over a fresh database with two accounts

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/metrics"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // An import the queue will not run again is completed with every job

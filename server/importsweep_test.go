@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/gateway"
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/gateway"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // threeJobs is an import of three valid jobs with a callback to cb.

@@ -3,8 +3,8 @@ package server
 import (
 	"time"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // ImportResponse is a stored import as GetJobImport answers it, for the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // problemKind sorts a problem into the summary list it belongs to.

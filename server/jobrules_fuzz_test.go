@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 var (

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // validInput is a job that passes every rule; cases change one field.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // BenchmarkPostJobs posts 1,000 jobs: all new, all changed, all unchanged.

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	dbtest "jobboard/internal/pgtest"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	dbtest "github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

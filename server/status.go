@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // internalError logs err and returns the detail-free status clients see:

@@ -15,11 +15,11 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"jobboard/gateway"
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/demo"
-	"jobboard/server"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/gateway"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/demo"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // storeCommand is an administrative command on the database: it parses its

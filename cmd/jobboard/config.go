@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"jobboard/gateway"
-	"jobboard/internal/forwarded"
-	"jobboard/server"
+	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/server"
 )
 
 // config is the service's configuration: environment first, flags override.

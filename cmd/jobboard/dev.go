@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/demo"
-	"jobboard/internal/pglocal"
-	"jobboard/server"
-	"jobboard/server/store"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/demo"
+	"github.com/truckjobs/jobboard/internal/pglocal"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // devCommand serves against a local PostgreSQL kept in the data folder (or

@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // chromium finds the browser scripts/ensure-chromium.sh installs (make test

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // parseDriverFile reads a JSON array of drivers in the detail representation.

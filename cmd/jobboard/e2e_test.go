@@ -30,9 +30,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/pgtest"
-	"jobboard/server/webhook"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

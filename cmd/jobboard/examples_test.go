@@ -16,8 +16,8 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/descriptors"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/descriptors"
 )
 
 // repoRoot is the module root, where the examples and .bin live.
@@ -193,8 +193,10 @@ func TestExamples(t *testing.T) {
 	}
 
 	t.Run("grpc-client", func(t *testing.T) {
+		// The example is a module of its own, so this also checks that the
+		// generated client can be required from outside the main module.
 		bin := filepath.Join(t.TempDir(), "grpc-client")
-		if out, err := example("", "go", "build", "-o", bin, "./examples/grpc-client"); err != nil {
+		if out, err := example("", "go", "-C", "examples/grpc-client", "build", "-o", bin, "."); err != nil {
 			t.Fatalf("build: %v\n%s", err, out)
 		}
 		out, err := example(a.APIKey, bin, "-addr", svc.grpcAddr)

@@ -20,8 +20,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"jobboard/internal/pglocal"
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pglocal"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // The fault tests inject real faults into a running `jobboard serve`:

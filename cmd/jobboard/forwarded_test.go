@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/pgtest"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // TestForwardedHostOnlyFromTrustedProxies: the host and scheme of the links

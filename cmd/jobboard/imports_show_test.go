@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // keysOf lists an object's keys, sorted.

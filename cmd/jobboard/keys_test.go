@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // runCommandStatus runs the binary and returns its stdout, stderr and exit

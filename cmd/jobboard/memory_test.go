@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/pgtest"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // peakRSS is the most memory the process has held, in bytes (VmHWM).

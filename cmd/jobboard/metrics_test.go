@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // TestMetricsListener: /metrics is served on the metrics listener only; on

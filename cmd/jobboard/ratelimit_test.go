@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/pgtest"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // TestRateLimitPerAccount: past its burst an account, whichever of its

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // The secrets of these tests: a token and a database password with

@@ -14,11 +14,11 @@ import (
 	"golang.org/x/sync/errgroup"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"jobboard/gateway"
-	"jobboard/gateway/apidocs"
-	"jobboard/internal/metrics"
-	"jobboard/server"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/apidocs"
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // shutdownGrace bounds how long in-flight requests may take after SIGTERM.

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
-	"jobboard/internal/pgtest"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // TestTenantIsolationSweep: account B, holding account A's ids, reference

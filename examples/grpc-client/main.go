@@ -2,7 +2,7 @@
 // gRPC API: it posts one job with JobService.PostJobs, then lists the
 // account's active jobs with JobService.ListJobs.
 //
-//	JOBBOARD_API_KEY=jb_live_... go run ./examples/grpc-client -addr localhost:9090
+//	JOBBOARD_API_KEY=jb_live_... go -C examples/grpc-client run . -addr localhost:9090
 //
 // The API key may also be given with -key; the environment keeps it out of
 // the process list and shell history.
@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "jobboard/gen/jobboard/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 func main() {

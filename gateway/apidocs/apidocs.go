@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 
-	"jobboard"
+	"github.com/truckjobs/jobboard"
 )
 
 // The Swagger UI release is installed by scripts/fetch-swagger-ui.sh (make

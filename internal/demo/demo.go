@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"jobboard/server"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // place is a home location: a real ZIP with its city and state.

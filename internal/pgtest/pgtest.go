@@ -15,8 +15,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // the driver tests connect with
 
-	"jobboard/internal/pglocal"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pglocal"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // EnvURL names the variable holding the URL of a server to create test

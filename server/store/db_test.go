@@ -9,7 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 func TestIsUnavailable(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // TestListDriversRadiusExact checks the radius filter, with its boxes and

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 func newAccount(t *testing.T, s *store.Store, name string) int64 {

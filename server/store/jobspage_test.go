@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // TestListJobsPage: paging by count and by size reads every active job of

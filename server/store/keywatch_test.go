@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // heard records what a key watch told its handler.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // TestMigrationCopiesDriverProfiles: migration 0008 gives each account that

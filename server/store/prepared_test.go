@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"jobboard/internal/pgtest"
-	"jobboard/server/store"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // TestPreparedSurvivesMigration: a prepared read keeps working when a

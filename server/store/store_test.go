@@ -3,7 +3,7 @@ package store_test
 import (
 	"testing"
 
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1765,7 +1765,7 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\x12J\n" +
 	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2y\n" +
 	"\x13DriverIntakeService\x12b\n" +
-	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponseB%Z#jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_drivers_proto_rawDescOnce sync.Once

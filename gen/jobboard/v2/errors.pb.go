@@ -144,7 +144,7 @@ const file_jobboard_v2_errors_proto_rawDesc = "" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessageB%Z#jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\amessage\x18\x03 \x01(\tR\amessageB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_errors_proto_rawDescOnce sync.Once

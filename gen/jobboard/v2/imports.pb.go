@@ -590,7 +590,7 @@ const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\x11_reference_number2\xc5\x01\n" +
 	"\x10JobImportService\x12\\\n" +
 	"\x0fCreateJobImport\x12#.jobboard.v2.CreateJobImportRequest\x1a$.jobboard.v2.CreateJobImportResponse\x12S\n" +
-	"\fGetJobImport\x12 .jobboard.v2.GetJobImportRequest\x1a!.jobboard.v2.GetJobImportResponseB%Z#jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\fGetJobImport\x12 .jobboard.v2.GetJobImportRequest\x1a!.jobboard.v2.GetJobImportResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_imports_proto_rawDescOnce sync.Once

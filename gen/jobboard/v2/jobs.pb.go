@@ -1673,7 +1673,7 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\n" +
 	"DeleteJobs\x12\x1e.jobboard.v2.DeleteJobsRequest\x1a\x1f.jobboard.v2.DeleteJobsResponse\x12k\n" +
 	"\x14DeleteJobByReference\x12(.jobboard.v2.DeleteJobByReferenceRequest\x1a).jobboard.v2.DeleteJobByReferenceResponse\x12n\n" +
-	"\x15DeleteJobsByReference\x12).jobboard.v2.DeleteJobsByReferenceRequest\x1a*.jobboard.v2.DeleteJobsByReferenceResponseB%Z#jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\x15DeleteJobsByReference\x12).jobboard.v2.DeleteJobsByReferenceRequest\x1a*.jobboard.v2.DeleteJobsByReferenceResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_jobs_proto_rawDescOnce sync.Once

@@ -13,8 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"jobboard/internal/pglocal"
-	"jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pglocal"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 func main() {
