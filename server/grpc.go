@@ -193,7 +193,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		// Polling keeps the queue on plain database/sql (no LISTEN); a
 		// short interval keeps the wait between POST and processing small.
 		PollOnly:             true,
-		FetchPollInterval:    200 * time.Millisecond,
+		FetchPollInterval:    queuePollInterval,
 		JobTimeout:           jobTimeout,
 		RescueStuckJobsAfter: rescue,
 		// Only the leader queues the sweep, once a period; a sweep that
@@ -202,13 +202,17 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 			func() (river.JobArgs, *river.InsertOpts) {
 				return ImportSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
 			}, &river.PeriodicJobOpts{RunOnStart: true})},
-		Logger: slog.Default(),
+		Logger: newQueueLogger(slog.Default().Handler(), queuePollInterval),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job queue: %w", err)
 	}
 	return queue, sweeper, nil
 }
+
+// queuePollInterval is how often the queue looks for new work: the longest
+// an import waits between being accepted and being started on an idle server.
+const queuePollInterval = 200 * time.Millisecond
 
 // NewGRPCServer returns a gRPC server with every service, health and
 // reflection registered. Callers are authenticated by a tap handle, from
