@@ -23,7 +23,7 @@ build: docs-assets ## build bin/jobboard
 # The Swagger UI release that /docs serves, from the npm registry (pinned and
 # checked in the script), embedded in the binary.
 .PHONY: docs-assets
-docs-assets:
+docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once before a plain go build or go test)
 	@scripts/fetch-swagger-ui.sh
 
 .PHONY: test

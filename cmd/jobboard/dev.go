@@ -89,8 +89,11 @@ const (
 
 // demoAccount returns the demo account's credentials, creating the account
 // and its demo jobs when the key file is missing or its key no longer
-// works. The webhook secret is read from the database each time (it may
-// have been rotated) and written beside the key.
+// works. An existing account gets its demo jobs posted again, which brings
+// back deleted ones under their ids (1 to 4), so the README's examples,
+// which delete some, answer the same way after every restart. The webhook
+// secret is read from the database each time (it may have been rotated)
+// and written beside the key.
 func demoAccount(ctx context.Context, st *store.Store, dataDir string) (demoCredentials, error) {
 	var c demoCredentials
 	if b, err := os.ReadFile(filepath.Join(dataDir, demoKeyFile)); err == nil {
@@ -98,6 +101,14 @@ func demoAccount(ctx context.Context, st *store.Store, dataDir string) (demoCred
 		c.id, err = st.AccountIDByKeyHash(ctx, server.HashAPIKey(c.apiKey))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return c, err
+		}
+		if c.id != 0 {
+			// Not fatal: an account at its active-job limit keeps serving.
+			if rejected, err := postDemoJobs(ctx, st, c.id); err != nil {
+				return c, err
+			} else if rejected > 0 {
+				slog.Warn("demo jobs not put back", "rejected", rejected)
+			}
 		}
 	}
 	if c.id == 0 {
@@ -124,14 +135,12 @@ func createDemoAccount(ctx context.Context, st *store.Store) (server.Credentials
 	if err != nil {
 		return creds, err
 	}
-	jobs := server.NewJobService(st, time.Now)
-	resp, err := jobs.PostJobs(server.ContextWithCaller(ctx, server.Caller{AccountID: creds.AccountID}),
-		&jobboardv2.PostJobsRequest{Jobs: demoJobs()})
+	rejected, err := postDemoJobs(ctx, st, creds.AccountID)
 	if err != nil {
-		return creds, fmt.Errorf("seed demo jobs: %w", err)
+		return creds, err
 	}
-	if resp.Errors > 0 {
-		return creds, fmt.Errorf("seed demo jobs: %d rejected", resp.Errors)
+	if rejected > 0 {
+		return creds, fmt.Errorf("seed demo jobs: %d rejected", rejected)
 	}
 	refs, err := accountJobRefs(ctx, st, creds.AccountID)
 	if err != nil {
@@ -142,6 +151,19 @@ func createDemoAccount(ctx context.Context, st *store.Store) (server.Credentials
 	}
 	slog.Info("demo account created", "id", creds.AccountID, "name", creds.Name)
 	return creds, nil
+}
+
+// postDemoJobs posts the demo jobs to the account: adds them, or puts them
+// back as they were (same ids) when they were changed or deleted. It
+// returns how many the post rejected.
+func postDemoJobs(ctx context.Context, st *store.Store, account int64) (int32, error) {
+	jobs := server.NewJobService(st, time.Now)
+	resp, err := jobs.PostJobs(server.ContextWithCaller(ctx, server.Caller{AccountID: account}),
+		&jobboardv2.PostJobsRequest{Jobs: demoJobs()})
+	if err != nil {
+		return 0, fmt.Errorf("post demo jobs: %w", err)
+	}
+	return resp.Errors, nil
 }
 
 // demoDrivers is how many synthetic applicants the demo account starts with.

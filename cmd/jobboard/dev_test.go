@@ -196,7 +196,14 @@ type devRun struct {
 // for its banner.
 func startDev(t *testing.T, dataDir string) *devRun {
 	t.Helper()
-	d := &devRun{t: t, http: freeAddr(t), grpc: freeAddr(t), metrics: freeAddr(t)}
+	return startDevAt(t, dataDir, freeAddr(t), freeAddr(t), freeAddr(t))
+}
+
+// startDevAt is startDev listening on the given REST, gRPC and metrics
+// addresses, for a restart on the same ones.
+func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *devRun {
+	t.Helper()
+	d := &devRun{t: t, http: httpAddr, grpc: grpcAddr, metrics: metricsAddr}
 	d.cmd = exec.Command(jobboardBinary(t), "dev", "--data", dataDir, "--http-addr", d.http, "--grpc-addr", d.grpc,
 		"--metrics-addr", d.metrics)
 	for _, v := range os.Environ() {
