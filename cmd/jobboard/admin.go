@@ -37,8 +37,10 @@ type storeCommand struct {
 
 func (c storeCommand) exec(ctx context.Context, args []string) error {
 	var cfg config
+	var dataDir string
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	cfg.databaseFlag(fs)
+	fs.StringVar(&dataDir, "data", devDataDir, "without a database URL: the data folder of the jobboard dev (make run) whose database to use")
 	if c.flags != nil {
 		c.flags(fs)
 	}
@@ -58,7 +60,7 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if err := cfg.requireDatabase(c.name); err != nil {
+	if err := cfg.databaseOrLocal(c.name, dataDir); err != nil {
 		return err
 	}
 	st, err := openAndMigrate(ctx, cfg.databaseURL)

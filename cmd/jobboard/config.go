@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/url"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
 )
 
@@ -155,6 +158,26 @@ func (c *config) requireDatabase(command string) error {
 			return usageError{command + ": DATABASE_URL (or --database-url) is not a valid URL such as postgres://user:password@host:5432/db (a password with special characters must be percent-encoded); the value is not shown, as it may hold a password"}
 		}
 	}
+	return nil
+}
+
+// databaseOrLocal is requireDatabase for the admin commands, which without
+// a URL use the database of the jobboard dev running in dataDir (make run's,
+// by default): they find its port in the folder, so nothing needs exporting
+// first. serve never does this: in production a missing URL is a mistake.
+func (c *config) databaseOrLocal(command, dataDir string) error {
+	if c.databaseURL != "" {
+		return c.requireDatabase(command)
+	}
+	url, err := pglocal.RunningURL(clusterDir(dataDir), devDatabase)
+	if errors.Is(err, pglocal.ErrNotRunning) {
+		return usageError{fmt.Sprintf("%s: no DATABASE_URL and no database running in %s: start make run (jobboard dev), or set DATABASE_URL", command, dataDir)}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: no DATABASE_URL, and the database in %s cannot be found: %w", command, dataDir, err)
+	}
+	slog.Info("no DATABASE_URL: using the database of the jobboard dev running in "+dataDir, "url", url)
+	c.databaseURL = url
 	return nil
 }
 

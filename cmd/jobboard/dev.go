@@ -28,14 +28,19 @@ import (
 func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var cfg config
 	var dataDir string
+	var reset bool
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	cfg.databaseFlag(fs)
 	fs.Lookup("database-url").Usage = "PostgreSQL connection URL; empty: a local PostgreSQL in the data folder (env DATABASE_URL)"
 	cfg.serveFlags(fs, devDefault)
 	fs.Lookup("internal-token").Usage = "token the board's internal services call gRPC with; empty: one kept in the data folder (env JOBBOARD_INTERNAL_TOKEN)"
-	fs.StringVar(&dataDir, "data", ".data", "folder for the local database, the demo account's key and webhook secret, and the internal token")
+	fs.StringVar(&dataDir, "data", devDataDir, "folder for the local database, the demo account's key and webhook secret, and the internal token")
+	fs.BoolVar(&reset, "reset", false, "remove the data folder and exit, instead of serving; the next start begins with an empty database and a new demo account")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if reset {
+		return resetDataDir(ctx, dataDir, stdout)
 	}
 	if _, err := cfg.serverConfig(); err != nil {
 		return err
@@ -43,17 +48,18 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}
-	if cfg.databaseURL == "" {
-		slog.Info("starting local PostgreSQL", "dir", filepath.Join(dataDir, "postgres"))
-		cluster, err := pglocal.Start(ctx, filepath.Join(dataDir, "postgres"), pglocal.Options{Durable: true})
+	local := cfg.databaseURL == ""
+	if local {
+		cluster, err := pglocal.Start(ctx, clusterDir(dataDir), pglocal.Options{Durable: true})
 		if err != nil {
-			return err
+			return inUse(err, dataDir, "stop that one, or start this one with --data DIR")
 		}
 		defer cluster.Stop()
-		if err := cluster.CreateDatabase(ctx, "jobboard"); err != nil {
+		slog.Info("local PostgreSQL started", "dir", clusterDir(dataDir), "port", cluster.Port())
+		if err := cluster.CreateDatabase(ctx, devDatabase); err != nil {
 			return err
 		}
-		cfg.databaseURL = cluster.URL("jobboard")
+		cfg.databaseURL = cluster.URL(devDatabase)
 	} else if err := cfg.requireDatabase("dev"); err != nil {
 		return err
 	}
@@ -72,7 +78,73 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		noteSecret(cfg.internalToken)
 	}
-	return serve(ctx, cfg, st, func() { printBanner(stdout, cfg, creds, dataDir) })
+	return serve(ctx, cfg, st, func() { printBanner(stdout, cfg, creds, dataDir, local) })
+}
+
+// The local database of dev: the default data folder, and the name of
+// the database in the cluster dev keeps in it.
+const (
+	devDataDir  = ".data"
+	devDatabase = "jobboard"
+)
+
+// clusterDir is where dev keeps its local PostgreSQL in the data folder.
+func clusterDir(dataDir string) string { return filepath.Join(dataDir, "postgres") }
+
+// inUse words the refusal to use a data folder another dev owns, naming
+// it as given and saying what to do; other errors pass unchanged.
+func inUse(err error, dataDir, advice string) error {
+	var busy *pglocal.InUseError
+	if !errors.As(err, &busy) {
+		return err
+	}
+	owner := "a running jobboard dev"
+	if busy.PID != 0 {
+		owner += fmt.Sprintf(" (pid %d)", busy.PID)
+	}
+	return fmt.Errorf("%s is in use by %s: %s", dataDir, owner, advice)
+}
+
+// resetDataDir removes the data folder, unless a dev is using it: it holds
+// the folder's lock meanwhile, so none can start during the removal.
+func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
+	entries, err := os.ReadDir(dataDir)
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "%s does not exist: nothing to reset\n", dataDir)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// A mistyped --data must not remove a folder dev never made.
+	if !isDevData(entries) {
+		return fmt.Errorf("%s is not a jobboard dev data folder (it holds none of postgres/, %s, internal-token): not removed", dataDir, demoKeyFile)
+	}
+	lock, err := pglocal.Acquire(clusterDir(dataDir))
+	if err != nil {
+		return inUse(err, dataDir, "stop it before resetting (Ctrl-C where it runs)")
+	}
+	defer lock.Release()
+	if err := lock.StopLeftover(ctx); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dataDir); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "removed %s: the next jobboard dev starts with an empty database and a new demo account\n", dataDir)
+	return nil
+}
+
+// isDevData says whether a folder's entries are those of a data folder
+// dev made, or none.
+func isDevData(entries []os.DirEntry) bool {
+	for _, e := range entries {
+		switch e.Name() {
+		case "postgres", demoKeyFile, demoSecretFile, "internal-token":
+			return true
+		}
+	}
+	return len(entries) == 0
 }
 
 // demoCredentials are what the banner shows of the demo account.
@@ -195,9 +267,9 @@ func demoJobs() []*jobboardv2.JobInput {
 	}
 }
 
-// printBanner says where dev serves, the demo account's credentials, the
-// database URL the admin commands need, and what to try.
-func printBanner(w io.Writer, cfg config, creds demoCredentials, dataDir string) {
+// printBanner says where dev serves, the demo account's credentials, how
+// the admin commands and other clients reach the database, and what to try.
+func printBanner(w io.Writer, cfg config, creds demoCredentials, dataDir string, local bool) {
 	base := "http://" + displayAddr(cfg.httpAddr)
 	grpcAddr := displayAddr(cfg.grpcAddr)
 	metricsURL := "off"
@@ -218,8 +290,7 @@ Demo account %d:
                   (also in %s; it signs import callbacks)
 The internal token for the driver intake is in %s.
 
-The admin commands (jobboard accounts create, keys create, imports show, ...)
-reach this database with:
+%s
 
   export DATABASE_URL='%s'
 
@@ -232,8 +303,26 @@ Try:
 
 Press Ctrl-C to stop.
 `, base, base, grpcAddr, metricsURL, creds.id, creds.apiKey, file(demoKeyFile), creds.webhookSecret, file(demoSecretFile),
-		file("internal-token"), redact(cfg.databaseURL), creds.apiKey, base, creds.apiKey, base, creds.apiKey, base,
+		file("internal-token"), databaseHint(dataDir, local), redact(cfg.databaseURL), creds.apiKey, base, creds.apiKey, base, creds.apiKey, base,
 		creds.apiKey, grpcAddr)
+}
+
+// databaseHint says how the admin commands reach dev's database: by
+// themselves when it is the local one of the data folder, else with the
+// URL that follows the hint.
+func databaseHint(dataDir string, local bool) string {
+	const commands = "The admin commands (jobboard accounts create, keys create, imports show, ...)"
+	if !local {
+		return commands + "\nreach this database with:"
+	}
+	where := "when run in this directory"
+	switch {
+	case filepath.IsAbs(dataDir):
+		where = "when given --data " + dataDir
+	case dataDir != devDataDir:
+		where += " with --data " + dataDir
+	}
+	return commands + "\nfind this database by themselves " + where + ".\nOther PostgreSQL clients reach it with:"
 }
 
 // displayAddr is host:port of a listen address as a client on this machine

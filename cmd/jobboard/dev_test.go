@@ -113,16 +113,7 @@ func TestHelpShowsBuiltInDefaults(t *testing.T) {
 // commands need, and that grpcurl comes with make tools. A second start
 // shows the same account.
 func TestDevBanner(t *testing.T) {
-	// Not t.TempDir: under root, PostgreSQL runs as another user, who must
-	// be able to reach the data folder; t.TempDir's parent is private.
-	dataDir, err := os.MkdirTemp("", "jobboard-dev-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dataDir) })
-	if err := os.Chmod(dataDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dataDir := devDataFolder(t)
 	first := startDev(t, dataDir)
 	secret, err := os.ReadFile(filepath.Join(dataDir, "demo-webhook-secret"))
 	if err != nil || strings.TrimSpace(string(secret)) != first.field("webhook secret") {
@@ -137,6 +128,7 @@ func TestDevBanner(t *testing.T) {
 			first.field("API key") == strings.TrimSpace(string(key))},
 		{"webhook secret shown", regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`).MatchString(first.field("webhook secret"))},
 		{"DATABASE_URL shown, without a password", regexp.MustCompile(`^postgres://\w+@127\.0\.0\.1:\d+/jobboard\?`).MatchString(first.dbURL)},
+		{"admin commands need no URL", strings.Contains(first.banner, "find this database by themselves when given --data "+dataDir+".")},
 		{"grpcurl after make tools", strings.Contains(first.banner, "make tools") && strings.Contains(first.banner, ".bin/grpcurl -plaintext")},
 		{"REST address", strings.Contains(first.banner, "REST     http://"+first.http+" ")},
 		{"metrics address", strings.Contains(first.banner, "metrics  http://"+first.metrics+"/metrics")},
@@ -176,6 +168,9 @@ func TestDevBanner(t *testing.T) {
 
 	second := startDev(t, dataDir)
 	defer second.stop()
+	if second.dbURL != first.dbURL {
+		t.Errorf("DATABASE_URL changed from %q to %q on restart", first.dbURL, second.dbURL)
+	}
 	for _, field := range []string{"API key", "webhook secret"} {
 		if second.field(field) != first.field(field) {
 			t.Errorf("%s changed from %q to %q on restart", field, first.field(field), second.field(field))
@@ -206,11 +201,7 @@ func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *
 	d := &devRun{t: t, http: httpAddr, grpc: grpcAddr, metrics: metricsAddr}
 	d.cmd = exec.Command(jobboardBinary(t), "dev", "--data", dataDir, "--http-addr", d.http, "--grpc-addr", d.grpc,
 		"--metrics-addr", d.metrics)
-	for _, v := range os.Environ() {
-		if !strings.HasPrefix(v, "DATABASE_URL=") && !strings.HasPrefix(v, "JOBBOARD_") {
-			d.cmd.Env = append(d.cmd.Env, v)
-		}
-	}
+	d.cmd.Env = devEnv()
 	var stdout, stderr lockedBuffer
 	d.cmd.Stdout, d.cmd.Stderr = &stdout, &stderr
 	if err := d.cmd.Start(); err != nil {
@@ -238,6 +229,34 @@ func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *
 		d.dbURL = m[1]
 	}
 	return d
+}
+
+// devDataFolder is a data folder for dev. Not t.TempDir: under root,
+// PostgreSQL runs as another user, who must be able to reach the folder;
+// t.TempDir's parent is private.
+func devDataFolder(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "jobboard-dev-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// devEnv is the test's environment without the settings' variables, as a
+// user who ran nothing but make run has it.
+func devEnv() []string {
+	var env []string
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "DATABASE_URL=") && !strings.HasPrefix(v, "JOBBOARD_") {
+			env = append(env, v)
+		}
+	}
+	return env
 }
 
 // field is the value after "  NAME  " on a line of the banner.

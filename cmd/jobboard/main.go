@@ -33,13 +33,16 @@ Usage:
   jobboard demo seed --account ID [--drivers N]
                                       add N synthetic driver applications (default 100,000)
   jobboard dev                        serve on loopback with a local PostgreSQL and a demo account
+  jobboard dev --reset                remove dev's data folder (refused while a dev uses it)
 
 Run "jobboard COMMAND --help" for a command's flags. Settings come from the
-environment (DATABASE_URL, JOBBOARD_*); flags override them.
+environment (DATABASE_URL, JOBBOARD_*); flags override them. Without
+DATABASE_URL, the commands other than serve use the database of the
+jobboard dev running in .data (--data DIR: another folder).
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redactAttr})))
 	err := run(ctx, os.Args[1:], os.Stdout)
@@ -53,6 +56,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "jobboard:", redact(err.Error()))
 		os.Exit(1)
 	}
+}
+
+// stopSignals end every command in order: a server drains its requests and
+// dev stops its database. SIGHUP (the terminal closed) is one of them, as
+// its default action would end the process on the spot, skipping all
+// that; but a command started with it ignored (nohup) keeps ignoring it,
+// which catching it would undo.
+func stopSignals() []os.Signal {
+	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		signals = append(signals, syscall.SIGHUP)
+	}
+	return signals
 }
 
 // usageError is a mistake in the command line: exit status 2.

@@ -1,6 +1,9 @@
 // Package pglocal runs a private PostgreSQL server from the machine's
 // PostgreSQL binaries, for development and tests. It listens on 127.0.0.1
 // only and trusts local connections; it is never used in production.
+//
+// One process at a time owns a cluster folder (a lock in the folder says
+// which), and the server it starts ends with it, however it ends.
 package pglocal
 
 import (
@@ -17,14 +20,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/lib/pq"
 )
 
 // Options tune a cluster.
 type Options struct {
-	// Port to listen on; 0 picks a free one.
+	// Port to listen on; 0 picks the one the folder's server used last
+	// time when it is free, else any free one.
 	Port int
 	// Durable keeps fsync on. Tests turn it off: their data is thrown away.
 	Durable bool
@@ -32,16 +38,29 @@ type Options struct {
 	MaxConnections int
 }
 
-// Cluster is a running server.
+// Cluster is a running server, owned by this process: it holds the
+// folder's lock, and the server ends when the process does.
 type Cluster struct {
 	dir  string
 	bin  string
 	port int
 	cred *syscall.Credential
+
+	lock     *Lock
+	server   *server
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // User is the superuser the cluster is created with.
 const User = "jobboard"
+
+// portFile keeps the port in the cluster folder, so that a restart
+// listens where the last run did and URLs printed then still work.
+const portFile = "port"
+
+// startTimeout bounds how long a server may take to accept connections.
+const startTimeout = 60 * time.Second
 
 // BinDir finds the PostgreSQL server binaries: $PG_BIN, else the newest
 // /usr/lib/postgresql/*/bin (Debian keeps initdb off PATH), else PATH.
@@ -67,72 +86,149 @@ func versionOf(binDir string) int {
 	return v
 }
 
-// Start initialises dir when it holds no cluster yet and starts the server.
-func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+// newCluster finds the binaries and the user to run them as for dir.
+func newCluster(dir string, port int) (*Cluster, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
-	dir, err = filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{dir: dir, bin: bin, port: opts.Port}
+	c := &Cluster{dir: dir, bin: bin, port: port}
 	// PostgreSQL refuses to run as root, so root runs it as an unprivileged user.
 	if os.Geteuid() == 0 {
 		if c.cred, err = unprivileged(); err != nil {
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	return c, nil
+}
+
+// Start initialises dir when it holds no cluster yet and starts the server
+// as a child of this process. It refuses with an *InUseError, touching
+// nothing, while another process owns dir.
+func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	lock, err := Acquire(dir)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.chown(dir); err != nil {
+	c, err := newCluster(lock.dir, opts.Port)
+	if err != nil {
+		lock.Release()
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
-		if err := c.run(ctx, "initdb", "-D", c.dataDir(), "-U", User, "--auth=trust",
-			"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
-			return nil, fmt.Errorf("initdb: %w", err)
-		}
-	}
-	// A server left running in dir by a process that was killed is stopped
-	// first, so a restart always gets the options asked for.
-	if c.run(ctx, "pg_ctl", "-D", c.dataDir(), "status") == nil {
-		_ = c.Stop()
-	}
-	if c.port == 0 {
-		if c.port, err = freePort(); err != nil {
-			return nil, err
-		}
-	}
-	maxConns := opts.MaxConnections
-	if maxConns == 0 {
-		maxConns = 200
-	}
-	settings := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=%d", c.port, dir, maxConns)
-	if !opts.Durable {
-		settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-	}
-	if err := c.run(ctx, "pg_ctl", "-D", c.dataDir(), "-l", filepath.Join(dir, "postgres.log"),
-		"-o", settings, "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-		return nil, fmt.Errorf("start postgres: %w\n%s", err, tail(log, 2000))
+	c.lock = lock
+	if err := c.start(ctx, opts); err != nil {
+		lock.Release()
+		return nil, err
 	}
 	return c, nil
 }
 
+func (c *Cluster) start(ctx context.Context, opts Options) error {
+	if err := c.chown(c.dir); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := c.run(ctx, "initdb", "-D", c.dataDir(), "-U", User, "--auth=trust",
+			"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
+			return fmt.Errorf("initdb: %w", err)
+		}
+	}
+	// The lock is ours, so a server still running here has lost its owner:
+	// it is stopped, and this start gets the options asked for.
+	if err := c.lock.StopLeftover(ctx); err != nil {
+		return fmt.Errorf("stop the server left running in %s: %w", c.dir, err)
+	}
+	if c.port == 0 {
+		var err error
+		if c.port, err = c.choosePort(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(c.dir, portFile), []byte(strconv.Itoa(c.port)+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	logPath := filepath.Join(c.dir, "postgres.log")
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the server has its own copy
+	if c.server, err = c.launch(c.settings(opts), logFile); err != nil {
+		return err
+	}
+	if err := c.waitReady(ctx, c.server, startTimeout); err != nil {
+		_ = c.server.stop(10 * time.Second)
+		log, _ := os.ReadFile(logPath)
+		return fmt.Errorf("start postgres: %w\n%s", err, tail(log, 2000))
+	}
+	return nil
+}
+
+// settings are the server's command-line options.
+func (c *Cluster) settings(opts Options) []string {
+	maxConns := opts.MaxConnections
+	if maxConns == 0 {
+		maxConns = 200
+	}
+	s := []string{"-p", strconv.Itoa(c.port), "-k", c.dir, "-c", "listen_addresses=127.0.0.1",
+		"-c", "max_connections=" + strconv.Itoa(maxConns)}
+	if !opts.Durable {
+		s = append(s, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	return s
+}
+
+// choosePort is the port the folder's server used last time when it is
+// still free, else a free one.
+func (c *Cluster) choosePort() (int, error) {
+	if b, err := os.ReadFile(filepath.Join(c.dir, portFile)); err == nil {
+		if port, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && port > 0 && portFree(port) {
+			return port, nil
+		}
+	}
+	return freePort()
+}
+
 // URL is a connection string for database name as the superuser.
-func (c *Cluster) URL(name string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", User, c.port, name)
+func (c *Cluster) URL(name string) string { return urlFor(c.port, name) }
+
+func urlFor(port int, name string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", User, port, name)
 }
 
 // Port is the port the server listens on.
 func (c *Cluster) Port() int { return c.port }
 
-// Stop shuts the server down, ending open connections.
+// Stop shuts the server down, ending open connections, and gives the
+// folder up. Calls after the first return the first one's result.
 func (c *Cluster) Stop() error {
-	return c.run(context.Background(), "pg_ctl", "-D", c.dataDir(), "-m", "fast", "-w", "stop")
+	c.stopOnce.Do(func() {
+		c.stopErr = c.server.stop(startTimeout)
+		c.lock.Release()
+	})
+	return c.stopErr
+}
+
+// ErrNotRunning says no server is running and ready in a cluster folder.
+var ErrNotRunning = errors.New("no PostgreSQL server is running there")
+
+// RunningURL is the URL of database name on the server running in the
+// cluster folder dir, whoever started it, found from the postmaster.pid
+// PostgreSQL keeps there; ErrNotRunning when none is running and ready.
+func RunningURL(dir, name string) (string, error) {
+	pm, err := readPostmasterPID(filepath.Join(dir, "data"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", ErrNotRunning
+	}
+	if err != nil {
+		return "", err
+	}
+	// A server killed outright leaves the file behind: its process must be
+	// alive and its port answering.
+	if !pm.ready || !alive(pm.pid) || !answers(pm.port) {
+		return "", ErrNotRunning
+	}
+	return urlFor(pm.port, name), nil
 }
 
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
@@ -170,6 +266,41 @@ func unprivileged() (*syscall.Credential, error) {
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, errors.New("running as root needs a postgres or nobody user to run PostgreSQL as")
+}
+
+// portFree says whether nothing listens on port on 127.0.0.1.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// answers says whether something accepts connections on port on 127.0.0.1.
+func answers(port int) bool {
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// alive says whether process pid exists (signal 0 checks without sending).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// splitLines splits text into lines without their surrounding spaces.
+func splitLines(text string) []string {
+	lines := strings.Split(text, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return lines
 }
 
 func freePort() (int, error) {
