@@ -212,10 +212,6 @@ func (r *readmeRun) command(ctx context.Context, prelude string, b readmeBlock) 
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", r.script(prelude, b.text))
 	cmd.Dir = r.work
 	cmd.Env = r.env
-	// The admin commands reach dev's database with the URL its banner
-	// prints, until they find the one of .data/ on their own (issue 13,
-	// item 3); then this line goes.
-	cmd.Env = append(cmd.Env, "DATABASE_URL="+r.dev.dbURL)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
