@@ -15,9 +15,11 @@ targets=(
 	"./server FuzzPlainlyClean"
 	"./server FuzzRequestDecode"
 )
+n=0
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
-	echo "fuzz $name ($pkg) for $fuzztime"
+	n=$((n + 1))
+	echo "fuzz ${n}/${#targets[@]}: $name ($pkg) for $fuzztime"
 	# -parallel 2: the machines this runs on have two cores.
 	"${GO:-go}" test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -parallel 2 "$pkg"
 done

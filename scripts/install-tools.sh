@@ -1,7 +1,26 @@
 #!/usr/bin/env bash
 # Installs the pinned code-generation and inspection tools into ./.bin (git-ignored).
 # Re-running is cheap: a tool whose pinned version is already present is skipped.
+#
+#   scripts/install-tools.sh                 every tool
+#   scripts/install-tools.sh --codegen-only  buf and the protoc plugins
+#   scripts/install-tools.sh grpcurl ...     only the tools named (make test: grpcurl)
 set -euo pipefail
+
+tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 grpcurl ghz)
+codegen_only=false
+only=()
+for arg in "$@"; do
+  case " --codegen-only ${tools[*]} " in
+    *" $arg "*) ;;
+    *) echo "install-tools.sh: unknown tool $arg (known: ${tools[*]})" >&2; exit 2 ;;
+  esac
+  if [ "$arg" = --codegen-only ]; then codegen_only=true; else only+=("$arg"); fi
+done
+# want NAME: true when NAME is to be installed by this run.
+want() {
+  if [ ${#only[@]} -gt 0 ]; then [[ " ${only[*]} " == *" $1 "* ]]; else true; fi
+}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/.bin"
@@ -20,13 +39,13 @@ stamp() { [ -x "$bin/$1" ] && [ "$(cat "$bin/.$1.version" 2>/dev/null)" = "$2" ]
 mark() { echo "$2" >"$bin/.$1.version"; }
 
 goinstall() { # name module version
-  if stamp "$1" "$3"; then return; fi
+  if ! want "$1" || stamp "$1" "$3"; then return; fi
   echo "installing $1 $3" >&2
   GOBIN="$bin" GOFLAGS=-mod=mod go install "$2@$3"
   mark "$1" "$3"
 }
 
-if ! stamp buf "$BUF_VERSION"; then
+if want buf && ! stamp buf "$BUF_VERSION"; then
   echo "installing buf $BUF_VERSION" >&2
   if command -v npm >/dev/null 2>&1; then
     # The npm package ships the release binary, which installs in seconds.
@@ -42,7 +61,7 @@ goinstall protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GE
 goinstall protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION"
 goinstall protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway "$GRPC_GATEWAY_VERSION"
 goinstall protoc-gen-openapiv2 github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 "$GRPC_GATEWAY_VERSION"
-if [ "${1:-}" != "--codegen-only" ]; then
+if ! $codegen_only; then
   goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
   goinstall ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION"
 fi

@@ -27,6 +27,47 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// chromiumHome gives the browser a home of its own, removed after the test,
+// and its profile there. Chromium writes outside its profile too: a socket
+// folder in TMPDIR (left behind when it is killed), crash-report settings in
+// ~/.config/chromium and dconf's cache in ~/.cache. The home is made straight
+// in TMPDIR, not by t.TempDir, whose longer path would put the socket over
+// the length Unix sockets allow (about 107 bytes) under make test.
+func chromiumHome(t *testing.T) []chromedp.ExecAllocatorOption {
+	t.Helper()
+	home, err := os.MkdirTemp("", "chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(home); err != nil {
+			t.Errorf("remove the browser's home: %v", err)
+		}
+	})
+	return []chromedp.ExecAllocatorOption{
+		chromedp.Env("HOME="+home, "TMPDIR="+home,
+			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache")),
+		chromedp.UserDataDir(filepath.Join(home, "profile")),
+	}
+}
+
+// keepScreenshot writes the page as the test saw it to artifactDir when the
+// test fails, or on every run when JOBBOARD_TEST_ARTIFACTS names a folder: a
+// passing run leaves nothing in the repository.
+func keepScreenshot(t *testing.T, png []byte) {
+	t.Cleanup(func() {
+		if !t.Failed() && os.Getenv("JOBBOARD_TEST_ARTIFACTS") == "" {
+			return
+		}
+		path := filepath.Join(artifactDir(t), "docs-page.png")
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Logf("screenshot not kept: %v", err)
+			return
+		}
+		t.Logf("screenshot: %s", path)
+	})
+}
+
 // artifactDir is where tests leave files for people to look at:
 // JOBBOARD_TEST_ARTIFACTS, or test-artifacts/ at the top of the repository.
 func artifactDir(t *testing.T) string {
@@ -63,9 +104,9 @@ func TestDocsPageInChromium(t *testing.T) {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1800),
 	)
+	opts = append(opts, chromiumHome(t)...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
@@ -129,10 +170,7 @@ func TestDocsPageInChromium(t *testing.T) {
 	shotCtx, cancelShot := context.WithTimeout(browserCtx, 20*time.Second)
 	defer cancelShot()
 	if shot, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr == nil {
-		path := filepath.Join(artifactDir(t), "docs-page.png")
-		if werr := os.WriteFile(path, shot, 0o644); werr == nil {
-			t.Logf("screenshot: %s", path)
-		}
+		keepScreenshot(t, shot)
 	}
 	stopConsole()
 	<-consoleDone

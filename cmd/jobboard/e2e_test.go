@@ -35,7 +35,22 @@ import (
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// buildDir holds the programs the tests build once per run: the jobboard
+// binary, and grpcurl when .bin has none. TestMain removes it after the
+// tests; t.TempDir would not do, since it belongs to one test.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "jobboard-test-build-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build directory:", err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := pgtest.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 var (
 	buildOnce sync.Once
@@ -47,12 +62,7 @@ var (
 func jobboardBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "jobboard-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "jobboard")
+		binary = filepath.Join(buildDir, "jobboard")
 		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -36,9 +36,10 @@ var (
 	grpcurlErr  error
 )
 
-// grpcurlBinary returns the grpcurl `make tools` installs into .bin, or, when
-// that is missing, installs the version scripts/install-tools.sh pins into a
-// temporary directory, so the test never depends on whatever is on PATH.
+// grpcurlBinary returns the grpcurl that `make test` and `make tools` install
+// into .bin, or, when that is missing (a plain go test), installs the version
+// scripts/install-tools.sh pins into buildDir, so the test never depends on
+// whatever is on PATH.
 func grpcurlBinary(t *testing.T) string {
 	t.Helper()
 	root := repoRoot(t)
@@ -57,18 +58,13 @@ func grpcurlBinary(t *testing.T) string {
 			grpcurlErr = errors.New("no GRPCURL_VERSION in scripts/install-tools.sh")
 			return
 		}
-		dir, err := os.MkdirTemp("", "jobboard-grpcurl-")
-		if err != nil {
-			grpcurlErr = err
-			return
-		}
 		cmd := exec.Command("go", "install", "github.com/fullstorydev/grpcurl/cmd/grpcurl@"+string(m[1]))
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
+		cmd.Env = append(os.Environ(), "GOBIN="+buildDir, "GOFLAGS=-mod=mod")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			grpcurlErr = fmt.Errorf("go install grpcurl: %v\n%s", err, out)
 			return
 		}
-		grpcurlPath = filepath.Join(dir, "grpcurl")
+		grpcurlPath = filepath.Join(buildDir, "grpcurl")
 	})
 	if grpcurlErr != nil {
 		t.Fatal(grpcurlErr)

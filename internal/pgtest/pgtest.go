@@ -33,10 +33,15 @@ var (
 
 // Main runs a package's tests and then stops the cluster it started, if any.
 // Use it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that has more to clean up after the tests: it
+// returns the exit code instead of exiting, which would skip the caller's
+// own cleanup.
+func Run(m *testing.M) int {
 	code := m.Run()
 	teardown()
-	os.Exit(code)
+	return code
 }
 
 var (

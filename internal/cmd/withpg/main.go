@@ -3,14 +3,21 @@
 // command ends. `make test` uses it so a whole test run shares one server.
 //
 //	go run ./internal/cmd/withpg go test ./...
+//
+// The command also gets a TMPDIR of its own. Whatever it leaves there is
+// listed and removed, and withpg then fails: tests must clean up after
+// themselves, and a folder private to the run tells their leftovers apart
+// from those of anything else on the machine.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/truckjobs/jobboard/internal/pglocal"
@@ -22,35 +29,137 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: withpg COMMAND [ARG...]")
 		os.Exit(2)
 	}
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
-func run(args []string) int {
-	dir, err := os.MkdirTemp("", "jobboard-pg-")
+func run(args []string, stderr io.Writer) int {
+	dir, err := os.MkdirTemp("", "jobboard-withpg-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "withpg:", err)
+		fmt.Fprintln(stderr, "withpg:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	cluster, err := pglocal.Start(context.Background(), dir, pglocal.Options{MaxConnections: 300})
+	tmp, err := commandTmp(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "withpg:", err)
+		fmt.Fprintln(stderr, "withpg:", err)
+		return 1
+	}
+	cluster, err := pglocal.Start(context.Background(), filepath.Join(dir, "pg"), pglocal.Options{MaxConnections: 300})
+	if err != nil {
+		fmt.Fprintln(stderr, "withpg:", err)
 		return 1
 	}
 	defer cluster.Stop()
 
+	code := runCommand(args, stderr, "TMPDIR="+tmp, pgtest.EnvURL+"="+cluster.URL("postgres"))
+	if left := leftovers(tmp); len(left) > 0 {
+		fmt.Fprintln(stderr, "withpg: left behind in the command's TMPDIR (removed now; tests must clean up after themselves):")
+		for _, l := range left {
+			fmt.Fprintln(stderr, "  "+l)
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// commandTmp makes dir/tmp, the command's TMPDIR. Under root, PostgreSQL
+// runs as another user, who must reach the cluster in dir and the data
+// folders tests make in TMPDIR: both are open to all (what the tests make
+// inside keeps its own modes).
+func commandTmp(dir string) (string, error) {
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", err
+	}
+	return tmp, os.Chmod(tmp, 0o755) // whatever the umask
+}
+
+// runCommand runs args with env added to withpg's environment and returns
+// its exit code. withpg outlives it whatever signal ends it, so that the
+// cluster is always stopped and the temporary folder removed.
+func runCommand(args []string, stderr io.Writer, env ...string) int {
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), pgtest.EnvURL+"="+cluster.URL("postgres"))
-	// The child gets the terminal's interrupt itself; withpg only waits for
-	// it to finish so the cluster is always stopped.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
+	cmd.Env = append(os.Environ(), env...)
+	// The terminal sends Ctrl-C to the child itself. SIGTERM and SIGHUP
+	// (a closed terminal, kill) may have reached withpg alone: pass them on.
 	signal.Ignore(syscall.SIGINT)
-	if err := cmd.Run(); err != nil {
+	defer signal.Reset(syscall.SIGINT)
+	forward := make(chan os.Signal, 1)
+	signal.Notify(forward, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(forward)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(stderr, "withpg:", err)
+		return 1
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case s := <-forward:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	if err := cmd.Wait(); err != nil {
 		if exit, ok := err.(*exec.ExitError); ok {
+			if exit.ExitCode() < 0 { // ended by a signal
+				return 128 + int(exit.Sys().(syscall.WaitStatus).Signal())
+			}
 			return exit.ExitCode()
 		}
-		fmt.Fprintln(os.Stderr, "withpg:", err)
+		fmt.Fprintln(stderr, "withpg:", err)
 		return 1
 	}
 	return 0
+}
+
+// leftovers lists what dir holds, one line per entry with its size; a
+// folder's name ends in a slash.
+func leftovers(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []string{fmt.Sprintf("(cannot read %s: %v)", dir, err)}
+	}
+	var lines []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			name += "/"
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s)", name, humanSize(treeSize(filepath.Join(dir, e.Name())))))
+	}
+	return lines
+}
+
+// treeSize is the total size of the regular files under p.
+func treeSize(p string) int64 {
+	var total int64
+	_ = filepath.WalkDir(p, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				total += info.Size()
+			}
+		}
+		return nil
+	})
+	return total
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

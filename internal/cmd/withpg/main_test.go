@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRun: the command gets a private TMPDIR and the cluster's URL; what it
+// leaves in TMPDIR is listed and fails the run, keeping a failing command's
+// own exit code; nothing of the run stays on disk.
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   string
+		wantCode int
+		wantLeft []string // lines of the leftover report; none when empty
+	}{
+		{name: "clean", script: `test -n "$JOBBOARD_TEST_DATABASE_URL"`},
+		{name: "failing", script: `exit 3`, wantCode: 3},
+		{
+			name:     "leaves a folder and a file",
+			script:   `mkdir "$TMPDIR/jobboard-bin-1" && head -c 2048 /dev/zero >"$TMPDIR/jobboard-bin-1/jobboard" && touch "$TMPDIR/stray"`,
+			wantCode: 1,
+			wantLeft: []string{"  jobboard-bin-1/ (2.0 kB)", "  stray (0 B)"},
+		},
+		{
+			name:     "fails and leaves",
+			script:   `touch "$TMPDIR/stray"; exit 4`,
+			wantCode: 4,
+			wantLeft: []string{"  stray (0 B)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := filepath.Join(t.TempDir(), "tmpdir")
+			script := `printf %s "$TMPDIR" >` + seen + `; ` + tt.script
+			var stderr strings.Builder
+			code := run([]string{"sh", "-c", script}, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
+			}
+			report := strings.Contains(stderr.String(), "left behind in the command's TMPDIR")
+			if report != (len(tt.wantLeft) > 0) {
+				t.Errorf("stderr:\n%s\nwant a leftover report: %v", stderr.String(), len(tt.wantLeft) > 0)
+			}
+			for _, line := range tt.wantLeft {
+				if !strings.Contains(stderr.String(), line+"\n") {
+					t.Errorf("stderr:\n%s\nwant the line %q", stderr.String(), line)
+				}
+			}
+			assertRemovedPrivateTmp(t, seen)
+		})
+	}
+}
+
+// assertRemovedPrivateTmp: the TMPDIR the command saw (written to seen) was
+// not the caller's, and is gone with the cluster's folder around it.
+func assertRemovedPrivateTmp(t *testing.T, seen string) {
+	t.Helper()
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := string(b)
+	if tmp == "" || tmp == os.TempDir() {
+		t.Errorf("the command's TMPDIR %q is not private", tmp)
+	}
+	if _, err := os.Stat(filepath.Dir(tmp)); !os.IsNotExist(err) {
+		t.Errorf("%s still there after the run (%v)", filepath.Dir(tmp), err)
+	}
+}
+
+// TestRunPassesSIGTERM: a SIGTERM sent to withpg alone reaches the command,
+// and withpg still cleans up and returns the command's exit code.
+func TestRunPassesSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	started, seen := filepath.Join(dir, "started"), filepath.Join(dir, "tmpdir")
+	// The loop ends by itself, should the signal never come.
+	script := `printf %s "$TMPDIR" >` + seen + `; trap 'exit 7' TERM; touch ` + started +
+		`; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(started); err == nil {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+				return
+			}
+		}
+	}()
+	var stderr strings.Builder
+	if code := run([]string{"sh", "-c", script}, &stderr); code != 7 {
+		t.Errorf("exit code %d, want 7 (the command's, after its SIGTERM); stderr:\n%s", code, stderr.String())
+	}
+	assertRemovedPrivateTmp(t, seen)
+}
