@@ -30,12 +30,13 @@ build: docs-assets ## build bin/jobboard
 docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once before a plain go build or go test)
 	@scripts/fetch-swagger-ui.sh
 
-# testprogress prints each package as it starts and ends and each failure in
-# full (go test alone is silent until a package ends). withpg gives the tests
-# a TMPDIR of their own and fails the run if they leave anything in it.
+# gotestsum prints a line as each test ends (go test alone is silent until a
+# package is done, two minutes for cmd/jobboard) and every failure in full at
+# the end. withpg gives the tests a TMPDIR of their own and fails the run if
+# they leave anything in it.
 .PHONY: test
-test: postgres docs-assets chromium grpcurl ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
-	$(GO) run ./internal/cmd/withpg $(GO) run ./internal/cmd/testprogress $(GO) test -json -count=1 ./...
+test: postgres docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
+	$(GO) run ./internal/cmd/withpg gotestsum --format testname --format-hide-empty-pkg -- -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=3s
 
 # How long make fuzz runs each target.
@@ -76,14 +77,14 @@ bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway Post
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: tools
-tools: ## install the pinned buf, protoc plugins, grpcurl and ghz into .bin
+tools: ## install the pinned buf, protoc plugins, grpcurl, ghz and gotestsum into .bin
 	scripts/install-tools.sh
 
-# The grpcurl TestGrpcurl calls, installed once into .bin rather than built
-# by every test run.
-.PHONY: grpcurl
-grpcurl:
-	@scripts/install-tools.sh grpcurl
+# What make test runs besides go: gotestsum, and the grpcurl TestGrpcurl
+# calls, installed once into .bin rather than built by every test run.
+.PHONY: test-tools
+test-tools:
+	@scripts/install-tools.sh grpcurl gotestsum
 
 .PHONY: generate
 # server/descriptors/jobboard.binpb: the descriptors with their comments, which

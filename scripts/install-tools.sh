@@ -4,10 +4,10 @@
 #
 #   scripts/install-tools.sh                 every tool
 #   scripts/install-tools.sh --codegen-only  buf and the protoc plugins
-#   scripts/install-tools.sh grpcurl ...     only the tools named (make test: grpcurl)
+#   scripts/install-tools.sh grpcurl ...     only the tools named (make test: grpcurl gotestsum)
 set -euo pipefail
 
-tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 grpcurl ghz)
+tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 grpcurl ghz gotestsum)
 codegen_only=false
 only=()
 for arg in "$@"; do
@@ -33,6 +33,9 @@ GRPC_GATEWAY_VERSION=v2.32.0
 GRPCURL_VERSION=v1.9.4
 # The gRPC load generator of the benchmark (bench/); @latest resolves to an old release.
 GHZ_VERSION=v0.120.0
+# Runs go test for make test and prints each test as it ends, then every
+# failure in full: go test alone says nothing until a package is done.
+GOTESTSUM_VERSION=v1.13.0
 
 # stamp NAME VERSION: true when NAME at VERSION is already installed.
 stamp() { [ -x "$bin/$1" ] && [ "$(cat "$bin/.$1.version" 2>/dev/null)" = "$2" ]; }
@@ -64,4 +67,5 @@ goinstall protoc-gen-openapiv2 github.com/grpc-ecosystem/grpc-gateway/v2/protoc-
 if ! $codegen_only; then
   goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
   goinstall ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION"
+  goinstall gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
 fi
