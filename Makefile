@@ -36,7 +36,7 @@ docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once befor
 # they leave anything in it.
 .PHONY: test
 test: postgres docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
-	$(GO) run ./internal/cmd/withpg gotestsum --format testname --format-hide-empty-pkg -- -count=1 ./...
+	$(GO) run ./internal/cmd/withpg gotestsum --format testname -- -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=3s
 
 # How long make fuzz runs each target.
