@@ -12,7 +12,7 @@ import (
 
 // TestBadInputCatalogue sends the inputs a careless or hostile client
 // sends, over REST in both formats, and checks each gets the 4xx the
-// contract names with an error body in the suffix's format (or, for a post
+// docs/api.md names with an error body in the suffix's format (or, for a post
 // the service could read, a 200 summary that refuses the job), and that
 // nothing already stored changed: the account's jobs and the whole jobs
 // table read the same after as before.

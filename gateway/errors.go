@@ -25,7 +25,7 @@ type apiError struct {
 	message    string
 }
 
-// codeErrors maps gRPC codes to HTTP statuses and the contract's names.
+// codeErrors maps gRPC codes to HTTP statuses and the names of docs/api.md, Errors.
 var codeErrors = map[codes.Code]apiError{
 	codes.InvalidArgument:    {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
 	codes.OutOfRange:         {http.StatusBadRequest, "INVALID_ARGUMENT", ""},

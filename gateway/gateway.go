@@ -26,7 +26,7 @@ import (
 
 const apiPrefix = "/api/v2.0/"
 
-// Body limits of contract section 1.
+// Body limits (docs/api.md, Limits against abuse).
 const (
 	jobsPostLimit  = 16 << 20
 	jobImportLimit = 64 << 20

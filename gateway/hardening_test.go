@@ -11,8 +11,8 @@ import (
 
 // TestAnswersStayNearTheRequestSize: values repeated in a field, unknown
 // fields and long reference numbers cannot make a post's answer or an
-// import's stored results many times larger than the request (contract
-// section 10; a 201 KB post was once answered with 118 MB).
+// import's stored results many times larger than the request (docs/api.md,
+// Limits against abuse; a 201 KB post was once answered with 118 MB).
 func TestAnswersStayNearTheRequestSize(t *testing.T) {
 	a := newAPI(t)
 	// Each job of a post has its own reference (%[1]d), 1,024 characters
@@ -115,7 +115,7 @@ func TestMethodNotAllowedSaysWhatIs(t *testing.T) {
 }
 
 // TestBlankReferenceIsNull: a blank referenceNumber is missing, so entries
-// show it as null (contract section 4), in the post's answer and in an
+// show it as null (docs/api.md, Jobs), in the post's answer and in an
 // import's results.
 func TestBlankReferenceIsNull(t *testing.T) {
 	a := newAPI(t)

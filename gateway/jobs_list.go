@@ -15,7 +15,7 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
-// Streaming the jobs list (contract section 10). The v2.0 answer is the
+// Streaming the jobs list (docs/api.md, Limits against abuse). The v2.0 answer is the
 // whole list in one document; it is written while it is read, a page of
 // jobs at a time, so the memory one list takes does not grow with the
 // number or the size of the account's jobs.

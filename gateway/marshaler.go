@@ -20,7 +20,7 @@ const (
 )
 
 // marshaler is a runtime.Marshaler for one wire format: it writes the
-// contract's shapes and reads request bodies leniently, as the contract asks.
+// shapes of docs/api.md and reads request bodies leniently, as it asks.
 type marshaler struct {
 	format wire.Format
 }
@@ -54,7 +54,7 @@ const (
 	deleteByReference deleteList = true
 )
 
-// decode fills v from a body. The list bodies of the contract are top-level
+// decode fills v from a body. The list bodies of the API are top-level
 // arrays, so http.yaml maps them onto the request's repeated field (body:
 // jobs, ids, reference_numbers) and grpc-gateway hands over a pointer to that
 // field. They are decoded through their request message, which is where the

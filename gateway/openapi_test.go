@@ -141,7 +141,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	}
 }
 
-// TestOpenAPIDescribesTheWire checks the places where the REST contract
+// TestOpenAPIDescribesTheWire checks the places where the REST API (docs/api.md)
 // differs from what protoc-gen-openapiv2 would say without configuration.
 func TestOpenAPIDescribesTheWire(t *testing.T) {
 	doc := openAPI(t)

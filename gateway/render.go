@@ -13,7 +13,7 @@ import (
 // would get (the import callback's body).
 func RenderJSON(msg proto.Message) ([]byte, error) { return render(wire.JSON, msg) }
 
-// render writes msg in the contract's shape for f. Each resource has one
+// render writes msg in its docs/api.md shape for f. Each resource has one
 // writing function shared by both formats. Lists arrive as the response's
 // repeated field (http.yaml's response_body), since they are top-level
 // arrays on the wire.

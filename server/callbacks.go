@@ -111,7 +111,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 		log = log.With("request_id", *imp.RequestID)
 	}
 	// A failed attempt is the last when the queue will not try again; that
-	// one says so, once, at error level (contract section 5).
+	// one says so, once, at error level (docs/api.md, Job imports).
 	last := job.Attempt >= job.MaxAttempts
 	failed := metrics.CallbackFailedRetry
 	if last {

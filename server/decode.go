@@ -81,7 +81,7 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 // decodeError explains why raw is not a message of type md: the first
 // string field that is not UTF-8, by name, as the REST API names a query
 // parameter, or else the decoder's own words. Values are cut to maxEchoed
-// bytes (contract §10).
+// bytes (docs/api.md, Limits against abuse).
 func decodeError(md protoreflect.MessageDescriptor, raw []byte, err error) error {
 	if field, value, ok := invalidUTF8(md, raw, ""); ok {
 		if len(value) > maxEchoed {

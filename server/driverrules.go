@@ -89,7 +89,7 @@ func validEmail(s string) bool {
 	return err == nil && a.Address == s && a.Name == "" && strings.Contains(s[strings.LastIndex(s, "@"):], ".")
 }
 
-// parseDateTime reads the input date-time forms of the contract:
+// parseDateTime reads the input date-time forms of docs/api.md, Formats and suffixes:
 // YYYY-MM-DD, YYYY-MM-DDThh:mm:ss (UTC), and RFC 3339 with Z, +hh:mm or +hhmm.
 // dateOnly reports a bare date.
 func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {

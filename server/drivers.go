@@ -80,7 +80,7 @@ func badParam(name, value, allowed string) error {
 	return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; %s", name, value, allowed)
 }
 
-// DriverFilter checks the query parameters of contract section 6 and turns
+// DriverFilter checks the query parameters of docs/api.md, Drivers, and turns
 // them into the store's filter, as ListDrivers does; errors are gRPC
 // statuses. It is exported so the store's statements for a request can be
 // examined without listing.

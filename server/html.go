@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// htmlSanitizer keeps the basic formatting tags the contract allows in
+// htmlSanitizer keeps the basic formatting tags docs/api.md (Jobs) allows in
 // description and requirements and removes everything else.
 //
 // Sanitising is most of the work of checking a job, and feeds are posted

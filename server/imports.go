@@ -28,7 +28,7 @@ import (
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
-// Limits of contract section 5.
+// Limits of job imports (docs/api.md, Job imports).
 const (
 	// MaxImportJobs is the most jobs one import may list.
 	MaxImportJobs = 50_000

@@ -276,7 +276,7 @@ func TestQueueDepthMetric(t *testing.T) {
 
 // TestImportResultsStayNearTheRequestSize: an import's stored results (and
 // so its callback) stay a small multiple of what was sent however many
-// values a field holds (contract section 10; a 201 KB import once stored
+// values a field holds (docs/api.md, Limits against abuse; a 201 KB import once stored
 // 8.1 MB of results).
 func TestImportResultsStayNearTheRequestSize(t *testing.T) {
 	f := newImportFixture(t)

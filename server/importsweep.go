@@ -18,7 +18,7 @@ import (
 )
 
 // An import the queue will not run again is completed with every job
-// failed (contract section 5): by its worker when the last attempt fails,
+// failed (docs/api.md, Job imports): by its worker when the last attempt fails,
 // or else by the sweep, which finds the imports the worker never saw end
 // (a stuck job rescued after its last attempt is discarded without
 // running; a job row deleted by hand).

@@ -19,7 +19,7 @@ func threeJobs(cb string) *jobboardv2.CreateJobImportRequest {
 		CallbackUrl: &cb, DeleteJobs: true}
 }
 
-// checkFailedImport checks the import ended as contract section 5 says an
+// checkFailedImport checks the import ended as docs/api.md (Job imports) says an
 // import that cannot be processed ends: every job failed, one error entry
 // without a reference whose message contains want, nothing saved, and its
 // callback delivered with the body GET gives.

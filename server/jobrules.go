@@ -197,7 +197,7 @@ func (c *jobCheck) invalid(field string, raw *string, rule string) {
 }
 
 // add records p unless its field already has a problem: a job yields at
-// most one entry per field (contract section 10), so no field can make the
+// most one entry per field (docs/api.md, Limits against abuse), so no field can make the
 // answer grow with the number of values it holds.
 func (c *jobCheck) add(p fieldProblem) {
 	for _, q := range c.problems {
@@ -315,7 +315,7 @@ func (c *jobCheck) optionalEnum(field string, raw *string, values []string) *str
 	return &canon
 }
 
-// maxListValues bounds employmentType and routeType (contract section 10):
+// maxListValues bounds employmentType and routeType (docs/api.md, Limits against abuse):
 // each has at most five distinct values, so more can only be a mistake.
 const maxListValues = 10
 

@@ -15,7 +15,7 @@ var (
 	fuzzDecimal = regexp.MustCompile(`^[0-9]+\.[0-9]{2}$`)
 )
 
-// FuzzJobValidator checks any job against the rules of contract section 4:
+// FuzzJobValidator checks any job against the rules of docs/api.md, Jobs:
 // the validator never panics, and a job it accepts holds only values the
 // rules allow (and PostgreSQL can store); a job it refuses names each
 // problem's field.

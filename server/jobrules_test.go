@@ -248,7 +248,7 @@ func TestSanitizerRemembers(t *testing.T) {
 }
 
 // TestJobRulesBoundedEntries: however many values or fields a job sends,
-// its entries stay few (contract section 10): one problem per field, ten
+// its entries stay few (docs/api.md, Limits against abuse): one problem per field, ten
 // unknown fields named one by one and the rest in one entry.
 func TestJobRulesBoundedEntries(t *testing.T) {
 	v := newJobValidator()

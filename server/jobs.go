@@ -17,7 +17,7 @@ import (
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-// The limits of contract section 4.
+// The limits of docs/api.md, Jobs.
 const (
 	// MaxJobsPerPost is how many jobs one post processes; the rest are limit errors.
 	MaxJobsPerPost = 1000
@@ -50,7 +50,7 @@ func NewJobService(st *store.Store, now func() time.Time) *JobService {
 	return &JobService{store: st, validator: newJobValidator(), now: now}
 }
 
-// Paging of ListJobs (contract section 9).
+// Paging of ListJobs (docs/api.md, Jobs).
 const (
 	defaultJobsPage = 100
 	maxJobsPage     = 1000
@@ -283,7 +283,7 @@ func (b *jobBatch) entry(i int, in *jobboardv2.JobInput, field string, value *st
 }
 
 // sentReference is the job's reference number as entries show it: null
-// when it was missing, which a blank one counts as (contract section 4).
+// when it was missing, which a blank one counts as (docs/api.md, Jobs).
 func sentReference(in *jobboardv2.JobInput) *string {
 	if strings.TrimSpace(in.GetReferenceNumber()) == "" {
 		return nil

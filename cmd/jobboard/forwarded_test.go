@@ -18,7 +18,7 @@ import (
 // an import answers with (Location, links.self, and what is stored for its
 // callback) follow X-Forwarded-Host and -Proto, over REST and as gRPC
 // metadata, only when the peer is listed in JOBBOARD_TRUSTED_PROXIES
-// (contract section 5).
+// (docs/api.md, Transport).
 func TestForwardedHostOnlyFromTrustedProxies(t *testing.T) {
 	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
 	runCommand(t, env, "migrate")

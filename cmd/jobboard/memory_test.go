@@ -48,8 +48,8 @@ func (s *service) stop() {
 	_ = s.cmd.Wait()
 }
 
-// TestMemoryStaysBounded measures the server's peak memory (contract
-// section 10): eight lists at once of 200 jobs of the largest size (about
+// TestMemoryStaysBounded measures the server's peak memory (docs/api.md,
+// Limits against abuse): eight lists at once of 200 jobs of the largest size (about
 // 80 MB of JSON each; a list was once built whole, and eight took the
 // server to 2.85 GB), and a post whose one field holds 10,000 wrong values
 // (once answered with 118 MB, using 370 MB).
@@ -117,7 +117,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 	})
 
 	// Over gRPC the same jobs come in pages a client with gRPC's default
-	// 4 MiB receive limit reads (contract section 9).
+	// 4 MiB receive limit reads (docs/api.md, Jobs).
 	t.Run("gRPC pages under 4 MiB", func(t *testing.T) {
 		svc := startService(t, env)
 		defer svc.stop()

@@ -11,8 +11,8 @@ import (
 )
 
 // TestMetricsListener: /metrics is served on the metrics listener only; on
-// the API port it is an unknown path, answered like any other (contract
-// §7). Empty JOBBOARD_METRICS_ADDR turns the listener off.
+// the API port it is an unknown path, answered like any other (docs/api.md,
+// Transport). Empty JOBBOARD_METRICS_ADDR turns the listener off.
 func TestMetricsListener(t *testing.T) {
 	dbURL := pgtest.URL(t)
 	svc := startService(t, []string{"DATABASE_URL=" + dbURL})

@@ -67,7 +67,7 @@ func checkNoSecret(t *testing.T, out string) {
 
 // TestNoCommandPrintsSecrets: with the internal token and a DATABASE_URL
 // holding a password in the environment, no command prints either in its
-// help, a flag mistake or a failed connection (contract §7). Help used to
+// help, a flag mistake or a failed connection (README, Operating). Help used to
 // show the environment's values as defaults.
 func TestNoCommandPrintsSecrets(t *testing.T) {
 	env := []string{"JOBBOARD_INTERNAL_TOKEN=" + secretToken, "DATABASE_URL=" + closedURL(t)}

@@ -2,7 +2,7 @@
 // sequence of calls, so each resource's field mapping is written once and
 // both representations follow it: names, order, nulls, booleans and CDATA.
 //
-// The two formats differ where the contract says they do: a null is JSON
+// The two formats differ where docs/api.md says they do: a null is JSON
 // null and an empty XML element; false is JSON false and an empty element,
 // true is 1 in XML; rich text is a CDATA section in XML; a list is a JSON
 // array and an XML element whose children repeat one item name.

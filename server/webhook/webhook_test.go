@@ -47,7 +47,7 @@ func TestCheckURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := CheckURL(context.Background(), tt.url, tt.private)
-		// The message never says where a name led (contract section 5).
+		// The message never says where a name led (docs/api.md, Job imports).
 		if err != nil && strings.Contains(tt.url, "localhost") && (strings.Contains(err.Error(), "127.0.0.1") || strings.Contains(err.Error(), "::1")) {
 			t.Errorf("%s: the message reveals the address: %v", tt.url, err)
 		}
