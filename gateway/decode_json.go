@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // decodeJSON fills a request message from a JSON body. The body is read
@@ -24,7 +25,7 @@ func decodeJSON(data []byte, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
-		err = jsonArray(dec, "a JSON array of jobs", maxBodyItems, func(i int) error {
+		err = jsonArray(dec, "a JSON array of jobs", rules.MaxListItems, func(i int) error {
 			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
@@ -32,15 +33,15 @@ func decodeJSON(data []byte, msg any) error {
 	case *jobboardv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
 	case *jobboardv2.DeleteJobsRequest:
-		err = jsonArray(dec, "a JSON array of job ids", maxBodyItems, func(i int) error {
+		err = jsonArray(dec, "a JSON array of job ids", rules.MaxListItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
-			m.Ids = append(m.Ids, deref(v))
+			m.Ids = append(m.Ids, rules.OrEmpty(v))
 			return err
 		})
 	case *jobboardv2.DeleteJobsByReferenceRequest:
-		err = jsonArray(dec, "a JSON array of reference numbers", maxBodyItems, func(i int) error {
+		err = jsonArray(dec, "a JSON array of reference numbers", rules.MaxListItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
-			m.ReferenceNumbers = append(m.ReferenceNumbers, deref(v))
+			m.ReferenceNumbers = append(m.ReferenceNumbers, rules.OrEmpty(v))
 			return err
 		})
 	default:
@@ -102,7 +103,7 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 		switch name.String() {
 		case "jobs":
 			sawJobs = true
-			if err := jsonArray(dec, "jobs: must be an array of jobs", maxImportItems, func(i int) error {
+			if err := jsonArray(dec, "jobs: must be an array of jobs", rules.MaxImportJobs, func(i int) error {
 				j, err := jsonJob(dec, func() string { return fmt.Sprintf("$.jobs[%d]", i) })
 				m.Jobs = append(m.Jobs, j)
 				return err
@@ -123,13 +124,11 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 			if err != nil {
 				return err
 			}
-			switch strings.ToLower(deref(v)) {
-			case "true", "1":
-				m.DeleteJobs = true
-			case "false", "0", "":
-			default:
-				return fmt.Errorf("deleteJobs: %q is not a boolean (true or false)", deref(v))
+			del, ok := rules.Bool(rules.OrEmpty(v))
+			if !ok {
+				return fmt.Errorf("deleteJobs: %q is not a boolean (true or false)", rules.OrEmpty(v))
 			}
+			m.DeleteJobs = del
 		default:
 			if err := dec.SkipValue(); err != nil {
 				return err
@@ -253,11 +252,4 @@ func jsonError(err error) error {
 		return fmt.Errorf("malformed JSON at byte %d: %v", syntax.ByteOffset, syntax.Err)
 	}
 	return err
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -6,28 +6,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // maxXMLDepth bounds element nesting inside unknown fields; known fields
 // hold text only.
 const maxXMLDepth = 32
 
-// maxBodyItems bounds the elements of a list body. A post processes 1,000
-// jobs and reports each further one as a limit error; past this many, the
-// answer would only grow, so the body is refused instead.
-const maxBodyItems = 10_000
-
-// maxImportItems bounds the jobs of an import.
-const maxImportItems = 50_000
-
+// tooManyItems refuses a list body past max items (rules.MaxListItems, or
+// rules.MaxImportJobs for an import) while it is read: a post processes
+// rules.MaxJobsPerPost jobs and reports each further one as a limit error,
+// so past the bound the answer would only grow.
 func tooManyItems(max int) error {
-	if max == maxImportItems {
+	if max == rules.MaxImportJobs {
 		return fmt.Errorf("jobs: an import holds at most %d jobs", max)
 	}
-	return fmt.Errorf("the body lists more than %d items; a post processes the first 1,000 jobs, so send the rest in further requests", max)
+	return fmt.Errorf("the body lists more than %d items; a post processes the first %s jobs, so send the rest in further requests", max, groupThousands(rules.MaxJobsPerPost))
+}
+
+// groupThousands writes n with a comma between groups of three digits, as
+// the messages write counts people read: 1,000.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // decodeXML fills a request message from an XML body: a jobs root whose job
@@ -116,8 +124,8 @@ func (d *xmlReader) jobs(item func(i int) error) error {
 			if t.Name.Local != "job" {
 				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
 			}
-			if i == maxBodyItems {
-				return tooManyItems(maxBodyItems)
+			if i == rules.MaxListItems {
+				return tooManyItems(rules.MaxListItems)
 			}
 			if err := item(i); err != nil {
 				return err

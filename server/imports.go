@@ -24,17 +24,14 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
-// Limits of contract section 5.
-const (
-	// MaxImportJobs is the most jobs one import may list.
-	MaxImportJobs = 50_000
-	// maxIdempotencyKey is the longest Idempotency-Key accepted.
-	maxIdempotencyKey = 255
-)
+// maxIdempotencyKey is the longest Idempotency-Key accepted (contract
+// section 5; the most jobs an import may list is rules.MaxImportJobs).
+const maxIdempotencyKey = 255
 
 // DefaultImportAttempts is how many times the queue tries an import: the
 // waits between tries (about 1 s, 16 s, 81 s, ... 40 min: the queue's
@@ -64,8 +61,8 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 	if err != nil {
 		return nil, err
 	}
-	if n := len(req.GetJobs()); n > MaxImportJobs {
-		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, MaxImportJobs)
+	if n := len(req.GetJobs()); n > rules.MaxImportJobs {
+		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, rules.MaxImportJobs)
 	}
 	if req.CallbackUrl != nil {
 		if err := webhook.CheckURL(ctx, req.GetCallbackUrl(), s.allowPrivateCallbacks); err != nil {
