@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -25,7 +24,7 @@ func decodeJSON(data []byte, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
-		err = jsonArray(dec, "a JSON array of jobs", rules.MaxListItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of jobs", rules.MaxListItems, func(i int) error {
 			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
@@ -33,13 +32,13 @@ func decodeJSON(data []byte, msg any) error {
 	case *jobboardv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
 	case *jobboardv2.DeleteJobsRequest:
-		err = jsonArray(dec, "a JSON array of job ids", rules.MaxListItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of job ids", rules.MaxListItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Ids = append(m.Ids, rules.OrEmpty(v))
 			return err
 		})
 	case *jobboardv2.DeleteJobsByReferenceRequest:
-		err = jsonArray(dec, "a JSON array of reference numbers", rules.MaxListItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of reference numbers", rules.MaxListItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.ReferenceNumbers = append(m.ReferenceNumbers, rules.OrEmpty(v))
 			return err
@@ -63,14 +62,15 @@ type path func() string
 func (p path) field(name string) path { return func() string { return p() + "." + name } }
 func (p path) index(i int) path       { return func() string { return fmt.Sprintf("%s[%d]", p(), i) } }
 
-// jsonArray reads an array of at most max elements, calling item for each.
-func jsonArray(dec *jsontext.Decoder, what string, max int, item func(i int) error) error {
+// jsonArray reads an array of at most max elements, calling item for each;
+// notArray is the message for a value that is not an array.
+func jsonArray(dec *jsontext.Decoder, notArray string, max int, item func(i int) error) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
 	if tok.Kind() != '[' {
-		return fmt.Errorf("the body must be %s", what)
+		return errors.New(notArray)
 	}
 	for i := 0; dec.PeekKind() != ']'; i++ {
 		if i == max {
@@ -108,9 +108,6 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 				m.Jobs = append(m.Jobs, j)
 				return err
 			}); err != nil {
-				if strings.HasPrefix(err.Error(), "the body must be jobs:") {
-					return errors.New("jobs: must be an array of jobs")
-				}
 				return err
 			}
 		case "callbackUrl":

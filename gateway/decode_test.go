@@ -154,3 +154,31 @@ func TestGroupThousands(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeImportRejects(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{"jobs":{}}`, "jobs: must be an array of jobs"},
+		{`{"jobs":"x"}`, "jobs: must be an array of jobs"},
+		{`{"callbackUrl":"https://example.com/cb"}`, "jobs: is required, an array of jobs"},
+		{`{"jobs":[],"deleteJobs":"yes"}`, `deleteJobs: "yes" is not a boolean (true or false)`},
+		{`[]`, "the body must be a JSON object"},
+	} {
+		var got jobboardv2.CreateJobImportRequest
+		err := (marshaler{wire.JSON}).Unmarshal([]byte(tt.body), &got)
+		if err == nil || err.Error() != tt.want && !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.body, err, tt.want)
+		}
+	}
+}
+
+func TestDecodeImportDeleteJobs(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jobs":[]}`: false, `{"jobs":[],"deleteJobs":true}`: true, `{"jobs":[],"deleteJobs":"TRUE"}`: true,
+		`{"jobs":[],"deleteJobs":1}`: true, `{"jobs":[],"deleteJobs":0}`: false, `{"jobs":[],"deleteJobs":null}`: false,
+	} {
+		var got jobboardv2.CreateJobImportRequest
+		if err := (marshaler{wire.JSON}).Unmarshal([]byte(body), &got); err != nil || got.DeleteJobs != want {
+			t.Errorf("%s: deleteJobs %v (error %v), want %v", body, got.DeleteJobs, err, want)
+		}
+	}
+}

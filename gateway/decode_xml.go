@@ -42,6 +42,13 @@ func groupThousands(n int) string {
 // children are job records (post) or ids and reference numbers (deletes).
 func decodeXML(data []byte, msg any) error {
 	d := &xmlReader{dec: xml.NewDecoder(bytes.NewReader(data))}
+	// encoding/xml asks for a reader only for an encoding other than
+	// UTF-8, and words the refusal in text of its own: the fact is kept
+	// here instead, for xmlError.
+	d.dec.CharsetReader = func(label string, _ io.Reader) (io.Reader, error) {
+		d.otherCharset = true
+		return nil, fmt.Errorf("encoding %q is not accepted", label)
+	}
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
@@ -66,13 +73,16 @@ func decodeXML(data []byte, msg any) error {
 		return errors.New("this request takes no body")
 	}
 	if err != nil {
-		return xmlError(err)
+		return xmlError(err, d.otherCharset)
 	}
 	return nil
 }
 
 type xmlReader struct {
 	dec *xml.Decoder
+	// otherCharset is set when the document declared an encoding other
+	// than UTF-8.
+	otherCharset bool
 }
 
 // next returns the next token that matters: elements, their text, the end of
@@ -216,18 +226,19 @@ func (d *xmlReader) text(path string, depth int, nested bool) (string, error) {
 	}
 }
 
-// xmlError words decoder errors for people.
-func xmlError(err error) error {
+// xmlError words decoder errors for people; otherCharset says the document
+// declared an encoding other than UTF-8.
+func xmlError(err error, otherCharset bool) error {
 	var syntax *xml.SyntaxError
 	switch {
+	case otherCharset:
+		return errors.New("the body must be XML in UTF-8; no other encoding is accepted")
 	case errors.As(err, &syntax):
 		// The parser quotes the bytes it stumbled on, which need not be
 		// UTF-8; a message must be.
 		return fmt.Errorf("malformed XML at line %d: %s", syntax.Line, strings.ToValidUTF8(syntax.Msg, "\uFFFD"))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("malformed XML: the body ends too soon")
-	case strings.Contains(err.Error(), "CharsetReader"):
-		return errors.New("the body must be XML in UTF-8; no other encoding is accepted")
 	}
 	return err
 }

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
@@ -69,7 +70,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 			return nil, status.Errorf(codes.InvalidArgument, "callbackUrl: %s %s", quoted(req.GetCallbackUrl()), err)
 		}
 	}
-	key := first(metadataOf(ctx), "idempotency-key")
+	key := first(metadataOf(ctx), callmeta.IdempotencyKey)
 	if len(key) > maxIdempotencyKey {
 		return nil, status.Errorf(codes.InvalidArgument, "Idempotency-Key: %d characters is longer than the %d allowed", len(key), maxIdempotencyKey)
 	}
@@ -137,10 +138,10 @@ func (s *JobImportService) baseURL(ctx context.Context) string {
 	}
 	md := metadataOf(ctx)
 	scheme := "http"
-	if p := forwarded.Proto(first(md, "x-forwarded-proto")); p != "" {
+	if p := forwarded.Proto(first(md, callmeta.ForwardedProto)); p != "" {
 		scheme = p
 	}
-	host := forwarded.Host(first(md, "x-forwarded-host"))
+	host := forwarded.Host(first(md, callmeta.ForwardedHost))
 	if host == "" {
 		host = first(md, ":authority")
 		if h, _, err := net.SplitHostPort(host); err == nil && s.restPort != "" {
