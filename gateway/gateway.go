@@ -92,8 +92,9 @@ type gateway struct {
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
-// it authenticates, reads the body within its limit, and makes the path
-// suffix decide the format whatever the client's Content-Type or Accept.
+// it authenticates, names the query parameters the route ignores, reads
+// the body within its limit, and makes the path suffix decide the format
+// whatever the client's Content-Type or Accept.
 func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if isProbe(r.Context()) {
@@ -119,6 +120,10 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if apiErr := checkParams(r, params); apiErr != nil {
 			writeError(w, r, *apiErr)
 			return
+		}
+		if ignored := ignoredParams(r.URL.Query(), route.params); ignored != "" {
+			w.Header().Set(ignoredHeader, ignored)
+			noteIgnored(r.Context(), ignored)
 		}
 		if raw, ok := params["id"]; ok && route.numericID {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {

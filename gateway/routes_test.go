@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -121,5 +124,44 @@ func TestRouteFacts(t *testing.T) {
 	}
 	if r := routeOf(http.MethodGet, "/elsewhere"); r.bodyLimit != defaultLimit || len(r.params) != 0 {
 		t.Errorf("an unknown route: %+v", r)
+	}
+}
+
+func TestIgnoredParams(t *testing.T) {
+	known := routes["GET /api/v2.0/drivers.xml"].params
+	long := strings.Repeat("x", 100)
+	var many []string
+	for i := range 200 {
+		many = append(many, fmt.Sprintf("unknown_parameter_%03d=1", i))
+	}
+	manyWant := regexp.MustCompile(`^unknown_parameter_000, unknown_parameter_001, .*, \(and \d+ more\)$`)
+	tests := []struct {
+		name, query, want string
+	}{
+		{"none", "state=TX&max=5", ""},
+		{"the issue's example", "state=TX&radius=50&zip=75001", "radius, zip"},
+		{"sorted and once", "zip=1&a=1&zip=2&state=TX", "a, zip"},
+		{"values never shown", "secret=hunter2", "secret"},
+		{"JSON name of a field", "driver_type=Solo&maxResults=3", "maxResults"},
+		{"case matters", "STATE=TX", "STATE"},
+		{"escaped", "a%2Cb=1&c+d=1&e%0Af=1", "a%2Cb, c+d, e%0Af"},
+		{"empty name", "=1", `""`},
+		{"cut", long + "=1", strings.Repeat("x", maxIgnoredName)},
+		{"cut on a character", strings.Repeat("x", maxIgnoredName-1) + "%C3%A9=1", strings.Repeat("x", maxIgnoredName-1)},
+		{"cut names collapse", long + "=1&" + long + "y=1", strings.Repeat("x", maxIgnoredName)},
+	}
+	for _, tt := range tests {
+		q, err := url.ParseQuery(tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ignoredParams(q, known); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	q, _ := url.ParseQuery(strings.Join(many, "&"))
+	got := ignoredParams(q, known)
+	if len(got) > maxIgnoredList+len(", (and 200 more)") || !manyWant.MatchString(got) {
+		t.Errorf("200 names: %d bytes %q", len(got), got)
 	}
 }
