@@ -17,6 +17,8 @@ type requestInfo struct {
 	accountID int64
 	// routed is true once the gateway matched a route pattern.
 	routed bool
+	// ignored names the query parameters the route ignored (ignoredParams).
+	ignored string
 }
 
 type requestInfoKey struct{}
@@ -25,6 +27,12 @@ type requestInfoKey struct{}
 func noteRoute(ctx context.Context, route string) {
 	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
 		ri.route, ri.routed = route, true
+	}
+}
+
+func noteIgnored(ctx context.Context, names string) {
+	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		ri.ignored = names
 	}
 }
 
@@ -59,7 +67,8 @@ const unmatched = "unmatched"
 // AccessLog gives every request an X-Request-Id (the client's when it is
 // short printable ASCII, else a new one), echoes it, passes it on to the
 // services as x-request-id metadata, and logs one line when the request
-// ends: method, route pattern, status, duration, account and request id.
+// ends: method, route pattern, status, duration, account, request id and
+// the query parameters the route ignored.
 // Neither credentials nor bodies are logged. Each observer is told about
 // the request too, with the same route pattern.
 func AccessLog(next http.Handler, observers ...Observer) http.Handler {
@@ -78,6 +87,9 @@ func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 			"duration_ms", float64(elapsed.Microseconds()) / 1000, "request_id", id}
 		if info.accountID != 0 {
 			attrs = append(attrs, "account_id", info.accountID)
+		}
+		if info.ignored != "" {
+			attrs = append(attrs, "ignored_parameters", info.ignored)
 		}
 		slog.InfoContext(r.Context(), "request", attrs...)
 		if len(observers) > 0 {

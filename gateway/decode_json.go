@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // decodeJSON fills a request message from a JSON body. The body is read
@@ -24,7 +24,7 @@ func decodeJSON(data []byte, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
-		err = jsonArray(dec, "a JSON array of jobs", maxBodyItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of jobs", rules.MaxListItems, func(i int) error {
 			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
@@ -32,15 +32,15 @@ func decodeJSON(data []byte, msg any) error {
 	case *jobboardv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
 	case *jobboardv2.DeleteJobsRequest:
-		err = jsonArray(dec, "a JSON array of job ids", maxBodyItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of job ids", rules.MaxListItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
-			m.Ids = append(m.Ids, deref(v))
+			m.Ids = append(m.Ids, rules.OrEmpty(v))
 			return err
 		})
 	case *jobboardv2.DeleteJobsByReferenceRequest:
-		err = jsonArray(dec, "a JSON array of reference numbers", maxBodyItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of reference numbers", rules.MaxListItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
-			m.ReferenceNumbers = append(m.ReferenceNumbers, deref(v))
+			m.ReferenceNumbers = append(m.ReferenceNumbers, rules.OrEmpty(v))
 			return err
 		})
 	default:
@@ -62,14 +62,15 @@ type path func() string
 func (p path) field(name string) path { return func() string { return p() + "." + name } }
 func (p path) index(i int) path       { return func() string { return fmt.Sprintf("%s[%d]", p(), i) } }
 
-// jsonArray reads an array of at most max elements, calling item for each.
-func jsonArray(dec *jsontext.Decoder, what string, max int, item func(i int) error) error {
+// jsonArray reads an array of at most max elements, calling item for each;
+// notArray is the message for a value that is not an array.
+func jsonArray(dec *jsontext.Decoder, notArray string, max int, item func(i int) error) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
 	if tok.Kind() != '[' {
-		return fmt.Errorf("the body must be %s", what)
+		return errors.New(notArray)
 	}
 	for i := 0; dec.PeekKind() != ']'; i++ {
 		if i == max {
@@ -102,14 +103,11 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 		switch name.String() {
 		case "jobs":
 			sawJobs = true
-			if err := jsonArray(dec, "jobs: must be an array of jobs", maxImportItems, func(i int) error {
+			if err := jsonArray(dec, "jobs: must be an array of jobs", rules.MaxImportJobs, func(i int) error {
 				j, err := jsonJob(dec, func() string { return fmt.Sprintf("$.jobs[%d]", i) })
 				m.Jobs = append(m.Jobs, j)
 				return err
 			}); err != nil {
-				if strings.HasPrefix(err.Error(), "the body must be jobs:") {
-					return errors.New("jobs: must be an array of jobs")
-				}
 				return err
 			}
 		case "callbackUrl":
@@ -123,13 +121,11 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 			if err != nil {
 				return err
 			}
-			switch strings.ToLower(deref(v)) {
-			case "true", "1":
-				m.DeleteJobs = true
-			case "false", "0", "":
-			default:
-				return fmt.Errorf("deleteJobs: %q is not a boolean (true or false)", deref(v))
+			del, ok := rules.Bool(rules.OrEmpty(v))
+			if !ok {
+				return fmt.Errorf("deleteJobs: %q is not a boolean (true or false)", rules.OrEmpty(v))
 			}
+			m.DeleteJobs = del
 		default:
 			if err := dec.SkipValue(); err != nil {
 				return err
@@ -253,11 +249,4 @@ func jsonError(err error) error {
 		return fmt.Errorf("malformed JSON at byte %d: %v", syntax.ByteOffset, syntax.Err)
 	}
 	return err
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/wire"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 func s(v string) *string { return &v }
@@ -108,8 +109,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"xml mismatched", wire.XML, `<jobs><job></jobs>`, "malformed XML"},
 		{"xml two roots", wire.XML, `<jobs/><jobs/>`, "unexpected content after the </jobs> root element"},
 		{"xml other encoding", wire.XML, `<?xml version="1.0" encoding="ISO-8859-1"?><jobs/>`, "the body must be XML in UTF-8"},
-		{"json too many items", wire.JSON, "[" + strings.Repeat("{},", maxBodyItems) + "{}]", "more than 10000 items"},
-		{"xml too many items", wire.XML, "<jobs>" + strings.Repeat("<job/>", maxBodyItems+1) + "</jobs>", "more than 10000 items"},
+		{"json too many items", wire.JSON, "[" + strings.Repeat("{},", rules.MaxListItems) + "{}]", "more than 10000 items"},
+		{"xml too many items", wire.XML, "<jobs>" + strings.Repeat("<job/>", rules.MaxListItems+1) + "</jobs>", "more than 10000 items"},
 		{"xml deep unknown", wire.XML, "<jobs><job><x>" + strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40) + "</x></job></jobs>", "nested deeper than 32"},
 	}
 	for _, tt := range tests {
@@ -128,6 +129,56 @@ func TestDecodeEmptyBody(t *testing.T) {
 		var got jobboardv2.PostJobsRequest
 		if err := (marshaler{f}).Unmarshal([]byte(" \n"), &got); !errors.Is(err, io.EOF) {
 			t.Errorf("%v: empty body gave %v, want io.EOF", f, err)
+		}
+	}
+}
+
+func TestTooManyItemsMessage(t *testing.T) {
+	for _, tc := range []struct {
+		max  int
+		want string
+	}{
+		{rules.MaxListItems, "the body lists more than 10000 items; a post processes the first 1,000 jobs, so send the rest in further requests"},
+		{rules.MaxImportJobs, "jobs: an import holds at most 50000 jobs"},
+	} {
+		if got := tooManyItems(tc.max).Error(); got != tc.want {
+			t.Errorf("tooManyItems(%d) = %q, want %q", tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestGroupThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 50_000: "50,000", 1_234_567: "1,234,567", -1000: "-1,000", -100: "-100"} {
+		if got := groupThousands(n); got != want {
+			t.Errorf("groupThousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestDecodeImportRejects(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{"jobs":{}}`, "jobs: must be an array of jobs"},
+		{`{"jobs":"x"}`, "jobs: must be an array of jobs"},
+		{`{"callbackUrl":"https://example.com/cb"}`, "jobs: is required, an array of jobs"},
+		{`{"jobs":[],"deleteJobs":"yes"}`, `deleteJobs: "yes" is not a boolean (true or false)`},
+		{`[]`, "the body must be a JSON object"},
+	} {
+		var got jobboardv2.CreateJobImportRequest
+		err := (marshaler{wire.JSON}).Unmarshal([]byte(tt.body), &got)
+		if err == nil || err.Error() != tt.want && !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.body, err, tt.want)
+		}
+	}
+}
+
+func TestDecodeImportDeleteJobs(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jobs":[]}`: false, `{"jobs":[],"deleteJobs":true}`: true, `{"jobs":[],"deleteJobs":"TRUE"}`: true,
+		`{"jobs":[],"deleteJobs":1}`: true, `{"jobs":[],"deleteJobs":0}`: false, `{"jobs":[],"deleteJobs":null}`: false,
+	} {
+		var got jobboardv2.CreateJobImportRequest
+		if err := (marshaler{wire.JSON}).Unmarshal([]byte(body), &got); err != nil || got.DeleteJobs != want {
+			t.Errorf("%s: deleteJobs %v (error %v), want %v", body, got.DeleteJobs, err, want)
 		}
 	}
 }

@@ -6,34 +6,49 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // maxXMLDepth bounds element nesting inside unknown fields; known fields
 // hold text only.
 const maxXMLDepth = 32
 
-// maxBodyItems bounds the elements of a list body. A post processes 1,000
-// jobs and reports each further one as a limit error; past this many, the
-// answer would only grow, so the body is refused instead.
-const maxBodyItems = 10_000
-
-// maxImportItems bounds the jobs of an import.
-const maxImportItems = 50_000
-
+// tooManyItems refuses a list body past max items (rules.MaxListItems, or
+// rules.MaxImportJobs for an import) while it is read: a post processes
+// rules.MaxJobsPerPost jobs and reports each further one as a limit error,
+// so past the bound the answer would only grow.
 func tooManyItems(max int) error {
-	if max == maxImportItems {
+	if max == rules.MaxImportJobs {
 		return fmt.Errorf("jobs: an import holds at most %d jobs", max)
 	}
-	return fmt.Errorf("the body lists more than %d items; a post processes the first 1,000 jobs, so send the rest in further requests", max)
+	return fmt.Errorf("the body lists more than %d items; a post processes the first %s jobs, so send the rest in further requests", max, groupThousands(rules.MaxJobsPerPost))
+}
+
+// groupThousands writes n with a comma between groups of three digits, as
+// the messages write counts people read: 1,000.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // decodeXML fills a request message from an XML body: a jobs root whose job
 // children are job records (post) or ids and reference numbers (deletes).
 func decodeXML(data []byte, msg any) error {
 	d := &xmlReader{dec: xml.NewDecoder(bytes.NewReader(data))}
+	// encoding/xml asks for a reader only for an encoding other than
+	// UTF-8, and words the refusal in text of its own: the fact is kept
+	// here instead, for xmlError.
+	d.dec.CharsetReader = func(label string, _ io.Reader) (io.Reader, error) {
+		d.otherCharset = true
+		return nil, fmt.Errorf("encoding %q is not accepted", label)
+	}
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
@@ -58,13 +73,16 @@ func decodeXML(data []byte, msg any) error {
 		return errors.New("this request takes no body")
 	}
 	if err != nil {
-		return xmlError(err)
+		return xmlError(err, d.otherCharset)
 	}
 	return nil
 }
 
 type xmlReader struct {
 	dec *xml.Decoder
+	// otherCharset is set when the document declared an encoding other
+	// than UTF-8.
+	otherCharset bool
 }
 
 // next returns the next token that matters: elements, their text, the end of
@@ -116,8 +134,8 @@ func (d *xmlReader) jobs(item func(i int) error) error {
 			if t.Name.Local != "job" {
 				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
 			}
-			if i == maxBodyItems {
-				return tooManyItems(maxBodyItems)
+			if i == rules.MaxListItems {
+				return tooManyItems(rules.MaxListItems)
 			}
 			if err := item(i); err != nil {
 				return err
@@ -208,18 +226,19 @@ func (d *xmlReader) text(path string, depth int, nested bool) (string, error) {
 	}
 }
 
-// xmlError words decoder errors for people.
-func xmlError(err error) error {
+// xmlError words decoder errors for people; otherCharset says the document
+// declared an encoding other than UTF-8.
+func xmlError(err error, otherCharset bool) error {
 	var syntax *xml.SyntaxError
 	switch {
+	case otherCharset:
+		return errors.New("the body must be XML in UTF-8; no other encoding is accepted")
 	case errors.As(err, &syntax):
 		// The parser quotes the bytes it stumbled on, which need not be
 		// UTF-8; a message must be.
 		return fmt.Errorf("malformed XML at line %d: %s", syntax.Line, strings.ToValidUTF8(syntax.Msg, "\uFFFD"))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("malformed XML: the body ends too soon")
-	case strings.Contains(err.Error(), "CharsetReader"):
-		return errors.New("the body must be XML in UTF-8; no other encoding is accepted")
 	}
 	return err
 }

@@ -21,17 +21,11 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/wire"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 )
 
 const apiPrefix = "/api/v2.0/"
-
-// Body limits (docs/api.md, Limits against abuse).
-const (
-	jobsPostLimit  = 16 << 20
-	jobImportLimit = 64 << 20
-	defaultLimit   = 1 << 20
-)
 
 // Config is what the gateway serves.
 type Config struct {
@@ -71,7 +65,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		// Idempotency-Key reaches the service as metadata, as gRPC callers send it.
 		runtime.WithIncomingHeaderMatcher(func(h string) (string, bool) {
 			if strings.EqualFold(h, "Idempotency-Key") {
-				return "idempotency-key", true
+				return callmeta.IdempotencyKey, true
 			}
 			return runtime.DefaultHeaderMatcher(h)
 		}),
@@ -98,19 +92,21 @@ type gateway struct {
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
-// it authenticates, reads the body within its limit, and makes the path
-// suffix decide the format whatever the client's Content-Type or Accept.
+// it authenticates, names the query parameters the route ignores, reads
+// the body within its limit, and makes the path suffix decide the format
+// whatever the client's Content-Type or Accept.
 func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if isProbe(r.Context()) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		route := ""
-		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
-			route = strings.ReplaceAll(pattern.String(), "=*}", "}")
-			noteRoute(r.Context(), route)
+		pattern := ""
+		if p, ok := runtime.HTTPPattern(r.Context()); ok {
+			pattern = strings.ReplaceAll(p.String(), "=*}", "}")
+			noteRoute(r.Context(), pattern)
 		}
+		route := routeOf(r.Method, pattern)
 		ctx, err := g.authenticate(r.Context(), apiKey(r), g.clientAddress(r))
 		if err == nil && g.account != nil {
 			if id, ok := g.account(ctx); ok {
@@ -125,27 +121,25 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, *apiErr)
 			return
 		}
-		// Jobs and drivers have integer ids (imports have UUIDs, checked by the service).
-		numericID := !strings.HasPrefix(r.URL.Path, apiPrefix+"job-imports/")
-		if raw, ok := params["id"]; ok && numericID && r.Method == http.MethodGet {
+		if ignored := ignoredParams(r.URL.Query(), route.params); ignored != "" {
+			w.Header().Set(ignoredHeader, ignored)
+			noteIgnored(r.Context(), ignored)
+		}
+		if raw, ok := params["id"]; ok && route.numericID {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
 				writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
 					fmt.Sprintf("id: %q is not an id (a whole number)", raw)})
 				return
 			}
 		}
-		body, apiErr := readBody(r)
+		body, apiErr := readBody(r, route.bodyLimit)
 		if apiErr != nil {
 			writeError(w, r, *apiErr)
 			return
 		}
 		called := g.calledURL(r)
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
-		list := deleteByID
-		if strings.HasSuffix(route, "/reference") {
-			list = deleteByReference
-		}
-		r.Body = &requestBody{Reader: bytes.NewReader(body), data: body, list: list}
+		r.Body = &requestBody{Reader: bytes.NewReader(body), data: body, list: route.list}
 		mime := mimeJSON
 		if formatOf(r.URL.Path) == wire.XML {
 			mime = mimeXML
@@ -154,10 +148,11 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		r.Header.Set("Accept", mime)
 		// Links are built from the host and scheme the client called (or
 		// JOBBOARD_PUBLIC_URL): grpc-gateway passes X-Forwarded-Host on as
-		// metadata, so it is set here to what calledURL decided.
+		// callmeta.ForwardedHost by itself, so it is set here to what
+		// calledURL decided; the scheme goes as a Grpc-Metadata- header.
 		r.Header.Set("X-Forwarded-Host", called.Host)
 		r.Header.Del("Forwarded")
-		r.Header.Set("Grpc-Metadata-X-Forwarded-Proto", called.Scheme)
+		r.Header.Set(runtime.MetadataHeaderPrefix+callmeta.ForwardedProto, called.Scheme)
 		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
 			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
 				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
@@ -288,15 +283,7 @@ const preallocate = 2 << 20
 
 // readBody reads the whole body, refusing one over the route's limit (413)
 // or one that is not UTF-8 (400).
-func readBody(r *http.Request) ([]byte, *apiError) {
-	limit := int64(defaultLimit)
-	switch {
-	case r.Method != http.MethodPost:
-	case r.URL.Path == apiPrefix+"jobs.json" || r.URL.Path == apiPrefix+"jobs.xml":
-		limit = jobsPostLimit
-	case r.URL.Path == apiPrefix+"job-imports":
-		limit = jobImportLimit
-	}
+func readBody(r *http.Request, limit int64) ([]byte, *apiError) {
 	tooLarge := &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
 		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
 	if r.ContentLength > limit {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -49,7 +50,7 @@ func everyProblem() []doc {
 			{"driverType", "Trucker"}, {"freightType", "Box"}, {"payAmountMin", "20"}, {"payAmountMax", "10"},
 			{"employmentType", []string{"Seasonal"}}, {"twicOnly", "maybe"}, {"description", "x"}},
 	}
-	for i := len(jobs); i <= server.MaxJobsPerPost; i++ {
+	for i := len(jobs); i <= rules.MaxJobsPerPost; i++ {
 		jobs = append(jobs, filler(i))
 	}
 	return jobs

@@ -137,9 +137,6 @@ func firstOf(values []string) *string {
 	return &values[0]
 }
 
-// writeSummaryCounts writes the counts and the four error lists. Post entries
-// always carry index, referenceNumber, field, value and message; delete
-// entries carry only what names the job asked for.
 // summaryCounts are the fields a post's answer shares with a delete's.
 type summaryCounts interface {
 	GetUnchanged() int32
@@ -150,6 +147,9 @@ type summaryCounts interface {
 	GetErrorMessages() *jobboardv2.ErrorMessages
 }
 
+// writeSummaryCounts writes the counts and the four error lists. Post entries
+// always carry index, referenceNumber, field, value and message; delete
+// entries carry only what names the job asked for.
 func writeSummaryCounts(w wire.Writer, s summaryCounts, postEntries bool) {
 	w.Int("unchanged", int64(s.GetUnchanged()))
 	w.Int("updated", int64(s.GetUpdated()))

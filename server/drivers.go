@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -133,15 +134,11 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 	f.FirstNameLower = store.FoldCase(strings.TrimSpace(req.GetFirstName()))
 	f.LastNameLower = store.FoldCase(strings.TrimSpace(req.GetLastName()))
 	if v := strings.TrimSpace(req.GetHasJobApps()); v != "" {
-		switch strings.ToLower(v) {
-		case "1", "true":
-			f.HasJobApps = new(bool)
-			*f.HasJobApps = true
-		case "0", "false":
-			f.HasJobApps = new(bool)
-		default:
+		has, ok := rules.Bool(v)
+		if !ok {
 			return f, badParam("has_job_apps", v, "allowed: 1, 0, true, false")
 		}
+		f.HasJobApps = &has
 	}
 	// Titles are compared with PostgreSQL's lower() on both sides, which
 	// folds only ASCII in a C-locale database.

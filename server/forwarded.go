@@ -8,12 +8,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
+	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 )
-
-// The metadata twins of X-Forwarded-Host and X-Forwarded-Proto, which say
-// what host and scheme a client called when a proxy stands in between.
-var forwardedKeys = []string{"x-forwarded-host", "x-forwarded-proto"}
 
 // untrustedForwarding drops the forwarding metadata of gRPC calls whose
 // peer is not a trusted proxy, so that only a proxy an operator listed can
@@ -30,7 +27,7 @@ func untrustedForwarding(proxies forwarded.Proxies) (grpc.UnaryServerInterceptor
 			return ctx
 		}
 		found := false
-		for _, k := range forwardedKeys {
+		for _, k := range callmeta.Forwarding {
 			if len(md.Get(k)) > 0 {
 				found = true
 			}
@@ -39,7 +36,7 @@ func untrustedForwarding(proxies forwarded.Proxies) (grpc.UnaryServerInterceptor
 			return ctx
 		}
 		md = md.Copy()
-		for _, k := range forwardedKeys {
+		for _, k := range callmeta.Forwarding {
 			md.Delete(k)
 		}
 		return metadata.NewIncomingContext(ctx, md)

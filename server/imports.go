@@ -22,19 +22,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
-// Limits of job imports (docs/api.md, Job imports).
-const (
-	// MaxImportJobs is the most jobs one import may list.
-	MaxImportJobs = 50_000
-	// maxIdempotencyKey is the longest Idempotency-Key accepted.
-	maxIdempotencyKey = 255
-)
+// maxIdempotencyKey is the longest Idempotency-Key accepted (docs/api.md,
+// Job imports; the most jobs an import may list is rules.MaxImportJobs).
+const maxIdempotencyKey = 255
 
 // DefaultImportAttempts is how many times the queue tries an import: the
 // waits between tries (about 1 s, 16 s, 81 s, ... 40 min: the queue's
@@ -64,15 +62,15 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 	if err != nil {
 		return nil, err
 	}
-	if n := len(req.GetJobs()); n > MaxImportJobs {
-		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, MaxImportJobs)
+	if n := len(req.GetJobs()); n > rules.MaxImportJobs {
+		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, rules.MaxImportJobs)
 	}
 	if req.CallbackUrl != nil {
 		if err := webhook.CheckURL(ctx, req.GetCallbackUrl(), s.allowPrivateCallbacks); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "callbackUrl: %s %s", quoted(req.GetCallbackUrl()), err)
 		}
 	}
-	key := first(metadataOf(ctx), "idempotency-key")
+	key := first(metadataOf(ctx), callmeta.IdempotencyKey)
 	if len(key) > maxIdempotencyKey {
 		return nil, status.Errorf(codes.InvalidArgument, "Idempotency-Key: %d characters is longer than the %d allowed", len(key), maxIdempotencyKey)
 	}
@@ -140,10 +138,10 @@ func (s *JobImportService) baseURL(ctx context.Context) string {
 	}
 	md := metadataOf(ctx)
 	scheme := "http"
-	if p := forwarded.Proto(first(md, "x-forwarded-proto")); p != "" {
+	if p := forwarded.Proto(first(md, callmeta.ForwardedProto)); p != "" {
 		scheme = p
 	}
-	host := forwarded.Host(first(md, "x-forwarded-host"))
+	host := forwarded.Host(first(md, callmeta.ForwardedHost))
 	if host == "" {
 		host = first(md, ":authority")
 		if h, _, err := net.SplitHostPort(host); err == nil && s.restPort != "" {

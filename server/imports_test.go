@@ -15,6 +15,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // importFixture is the services over a fresh database with two accounts
@@ -192,9 +193,9 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 	if _, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, long), req); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("a 256-character key: %v", err)
 	}
-	tooMany := &jobboardv2.CreateJobImportRequest{Jobs: make([]*jobboardv2.JobInput, MaxImportJobs+1)}
+	tooMany := &jobboardv2.CreateJobImportRequest{Jobs: make([]*jobboardv2.JobInput, rules.MaxImportJobs+1)}
 	if _, err := f.svcs.Imports.CreateJobImport(f.ctxA, tooMany); status.Code(err) != codes.InvalidArgument {
-		t.Errorf("%d jobs: %v", MaxImportJobs+1, err)
+		t.Errorf("%d jobs: %v", rules.MaxImportJobs+1, err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -193,7 +194,7 @@ func (c *jobCheck) missing(field string, raw *string) {
 
 func (c *jobCheck) invalid(field string, raw *string, rule string) {
 	c.add(fieldProblem{kind: invalidProblem, field: field, value: raw,
-		message: fmt.Sprintf("%s: %s %s", field, quoted(deref(raw)), rule)})
+		message: fmt.Sprintf("%s: %s %s", field, quoted(rules.OrEmpty(raw)), rule)})
 }
 
 // add records p unless its field already has a problem: a job yields at
@@ -395,19 +396,17 @@ func (c *jobCheck) decimal(field string, raw *string) *string {
 	return nil
 }
 
-// boolean reads true, false, 1, 0 or empty (false), in any case.
+// boolean reads a boolean (rules.Bool), spaces around it allowed; absent
+// is false.
 func (c *jobCheck) boolean(field string, raw *string) bool {
 	if raw == nil {
 		return false
 	}
-	switch strings.ToLower(strings.TrimSpace(*raw)) {
-	case "1", "true":
-		return true
-	case "0", "false", "":
-		return false
+	v, ok := rules.Bool(strings.TrimSpace(*raw))
+	if !ok {
+		c.invalid(field, raw, "is not a boolean (true, false, 1 or 0)")
 	}
-	c.invalid(field, raw, "is not a boolean (true, false, 1 or 0)")
-	return false
+	return v
 }
 
 // cents converts a string matched by decimalPattern to hundredths, saturating
@@ -442,10 +441,3 @@ func contains(values []string, s string) bool {
 }
 
 func ptr(s string) *string { return &s }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

@@ -14,26 +14,20 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-// The limits of docs/api.md, Jobs.
-const (
-	// MaxJobsPerPost is how many jobs one post processes; the rest are limit errors.
-	MaxJobsPerPost = 1000
-	// MaxActiveJobs is the most active jobs an account may have.
-	MaxActiveJobs = 10_000
-	// MaxListItems bounds the jobs of a post and the ids or references of a
-	// delete: beyond it the summary would only grow, so the call is refused.
-	MaxListItems = 10_000
-)
+// MaxActiveJobs is the most active jobs an account may have (docs/api.md,
+// Jobs; the limits of a request are in internal/rules).
+const MaxActiveJobs = 10_000
 
-// tooManyItems refuses a request listing more than MaxListItems.
+// tooManyItems refuses a request listing more than rules.MaxListItems.
 func tooManyItems(n int) error {
-	if n <= MaxListItems {
+	if n <= rules.MaxListItems {
 		return nil
 	}
-	return status.Errorf(codes.InvalidArgument, "the request lists %d items, more than %d; a post processes the first %d jobs, so send the rest in further requests", n, MaxListItems, MaxJobsPerPost)
+	return status.Errorf(codes.InvalidArgument, "the request lists %d items, more than %d; a post processes the first %d jobs, so send the rest in further requests", n, rules.MaxListItems, rules.MaxJobsPerPost)
 }
 
 // JobService implements jobboard.v2.JobService.
@@ -121,7 +115,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 	if err := tooManyItems(len(req.GetJobs())); err != nil {
 		return nil, err
 	}
-	batch := s.checkJobs(req.GetJobs(), MaxJobsPerPost)
+	batch := s.checkJobs(req.GetJobs(), rules.MaxJobsPerPost)
 	outcomes, err := s.store.UpsertJobs(ctx, caller.AccountID, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
 	if err != nil {
 		return nil, internalError(ctx, err)

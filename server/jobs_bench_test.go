@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // BenchmarkPostJobs posts 1,000 jobs: all new, all changed, all unchanged.
 func BenchmarkPostJobs(b *testing.B) {
 	batch := func(prefix, title string) *jobboardv2.PostJobsRequest {
 		req := &jobboardv2.PostJobsRequest{}
-		for i := 0; i < MaxJobsPerPost; i++ {
+		for i := 0; i < rules.MaxJobsPerPost; i++ {
 			j := input(fmt.Sprintf("%sJ%d", prefix, i))
 			j.Title = &title
 			j.Description = ptr("<p>Home <b>weekly</b>, late-model trucks, paid orientation.</p>")

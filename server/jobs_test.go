@@ -13,6 +13,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	dbtest "github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -181,13 +182,13 @@ func TestHugeInputIsNotAmplified(t *testing.T) {
 		t.Errorf("echo of a 1 MiB title: message %d bytes, value %d bytes", len(e.Message), len(e.GetValue()))
 	}
 	many := &jobboardv2.PostJobsRequest{}
-	for i := 0; i <= MaxListItems; i++ {
+	for i := 0; i <= rules.MaxListItems; i++ {
 		many.Jobs = append(many.Jobs, &jobboardv2.JobInput{})
 	}
 	if _, err := svc.PostJobs(ctx, many); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("post of %d jobs: %v, want InvalidArgument", len(many.Jobs), err)
 	}
-	ids := make([]string, MaxListItems+1)
+	ids := make([]string, rules.MaxListItems+1)
 	if _, err := svc.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: ids}); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("delete of %d ids: %v, want InvalidArgument", len(ids), err)
 	}

@@ -8,8 +8,9 @@ import (
 
 type jsonWriter struct {
 	buf []byte
-	// counts holds, per open object or array, how many members it has and
-	// whether it is an array; the root is depth 0.
+	// stack holds a frame per open object or array, innermost last: how
+	// many members it has so far and whether it is an array. It is empty
+	// at the root.
 	stack []jsonFrame
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // DriverBasics are the profile fields the drivers list shows.
@@ -322,7 +324,7 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		for _, a := range apps {
 			p := a.Profile
 			for i, v := range []string{p.Email, p.FirstName, p.LastName, p.Address, p.City, p.State, p.Zip, p.Phone,
-				p.DriverType, p.Experience, deref(p.LicenseState), deref(p.LicenseClass), deref(p.DateOfBirth),
+				p.DriverType, p.Experience, rules.OrEmpty(p.LicenseState), rules.OrEmpty(p.LicenseClass), rules.OrEmpty(p.DateOfBirth),
 				FoldCase(p.Email), FoldCase(p.FirstName), FoldCase(p.LastName)} {
 				cols[i] = append(cols[i], v)
 			}
@@ -397,11 +399,4 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		}
 		return nil
 	})
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

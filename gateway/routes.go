@@ -1,0 +1,106 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+)
+
+// Body limits (docs/api.md, Limits against abuse).
+const (
+	jobsPostLimit  = 16 << 20
+	jobImportLimit = 64 << 20
+	defaultLimit   = 1 << 20
+)
+
+// route is what the gateway knows of one REST route beyond what http.yaml
+// tells grpc-gateway: its request message (whose fields outside the path
+// and the body are the route's query parameters), how large a body it
+// takes, which list a delete body holds, and whether its id is numeric.
+// TestRouteTableMatchesHTTPConfig keeps the table and http.yaml in step.
+type route struct {
+	method string
+	// pattern is the path as grpc-gateway reports the route, with
+	// "{format}" standing for json and xml (both are routes).
+	pattern string
+	request proto.Message
+	// body is the request field http.yaml maps the body onto: "" for
+	// none, "*" for the whole message.
+	body      string
+	bodyLimit int64
+	list      deleteList
+	// numericID says the {id} of a GET is an integer, checked before the
+	// call; imports have UUIDs, which the service checks.
+	numericID bool
+	// params are the query parameter names the route reads (queryParams).
+	params map[string]bool
+}
+
+var routeTable = []route{
+	{method: http.MethodGet, pattern: "jobs.{format}", request: &jobboardv2.ListJobsRequest{}},
+	{method: http.MethodPost, pattern: "jobs.{format}", request: &jobboardv2.PostJobsRequest{}, body: "jobs", bodyLimit: jobsPostLimit},
+	{method: http.MethodGet, pattern: "jobs.{format}/{id}", request: &jobboardv2.GetJobRequest{}, numericID: true},
+	{method: http.MethodDelete, pattern: "jobs.{format}", request: &jobboardv2.DeleteJobsRequest{}, body: "ids", list: deleteByID},
+	{method: http.MethodDelete, pattern: "jobs.{format}/{id}", request: &jobboardv2.DeleteJobRequest{}},
+	{method: http.MethodDelete, pattern: "jobs.{format}/reference", request: &jobboardv2.DeleteJobsByReferenceRequest{},
+		body: "reference_numbers", list: deleteByReference},
+	{method: http.MethodDelete, pattern: "jobs.{format}/reference/{reference_number}", request: &jobboardv2.DeleteJobByReferenceRequest{}},
+	{method: http.MethodGet, pattern: "drivers.{format}", request: &jobboardv2.ListDriversRequest{}},
+	{method: http.MethodGet, pattern: "drivers.{format}/{id}", request: &jobboardv2.GetDriverRequest{}, numericID: true},
+	{method: http.MethodPost, pattern: "job-imports", request: &jobboardv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit},
+	{method: http.MethodGet, pattern: "job-imports/{id}", request: &jobboardv2.GetJobImportRequest{}},
+}
+
+// routes indexes routeTable by method and full path pattern, one entry for
+// each format.
+var routes = indexRoutes(routeTable)
+
+func indexRoutes(table []route) map[string]*route {
+	index := map[string]*route{}
+	for i := range table {
+		r := &table[i]
+		if r.bodyLimit == 0 {
+			r.bodyLimit = defaultLimit
+		}
+		r.params = r.queryParams()
+		for _, f := range []string{"json", "xml"} {
+			index[r.method+" "+apiPrefix+strings.ReplaceAll(r.pattern, "{format}", f)] = r
+		}
+	}
+	return index
+}
+
+// routeOf finds the route of a method and a path pattern as grpc-gateway
+// reports it; a route missing from the table gets the defaults.
+func routeOf(method, pattern string) *route {
+	if r, ok := routes[method+" "+pattern]; ok {
+		return r
+	}
+	return &route{method: method, pattern: pattern, bodyLimit: defaultLimit}
+}
+
+// queryParams is the set of query parameter names the route reads: each
+// scalar field of its request message outside the path and the body, by its
+// proto name and by its JSON name, as grpc-gateway's query parser accepts
+// both. (No request message has a message field a query could reach into.)
+func (r *route) queryParams() map[string]bool {
+	known := map[string]bool{}
+	if r.request == nil || r.body == "*" {
+		return known
+	}
+	fields := r.request.ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		name := string(fd.Name())
+		if name == r.body || strings.Contains(r.pattern, "{"+name+"}") || fd.Kind() == protoreflect.MessageKind {
+			continue
+		}
+		known[name] = true
+		known[fd.JSONName()] = true
+	}
+	return known
+}

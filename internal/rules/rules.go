@@ -1,0 +1,43 @@
+// Package rules holds the request rules that the REST gateway and the gRPC
+// services both apply, so that the two cannot drift apart: how many items a
+// request may list and how a boolean is spelled. The gateway refuses an
+// oversized body while decoding it, before the service would; the service
+// applies the same limits to gRPC callers.
+package rules
+
+import "strings"
+
+// The limits of a request.
+const (
+	// MaxJobsPerPost is how many jobs one post processes; each further job
+	// is reported as a limit error.
+	MaxJobsPerPost = 1000
+	// MaxListItems bounds the jobs of a post and the ids or reference
+	// numbers of a delete: past it the summary would only grow, so the
+	// request is refused instead.
+	MaxListItems = 10_000
+	// MaxImportJobs is the most jobs one import may list.
+	MaxImportJobs = 50_000
+)
+
+// Bool reads a boolean as the API spells it: true or 1, false or 0, in any
+// letter case; the empty text is false. ok is false for anything else.
+// Callers decide whether surrounding spaces are allowed.
+func Bool(s string) (value, ok bool) {
+	switch strings.ToLower(s) {
+	case "true", "1":
+		return true, true
+	case "false", "0", "":
+		return false, true
+	}
+	return false, false
+}
+
+// OrEmpty is the text of an optional value: an absent (nil) one reads as
+// empty.
+func OrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
