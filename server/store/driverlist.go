@@ -56,7 +56,7 @@ type DriverListItem struct {
 
 var sortColumns = map[string][]string{
 	"id":          nil,
-	"name":        {"a.last_name_lower", "a.first_name_lower"},
+	"name":        {"a.last_name_key", "a.first_name_key"},
 	"state":       {"a.state"},
 	"driver_type": {"a.driver_type"},
 	"sent":        {"a.sent"},
@@ -108,7 +108,7 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 		c.add("a.driver_type = ?", f.DriverType)
 	}
 	if f.EmailLower != "" {
-		c.add("a.email_lower = ?", f.EmailLower)
+		c.add("a.email_key = ?", f.EmailLower)
 	}
 	if f.PhoneDigits != "" {
 		c.add("a.phone_digits = ?", f.PhoneDigits)
@@ -120,10 +120,10 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 		c.add("a.sent < ?", *f.SentBefore)
 	}
 	if f.FirstNameLower != "" {
-		c.add("a.first_name_lower = ?", f.FirstNameLower)
+		c.add("a.first_name_key = ?", f.FirstNameLower)
 	}
 	if f.LastNameLower != "" {
-		c.add("a.last_name_lower = ?", f.LastNameLower)
+		c.add("a.last_name_key = ?", f.LastNameLower)
 	}
 	if f.HasJobApps != nil {
 		c.add("a.has_job_apps = ?", *f.HasJobApps)

@@ -91,7 +91,7 @@ func (e *UnknownJobError) Error() string {
 // profile p (with the keys email_key, first_name_key, last_name_key) joined
 // to zip_centroids z.
 const (
-	searchColumns = `state, driver_type, email_lower, phone_digits, first_name_lower, last_name_lower,
+	searchColumns = `state, driver_type, email_key, phone_digits, first_name_key, last_name_key,
 		experience_years, endorsements, latitude, longitude`
 	searchValues = `p.state, p.driver_type, p.email_key,
 		regexp_replace(regexp_replace(p.phone, '\D', '', 'g'), '^1(\d{10})$', '\1'),
