@@ -19,23 +19,23 @@ import (
 type DriverFilter struct {
 	Certification string // T, H, N or X
 	DriverType    string
-	EmailLower    string
+	EmailKey      string
 	PhoneDigits   string
 	// MatchNothing is set for a filter value that can match no driver, such
 	// as an invalid e-mail address: the list is empty, not an error.
-	MatchNothing   bool
-	SentFrom       *time.Time // inclusive
-	SentBefore     *time.Time // exclusive
-	FirstNameLower string
-	LastNameLower  string
-	HasJobApps     *bool
-	JobTitle       string
-	Radius         *Radius
-	MinExperience  *float64
-	State          string
-	Sort           string // id, name, state, driver_type or sent
-	Descending     bool
-	Limit, Offset  int
+	MatchNothing  bool
+	SentFrom      *time.Time // inclusive
+	SentBefore    *time.Time // exclusive
+	FirstNameKey  string
+	LastNameKey   string
+	HasJobApps    *bool
+	JobTitle      string
+	Radius        *Radius
+	MinExperience *float64
+	State         string
+	Sort          string // id, name, state, driver_type or sent
+	Descending    bool
+	Limit, Offset int
 }
 
 // Radius is a great-circle distance filter around a point.
@@ -107,8 +107,8 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	if f.DriverType != "" {
 		c.add("a.driver_type = ?", f.DriverType)
 	}
-	if f.EmailLower != "" {
-		c.add("a.email_key = ?", f.EmailLower)
+	if f.EmailKey != "" {
+		c.add("a.email_key = ?", f.EmailKey)
 	}
 	if f.PhoneDigits != "" {
 		c.add("a.phone_digits = ?", f.PhoneDigits)
@@ -119,11 +119,11 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	if f.SentBefore != nil {
 		c.add("a.sent < ?", *f.SentBefore)
 	}
-	if f.FirstNameLower != "" {
-		c.add("a.first_name_key = ?", f.FirstNameLower)
+	if f.FirstNameKey != "" {
+		c.add("a.first_name_key = ?", f.FirstNameKey)
 	}
-	if f.LastNameLower != "" {
-		c.add("a.last_name_key = ?", f.LastNameLower)
+	if f.LastNameKey != "" {
+		c.add("a.last_name_key = ?", f.LastNameKey)
 	}
 	if f.HasJobApps != nil {
 		c.add("a.has_job_apps = ?", *f.HasJobApps)
