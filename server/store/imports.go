@@ -273,9 +273,10 @@ func (s *Store) StrandedImports(ctx context.Context, kind string, limit int) ([]
 	return out, nil
 }
 
-// ImportByID returns an import whatever its account, for the queue's
-// workers; clients go through JobImport.
-func (s *Store) ImportByID(ctx context.Context, id string) (JobImport, error) {
+// ImportByIDAnyAccount returns an import whatever its account, for the
+// queue's workers and the operator commands; a client's request goes
+// through JobImport, which only finds the client's own account's imports.
+func (s *Store) ImportByIDAnyAccount(ctx context.Context, id string) (JobImport, error) {
 	var imp JobImport
 	err := s.db.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
