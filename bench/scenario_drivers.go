@@ -212,9 +212,9 @@ func driverCases(ctx context.Context, h *harness, a account) ([]driverCase, erro
 		{&driverType, `SELECT driver_type FROM applications WHERE account_id = $1
 			GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`},
 		{&firstName, `SELECT min(a.first_name) FROM applications a
-			WHERE a.account_id = $1 GROUP BY a.first_name_lower ORDER BY count(*) DESC, 1 LIMIT 1`},
+			WHERE a.account_id = $1 GROUP BY a.first_name_key ORDER BY count(*) DESC, 1 LIMIT 1`},
 		{&lastName, `SELECT min(a.last_name) FROM applications a
-			WHERE a.account_id = $1 GROUP BY a.last_name_lower ORDER BY count(*) DESC, 1 LIMIT 1`},
+			WHERE a.account_id = $1 GROUP BY a.last_name_key ORDER BY count(*) DESC, 1 LIMIT 1`},
 		{&jobTitle, `SELECT min(j.title) FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
 			WHERE ja.account_id = $1 GROUP BY lower(j.title) ORDER BY count(DISTINCT ja.driver_id) DESC, 1 LIMIT 1`},
 		{&state, `SELECT state FROM applications WHERE account_id = $1
@@ -244,11 +244,11 @@ func driverCases(ctx context.Context, h *harness, a account) ([]driverCase, erro
 	}{
 		{"certifications", "endorsements", []string{"certifications", cert}},
 		{"driver_type", "driver_type", []string{"driver_type", driverType}},
-		{"email", "email_lower", []string{"email", person.Email}},
+		{"email", "email_key", []string{"email", person.Email}},
 		{"start_date", "sent", []string{"start_date", span.Last.AddDate(0, 0, -30).UTC().Format(day)}},
 		{"end_date", "sent", []string{"end_date", span.First.AddDate(0, 0, 30).UTC().Format(day)}},
-		{"first_name", "first_name_lower", []string{"first_name", firstName}},
-		{"last_name", "last_name_lower", []string{"last_name", lastName}},
+		{"first_name", "first_name_key", []string{"first_name", firstName}},
+		{"last_name", "last_name_key", []string{"last_name", lastName}},
 		{"has_job_apps", "has_job_apps", []string{"has_job_apps", "1"}},
 		{"job_title", "job_title_lower", []string{"job_title", jobTitle}},
 		{"lives_within_radius", "latitude", []string{"lives_within_radius", strconv.Itoa(driversRadius), "lives_within_zip", zip}},

@@ -148,7 +148,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 
 // request builds the signed delivery of the import of job.
 func (w *callbackWorker) request(ctx context.Context, job *river.Job[CallbackArgs]) (store.JobImport, *http.Request, error) {
-	imp, err := w.store.ImportByID(ctx, job.Args.ImportID)
+	imp, err := w.store.ImportByIDAnyAccount(ctx, job.Args.ImportID)
 	if errors.Is(err, store.ErrNotFound) {
 		return imp, nil, river.JobCancel(fmt.Errorf("job import %s no longer exists", job.Args.ImportID))
 	}

@@ -106,7 +106,7 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 		f.DriverType = canon
 	}
 	if v := strings.TrimSpace(req.GetEmail()); v != "" {
-		f.EmailLower = store.FoldCase(v)
+		f.EmailKey = store.FoldCase(v)
 		f.MatchNothing = f.MatchNothing || !validEmail(v)
 	}
 	if v := strings.TrimSpace(req.GetPhone()); v != "" {
@@ -131,8 +131,8 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 		}
 		f.SentBefore = &t
 	}
-	f.FirstNameLower = store.FoldCase(strings.TrimSpace(req.GetFirstName()))
-	f.LastNameLower = store.FoldCase(strings.TrimSpace(req.GetLastName()))
+	f.FirstNameKey = store.FoldCase(strings.TrimSpace(req.GetFirstName()))
+	f.LastNameKey = store.FoldCase(strings.TrimSpace(req.GetLastName()))
 	if v := strings.TrimSpace(req.GetHasJobApps()); v != "" {
 		has, ok := rules.Bool(v)
 		if !ok {

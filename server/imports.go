@@ -18,8 +18,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/callmeta"
@@ -74,12 +72,12 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 	if len(key) > maxIdempotencyKey {
 		return nil, status.Errorf(codes.InvalidArgument, "Idempotency-Key: %d characters is longer than the %d allowed", len(key), maxIdempotencyKey)
 	}
-	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(&jobboardv2.PostJobsRequest{Jobs: req.GetJobs()})
+	payload, err := importPayload(req.GetJobs())
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
 	hash := sha256.New()
-	hash.Write(payload)
+	hash.Write(payload.Bytes())
 	fmt.Fprintf(hash, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
 	imp, _, err := s.store.CreateImport(ctx, store.NewImport{
 		AccountID:      caller.AccountID,
@@ -171,10 +169,7 @@ func importMessage(imp store.JobImport) (*jobboardv2.JobImport, error) {
 		msg.CompletedAt = ptr(imp.CompletedAt.UTC().Format(importTimeFormat))
 	}
 	if imp.Results != nil {
-		msg.Results = &jobboardv2.JobImportResults{}
-		if err := protojson.Unmarshal(imp.Results, msg.Results); err != nil {
-			return nil, fmt.Errorf("read results of import %s: %w", imp.ID, err)
-		}
+		msg.Results = resultsMessage(imp.Results)
 	}
 	return msg, nil
 }
@@ -255,17 +250,17 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[ImportArgs], 
 	if imp.RequestID != nil {
 		*log = (*log).With("request_id", *imp.RequestID)
 	}
-	var req jobboardv2.PostJobsRequest
-	if err := proto.Unmarshal(payload, &req); err != nil {
+	jobs, err := importInputs(payload)
+	if err != nil {
 		return false, river.JobCancel(fmt.Errorf("job import %s: %w: %w", id, errUnreadablePayload, err))
 	}
-	ran, err = w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) ([]byte, error) {
-		results, err := w.jobs.importJobs(ctx, tx, req.GetJobs(), imp.DeleteJobs)
+	ran, err = w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) (*store.ImportResults, error) {
+		results, err := w.jobs.importJobs(ctx, tx, jobs, imp.DeleteJobs)
 		if err != nil {
 			return nil, err
 		}
 		scrubNUL(results)
-		return protojson.Marshal(results)
+		return storedResults(results), nil
 	}, func(tx *sql.Tx, ran bool) error {
 		return w.completeJob(ctx, tx, job, imp, ran)
 	})
@@ -273,7 +268,7 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[ImportArgs], 
 		return false, fmt.Errorf("job import %s: %w", id, err)
 	}
 	if ran {
-		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", len(req.GetJobs()),
+		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", len(jobs),
 			"seconds", time.Since(started).Seconds())
 	}
 	return ran, nil

@@ -9,10 +9,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/encoding/protowire"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -62,36 +59,14 @@ func (w *importWorker) giveUp(ctx context.Context, job *river.Job[ImportArgs], c
 // failedResults builds the results of an import none of whose jobs was
 // processed: every job failed, one error entry without a reference
 // saying why.
-func failedResults(message string) func(payload []byte) ([]byte, error) {
-	return func(payload []byte) ([]byte, error) {
-		n := countJobs(payload)
-		return protojson.Marshal(&jobboardv2.JobImportResults{
+func failedResults(message string) func(payload store.ImportPayload) (*store.ImportResults, error) {
+	return func(payload store.ImportPayload) (*store.ImportResults, error) {
+		n := importJobCount(payload)
+		return &store.ImportResults{
 			Failed: n, Processed: n,
-			Errors:        []*jobboardv2.JobImportError{{Messages: []string{message}}},
-			IgnoredValues: []*jobboardv2.BatchEntry{},
-		})
+			Errors: []store.ImportError{{Messages: []string{message}}},
+		}, nil
 	}
-}
-
-// jobsField is the field number of jobs in the stored payload.
-var jobsField = (&jobboardv2.PostJobsRequest{}).ProtoReflect().Descriptor().Fields().ByName("jobs").Number()
-
-// countJobs counts the jobs in a stored payload without decoding them, so
-// that a payload whose jobs cannot be decoded is counted too; it stops at
-// the first field it cannot read.
-func countJobs(payload []byte) int32 {
-	var n int32
-	for len(payload) > 0 {
-		num, typ, size := protowire.ConsumeField(payload)
-		if size < 0 {
-			break
-		}
-		if num == jobsField && typ == protowire.BytesType {
-			n++
-		}
-		payload = payload[size:]
-	}
-	return n
 }
 
 // ImportSweepArgs is the periodic queue job that completes the imports the

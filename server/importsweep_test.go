@@ -96,22 +96,28 @@ func TestImportGivenUpByItsWorker(t *testing.T) {
 			}
 		}
 	})
-	t.Run("stored jobs unreadable", func(t *testing.T) {
-		f := newIdleImportFixture(t, nil)
-		r := newReceiver(t, http.StatusNoContent)
-		created, err := f.svcs.Imports.CreateJobImport(f.ctxA, threeJobs(r.srv.URL))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Two jobs whose bytes do not decode: the queue cancels such an
-		// import at once, and it must still end.
-		if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET payload = '\x0a02ffff0a02ffff' WHERE id = $1`, created.Data.Id); err != nil {
-			t.Fatal(err)
-		}
-		f.start(t)
-		imp := f.waitComplete(t, f.ctxA, created.Data.Id)
-		f.checkFailedImport(t, imp, 2, "its stored jobs could not be read", r)
-	})
+	// Two jobs whose stored form does not decode, in either form a payload
+	// may have: the queue cancels such an import at once, and it must still end.
+	for form, payload := range map[string][]byte{
+		"proto": {0x0a, 0x02, 0xff, 0xff, 0x0a, 0x02, 0xff, 0xff},
+		"json":  []byte(`{"jobs": [{"title": 7}, {"title": 8}]}`),
+	} {
+		t.Run("stored jobs unreadable, "+form, func(t *testing.T) {
+			f := newIdleImportFixture(t, nil)
+			r := newReceiver(t, http.StatusNoContent)
+			created, err := f.svcs.Imports.CreateJobImport(f.ctxA, threeJobs(r.srv.URL))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET payload = $2, payload_form = $3 WHERE id = $1`,
+				created.Data.Id, payload, form); err != nil {
+				t.Fatal(err)
+			}
+			f.start(t)
+			imp := f.waitComplete(t, f.ctxA, created.Data.Id)
+			f.checkFailedImport(t, imp, 2, "its stored jobs could not be read", r)
+		})
+	}
 }
 
 // strand makes the queue job of import id end as a rescue after its last

@@ -279,7 +279,7 @@ func importsCommand(ctx context.Context, args []string, stdout io.Writer) error 
 		return err
 	}
 	return storeCommand{name: "imports show", nargs: 1, run: func(ctx context.Context, st *store.Store, rest []string) error {
-		imp, err := st.ImportByID(ctx, rest[0])
+		imp, err := st.ImportByIDAnyAccount(ctx, rest[0])
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("job import %q not found", rest[0])
 		}

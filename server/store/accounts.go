@@ -44,9 +44,6 @@ func insertKey(ctx context.Context, tx *sqlx.Tx, accountID int64, hash, prefix s
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO api_keys (account_id, key_hash, key_prefix) VALUES ($1, $2, $3)`,
 		accountID, hash, prefix)
-	if isUniqueViolation(err, "api_keys_key_hash_key") {
-		return fmt.Errorf("insert api key: %w", ErrConflict)
-	}
 	if err != nil {
 		return fmt.Errorf("insert api key: %w", err)
 	}

@@ -14,13 +14,9 @@ import (
 	"github.com/lib/pq"
 )
 
-// Sentinel errors callers match with errors.Is.
-var (
-	// ErrNotFound means the record does not exist for the caller.
-	ErrNotFound = errors.New("not found")
-	// ErrConflict means a unique constraint refused the write.
-	ErrConflict = errors.New("conflict")
-)
+// ErrNotFound means the record does not exist for the caller; callers
+// match it with errors.Is.
+var ErrNotFound = errors.New("not found")
 
 // Store is the service's database.
 type Store struct {
@@ -60,9 +56,6 @@ func (s *Store) Close() error {
 // queue, readiness checks).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
-// Ping reports whether the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
-
 // inTx runs fn in a transaction, rolling back when fn fails or panics and
 // returning the commit error otherwise (a swallowed commit error would report
 // success for work that was never saved).
@@ -87,16 +80,6 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
-}
-
-// isUniqueViolation reports whether err is PostgreSQL's unique_violation on
-// the named constraint (any constraint when name is empty).
-func isUniqueViolation(err error, constraint string) bool {
-	var pqErr *pq.Error
-	if !errors.As(err, &pqErr) || pqErr.Code != "23505" {
-		return false
-	}
-	return constraint == "" || pqErr.Constraint == constraint
 }
 
 // IsUnavailable reports whether err means the database could not be reached

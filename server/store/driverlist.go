@@ -19,23 +19,23 @@ import (
 type DriverFilter struct {
 	Certification string // T, H, N or X
 	DriverType    string
-	EmailLower    string
+	EmailKey      string
 	PhoneDigits   string
 	// MatchNothing is set for a filter value that can match no driver, such
 	// as an invalid e-mail address: the list is empty, not an error.
-	MatchNothing   bool
-	SentFrom       *time.Time // inclusive
-	SentBefore     *time.Time // exclusive
-	FirstNameLower string
-	LastNameLower  string
-	HasJobApps     *bool
-	JobTitle       string
-	Radius         *Radius
-	MinExperience  *float64
-	State          string
-	Sort           string // id, name, state, driver_type or sent
-	Descending     bool
-	Limit, Offset  int
+	MatchNothing  bool
+	SentFrom      *time.Time // inclusive
+	SentBefore    *time.Time // exclusive
+	FirstNameKey  string
+	LastNameKey   string
+	HasJobApps    *bool
+	JobTitle      string
+	Radius        *Radius
+	MinExperience *float64
+	State         string
+	Sort          string // id, name, state, driver_type or sent
+	Descending    bool
+	Limit, Offset int
 }
 
 // Radius is a great-circle distance filter around a point.
@@ -56,7 +56,7 @@ type DriverListItem struct {
 
 var sortColumns = map[string][]string{
 	"id":          nil,
-	"name":        {"a.last_name_lower", "a.first_name_lower"},
+	"name":        {"a.last_name_key", "a.first_name_key"},
 	"state":       {"a.state"},
 	"driver_type": {"a.driver_type"},
 	"sent":        {"a.sent"},
@@ -76,104 +76,123 @@ var certificationConds = map[string]string{
 // maxExperienceHalves caps applications.experience_halves (migration 0005).
 const maxExperienceHalves = 1000
 
+// conditions collects SQL conditions to be joined with AND, and their
+// arguments, numbered in the order they are added.
+type conditions struct {
+	conds []string
+	args  []any
+}
+
+// add appends cond, whose ? placeholders take vals in turn.
+func (c *conditions) add(cond string, vals ...any) {
+	for _, v := range vals {
+		c.args = append(c.args, v)
+		cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(c.args)), 1)
+	}
+	c.conds = append(c.conds, cond)
+}
+
 // where builds the filter's conditions on applications a, with args from $1.
 func (f DriverFilter) where(accountID int64) (string, []any) {
-	conds := []string{"a.account_id = $1"}
-	args := []any{accountID}
-	add := func(cond string, vals ...any) {
-		for _, v := range vals {
-			args = append(args, v)
-			cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(args)), 1)
-		}
-		conds = append(conds, cond)
-	}
+	c := &conditions{}
+	c.add("a.account_id = ?", accountID)
 	if f.MatchNothing {
-		conds = append(conds, "false")
+		c.add("false")
 	}
 	if cond, ok := certificationConds[f.Certification]; ok {
-		conds = append(conds, cond)
+		c.add(cond)
 	} else if f.Certification != "" {
-		add("a.endorsements @> ?::text[]", pq.StringArray{f.Certification})
+		c.add("a.endorsements @> ?::text[]", pq.StringArray{f.Certification})
 	}
 	if f.DriverType != "" {
-		add("a.driver_type = ?", f.DriverType)
+		c.add("a.driver_type = ?", f.DriverType)
 	}
-	if f.EmailLower != "" {
-		add("a.email_lower = ?", f.EmailLower)
+	if f.EmailKey != "" {
+		c.add("a.email_key = ?", f.EmailKey)
 	}
 	if f.PhoneDigits != "" {
-		add("a.phone_digits = ?", f.PhoneDigits)
+		c.add("a.phone_digits = ?", f.PhoneDigits)
 	}
 	if f.SentFrom != nil {
-		add("a.sent >= ?", *f.SentFrom)
+		c.add("a.sent >= ?", *f.SentFrom)
 	}
 	if f.SentBefore != nil {
-		add("a.sent < ?", *f.SentBefore)
+		c.add("a.sent < ?", *f.SentBefore)
 	}
-	if f.FirstNameLower != "" {
-		add("a.first_name_lower = ?", f.FirstNameLower)
+	if f.FirstNameKey != "" {
+		c.add("a.first_name_key = ?", f.FirstNameKey)
 	}
-	if f.LastNameLower != "" {
-		add("a.last_name_lower = ?", f.LastNameLower)
+	if f.LastNameKey != "" {
+		c.add("a.last_name_key = ?", f.LastNameKey)
 	}
 	if f.HasJobApps != nil {
-		add("a.has_job_apps = ?", *f.HasJobApps)
+		c.add("a.has_job_apps = ?", *f.HasJobApps)
 	}
 	if f.JobTitle != "" {
 		// Uncorrelated, so it runs once: who applied to a job of that
 		// title, from one range of job_applications_title_idx.
-		add(`a.driver_id = ANY (ARRAY(SELECT ja.driver_id FROM job_applications ja
+		c.add(`a.driver_id = ANY (ARRAY(SELECT ja.driver_id FROM job_applications ja
 			WHERE ja.account_id = $1 AND ja.job_title_lower = lower(?)))`, f.JobTitle)
 	}
-	if r := f.Radius; r != nil {
-		// A bounding box an index can use, then the exact great-circle test.
-		dLat := r.Miles / 68.0
-		dLon := 180.0
-		if c := math.Cos((math.Abs(r.Latitude) + dLat) * math.Pi / 180); c > 0.01 {
-			dLon = math.Min(180, r.Miles/(68.0*c))
-		}
-		add("a.latitude BETWEEN ? AND ?", r.Latitude-dLat, r.Latitude+dLat)
-		add("a.longitude BETWEEN ? AND ?", r.Longitude-dLon, r.Longitude+dLon)
-		// The great-circle test compares the haversine
-		// h = sin²(Δφ/2) + cos φ1 cos φ2 sin²(Δλ/2) with its value at the
-		// radius, sin²(miles/2R), which grows with the distance up to half
-		// the globe: the same test as 2R asin(√h) <= miles, without asin and
-		// sqrt per row. A box inside the circle passes with no trigonometry
-		// at all: within half-sides a (latitude) and b (longitude) of the
-		// centre, h <= sin²(a/2) + cos φ1 sin²(b/2) since cos φ2 <= 1, so
-		// choosing sin²(a/2) and cos φ1 sin²(b/2) each half the limit keeps
-		// the whole box within the radius.
-		limit := math.Pow(math.Sin(math.Min(r.Miles/(2*EarthRadiusMiles), math.Pi/2)), 2)
-		cosLat := math.Cos(r.Latitude * math.Pi / 180)
-		inLat := 2 * math.Asin(math.Sqrt(limit/2)) * 180 / math.Pi
-		inLon := 180.0
-		if cosLat > 0 && limit/(2*cosLat) < 1 {
-			inLon = 2 * math.Asin(math.Sqrt(limit/(2*cosLat))) * 180 / math.Pi
-		}
-		add(`(a.latitude BETWEEN ? AND ? AND a.longitude BETWEEN ? AND ?
-			OR power(sin(radians(a.latitude - ?) / 2), 2) +
-			   ? * cos(radians(a.latitude)) * power(sin(radians(a.longitude - ?) / 2), 2) <= ?)`,
-			r.Latitude-inLat, r.Latitude+inLat, r.Longitude-inLon, r.Longitude+inLon,
-			r.Latitude, cosLat, r.Longitude, limit)
+	if f.Radius != nil {
+		c.addRadius(*f.Radius)
 	}
-	if m := f.MinExperience; m != nil {
-		// experience_halves is floor(2 * years), never negative, capped at
-		// maxExperienceHalves: for a whole number k of half-years up to the
-		// cap, floor(2y) >= k exactly when y >= k/2, so the indexed integer
-		// alone decides. Other minimums narrow by it, then compare the years.
-		switch halves := math.Max(2*(*m), -1); {
-		case halves > maxExperienceHalves || math.IsNaN(halves):
-			add("a.experience_years >= ?", *m)
-		case halves == math.Trunc(halves):
-			add("a.experience_halves >= ?", int(halves))
-		default:
-			add("a.experience_halves >= ? AND a.experience_years >= ?", int(math.Floor(halves)), *m)
-		}
+	if f.MinExperience != nil {
+		c.addMinExperience(*f.MinExperience)
 	}
 	if f.State != "" {
-		add("a.state = ?", f.State)
+		c.add("a.state = ?", f.State)
 	}
-	return strings.Join(conds, " AND "), args
+	return strings.Join(c.conds, " AND "), c.args
+}
+
+// addRadius keeps the applicants whose home centroid is within r.
+func (c *conditions) addRadius(r Radius) {
+	// A bounding box an index can use, then the exact great-circle test.
+	dLat := r.Miles / 68.0
+	dLon := 180.0
+	if cos := math.Cos((math.Abs(r.Latitude) + dLat) * math.Pi / 180); cos > 0.01 {
+		dLon = math.Min(180, r.Miles/(68.0*cos))
+	}
+	c.add("a.latitude BETWEEN ? AND ?", r.Latitude-dLat, r.Latitude+dLat)
+	c.add("a.longitude BETWEEN ? AND ?", r.Longitude-dLon, r.Longitude+dLon)
+	// The great-circle test compares the haversine
+	// h = sin²(Δφ/2) + cos φ1 cos φ2 sin²(Δλ/2) with its value at the
+	// radius, sin²(miles/2R), which grows with the distance up to half
+	// the globe: the same test as 2R asin(√h) <= miles, without asin and
+	// sqrt per row. A box inside the circle passes with no trigonometry
+	// at all: within half-sides a (latitude) and b (longitude) of the
+	// centre, h <= sin²(a/2) + cos φ1 sin²(b/2) since cos φ2 <= 1, so
+	// choosing sin²(a/2) and cos φ1 sin²(b/2) each half the limit keeps
+	// the whole box within the radius.
+	limit := math.Pow(math.Sin(math.Min(r.Miles/(2*EarthRadiusMiles), math.Pi/2)), 2)
+	cosLat := math.Cos(r.Latitude * math.Pi / 180)
+	inLat := 2 * math.Asin(math.Sqrt(limit/2)) * 180 / math.Pi
+	inLon := 180.0
+	if cosLat > 0 && limit/(2*cosLat) < 1 {
+		inLon = 2 * math.Asin(math.Sqrt(limit/(2*cosLat))) * 180 / math.Pi
+	}
+	c.add(`(a.latitude BETWEEN ? AND ? AND a.longitude BETWEEN ? AND ?
+		OR power(sin(radians(a.latitude - ?) / 2), 2) +
+		   ? * cos(radians(a.latitude)) * power(sin(radians(a.longitude - ?) / 2), 2) <= ?)`,
+		r.Latitude-inLat, r.Latitude+inLat, r.Longitude-inLon, r.Longitude+inLon,
+		r.Latitude, cosLat, r.Longitude, limit)
+}
+
+// addMinExperience keeps the applicants with at least m years of experience.
+func (c *conditions) addMinExperience(m float64) {
+	// experience_halves is floor(2 * years), never negative, capped at
+	// maxExperienceHalves: for a whole number k of half-years up to the
+	// cap, floor(2y) >= k exactly when y >= k/2, so the indexed integer
+	// alone decides. Other minimums narrow by it, then compare the years.
+	switch halves := math.Max(2*m, -1); {
+	case halves > maxExperienceHalves || math.IsNaN(halves):
+		c.add("a.experience_years >= ?", m)
+	case halves == math.Trunc(halves):
+		c.add("a.experience_halves >= ?", int(halves))
+	default:
+		c.add("a.experience_halves >= ? AND a.experience_years >= ?", int(math.Floor(halves)), m)
+	}
 }
 
 // Query is one SQL statement with its arguments.

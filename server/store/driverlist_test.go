@@ -23,8 +23,8 @@ func TestListDriversRadiusExact(t *testing.T) {
 	}
 	if _, err := s.DB().ExecContext(ctx, `
 		INSERT INTO applications (account_id, driver_id, sent, email, first_name, last_name, address, city, zip,
-		                          phone, experience, state, driver_type, email_lower, phone_digits,
-		                          first_name_lower, last_name_lower, experience_years, endorsements, latitude, longitude)
+		                          phone, experience, state, driver_type, email_key, phone_digits,
+		                          first_name_key, last_name_key, experience_years, endorsements, latitude, longitude)
 		SELECT $1, d.id, now(), d.email_key, 'Z', 'Z', '1 Main St', 'Town', z.zip, '2125550100', '1',
 		       'TX', 'Student', d.email_key, '2125550100', 'z', 'z', 1, '{}', z.latitude, z.longitude
 		  FROM drivers d JOIN zip_centroids z ON d.email_key = 'z' || z.zip || '@example.com'`, acct); err != nil {

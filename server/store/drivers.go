@@ -93,7 +93,7 @@ func (e *UnknownJobError) Error() string {
 // profile p (with the keys email_key, first_name_key, last_name_key) joined
 // to zip_centroids z.
 const (
-	searchColumns = `state, driver_type, email_lower, phone_digits, first_name_lower, last_name_lower,
+	searchColumns = `state, driver_type, email_key, phone_digits, first_name_key, last_name_key,
 		experience_years, endorsements, latitude, longitude`
 	searchValues = `p.state, p.driver_type, p.email_key,
 		regexp_replace(regexp_replace(p.phone, '\D', '', 'g'), '^1(\d{10})$', '\1'),
@@ -318,37 +318,8 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 // SaveApplications, which keeps the newest of a person's applications.
 func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Application) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var cols [16][]string
-		var sent []time.Time
-		var endorsements []string
-		for _, a := range apps {
-			p := a.Profile
-			for i, v := range []string{p.Email, p.FirstName, p.LastName, p.Address, p.City, p.State, p.Zip, p.Phone,
-				p.DriverType, p.Experience, rules.OrEmpty(p.LicenseState), rules.OrEmpty(p.LicenseClass), rules.OrEmpty(p.DateOfBirth),
-				FoldCase(p.Email), FoldCase(p.FirstName), FoldCase(p.LastName)} {
-				cols[i] = append(cols[i], v)
-			}
-			sent = append(sent, a.Sent)
-			endorsements = append(endorsements, strings.Join(p.Endorsements, ","))
-		}
-		args := []any{pq.Array(sent), pq.Array(endorsements)}
-		for _, c := range cols {
-			args = append(args, pq.Array(c[:]))
-		}
-		// The staged rows are profiles p as searchValues reads them.
-		if _, err := tx.ExecContext(ctx, `
-			CREATE TEMP TABLE seed ON COMMIT DROP AS
-			SELECT sent, string_to_array(endorsements, ',') AS endorsements, email, first_name, last_name,
-			       address, city, state, zip, phone, driver_type, experience, license_state, license_class,
-			       NULLIF(date_of_birth, '')::date AS date_of_birth, email_key, first_name_key, last_name_key
-			  FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-			              $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-			              $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
-			    AS u(sent, endorsements, email, first_name, last_name, address, city, state, zip, phone,
-			         driver_type, experience, license_state, license_class, date_of_birth,
-			         email_key, first_name_key, last_name_key);
-			`, args...); err != nil {
-			return fmt.Errorf("seed: stage: %w", err)
+		if err := stageSeedProfiles(ctx, tx, apps); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO drivers (email_key) SELECT email_key FROM seed
 			ON CONFLICT (email_key) DO NOTHING`); err != nil {
@@ -364,39 +335,81 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 			  LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)`, accountID); err != nil {
 			return fmt.Errorf("seed: applications: %w", err)
 		}
-		// Job applications, by reference, for the drivers that have them.
-		var drivers, refs []string
-		var direct []bool
-		var created []time.Time
-		for _, a := range apps {
-			for _, j := range a.JobApps {
-				drivers, refs = append(drivers, FoldCase(a.Profile.Email)), append(refs, j.Reference)
-				direct, created = append(direct, j.IsDirectApp), append(created, j.CreatedAt)
-			}
-		}
-		if len(refs) == 0 {
-			return nil
-		}
-		// As in saveJobApplications: no rename of these jobs until commit.
-		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM jobs WHERE account_id = $1 AND reference_number = ANY($2::text[]) FOR SHARE`,
-			accountID, pq.Array(refs)); err != nil {
-			return fmt.Errorf("seed: lock jobs: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
-			SELECT $1, d.id, j.id, u.direct, u.created, lower(j.title)
-			  FROM unnest($2::text[], $3::text[], $4::boolean[], $5::timestamptz[]) AS u(email, ref, direct, created)
-			  JOIN drivers d ON d.email_key = u.email
-			  JOIN jobs j ON j.account_id = $1 AND j.reference_number = u.ref
-			ON CONFLICT DO NOTHING`, accountID, pq.Array(drivers), pq.Array(refs), pq.Array(direct), pq.Array(created)); err != nil {
-			return fmt.Errorf("seed: job applications: %w", err)
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE applications a SET has_job_apps = true
-			WHERE a.account_id = $1 AND NOT a.has_job_apps
-			  AND EXISTS (SELECT 1 FROM job_applications ja WHERE ja.account_id = a.account_id AND ja.driver_id = a.driver_id)`, accountID)
-		if err != nil {
-			return fmt.Errorf("seed: mark job applications: %w", err)
-		}
-		return nil
+		return seedJobApplications(ctx, tx, accountID, apps)
 	})
+}
+
+// stageSeedProfiles copies the profiles of apps into the temporary table
+// seed, dropped at commit, as searchValues reads profiles p.
+func stageSeedProfiles(ctx context.Context, tx *sqlx.Tx, apps []Application) error {
+	var cols [16][]string
+	var sent []time.Time
+	var endorsements []string
+	for _, a := range apps {
+		p := a.Profile
+		for i, v := range []string{p.Email, p.FirstName, p.LastName, p.Address, p.City, p.State, p.Zip, p.Phone,
+			p.DriverType, p.Experience, rules.OrEmpty(p.LicenseState), rules.OrEmpty(p.LicenseClass), rules.OrEmpty(p.DateOfBirth),
+			FoldCase(p.Email), FoldCase(p.FirstName), FoldCase(p.LastName)} {
+			cols[i] = append(cols[i], v)
+		}
+		sent = append(sent, a.Sent)
+		endorsements = append(endorsements, strings.Join(p.Endorsements, ","))
+	}
+	args := []any{pq.Array(sent), pq.Array(endorsements)}
+	for _, c := range cols {
+		args = append(args, pq.Array(c[:]))
+	}
+	if _, err := tx.ExecContext(ctx, `
+		CREATE TEMP TABLE seed ON COMMIT DROP AS
+		SELECT sent, string_to_array(endorsements, ',') AS endorsements, email, first_name, last_name,
+		       address, city, state, zip, phone, driver_type, experience, license_state, license_class,
+		       NULLIF(date_of_birth, '')::date AS date_of_birth, email_key, first_name_key, last_name_key
+		  FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+		              $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+		              $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+		    AS u(sent, endorsements, email, first_name, last_name, address, city, state, zip, phone,
+		         driver_type, experience, license_state, license_class, date_of_birth,
+		         email_key, first_name_key, last_name_key);
+		`, args...); err != nil {
+		return fmt.Errorf("seed: stage: %w", err)
+	}
+	return nil
+}
+
+// seedJobApplications stores the job applications of apps, by reference,
+// for the drivers that have them.
+func seedJobApplications(ctx context.Context, tx *sqlx.Tx, accountID int64, apps []Application) error {
+	var drivers, refs []string
+	var direct []bool
+	var created []time.Time
+	for _, a := range apps {
+		for _, j := range a.JobApps {
+			drivers, refs = append(drivers, FoldCase(a.Profile.Email)), append(refs, j.Reference)
+			direct, created = append(direct, j.IsDirectApp), append(created, j.CreatedAt)
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	// As in saveJobApplications: no rename of these jobs until commit.
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM jobs WHERE account_id = $1 AND reference_number = ANY($2::text[]) FOR SHARE`,
+		accountID, pq.Array(refs)); err != nil {
+		return fmt.Errorf("seed: lock jobs: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
+		SELECT $1, d.id, j.id, u.direct, u.created, lower(j.title)
+		  FROM unnest($2::text[], $3::text[], $4::boolean[], $5::timestamptz[]) AS u(email, ref, direct, created)
+		  JOIN drivers d ON d.email_key = u.email
+		  JOIN jobs j ON j.account_id = $1 AND j.reference_number = u.ref
+		ON CONFLICT DO NOTHING`, accountID, pq.Array(drivers), pq.Array(refs), pq.Array(direct), pq.Array(created)); err != nil {
+		return fmt.Errorf("seed: job applications: %w", err)
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE applications a SET has_job_apps = true
+		WHERE a.account_id = $1 AND NOT a.has_job_apps
+		  AND EXISTS (SELECT 1 FROM job_applications ja WHERE ja.account_id = a.account_id AND ja.driver_id = a.driver_id)`, accountID)
+	if err != nil {
+		return fmt.Errorf("seed: mark job applications: %w", err)
+	}
+	return nil
 }

@@ -20,15 +20,15 @@ const IdempotencyWindow = 24 * time.Hour
 
 // JobImport is a queued import without its payload.
 type JobImport struct {
-	ID          string     `db:"id"`
-	AccountID   int64      `db:"account_id"`
-	Status      string     `db:"status"`
-	RequestedAt time.Time  `db:"requested_at"`
-	CompletedAt *time.Time `db:"completed_at"`
-	Results     []byte     `db:"results"`
-	CallbackURL *string    `db:"callback_url"`
-	DeleteJobs  bool       `db:"delete_jobs"`
-	BaseURL     string     `db:"base_url"`
+	ID          string         `db:"id"`
+	AccountID   int64          `db:"account_id"`
+	Status      string         `db:"status"`
+	RequestedAt time.Time      `db:"requested_at"`
+	CompletedAt *time.Time     `db:"completed_at"`
+	Results     *ImportResults `db:"results"`
+	CallbackURL *string        `db:"callback_url"`
+	DeleteJobs  bool           `db:"delete_jobs"`
+	BaseURL     string         `db:"base_url"`
 	// RequestID is the X-Request-Id of the request that created the import.
 	RequestID *string `db:"request_id"`
 }
@@ -38,7 +38,7 @@ const importColumns = `id, account_id, status, requested_at, completed_at, resul
 // NewImport is an import to create.
 type NewImport struct {
 	AccountID      int64
-	Payload        []byte
+	Payload        ImportPayload
 	CallbackURL    *string
 	DeleteJobs     bool
 	BaseURL        string
@@ -91,9 +91,9 @@ func (s *Store) CreateImport(ctx context.Context, n NewImport, enqueue func(ctx 
 			requestID = &n.RequestID
 		}
 		if err := tx.GetContext(ctx, &imp, `INSERT INTO job_imports
-			(account_id, payload, callback_url, delete_jobs, base_url, idempotency_key, request_hash, request_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+importColumns,
-			n.AccountID, n.Payload, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash, requestID); err != nil {
+			(account_id, payload, payload_form, callback_url, delete_jobs, base_url, idempotency_key, request_hash, request_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+importColumns,
+			n.AccountID, n.Payload.data, n.Payload.form, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash, requestID); err != nil {
 			return fmt.Errorf("insert job import: %w", err)
 		}
 		created = true
@@ -123,21 +123,29 @@ func (s *Store) JobImport(ctx context.Context, accountID int64, id string) (JobI
 
 // StartImport marks an import running (unless it is complete) and returns
 // it with its payload.
-func (s *Store) StartImport(ctx context.Context, id string) (JobImport, []byte, error) {
-	var row struct {
-		JobImport
-		Payload []byte `db:"payload"`
-	}
+func (s *Store) StartImport(ctx context.Context, id string) (JobImport, ImportPayload, error) {
+	var row importWithPayload
 	err := s.db.GetContext(ctx, &row, `UPDATE job_imports
 		SET status = CASE WHEN status = 'complete' THEN status ELSE 'running' END
-		WHERE id = $1 RETURNING `+importColumns+`, payload`, id)
+		WHERE id = $1 RETURNING `+importColumns+`, payload, payload_form`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return JobImport{}, nil, ErrNotFound
+		return JobImport{}, ImportPayload{}, ErrNotFound
 	}
 	if err != nil {
-		return JobImport{}, nil, fmt.Errorf("start job import: %w", err)
+		return JobImport{}, ImportPayload{}, fmt.Errorf("start job import: %w", err)
 	}
-	return row.JobImport, row.Payload, nil
+	return row.JobImport, row.payload(), nil
+}
+
+// importWithPayload is a row of job_imports with its payload.
+type importWithPayload struct {
+	JobImport
+	Payload     []byte `db:"payload"`
+	PayloadForm string `db:"payload_form"`
+}
+
+func (r importWithPayload) payload() ImportPayload {
+	return ImportPayload{form: r.PayloadForm, data: r.Payload}
 }
 
 // ImportTx is the transaction an import's jobs are written in.
@@ -168,7 +176,7 @@ func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, er
 // an import's effect is all or nothing; finish runs last in the same
 // transaction (the queue marks its job done and queues the callback
 // there), told whether work ran. An import already complete is left alone.
-func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) ([]byte, error), finish func(tx *sql.Tx, ran bool) error) (ran bool, err error) {
+func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) (*ImportResults, error), finish func(tx *sql.Tx, ran bool) error) (ran bool, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var imp JobImport
 		if err := tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id); err != nil {
@@ -206,13 +214,10 @@ const liveQueueJob = `EXISTS (SELECT 1 FROM river_job j WHERE j.kind = $2
 // already complete is left alone, and so is one a live queue job of kind
 // still holds when kind is set (the sweep's check, repeated under the
 // row's lock). It returns ErrNotFound for an import that does not exist.
-func (s *Store) FailImport(ctx context.Context, id, kind string, results func(payload []byte) ([]byte, error), finish func(tx *sql.Tx, imp JobImport, failed bool) error) (failed bool, err error) {
+func (s *Store) FailImport(ctx context.Context, id, kind string, results func(payload ImportPayload) (*ImportResults, error), finish func(tx *sql.Tx, imp JobImport, failed bool) error) (failed bool, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var row struct {
-			JobImport
-			Payload []byte `db:"payload"`
-		}
-		err := tx.GetContext(ctx, &row, `SELECT `+importColumns+`, payload FROM job_imports WHERE id = $1 FOR UPDATE`, id)
+		var row importWithPayload
+		err := tx.GetContext(ctx, &row, `SELECT `+importColumns+`, payload, payload_form FROM job_imports WHERE id = $1 FOR UPDATE`, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -226,7 +231,7 @@ func (s *Store) FailImport(ctx context.Context, id, kind string, results func(pa
 			}
 		}
 		if row.Status != "complete" && !live {
-			res, err := results(row.Payload)
+			res, err := results(row.payload())
 			if err != nil {
 				return err
 			}
@@ -273,9 +278,10 @@ func (s *Store) StrandedImports(ctx context.Context, kind string, limit int) ([]
 	return out, nil
 }
 
-// ImportByID returns an import whatever its account, for the queue's
-// workers; clients go through JobImport.
-func (s *Store) ImportByID(ctx context.Context, id string) (JobImport, error) {
+// ImportByIDAnyAccount returns an import whatever its account, for the
+// queue's workers and the operator commands; a client's request goes
+// through JobImport, which only finds the client's own account's imports.
+func (s *Store) ImportByIDAnyAccount(ctx context.Context, id string) (JobImport, error) {
 	var imp JobImport
 	err := s.db.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {

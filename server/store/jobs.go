@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -44,13 +42,10 @@ type Job struct {
 	PostedOn string `db:"posted_on"`
 }
 
-// jobColumns lists the JobFields columns in the order of the struct; numeric
-// columns are read as text so the two decimal places survive.
-const jobColumns = `reference_number, title, city, state, postal_code, driver_type, preference,
-	freight_type, pay_amount_min::text AS pay_amount_min, pay_amount_max::text AS pay_amount_max,
-	pay_frequency, employment_type, route_type, description, requirements, twic_only, license_class`
+// jobColumns selects the JobFields columns, by name.
+var jobColumns = joinFields(func(f jobField) string { return f.read })
 
-const jobSelect = `SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on FROM jobs`
+var jobSelect = `SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on FROM jobs`
 
 // ListJobs returns the account's active jobs ordered by id.
 func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
@@ -79,16 +74,14 @@ const jobSize = `(octet_length(description) + coalesce(octet_length(requirements
 // more follow), then keeps the prefix of them whose sizes add up to at most
 // $4 bytes, and always the first; followed says whether another of those
 // comes after a row.
-const listJobsPage = `SELECT ` + jobPageColumns + `, followed FROM (
+var listJobsPage = `SELECT ` + jobPageColumns + `, followed FROM (
 	SELECT c.*, coalesce(sum(size) OVER w, 0) - size AS before, lead(id) OVER w IS NOT NULL AS followed
 	FROM (SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on, ` + jobSize + ` AS size
 		FROM jobs WHERE account_id = $1 AND deleted_at IS NULL AND id > $2 ORDER BY id LIMIT $3 + 1) c
 	WINDOW w AS (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ) p WHERE before = 0 OR before + size <= $4 ORDER BY id`
 
-const jobPageColumns = `id, reference_number, title, city, state, postal_code, driver_type, preference, freight_type,
-	pay_amount_min, pay_amount_max, pay_frequency, employment_type, route_type, description, requirements, twic_only,
-	license_class, posted_on`
+var jobPageColumns = `id, ` + joinFields(func(f jobField) string { return f.column }) + `, posted_on`
 
 // ListJobsPage returns the account's active jobs after the one with id
 // after (0: from the first), in id order: at most limit of them, and no
@@ -187,16 +180,43 @@ type existingJob struct {
 // upsertJobs does the work of UpsertJobs inside tx with a fixed number of
 // statements whatever the number of jobs: lock, read, count, insert, update.
 func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
-	outcomes := make([]Outcome, len(jobs))
 	if len(jobs) == 0 {
-		return outcomes, nil
+		return []Outcome{}, nil
 	}
 	// Writers to one account's jobs take turns on the account row, so two
 	// concurrent posts cannot both see room under the active-job maximum.
 	if err := lockAccount(ctx, tx, accountID); err != nil {
 		return nil, err
 	}
+	byRef, err := existingJobs(ctx, tx, accountID, jobs)
+	if err != nil {
+		return nil, err
+	}
+	var active int
+	if err := tx.GetContext(ctx, &active,
+		`SELECT count(*) FROM jobs WHERE account_id = $1 AND deleted_at IS NULL`, accountID); err != nil {
+		return nil, fmt.Errorf("count active jobs: %w", err)
+	}
+	p := planUpsert(jobs, byRef, active, opts.MaxActive)
 
+	today := opts.Today.UTC().Format(time.DateOnly)
+	if p.inserts > 0 {
+		if _, err := tx.ExecContext(ctx, insertJobBatch, p.insertArrays.params(accountID, today)...); err != nil {
+			return nil, fmt.Errorf("insert jobs: %w", err)
+		}
+	}
+	if len(p.updateIDs) > 0 {
+		args := p.updateArrays.params(accountID, today, pq.Array(p.updateIDs))
+		if _, err := tx.ExecContext(ctx, updateJobBatch, args...); err != nil {
+			return nil, fmt.Errorf("update jobs: %w", err)
+		}
+	}
+	return p.outcomes, nil
+}
+
+// existingJobs reads the account's stored jobs, active or deleted, with the
+// references of jobs, by reference.
+func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields) (map[string]existingJob, error) {
 	refs := make([]string, len(jobs))
 	for i, j := range jobs {
 		refs[i] = j.ReferenceNumber
@@ -212,67 +232,82 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 	for _, e := range found {
 		byRef[e.ReferenceNumber] = e
 	}
-	var active int
-	if err := tx.GetContext(ctx, &active,
-		`SELECT count(*) FROM jobs WHERE account_id = $1 AND deleted_at IS NULL`, accountID); err != nil {
-		return nil, fmt.Errorf("count active jobs: %w", err)
-	}
+	return byRef, nil
+}
 
-	var inserts, updates jobBatch
-	var updateIDs []int64
-	for i, j := range jobs {
+// upsertPlan is what an upsert writes: new jobs to insert, stored ones
+// (active or deleted) to overwrite by id, and the outcome of each job.
+type upsertPlan struct {
+	outcomes     []Outcome
+	inserts      int // how many jobs insertArrays holds
+	insertArrays jobArrays
+	updateIDs    []int64
+	updateArrays jobArrays
+}
+
+// planUpsert decides each job's outcome given the stored jobs by reference
+// and the number of active ones, keeping under maxActive.
+func planUpsert(jobs []JobFields, byRef map[string]existingJob, active, maxActive int) upsertPlan {
+	p := upsertPlan{
+		outcomes:     make([]Outcome, len(jobs)),
+		insertArrays: newJobArrays(max(len(jobs)-len(byRef), 0)),
+		updateArrays: newJobArrays(len(byRef)),
+	}
+	for i := range jobs {
+		j := &jobs[i]
 		e, ok := byRef[j.ReferenceNumber]
 		switch {
-		case ok && !e.Deleted && e.JobFields.Equal(j):
-			outcomes[i] = Unchanged
+		case ok && !e.Deleted && e.JobFields.Equal(*j):
+			p.outcomes[i] = Unchanged
 		case ok && !e.Deleted:
-			outcomes[i] = Updated
-			updates.add(j)
-			updateIDs = append(updateIDs, e.ID)
-		case active >= opts.MaxActive:
-			outcomes[i] = OverActiveLimit
+			p.outcomes[i] = Updated
+			p.update(e.ID, j)
+		case active >= maxActive:
+			p.outcomes[i] = OverActiveLimit
 		case ok: // deleted: bring the same job back
 			active++
-			outcomes[i] = Added
-			updates.add(j)
-			updateIDs = append(updateIDs, e.ID)
+			p.outcomes[i] = Added
+			p.update(e.ID, j)
 		default:
 			active++
-			outcomes[i] = Added
-			inserts.add(j)
+			p.outcomes[i] = Added
+			p.inserts++
+			p.insertArrays.add(j)
 		}
 	}
-
-	today := opts.Today.UTC().Format(time.DateOnly)
-	if len(inserts.ref) > 0 {
-		args := append([]any{accountID, today}, inserts.columns()...)
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO jobs (account_id, posted_on, `+jobBatchColumns+`)
-			SELECT $1, $2::date, `+jobBatchValues+`
-			  FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-			              $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-			              $15::text[], $16::text[], $17::text[], $18::boolean[], $19::text[])
-			    AS u(`+jobBatchNames+`)`, args...); err != nil {
-			return nil, fmt.Errorf("insert jobs: %w", err)
-		}
-	}
-	if len(updateIDs) > 0 {
-		args := append([]any{accountID, today, pq.Array(updateIDs)}, updates.columns()...)
-		if _, err := tx.ExecContext(ctx, `
-			UPDATE jobs AS j SET (`+jobBatchColumns+`) = (`+jobBatchValues+`),
-			       posted_on  = CASE WHEN j.deleted_at IS NULL THEN j.posted_on ELSE $2::date END,
-			       deleted_at = NULL,
-			       updated_at = now()
-			  FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-			              $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-			              $15::text[], $16::text[], $17::text[], $18::text[], $19::boolean[], $20::text[])
-			    AS u(id, `+jobBatchNames+`)
-			 WHERE j.id = u.id AND j.account_id = $1`, args...); err != nil {
-			return nil, fmt.Errorf("update jobs: %w", err)
-		}
-	}
-	return outcomes, nil
+	return p
 }
+
+func (p *upsertPlan) update(id int64, j *JobFields) {
+	p.updateIDs = append(p.updateIDs, id)
+	p.updateArrays.add(j)
+}
+
+// The batch statements: $1 is the account, $2 the posting day of added
+// jobs, then the jobArrays (after the ids to update, for an update).
+var (
+	insertJobBatch = `
+		INSERT INTO jobs (account_id, posted_on, ` + jobBatchColumns + `)
+		SELECT $1, $2::date, ` + jobBatchValues + `
+		  FROM unnest(` + unnestParams(3) + `)
+		    AS u(` + jobBatchNames + `)`
+	updateJobBatch = `
+		UPDATE jobs AS j SET (` + jobBatchColumns + `) = (` + jobBatchValues + `),
+		       posted_on  = CASE WHEN j.deleted_at IS NULL THEN j.posted_on ELSE $2::date END,
+		       deleted_at = NULL,
+		       updated_at = now()
+		  FROM unnest(` + unnestParams(3, "bigint[]") + `)
+		    AS u(id, ` + jobBatchNames + `)
+		 WHERE j.id = u.id AND j.account_id = $1`
+)
+
+// The columns a batch writes, the names of the unnest columns, and the
+// expressions that turn those back into column values.
+var (
+	jobBatchColumns = joinFields(func(f jobField) string { return f.column })
+	jobBatchNames   = joinFields(func(f jobField) string { return f.unnest })
+	jobBatchValues  = joinFields(func(f jobField) string { return f.write })
+)
 
 func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 	var id int64
@@ -284,76 +319,6 @@ func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 		return fmt.Errorf("lock account %d: %w", accountID, err)
 	}
 	return nil
-}
-
-// The columns a batch writes, the names of the unnest columns, and the
-// expressions that turn those back into column values.
-const (
-	jobBatchColumns = `reference_number, title, city, state, postal_code, driver_type, preference,
-		freight_type, pay_amount_min, pay_amount_max, pay_frequency, employment_type, route_type,
-		description, requirements, twic_only, license_class`
-	jobBatchNames  = `ref, title, city, state, postal, dtype, pref, ftype, pmin, pmax, pfreq, emp, route, descr, req, twic, lic`
-	jobBatchValues = `u.ref, u.title, u.city, u.state, u.postal, u.dtype, u.pref, u.ftype,
-		u.pmin::numeric, u.pmax::numeric, u.pfreq, string_to_array(u.emp, ','),
-		string_to_array(u.route, ','), u.descr, u.req, u.twic, u.lic`
-)
-
-// jobBatch holds jobs column by column, the shape unnest takes. List fields
-// travel comma-joined because unnest flattens nested arrays; their values are
-// canonical enum spellings, none of which contains a comma.
-type jobBatch struct {
-	ref, title, state, dtype, ftype, emp, route, descr []string
-	city, postal, pref, pmin, pmax, pfreq, req, lic    []sql.NullString
-	twic                                               []bool
-}
-
-func nullString(p *string) sql.NullString {
-	if p == nil {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: *p, Valid: true}
-}
-
-func (b *jobBatch) add(j JobFields) {
-	b.ref = append(b.ref, j.ReferenceNumber)
-	b.title = append(b.title, j.Title)
-	b.city = append(b.city, nullString(j.City))
-	b.state = append(b.state, j.State)
-	b.postal = append(b.postal, nullString(j.PostalCode))
-	b.dtype = append(b.dtype, j.DriverType)
-	b.pref = append(b.pref, nullString(j.Preference))
-	b.ftype = append(b.ftype, j.FreightType)
-	b.pmin = append(b.pmin, nullString(j.PayAmountMin))
-	b.pmax = append(b.pmax, nullString(j.PayAmountMax))
-	b.pfreq = append(b.pfreq, nullString(j.PayFrequency))
-	b.emp = append(b.emp, strings.Join(j.EmploymentType, ","))
-	b.route = append(b.route, strings.Join(j.RouteType, ","))
-	b.descr = append(b.descr, j.Description)
-	b.req = append(b.req, nullString(j.Requirements))
-	b.twic = append(b.twic, j.TwicOnly)
-	b.lic = append(b.lic, nullString(j.LicenseClass))
-}
-
-// columns returns the arrays in jobBatchNames order.
-func (b *jobBatch) columns() []any {
-	return []any{
-		pq.Array(b.ref), pq.Array(b.title), pq.Array(b.city), pq.Array(b.state),
-		pq.Array(b.postal), pq.Array(b.dtype), pq.Array(b.pref), pq.Array(b.ftype), pq.Array(b.pmin),
-		pq.Array(b.pmax), pq.Array(b.pfreq), pq.Array(b.emp), pq.Array(b.route), pq.Array(b.descr),
-		pq.Array(b.req), pq.Array(b.twic), pq.Array(b.lic),
-	}
-}
-
-// Equal reports whether two jobs have the same content.
-func (f JobFields) Equal(o JobFields) bool {
-	eq := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	return f.ReferenceNumber == o.ReferenceNumber && f.Title == o.Title && eq(f.City, o.City) &&
-		f.State == o.State && eq(f.PostalCode, o.PostalCode) && f.DriverType == o.DriverType &&
-		eq(f.Preference, o.Preference) && f.FreightType == o.FreightType &&
-		eq(f.PayAmountMin, o.PayAmountMin) && eq(f.PayAmountMax, o.PayAmountMax) &&
-		eq(f.PayFrequency, o.PayFrequency) && slices.Equal(f.EmploymentType, o.EmploymentType) &&
-		slices.Equal(f.RouteType, o.RouteType) && f.Description == o.Description &&
-		eq(f.Requirements, o.Requirements) && f.TwicOnly == o.TwicOnly && eq(f.LicenseClass, o.LicenseClass)
 }
 
 // DeleteJobsByID soft-deletes the account's active jobs with the given ids

@@ -11,7 +11,7 @@ import (
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-func newAccount(t *testing.T, s *store.Store, name string) int64 {
+func newAccount(t testing.TB, s *store.Store, name string) int64 {
 	t.Helper()
 	id, err := s.CreateAccount(context.Background(), store.NewAccount{
 		Name: name, WebhookSecret: "whsec_x", KeyHash: "hash-" + name, KeyPrefix: "jb_live_x",

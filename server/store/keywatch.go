@@ -59,17 +59,7 @@ func (s *Store) WatchKeyChanges(ctx context.Context, h KeyChangeHandler) (wait f
 	if err != nil {
 		return nil, err
 	}
-	l := pq.NewListener(dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
-		switch ev {
-		case pq.ListenerEventDisconnected:
-			slog.Warn("api key watch lost; keys are looked up on every request until it is back", "error", err)
-			h.WatchLost()
-		case pq.ListenerEventReconnected:
-			// The reconnect listened on the channel again before this event.
-			slog.Info("api key watch restored")
-			h.WatchRestored()
-		}
-	})
+	l := newKeyListener(dsn, h)
 	done := make(chan struct{})
 	// Closing the listener ends a Listen still waiting for a connection.
 	// It is closed from a goroutine of its own: a Ping blocked on a dead
@@ -89,53 +79,76 @@ func (s *Store) WatchKeyChanges(ctx context.Context, h KeyChangeHandler) (wait f
 			return
 		}
 		h.WatchRestored()
-		ping := time.NewTicker(keyWatchPingEvery)
-		defer ping.Stop()
-		// pong carries the result of the ping in flight; lib/pq's Ping has
-		// no deadline of its own, so a ping not back by the next tick
-		// counts as failed.
-		pong := make(chan error, 1)
-		pinging, pingFailed := false, false
-		failed := func(yes bool) {
-			if yes && !pingFailed {
-				h.WatchLost()
-			} else if !yes && pingFailed {
-				h.WatchRestored()
-			}
-			pingFailed = yes
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				h.WatchLost()
-				return
-			case err := <-pong:
-				pinging = false
-				// A failed ping means the connection may have died without
-				// a word: nothing remembered may be used until a ping on a
-				// live connection (or a reconnect) shows the watch is back.
-				failed(err != nil)
-			case <-ping.C:
-				if pinging {
-					failed(true)
-					continue
-				}
-				pinging = true
-				go func() { pong <- l.Ping() }()
-			case n, ok := <-l.Notify:
-				if !ok {
-					h.WatchLost()
-					return
-				}
-				if n == nil { // a reconnect: WatchRestored has been heard
-					continue
-				}
-				h.KeyChanged(n.Extra)
-				s.confirmKeyChange(ctx, id, n.Extra)
-			}
-		}
+		s.relayKeyChanges(ctx, l, h, id)
 	}()
 	return func() { <-done }, nil
+}
+
+// newKeyListener makes the listener of a key watch, telling h when its
+// connection drops and when it is back.
+func newKeyListener(dsn string, h KeyChangeHandler) *pq.Listener {
+	return pq.NewListener(dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		switch ev {
+		case pq.ListenerEventDisconnected:
+			slog.Warn("api key watch lost; keys are looked up on every request until it is back", "error", err)
+			h.WatchLost()
+		case pq.ListenerEventReconnected:
+			// The reconnect listened on the channel again before this event.
+			slog.Info("api key watch restored")
+			h.WatchRestored()
+		}
+	})
+}
+
+// relayKeyChanges passes the changes l hears to h, and confirms each, until
+// ctx ends or l closes; it pings l every keyWatchPingEvery and tells h the
+// watch is lost while the pings fail.
+func (s *Store) relayKeyChanges(ctx context.Context, l *pq.Listener, h KeyChangeHandler, watcherID string) {
+	ping := time.NewTicker(keyWatchPingEvery)
+	defer ping.Stop()
+	// pong carries the result of the ping in flight; lib/pq's Ping has
+	// no deadline of its own, so a ping not back by the next tick
+	// counts as failed.
+	pong := make(chan error, 1)
+	pinging, pingFailed := false, false
+	failed := func(yes bool) {
+		if yes && !pingFailed {
+			h.WatchLost()
+		} else if !yes && pingFailed {
+			h.WatchRestored()
+		}
+		pingFailed = yes
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			h.WatchLost()
+			return
+		case err := <-pong:
+			pinging = false
+			// A failed ping means the connection may have died without
+			// a word: nothing remembered may be used until a ping on a
+			// live connection (or a reconnect) shows the watch is back.
+			failed(err != nil)
+		case <-ping.C:
+			if pinging {
+				failed(true)
+				continue
+			}
+			pinging = true
+			go func() { pong <- l.Ping() }()
+		case n, ok := <-l.Notify:
+			if !ok {
+				h.WatchLost()
+				return
+			}
+			if n == nil { // a reconnect: WatchRestored has been heard
+				continue
+			}
+			h.KeyChanged(n.Extra)
+			s.confirmKeyChange(ctx, watcherID, n.Extra)
+		}
+	}
 }
 
 // confirmKeyChange tells a waiting revocation that this server has

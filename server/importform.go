@@ -1,0 +1,128 @@
+package server
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// This file maps an import between the API's messages and the store's own
+// stored form, field by field: a change to the messages changes this
+// mapping, never what is already stored.
+
+// importPayload is the stored form of an import's jobs.
+func importPayload(jobs []*jobboardv2.JobInput) (store.ImportPayload, error) {
+	stored := make([]store.ImportJob, len(jobs))
+	for i, in := range jobs {
+		stored[i] = store.ImportJob{
+			ReferenceNumber: in.ReferenceNumber, Title: in.Title, City: in.City, State: in.State,
+			PostalCode: in.PostalCode, DriverType: in.DriverType, Preference: in.Preference,
+			FreightType: in.FreightType, PayAmountMin: in.PayAmountMin, PayAmountMax: in.PayAmountMax,
+			PayFrequency: in.PayFrequency, EmploymentType: in.EmploymentType, RouteType: in.RouteType,
+			Description: in.Description, Requirements: in.Requirements, TwicOnly: in.TwicOnly,
+			LicenseClass: in.LicenseClass,
+		}
+		for _, x := range in.ExtraFields {
+			stored[i].ExtraFields = append(stored[i].ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
+		}
+	}
+	return store.NewImportPayload(stored)
+}
+
+// importInputs decodes a stored payload, in either of its forms.
+func importInputs(p store.ImportPayload) ([]*jobboardv2.JobInput, error) {
+	if data, ok := p.Proto(); ok {
+		var req jobboardv2.PostJobsRequest
+		if err := proto.Unmarshal(data, &req); err != nil {
+			return nil, fmt.Errorf("decode import payload: %w", err)
+		}
+		return req.GetJobs(), nil
+	}
+	stored, err := p.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]*jobboardv2.JobInput, len(stored))
+	for i, s := range stored {
+		jobs[i] = &jobboardv2.JobInput{
+			ReferenceNumber: s.ReferenceNumber, Title: s.Title, City: s.City, State: s.State,
+			PostalCode: s.PostalCode, DriverType: s.DriverType, Preference: s.Preference,
+			FreightType: s.FreightType, PayAmountMin: s.PayAmountMin, PayAmountMax: s.PayAmountMax,
+			PayFrequency: s.PayFrequency, EmploymentType: s.EmploymentType, RouteType: s.RouteType,
+			Description: s.Description, Requirements: s.Requirements, TwicOnly: s.TwicOnly,
+			LicenseClass: s.LicenseClass,
+		}
+		for _, x := range s.ExtraFields {
+			jobs[i].ExtraFields = append(jobs[i].ExtraFields, &jobboardv2.ExtraField{Name: x.Name, Value: x.Value})
+		}
+	}
+	return jobs, nil
+}
+
+// importJobCount counts a stored payload's jobs, including those that do not
+// decode.
+func importJobCount(p store.ImportPayload) int32 {
+	if data, ok := p.Proto(); ok {
+		return countJobs(data)
+	}
+	return int32(p.JobCount())
+}
+
+// storedResults is the stored form of an import's results.
+func storedResults(r *jobboardv2.JobImportResults) *store.ImportResults {
+	out := &store.ImportResults{
+		Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Deleted: r.Deleted,
+		Failed: r.Failed, Processed: r.Processed,
+	}
+	for _, e := range r.Errors {
+		out.Errors = append(out.Errors, store.ImportError{Index: e.Index, Messages: e.Messages, ReferenceNumber: e.ReferenceNumber})
+	}
+	for _, v := range r.IgnoredValues {
+		out.IgnoredValues = append(out.IgnoredValues, store.ImportIgnoredValue{Index: v.Index, ID: v.Id,
+			ReferenceNumber: v.ReferenceNumber, Field: v.Field, Value: v.Value, Message: v.Message})
+	}
+	return out
+}
+
+// resultsMessage is the API's form of stored results.
+func resultsMessage(r *store.ImportResults) *jobboardv2.JobImportResults {
+	out := &jobboardv2.JobImportResults{
+		Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Deleted: r.Deleted,
+		Failed: r.Failed, Processed: r.Processed,
+	}
+	for _, e := range r.Errors {
+		out.Errors = append(out.Errors, &jobboardv2.JobImportError{Index: e.Index, Messages: e.Messages, ReferenceNumber: e.ReferenceNumber})
+	}
+	for _, v := range r.IgnoredValues {
+		out.IgnoredValues = append(out.IgnoredValues, &jobboardv2.BatchEntry{Index: v.Index, Id: v.ID,
+			ReferenceNumber: v.ReferenceNumber, Field: v.Field, Value: v.Value, Message: v.Message})
+	}
+	return out
+}
+
+// protoPayloadJobs is the field number of the jobs in a payload of the
+// protobuf form: the number PostJobsRequest.jobs had when such payloads
+// were written, fixed here so that counting them does not follow the message.
+const protoPayloadJobs protowire.Number = 1
+
+// countJobs counts the jobs in a payload of the protobuf form without
+// decoding them, so that a payload whose jobs cannot be decoded is counted
+// too; it stops at the first field it cannot read.
+func countJobs(payload []byte) int32 {
+	var n int32
+	for len(payload) > 0 {
+		num, typ, size := protowire.ConsumeField(payload)
+		if size < 0 {
+			break
+		}
+		if num == protoPayloadJobs && typ == protowire.BytesType {
+			n++
+		}
+		payload = payload[size:]
+	}
+	return n
+}

@@ -1,0 +1,229 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// The testdata files import-payload-proto.bin and import-results-protojson.json
+// are an import's payload and results as the service wrote them before the
+// store owned their form: the jobs request in protobuf binary, and the
+// results message through protojson.
+
+// legacyResults is the message import-results-protojson.json was written from.
+func legacyResults() *jobboardv2.JobImportResults {
+	zero := int32(0)
+	return &jobboardv2.JobImportResults{Added: 2, Updated: 1, Deleted: 3, Failed: 1, Processed: 4,
+		Errors: []*jobboardv2.JobImportError{{Index: 3, ReferenceNumber: ptr("R4"), Messages: []string{"state: missing", "title: missing"}}},
+		IgnoredValues: []*jobboardv2.BatchEntry{{Index: &zero, ReferenceNumber: ptr("R1"), Field: ptr("benefits"),
+			Value: ptr("Dental"), Message: "not a field of a job; ignored"}}}
+}
+
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestImportQueuedInProtoFormRuns: an import queued before the store owned
+// the payload's form (its bytes as written then, its row as an older
+// server inserts it) runs as the same jobs queued now do.
+func TestImportQueuedInProtoFormRuns(t *testing.T) {
+	f := newIdleImportFixture(t, nil)
+	legacy := readTestdata(t, "import-payload-proto.bin")
+	var req jobboardv2.PostJobsRequest
+	if err := proto.Unmarshal(legacy, &req); err != nil {
+		t.Fatal(err)
+	}
+	old, err := f.svcs.Imports.CreateJobImport(f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("X")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// payload_form DEFAULT: what a row inserted without naming the form gets.
+	if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET payload = $2, payload_form = DEFAULT WHERE id = $1`,
+		old.Data.Id, legacy); err != nil {
+		t.Fatal(err)
+	}
+	current, err := f.svcs.Imports.CreateJobImport(f.ctxB, &jobboardv2.CreateJobImportRequest{Jobs: req.Jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	got := f.waitComplete(t, f.ctxA, old.Data.Id).Results
+	want := f.waitComplete(t, f.ctxB, current.Data.Id).Results
+	if got.Added != 2 || got.Failed != 1 || got.Processed != 3 || len(got.IgnoredValues) != 1 {
+		t.Errorf("results of the import queued as protobuf: %v", got)
+	}
+	if !proto.Equal(got, want) {
+		t.Errorf("results of the import queued as protobuf:\n%v\nof the same jobs queued now:\n%v", got, want)
+	}
+	jobsA, err := f.svcs.Jobs.ListJobs(f.ctxA, &jobboardv2.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobsB, err := f.svcs.Jobs.ListJobs(f.ctxB, &jobboardv2.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobsA.Jobs) != 2 || jobsA.Jobs[0].GetCity() != "Dallas" || !jobsA.Jobs[0].GetTwicOnly() {
+		t.Fatalf("jobs of the import queued as protobuf: %v", jobsA.Jobs)
+	}
+	for i := range jobsA.Jobs {
+		a, b := proto.Clone(jobsA.Jobs[i]).(*jobboardv2.Job), proto.Clone(jobsB.Jobs[i]).(*jobboardv2.Job)
+		a.Id, b.Id = 0, 0
+		if !proto.Equal(a, b) {
+			t.Errorf("job %d: %v, queued now %v", i, a, b)
+		}
+	}
+}
+
+// TestImportResultsInProtoJSONRead: results written through protojson
+// before the store owned their form read as they were written.
+func TestImportResultsInProtoJSONRead(t *testing.T) {
+	f := newIdleImportFixture(t, nil)
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("X")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET status = 'complete', completed_at = now(),
+		results = $2::jsonb, payload = '' WHERE id = $1`, created.Data.Id, string(readTestdata(t, "import-results-protojson.json"))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: created.Data.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got.Data.Results, legacyResults()) {
+		t.Errorf("results %v, want %v", got.Data.Results, legacyResults())
+	}
+}
+
+// TestStoredImportResultsOutliveARename renames a field of the results
+// message, as a later version of the API may: protojson, the way results
+// used to be read, then refuses what was stored, while the store's form,
+// named by the store, reads it still.
+func TestStoredImportResultsOutliveARename(t *testing.T) {
+	stored := readTestdata(t, "import-results-protojson.json")
+	fd := protodesc.ToFileDescriptorProto(jobboardv2.File_jobboard_v2_imports_proto)
+	renamed := false
+	for _, m := range fd.MessageType {
+		for _, field := range m.Field {
+			if m.GetName() == "JobImportResults" && field.GetName() == "ignored_values" {
+				field.Name, field.JsonName, renamed = proto.String("ignored"), proto.String("ignored"), true
+			}
+		}
+	}
+	if !renamed {
+		t.Fatal("no field ignored_values in JobImportResults")
+	}
+	file, err := protodesc.NewFile(fd, protoregistry.GlobalFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := dynamicpb.NewMessage(file.Messages().ByName("JobImportResults"))
+	if err := protojson.Unmarshal(stored, msg); err == nil {
+		t.Fatal("protojson read results after the rename; the test renames nothing that matters")
+	}
+
+	var r store.ImportResults
+	if err := r.Scan(stored); err != nil {
+		t.Fatal(err)
+	}
+	if got := resultsMessage(&r); !proto.Equal(got, legacyResults()) {
+		t.Errorf("results %v, want %v", got, legacyResults())
+	}
+	// What is stored now is named by the store: the same names, whatever the message calls them.
+	again, err := storedResults(legacyResults()).Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonKeys(t, again.([]byte)), jsonKeys(t, stored); !slices.Equal(got, want) {
+		t.Errorf("stored names %v, were %v", got, want)
+	}
+}
+
+// jsonKeys lists the names of a JSON object and of the objects in it.
+func jsonKeys(t *testing.T, data []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				keys = append(keys, k)
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// TestImportPayloadCarriesEveryField: every field of a job input, set,
+// comes back from the stored form unchanged, so a field added to the
+// message without a place in the store's form fails here.
+func TestImportPayloadCarriesEveryField(t *testing.T) {
+	in := &jobboardv2.JobInput{}
+	m := in.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		switch {
+		case fd.IsList() && fd.Kind() == protoreflect.StringKind:
+			list := m.Mutable(fd).List()
+			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-1"))
+			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-2"))
+		case fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "jobboard.v2.ExtraField":
+			in.ExtraFields = []*jobboardv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}
+		case fd.Kind() == protoreflect.StringKind && !fd.IsList():
+			m.Set(fd, protoreflect.ValueOfString(string(fd.Name())+" \x00é"))
+		default:
+			t.Fatalf("field %s of a kind this test does not fill", fd.Name())
+		}
+	}
+	jobs := []*jobboardv2.JobInput{in, {Title: ptr("")}, {}}
+	payload, err := importPayload(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := importInputs(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(jobs) {
+		t.Fatalf("%d jobs back, want %d", len(got), len(jobs))
+	}
+	for i := range jobs {
+		if !proto.Equal(got[i], jobs[i]) {
+			t.Errorf("job %d back as %v, want %v", i, got[i], jobs[i])
+		}
+	}
+	if n := importJobCount(payload); n != 3 {
+		t.Errorf("counted %d jobs, want 3", n)
+	}
+}

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lib/pq"
+)
+
+// jobFieldTable is the one list of the employer-controlled job columns. The
+// select list, the batch statements' columns, unnest names, casts and
+// arrays, and JobFields.Equal all come from it, so a new job field is a
+// row here (besides its JobFields member, migration, proto and rules).
+var jobFieldTable = []jobField{
+	text("reference_number", "ref", func(j *JobFields) *string { return &j.ReferenceNumber }),
+	text("title", "title", func(j *JobFields) *string { return &j.Title }),
+	optionalText("city", "city", func(j *JobFields) **string { return &j.City }),
+	text("state", "state", func(j *JobFields) *string { return &j.State }),
+	optionalText("postal_code", "postal", func(j *JobFields) **string { return &j.PostalCode }),
+	text("driver_type", "dtype", func(j *JobFields) *string { return &j.DriverType }),
+	optionalText("preference", "pref", func(j *JobFields) **string { return &j.Preference }),
+	text("freight_type", "ftype", func(j *JobFields) *string { return &j.FreightType }),
+	decimal("pay_amount_min", "pmin", func(j *JobFields) **string { return &j.PayAmountMin }),
+	decimal("pay_amount_max", "pmax", func(j *JobFields) **string { return &j.PayAmountMax }),
+	optionalText("pay_frequency", "pfreq", func(j *JobFields) **string { return &j.PayFrequency }),
+	list("employment_type", "emp", func(j *JobFields) *pq.StringArray { return &j.EmploymentType }),
+	list("route_type", "route", func(j *JobFields) *pq.StringArray { return &j.RouteType }),
+	text("description", "descr", func(j *JobFields) *string { return &j.Description }),
+	optionalText("requirements", "req", func(j *JobFields) **string { return &j.Requirements }),
+	flag("twic_only", "twic", func(j *JobFields) *bool { return &j.TwicOnly }),
+	optionalText("license_class", "lic", func(j *JobFields) **string { return &j.LicenseClass }),
+}
+
+// jobField is one column of JobFields and how each statement handles it.
+type jobField struct {
+	column string
+	// read is the select expression, named column.
+	read string
+	// unnest names the column in a batch statement's unnest(...) AS u(...).
+	unnest string
+	// arrayType is the SQL type of the array parameter the batch sends.
+	arrayType string
+	// write turns u.<unnest> back into a column value.
+	write string
+	// newArray starts the column's batch array, for capacity jobs.
+	newArray func(capacity int) fieldArray
+	// equal reports whether two jobs have the same value.
+	equal func(a, b *JobFields) bool
+}
+
+// fieldArray collects one column of a batch of jobs.
+type fieldArray interface {
+	add(j *JobFields)
+	// param is the array as a statement parameter.
+	param() any
+}
+
+// columnArray is a fieldArray whose elements are encode(get(job)).
+type columnArray[V, E any] struct {
+	get    func(*JobFields) *V
+	encode func(V) E
+	values []E
+}
+
+func (a *columnArray[V, E]) add(j *JobFields) { a.values = append(a.values, a.encode(*a.get(j))) }
+func (a *columnArray[V, E]) param() any       { return pq.Array(a.values) }
+
+// newField makes the row of a column read and written as it is, whose
+// batch array holds encode(value) as elements of SQL type elemType.
+func newField[V, E any](column, unnest, elemType string, get func(*JobFields) *V, encode func(V) E, equal func(a, b V) bool) jobField {
+	return jobField{
+		column: column, read: column, unnest: unnest, arrayType: elemType + "[]", write: "u." + unnest,
+		newArray: func(capacity int) fieldArray {
+			return &columnArray[V, E]{get: get, encode: encode, values: make([]E, 0, capacity)}
+		},
+		equal: func(a, b *JobFields) bool { return equal(*get(a), *get(b)) },
+	}
+}
+
+func same[V comparable](v V) V        { return v }
+func equal[V comparable](a, b V) bool { return a == b }
+
+// text is a NOT NULL text column.
+func text(column, unnest string, get func(*JobFields) *string) jobField {
+	return newField(column, unnest, "text", get, same[string], equal[string])
+}
+
+// flag is a boolean column.
+func flag(column, unnest string, get func(*JobFields) *bool) jobField {
+	return newField(column, unnest, "boolean", get, same[bool], equal[bool])
+}
+
+// optionalText is a nullable text column.
+func optionalText(column, unnest string, get func(*JobFields) **string) jobField {
+	return newField(column, unnest, "text", get, nullString, equalOptional)
+}
+
+// decimal is a nullable numeric column, carried as text both ways so the two
+// decimal places survive.
+func decimal(column, unnest string, get func(*JobFields) **string) jobField {
+	f := optionalText(column, unnest, get)
+	f.read = column + "::text AS " + column
+	f.write = "u." + unnest + "::numeric"
+	return f
+}
+
+// list is a text[] column. Its batch array carries each list comma-joined
+// because unnest flattens nested arrays; the values are canonical enum
+// spellings, none of which contains a comma.
+func list(column, unnest string, get func(*JobFields) *pq.StringArray) jobField {
+	f := newField(column, unnest, "text", get,
+		func(v pq.StringArray) string { return strings.Join(v, ",") },
+		func(a, b pq.StringArray) bool { return slices.Equal(a, b) })
+	f.write = "string_to_array(u." + unnest + ", ',')"
+	return f
+}
+
+func nullString(p *string) sql.NullString {
+	if p == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: *p, Valid: true}
+}
+
+func equalOptional(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// joinFields joins one property of every field with ", ".
+func joinFields(property func(jobField) string) string {
+	parts := make([]string, len(jobFieldTable))
+	for i, f := range jobFieldTable {
+		parts[i] = property(f)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unnestParams lists the batch's array parameters, $first onwards, with
+// their casts: one per field, after the leading ones (say "bigint[]" for ids).
+func unnestParams(first int, leading ...string) string {
+	types := append(slices.Clip(leading), make([]string, 0, len(jobFieldTable))...)
+	for _, f := range jobFieldTable {
+		types = append(types, f.arrayType)
+	}
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = fmt.Sprintf("$%d::%s", first+i, t)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// jobArrays holds a batch of jobs column by column, the shape unnest takes,
+// in jobFieldTable order.
+type jobArrays []fieldArray
+
+func newJobArrays(capacity int) jobArrays {
+	a := make(jobArrays, len(jobFieldTable))
+	for i, f := range jobFieldTable {
+		a[i] = f.newArray(capacity)
+	}
+	return a
+}
+
+func (a jobArrays) add(j *JobFields) {
+	for _, column := range a {
+		column.add(j)
+	}
+}
+
+// params returns the arrays as statement parameters, after leading ones.
+func (a jobArrays) params(leading ...any) []any {
+	out := append(slices.Clip(leading), make([]any, 0, len(a))...)
+	for _, column := range a {
+		out = append(out, column.param())
+	}
+	return out
+}
+
+// Equal reports whether two jobs have the same content.
+func (f JobFields) Equal(o JobFields) bool {
+	for _, field := range jobFieldTable {
+		if !field.equal(&f, &o) {
+			return false
+		}
+	}
+	return true
+}
