@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/callmeta"
@@ -76,9 +77,10 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	hash := sha256.New()
-	hash.Write(payload.Bytes())
-	fmt.Fprintf(hash, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
+	hash, err := importRequestHash(req)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
 	imp, _, err := s.store.CreateImport(ctx, store.NewImport{
 		AccountID:      caller.AccountID,
 		Payload:        payload,
@@ -86,7 +88,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 		DeleteJobs:     req.GetDeleteJobs(),
 		BaseURL:        s.baseURL(ctx),
 		IdempotencyKey: key,
-		RequestHash:    hex.EncodeToString(hash.Sum(nil)),
+		RequestHash:    hash,
 		RequestID:      requestIDOf(ctx),
 	}, func(ctx context.Context, tx *sql.Tx, id string) error {
 		_, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: id}, &river.InsertOpts{MaxAttempts: s.importAttempts})
@@ -365,4 +367,20 @@ func scrubNUL(r *jobboardv2.JobImportResults) {
 		fix(e.Value)
 		fix(&e.Message)
 	}
+}
+
+// importRequestHash identifies a request for its Idempotency-Key: the jobs
+// in deterministic protobuf binary, which depends on field numbers, not
+// names, so neither a renamed proto field nor a change of the stored form
+// makes a retry look like another request (hashes stored before the
+// stored form changed still match).
+func importRequestHash(req *jobboardv2.CreateJobImportRequest) (string, error) {
+	jobs, err := proto.MarshalOptions{Deterministic: true}.Marshal(&jobboardv2.PostJobsRequest{Jobs: req.GetJobs()})
+	if err != nil {
+		return "", err
+	}
+	hash := sha256.New()
+	hash.Write(jobs)
+	fmt.Fprintf(hash, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
+	return hex.EncodeToString(hash.Sum(nil)), nil
 }
