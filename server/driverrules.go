@@ -8,23 +8,9 @@ import (
 	"time"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/store"
 )
-
-// residenceStates are the spec's 51 codes for where a driver lives, with
-// the full names license_state is stored as.
-var residenceStates = map[string]string{
-	"AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California", "CO": "Colorado",
-	"CT": "Connecticut", "DE": "Delaware", "FL": "Florida", "GA": "Georgia", "HI": "Hawaii", "ID": "Idaho",
-	"IL": "Illinois", "IN": "Indiana", "IA": "Iowa", "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana",
-	"ME": "Maine", "MD": "Maryland", "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota",
-	"MS": "Mississippi", "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada",
-	"NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico", "NY": "New York", "NC": "North Carolina",
-	"ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma", "OR": "Oregon", "PA": "Pennsylvania",
-	"RI": "Rhode Island", "SC": "South Carolina", "SD": "South Dakota", "TN": "Tennessee", "TX": "Texas",
-	"UT": "Utah", "VT": "Vermont", "VA": "Virginia", "WA": "Washington", "DC": "District of Columbia",
-	"WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming",
-}
 
 // certifications are the endorsement codes in display order with their labels.
 var certifications = []struct{ code, label string }{
@@ -233,7 +219,7 @@ func (c *appCheck) history(p *store.DriverProfile, in *jobboardv2.DriverApplicat
 // residenceState returns the required state code in upper case.
 func (c *appCheck) residenceState(raw string) string {
 	st := strings.ToUpper(c.required("state", raw))
-	if _, ok := residenceStates[st]; st != "" && !ok {
+	if st != "" && !usstate.IsCode(st) {
 		c.fail("state", "%q is not a US state code (two letters such as TX)", raw)
 	}
 	return st
@@ -297,7 +283,7 @@ func (c *appCheck) licenseState(raw *string) *string {
 	if ls == nil || *ls == "" {
 		return ls
 	}
-	name, ok := StateName(*ls)
+	name, ok := usstate.Name(*ls)
 	if !ok {
 		c.fail("license_state", "%q is not a US state name or code", *ls)
 	}
@@ -330,7 +316,7 @@ func (c *appCheck) year(field string, v *int32) *int32 {
 func (c *appCheck) employment(f string, e *jobboardv2.Employment) store.Employment {
 	emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}
 	emp.State = strings.ToUpper(c.required(f+".state", e.GetState()))
-	if _, ok := residenceStates[emp.State]; emp.State != "" && !ok {
+	if emp.State != "" && !usstate.IsCode(emp.State) {
 		c.fail(f+".state", "%q is not a US state code", e.GetState())
 	}
 	if _, ok := phoneDigits(emp.Phone); emp.Phone != "" && !ok {
@@ -377,20 +363,6 @@ func sortedCodes(codes []string) []string {
 		}
 	}
 	return out
-}
-
-// StateName returns the full name of a state given its two-letter code or
-// its name in any case.
-func StateName(s string) (string, bool) {
-	if name, ok := residenceStates[strings.ToUpper(s)]; ok {
-		return name, true
-	}
-	for _, name := range residenceStates {
-		if strings.EqualFold(name, s) {
-			return name, true
-		}
-	}
-	return "", false
 }
 
 func parseBirthDate(s string) (string, error) {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -239,7 +240,7 @@ func filterMinExperience(req *jobboardv2.ListDriversRequest, f *store.DriverFilt
 
 func filterState(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetState()); v != "" {
-		if _, ok := residenceStates[strings.ToUpper(v)]; !ok {
+		if !usstate.IsCode(strings.ToUpper(v)) {
 			return badParam("state", v, "allowed: the two-letter code of a US state or DC")
 		}
 		f.State = strings.ToUpper(v)
