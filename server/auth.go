@@ -93,9 +93,9 @@ const (
 	missEntries = 100_000
 )
 
-// NewAuthenticator checks API keys against st. An empty internalToken
+// newAuthenticator checks API keys against st. An empty internalToken
 // disables internal access.
-func NewAuthenticator(st *store.Store, internalToken string) *Authenticator {
+func newAuthenticator(st *store.Store, internalToken string) *Authenticator {
 	a := &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
 		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash}
 	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)

@@ -244,7 +244,7 @@ func TestWrongKeyLookedUpOnce(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	conn := f.conn(t, "127.0.0.1")
 	ctx := context.Background()
-	wrong := NewAPIKey() // a key of the right form that no account holds
+	wrong := newAPIKey() // a key of the right form that no account holds
 	for i := range 3 {
 		if _, err := f.svcs.Auth.AuthenticateKey(ctx, wrong, "192.0.2.1:1234"); status.Code(err) != codes.Unauthenticated {
 			t.Fatalf("REST entry, attempt %d: %v", i+1, err)
@@ -257,7 +257,7 @@ func TestWrongKeyLookedUpOnce(t *testing.T) {
 		t.Errorf("%d database lookups for one wrong key sent 6 times, want 1", n)
 	}
 	// Another wrong key is looked up once too.
-	other := NewAPIKey()
+	other := newAPIKey()
 	for range 2 {
 		_ = listJobs(withKey(other), conn)
 	}
@@ -284,7 +284,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 	if err := listJobs(withKey(f.a.APIKey), flooder); err != nil {
 		t.Fatal(err)
 	}
-	wrong := []string{NewAPIKey(), NewAPIKey(), NewAPIKey()}
+	wrong := []string{newAPIKey(), newAPIKey(), newAPIKey()}
 	for i, key := range wrong {
 		if err := listJobs(withKey(key), flooder); status.Code(err) != codes.Unauthenticated {
 			t.Fatalf("wrong key %d within the burst: %v", i+1, err)
@@ -295,7 +295,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 		name string
 		ctx  context.Context
 	}{
-		{"a new wrong key", withKey(NewAPIKey())},
+		{"a new wrong key", withKey(newAPIKey())},
 		{"a wrong key seen before", withKey(wrong[0])},
 		{"no credentials", context.Background()},
 		{"a wrong internal token", withKey("not-the-token")},

@@ -348,8 +348,8 @@ type DriverIntakeService struct {
 	store *store.Store
 }
 
-// NewDriverIntakeService returns the intake over st.
-func NewDriverIntakeService(st *store.Store) *DriverIntakeService {
+// newDriverIntakeService returns the intake over st.
+func newDriverIntakeService(st *store.Store) *DriverIntakeService {
 	return &DriverIntakeService{store: st}
 }
 

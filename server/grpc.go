@@ -111,10 +111,10 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		now = time.Now
 	}
 	s := &Services{
-		Auth:    NewAuthenticator(st, cfg.InternalToken),
+		Auth:    newAuthenticator(st, cfg.InternalToken),
 		Jobs:    NewJobService(st, now),
 		Drivers: NewDriverService(st),
-		Intake:  NewDriverIntakeService(st),
+		Intake:  newDriverIntakeService(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
 
