@@ -167,7 +167,7 @@ func importMessage(imp store.JobImport) (*jobboardv2.JobImport, error) {
 	msg := &jobboardv2.JobImport{
 		Id:          imp.ID,
 		RequestedAt: imp.RequestedAt.UTC().Format(importTimeFormat),
-		Status:      imp.Status,
+		Status:      string(imp.Status),
 	}
 	if imp.CompletedAt != nil {
 		msg.CompletedAt = ptr(imp.CompletedAt.UTC().Format(importTimeFormat))
