@@ -32,6 +32,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
@@ -602,7 +603,7 @@ func (e *endToEnd) jobImportCallback(t *testing.T) {
 	}
 	// The success is recorded after the receiver answers.
 	var shown string
-	eventually(t, 10*time.Second, func() bool {
+	testfix.Eventually(10*time.Second, func() bool {
 		shown = runCommand(t, env, "imports", "show", payload.Data.ID)
 		return strings.Count(shown, `"attempt":`) == 2
 	})
@@ -736,7 +737,7 @@ func (e *endToEnd) metrics(t *testing.T) {
 	var code int
 	var hdr http.Header
 	var body string
-	eventually(t, 10*time.Second, func() bool {
+	testfix.Eventually(10*time.Second, func() bool {
 		code, hdr, body = svc.scrape()
 		n, _ := parseMetrics(t, body).find("jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"})
 		return code != 200 || n >= 2
@@ -1050,16 +1051,6 @@ func logLines(logs, msg string, has ...string) []string {
 type metricSamples []string
 
 var sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$`)
-
-// eventually polls cond until it holds or timeout passes; the caller then
-// checks the state it left, so a timeout fails with the real values.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func parseMetrics(t *testing.T, body string) metricSamples {
 	t.Helper()
