@@ -512,16 +512,10 @@ func (e *endToEnd) jobImportPolling(t *testing.T) {
 	if code, _, got := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", " "); code != 400 {
 		t.Errorf("empty import body: %d %s", code, got)
 	}
-	req, _ := http.NewRequest("POST", svc.httpBase+"/api/v2.0/job-imports", strings.NewReader(`{"jobs": []}`))
-	req.SetBasicAuth(a.APIKey, "")
-	req.Header.Set("X-Forwarded-Host", "evil.example")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if loc := resp.Header.Get("Location"); resp.StatusCode != 202 || !strings.HasPrefix(loc, svc.httpBase+"/") {
-		t.Errorf("a client's X-Forwarded-Host reached the links: %d %s", resp.StatusCode, loc)
+	code, hdr, _ := svc.requestWithHeader(http.Header{"X-Forwarded-Host": {"evil.example"}},
+		"basic", a.APIKey, "POST", "/api/v2.0/job-imports", `{"jobs": []}`)
+	if loc := hdr.Get("Location"); code != 202 || !strings.HasPrefix(loc, svc.httpBase+"/") {
+		t.Errorf("a client's X-Forwarded-Host reached the links: %d %s", code, loc)
 	}
 	code, hdr, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
 	var imp struct {
@@ -660,15 +654,8 @@ func (e *endToEnd) keyRotation(t *testing.T) {
 
 func (e *endToEnd) accessLog(t *testing.T) {
 	a, b, svc, jobsClient := e.a, e.b, e.svc, e.jobs
-	req, _ := http.NewRequest("GET", svc.httpBase+"/api/v2.0/jobs.json/1", nil)
-	req.SetBasicAuth(a.APIKey, "")
-	req.Header.Set("X-Request-Id", "trace-e2e-1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got := resp.Header.Get("X-Request-Id"); got != "trace-e2e-1" {
+	code, hdr, _ := svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-e2e-1"}}, "basic", a.APIKey, "GET", "/api/v2.0/jobs.json/1", "")
+	if got := hdr.Get("X-Request-Id"); got != "trace-e2e-1" {
 		t.Errorf("X-Request-Id echoed as %q", got)
 	}
 	if _, hdr, _ := svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); len(hdr.Get("X-Request-Id")) != 24 {
@@ -700,7 +687,7 @@ func (e *endToEnd) accessLog(t *testing.T) {
 
 	time.Sleep(100 * time.Millisecond)
 	logs := svc.stderr.String()
-	want := fmt.Sprintf(`"route":"/api/v2.0/jobs.json/{id}","status":%d`, resp.StatusCode)
+	want := fmt.Sprintf(`"route":"/api/v2.0/jobs.json/{id}","status":%d`, code)
 	if !strings.Contains(logs, want) || !strings.Contains(logs, `"request_id":"trace-e2e-1","account_id":`+fmt.Sprint(a.ID)) {
 		t.Errorf("no access line with %s and the request id and account:\n%s", want, logs)
 	}
