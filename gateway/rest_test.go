@@ -17,6 +17,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -52,10 +53,7 @@ func newAPI(t testing.TB) *api {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	creds, err := server.CreateAccount(context.Background(), st, "Acme Freight")
-	if err != nil {
-		t.Fatal(err)
-	}
+	creds := testfix.NewAccount(t, st, "Acme Freight")
 	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID}
 }
 

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"net"
 	"net/netip"
@@ -19,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/server/keycache"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -93,9 +92,9 @@ const (
 	missEntries = 100_000
 )
 
-// NewAuthenticator checks API keys against st. An empty internalToken
+// newAuthenticator checks API keys against st. An empty internalToken
 // disables internal access.
-func NewAuthenticator(st *store.Store, internalToken string) *Authenticator {
+func newAuthenticator(st *store.Store, internalToken string) *Authenticator {
 	a := &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
 		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash}
 	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)
@@ -160,7 +159,7 @@ func (a *Authenticator) resolveKey(ctx context.Context, key, client string) (Cal
 	// failure limit: clients behind one NAT or proxy share an address, and
 	// a neighbour's flood must not lock a good key out. A wrong key is
 	// looked up once: the cache remembers it as wrong.
-	id, err := a.keys.AccountID(ctx, HashAPIKey(key), a.lookupKey)
+	id, err := a.keys.AccountID(ctx, apikey.Hash(key), a.lookupKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Caller{}, a.failed(client)
@@ -274,10 +273,4 @@ func first(md metadata.MD, key string) string {
 		return v[0]
 	}
 	return ""
-}
-
-// HashAPIKey is the form a key is stored and looked up in.
-func HashAPIKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
 }

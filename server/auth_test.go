@@ -21,6 +21,9 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/apikey"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -31,12 +34,12 @@ type grpcFixture struct {
 	st      *store.Store
 	addr    string
 	lookups atomic.Int64
-	a, b    Credentials
+	a, b    testfix.Account
 }
 
 func newGRPCFixture(t *testing.T, cfg Config) *grpcFixture {
 	t.Helper()
-	f := &grpcFixture{st: pgtest(t)}
+	f := &grpcFixture{st: pgtest.Store(t)}
 	cfg.RenderCallback = gateway.RenderJSON
 	svcs, err := NewServices(f.st, cfg)
 	if err != nil {
@@ -47,13 +50,7 @@ func newGRPCFixture(t *testing.T, cfg Config) *grpcFixture {
 		f.lookups.Add(1)
 		return f.st.AccountIDByKeyHash(ctx, hash)
 	}
-	ctx := context.Background()
-	if f.a, err = CreateAccount(ctx, f.st, "A"); err != nil {
-		t.Fatal(err)
-	}
-	if f.b, err = CreateAccount(ctx, f.st, "B"); err != nil {
-		t.Fatal(err)
-	}
+	f.a, f.b = testfix.NewAccount(t, f.st, "A"), testfix.NewAccount(t, f.st, "B")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +88,8 @@ func (f *grpcFixture) watchKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !f.svcs.Auth.keys.Watching() {
-		if time.Now().After(deadline) {
-			t.Fatal("key watch not started")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testfix.Eventually(10*time.Second, f.svcs.Auth.keys.Watching) {
+		t.Fatal("key watch not started")
 	}
 }
 
@@ -244,7 +237,7 @@ func TestWrongKeyLookedUpOnce(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	conn := f.conn(t, "127.0.0.1")
 	ctx := context.Background()
-	wrong := NewAPIKey() // a key of the right form that no account holds
+	wrong := apikey.New() // a key of the right form that no account holds
 	for i := range 3 {
 		if _, err := f.svcs.Auth.AuthenticateKey(ctx, wrong, "192.0.2.1:1234"); status.Code(err) != codes.Unauthenticated {
 			t.Fatalf("REST entry, attempt %d: %v", i+1, err)
@@ -257,7 +250,7 @@ func TestWrongKeyLookedUpOnce(t *testing.T) {
 		t.Errorf("%d database lookups for one wrong key sent 6 times, want 1", n)
 	}
 	// Another wrong key is looked up once too.
-	other := NewAPIKey()
+	other := apikey.New()
 	for range 2 {
 		_ = listJobs(withKey(other), conn)
 	}
@@ -284,7 +277,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 	if err := listJobs(withKey(f.a.APIKey), flooder); err != nil {
 		t.Fatal(err)
 	}
-	wrong := []string{NewAPIKey(), NewAPIKey(), NewAPIKey()}
+	wrong := []string{apikey.New(), apikey.New(), apikey.New()}
 	for i, key := range wrong {
 		if err := listJobs(withKey(key), flooder); status.Code(err) != codes.Unauthenticated {
 			t.Fatalf("wrong key %d within the burst: %v", i+1, err)
@@ -295,7 +288,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 		name string
 		ctx  context.Context
 	}{
-		{"a new wrong key", withKey(NewAPIKey())},
+		{"a new wrong key", withKey(apikey.New())},
 		{"a wrong key seen before", withKey(wrong[0])},
 		{"no credentials", context.Background()},
 		{"a wrong internal token", withKey("not-the-token")},

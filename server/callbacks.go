@@ -31,16 +31,16 @@ var DefaultCallbackRetrySchedule = []time.Duration{
 // DefaultCallbackTimeout bounds one delivery attempt.
 const DefaultCallbackTimeout = 15 * time.Second
 
-// CallbackArgs is the queue job that delivers one import's completion
+// callbackArgs is the queue job that delivers one import's completion
 // callback. The webhook id is fixed when the job is queued, so every retry
 // carries the same one.
-type CallbackArgs struct {
+type callbackArgs struct {
 	ImportID  string `json:"import_id"`
 	WebhookID string `json:"webhook_id"`
 }
 
 // Kind names the queue job.
-func (CallbackArgs) Kind() string { return "job_import_callback" }
+func (callbackArgs) Kind() string { return "job_import_callback" }
 
 // newWebhookID returns a message id in the msg_ form Standard Webhooks uses.
 func newWebhookID() string {
@@ -51,7 +51,7 @@ func newWebhookID() string {
 
 // callbackWorker posts completed imports to their callbackUrl.
 type callbackWorker struct {
-	river.WorkerDefaults[CallbackArgs]
+	river.WorkerDefaults[callbackArgs]
 	store    *store.Store
 	client   *http.Client
 	timeout  time.Duration
@@ -66,7 +66,7 @@ func (w *callbackWorker) maxAttempts() int { return len(w.schedule) + 1 }
 
 // NextRetry waits the scheduled time for the attempt that failed, give or
 // take 10%, so receivers coming back from an outage are not hit all at once.
-func (w *callbackWorker) NextRetry(job *river.Job[CallbackArgs]) time.Time {
+func (w *callbackWorker) NextRetry(job *river.Job[callbackArgs]) time.Time {
 	i := min(max(job.Attempt-1, 0), len(w.schedule)-1)
 	wait := w.schedule[i]
 	jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
@@ -74,14 +74,14 @@ func (w *callbackWorker) NextRetry(job *river.Job[CallbackArgs]) time.Time {
 }
 
 // Timeout leaves the HTTP timeout room to expire first.
-func (w *callbackWorker) Timeout(*river.Job[CallbackArgs]) time.Duration {
+func (w *callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration {
 	return w.timeout + 5*time.Second
 }
 
 // Work makes one delivery attempt and records it. A 2xx answer is success,
 // 410 Gone stops the retries, anything else (including a redirect, a
 // timeout or a refused address) is retried on the schedule.
-func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs]) error {
+func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs]) error {
 	imp, req, err := w.request(ctx, job)
 	if err != nil {
 		// Failing before anything was sent (the database, say) is a failed
@@ -147,7 +147,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[CallbackArgs])
 }
 
 // request builds the signed delivery of the import of job.
-func (w *callbackWorker) request(ctx context.Context, job *river.Job[CallbackArgs]) (store.JobImport, *http.Request, error) {
+func (w *callbackWorker) request(ctx context.Context, job *river.Job[callbackArgs]) (store.JobImport, *http.Request, error) {
 	imp, err := w.store.ImportByIDAnyAccount(ctx, job.Args.ImportID)
 	if errors.Is(err, store.ErrNotFound) {
 		return imp, nil, river.JobCancel(fmt.Errorf("job import %s no longer exists", job.Args.ImportID))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -63,17 +64,15 @@ func newReceiver(t *testing.T, script ...int) *receiver {
 
 func (f *importFixture) attempts(t *testing.T, id string, n int) []store.CallbackAttempt {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err := f.svcs.Imports.store.CallbackAttempts(context.Background(), id)
-		if err != nil {
+	var got []store.CallbackAttempt
+	testfix.Eventually(20*time.Second, func() bool {
+		var err error
+		if got, err = f.svcs.Imports.store.CallbackAttempts(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if len(got) >= n || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(got) >= n
+	})
+	return got
 }
 
 func callbackImport(cb string) *jobboardv2.CreateJobImportRequest {

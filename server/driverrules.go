@@ -8,23 +8,9 @@ import (
 	"time"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/store"
 )
-
-// residenceStates are the spec's 51 codes for where a driver lives, with
-// the full names license_state is stored as.
-var residenceStates = map[string]string{
-	"AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California", "CO": "Colorado",
-	"CT": "Connecticut", "DE": "Delaware", "FL": "Florida", "GA": "Georgia", "HI": "Hawaii", "ID": "Idaho",
-	"IL": "Illinois", "IN": "Indiana", "IA": "Iowa", "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana",
-	"ME": "Maine", "MD": "Maryland", "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota",
-	"MS": "Mississippi", "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada",
-	"NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico", "NY": "New York", "NC": "North Carolina",
-	"ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma", "OR": "Oregon", "PA": "Pennsylvania",
-	"RI": "Rhode Island", "SC": "South Carolina", "SD": "South Dakota", "TN": "Tennessee", "TX": "Texas",
-	"UT": "Utah", "VT": "Vermont", "VA": "Virginia", "WA": "Washington", "DC": "District of Columbia",
-	"WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming",
-}
 
 // certifications are the endorsement codes in display order with their labels.
 var certifications = []struct{ code, label string }{
@@ -167,9 +153,22 @@ const maxSentAhead = 5 * time.Minute
 
 // checkApplication validates a submitted application, received at now, and
 // converts it for the store. The problems name the field, the value and the
-// rule.
+// rule, in the order of the fields.
 func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []string) {
 	var c appCheck
+	app := store.Application{AccountID: accountID, Profile: c.profile(in)}
+	app.Sent = c.sent(in.GetSent(), now)
+	for i, e := range in.GetEmploymentHistory() {
+		app.Employment = append(app.Employment, c.employment(fmt.Sprintf("employment_history[%d]", i), e))
+	}
+	for i, ja := range in.GetJobApplications() {
+		app.JobApps = append(app.JobApps, c.jobApplication(fmt.Sprintf("job_applications[%d]", i), ja, app.Sent))
+	}
+	return app, c.problems
+}
+
+// profile checks the fields that describe the driver.
+func (c *appCheck) profile(in *jobboardv2.DriverApplication) store.DriverProfile {
 	p := store.DriverProfile{DriverBasics: store.DriverBasics{
 		FirstName: c.required("first_name", in.GetFirstName()),
 		LastName:  c.required("last_name", in.GetLastName()),
@@ -179,21 +178,8 @@ func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now tim
 		Email:     c.required("email", in.GetEmail()),
 		Phone:     c.required("phone", in.GetPhone()),
 	}, IsPremium: in.GetIsPremium()}
-	if st := strings.ToUpper(c.required("state", in.GetState())); st != "" {
-		if _, ok := residenceStates[st]; !ok {
-			c.fail("state", "%q is not a US state code (two letters such as TX)", in.GetState())
-		}
-		p.State = st
-	}
-	if zip := c.required("zip", in.GetZip()); zip != "" {
-		if !zipPattern.MatchString(zip) {
-			c.fail("zip", "%q is not a ZIP code (12345 or 12345-6789)", zip)
-		}
-		if m := zipPattern.FindStringSubmatch(zip); m != nil && m[2] != "" {
-			zip = m[1] + "-" + m[2]
-		}
-		p.Zip = zip
-	}
+	p.State = c.residenceState(in.GetState())
+	p.Zip = c.zip(in.GetZip())
 	if p.Email != "" && !validEmail(p.Email) {
 		c.fail("email", "%q is not an e-mail address", p.Email)
 	}
@@ -202,112 +188,171 @@ func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now tim
 			c.fail("phone", "%q is not a US phone number (10 digits, optionally +1)", p.Phone)
 		}
 	}
-	if dt := c.required("driver_type", in.GetDriverType()); dt != "" {
-		canon, ok := canonical(driverTypes, dt)
-		if !ok {
-			c.fail("driver_type", "%q is not one of %s", dt, strings.Join(driverTypes, ", "))
-		}
-		p.DriverType = canon
+	p.DriverType = c.driverType(in.GetDriverType())
+	p.Experience = c.experience(in.GetExperience())
+	p.Endorsements = c.endorsements(in.GetEndorsements())
+	c.history(&p, in)
+	return p
+}
+
+// history checks the optional fields about the driver's licence, record
+// and preferences.
+func (c *appCheck) history(p *store.DriverProfile, in *jobboardv2.DriverApplication) {
+	p.FreightExperience = c.optional("freight_experience", in.FreightExperience)
+	p.FreightPreferences = c.optional("freight_preferences", in.FreightPreferences)
+	p.LicenseState = c.licenseState(in.LicenseState)
+	p.PreferredAssignments = c.optional("preferred_assignments", in.PreferredAssignments)
+	p.PreferredRegions = c.optional("preferred_regions", in.PreferredRegions)
+	p.HasTeam = c.optional("has_team", in.HasTeam)
+	p.LicenseClass = c.optional("license_class", in.LicenseClass)
+	p.DateOfBirth = c.birthDate(in.DateOfBirth)
+	p.TwicCard = c.optional("twic_card", in.TwicCard)
+	p.Accidents = c.optional("accidents", in.Accidents)
+	p.MovingViolations = c.optional("moving_violations", in.MovingViolations)
+	p.LastLicenseSuspension = c.year("last_license_suspension", in.LastLicenseSuspension)
+	p.LastDUI = c.year("last_dui", in.LastDui)
+	p.InterestedLeasePurchase = c.optional("interested_lease_purchase", in.InterestedLeasePurchase)
+	p.Teams = c.optional("teams", in.Teams)
+	p.TrucksOwned = c.optional("trucks_owned", in.TrucksOwned)
+}
+
+// residenceState returns the required state code in upper case.
+func (c *appCheck) residenceState(raw string) string {
+	st := strings.ToUpper(c.required("state", raw))
+	if st != "" && !usstate.IsCode(st) {
+		c.fail("state", "%q is not a US state code (two letters such as TX)", raw)
 	}
-	if exp := c.required("experience", in.GetExperience()); exp != "" {
-		if !experiencePattern.MatchString(exp) {
-			c.fail("experience", "%q is not a number of years such as 2 or 0.5", exp)
-		}
-		p.Experience = exp
+	return st
+}
+
+// zip returns the required ZIP code, a ZIP+4 written with its hyphen.
+func (c *appCheck) zip(raw string) string {
+	zip := c.required("zip", raw)
+	if zip == "" {
+		return ""
 	}
-	p.Endorsements = []string{}
-	for _, e := range in.GetEndorsements() {
+	if !zipPattern.MatchString(zip) {
+		c.fail("zip", "%q is not a ZIP code (12345 or 12345-6789)", zip)
+	}
+	if m := zipPattern.FindStringSubmatch(zip); m != nil && m[2] != "" {
+		zip = m[1] + "-" + m[2]
+	}
+	return zip
+}
+
+// driverType returns the required driver type in its canonical spelling.
+func (c *appCheck) driverType(raw string) string {
+	dt := c.required("driver_type", raw)
+	if dt == "" {
+		return ""
+	}
+	canon, ok := canonical(driverTypes, dt)
+	if !ok {
+		c.fail("driver_type", "%q is not one of %s", dt, strings.Join(driverTypes, ", "))
+	}
+	return canon
+}
+
+func (c *appCheck) experience(raw string) string {
+	exp := c.required("experience", raw)
+	if exp != "" && !experiencePattern.MatchString(exp) {
+		c.fail("experience", "%q is not a number of years such as 2 or 0.5", exp)
+	}
+	return exp
+}
+
+// endorsements returns the codes, each once, in display order; never nil.
+func (c *appCheck) endorsements(raw []string) []string {
+	codes := []string{}
+	for _, e := range raw {
 		code, ok := certificationCode(e)
 		if !ok {
 			c.fail("endorsements", "%q is not one of T, H, N, X", e)
 			continue
 		}
-		if !contains(p.Endorsements, code) {
-			p.Endorsements = append(p.Endorsements, code)
+		if !contains(codes, code) {
+			codes = append(codes, code)
 		}
 	}
-	p.Endorsements = sortedCodes(p.Endorsements)
-	p.FreightExperience = c.optional("freight_experience", in.FreightExperience)
-	p.FreightPreferences = c.optional("freight_preferences", in.FreightPreferences)
-	if ls := c.optional("license_state", in.LicenseState); ls != nil && *ls != "" {
-		name, ok := StateName(*ls)
-		if !ok {
-			c.fail("license_state", "%q is not a US state name or code", *ls)
-		}
-		p.LicenseState = &name
-	} else {
-		p.LicenseState = ls
-	}
-	p.PreferredAssignments = c.optional("preferred_assignments", in.PreferredAssignments)
-	p.PreferredRegions = c.optional("preferred_regions", in.PreferredRegions)
-	p.HasTeam = c.optional("has_team", in.HasTeam)
-	p.LicenseClass = c.optional("license_class", in.LicenseClass)
-	if dob := c.optional("date_of_birth", in.DateOfBirth); dob != nil && *dob != "" {
-		d, err := parseBirthDate(*dob)
-		if err != nil {
-			c.fail("date_of_birth", "%q is not a date (MM/DD/YYYY or YYYY-MM-DD)", *dob)
-		}
-		p.DateOfBirth = &d
-	}
-	p.TwicCard = c.optional("twic_card", in.TwicCard)
-	p.Accidents = c.optional("accidents", in.Accidents)
-	p.MovingViolations = c.optional("moving_violations", in.MovingViolations)
-	for _, y := range []struct {
-		field string
-		v     *int32
-		dst   **int32
-	}{{"last_license_suspension", in.LastLicenseSuspension, &p.LastLicenseSuspension}, {"last_dui", in.LastDui, &p.LastDUI}} {
-		if y.v != nil && (*y.v < 1900 || *y.v > 2100) {
-			c.fail(y.field, "%d is not a year", *y.v)
-		}
-		*y.dst = y.v
-	}
-	p.InterestedLeasePurchase = c.optional("interested_lease_purchase", in.InterestedLeasePurchase)
-	p.Teams = c.optional("teams", in.Teams)
-	p.TrucksOwned = c.optional("trucks_owned", in.TrucksOwned)
+	return sortedCodes(codes)
+}
 
-	app := store.Application{AccountID: accountID, Profile: p}
-	app.Sent = c.sent(in.GetSent(), now)
-	for i, e := range in.GetEmploymentHistory() {
-		f := fmt.Sprintf("employment_history[%d]", i)
-		emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}
-		emp.State = strings.ToUpper(c.required(f+".state", e.GetState()))
-		if _, ok := residenceStates[emp.State]; emp.State != "" && !ok {
-			c.fail(f+".state", "%q is not a US state code", e.GetState())
+// licenseState returns the state's full name; nil and "" stay as given.
+func (c *appCheck) licenseState(raw *string) *string {
+	ls := c.optional("license_state", raw)
+	if ls == nil || *ls == "" {
+		return ls
+	}
+	name, ok := usstate.Name(*ls)
+	if !ok {
+		c.fail("license_state", "%q is not a US state name or code", *ls)
+	}
+	return &name
+}
+
+// birthDate returns the date as YYYY-MM-DD, or nil when there is none.
+func (c *appCheck) birthDate(raw *string) *string {
+	dob := c.optional("date_of_birth", raw)
+	if dob == nil || *dob == "" {
+		return nil
+	}
+	d, err := parseBirthDate(*dob)
+	if err != nil {
+		c.fail("date_of_birth", "%q is not a date (MM/DD/YYYY or YYYY-MM-DD)", *dob)
+	}
+	return &d
+}
+
+// year checks an optional calendar year.
+func (c *appCheck) year(field string, v *int32) *int32 {
+	if v != nil && (*v < 1900 || *v > 2100) {
+		c.fail(field, "%d is not a year", *v)
+	}
+	return v
+}
+
+// employment checks one entry of the employment history; f names it in
+// the problems.
+func (c *appCheck) employment(f string, e *jobboardv2.Employment) store.Employment {
+	emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}
+	emp.State = strings.ToUpper(c.required(f+".state", e.GetState()))
+	if emp.State != "" && !usstate.IsCode(emp.State) {
+		c.fail(f+".state", "%q is not a US state code", e.GetState())
+	}
+	if _, ok := phoneDigits(emp.Phone); emp.Phone != "" && !ok {
+		c.fail(f+".phone", "%q is not a US phone number", emp.Phone)
+	}
+	start, err := time.Parse(time.DateOnly, strings.TrimSpace(e.GetStartDate()))
+	if err != nil {
+		c.fail(f+".start_date", "%q is not a date (YYYY-MM-DD)", e.GetStartDate())
+	}
+	emp.StartDate = start.Format(time.DateOnly)
+	if e.EndDate != nil && strings.TrimSpace(*e.EndDate) != "" {
+		end, err := time.Parse(time.DateOnly, strings.TrimSpace(*e.EndDate))
+		switch {
+		case err != nil:
+			c.fail(f+".end_date", "%q is not a date (YYYY-MM-DD)", *e.EndDate)
+		case end.Before(start):
+			c.fail(f+".end_date", "%q is before start_date", *e.EndDate)
 		}
-		if _, ok := phoneDigits(emp.Phone); emp.Phone != "" && !ok {
-			c.fail(f+".phone", "%q is not a US phone number", emp.Phone)
-		}
-		start, err := time.Parse(time.DateOnly, strings.TrimSpace(e.GetStartDate()))
+		emp.EndDate = ptr(end.Format(time.DateOnly))
+	}
+	return emp
+}
+
+// jobApplication checks one job the driver applied to; f names it in the
+// problems. Without a created_at it was created when the application was
+// sent.
+func (c *appCheck) jobApplication(f string, ja *jobboardv2.JobApplicationInput, sent time.Time) store.JobApplicationInput {
+	in := store.JobApplicationInput{Reference: c.required(f+".reference", ja.GetReference()), IsDirectApp: ja.GetIsDirectApp(), CreatedAt: sent}
+	if strings.TrimSpace(ja.GetCreatedAt()) != "" {
+		t, _, err := parseDateTime(ja.GetCreatedAt())
 		if err != nil {
-			c.fail(f+".start_date", "%q is not a date (YYYY-MM-DD)", e.GetStartDate())
+			c.fail(f+".created_at", "%v", err)
 		}
-		emp.StartDate = start.Format(time.DateOnly)
-		if e.EndDate != nil && strings.TrimSpace(*e.EndDate) != "" {
-			end, err := time.Parse(time.DateOnly, strings.TrimSpace(*e.EndDate))
-			switch {
-			case err != nil:
-				c.fail(f+".end_date", "%q is not a date (YYYY-MM-DD)", *e.EndDate)
-			case end.Before(start):
-				c.fail(f+".end_date", "%q is before start_date", *e.EndDate)
-			}
-			emp.EndDate = ptr(end.Format(time.DateOnly))
-		}
-		app.Employment = append(app.Employment, emp)
+		in.CreatedAt = t
 	}
-	for i, ja := range in.GetJobApplications() {
-		f := fmt.Sprintf("job_applications[%d]", i)
-		in := store.JobApplicationInput{Reference: c.required(f+".reference", ja.GetReference()), IsDirectApp: ja.GetIsDirectApp(), CreatedAt: app.Sent}
-		if strings.TrimSpace(ja.GetCreatedAt()) != "" {
-			t, _, err := parseDateTime(ja.GetCreatedAt())
-			if err != nil {
-				c.fail(f+".created_at", "%v", err)
-			}
-			in.CreatedAt = t
-		}
-		app.JobApps = append(app.JobApps, in)
-	}
-	return app, c.problems
+	return in
 }
 
 func sortedCodes(codes []string) []string {
@@ -318,20 +363,6 @@ func sortedCodes(codes []string) []string {
 		}
 	}
 	return out
-}
-
-// StateName returns the full name of a state given its two-letter code or
-// its name in any case.
-func StateName(s string) (string, bool) {
-	if name, ok := residenceStates[strings.ToUpper(s)]; ok {
-		return name, true
-	}
-	for _, name := range residenceStates {
-		if strings.EqualFold(name, s) {
-			return name, true
-		}
-	}
-	return "", false
 }
 
 func parseBirthDate(s string) (string, error) {

@@ -14,6 +14,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -91,20 +92,55 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 	if err := checkText(req); err != nil {
 		return f, err
 	}
+	// A fixed order, so that a request with several bad parameters always
+	// reports the same one; paging comes last as page counts in pages of max.
+	steps := []func(*jobboardv2.ListDriversRequest, *store.DriverFilter) error{
+		filterCertification,
+		filterDriverType,
+		filterIdentity,
+		filterSentRange,
+		filterJobApps,
+		func(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+			return s.filterRadius(ctx, req, f)
+		},
+		filterMinExperience,
+		filterState,
+		filterSort,
+		filterPaging,
+	}
+	for _, step := range steps {
+		if err := step(req, &f); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func filterCertification(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetCertifications()); v != "" {
 		code, ok := certificationCode(v)
 		if !ok {
-			return f, badParam("certifications", v, "allowed: T, H, N, X or their labels such as \"HAZMAT (H)\"")
+			return badParam("certifications", v, "allowed: T, H, N, X or their labels such as \"HAZMAT (H)\"")
 		}
 		f.Certification = code
 	}
+	return nil
+}
+
+func filterDriverType(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetDriverType()); v != "" {
 		canon, ok := canonical(driverTypes, v)
 		if !ok {
-			return f, badParam("driver_type", v, "allowed: "+strings.Join(driverTypes, ", "))
+			return badParam("driver_type", v, "allowed: "+strings.Join(driverTypes, ", "))
 		}
 		f.DriverType = canon
 	}
+	return nil
+}
+
+// filterIdentity reads the names, e-mail and phone. An e-mail or phone
+// that no application could hold matches nothing rather than failing.
+func filterIdentity(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetEmail()); v != "" {
 		f.EmailKey = store.FoldCase(v)
 		f.MatchNothing = f.MatchNothing || !validEmail(v)
@@ -114,95 +150,131 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 		f.PhoneDigits = digits
 		f.MatchNothing = f.MatchNothing || !ok
 	}
+	f.FirstNameKey = store.FoldCase(strings.TrimSpace(req.GetFirstName()))
+	f.LastNameKey = store.FoldCase(strings.TrimSpace(req.GetLastName()))
+	return nil
+}
+
+// filterSentRange reads start_date and end_date; an end_date without a
+// time includes the whole of that day.
+func filterSentRange(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+	const allowed = "allowed: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss or RFC 3339"
 	if v := strings.TrimSpace(req.GetStartDate()); v != "" {
 		t, _, err := parseDateTime(v)
 		if err != nil {
-			return f, badParam("start_date", v, "allowed: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss or RFC 3339")
+			return badParam("start_date", v, allowed)
 		}
 		f.SentFrom = &t
 	}
 	if v := strings.TrimSpace(req.GetEndDate()); v != "" {
 		t, dateOnly, err := parseDateTime(v)
 		if err != nil {
-			return f, badParam("end_date", v, "allowed: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss or RFC 3339")
+			return badParam("end_date", v, allowed)
 		}
-		if dateOnly { // the whole of that day
+		if dateOnly {
 			t = t.AddDate(0, 0, 1)
 		}
 		f.SentBefore = &t
 	}
-	f.FirstNameKey = store.FoldCase(strings.TrimSpace(req.GetFirstName()))
-	f.LastNameKey = store.FoldCase(strings.TrimSpace(req.GetLastName()))
+	return nil
+}
+
+// filterJobApps reads has_job_apps and job_title.
+func filterJobApps(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetHasJobApps()); v != "" {
 		has, ok := rules.Bool(v)
 		if !ok {
-			return f, badParam("has_job_apps", v, "allowed: 1, 0, true, false")
+			return badParam("has_job_apps", v, "allowed: 1, 0, true, false")
 		}
 		f.HasJobApps = &has
 	}
 	// Titles are compared with PostgreSQL's lower() on both sides, which
 	// folds only ASCII in a C-locale database.
 	f.JobTitle = strings.TrimSpace(req.GetJobTitle())
+	return nil
+}
+
+// filterRadius reads lives_within_radius and lives_within_zip, which only
+// make sense together, and looks the ZIP's centre up.
+func (s *DriverService) filterRadius(ctx context.Context, req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	radius, zip := strings.TrimSpace(req.GetLivesWithinRadius()), strings.TrimSpace(req.GetLivesWithinZip())
 	switch {
-	case radius != "" && zip == "":
-		return f, status.Error(codes.InvalidArgument, "lives_within_radius: needs lives_within_zip, the centre of the radius")
-	case zip != "" && radius == "":
-		return f, status.Error(codes.InvalidArgument, "lives_within_zip: needs lives_within_radius, the radius in miles")
-	case radius != "":
-		miles, err := strconv.Atoi(radius)
-		if err != nil || miles < 1 || miles > maxRadiusMiles {
-			return f, badParam("lives_within_radius", radius, fmt.Sprintf("allowed: a whole number of miles from 1 to %d", maxRadiusMiles))
-		}
-		if len(zip) != 5 || strings.Trim(zip, "0123456789") != "" {
-			return f, badParam("lives_within_zip", zip, "allowed: a five-digit ZIP code")
-		}
-		lat, lon, err := s.store.ZipCentroid(ctx, zip)
-		if errors.Is(err, store.ErrNotFound) {
-			return f, badParam("lives_within_zip", zip, "it is not a known US ZIP code")
-		}
-		if err != nil {
-			return f, internalError(ctx, err)
-		}
-		f.Radius = &store.Radius{Latitude: lat, Longitude: lon, Miles: float64(miles)}
+	case radius == "" && zip == "":
+		return nil
+	case zip == "":
+		return status.Error(codes.InvalidArgument, "lives_within_radius: needs lives_within_zip, the centre of the radius")
+	case radius == "":
+		return status.Error(codes.InvalidArgument, "lives_within_zip: needs lives_within_radius, the radius in miles")
 	}
+	miles, err := strconv.Atoi(radius)
+	if err != nil || miles < 1 || miles > maxRadiusMiles {
+		return badParam("lives_within_radius", radius, fmt.Sprintf("allowed: a whole number of miles from 1 to %d", maxRadiusMiles))
+	}
+	if len(zip) != 5 || strings.Trim(zip, "0123456789") != "" {
+		return badParam("lives_within_zip", zip, "allowed: a five-digit ZIP code")
+	}
+	lat, lon, err := s.store.ZipCentroid(ctx, zip)
+	if errors.Is(err, store.ErrNotFound) {
+		return badParam("lives_within_zip", zip, "it is not a known US ZIP code")
+	}
+	if err != nil {
+		return internalError(ctx, err)
+	}
+	f.Radius = &store.Radius{Latitude: lat, Longitude: lon, Miles: float64(miles)}
+	return nil
+}
+
+func filterMinExperience(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetMinExperience()); v != "" {
 		years, err := strconv.ParseFloat(v, 64)
 		if err != nil || !allowedExperience(years) {
-			return f, badParam("min_experience", v, "allowed: 0, 0.5, 1, 1.5, 2, or a whole number from 3 to 99")
+			return badParam("min_experience", v, "allowed: 0, 0.5, 1, 1.5, 2, or a whole number from 3 to 99")
 		}
 		f.MinExperience = &years
 	}
+	return nil
+}
+
+func filterState(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetState()); v != "" {
-		if _, ok := residenceStates[strings.ToUpper(v)]; !ok {
-			return f, badParam("state", v, "allowed: the two-letter code of a US state or DC")
+		if !usstate.IsCode(strings.ToUpper(v)) {
+			return badParam("state", v, "allowed: the two-letter code of a US state or DC")
 		}
 		f.State = strings.ToUpper(v)
 	}
+	return nil
+}
+
+func filterSort(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetSort()); v != "" {
 		key, desc := strings.CutPrefix(v, "-")
 		switch key {
 		case "id", "name", "state", "driver_type", "sent":
 			f.Sort, f.Descending = key, desc
 		default:
-			return f, badParam("sort", v, "allowed: id, name, state, driver_type, sent, each optionally preceded by - for descending")
+			return badParam("sort", v, "allowed: id, name, state, driver_type, sent, each optionally preceded by - for descending")
 		}
 	}
+	return nil
+}
+
+// filterPaging reads max, then page, whose offset counts in pages of max.
+func filterPaging(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetMax()); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxDriversPage {
-			return f, badParam("max", v, fmt.Sprintf("allowed: a whole number from 1 to %d", maxDriversPage))
+			return badParam("max", v, fmt.Sprintf("allowed: a whole number from 1 to %d", maxDriversPage))
 		}
 		f.Limit = n
 	}
 	if v := strings.TrimSpace(req.GetPage()); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > math.MaxInt32/maxDriversPage {
-			return f, badParam("page", v, "allowed: a whole number from 1")
+			return badParam("page", v, "allowed: a whole number from 1")
 		}
 		f.Offset = (n - 1) * f.Limit
 	}
-	return f, nil
+	return nil
 }
 
 // allowedExperience: 0, 0.5, 1, 1.5, 2, then every whole number 3-99.
@@ -273,8 +345,8 @@ type DriverIntakeService struct {
 	store *store.Store
 }
 
-// NewDriverIntakeService returns the intake over st.
-func NewDriverIntakeService(st *store.Store) *DriverIntakeService {
+// newDriverIntakeService returns the intake over st.
+func newDriverIntakeService(st *store.Store) *DriverIntakeService {
 	return &DriverIntakeService{store: st}
 }
 

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -34,18 +36,10 @@ type driversFixture struct {
 }
 
 // twoAccounts is a fresh database with accounts A and B.
-func twoAccounts(t *testing.T) (*store.Store, Credentials, Credentials) {
+func twoAccounts(t *testing.T) (*store.Store, testfix.Account, testfix.Account) {
 	t.Helper()
-	st := pgtest(t)
-	a, err := CreateAccount(context.Background(), st, "A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := CreateAccount(context.Background(), st, "B")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, a, b
+	st := pgtest.Store(t)
+	return st, testfix.NewAccount(t, st, "A"), testfix.NewAccount(t, st, "B")
 }
 
 func newDriversFixture(t *testing.T) *driversFixture {
@@ -320,9 +314,9 @@ func TestDriversIsolationAndProfile(t *testing.T) {
 }
 
 func TestImportApplicationsRejects(t *testing.T) {
-	st := pgtest(t)
+	st := pgtest.Store(t)
 	ctx := context.Background()
-	acct, _ := CreateAccount(ctx, st, "A")
+	acct := testfix.NewAccount(t, st, "A")
 	good := applicant("Gil", "Ok", "TX", "75201", "Student", "1", "2026-01-01")
 	tests := []struct {
 		name string
@@ -363,9 +357,9 @@ func TestImportApplicationsRejects(t *testing.T) {
 // TestDriversFoldCaseBeyondASCII: an e-mail or name differing only in the
 // case of accented letters is the same driver and matches the filters.
 func TestDriversFoldCaseBeyondASCII(t *testing.T) {
-	st := pgtest(t)
+	st := pgtest.Store(t)
 	ctx := context.Background()
-	acct, _ := CreateAccount(ctx, st, "A")
+	acct := testfix.NewAccount(t, st, "A")
 	upper := applicant("JOSÉ", "ÑÚÑEZ", "TX", "75201", "Student", "1", "2026-01-01")
 	upper.Email = "ÉMILE@example.com"
 	lower := applicant("José", "Ñúñez", "TX", "75201", "Student", "1", "2026-01-02")

@@ -111,10 +111,10 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		now = time.Now
 	}
 	s := &Services{
-		Auth:    NewAuthenticator(st, cfg.InternalToken),
+		Auth:    newAuthenticator(st, cfg.InternalToken),
 		Jobs:    NewJobService(st, now),
 		Drivers: NewDriverService(st),
-		Intake:  NewDriverIntakeService(st),
+		Intake:  newDriverIntakeService(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
 
@@ -132,7 +132,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
 	}
-	if err := cfg.Metrics.WatchQueue(queueDepth(st), ImportArgs{}.Kind(), CallbackArgs{}.Kind()); err != nil {
+	if err := cfg.Metrics.WatchQueue(queueDepth(st), importArgs{}.Kind(), callbackArgs{}.Kind()); err != nil {
 		return nil, err
 	}
 	attempts := cfg.ImportAttempts
@@ -200,7 +200,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		// fails is not retried: the next one comes soon.
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepEvery),
 			func() (river.JobArgs, *river.InsertOpts) {
-				return ImportSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
+				return importSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
 			}, &river.PeriodicJobOpts{RunOnStart: true})},
 		Logger: newQueueLogger(slog.Default().Handler(), queuePollInterval),
 	})

@@ -91,7 +91,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 		RequestHash:    hash,
 		RequestID:      requestIDOf(ctx),
 	}, func(ctx context.Context, tx *sql.Tx, id string) error {
-		_, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: id}, &river.InsertOpts{MaxAttempts: s.importAttempts})
+		_, err := s.queue.InsertTx(ctx, tx, importArgs{ImportID: id}, &river.InsertOpts{MaxAttempts: s.importAttempts})
 		return err
 	})
 	if errors.Is(err, store.ErrIdempotencyMismatch) {
@@ -165,7 +165,7 @@ func importMessage(imp store.JobImport) (*jobboardv2.JobImport, error) {
 	msg := &jobboardv2.JobImport{
 		Id:          imp.ID,
 		RequestedAt: imp.RequestedAt.UTC().Format(importTimeFormat),
-		Status:      imp.Status,
+		Status:      string(imp.Status),
 	}
 	if imp.CompletedAt != nil {
 		msg.CompletedAt = ptr(imp.CompletedAt.UTC().Format(importTimeFormat))
@@ -176,17 +176,17 @@ func importMessage(imp store.JobImport) (*jobboardv2.JobImport, error) {
 	return msg, nil
 }
 
-// ImportArgs is the queue job that processes one import.
-type ImportArgs struct {
+// importArgs is the queue job that processes one import.
+type importArgs struct {
 	ImportID string `json:"import_id"`
 }
 
 // Kind names the queue job.
-func (ImportArgs) Kind() string { return "job_import" }
+func (importArgs) Kind() string { return "job_import" }
 
 // importWorker processes imports taken from the queue.
 type importWorker struct {
-	river.WorkerDefaults[ImportArgs]
+	river.WorkerDefaults[importArgs]
 	store *store.Store
 	jobs  *JobService
 	// callbackAttempts is how many tries a completion callback gets.
@@ -201,7 +201,7 @@ type importWorker struct {
 // last attempt failed, or it can never run), the import is completed with
 // every job failed and its callback queued, so no import stays pending or
 // running for ever; should even that fail, the sweep completes it later.
-func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) error {
+func (w *importWorker) Work(ctx context.Context, job *river.Job[importArgs]) error {
 	started := time.Now()
 	log := slog.With("id", job.Args.ImportID)
 	ran, err := w.process(ctx, job, &log)
@@ -239,7 +239,7 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 // queue job. A crash part-way leaves nothing written and the queue runs
 // the import again from the start. ran is false when the import was
 // already complete.
-func (w *importWorker) process(ctx context.Context, job *river.Job[ImportArgs], log **slog.Logger) (ran bool, err error) {
+func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], log **slog.Logger) (ran bool, err error) {
 	started := time.Now()
 	id := job.Args.ImportID
 	imp, payload, err := w.store.StartImport(ctx, id)
@@ -279,7 +279,7 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[ImportArgs], 
 // completeJob runs in the transaction that completes the import: the
 // callback is queued with the results it reports (both or neither), and
 // the queue job is marked done.
-func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[ImportArgs], imp store.JobImport, ran bool) error {
+func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[importArgs], imp store.JobImport, ran bool) error {
 	if ran {
 		if err := queueCallback(ctx, river.ClientFromContext[*sql.Tx](ctx), tx, imp, w.callbackAttempts); err != nil {
 			return err
@@ -294,7 +294,7 @@ func queueCallback(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.T
 	if imp.CallbackURL == nil {
 		return nil
 	}
-	_, err := client.InsertTx(ctx, tx, CallbackArgs{ImportID: imp.ID, WebhookID: newWebhookID()},
+	_, err := client.InsertTx(ctx, tx, callbackArgs{ImportID: imp.ID, WebhookID: newWebhookID()},
 		&river.InsertOpts{MaxAttempts: attempts})
 	if err != nil {
 		return fmt.Errorf("queue callback: %w", err)

@@ -15,7 +15,9 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // importFixture is the services over a fresh database with two accounts
@@ -37,7 +39,7 @@ func newImportFixture(t *testing.T) *importFixture {
 // yet, its config changed by change when not nil.
 func newIdleImportFixture(t *testing.T, change func(*Config)) *importFixture {
 	t.Helper()
-	st := pgtest(t)
+	st := pgtest.Store(t)
 	m := metrics.New()
 	cfg := Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
 		AllowPrivateCallbacks: true, CallbackRetrySchedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond},
@@ -50,8 +52,7 @@ func newIdleImportFixture(t *testing.T, change func(*Config)) *importFixture {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	a, _ := CreateAccount(ctx, st, "A")
-	b, _ := CreateAccount(ctx, st, "B")
+	a, b := testfix.NewAccount(t, st, "A"), testfix.NewAccount(t, st, "B")
 	return &importFixture{svcs: svcs, metrics: m,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
 		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
@@ -130,10 +131,9 @@ func TestImportPollingToComplete(t *testing.T) {
 		t.Errorf("second import: %v", again.Results)
 	}
 	// The worker counts a run just after its transaction commits.
-	deadline := time.Now().Add(5 * time.Second)
-	for sample(t, f.metrics, "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}) != 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testfix.Eventually(5*time.Second, func() bool {
+		return sample(t, f.metrics, "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}) == 2
+	})
 	if got := sample(t, f.metrics, "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}); got != 2 {
 		t.Errorf("%v imports counted complete, want 2", got)
 	}
@@ -249,14 +249,14 @@ func sample(t *testing.T, m *metrics.Metrics, name string, labels map[string]str
 // TestQueueDepthMetric: an import waiting for a worker shows in the queue
 // gauge, read from the database at scrape time.
 func TestQueueDepthMetric(t *testing.T) {
-	st := pgtest(t)
+	st := pgtest.Store(t)
 	m := metrics.New()
 	m.QueueCacheFor = 0 // every scrape reads the database
 	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := CreateAccount(context.Background(), st, "A")
+	a := testfix.NewAccount(t, st, "A")
 	ctx := ContextWithCaller(context.Background(), Caller{AccountID: a.AccountID})
 	waiting := map[string]string{"kind": "job_import", "state": "available"}
 	if got := sample(t, m, "jobboard_queue_jobs", waiting); got != 0 {

@@ -39,7 +39,7 @@ const notProcessed = "the import could not be processed and none of its jobs was
 
 // giveUp completes the import of job as failed, in the transaction that
 // also queues its callback and marks the queue job done.
-func (w *importWorker) giveUp(ctx context.Context, job *river.Job[ImportArgs], cause error) error {
+func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], cause error) error {
 	reason := fmt.Sprintf("its last attempt (%d of %d) failed with an internal error", job.Attempt, job.MaxAttempts)
 	switch {
 	case errors.Is(cause, errUnreadablePayload):
@@ -69,17 +69,17 @@ func failedResults(message string) func(payload store.ImportPayload) (*store.Imp
 	}
 }
 
-// ImportSweepArgs is the periodic queue job that completes the imports the
+// importSweepArgs is the periodic queue job that completes the imports the
 // queue gave up on.
-type ImportSweepArgs struct{}
+type importSweepArgs struct{}
 
 // Kind names the queue job.
-func (ImportSweepArgs) Kind() string { return "job_import_sweep" }
+func (importSweepArgs) Kind() string { return "job_import_sweep" }
 
 // importSweeper completes stranded imports: still pending or running, but
 // with no queue job that may run them.
 type importSweeper struct {
-	river.WorkerDefaults[ImportSweepArgs]
+	river.WorkerDefaults[importSweepArgs]
 	store *store.Store
 	// queue inserts the callbacks; set once the client exists.
 	queue            *river.Client[*sql.Tx]
@@ -88,7 +88,7 @@ type importSweeper struct {
 }
 
 // Work runs one sweep.
-func (w *importSweeper) Work(ctx context.Context, _ *river.Job[ImportSweepArgs]) error {
+func (w *importSweeper) Work(ctx context.Context, _ *river.Job[importSweepArgs]) error {
 	_, err := w.sweep(ctx)
 	return err
 }
@@ -98,7 +98,7 @@ func (w *importSweeper) Work(ctx context.Context, _ *river.Job[ImportSweepArgs])
 // again under the import's row lock that it is neither complete nor held
 // by a live queue job: sweeps running at once complete an import once.
 func (w *importSweeper) sweep(ctx context.Context) (int, error) {
-	stranded, err := w.store.StrandedImports(ctx, ImportArgs{}.Kind(), sweepBatch)
+	stranded, err := w.store.StrandedImports(ctx, importArgs{}.Kind(), sweepBatch)
 	if err != nil {
 		return 0, err
 	}
@@ -108,7 +108,7 @@ func (w *importSweeper) sweep(ctx context.Context) (int, error) {
 		if s.State != nil && s.Attempts != nil {
 			reason = fmt.Sprintf("the queue stopped trying after %d attempts (its job was %s)", *s.Attempts, *s.State)
 		}
-		failed, err := w.store.FailImport(ctx, s.ID, ImportArgs{}.Kind(), failedResults(notProcessed+reason),
+		failed, err := w.store.FailImport(ctx, s.ID, importArgs{}.Kind(), failedResults(notProcessed+reason),
 			func(tx *sql.Tx, imp store.JobImport, failed bool) error {
 				if !failed {
 					return nil

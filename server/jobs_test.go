@@ -12,15 +12,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	dbtest "github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
-
-// pgtest opens a store on a fresh database for t.
-func pgtest(t testing.TB) *store.Store { return dbtest.Store(t) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // nowFunc is the fixed clock of tests that do not change it.
 func nowFunc() time.Time { return time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) }
@@ -29,11 +27,8 @@ func nowFunc() time.Time { return time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) 
 // a new account, and a settable clock.
 func newJobsFixture(t testing.TB) (*JobService, context.Context, *store.Store, *time.Time) {
 	t.Helper()
-	st := pgtest(t)
-	creds, err := CreateAccount(context.Background(), st, "Acme")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := pgtest.Store(t)
+	creds := testfix.NewAccount(t, st, "Acme")
 	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	svc := NewJobService(st, func() time.Time { return now })
 	return svc, ContextWithCaller(context.Background(), Caller{AccountID: creds.AccountID}), st, &now

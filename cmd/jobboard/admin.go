@@ -17,6 +17,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
@@ -245,10 +246,10 @@ func revokeCommand(ctx context.Context, args []string, stdout io.Writer) error {
 				ref = store.KeyRef{AccountID: account, KeyID: id}
 			case idErr == nil:
 				return usageError{fmt.Sprintf("keys revoke: %q looks like a key id, which needs --account; %s", arg, revokeForms)}
-			case !server.IsAPIKey(arg):
-				return usageError{fmt.Sprintf("keys revoke: %q is not a whole API key (prefixes are no longer accepted); %s", server.KeyPrefix(arg), revokeForms)}
+			case !apikey.Valid(arg):
+				return usageError{fmt.Sprintf("keys revoke: %q is not a whole API key (prefixes are no longer accepted); %s", apikey.Prefix(arg), revokeForms)}
 			default:
-				ref = store.KeyRef{Hash: server.HashAPIKey(arg)}
+				ref = store.KeyRef{Hash: apikey.Hash(arg)}
 			}
 			return nil
 		},

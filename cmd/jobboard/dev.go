@@ -16,6 +16,7 @@ import (
 	"time"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
@@ -170,7 +171,7 @@ func demoAccount(ctx context.Context, st *store.Store, dataDir string) (demoCred
 	var c demoCredentials
 	if b, err := os.ReadFile(filepath.Join(dataDir, demoKeyFile)); err == nil {
 		c.apiKey = strings.TrimSpace(string(b))
-		c.id, err = st.AccountIDByKeyHash(ctx, server.HashAPIKey(c.apiKey))
+		c.id, err = st.AccountIDByKeyHash(ctx, apikey.Hash(c.apiKey))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return c, err
 		}

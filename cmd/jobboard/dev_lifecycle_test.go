@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/internal/apikey"
 )
 
 // runDevTool runs the binary in dir as a user who only ran make run (no
@@ -245,7 +245,7 @@ func TestAdminCommandsFindDevDatabase(t *testing.T) {
 			t.Fatalf("no account id in the banner:\n%s", d.banner)
 		}
 		stdout, stderr, code := runDevTool(t, "", "keys", "list", "--account", id[1], "--data", dataDir)
-		if prefix := server.KeyPrefix(d.field("API key")); code != 0 || !strings.Contains(stdout, `"`+prefix+`"`) {
+		if prefix := apikey.Prefix(d.field("API key")); code != 0 || !strings.Contains(stdout, `"`+prefix+`"`) {
 			t.Errorf("exit %d, want the demo key %s:\n%s%s", code, prefix, stdout, stderr)
 		}
 	})

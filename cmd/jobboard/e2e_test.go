@@ -32,6 +32,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
@@ -256,557 +257,597 @@ const xmlJob = `<?xml version="1.0" encoding="UTF-8"?><jobs><job><referenceNumbe
 <title>Reefer</title><state>CA</state><driverType>Owner Operator</driverType><freightType>Refrigerated</freightType>
 <description><![CDATA[<b>Cold</b>]]></description><twicOnly>1</twicOnly></job></jobs>`
 
+// endToEnd is what the steps of TestEndToEnd share: one database, two
+// accounts and one running service. The steps run in order and build on
+// one another: later ones count the jobs, imports and callbacks of earlier
+// ones, and the last stops the service.
+type endToEnd struct {
+	env  []string
+	a, b account
+	svc  *service
+	conn *grpc.ClientConn
+	jobs jobboardv2.JobServiceClient
+}
+
+// TestEndToEnd drives the built binary over REST, gRPC and its admin
+// commands, one step after another against one service.
 func TestEndToEnd(t *testing.T) {
 	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
 	runCommand(t, env, "migrate")
-	a := createAccount(t, env, "Alpha Freight")
-	b := createAccount(t, env, "Bravo Logistics")
-	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_CALLBACK_RETRY_SCHEDULE=100ms,100ms"))
+	e := &endToEnd{env: env, a: createAccount(t, env, "Alpha Freight"), b: createAccount(t, env, "Bravo Logistics")}
+	e.svc = startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_CALLBACK_RETRY_SCHEDULE=100ms,100ms"))
+	e.conn = e.svc.grpcConn()
+	e.jobs = jobboardv2.NewJobServiceClient(e.conn)
+	for _, step := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"rest", e.rest},
+		{"grpc", e.grpc},
+		{"internal token", e.internalToken},
+		{"tenant isolation", e.tenantIsolation},
+		{"driver intake", e.driverIntake},
+		{"drivers import", e.driversImport},
+		{"job import polling", e.jobImportPolling},
+		{"job import callback", e.jobImportCallback},
+		{"key rotation", e.keyRotation},
+		{"access log", e.accessLog},
+		{"metrics", e.metrics},
+		{"sigterm", e.sigterm},
+	} {
+		t.Run(step.name, step.run)
+	}
+}
 
-	t.Run("rest", func(t *testing.T) {
-		code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
-		if s := decodeSummary(t, body); code != 200 || s.Added != 2 || s.Errors != 0 {
-			t.Fatalf("json post with Basic and a form content type: %d %s", code, body)
-		}
-		code, hdr, body := svc.request("bearer", a.APIKey, "POST", "/api/v2.0/jobs.xml", xmlJob)
-		if code != 200 || !strings.Contains(body, "<added>1</added>") || hdr.Get("Content-Type") != "application/xml; charset=utf-8" {
-			t.Fatalf("xml post with Bearer: %d %s", code, body)
-		}
-		code, _, body = svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
-		var jobs []map[string]any
-		if err := json.Unmarshal([]byte(body), &jobs); err != nil || code != 200 || len(jobs) != 3 {
-			t.Fatalf("list: %d %s", code, body)
-		}
-		if jobs[0]["employmentType"] != "Full-Time" || jobs[2]["twicOnly"] != true || jobs[0]["id"].(float64) >= jobs[1]["id"].(float64) {
-			t.Errorf("list content: %s", body)
-		}
-		code, _, body = svc.request("bearer", a.APIKey, "GET", "/api/v2.0/jobs.xml", "")
-		if code != 200 || strings.Count(body, "<job>") != 3 || !strings.HasPrefix(body, `<?xml version="1.0" encoding="UTF-8"?>`) {
-			t.Errorf("xml list: %d %s", code, body)
-		}
-		code, hdr, _ = svc.request("", "", "GET", "/api/v2.0/jobs.json", "")
-		if code != 401 || hdr.Get("WWW-Authenticate") != `Basic realm="jobboard"` {
-			t.Errorf("no credentials: %d %v", code, hdr)
-		}
-		if code, _, _ := svc.request("basic", "jb_live_wrong", "GET", "/api/v2.0/jobs.json", ""); code != 401 {
-			t.Errorf("wrong key: %d", code)
-		}
-		if code, _, _ := svc.request("bearer", internalToken, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
-			t.Errorf("internal token over REST: %d, want 401", code)
-		}
-		if code, _, body := svc.request("", "", "GET", "/healthz", ""); code != 200 {
-			t.Errorf("healthz: %d %s", code, body)
-		}
-	})
+func (e *endToEnd) rest(t *testing.T) {
+	a, svc := e.a, e.svc
+	code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
+	if s := decodeSummary(t, body); code != 200 || s.Added != 2 || s.Errors != 0 {
+		t.Fatalf("json post with Basic and a form content type: %d %s", code, body)
+	}
+	code, hdr, body := svc.request("bearer", a.APIKey, "POST", "/api/v2.0/jobs.xml", xmlJob)
+	if code != 200 || !strings.Contains(body, "<added>1</added>") || hdr.Get("Content-Type") != "application/xml; charset=utf-8" {
+		t.Fatalf("xml post with Bearer: %d %s", code, body)
+	}
+	code, _, body = svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+	var jobs []map[string]any
+	if err := json.Unmarshal([]byte(body), &jobs); err != nil || code != 200 || len(jobs) != 3 {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	if jobs[0]["employmentType"] != "Full-Time" || jobs[2]["twicOnly"] != true || jobs[0]["id"].(float64) >= jobs[1]["id"].(float64) {
+		t.Errorf("list content: %s", body)
+	}
+	code, _, body = svc.request("bearer", a.APIKey, "GET", "/api/v2.0/jobs.xml", "")
+	if code != 200 || strings.Count(body, "<job>") != 3 || !strings.HasPrefix(body, `<?xml version="1.0" encoding="UTF-8"?>`) {
+		t.Errorf("xml list: %d %s", code, body)
+	}
+	code, hdr, _ = svc.request("", "", "GET", "/api/v2.0/jobs.json", "")
+	if code != 401 || hdr.Get("WWW-Authenticate") != `Basic realm="jobboard"` {
+		t.Errorf("no credentials: %d %v", code, hdr)
+	}
+	if code, _, _ := svc.request("basic", "jb_live_wrong", "GET", "/api/v2.0/jobs.json", ""); code != 401 {
+		t.Errorf("wrong key: %d", code)
+	}
+	if code, _, _ := svc.request("bearer", internalToken, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
+		t.Errorf("internal token over REST: %d, want 401", code)
+	}
+	if code, _, body := svc.request("", "", "GET", "/healthz", ""); code != 200 {
+		t.Errorf("healthz: %d %s", code, body)
+	}
+}
 
-	conn := svc.grpcConn()
-	jobsClient := jobboardv2.NewJobServiceClient(conn)
+func (e *endToEnd) grpc(t *testing.T) {
+	a, conn, jobsClient := e.a, e.conn, e.jobs
+	list, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
+	if err != nil || len(list.Jobs) != 3 {
+		t.Fatalf("ListJobs: %v %v", list, err)
+	}
+	if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != "Permanent" {
+		t.Errorf("gRPC returns the whole employmentType list, got %q", got)
+	}
+	ref, title, state, dt, ft, desc := "G1", "Flatbed OO", "ok", "owner operator", "flatbed", "Tarps"
+	post, err := jobsClient.PostJobs(withKey(a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{
+		{ReferenceNumber: &ref, Title: &title, State: &state, DriverType: &dt, FreightType: &ft, Description: &desc}}})
+	if err != nil || post.Added != 1 {
+		t.Fatalf("PostJobs: %v %v", post, err)
+	}
+	got, err := jobsClient.GetJob(withKey(a.APIKey), &jobboardv2.GetJobRequest{Id: list.Jobs[0].Id})
+	if err != nil || got.Job.ReferenceNumber != "E1" {
+		t.Fatalf("GetJob: %v %v", got, err)
+	}
+	del, err := jobsClient.DeleteJobByReference(withKey(a.APIKey), &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "G1"})
+	if err != nil || del.Summary.Deleted != 1 {
+		t.Fatalf("DeleteJobByReference: %v %v", del, err)
+	}
+	if _, err := jobsClient.ListJobs(context.Background(), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("no credentials: %v", err)
+	}
+	if _, err := jobsClient.ListJobs(withKey("jb_live_nope"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("wrong key: %v", err)
+	}
+	health, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || health.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health: %v %v", health, err)
+	}
+}
 
-	t.Run("grpc", func(t *testing.T) {
-		list, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
-		if err != nil || len(list.Jobs) != 3 {
-			t.Fatalf("ListJobs: %v %v", list, err)
-		}
-		if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != "Permanent" {
-			t.Errorf("gRPC returns the whole employmentType list, got %q", got)
-		}
-		ref, title, state, dt, ft, desc := "G1", "Flatbed OO", "ok", "owner operator", "flatbed", "Tarps"
-		post, err := jobsClient.PostJobs(withKey(a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{
-			{ReferenceNumber: &ref, Title: &title, State: &state, DriverType: &dt, FreightType: &ft, Description: &desc}}})
-		if err != nil || post.Added != 1 {
-			t.Fatalf("PostJobs: %v %v", post, err)
-		}
-		got, err := jobsClient.GetJob(withKey(a.APIKey), &jobboardv2.GetJobRequest{Id: list.Jobs[0].Id})
-		if err != nil || got.Job.ReferenceNumber != "E1" {
-			t.Fatalf("GetJob: %v %v", got, err)
-		}
-		del, err := jobsClient.DeleteJobByReference(withKey(a.APIKey), &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "G1"})
-		if err != nil || del.Summary.Deleted != 1 {
-			t.Fatalf("DeleteJobByReference: %v %v", del, err)
-		}
-		if _, err := jobsClient.ListJobs(context.Background(), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
-			t.Errorf("no credentials: %v", err)
-		}
-		if _, err := jobsClient.ListJobs(withKey("jb_live_nope"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
-			t.Errorf("wrong key: %v", err)
-		}
-		health, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
-		if err != nil || health.Status != healthpb.HealthCheckResponse_SERVING {
-			t.Errorf("health: %v %v", health, err)
-		}
-	})
+func (e *endToEnd) internalToken(t *testing.T) {
+	a, jobsClient := e.a, e.jobs
+	ctx := withKey(internalToken)
+	if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("without x-account-id: %v, want InvalidArgument", err)
+	}
+	list, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", fmt.Sprint(a.ID)), &jobboardv2.ListJobsRequest{})
+	if err != nil || len(list.Jobs) != 3 {
+		t.Errorf("for account A: %v %v", list, err)
+	}
+	if _, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", "999999"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.NotFound {
+		t.Errorf("unknown account: %v, want NotFound", err)
+	}
+	if _, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", "abc"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("bad account id: %v, want InvalidArgument", err)
+	}
+}
 
-	t.Run("internal token", func(t *testing.T) {
-		ctx := withKey(internalToken)
-		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.InvalidArgument {
-			t.Errorf("without x-account-id: %v, want InvalidArgument", err)
+func (e *endToEnd) tenantIsolation(t *testing.T) {
+	a, b, svc, jobsClient := e.a, e.b, e.svc, e.jobs
+	aJobs, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aID := aJobs.Jobs[0].Id
+	for _, f := range []string{"json", "xml"} {
+		base := "/api/v2.0/jobs." + f
+		if code, _, body := svc.request("basic", b.APIKey, "GET", base, ""); code != 200 || strings.Contains(body, "E1") {
+			t.Errorf("%s list as B: %d %s", f, code, body)
 		}
-		list, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", fmt.Sprint(a.ID)), &jobboardv2.ListJobsRequest{})
-		if err != nil || len(list.Jobs) != 3 {
-			t.Errorf("for account A: %v %v", list, err)
+		if code, _, body := svc.request("basic", b.APIKey, "GET", fmt.Sprintf("%s/%d", base, aID), ""); code != 404 {
+			t.Errorf("%s retrieve A's job as B: %d %s", f, code, body)
 		}
-		if _, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", "999999"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.NotFound {
-			t.Errorf("unknown account: %v, want NotFound", err)
-		}
-		if _, err := jobsClient.ListJobs(metadata.AppendToOutgoingContext(ctx, "x-account-id", "abc"), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.InvalidArgument {
-			t.Errorf("bad account id: %v, want InvalidArgument", err)
-		}
-	})
-
-	t.Run("tenant isolation", func(t *testing.T) {
-		aJobs, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		aID := aJobs.Jobs[0].Id
-		for _, f := range []string{"json", "xml"} {
-			base := "/api/v2.0/jobs." + f
-			if code, _, body := svc.request("basic", b.APIKey, "GET", base, ""); code != 200 || strings.Contains(body, "E1") {
-				t.Errorf("%s list as B: %d %s", f, code, body)
-			}
-			if code, _, body := svc.request("basic", b.APIKey, "GET", fmt.Sprintf("%s/%d", base, aID), ""); code != 404 {
-				t.Errorf("%s retrieve A's job as B: %d %s", f, code, body)
-			}
-			for _, c := range []struct{ method, path, body string }{
-				{"DELETE", fmt.Sprintf("%s/%d", base, aID), ""},
-				{"DELETE", base, map[string]string{"json": fmt.Sprintf("[%d]", aID), "xml": fmt.Sprintf("<jobs><job>%d</job></jobs>", aID)}[f]},
-				{"DELETE", base + "/reference/E1", ""},
-				{"DELETE", base + "/reference", map[string]string{"json": `["E1"]`, "xml": "<jobs><job>E1</job></jobs>"}[f]},
-			} {
-				code, _, body := svc.request("basic", b.APIKey, c.method, c.path, c.body)
-				if code != 200 || (f == "json" && (decodeSummary(t, body).Deleted != 0 || len(decodeSummary(t, body).ErrorMessages["missingErrors"].Errors) != 1)) ||
-					(f == "xml" && !strings.Contains(body, "<deleted>0</deleted>")) {
-					t.Errorf("%s %s as B: %d %s", c.method, c.path, code, body)
-				}
-			}
-		}
-		// B posting A's reference creates B's own job; A's stays as it was.
-		code, _, body := svc.request("basic", b.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
-		if s := decodeSummary(t, body); code != 200 || s.Added != 2 {
-			t.Errorf("B posts the same references: %d %s", code, body)
-		}
-		bJobs, err := jobsClient.ListJobs(withKey(b.APIKey), &jobboardv2.ListJobsRequest{})
-		if err != nil || len(bJobs.Jobs) != 2 || bJobs.Jobs[0].Id == aID {
-			t.Errorf("B's jobs: %v %v", bJobs, err)
-		}
-		if _, err := jobsClient.GetJob(withKey(b.APIKey), &jobboardv2.GetJobRequest{Id: aID}); status.Code(err) != codes.NotFound {
-			t.Errorf("gRPC GetJob of A's job as B: %v", err)
-		}
-		del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []string{fmt.Sprint(aID)}})
-		if err != nil || del.Summary.Deleted != 0 {
-			t.Errorf("gRPC DeleteJobs of A's job as B: %v %v", del, err)
-		}
-		after, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
-		if err != nil || len(after.Jobs) != len(aJobs.Jobs) || after.Jobs[0].Title != "OTR Driver" {
-			t.Errorf("A's jobs changed: %v %v", after, err)
-		}
-	})
-
-	t.Run("driver intake", func(t *testing.T) {
-		intake := jobboardv2.NewDriverIntakeServiceClient(conn)
-		app := &jobboardv2.DriverApplication{FirstName: "Ira", LastName: "Cole", Address: "5 Pike St", City: "Joplin",
-			State: "MO", Zip: "64801", Email: "ira@example.com", Phone: "4175550100", DriverType: "Company Driver",
-			Experience: "4", Sent: "2026-11-01T08:00:00Z", JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "E1"}}}
-		req := &jobboardv2.SubmitApplicationRequest{AccountId: a.ID, Application: app}
-		if _, err := intake.SubmitApplication(withKey(a.APIKey), req); status.Code(err) != codes.PermissionDenied {
-			t.Errorf("intake with an employer key: %v, want PermissionDenied", err)
-		}
-		mismatch := metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID))
-		if _, err := intake.SubmitApplication(mismatch, req); status.Code(err) != codes.InvalidArgument {
-			t.Errorf("intake for account A with x-account-id of B: %v, want InvalidArgument", err)
-		}
-		resp, err := intake.SubmitApplication(withKey(internalToken), req)
-		if err != nil || resp.DriverId == 0 {
-			t.Fatalf("intake with the internal token: %v %v", resp, err)
-		}
-		code, hdr, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?job_title=otr%20driver", "")
-		if code != 200 || hdr.Get("X-Total-Count") != "1" || !strings.Contains(body, `"email":"ira@example.com"`) {
-			t.Errorf("drivers list after intake: %d %v %s", code, hdr, body)
-		}
-		if code, _, _ := svc.request("basic", b.APIKey, "GET", fmt.Sprintf("/api/v2.0/drivers.xml/%d", resp.DriverId), ""); code != 404 {
-			t.Errorf("B reads A's applicant: %d", code)
-		}
-		drivers, err := jobboardv2.NewDriverServiceClient(conn).ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{State: "mo"})
-		if err != nil || len(drivers.Drivers) != 1 || drivers.TotalCount != 1 {
-			t.Errorf("gRPC ListDrivers: %v %v", drivers, err)
-		}
-	})
-
-	t.Run("drivers import", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "drivers.json")
-		good := `[{"id": 99, "first_name": "Lu", "last_name": "Park", "address": "1 A St", "address2": null, "city": "Omaha",
-			"state": "NE", "zip": "68102", "email": "lu@example.com", "phone": "4025550100", "driver_type": "Student",
-			"experience": "1", "sent": "2026-10-01T10:00:00+00:00", "has_job_apps": true,
-			"endorsement": "Doubles/Triples (T), HAZMAT (H)", "license_state": "Nebraska", "date_of_birth": "02/03/1990",
-			"last_license_suspension": null, "last_dui": 2012, "employment_history": [{"company": "X", "state": "NE",
-			"phone": "4025550101", "start_date": "2020-01-01", "end_date": null}],
-			"job_applications": [{"job_id": 1, "title": "ignored", "reference": "E2", "is_direct_app": true,
-			"created_at": "2026-10-01T11:00:00+00:00"}], "is_premium": false}]`
-		if err := os.WriteFile(file, []byte(good), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out := runCommand(t, env, "drivers", "import", "--account", fmt.Sprint(a.ID), file)
-		if strings.TrimSpace(out) != `{"imported":1}` {
-			t.Errorf("import printed %q", out)
-		}
-		bad := strings.Replace(good, `"reference": "E2"`, `"reference": "NOPE"`, 1)
-		bad = strings.Replace(bad, "lu@example.com", "lu2@example.com", 1)
-		if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(jobboardBinary(t), "drivers", "import", "--account", fmt.Sprint(a.ID), file)
-		cmd.Env = append(os.Environ(), env...)
-		msg, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(msg), `account has no job with reference "NOPE"`) {
-			t.Errorf("bad import: %v %s", err, msg)
-		}
-		code, _, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?email=LU2@example.com", "")
-		if code != 200 || body != "[]\n" {
-			t.Errorf("a failed import left data: %s", body)
-		}
-	})
-
-	t.Run("job import polling", func(t *testing.T) {
-		body := `{"jobs": [{"referenceNumber": "Q1", "title": "Queued", "state": "OH", "driverType": "Student",
-			"freightType": "Box", "description": "x"}, {"referenceNumber": "Q2"}], "deleteJobs": false}`
-		if code, _, got := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", " "); code != 400 {
-			t.Errorf("empty import body: %d %s", code, got)
-		}
-		req, _ := http.NewRequest("POST", svc.httpBase+"/api/v2.0/job-imports", strings.NewReader(`{"jobs": []}`))
-		req.SetBasicAuth(a.APIKey, "")
-		req.Header.Set("X-Forwarded-Host", "evil.example")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if loc := resp.Header.Get("Location"); resp.StatusCode != 202 || !strings.HasPrefix(loc, svc.httpBase+"/") {
-			t.Errorf("a client's X-Forwarded-Host reached the links: %d %s", resp.StatusCode, loc)
-		}
-		code, hdr, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
-		var imp struct {
-			Data struct {
-				ID, Status, RequestedAt string
-				CompletedAt             *string
-				Results                 *struct{ Added, Failed, Processed int }
-			}
-			Links struct{ Self string }
-		}
-		if err := json.Unmarshal([]byte(created), &imp); err != nil || code != 202 || imp.Data.Status != "pending" ||
-			hdr.Get("Location") != imp.Links.Self || !strings.HasPrefix(imp.Links.Self, svc.httpBase+"/api/v2.0/job-imports/") ||
-			!regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`).MatchString(imp.Data.RequestedAt) {
-			t.Fatalf("create: %d %v %s", code, hdr, created)
-		}
-		deadline := time.Now().Add(20 * time.Second)
-		for imp.Data.Status != "complete" && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-			_, _, got := svc.request("bearer", a.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), "")
-			if err := json.Unmarshal([]byte(got), &imp); err != nil {
-				t.Fatalf("poll: %s", got)
+		for _, c := range []struct{ method, path, body string }{
+			{"DELETE", fmt.Sprintf("%s/%d", base, aID), ""},
+			{"DELETE", base, map[string]string{"json": fmt.Sprintf("[%d]", aID), "xml": fmt.Sprintf("<jobs><job>%d</job></jobs>", aID)}[f]},
+			{"DELETE", base + "/reference/E1", ""},
+			{"DELETE", base + "/reference", map[string]string{"json": `["E1"]`, "xml": "<jobs><job>E1</job></jobs>"}[f]},
+		} {
+			code, _, body := svc.request("basic", b.APIKey, c.method, c.path, c.body)
+			if code != 200 || (f == "json" && (decodeSummary(t, body).Deleted != 0 || len(decodeSummary(t, body).ErrorMessages["missingErrors"].Errors) != 1)) ||
+				(f == "xml" && !strings.Contains(body, "<deleted>0</deleted>")) {
+				t.Errorf("%s %s as B: %d %s", c.method, c.path, code, body)
 			}
 		}
-		if r := imp.Data.Results; imp.Data.Status != "complete" || r == nil || r.Added != 1 || r.Failed != 1 || r.Processed != 2 || imp.Data.CompletedAt == nil {
-			t.Errorf("import: %+v", imp.Data)
-		}
-		if code, _, _ := svc.request("basic", b.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), ""); code != 404 {
-			t.Errorf("B reads A's import: %d", code)
-		}
-	})
+	}
+	// B posting A's reference creates B's own job; A's stays as it was.
+	code, _, body := svc.request("basic", b.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs)
+	if s := decodeSummary(t, body); code != 200 || s.Added != 2 {
+		t.Errorf("B posts the same references: %d %s", code, body)
+	}
+	bJobs, err := jobsClient.ListJobs(withKey(b.APIKey), &jobboardv2.ListJobsRequest{})
+	if err != nil || len(bJobs.Jobs) != 2 || bJobs.Jobs[0].Id == aID {
+		t.Errorf("B's jobs: %v %v", bJobs, err)
+	}
+	if _, err := jobsClient.GetJob(withKey(b.APIKey), &jobboardv2.GetJobRequest{Id: aID}); status.Code(err) != codes.NotFound {
+		t.Errorf("gRPC GetJob of A's job as B: %v", err)
+	}
+	del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []string{fmt.Sprint(aID)}})
+	if err != nil || del.Summary.Deleted != 0 {
+		t.Errorf("gRPC DeleteJobs of A's job as B: %v %v", del, err)
+	}
+	after, err := jobsClient.ListJobs(withKey(a.APIKey), &jobboardv2.ListJobsRequest{})
+	if err != nil || len(after.Jobs) != len(aJobs.Jobs) || after.Jobs[0].Title != "OTR Driver" {
+		t.Errorf("A's jobs changed: %v %v", after, err)
+	}
+}
 
-	t.Run("job import callback", func(t *testing.T) {
-		type delivery struct {
-			id, signature, timestamp, requestID string
-			body                                []byte
-		}
-		got := make(chan delivery, 4)
-		calls := 0
-		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			got <- delivery{r.Header.Get("webhook-id"), r.Header.Get("webhook-signature"), r.Header.Get("webhook-timestamp"),
-				r.Header.Get("X-Request-Id"), body}
-			calls++
-			if calls == 1 {
-				w.WriteHeader(http.StatusInternalServerError)
-			}
-		}))
-		defer receiver.Close()
-		body := fmt.Sprintf(`{"jobs": [{"referenceNumber": "CB1", "title": "Called back", "state": "OH",
-			"driverType": "Student", "freightType": "Box", "description": "x"}], "callbackUrl": %q}`, receiver.URL+"/hooks/jobs")
-		code, _, created := svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-import-cb"}},
-			"basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
-		if code != 202 {
-			t.Fatalf("create: %d %s", code, created)
-		}
-		var first, second delivery
-		for i, d := range []*delivery{&first, &second} {
-			select {
-			case *d = <-got:
-			case <-time.After(20 * time.Second):
-				t.Fatalf("callback %d did not arrive", i+1)
-			}
-		}
-		ts, _ := strconv.ParseInt(second.timestamp, 10, 64)
-		want, err := webhook.Sign(a.WebhookSecret, second.id, ts, second.body)
-		if err != nil || second.signature != want || first.id != second.id || !strings.HasPrefix(first.id, "msg_") {
-			t.Errorf("deliveries %+v and %+v; signature with the account's secret: %s", first, second, want)
-		}
-		var payload struct {
-			Data  struct{ ID, Status string }
-			Links struct{ Self string }
-		}
-		if err := json.Unmarshal(second.body, &payload); err != nil || payload.Data.Status != "complete" {
-			t.Errorf("callback body: %s", second.body)
-		}
-		if first.requestID != "trace-import-cb" || second.requestID != "trace-import-cb" {
-			t.Errorf("callbacks carry X-Request-Id %q and %q, want the creating request's trace-import-cb", first.requestID, second.requestID)
-		}
-		// The success is recorded after the receiver answers.
-		var shown string
-		eventually(t, 10*time.Second, func() bool {
-			shown = runCommand(t, env, "imports", "show", payload.Data.ID)
-			return strings.Count(shown, `"attempt":`) == 2
-		})
-		if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"statusCode": 500`) || !strings.Contains(shown, `"statusCode": 200`) ||
-			!strings.Contains(shown, `"requestId": "trace-import-cb"`) {
-			t.Errorf("imports show: %s", shown)
-		}
-		// The worker's lines about the import name the request that created it.
-		for _, msg := range []string{"job import complete", "callback failed", "callback delivered"} {
-			lines := logLines(svc.stderr.String(), msg, payload.Data.ID)
-			if len(lines) != 1 || !strings.Contains(lines[0], `"request_id":"trace-import-cb"`) {
-				t.Errorf("log lines %q of the import: %q, want one with its request id", msg, lines)
-			}
-		}
-		rotated := runCommand(t, env, "accounts", "rotate-webhook-secret", "--account", fmt.Sprint(a.ID))
-		if !regexp.MustCompile(`"webhookSecret":"whsec_[A-Za-z0-9+/]{43}="`).MatchString(rotated) || strings.Contains(rotated, a.WebhookSecret) {
-			t.Errorf("rotate-webhook-secret printed %s", rotated)
-		}
-	})
+func (e *endToEnd) driverIntake(t *testing.T) {
+	a, b, svc, conn := e.a, e.b, e.svc, e.conn
+	intake := jobboardv2.NewDriverIntakeServiceClient(conn)
+	app := &jobboardv2.DriverApplication{FirstName: "Ira", LastName: "Cole", Address: "5 Pike St", City: "Joplin",
+		State: "MO", Zip: "64801", Email: "ira@example.com", Phone: "4175550100", DriverType: "Company Driver",
+		Experience: "4", Sent: "2026-11-01T08:00:00Z", JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "E1"}}}
+	req := &jobboardv2.SubmitApplicationRequest{AccountId: a.ID, Application: app}
+	if _, err := intake.SubmitApplication(withKey(a.APIKey), req); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("intake with an employer key: %v, want PermissionDenied", err)
+	}
+	mismatch := metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID))
+	if _, err := intake.SubmitApplication(mismatch, req); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("intake for account A with x-account-id of B: %v, want InvalidArgument", err)
+	}
+	resp, err := intake.SubmitApplication(withKey(internalToken), req)
+	if err != nil || resp.DriverId == 0 {
+		t.Fatalf("intake with the internal token: %v %v", resp, err)
+	}
+	code, hdr, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?job_title=otr%20driver", "")
+	if code != 200 || hdr.Get("X-Total-Count") != "1" || !strings.Contains(body, `"email":"ira@example.com"`) {
+		t.Errorf("drivers list after intake: %d %v %s", code, hdr, body)
+	}
+	if code, _, _ := svc.request("basic", b.APIKey, "GET", fmt.Sprintf("/api/v2.0/drivers.xml/%d", resp.DriverId), ""); code != 404 {
+		t.Errorf("B reads A's applicant: %d", code)
+	}
+	drivers, err := jobboardv2.NewDriverServiceClient(conn).ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{State: "mo"})
+	if err != nil || len(drivers.Drivers) != 1 || drivers.TotalCount != 1 {
+		t.Errorf("gRPC ListDrivers: %v %v", drivers, err)
+	}
+}
 
-	t.Run("key rotation", func(t *testing.T) {
-		var added struct {
-			AccountID int64  `json:"accountId"`
-			APIKey    string `json:"apiKey"`
-			Prefix    string `json:"prefix"`
-		}
-		out := runCommand(t, env, "keys", "create", "--account", fmt.Sprint(b.ID))
-		if err := json.Unmarshal([]byte(out), &added); err != nil || added.AccountID != b.ID || !strings.HasPrefix(added.APIKey, added.Prefix) {
-			t.Fatalf("keys create printed %q", out)
-		}
-		for _, key := range []string{b.APIKey, added.APIKey} {
-			if code, _, _ := svc.request("basic", key, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
-				t.Errorf("before revoking, a key of B gets %d", code)
-			}
-		}
-		list := runCommand(t, env, "accounts", "list")
-		if !strings.Contains(list, added.Prefix) || !strings.Contains(list, `"name":"Bravo Logistics"`) || strings.Contains(list, added.APIKey) {
-			t.Errorf("accounts list: %s", list)
-		}
-		if out := runCommand(t, env, "keys", "revoke", b.APIKey); !strings.Contains(out, `"revoked":1,"servers":1,"confirmed":1`) {
-			t.Errorf("keys revoke printed %q", out)
-		}
-		if code, _, _ := svc.request("basic", b.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
-			t.Errorf("the revoked key gets %d, want 401", code)
-		}
-		if _, err := jobsClient.ListJobs(withKey(b.APIKey), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
-			t.Errorf("the revoked key over gRPC: %v", err)
-		}
-		if code, _, _ := svc.request("bearer", added.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
-			t.Errorf("the new key gets %d", code)
-		}
-	})
+func (e *endToEnd) driversImport(t *testing.T) {
+	env, a, svc := e.env, e.a, e.svc
+	file := filepath.Join(t.TempDir(), "drivers.json")
+	good := `[{"id": 99, "first_name": "Lu", "last_name": "Park", "address": "1 A St", "address2": null, "city": "Omaha",
+		"state": "NE", "zip": "68102", "email": "lu@example.com", "phone": "4025550100", "driver_type": "Student",
+		"experience": "1", "sent": "2026-10-01T10:00:00+00:00", "has_job_apps": true,
+		"endorsement": "Doubles/Triples (T), HAZMAT (H)", "license_state": "Nebraska", "date_of_birth": "02/03/1990",
+		"last_license_suspension": null, "last_dui": 2012, "employment_history": [{"company": "X", "state": "NE",
+		"phone": "4025550101", "start_date": "2020-01-01", "end_date": null}],
+		"job_applications": [{"job_id": 1, "title": "ignored", "reference": "E2", "is_direct_app": true,
+		"created_at": "2026-10-01T11:00:00+00:00"}], "is_premium": false}]`
+	if err := os.WriteFile(file, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runCommand(t, env, "drivers", "import", "--account", fmt.Sprint(a.ID), file)
+	if strings.TrimSpace(out) != `{"imported":1}` {
+		t.Errorf("import printed %q", out)
+	}
+	bad := strings.Replace(good, `"reference": "E2"`, `"reference": "NOPE"`, 1)
+	bad = strings.Replace(bad, "lu@example.com", "lu2@example.com", 1)
+	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(jobboardBinary(t), "drivers", "import", "--account", fmt.Sprint(a.ID), file)
+	cmd.Env = append(os.Environ(), env...)
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), `account has no job with reference "NOPE"`) {
+		t.Errorf("bad import: %v %s", err, msg)
+	}
+	code, _, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?email=LU2@example.com", "")
+	if code != 200 || body != "[]\n" {
+		t.Errorf("a failed import left data: %s", body)
+	}
+}
 
-	t.Run("access log", func(t *testing.T) {
-		req, _ := http.NewRequest("GET", svc.httpBase+"/api/v2.0/jobs.json/1", nil)
-		req.SetBasicAuth(a.APIKey, "")
-		req.Header.Set("X-Request-Id", "trace-e2e-1")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+func (e *endToEnd) jobImportPolling(t *testing.T) {
+	a, b, svc := e.a, e.b, e.svc
+	body := `{"jobs": [{"referenceNumber": "Q1", "title": "Queued", "state": "OH", "driverType": "Student",
+		"freightType": "Box", "description": "x"}, {"referenceNumber": "Q2"}], "deleteJobs": false}`
+	if code, _, got := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", " "); code != 400 {
+		t.Errorf("empty import body: %d %s", code, got)
+	}
+	code, hdr, _ := svc.requestWithHeader(http.Header{"X-Forwarded-Host": {"evil.example"}},
+		"basic", a.APIKey, "POST", "/api/v2.0/job-imports", `{"jobs": []}`)
+	if loc := hdr.Get("Location"); code != 202 || !strings.HasPrefix(loc, svc.httpBase+"/") {
+		t.Errorf("a client's X-Forwarded-Host reached the links: %d %s", code, loc)
+	}
+	code, hdr, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
+	var imp struct {
+		Data struct {
+			ID, Status, RequestedAt string
+			CompletedAt             *string
+			Results                 *struct{ Added, Failed, Processed int }
 		}
-		resp.Body.Close()
-		if got := resp.Header.Get("X-Request-Id"); got != "trace-e2e-1" {
-			t.Errorf("X-Request-Id echoed as %q", got)
+		Links struct{ Self string }
+	}
+	if err := json.Unmarshal([]byte(created), &imp); err != nil || code != 202 || imp.Data.Status != "pending" ||
+		hdr.Get("Location") != imp.Links.Self || !strings.HasPrefix(imp.Links.Self, svc.httpBase+"/api/v2.0/job-imports/") ||
+		!regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`).MatchString(imp.Data.RequestedAt) {
+		t.Fatalf("create: %d %v %s", code, hdr, created)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for imp.Data.Status != "complete" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		_, _, got := svc.request("bearer", a.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), "")
+		if err := json.Unmarshal([]byte(got), &imp); err != nil {
+			t.Fatalf("poll: %s", got)
 		}
-		if _, hdr, _ := svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); len(hdr.Get("X-Request-Id")) != 24 {
-			t.Errorf("generated X-Request-Id %q", hdr.Get("X-Request-Id"))
-		}
-		// gRPC calls: the request id is taken or made and echoed, and each
-		// call is logged once with its method, code and account.
-		var header metadata.MD
-		ctx := metadata.AppendToOutgoingContext(withKey(a.APIKey), "x-request-id", "trace-grpc-1")
-		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}, grpc.Header(&header)); err != nil {
-			t.Fatal(err)
-		}
-		if got := header.Get("x-request-id"); len(got) != 1 || got[0] != "trace-grpc-1" {
-			t.Errorf("gRPC x-request-id echoed as %q", got)
-		}
-		ctx = metadata.AppendToOutgoingContext(withKey(internalToken), "x-request-id", strings.Repeat("x", 200), "x-account-id", fmt.Sprint(a.ID))
-		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}, grpc.Header(&header)); err != nil {
-			t.Fatal(err)
-		}
-		if got := header.Get("x-request-id"); len(got) != 1 || len(got[0]) != 24 {
-			t.Errorf("gRPC x-request-id for a too-long one: %q, want a new 24-character id", got)
-		}
-		ctx = metadata.AppendToOutgoingContext(withKey("jb_live_not-a-key"), "x-request-id", "trace-grpc-2")
-		if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
-			t.Errorf("wrong key: %v", err)
-		}
-		// A REST request reaches the services in-process: one access line, no gRPC line.
-		svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-rest-only"}}, "bearer", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+	}
+	if r := imp.Data.Results; imp.Data.Status != "complete" || r == nil || r.Added != 1 || r.Failed != 1 || r.Processed != 2 || imp.Data.CompletedAt == nil {
+		t.Errorf("import: %+v", imp.Data)
+	}
+	if code, _, _ := svc.request("basic", b.APIKey, "GET", strings.TrimPrefix(imp.Links.Self, svc.httpBase), ""); code != 404 {
+		t.Errorf("B reads A's import: %d", code)
+	}
+}
 
-		time.Sleep(100 * time.Millisecond)
-		logs := svc.stderr.String()
-		want := fmt.Sprintf(`"route":"/api/v2.0/jobs.json/{id}","status":%d`, resp.StatusCode)
-		if !strings.Contains(logs, want) || !strings.Contains(logs, `"request_id":"trace-e2e-1","account_id":`+fmt.Sprint(a.ID)) {
-			t.Errorf("no access line with %s and the request id and account:\n%s", want, logs)
+func (e *endToEnd) jobImportCallback(t *testing.T) {
+	env, a, svc := e.env, e.a, e.svc
+	type delivery struct {
+		id, signature, timestamp, requestID string
+		body                                []byte
+	}
+	got := make(chan delivery, 4)
+	calls := 0
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- delivery{r.Header.Get("webhook-id"), r.Header.Get("webhook-signature"), r.Header.Get("webhook-timestamp"),
+			r.Header.Get("X-Request-Id"), body}
+		calls++
+		if calls == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
 		}
-		rpcLine := regexp.MustCompile(`"msg":"rpc","method":"/jobboard.v2.JobService/ListJobs","code":"OK","duration_ms":[0-9.e-]+,` +
-			`"request_id":"trace-grpc-1","account_id":` + fmt.Sprint(a.ID) + `}`)
-		if n := len(rpcLine.FindAllString(logs, -1)); n != 1 {
-			t.Errorf("%d gRPC access lines for trace-grpc-1, want 1 with method, code and account:\n%s", n, logs)
-		}
-		if !regexp.MustCompile(`"msg":"rpc","method":"/jobboard.v2.JobService/ListJobs","code":"Unauthenticated","duration_ms":[0-9.e-]+,"request_id":"trace-grpc-2"}`).MatchString(logs) {
-			t.Errorf("no gRPC access line for the refused call trace-grpc-2:\n%s", logs)
-		}
-		if n := strings.Count(logs, `"request_id":"trace-rest-only"`); n != 1 || len(logLines(logs, "rpc", "trace-rest-only")) != 0 {
-			t.Errorf("a REST request is logged %d times (want once, by the REST access log):\n%s", n, logs)
-		}
-		// Nothing secret is ever logged, whatever the requests above sent,
-		// over REST or gRPC.
-		for name, secret := range map[string]string{"A's key": a.APIKey, "B's key": b.APIKey, "internal token": internalToken,
-			"webhook secret": a.WebhookSecret, "Authorization header": "Authorization", "Basic credentials": "Basic ",
-			"authorization metadata": "authorization", "Bearer credentials": "Bearer ", "a refused key": "jb_live_not-a-key"} {
-			if strings.Contains(logs, secret) {
-				t.Errorf("the logs contain %s", name)
-			}
-		}
-	})
-
-	t.Run("metrics", func(t *testing.T) {
-		// An import over gRPC with a callback: its request id comes from the
-		// gRPC metadata, and it feeds the import and callback metrics.
-		hook := make(chan string, 1)
-		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			hook <- r.Header.Get("X-Request-Id")
-		}))
-		defer receiver.Close()
-		cb := receiver.URL + "/hook"
-		ctx := metadata.AppendToOutgoingContext(withKey(a.APIKey), "x-request-id", "trace-grpc-import")
-		created, err := jobboardv2.NewJobImportServiceClient(conn).CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{
-			Jobs: []*jobboardv2.JobInput{}, CallbackUrl: &cb})
-		if err != nil {
-			t.Fatalf("CreateJobImport: %v", err)
-		}
-		// The link answered to a gRPC caller is the REST address of the host
-		// it dialled, not the gRPC port.
-		if want := svc.httpBase + "/api/v2.0/job-imports/" + created.GetData().GetId(); created.GetLinks().GetSelf() != want {
-			t.Errorf("links.self over gRPC = %q, want %q", created.GetLinks().GetSelf(), want)
-		}
+	}))
+	defer receiver.Close()
+	body := fmt.Sprintf(`{"jobs": [{"referenceNumber": "CB1", "title": "Called back", "state": "OH",
+		"driverType": "Student", "freightType": "Box", "description": "x"}], "callbackUrl": %q}`, receiver.URL+"/hooks/jobs")
+	code, _, created := svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-import-cb"}},
+		"basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
+	if code != 202 {
+		t.Fatalf("create: %d %s", code, created)
+	}
+	var first, second delivery
+	for i, d := range []*delivery{&first, &second} {
 		select {
-		case id := <-hook:
-			if id != "trace-grpc-import" {
-				t.Errorf("callback of a gRPC import carries X-Request-Id %q, want trace-grpc-import", id)
-			}
+		case *d = <-got:
 		case <-time.After(20 * time.Second):
-			t.Fatal("callback did not arrive")
+			t.Fatalf("callback %d did not arrive", i+1)
 		}
-		// Requests no route takes, with a path and a method a client made up,
-		// are counted under fixed labels.
-		svc.request("basic", a.APIKey, "GET", "/api/v2.0/no-such-thing-7f3a9", "")
-		svc.request("", "", "BREW", "/coffee-7f3a9", "")
-		// The delivery is counted after the receiver answers.
-		var code int
-		var hdr http.Header
-		var body string
-		eventually(t, 10*time.Second, func() bool {
-			code, hdr, body = svc.scrape()
-			n, _ := parseMetrics(t, body).find("jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"})
-			return code != 200 || n >= 2
-		})
-		if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
-			t.Fatalf("/metrics: %d %v\n%s", code, hdr, body)
-		}
-		samples := parseMetrics(t, body)
-		tests := []struct {
-			name   string
-			family string
-			labels map[string]string
-			min    float64
-		}{
-			{"REST request count by route pattern", "jobboard_http_requests_total",
-				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200"}, 1},
-			{"REST request count with a path parameter", "jobboard_http_requests_total",
-				map[string]string{"route": "/api/v2.0/jobs.json/{id}", "method": "GET"}, 1},
-			{"REST 401", "jobboard_http_requests_total",
-				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "401"}, 1},
-			{"import creation", "jobboard_http_requests_total",
-				map[string]string{"route": "/api/v2.0/job-imports", "method": "POST", "code": "202"}, 1},
-			{"fixed path", "jobboard_http_requests_total", map[string]string{"route": "/healthz", "method": "GET", "code": "200"}, 1},
-			{"unrouted request", "jobboard_http_requests_total", map[string]string{"route": "unmatched", "method": "GET"}, 1},
-			{"unknown method", "jobboard_http_requests_total", map[string]string{"route": "unmatched", "method": "other"}, 1},
-			{"REST latency", "jobboard_http_request_duration_seconds_count",
-				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200"}, 1},
-			{"REST latency buckets", "jobboard_http_request_duration_seconds_bucket",
-				map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200", "le": "+Inf"}, 1},
-			{"gRPC handled", "grpc_server_handled_total",
-				map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs", "grpc_code": "OK", "grpc_type": "unary"}, 1},
-			{"gRPC refused", "grpc_server_handled_total",
-				map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs", "grpc_code": "Unauthenticated"}, 1},
-			{"gRPC started", "grpc_server_started_total", map[string]string{"grpc_method": "CreateJobImport"}, 1},
-			{"gRPC handling time", "grpc_server_handling_seconds_count",
-				map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs"}, 1},
-			{"imports complete", "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}, 3},
-			{"imports failed", "jobboard_job_imports_finished_total", map[string]string{"status": "failed"}, 0},
-			{"import duration", "jobboard_job_import_duration_seconds_count", map[string]string{"status": "complete"}, 3},
-			{"queue depth", "jobboard_queue_jobs", map[string]string{"kind": "job_import", "state": "available"}, 0},
-			{"callback queue depth", "jobboard_queue_jobs", map[string]string{"kind": "job_import_callback", "state": "retryable"}, 0},
-			{"callbacks delivered", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"}, 2},
-			{"callbacks to retry", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "failed_retry"}, 1},
-			{"callbacks gone", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "gone_410"}, 0},
-			{"callbacks given up", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "gave_up"}, 0},
-			{"database pool", "go_sql_max_open_connections", map[string]string{"db_name": "jobboard"}, 20},
-			{"database pool use", "go_sql_open_connections", map[string]string{"db_name": "jobboard"}, 1},
-			{"Go runtime", "go_goroutines", nil, 1},
-			{"Go GC", "go_gc_duration_seconds_count", nil, 0},
-			{"process", "process_resident_memory_bytes", nil, 1},
-			{"process CPU", "process_cpu_seconds_total", nil, 0},
-		}
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				v, ok := samples.find(tt.family, tt.labels)
-				if !ok {
-					t.Fatalf("no %s sample with %v in:\n%s", tt.family, tt.labels, samples.family(tt.family))
-				}
-				if v < tt.min {
-					t.Errorf("%s%v = %v, want at least %v", tt.family, tt.labels, v, tt.min)
-				}
-			})
-		}
-		// Route and method labels come from fixed sets: nothing a client
-		// put in a path or a method becomes a label.
-		for _, raw := range []string{"7f3a9", "BREW", "/api/v2.0/jobs.json/1\"", "no-such-thing"} {
-			if strings.Contains(body, raw) {
-				t.Errorf("a label holds %q from a request", raw)
-			}
-		}
+	}
+	ts, _ := strconv.ParseInt(second.timestamp, 10, 64)
+	want, err := webhook.Sign(a.WebhookSecret, second.id, ts, second.body)
+	if err != nil || second.signature != want || first.id != second.id || !strings.HasPrefix(first.id, "msg_") {
+		t.Errorf("deliveries %+v and %+v; signature with the account's secret: %s", first, second, want)
+	}
+	var payload struct {
+		Data  struct{ ID, Status string }
+		Links struct{ Self string }
+	}
+	if err := json.Unmarshal(second.body, &payload); err != nil || payload.Data.Status != "complete" {
+		t.Errorf("callback body: %s", second.body)
+	}
+	if first.requestID != "trace-import-cb" || second.requestID != "trace-import-cb" {
+		t.Errorf("callbacks carry X-Request-Id %q and %q, want the creating request's trace-import-cb", first.requestID, second.requestID)
+	}
+	// The success is recorded after the receiver answers.
+	var shown string
+	testfix.Eventually(10*time.Second, func() bool {
+		shown = runCommand(t, env, "imports", "show", payload.Data.ID)
+		return strings.Count(shown, `"attempt":`) == 2
 	})
+	if strings.Count(shown, `"attempt":`) != 2 || !strings.Contains(shown, `"statusCode": 500`) || !strings.Contains(shown, `"statusCode": 200`) ||
+		!strings.Contains(shown, `"requestId": "trace-import-cb"`) {
+		t.Errorf("imports show: %s", shown)
+	}
+	// The worker's lines about the import name the request that created it.
+	for _, msg := range []string{"job import complete", "callback failed", "callback delivered"} {
+		lines := logLines(svc.stderr.String(), msg, payload.Data.ID)
+		if len(lines) != 1 || !strings.Contains(lines[0], `"request_id":"trace-import-cb"`) {
+			t.Errorf("log lines %q of the import: %q, want one with its request id", msg, lines)
+		}
+	}
+	rotated := runCommand(t, env, "accounts", "rotate-webhook-secret", "--account", fmt.Sprint(a.ID))
+	if !regexp.MustCompile(`"webhookSecret":"whsec_[A-Za-z0-9+/]{43}="`).MatchString(rotated) || strings.Contains(rotated, a.WebhookSecret) {
+		t.Errorf("rotate-webhook-secret printed %s", rotated)
+	}
+}
 
-	t.Run("sigterm", func(t *testing.T) {
-		if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
+func (e *endToEnd) keyRotation(t *testing.T) {
+	env, b, svc, jobsClient := e.env, e.b, e.svc, e.jobs
+	var added struct {
+		AccountID int64  `json:"accountId"`
+		APIKey    string `json:"apiKey"`
+		Prefix    string `json:"prefix"`
+	}
+	out := runCommand(t, env, "keys", "create", "--account", fmt.Sprint(b.ID))
+	if err := json.Unmarshal([]byte(out), &added); err != nil || added.AccountID != b.ID || !strings.HasPrefix(added.APIKey, added.Prefix) {
+		t.Fatalf("keys create printed %q", out)
+	}
+	for _, key := range []string{b.APIKey, added.APIKey} {
+		if code, _, _ := svc.request("basic", key, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+			t.Errorf("before revoking, a key of B gets %d", code)
 		}
-		done := make(chan error, 1)
-		go func() { done <- svc.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("exit after SIGTERM: %v\n%s", err, svc.stderr.String())
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("still running 15 s after SIGTERM")
+	}
+	list := runCommand(t, env, "accounts", "list")
+	if !strings.Contains(list, added.Prefix) || !strings.Contains(list, `"name":"Bravo Logistics"`) || strings.Contains(list, added.APIKey) {
+		t.Errorf("accounts list: %s", list)
+	}
+	if out := runCommand(t, env, "keys", "revoke", b.APIKey); !strings.Contains(out, `"revoked":1,"servers":1,"confirmed":1`) {
+		t.Errorf("keys revoke printed %q", out)
+	}
+	if code, _, _ := svc.request("basic", b.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 401 {
+		t.Errorf("the revoked key gets %d, want 401", code)
+	}
+	if _, err := jobsClient.ListJobs(withKey(b.APIKey), &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("the revoked key over gRPC: %v", err)
+	}
+	if code, _, _ := svc.request("bearer", added.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+		t.Errorf("the new key gets %d", code)
+	}
+}
+
+func (e *endToEnd) accessLog(t *testing.T) {
+	a, b, svc, jobsClient := e.a, e.b, e.svc, e.jobs
+	code, hdr, _ := svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-e2e-1"}}, "basic", a.APIKey, "GET", "/api/v2.0/jobs.json/1", "")
+	if got := hdr.Get("X-Request-Id"); got != "trace-e2e-1" {
+		t.Errorf("X-Request-Id echoed as %q", got)
+	}
+	if _, hdr, _ := svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); len(hdr.Get("X-Request-Id")) != 24 {
+		t.Errorf("generated X-Request-Id %q", hdr.Get("X-Request-Id"))
+	}
+	// gRPC calls: the request id is taken or made and echoed, and each
+	// call is logged once with its method, code and account.
+	var header metadata.MD
+	ctx := metadata.AppendToOutgoingContext(withKey(a.APIKey), "x-request-id", "trace-grpc-1")
+	if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}, grpc.Header(&header)); err != nil {
+		t.Fatal(err)
+	}
+	if got := header.Get("x-request-id"); len(got) != 1 || got[0] != "trace-grpc-1" {
+		t.Errorf("gRPC x-request-id echoed as %q", got)
+	}
+	ctx = metadata.AppendToOutgoingContext(withKey(internalToken), "x-request-id", strings.Repeat("x", 200), "x-account-id", fmt.Sprint(a.ID))
+	if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}, grpc.Header(&header)); err != nil {
+		t.Fatal(err)
+	}
+	if got := header.Get("x-request-id"); len(got) != 1 || len(got[0]) != 24 {
+		t.Errorf("gRPC x-request-id for a too-long one: %q, want a new 24-character id", got)
+	}
+	ctx = metadata.AppendToOutgoingContext(withKey("jb_live_not-a-key"), "x-request-id", "trace-grpc-2")
+	if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("wrong key: %v", err)
+	}
+	// A REST request reaches the services in-process: one access line, no gRPC line.
+	svc.requestWithHeader(http.Header{"X-Request-Id": {"trace-rest-only"}}, "bearer", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+
+	time.Sleep(100 * time.Millisecond)
+	logs := svc.stderr.String()
+	want := fmt.Sprintf(`"route":"/api/v2.0/jobs.json/{id}","status":%d`, code)
+	if !strings.Contains(logs, want) || !strings.Contains(logs, `"request_id":"trace-e2e-1","account_id":`+fmt.Sprint(a.ID)) {
+		t.Errorf("no access line with %s and the request id and account:\n%s", want, logs)
+	}
+	rpcLine := regexp.MustCompile(`"msg":"rpc","method":"/jobboard.v2.JobService/ListJobs","code":"OK","duration_ms":[0-9.e-]+,` +
+		`"request_id":"trace-grpc-1","account_id":` + fmt.Sprint(a.ID) + `}`)
+	if n := len(rpcLine.FindAllString(logs, -1)); n != 1 {
+		t.Errorf("%d gRPC access lines for trace-grpc-1, want 1 with method, code and account:\n%s", n, logs)
+	}
+	if !regexp.MustCompile(`"msg":"rpc","method":"/jobboard.v2.JobService/ListJobs","code":"Unauthenticated","duration_ms":[0-9.e-]+,"request_id":"trace-grpc-2"}`).MatchString(logs) {
+		t.Errorf("no gRPC access line for the refused call trace-grpc-2:\n%s", logs)
+	}
+	if n := strings.Count(logs, `"request_id":"trace-rest-only"`); n != 1 || len(logLines(logs, "rpc", "trace-rest-only")) != 0 {
+		t.Errorf("a REST request is logged %d times (want once, by the REST access log):\n%s", n, logs)
+	}
+	// Nothing secret is ever logged, whatever the requests above sent,
+	// over REST or gRPC.
+	for name, secret := range map[string]string{"A's key": a.APIKey, "B's key": b.APIKey, "internal token": internalToken,
+		"webhook secret": a.WebhookSecret, "Authorization header": "Authorization", "Basic credentials": "Basic ",
+		"authorization metadata": "authorization", "Bearer credentials": "Bearer ", "a refused key": "jb_live_not-a-key"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the logs contain %s", name)
 		}
+	}
+}
+
+func (e *endToEnd) metrics(t *testing.T) {
+	a, svc := e.a, e.svc
+	e.importOverGRPC(t)
+	// Requests no route takes, with a path and a method a client made up,
+	// are counted under fixed labels.
+	svc.request("basic", a.APIKey, "GET", "/api/v2.0/no-such-thing-7f3a9", "")
+	svc.request("", "", "BREW", "/coffee-7f3a9", "")
+	// The delivery is counted after the receiver answers.
+	var code int
+	var hdr http.Header
+	var body string
+	testfix.Eventually(10*time.Second, func() bool {
+		code, hdr, body = svc.scrape()
+		n, _ := parseMetrics(t, body).find("jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"})
+		return code != 200 || n >= 2
 	})
+	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Fatalf("/metrics: %d %v\n%s", code, hdr, body)
+	}
+	samples := parseMetrics(t, body)
+	for _, tt := range endToEndMetrics {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ok := samples.find(tt.family, tt.labels)
+			if !ok {
+				t.Fatalf("no %s sample with %v in:\n%s", tt.family, tt.labels, samples.family(tt.family))
+			}
+			if v < tt.min {
+				t.Errorf("%s%v = %v, want at least %v", tt.family, tt.labels, v, tt.min)
+			}
+		})
+	}
+	// Route and method labels come from fixed sets: nothing a client
+	// put in a path or a method becomes a label.
+	for _, raw := range []string{"7f3a9", "BREW", "/api/v2.0/jobs.json/1\"", "no-such-thing"} {
+		if strings.Contains(body, raw) {
+			t.Errorf("a label holds %q from a request", raw)
+		}
+	}
+}
+
+// importOverGRPC creates an import over gRPC with a callback: its request
+// id comes from the gRPC metadata, and it feeds the import and callback
+// metrics.
+func (e *endToEnd) importOverGRPC(t *testing.T) {
+	a, svc, conn := e.a, e.svc, e.conn
+	hook := make(chan string, 1)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hook <- r.Header.Get("X-Request-Id")
+	}))
+	defer receiver.Close()
+	cb := receiver.URL + "/hook"
+	ctx := metadata.AppendToOutgoingContext(withKey(a.APIKey), "x-request-id", "trace-grpc-import")
+	created, err := jobboardv2.NewJobImportServiceClient(conn).CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{
+		Jobs: []*jobboardv2.JobInput{}, CallbackUrl: &cb})
+	if err != nil {
+		t.Fatalf("CreateJobImport: %v", err)
+	}
+	// The link answered to a gRPC caller is the REST address of the host
+	// it dialled, not the gRPC port.
+	if want := svc.httpBase + "/api/v2.0/job-imports/" + created.GetData().GetId(); created.GetLinks().GetSelf() != want {
+		t.Errorf("links.self over gRPC = %q, want %q", created.GetLinks().GetSelf(), want)
+	}
+	select {
+	case id := <-hook:
+		if id != "trace-grpc-import" {
+			t.Errorf("callback of a gRPC import carries X-Request-Id %q, want trace-grpc-import", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("callback did not arrive")
+	}
+}
+
+// endToEndMetrics are the samples the metrics step of TestEndToEnd
+// expects after the steps before it, each with the least value it must
+// have.
+var endToEndMetrics = []struct {
+	name   string
+	family string
+	labels map[string]string
+	min    float64
+}{
+	{"REST request count by route pattern", "jobboard_http_requests_total",
+		map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200"}, 1},
+	{"REST request count with a path parameter", "jobboard_http_requests_total",
+		map[string]string{"route": "/api/v2.0/jobs.json/{id}", "method": "GET"}, 1},
+	{"REST 401", "jobboard_http_requests_total",
+		map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "401"}, 1},
+	{"import creation", "jobboard_http_requests_total",
+		map[string]string{"route": "/api/v2.0/job-imports", "method": "POST", "code": "202"}, 1},
+	{"fixed path", "jobboard_http_requests_total", map[string]string{"route": "/healthz", "method": "GET", "code": "200"}, 1},
+	{"unrouted request", "jobboard_http_requests_total", map[string]string{"route": "unmatched", "method": "GET"}, 1},
+	{"unknown method", "jobboard_http_requests_total", map[string]string{"route": "unmatched", "method": "other"}, 1},
+	{"REST latency", "jobboard_http_request_duration_seconds_count",
+		map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200"}, 1},
+	{"REST latency buckets", "jobboard_http_request_duration_seconds_bucket",
+		map[string]string{"route": "/api/v2.0/jobs.json", "method": "GET", "code": "200", "le": "+Inf"}, 1},
+	{"gRPC handled", "grpc_server_handled_total",
+		map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs", "grpc_code": "OK", "grpc_type": "unary"}, 1},
+	{"gRPC refused", "grpc_server_handled_total",
+		map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs", "grpc_code": "Unauthenticated"}, 1},
+	{"gRPC started", "grpc_server_started_total", map[string]string{"grpc_method": "CreateJobImport"}, 1},
+	{"gRPC handling time", "grpc_server_handling_seconds_count",
+		map[string]string{"grpc_service": "jobboard.v2.JobService", "grpc_method": "ListJobs"}, 1},
+	{"imports complete", "jobboard_job_imports_finished_total", map[string]string{"status": "complete"}, 3},
+	{"imports failed", "jobboard_job_imports_finished_total", map[string]string{"status": "failed"}, 0},
+	{"import duration", "jobboard_job_import_duration_seconds_count", map[string]string{"status": "complete"}, 3},
+	{"queue depth", "jobboard_queue_jobs", map[string]string{"kind": "job_import", "state": "available"}, 0},
+	{"callback queue depth", "jobboard_queue_jobs", map[string]string{"kind": "job_import_callback", "state": "retryable"}, 0},
+	{"callbacks delivered", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "delivered"}, 2},
+	{"callbacks to retry", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "failed_retry"}, 1},
+	{"callbacks gone", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "gone_410"}, 0},
+	{"callbacks given up", "jobboard_callback_delivery_attempts_total", map[string]string{"outcome": "gave_up"}, 0},
+	{"database pool", "go_sql_max_open_connections", map[string]string{"db_name": "jobboard"}, 20},
+	{"database pool use", "go_sql_open_connections", map[string]string{"db_name": "jobboard"}, 1},
+	{"Go runtime", "go_goroutines", nil, 1},
+	{"Go GC", "go_gc_duration_seconds_count", nil, 0},
+	{"process", "process_resident_memory_bytes", nil, 1},
+	{"process CPU", "process_cpu_seconds_total", nil, 0},
+}
+
+func (e *endToEnd) sigterm(t *testing.T) {
+	svc := e.svc
+	if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, svc.stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("still running 15 s after SIGTERM")
+	}
 }
 
 // TestTwoReplicas: two server processes on one database work 20 imports;
@@ -997,16 +1038,6 @@ func logLines(logs, msg string, has ...string) []string {
 type metricSamples []string
 
 var sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$`)
-
-// eventually polls cond until it holds or timeout passes; the caller then
-// checks the state it left, so a timeout fails with the real values.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func parseMetrics(t *testing.T, body string) metricSamples {
 	t.Helper()

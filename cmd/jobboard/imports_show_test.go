@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // keysOf lists an object's keys, sorted.
@@ -55,7 +56,7 @@ func TestImportsShowShape(t *testing.T) {
 	}
 	id := imp.Data["id"].(string)
 	var shown map[string]any
-	eventually(t, 10*time.Second, func() bool {
+	testfix.Eventually(10*time.Second, func() bool {
 		shown = nil
 		_ = json.Unmarshal([]byte(runCommand(t, env, "imports", "show", id)), &shown)
 		attempts, _ := shown["callbackAttempts"].([]any)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // readmeBlock is one ```sh block of the README.
@@ -249,7 +251,7 @@ func (r *readmeRun) checkDelivered(t *testing.T, b readmeBlock, out string) {
 	}
 	want := regexp.MustCompile(`(?m)^import ` + regexp.QuoteMeta(m[1]) +
 		` complete: (added 1, updated 0, unchanged 0|added 0, updated 0, unchanged 1), deleted 0, failed 0 \(webhook-id msg_\w+\)$`)
-	eventually(t, 20*time.Second, func() bool { return want.MatchString(r.receiverOut.String()) })
+	testfix.Eventually(20*time.Second, func() bool { return want.MatchString(r.receiverOut.String()) })
 	if !want.MatchString(r.receiverOut.String()) {
 		t.Errorf("README line %d: the receiver printed no verified callback of import %s:\n%s", b.line, m[1], r.receiverOut.String())
 	}
@@ -274,7 +276,7 @@ func (r *readmeRun) startBackground(t *testing.T, b readmeBlock) {
 		<-done
 	})
 	r.receiverOut = out
-	eventually(t, 30*time.Second, func() bool {
+	testfix.Eventually(30*time.Second, func() bool {
 		select {
 		case <-done:
 			return true

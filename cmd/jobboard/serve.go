@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/truckjobs/jobboard/gateway"
@@ -93,8 +94,8 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		stopKeyWatch()
 		waitKeyWatch()
 	}()
-	var shuttingDown atomicBool
-	httpSrv, metricsSrv := httpServers(st, api, scfg.Metrics, &shuttingDown)
+	srv := servers{svcs: svcs, shuttingDown: new(atomicBool)}
+	srv.http, srv.metrics = httpServers(st, api, scfg.Metrics, srv.shuttingDown)
 	lns, err := listen(cfg)
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 			return err
 		}
 	}
-	grpcSrv := svcs.NewGRPCServer()
+	srv.grpc = svcs.NewGRPCServer()
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	slog.Info("serving", lns.logAttrs()...)
 	if ready != nil {
@@ -117,40 +118,62 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err := svcs.Queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
+	return srv.run(ctx, lns)
+}
+
+// servers are serve's API, metrics and gRPC servers and the services
+// behind them.
+type servers struct {
+	svcs          *server.Services
+	http, metrics *http.Server
+	grpc          *grpc.Server
+	// shuttingDown turns readiness off as the drain starts.
+	shuttingDown *atomicBool
+}
+
+// run serves each server on its listener until ctx ends or one of them
+// fails, then drains them all.
+func (s servers) run(ctx context.Context, lns listeners) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serveHTTP("http", httpSrv, lns.http) })
+	g.Go(func() error { return serveHTTP("http", s.http, lns.http) })
 	if lns.metrics != nil {
-		g.Go(func() error { return serveHTTP("metrics", metricsSrv, lns.metrics) })
+		g.Go(func() error { return serveHTTP("metrics", s.metrics, lns.metrics) })
 	}
-	g.Go(func() error { return grpcSrv.Serve(lns.grpc) })
+	g.Go(func() error { return s.grpc.Serve(lns.grpc) })
 	g.Go(func() error {
 		<-gctx.Done()
-		slog.Info("shutting down")
-		shuttingDown.set()
-		svcs.Health.Shutdown()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		err := httpSrv.Shutdown(sctx)
-		// Metrics are read until the API has drained, then no more.
-		if merr := metricsSrv.Shutdown(sctx); err == nil {
-			err = merr
-		}
-		// The running import step finishes (its transaction commits) or,
-		// past the grace period, is cancelled and rolls back to run again.
-		if qerr := svcs.Queue.Stop(sctx); qerr != nil {
-			slog.Warn("job queue stopped before its imports finished; they roll back and run again", "error", qerr)
-			_ = svcs.Queue.StopAndCancel(context.Background())
-		}
-		stopped := make(chan struct{})
-		go func() { grpcSrv.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-sctx.Done():
-			grpcSrv.Stop()
-		}
-		return err
+		return s.drain(ctx)
 	})
 	return g.Wait()
+}
+
+// drain lets in-flight requests and the running import finish within
+// shutdownGrace, then stops what is left.
+func (s servers) drain(ctx context.Context) error {
+	slog.Info("shutting down")
+	s.shuttingDown.set()
+	s.svcs.Health.Shutdown()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	err := s.http.Shutdown(sctx)
+	// Metrics are read until the API has drained, then no more.
+	if merr := s.metrics.Shutdown(sctx); err == nil {
+		err = merr
+	}
+	// The running import step finishes (its transaction commits) or,
+	// past the grace period, is cancelled and rolls back to run again.
+	if qerr := s.svcs.Queue.Stop(sctx); qerr != nil {
+		slog.Warn("job queue stopped before its imports finished; they roll back and run again", "error", qerr)
+		_ = s.svcs.Queue.StopAndCancel(context.Background())
+	}
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-sctx.Done():
+		s.grpc.Stop()
+	}
+	return err
 }
 
 // httpServers are the API's server, with health, readiness and the API

@@ -18,6 +18,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // TestTenantIsolationSweep: account B, holding account A's ids, reference
@@ -80,7 +81,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 	}
 	// A's own import runs to its end before the sweep, so that what
 	// changes A's records during the sweep can only be B's calls.
-	eventually(t, 30*time.Second, func() bool {
+	testfix.Eventually(30*time.Second, func() bool {
 		_, _, body := svc.request("basic", a.APIKey, "GET", importPath, "")
 		return strings.Contains(body, `"status":"complete"`)
 	})

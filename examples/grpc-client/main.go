@@ -65,6 +65,23 @@ func run(addr, key string, useTLS bool, ref string) error {
 	defer cancel()
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
 
+	post, err := postJob(ctx, jobs, ref)
+	if err != nil {
+		return err
+	}
+	active, err := activeJobs(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	printJobs(active)
+	if post.GetErrors() > 0 {
+		return errors.New("the job was not saved; see the problems above")
+	}
+	return nil
+}
+
+// postJob posts one sample job under ref and prints the summary.
+func postJob(ctx context.Context, jobs jobboardv2.JobServiceClient, ref string) (*jobboardv2.PostJobsResponse, error) {
 	// Every JobInput field is text, exactly as a REST client would send it:
 	// the service validates and normalises it (case of enum values, ZIP
 	// form, HTML) and reports each problem in the summary. Unset fields are
@@ -87,15 +104,14 @@ func run(addr, key string, useTLS bool, ref string) error {
 		LicenseClass:    proto.String("A"),
 	}}})
 	if err != nil {
-		return callError("PostJobs", err)
+		return nil, callError("PostJobs", err)
 	}
 	// A post with problems still succeeds as a call: the summary counts what
 	// was saved and lists every problem, and only the jobs with a problem
 	// were left out.
-	s := post
 	fmt.Printf("PostJobs %s: added %d, updated %d, unchanged %d, errors %d\n",
-		ref, s.GetAdded(), s.GetUpdated(), s.GetUnchanged(), s.GetErrors())
-	em := s.GetErrorMessages()
+		ref, post.GetAdded(), post.GetUpdated(), post.GetUnchanged(), post.GetErrors())
+	em := post.GetErrorMessages()
 	for _, list := range []*jobboardv2.ErrorList{em.GetMissingErrors(), em.GetInvalidErrors(), em.GetDuplicationErrors(), em.GetLimitErrors()} {
 		for _, e := range list.GetErrors() {
 			fmt.Printf("  problem: job %d: %s\n", e.GetIndex(), e.GetMessage())
@@ -104,21 +120,28 @@ func run(addr, key string, useTLS bool, ref string) error {
 	for _, v := range post.GetIgnoredValues() {
 		fmt.Printf("  ignored: job %d: %s\n", v.GetIndex(), v.GetMessage())
 	}
+	return post, nil
+}
 
-	// The list comes a page at a time: follow next_page_token to the end.
+// activeJobs lists the account's active jobs. The list comes a page at a
+// time: follow next_page_token to the end.
+func activeJobs(ctx context.Context, jobs jobboardv2.JobServiceClient) ([]*jobboardv2.Job, error) {
 	var active []*jobboardv2.Job
 	req := &jobboardv2.ListJobsRequest{PageSize: 500}
 	for {
 		page, err := jobs.ListJobs(ctx, req)
 		if err != nil {
-			return callError("ListJobs", err)
+			return nil, callError("ListJobs", err)
 		}
 		active = append(active, page.GetJobs()...)
 		if page.GetNextPageToken() == "" {
-			break
+			return active, nil
 		}
 		req.PageToken = page.GetNextPageToken()
 	}
+}
+
+func printJobs(active []*jobboardv2.Job) {
 	fmt.Printf("ListJobs: %d active jobs\n", len(active))
 	for _, j := range active {
 		where := j.GetState()
@@ -127,10 +150,6 @@ func run(addr, key string, useTLS bool, ref string) error {
 		}
 		fmt.Printf("  %d\t%s\t%s\t%s\n", j.GetId(), j.GetReferenceNumber(), j.GetTitle(), where)
 	}
-	if s.GetErrors() > 0 {
-		return errors.New("the job was not saved; see the problems above")
-	}
-	return nil
 }
 
 // callError names the failed call with its gRPC code: Unauthenticated is a

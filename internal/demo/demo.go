@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -71,7 +71,7 @@ func Applications(accountID int64, n int, seed uint64, now time.Time, jobRefs []
 		if endorsements == nil {
 			endorsements = []string{}
 		}
-		licenseState, _ := server.StateName(home.state)
+		licenseState, _ := usstate.Name(home.state)
 		licenseClass := pick(classes)
 		dob := time.Date(1960+r.IntN(45), time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 		a := store.Application{

@@ -72,7 +72,7 @@ func (p Proxies) Trusts(addr string) bool {
 func Host(header string) string {
 	first, _, _ := strings.Cut(header, ",")
 	first = strings.TrimSpace(first)
-	if !ValidHost(first) {
+	if !validHost(first) {
 		return ""
 	}
 	return first
@@ -89,9 +89,9 @@ func Proto(header string) string {
 	return ""
 }
 
-// ValidHost reports whether h is a host or host:port and nothing more, so
+// validHost reports whether h is a host or host:port and nothing more, so
 // that a link built on it points where it says.
-func ValidHost(h string) bool {
+func validHost(h string) bool {
 	if h == "" || strings.ContainsAny(h, "/?#@\\ \t") {
 		return false
 	}

@@ -65,10 +65,10 @@ const (
 	CallbackGaveUp CallbackOutcome = "gave_up"
 )
 
-// QueueStates are the River job states the queue gauge reports: the work
+// queueStates are the River job states the queue gauge reports: the work
 // waiting or under way. Finished jobs (completed, cancelled, discarded) are
 // history, not depth.
-var QueueStates = []string{"available", "scheduled", "running", "retryable"}
+var queueStates = []string{"available", "scheduled", "running", "retryable"}
 
 // QueueJobs is how many queue jobs of a kind are in a state.
 type QueueJobs struct {
@@ -243,7 +243,7 @@ func (m *Metrics) WatchDB(db *sql.DB) error {
 }
 
 // WatchQueue exposes the queue's depth, read by depth at scrape time. Every
-// kind in kinds is reported in every state of QueueStates, zero when it has
+// kind in kinds is reported in every state of queueStates, zero when it has
 // no jobs there, so the series exist before the first job does.
 func (m *Metrics) WatchQueue(depth QueueDepthFunc, kinds ...string) error {
 	if m == nil {
@@ -302,7 +302,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counts := map[[2]string]int64{}
 	for _, k := range c.kinds {
-		for _, s := range QueueStates {
+		for _, s := range queueStates {
 			counts[[2]string{k, s}] = 0
 		}
 	}

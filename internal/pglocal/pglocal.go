@@ -52,8 +52,8 @@ type Cluster struct {
 	stopErr  error
 }
 
-// User is the superuser the cluster is created with.
-const User = "jobboard"
+// superuser is the superuser role the cluster is created with.
+const superuser = "jobboard"
 
 // portFile keeps the port in the cluster folder, so that a restart
 // listens where the last run did and URLs printed then still work.
@@ -62,9 +62,9 @@ const portFile = "port"
 // startTimeout bounds how long a server may take to accept connections.
 const startTimeout = 60 * time.Second
 
-// BinDir finds the PostgreSQL server binaries: $PG_BIN, else the newest
+// binDir finds the PostgreSQL server binaries: $PG_BIN, else the newest
 // /usr/lib/postgresql/*/bin (Debian keeps initdb off PATH), else PATH.
-func BinDir() (string, error) {
+func binDir() (string, error) {
 	if d := os.Getenv("PG_BIN"); d != "" {
 		return d, nil
 	}
@@ -88,7 +88,7 @@ func versionOf(binDir string) int {
 
 // newCluster finds the binaries and the user to run them as for dir.
 func newCluster(dir string, port int) (*Cluster, error) {
-	bin, err := BinDir()
+	bin, err := binDir()
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
-		if err := c.run(ctx, "initdb", "-D", c.dataDir(), "-U", User, "--auth=trust",
+		if err := c.run(ctx, "initdb", "-D", c.dataDir(), "-U", superuser, "--auth=trust",
 			"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
 			return fmt.Errorf("initdb: %w", err)
 		}
@@ -193,7 +193,7 @@ func (c *Cluster) choosePort() (int, error) {
 func (c *Cluster) URL(name string) string { return urlFor(c.port, name) }
 
 func urlFor(port int, name string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", User, port, name)
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, port, name)
 }
 
 // Port is the port the server listens on.

@@ -123,16 +123,16 @@ func (c *Cache) rememberMiss(hash string, gen uint64, err error) {
 	c.misses[hash] = miss{err: err, expires: c.now().Add(c.missTTL)}
 }
 
-// AllKeys, as the hash of a change, means every key may have changed.
+// allKeys, as the hash of a change, means every key may have changed.
 // It is store.AllKeys; the store is not imported for one constant.
-const AllKeys = "*"
+const allKeys = "*"
 
 // KeyChanged forgets one key (it was revoked, changed or deleted), or
-// every key for AllKeys.
+// every key for allKeys.
 func (c *Cache) KeyChanged(hash string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if hash == AllKeys {
+	if hash == allKeys {
 		clear(c.entries)
 		clear(c.misses)
 	} else {
@@ -170,15 +170,15 @@ func (c *Cache) Watching() bool {
 	return c.watching
 }
 
-// Misses is the number of unknown keys remembered, for tests.
-func (c *Cache) Misses() int {
+// missCount is the number of unknown keys remembered, for tests.
+func (c *Cache) missCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.misses)
 }
 
-// Len is the number of keys remembered, for tests and metrics.
-func (c *Cache) Len() int {
+// entryCount is the number of keys remembered, for tests.
+func (c *Cache) entryCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)

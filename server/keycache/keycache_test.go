@@ -43,7 +43,7 @@ func TestAccountID(t *testing.T) {
 		{name: "key changed between calls is looked up again", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
 			between: func(c *Cache, _ *time.Time) { c.KeyChanged("k") }, wantLookups: 2},
 		{name: "every key changed (a truncate) forgets it", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
-			between: func(c *Cache, _ *time.Time) { c.KeyChanged(AllKeys) }, wantLookups: 2},
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged(allKeys) }, wantLookups: 2},
 		{name: "another key changed: still remembered", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
 			between: func(c *Cache, _ *time.Time) { c.KeyChanged("other") }, wantLookups: 1},
 		{name: "expired entry is looked up again", setup: func(c *Cache, _ *lookups, _ *time.Time) { c.WatchRestored() },
@@ -97,12 +97,12 @@ func TestFullCacheStartsOver(t *testing.T) {
 		if _, err := c.AccountID(context.Background(), k, l.lookup); err != nil {
 			t.Fatal(err)
 		}
-		if c.Len() > 3 {
-			t.Fatalf("%d entries after %q, at most 3 allowed", c.Len(), k)
+		if c.entryCount() > 3 {
+			t.Fatalf("%d entries after %q, at most 3 allowed", c.entryCount(), k)
 		}
 	}
-	if c.Len() != 1 {
-		t.Errorf("%d entries after starting over, want 1 (the newest)", c.Len())
+	if c.entryCount() != 1 {
+		t.Errorf("%d entries after starting over, want 1 (the newest)", c.entryCount())
 	}
 }
 
@@ -126,7 +126,7 @@ func TestMissesRemembered(t *testing.T) {
 		{name: "a change of that key forgets it (a revocation undone by hand)", err: errMissing,
 			between: func(c *Cache, _ *time.Time) { c.KeyChanged("k") }, wantLookups: 2},
 		{name: "every key changed forgets it", err: errMissing,
-			between: func(c *Cache, _ *time.Time) { c.KeyChanged(AllKeys) }, wantLookups: 2},
+			between: func(c *Cache, _ *time.Time) { c.KeyChanged(allKeys) }, wantLookups: 2},
 		{name: "another key changed: still remembered", err: errMissing,
 			between: func(c *Cache, _ *time.Time) { c.KeyChanged("other") }, wantLookups: 1},
 		{name: "the watch restored starts afresh", err: errMissing,
@@ -168,8 +168,8 @@ func TestMissesBounded(t *testing.T) {
 	l := &lookups{err: errMissing}
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
 		_, _ = c.AccountID(context.Background(), k, l.lookup)
-		if c.Misses() > 3 {
-			t.Fatalf("%d misses after %q, at most 3 allowed", c.Misses(), k)
+		if c.missCount() > 3 {
+			t.Fatalf("%d misses after %q, at most 3 allowed", c.missCount(), k)
 		}
 	}
 }

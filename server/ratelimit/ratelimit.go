@@ -37,8 +37,8 @@ func New(perSecond float64, burst int) *Limiter {
 	return &Limiter{limit: rate.Limit(perSecond), burst: max(burst, 1), now: time.Now, buckets: map[string]*bucket{}}
 }
 
-// Enabled reports whether requests are limited at all.
-func (l *Limiter) Enabled() bool { return l != nil && l.limit > 0 }
+// enabled reports whether requests are limited at all.
+func (l *Limiter) enabled() bool { return l != nil && l.limit > 0 }
 
 // PerSecond and Burst are the configured limits, for messages.
 func (l *Limiter) PerSecond() float64 { return float64(l.limit) }
@@ -47,7 +47,7 @@ func (l *Limiter) Burst() int         { return l.burst }
 // Allow takes one token from key's bucket. When none is left it takes
 // nothing and says how long until one is: the client's Retry-After.
 func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
-	if !l.Enabled() {
+	if !l.enabled() {
 		return true, 0
 	}
 	now := l.now()
@@ -85,8 +85,8 @@ func (l *Limiter) sweep(now time.Time) {
 	}
 }
 
-// Len is the number of buckets held, for tests.
-func (l *Limiter) Len() int {
+// bucketCount is the number of buckets held, for tests.
+func (l *Limiter) bucketCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buckets)

@@ -45,8 +45,8 @@ func TestDisabled(t *testing.T) {
 			t.Fatal("a disabled limiter refused a request")
 		}
 	}
-	if l.Len() != 0 {
-		t.Errorf("a disabled limiter holds %d buckets", l.Len())
+	if l.bucketCount() != 0 {
+		t.Errorf("a disabled limiter holds %d buckets", l.bucketCount())
 	}
 }
 
@@ -58,8 +58,8 @@ func TestIdleBucketsAreDropped(t *testing.T) {
 	l.Allow("b")
 	clock = clock.Add(idleAfter + 2*time.Minute)
 	l.Allow("c")
-	if l.Len() != 1 {
-		t.Errorf("%d buckets after the others went idle, want 1", l.Len())
+	if l.bucketCount() != 1 {
+		t.Errorf("%d buckets after the others went idle, want 1", l.bucketCount())
 	}
 }
 
@@ -72,13 +72,13 @@ func TestSlowBucketsAreKeptUntilFull(t *testing.T) {
 	}
 	clock = clock.Add(idleAfter + 2*time.Minute) // 840 s: 84 tokens back
 	l.Allow("b")
-	if l.Len() != 2 {
-		t.Fatalf("%d buckets: a's bucket was dropped before it was full again", l.Len())
+	if l.bucketCount() != 2 {
+		t.Fatalf("%d buckets: a's bucket was dropped before it was full again", l.bucketCount())
 	}
 	clock = clock.Add(5 * time.Minute)
 	l.Allow("b")
-	if l.Len() != 1 {
-		t.Errorf("%d buckets once a's was full again, want 1", l.Len())
+	if l.bucketCount() != 1 {
+		t.Errorf("%d buckets once a's was full again, want 1", l.bucketCount())
 	}
 }
 

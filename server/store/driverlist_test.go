@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestListDriversRadiusExact(t *testing.T) {
 	ctx := context.Background()
 	s := pgtest.Store(t)
-	acct := newAccount(t, s, "radius")
+	acct := testfix.NewAccount(t, s, "radius").AccountID
 	if _, err := s.DB().ExecContext(ctx, `
 		INSERT INTO drivers (email_key) SELECT 'z' || zip || '@example.com' FROM zip_centroids`); err != nil {
 		t.Fatal(err)

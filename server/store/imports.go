@@ -22,7 +22,7 @@ const IdempotencyWindow = 24 * time.Hour
 type JobImport struct {
 	ID          string         `db:"id"`
 	AccountID   int64          `db:"account_id"`
-	Status      string         `db:"status"`
+	Status      ImportStatus   `db:"status"`
 	RequestedAt time.Time      `db:"requested_at"`
 	CompletedAt *time.Time     `db:"completed_at"`
 	Results     *ImportResults `db:"results"`
@@ -182,7 +182,7 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 		if err := tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id); err != nil {
 			return fmt.Errorf("lock job import: %w", err)
 		}
-		if imp.Status != "complete" {
+		if imp.Status != ImportComplete {
 			results, err := work(ctx, &ImportTx{tx: tx, accountID: imp.AccountID})
 			if err != nil {
 				return err
@@ -225,12 +225,12 @@ func (s *Store) FailImport(ctx context.Context, id, kind string, results func(pa
 			return fmt.Errorf("lock job import: %w", err)
 		}
 		live := false
-		if kind != "" && row.Status != "complete" {
+		if kind != "" && row.Status != ImportComplete {
 			if err := tx.GetContext(ctx, &live, `SELECT `+liveQueueJob, id, kind); err != nil {
 				return fmt.Errorf("look up the queue job of import %s: %w", id, err)
 			}
 		}
-		if row.Status != "complete" && !live {
+		if row.Status != ImportComplete && !live {
 			res, err := results(row.payload())
 			if err != nil {
 				return err

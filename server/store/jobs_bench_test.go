@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkUpsertJobs(b *testing.B) {
 	// run times one upsert per round; prepare, untimed, sets the round up.
 	run := func(b *testing.B, prepare func(upsert func([]store.JobFields), round int) []store.JobFields) {
 		s := pgtest.Store(b)
-		acct := newAccount(b, s, "bench")
+		acct := testfix.NewAccount(b, s, "bench").AccountID
 		upsert := func(jobs []store.JobFields) {
 			if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 1_000_000, Today: day1}); err != nil {
 				b.Fatal(err)

@@ -8,19 +8,9 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
-
-func newAccount(t testing.TB, s *store.Store, name string) int64 {
-	t.Helper()
-	id, err := s.CreateAccount(context.Background(), store.NewAccount{
-		Name: name, WebhookSecret: "whsec_x", KeyHash: "hash-" + name, KeyPrefix: "jb_live_x",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
 
 func ptr(s string) *string { return &s }
 
@@ -37,7 +27,7 @@ var day1 = time.Date(2026, 11, 2, 15, 0, 0, 0, time.UTC)
 func TestUpsertJobsOutcomes(t *testing.T) {
 	ctx := context.Background()
 	s := pgtest.Store(t)
-	acct := newAccount(t, s, "a")
+	acct := testfix.NewAccount(t, s, "a").AccountID
 	opts := store.UpsertOptions{MaxActive: 10000, Today: day1}
 
 	got, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), job("A2")}, opts)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -15,8 +16,8 @@ import (
 func TestListJobsPage(t *testing.T) {
 	ctx := context.Background()
 	s := pgtest.Store(t)
-	acct := newAccount(t, s, "a")
-	other := newAccount(t, s, "b")
+	acct := testfix.NewAccount(t, s, "a").AccountID
+	other := testfix.NewAccount(t, s, "b").AccountID
 	var jobs []store.JobFields
 	for i := range 12 {
 		j := job(fmt.Sprintf("J%02d", i))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -47,14 +48,11 @@ func (h *heard) count(e string) int {
 	return n
 }
 
+// waitFor fails t unless cond holds within 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testfix.Eventually(10*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -25,7 +26,7 @@ func TestMigrationCopiesDriverProfiles(t *testing.T) {
 	if _, err := s.MigrateUpTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
-	a, b := newAccount(t, s, "A"), newAccount(t, s, "B")
+	a, b := testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID
 	if _, err := s.UpsertJobs(ctx, a, []store.JobFields{job("J1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}

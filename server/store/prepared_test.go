@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestPreparedSurvivesMigration(t *testing.T) {
 	s := pgtest.Store(t)
 	ctx := context.Background()
-	acct := newAccount(t, s, "A")
+	acct := testfix.NewAccount(t, s, "A").AccountID
 	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("P1")}, store.UpsertOptions{MaxActive: 10, Today: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

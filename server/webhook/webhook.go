@@ -6,6 +6,7 @@ package webhook
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -21,15 +22,23 @@ import (
 	"code.dny.dev/ssrf"
 )
 
-// SecretPrefix starts every signing secret.
-const SecretPrefix = "whsec_"
+// secretPrefix starts every signing secret.
+const secretPrefix = "whsec_"
+
+// NewSecret returns a fresh signing secret: whsec_ and the base64 of 32
+// random bytes, the Standard Webhooks form.
+func NewSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return secretPrefix + base64.StdEncoding.EncodeToString(b)
+}
 
 // Sign returns the webhook-signature value for a message: "v1," and the
 // base64 HMAC-SHA256, keyed by the secret's bytes, of "id.timestamp.body".
 func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, secretPrefix))
 	if err != nil {
-		return "", fmt.Errorf("signing secret is not %s followed by base64: %w", SecretPrefix, err)
+		return "", fmt.Errorf("signing secret is not %s followed by base64: %w", secretPrefix, err)
 	}
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(id + "." + strconv.FormatInt(timestamp, 10) + "."))

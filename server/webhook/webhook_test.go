@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,19 @@ func TestSignKnownAnswer(t *testing.T) {
 	}
 	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// TestNewSecret: a new secret has the Standard Webhooks form, signs, and
+// differs from the last one.
+func TestNewSecret(t *testing.T) {
+	form := regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`)
+	a, b := NewSecret(), NewSecret()
+	if !form.MatchString(a) || a == b {
+		t.Fatalf("secrets %q and %q", a, b)
+	}
+	if _, err := Sign(a, "msg_1", 1, []byte("{}")); err != nil {
+		t.Errorf("Sign with a new secret: %v", err)
 	}
 }
 
