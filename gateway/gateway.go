@@ -21,6 +21,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/wire"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 )
 
@@ -114,7 +115,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		ctx, err := g.authenticate(r.Context(), apiKey(r), g.clientAddress(r))
 		if err == nil && g.account != nil {
 			if id, ok := g.account(ctx); ok {
-				noteAccount(ctx, id)
+				calllog.NoteAccount(ctx, id)
 			}
 		}
 		if err != nil {

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
-	"github.com/truckjobs/jobboard/internal/requestid"
 	"github.com/truckjobs/jobboard/server/descriptors"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -279,7 +279,7 @@ const tapLookupTimeout = 5 * time.Second
 // bounded by tapLookupTimeout. What blocks is the one client's own
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	started := time.Now()
+	call := calllog.Start(first(info.Header, "x-request-id"))
 	var client string
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		client = s.trustedProxies.Client(p.Addr.String(), strings.Join(info.Header.Get("x-forwarded-for"), ","))
@@ -290,7 +290,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
-		logCall(ctx, info.FullMethodName, requestid.FromClient(first(info.Header, "x-request-id")), &callInfo{}, err, started)
+		endCall(ctx, call, info.FullMethodName, err)
 		if m := s.metrics.GRPC(); m != nil {
 			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},
 				func(context.Context, any) (any, error) { return nil, err })
@@ -325,7 +325,9 @@ func requireCaller(ctx context.Context, method string) error {
 	if _, ok := ctx.Value(callerKey{}).(Caller); !ok {
 		return errBadCredentials
 	}
-	noteCallAccount(ctx)
+	if id, ok := AccountOf(ctx); ok {
+		calllog.NoteAccount(ctx, id)
+	}
 	return nil
 }
 
