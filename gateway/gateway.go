@@ -8,10 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/wire"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/boundary"
 	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 )
@@ -48,6 +47,10 @@ type Config struct {
 	// Account reads the account Authenticate put in a context, for the
 	// access log; nil leaves the account out.
 	Account AccountFromContext
+	// Boundary maps the errors the services return without a gRPC code,
+	// as the gRPC server's interceptor does (server.ErrorBoundary); the
+	// zero value maps none to Unavailable.
+	Boundary boundary.Boundary
 	// TrustedProxies are the peers whose X-Forwarded-Host and
 	// X-Forwarded-Proto say what host and scheme a client called; from
 	// anybody else those headers are ignored.
@@ -56,12 +59,12 @@ type Config struct {
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account, proxies: cfg.TrustedProxies}
+	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account, proxies: cfg.TrustedProxies, boundary: cfg.Boundary}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{wire.JSON}),
-		runtime.WithErrorHandler(handleError),
+		runtime.WithErrorHandler(g.handleError),
 		runtime.WithRoutingErrorHandler(handleRoutingError),
 		// Nothing from gRPC metadata becomes a response header.
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
@@ -86,16 +89,17 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err := jobboardv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
 		return nil, fmt.Errorf("register job import routes: %w", err)
 	}
-	if err := registerJobsList(mux, cfg.Jobs); err != nil {
+	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
 		return nil, err
 	}
-	return recoverPanics(mux), nil
+	return g.recoverPanics(mux), nil
 }
 
 type gateway struct {
 	authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
 	account      AccountFromContext
 	proxies      forwarded.Proxies
+	boundary     boundary.Boundary
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
@@ -119,7 +123,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			}
 		}
 		if err != nil {
-			writeStatusError(r.Context(), w, r, err)
+			g.writeStatusError(r.Context(), w, r, err)
 			return
 		}
 		if apiErr := checkParams(r, params); apiErr != nil {
@@ -331,16 +335,15 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 var utf8BOM = []byte("\uFEFF")
 
 // recoverPanics turns a panic in a handler into a 500 and a log line with
-// the stack instead of a dropped connection.
-func recoverPanics(next http.Handler) http.Handler {
+// the stack (boundary.Panic) instead of a dropped connection.
+func (g *gateway) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
-					panic(p)
+					panic(p) // net/http's way to abort a response, not a failure
 				}
-				slog.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(p), "path", r.URL.Path, "stack", string(debug.Stack()))
-				writeError(w, r, errInternal)
+				g.writeStatusError(r.Context(), w, r, boundary.Panic(r.Context(), p, "path", r.URL.Path))
 			}
 		}()
 		next.ServeHTTP(w, r)

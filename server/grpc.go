@@ -229,8 +229,9 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		unary = append(unary, m.UnaryServerInterceptor())
 		stream = append(stream, m.StreamServerInterceptor())
 	}
-	unary = append(unary, recoveryInterceptor(), statusBoundary, requireCallerUnary)
-	stream = append(stream, requireCallerStream)
+	recoverUnary, recoverStream := recoveryInterceptors()
+	unary = append(unary, recoverUnary, statusBoundary, requireCallerUnary)
+	stream = append(stream, recoverStream, requireCallerStream)
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}

@@ -76,7 +76,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
-	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Boundary: server.ErrorBoundary(),
 		Authenticate: svcs.Auth.AuthenticateKey, Account: server.AccountOf, TrustedProxies: scfg.TrustedProxies})
 	if err != nil {
 		return err

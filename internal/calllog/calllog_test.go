@@ -6,17 +6,9 @@ import (
 	"log/slog"
 	"regexp"
 	"testing"
-)
 
-// captureLogs sends the default logger's lines to a buffer for the test.
-func captureLogs(t *testing.T) *bytes.Buffer {
-	t.Helper()
-	var buf bytes.Buffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
-	return &buf
-}
+	"github.com/truckjobs/jobboard/internal/logtest"
+)
 
 // TestEnd: a line is the side's fields, then duration, request id, the
 // account when one was noted, then the added fields, in that order.
@@ -38,7 +30,7 @@ func TestEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs := captureLogs(t)
+			logs := logtest.Capture(t)
 			call := Start(tt.clientID)
 			ctx := NewContext(context.Background(), call)
 			if tt.account != 0 {
@@ -46,7 +38,7 @@ func TestEnd(t *testing.T) {
 			}
 			Add(ctx, tt.added...)
 			call.End(context.Background(), GRPC, slog.String("method", "/a.B/C"), slog.String("code", "OK"))
-			line := bytes.TrimSpace(logs.Bytes())
+			line := bytes.TrimSpace([]byte(logs.String()))
 			if !regexp.MustCompile(tt.want).Match(line) {
 				t.Errorf("line %s\ndoes not match %s", line, tt.want)
 			}
