@@ -19,6 +19,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/wire"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/authheader"
 	"github.com/truckjobs/jobboard/internal/boundary"
 	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
@@ -274,17 +275,11 @@ func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message)
 	return nil
 }
 
-// apiKey takes the key from HTTP Basic (the key as user name, as curl -u
-// KEY: sends it) or from a Bearer token.
+// apiKey takes the key from the Authorization header: HTTP Basic (the key
+// as user name, as curl -u KEY: sends it) or a Bearer token.
 func apiKey(r *http.Request) string {
-	if user, _, ok := r.BasicAuth(); ok {
-		return strings.TrimSpace(user)
-	}
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if ok && strings.EqualFold(scheme, "bearer") {
-		return strings.TrimSpace(token)
-	}
-	return ""
+	key, _ := authheader.Key(r.Header.Get("Authorization"))
+	return key
 }
 
 // preallocate bounds the buffer readBody sets aside for a body before

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/truckjobs/jobboard/internal/authheader"
 	"github.com/truckjobs/jobboard/server/keycache"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -219,7 +220,7 @@ func rateLimited(l *ratelimit.Limiter, wait time.Duration, who string) error {
 // a call to method that came from client. The server calls it from its tap
 // handle, before the request message is read.
 func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md metadata.MD, client string) (Caller, error) {
-	token, ok := bearer(first(md, "authorization"))
+	token, ok := authheader.Bearer(first(md, "authorization"))
 	if !ok {
 		return Caller{}, a.failed(client)
 	}
@@ -257,16 +258,6 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 		return Caller{}, internalError(ctx, err)
 	}
 	return Caller{AccountID: id, Internal: true}, nil
-}
-
-// bearer extracts the token of an "Bearer <token>" header value.
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 func first(md metadata.MD, key string) string {
