@@ -27,10 +27,6 @@ func noteRoute(ctx context.Context, route string) {
 	}
 }
 
-// AccountFromContext reports the authenticated account of a request, set
-// by the service's authenticator through the gateway.
-type AccountFromContext func(ctx context.Context) (int64, bool)
-
 // Observer is told about every request when it ends, for the request
 // metrics. route is always from a fixed set: a gateway route pattern such as
 // /api/v2.0/jobs.json/{id}, the pattern of a handler on the serving mux

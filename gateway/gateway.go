@@ -21,7 +21,6 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/authheader"
 	"github.com/truckjobs/jobboard/internal/boundary"
-	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 )
 
@@ -43,11 +42,9 @@ type Config struct {
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key,
 	// ResourceExhausted past a rate limit). client is the address the
-	// request came from, which failed attempts are limited by.
+	// request came from, which failed attempts are limited by. It notes
+	// the account on the request's access log line (calllog.NoteAccount).
 	Authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
-	// Account reads the account Authenticate put in a context, for the
-	// access log; nil leaves the account out.
-	Account AccountFromContext
 	// Boundary maps the errors the services return without a gRPC code,
 	// as the gRPC server's interceptor does (server.ErrorBoundary); the
 	// zero value maps none to Unavailable.
@@ -60,7 +57,7 @@ type Config struct {
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account, proxies: cfg.TrustedProxies, boundary: cfg.Boundary}
+	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
@@ -98,7 +95,6 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 
 type gateway struct {
 	authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
-	account      AccountFromContext
 	proxies      forwarded.Proxies
 	boundary     boundary.Boundary
 }
@@ -118,11 +114,6 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			noteRoute(r.Context(), route)
 		}
 		ctx, err := g.authenticate(r.Context(), apiKey(r), g.clientAddress(r))
-		if err == nil && g.account != nil {
-			if id, ok := g.account(ctx); ok {
-				calllog.NoteAccount(ctx, id)
-			}
-		}
 		if err != nil {
 			g.writeStatusError(r.Context(), w, r, err)
 			return

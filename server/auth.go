@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/truckjobs/jobboard/internal/authheader"
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/server/keycache"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -35,15 +36,12 @@ type Caller struct {
 
 type callerKey struct{}
 
-// ContextWithCaller returns ctx carrying the authenticated caller.
+// ContextWithCaller returns ctx carrying the authenticated caller, and
+// notes its account on the access log line of the call in ctx, if any (a
+// REST request's; see requireCaller for gRPC).
 func ContextWithCaller(ctx context.Context, c Caller) context.Context {
+	calllog.NoteAccount(ctx, c.AccountID)
 	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// AccountOf returns the account a context acts for, for logs.
-func AccountOf(ctx context.Context) (int64, bool) {
-	c, ok := ctx.Value(callerKey{}).(Caller)
-	return c.AccountID, ok && c.AccountID != 0
 }
 
 // callerFrom returns the authenticated caller. Every method behind the auth

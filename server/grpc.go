@@ -323,12 +323,12 @@ func requireCaller(ctx context.Context, method string) error {
 	}
 	// A server built without the tap handle would serve unscoped calls:
 	// refuse them instead.
-	if _, ok := ctx.Value(callerKey{}).(Caller); !ok {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	if !ok {
 		return errBadCredentials
 	}
-	if id, ok := AccountOf(ctx); ok {
-		calllog.NoteAccount(ctx, id)
-	}
+	// The tap handle found the caller before this call's log line began.
+	calllog.NoteAccount(ctx, c.AccountID)
 	return nil
 }
 

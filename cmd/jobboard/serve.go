@@ -77,7 +77,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	}
 	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Boundary: server.ErrorBoundary(),
-		Authenticate: svcs.Auth.AuthenticateKey, Account: server.AccountOf, TrustedProxies: scfg.TrustedProxies})
+		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies})
 	if err != nil {
 		return err
 	}
