@@ -34,9 +34,13 @@ func statusBoundary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handl
 }
 
 // recoveryInterceptors are go-grpc-middleware's recovery, unary and
-// stream, turning a panic into Internal through boundary.Panic.
+// stream, turning a panic into Internal through boundary.Panic. The line
+// names the method, as the gateway's names the path.
 func recoveryInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
 	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		if method, ok := grpc.Method(ctx); ok {
+			return boundary.Panic(ctx, p, "method", method)
+		}
 		return boundary.Panic(ctx, p)
 	})
 	return recovery.UnaryServerInterceptor(onPanic), recovery.StreamServerInterceptor(onPanic)
