@@ -7,44 +7,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/requestid"
+	"github.com/truckjobs/jobboard/internal/calllog"
 )
 
-// requestInfo is filled in as a request goes through the gateway, for its
-// access log line.
+// requestInfo is what the REST access log alone reports: the route pattern
+// the request took. The rest of the line is the call's (internal/calllog).
 type requestInfo struct {
-	route     string
-	accountID int64
+	route string
 	// routed is true once the gateway matched a route pattern.
 	routed bool
-	// ignored names the query parameters the route ignored (ignoredParams).
-	ignored string
 }
 
 type requestInfoKey struct{}
 
-// noteRoute and noteAccount record what the access log reports.
+// noteRoute records the route pattern the access log and metrics report.
 func noteRoute(ctx context.Context, route string) {
 	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
 		ri.route, ri.routed = route, true
 	}
 }
-
-func noteIgnored(ctx context.Context, names string) {
-	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
-		ri.ignored = names
-	}
-}
-
-func noteAccount(ctx context.Context, id int64) {
-	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
-		ri.accountID = id
-	}
-}
-
-// AccountFromContext reports the authenticated account of a request, set
-// by the service's authenticator through the gateway.
-type AccountFromContext func(ctx context.Context) (int64, bool)
 
 // Observer is told about every request when it ends, for the request
 // metrics. route is always from a fixed set: a gateway route pattern such as
@@ -66,32 +47,22 @@ const unmatched = "unmatched"
 
 // AccessLog gives every request an X-Request-Id (the client's when it is
 // short printable ASCII, else a new one), echoes it, passes it on to the
-// services as x-request-id metadata, and logs one line when the request
-// ends: method, route pattern, status, duration, account, request id and
-// the query parameters the route ignored.
-// Neither credentials nor bodies are logged. Each observer is told about
-// the request too, with the same route pattern.
+// services as x-request-id metadata, and logs one calllog line when the
+// request ends: method, route pattern and status, then what calllog adds.
+// Each observer is told about the request too, with the same route pattern.
 func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		started := time.Now()
-		id := requestid.FromClient(r.Header.Get("X-Request-Id"))
-		r.Header.Set("X-Request-Id", id)
-		r.Header.Set("Grpc-Metadata-X-Request-Id", id)
-		w.Header().Set("X-Request-Id", id)
+		call := calllog.Start(r.Header.Get("X-Request-Id"))
+		r.Header.Set("X-Request-Id", call.RequestID)
+		r.Header.Set("Grpc-Metadata-X-Request-Id", call.RequestID)
+		w.Header().Set("X-Request-Id", call.RequestID)
 		info := &requestInfo{route: r.URL.Path}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		inner := r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		ctx := calllog.NewContext(context.WithValue(r.Context(), requestInfoKey{}, info), call)
+		inner := r.WithContext(ctx)
 		next.ServeHTTP(rec, inner)
-		elapsed := time.Since(started)
-		attrs := []any{"method", r.Method, "route", info.route, "status", rec.status,
-			"duration_ms", float64(elapsed.Microseconds()) / 1000, "request_id", id}
-		if info.accountID != 0 {
-			attrs = append(attrs, "account_id", info.accountID)
-		}
-		if info.ignored != "" {
-			attrs = append(attrs, "ignored_parameters", info.ignored)
-		}
-		slog.InfoContext(r.Context(), "request", attrs...)
+		elapsed := call.End(r.Context(), calllog.REST, slog.String("method", r.Method),
+			slog.String("route", info.route), slog.Int("status", rec.status))
 		if len(observers) > 0 {
 			route := routeLabel(info, inner)
 			for _, observe := range observers {

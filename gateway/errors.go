@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
+	"github.com/truckjobs/jobboard/internal/boundary"
 )
 
 // apiError is a failed request as the client sees it.
@@ -41,14 +42,16 @@ var codeErrors = map[codes.Code]apiError{
 }
 
 var (
-	errInternal         = apiError{http.StatusInternalServerError, "INTERNAL", "internal error"}
+	errInternal         = apiError{http.StatusInternalServerError, "INTERNAL", boundary.InternalMessage}
 	errNotFoundPath     = apiError{http.StatusNotFound, "NOT_FOUND", "no such resource"}
 	errMethodNotAllowed = apiError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed on this resource"}
 )
 
-// fromStatus converts a service error. Codes without a client meaning
-// (Internal, Unknown, ...) become a detail-free 500 and a log line.
-func fromStatus(ctx context.Context, err error) apiError {
+// fromStatus converts a service error. An error without a gRPC code goes
+// through the services' error boundary first, as it would over gRPC. Codes
+// without a client meaning (Internal, Unknown, ...) become a detail-free 500
+// and a log line (the boundary's own Internal is logged already).
+func (g *gateway) fromStatus(ctx context.Context, err error) apiError {
 	var httpErr *runtime.HTTPStatusError
 	if errors.As(err, &httpErr) {
 		if httpErr.HTTPStatus == http.StatusMethodNotAllowed {
@@ -56,10 +59,10 @@ func fromStatus(ctx context.Context, err error) apiError {
 		}
 		err = httpErr.Err
 	}
-	st := status.Convert(err)
+	st := status.Convert(g.boundary.Status(ctx, err))
 	e, ok := codeErrors[st.Code()]
 	if !ok {
-		if st.Code() != codes.Internal || st.Message() != "internal error" {
+		if st.Code() != codes.Internal || st.Message() != boundary.InternalMessage {
 			slog.ErrorContext(ctx, "request failed", "code", st.Code().String(), "error", st.Message())
 		}
 		return errInternal
@@ -95,20 +98,20 @@ func writeError(w http.ResponseWriter, r *http.Request, e apiError) {
 }
 
 // handleError is the gateway's error handler for failed calls.
-func handleError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	writeStatusError(ctx, w, r, err)
+func (g *gateway) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	g.writeStatusError(ctx, w, r, err)
 }
 
 // writeStatusError writes a service error, with a Retry-After header when
 // the service said how long to wait (a RetryInfo detail: rate limiting).
-func writeStatusError(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
+func (g *gateway) writeStatusError(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
 	for _, d := range status.Convert(err).Details() {
 		if info, ok := d.(*errdetails.RetryInfo); ok && info.GetRetryDelay() != nil {
 			secs := max(1, int(math.Ceil(info.GetRetryDelay().AsDuration().Seconds())))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 		}
 	}
-	writeError(w, r, fromStatus(ctx, err))
+	writeError(w, r, g.fromStatus(ctx, err))
 }
 
 // handleRoutingError answers unknown paths with 404 and known paths with the

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,6 +20,9 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/wire"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/authheader"
+	"github.com/truckjobs/jobboard/internal/boundary"
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 )
@@ -36,11 +38,13 @@ type Config struct {
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key,
 	// ResourceExhausted past a rate limit). client is the address the
-	// request came from, which failed attempts are limited by.
+	// request came from, which failed attempts are limited by. It notes
+	// the account on the request's access log line (calllog.NoteAccount).
 	Authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
-	// Account reads the account Authenticate put in a context, for the
-	// access log; nil leaves the account out.
-	Account AccountFromContext
+	// Boundary maps the errors the services return without a gRPC code,
+	// as the gRPC server's interceptor does (server.ErrorBoundary); the
+	// zero value maps none to Unavailable.
+	Boundary boundary.Boundary
 	// TrustedProxies are the peers whose X-Forwarded-Host and
 	// X-Forwarded-Proto say what host and scheme a client called; from
 	// anybody else those headers are ignored.
@@ -49,12 +53,12 @@ type Config struct {
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, account: cfg.Account, proxies: cfg.TrustedProxies}
+	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{wire.JSON}),
-		runtime.WithErrorHandler(handleError),
+		runtime.WithErrorHandler(g.handleError),
 		runtime.WithRoutingErrorHandler(handleRoutingError),
 		// Nothing from gRPC metadata becomes a response header.
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
@@ -79,16 +83,16 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err := jobboardv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
 		return nil, fmt.Errorf("register job import routes: %w", err)
 	}
-	if err := registerJobsList(mux, cfg.Jobs); err != nil {
+	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
 		return nil, err
 	}
-	return recoverPanics(mux), nil
+	return g.recoverPanics(mux), nil
 }
 
 type gateway struct {
 	authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
-	account      AccountFromContext
 	proxies      forwarded.Proxies
+	boundary     boundary.Boundary
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
@@ -108,13 +112,8 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		route := routeOf(r.Method, pattern)
 		ctx, err := g.authenticate(r.Context(), apiKey(r), g.clientAddress(r))
-		if err == nil && g.account != nil {
-			if id, ok := g.account(ctx); ok {
-				noteAccount(ctx, id)
-			}
-		}
 		if err != nil {
-			writeStatusError(r.Context(), w, r, err)
+			g.writeStatusError(r.Context(), w, r, err)
 			return
 		}
 		if apiErr := checkParams(r, params); apiErr != nil {
@@ -123,7 +122,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		if ignored := ignoredParams(r.URL.Query(), route.params); ignored != "" {
 			w.Header().Set(ignoredHeader, ignored)
-			noteIgnored(r.Context(), ignored)
+			calllog.Add(r.Context(), slog.String("ignored_parameters", ignored))
 		}
 		if raw, ok := params["id"]; ok && route.numericID {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
@@ -264,17 +263,11 @@ func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message)
 	return nil
 }
 
-// apiKey takes the key from HTTP Basic (the key as user name, as curl -u
-// KEY: sends it) or from a Bearer token.
+// apiKey takes the key from the Authorization header: HTTP Basic (the key
+// as user name, as curl -u KEY: sends it) or a Bearer token.
 func apiKey(r *http.Request) string {
-	if user, _, ok := r.BasicAuth(); ok {
-		return strings.TrimSpace(user)
-	}
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if ok && strings.EqualFold(scheme, "bearer") {
-		return strings.TrimSpace(token)
-	}
-	return ""
+	key, _ := authheader.Key(r.Header.Get("Authorization"))
+	return key
 }
 
 // preallocate bounds the buffer readBody sets aside for a body before
@@ -317,16 +310,15 @@ func readBody(r *http.Request, limit int64) ([]byte, *apiError) {
 var utf8BOM = []byte("\uFEFF")
 
 // recoverPanics turns a panic in a handler into a 500 and a log line with
-// the stack instead of a dropped connection.
-func recoverPanics(next http.Handler) http.Handler {
+// the stack (boundary.Panic) instead of a dropped connection.
+func (g *gateway) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
-					panic(p)
+					panic(p) // net/http's way to abort a response, not a failure
 				}
-				slog.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(p), "path", r.URL.Path, "stack", string(debug.Stack()))
-				writeError(w, r, errInternal)
+				g.writeStatusError(r.Context(), w, r, boundary.Panic(r.Context(), p, "path", r.URL.Path))
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -31,9 +31,9 @@ const (
 
 // registerJobsList routes GET jobs.json and jobs.xml to the streaming
 // list, in place of the generated route that would build the whole answer.
-func registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobServiceServer) error {
+func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobServiceServer) error {
 	for _, f := range []wire.Format{wire.JSON, wire.XML} {
-		if err := mux.HandlePath(http.MethodGet, apiPrefix+"jobs."+f.String(), streamJobs(jobs, f)); err != nil {
+		if err := mux.HandlePath(http.MethodGet, apiPrefix+"jobs."+f.String(), g.streamJobs(jobs, f)); err != nil {
 			return fmt.Errorf("route the jobs list: %w", err)
 		}
 	}
@@ -43,7 +43,7 @@ func registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobServiceServer) e
 // streamJobs answers a jobs list. With page_size (or page_token) in the
 // query it answers one page, ListJobs' paging over REST, with a Link to
 // the next; without, the whole list, as the v2.0 API does.
-func streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
+func (g *gateway) streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -55,7 +55,7 @@ func streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.Handler
 		pages := readPages(ctx, jobs, req, onePage)
 		first := <-pages
 		if first.err != nil {
-			writeStatusError(ctx, w, r, first.err)
+			g.writeStatusError(ctx, w, r, first.err)
 			return
 		}
 		w.Header().Set("Content-Type", marshaler{f}.ContentType(nil))

@@ -3,85 +3,59 @@ package server
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	middleware "github.com/grpc-ecosystem/go-grpc-middleware/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/requestid"
 )
 
-// The gRPC access log is one JSON line per call, the counterpart of the
-// REST gateway's: method, code, duration, account and request id. REST
+// The gRPC access log is one calllog line per call, the counterpart of the
+// REST gateway's: method and code, then duration, request id and account. REST
 // requests reach the services in-process, never through these
 // interceptors, so each request is logged once, by the side it came in on.
 // Metadata other than x-request-id (authorization, x-account-id, ...) is
 // never logged: it carries credentials.
 
-// callInfo is filled in as a call goes through the interceptors, for its
-// access log line.
-type callInfo struct {
-	accountID int64
-}
-
-type callInfoKey struct{}
-
-// noteCallAccount records the account the authenticator found; the access
-// log interceptor, which runs outside the authenticator, reads it at the end.
-func noteCallAccount(ctx context.Context) {
-	ci, ok := ctx.Value(callInfoKey{}).(*callInfo)
-	if !ok {
-		return
-	}
-	if id, ok := AccountOf(ctx); ok {
-		ci.accountID = id
-	}
-}
-
 // startCall settles the call's request id: the client's x-request-id when
 // it is short printable ASCII, else a new one. The id replaces the
 // metadata value, so the services read it from x-request-id as they do for
 // REST requests, whose id the gateway passes the same way.
-func startCall(ctx context.Context) (context.Context, string, *callInfo) {
+func startCall(ctx context.Context) (context.Context, *calllog.Call) {
 	md, _ := metadata.FromIncomingContext(ctx)
-	id := requestid.FromClient(first(md, "x-request-id"))
+	call := calllog.Start(first(md, "x-request-id"))
 	md = md.Copy()
-	md.Set("x-request-id", id)
-	ci := &callInfo{}
-	return metadata.NewIncomingContext(context.WithValue(ctx, callInfoKey{}, ci), md), id, ci
+	md.Set("x-request-id", call.RequestID)
+	return metadata.NewIncomingContext(calllog.NewContext(ctx, call), md), call
 }
 
-func logCall(ctx context.Context, method, id string, ci *callInfo, err error, started time.Time) {
-	attrs := []any{"method", method, "code", status.Code(err).String(),
-		"duration_ms", float64(time.Since(started).Microseconds()) / 1000, "request_id", id}
-	if ci.accountID != 0 {
-		attrs = append(attrs, "account_id", ci.accountID)
-	}
-	slog.InfoContext(ctx, "rpc", attrs...)
+// endCall writes the call's calllog line: method and code, then what
+// calllog adds.
+func endCall(ctx context.Context, call *calllog.Call, method string, err error) {
+	call.End(ctx, calllog.GRPC, slog.String("method", method), slog.String("code", status.Code(err).String()))
 }
 
 // accessLogUnary gives a unary call its request id, echoes it in the
 // response header metadata, and logs the call when it ends.
 func accessLogUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	started := time.Now()
-	ctx, id, ci := startCall(ctx)
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
+	ctx, call := startCall(ctx)
+	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
 	resp, err := handler(ctx, req)
-	logCall(ctx, info.FullMethod, id, ci, err, started)
+	endCall(ctx, call, info.FullMethod, err)
 	return resp, err
 }
 
 // accessLogStream is accessLogUnary for streams (health watches, reflection).
 func accessLogStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	started := time.Now()
-	ctx, id, ci := startCall(ss.Context())
-	_ = ss.SetHeader(metadata.Pairs("x-request-id", id))
+	ctx, call := startCall(ss.Context())
+	_ = ss.SetHeader(metadata.Pairs("x-request-id", call.RequestID))
 	wrapped := middleware.WrapServerStream(ss)
 	wrapped.WrappedContext = ctx
 	err := handler(srv, wrapped)
-	logCall(ctx, info.FullMethod, id, ci, err, started)
+	endCall(ctx, call, info.FullMethod, err)
 	return err
 }
 

@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/truckjobs/jobboard/internal/apikey"
+	"github.com/truckjobs/jobboard/internal/authheader"
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/server/keycache"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -33,15 +35,12 @@ type Caller struct {
 
 type callerKey struct{}
 
-// ContextWithCaller returns ctx carrying the authenticated caller.
+// ContextWithCaller returns ctx carrying the authenticated caller, and
+// notes its account on the access log line of the call in ctx, if any (a
+// REST request's; see requireCaller for gRPC).
 func ContextWithCaller(ctx context.Context, c Caller) context.Context {
+	calllog.NoteAccount(ctx, c.AccountID)
 	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// AccountOf returns the account a context acts for, for logs.
-func AccountOf(ctx context.Context) (int64, bool) {
-	c, ok := ctx.Value(callerKey{}).(Caller)
-	return c.AccountID, ok && c.AccountID != 0
 }
 
 // callerFrom returns the authenticated caller. Every method behind the auth
@@ -218,7 +217,7 @@ func rateLimited(l *ratelimit.Limiter, wait time.Duration, who string) error {
 // a call to method that came from client. The server calls it from its tap
 // handle, before the request message is read.
 func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md metadata.MD, client string) (Caller, error) {
-	token, ok := bearer(first(md, "authorization"))
+	token, ok := authheader.Bearer(first(md, "authorization"))
 	if !ok {
 		return Caller{}, a.failed(client)
 	}
@@ -256,16 +255,6 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 		return Caller{}, internalError(ctx, err)
 	}
 	return Caller{AccountID: id, Internal: true}, nil
-}
-
-// bearer extracts the token of an "Bearer <token>" header value.
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 func first(md metadata.MD, key string) string {

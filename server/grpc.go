@@ -19,9 +19,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
-	"github.com/truckjobs/jobboard/internal/requestid"
 	"github.com/truckjobs/jobboard/server/descriptors"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -229,8 +229,9 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		unary = append(unary, m.UnaryServerInterceptor())
 		stream = append(stream, m.StreamServerInterceptor())
 	}
-	unary = append(unary, recoveryInterceptor(), statusBoundary, requireCallerUnary)
-	stream = append(stream, requireCallerStream)
+	recoverUnary, recoverStream := recoveryInterceptors()
+	unary = append(unary, recoverUnary, statusBoundary, requireCallerUnary)
+	stream = append(stream, recoverStream, requireCallerStream)
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
@@ -279,7 +280,7 @@ const tapLookupTimeout = 5 * time.Second
 // bounded by tapLookupTimeout. What blocks is the one client's own
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	started := time.Now()
+	call := calllog.Start(first(info.Header, "x-request-id"))
 	var client string
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		client = s.trustedProxies.Client(p.Addr.String(), strings.Join(info.Header.Get("x-forwarded-for"), ","))
@@ -290,7 +291,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
-		logCall(ctx, info.FullMethodName, requestid.FromClient(first(info.Header, "x-request-id")), &callInfo{}, err, started)
+		endCall(ctx, call, info.FullMethodName, err)
 		if m := s.metrics.GRPC(); m != nil {
 			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},
 				func(context.Context, any) (any, error) { return nil, err })
@@ -322,10 +323,12 @@ func requireCaller(ctx context.Context, method string) error {
 	}
 	// A server built without the tap handle would serve unscoped calls:
 	// refuse them instead.
-	if _, ok := ctx.Value(callerKey{}).(Caller); !ok {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	if !ok {
 		return errBadCredentials
 	}
-	noteCallAccount(ctx)
+	// The tap handle found the caller before this call's log line began.
+	calllog.NoteAccount(ctx, c.AccountID)
 	return nil
 }
 

@@ -77,8 +77,8 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
-	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Authenticate: svcs.Auth.AuthenticateKey, Account: server.AccountOf, TrustedProxies: scfg.TrustedProxies})
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Boundary: server.ErrorBoundary(),
+		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies})
 	if err != nil {
 		return err
 	}

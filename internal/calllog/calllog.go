@@ -1,0 +1,84 @@
+// Package calllog writes the one access log line of each call, the same
+// way for a REST request and a gRPC call: the side a call came in on starts
+// it, notes what it learns as the call goes (the account, fields only it
+// knows), and ends it with the fields that name the call on that side
+// (method and route and status, or method and code). The request id, the
+// duration and the account are written here alone, under the same names
+// for both. Neither credentials nor bodies ever reach a line.
+package calllog
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/truckjobs/jobboard/internal/requestid"
+)
+
+// The message of each side's line, which README "Operating" documents.
+const (
+	REST = "request"
+	GRPC = "rpc"
+)
+
+// Call is one call being served. The REST gateway and the gRPC server run a
+// call's middleware and handler on one goroutine, so it needs no lock.
+type Call struct {
+	// RequestID is the call's id: the client's when valid, else a new one.
+	RequestID string
+	started   time.Time
+	accountID int64
+	extra     []slog.Attr
+}
+
+// Start begins a call whose client sent clientID as its request id (empty
+// when none); the id is kept when requestid accepts it, else replaced.
+func Start(clientID string) *Call {
+	return &Call{RequestID: requestid.FromClient(clientID), started: time.Now()}
+}
+
+type callKey struct{}
+
+// NewContext returns ctx carrying c, for NoteAccount and Add further in.
+func NewContext(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+func fromContext(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// NoteAccount records the account the call in ctx acts for, once the
+// authenticator found it; without a call in ctx it does nothing.
+func NoteAccount(ctx context.Context, accountID int64) {
+	if c := fromContext(ctx); c != nil {
+		c.accountID = accountID
+	}
+}
+
+// Add appends fields to the line of the call in ctx, after the common ones:
+// for what one side alone knows about a call.
+func Add(ctx context.Context, attrs ...slog.Attr) {
+	if c := fromContext(ctx); c != nil {
+		c.extra = append(c.extra, attrs...)
+	}
+}
+
+// End writes the call's line and returns how long the call took. The line
+// is msg, then what names the call on its side, then duration_ms,
+// request_id, account_id (when one was noted) and the added fields.
+func (c *Call) End(ctx context.Context, msg string, what ...slog.Attr) time.Duration {
+	elapsed := time.Since(c.started)
+	attrs := make([]slog.Attr, 0, len(what)+3+len(c.extra))
+	attrs = append(attrs, what...)
+	attrs = append(attrs,
+		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.String("request_id", c.RequestID))
+	if c.accountID != 0 {
+		attrs = append(attrs, slog.Int64("account_id", c.accountID))
+	}
+	attrs = append(attrs, c.extra...)
+	slog.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
+	return elapsed
+}

@@ -1,0 +1,54 @@
+package calllog
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"regexp"
+	"testing"
+
+	"github.com/truckjobs/jobboard/internal/logtest"
+)
+
+// TestEnd: a line is the side's fields, then duration, request id, the
+// account when one was noted, then the added fields, in that order.
+func TestEnd(t *testing.T) {
+	tests := []struct {
+		name     string
+		clientID string
+		account  int64
+		added    []slog.Attr
+		want     string
+	}{
+		{name: "anonymous", clientID: "trace-1",
+			want: `^\{"time":"[^"]+","level":"INFO","msg":"rpc","method":"/a.B/C","code":"OK","duration_ms":[0-9.e-]+,"request_id":"trace-1"\}$`},
+		{name: "with account and added field", clientID: "trace-2", account: 42,
+			added: []slog.Attr{slog.String("ignored_parameters", "radius")},
+			want:  `"code":"OK","duration_ms":[0-9.e-]+,"request_id":"trace-2","account_id":42,"ignored_parameters":"radius"\}$`},
+		{name: "client id refused", clientID: "bad\nid",
+			want: `"request_id":"[0-9a-f]{24}"\}$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := logtest.Capture(t)
+			call := Start(tt.clientID)
+			ctx := NewContext(context.Background(), call)
+			if tt.account != 0 {
+				NoteAccount(ctx, tt.account)
+			}
+			Add(ctx, tt.added...)
+			call.End(context.Background(), GRPC, slog.String("method", "/a.B/C"), slog.String("code", "OK"))
+			line := bytes.TrimSpace([]byte(logs.String()))
+			if !regexp.MustCompile(tt.want).Match(line) {
+				t.Errorf("line %s\ndoes not match %s", line, tt.want)
+			}
+		})
+	}
+}
+
+// TestNoCallInContext: noting into a context without a call is harmless,
+// as for a service called directly.
+func TestNoCallInContext(t *testing.T) {
+	NoteAccount(context.Background(), 7)
+	Add(context.Background(), slog.Int("n", 1))
+}

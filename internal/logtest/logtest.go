@@ -1,0 +1,41 @@
+// Package logtest captures the default logger's lines in tests, for the
+// packages whose log lines are part of what they promise.
+package logtest
+
+import (
+	"bytes"
+	"log/slog"
+	"sync"
+	"testing"
+)
+
+// Buffer holds the JSON lines logged while a test runs; the code under
+// test may log from several goroutines.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is everything logged so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Capture sends the default logger's JSON lines to the returned buffer
+// until the test ends. Tests that capture must not run in parallel.
+func Capture(t testing.TB) *Buffer {
+	t.Helper()
+	out := &Buffer{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(out, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return out
+}
