@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // clearServeEnv unsets the settings' variables for one test.
@@ -113,7 +115,7 @@ func TestHelpShowsBuiltInDefaults(t *testing.T) {
 // commands need, and that grpcurl comes with make tools. A second start
 // shows the same account.
 func TestDevBanner(t *testing.T) {
-	dataDir := devDataFolder(t)
+	dataDir := testfix.ReachableDir(t, "jobboard-dev-")
 	first := startDev(t, dataDir)
 	secret, err := os.ReadFile(filepath.Join(dataDir, "demo-webhook-secret"))
 	if err != nil || strings.TrimSpace(string(secret)) != first.field("webhook secret") {
@@ -229,22 +231,6 @@ func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *
 		d.dbURL = m[1]
 	}
 	return d
-}
-
-// devDataFolder is a data folder for dev. Not t.TempDir: under root,
-// PostgreSQL runs as another user, who must be able to reach the folder;
-// t.TempDir's parent is private.
-func devDataFolder(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "jobboard-dev-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // devEnv is the test's environment without the settings' variables, as a

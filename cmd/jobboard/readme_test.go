@@ -144,17 +144,8 @@ type readmeRun struct {
 
 func newReadmeRun(t *testing.T) *readmeRun {
 	r := &readmeRun{root: repoRoot(t), jobboard: jobboardBinary(t), grpcurl: grpcurlBinary(t)}
-	// Not t.TempDir: under root, PostgreSQL runs as another user, who must
-	// reach the data folder; t.TempDir's parent is private.
-	work, err := os.MkdirTemp("", "jobboard-readme-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(work) })
-	r.work, r.dataDir = work, filepath.Join(work, ".data")
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	r.work = testfix.ReachableDir(t, "jobboard-readme-")
+	r.dataDir = filepath.Join(r.work, ".data")
 	if err := os.Mkdir(r.dataDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
