@@ -56,7 +56,14 @@ func TestMain(m *testing.M) {
 // jobboardBinary returns the real binary, built once per test run.
 func jobboardBinary(t *testing.T) string {
 	t.Helper()
-	path, err := buildJobboard()
+	return madeOnce(t, buildJobboard)
+}
+
+// madeOnce is the path a once-per-run step made; its error ends each test
+// that needs it.
+func madeOnce(t *testing.T, step func() (string, error)) string {
+	t.Helper()
+	path, err := step()
 	if err != nil {
 		t.Fatal(err)
 	}

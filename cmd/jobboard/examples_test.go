@@ -35,11 +35,7 @@ func repoRoot(t *testing.T) string {
 // whatever is on PATH.
 func grpcurlBinary(t *testing.T) string {
 	t.Helper()
-	path, err := findOrInstallGrpcurl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return madeOnce(t, findOrInstallGrpcurl)
 }
 
 // findOrInstallGrpcurl looks for grpcurl or installs it once per test run.
