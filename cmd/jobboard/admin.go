@@ -75,6 +75,16 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 // printJSON writes v as one JSON line.
 func printJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
 
+// printJSONLines writes each of items as one JSON line.
+func printJSONLines[T any](w io.Writer, items []T) error {
+	for _, v := range items {
+		if err := printJSON(w, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func migrateCommand(ctx context.Context, args []string) error {
 	return storeCommand{name: "migrate", run: func(ctx context.Context, st *store.Store, _ []string) error {
 		v, err := st.SchemaVersion(ctx)
@@ -128,12 +138,7 @@ func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error
 			if err != nil {
 				return err
 			}
-			for _, a := range accounts {
-				if err := printJSON(stdout, a); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printJSONLines(stdout, accounts)
 		}}.exec(ctx, args[1:])
 	case "rotate-webhook-secret":
 		return storeCommand{name: "accounts rotate-webhook-secret", flags: accountFlag,
@@ -204,12 +209,7 @@ func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 				if err != nil {
 					return err
 				}
-				for _, k := range keys {
-					if err := printJSON(stdout, k); err != nil {
-						return err
-					}
-				}
-				return nil
+				return printJSONLines(stdout, keys)
 			}}.exec(ctx, args[1:])
 	case "revoke":
 		return revokeCommand(ctx, args[1:], stdout)
