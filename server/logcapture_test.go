@@ -1,35 +1,17 @@
 package server
 
 import (
-	"bytes"
 	"log/slog"
-	"sync"
 	"testing"
+
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
-
-// syncBuffer is a log destination several goroutines may write to.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // captureLog sends the default logger's JSON lines to the returned buffer
 // until the test ends.
-func captureLog(t *testing.T) *syncBuffer {
+func captureLog(t *testing.T) *testfix.SyncBuffer {
 	t.Helper()
-	var out syncBuffer
+	var out testfix.SyncBuffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&out, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })

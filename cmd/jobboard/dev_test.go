@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"net/http"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -204,7 +202,7 @@ func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *
 	d.cmd = exec.Command(jobboardBinary(t), "dev", "--data", dataDir, "--http-addr", d.http, "--grpc-addr", d.grpc,
 		"--metrics-addr", d.metrics)
 	d.cmd.Env = devEnv()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testfix.SyncBuffer
 	d.cmd.Stdout, d.cmd.Stderr = &stdout, &stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -271,22 +269,4 @@ func (d *devRun) stop() {
 		d.t.Error("dev still running 40 s after SIGINT")
 	}
 	d.done = nil
-}
-
-// lockedBuffer is a bytes.Buffer written by a process and read by a test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -138,8 +138,8 @@ type readmeRun struct {
 	receiverBinary      string
 	env                 []string
 	dev                 *devRun
-	receiver            string        // the callback receiver's address in this run
-	receiverOut         *lockedBuffer // what the receiver printed in this run
+	receiver            string              // the callback receiver's address in this run
+	receiverOut         *testfix.SyncBuffer // what the receiver printed in this run
 }
 
 func newReadmeRun(t *testing.T) *readmeRun {
@@ -255,7 +255,7 @@ func (r *readmeRun) startBackground(t *testing.T, b readmeBlock) {
 	cmd := r.command(context.Background(), "", b)
 	// Its own process group, so that stopping it reaches what bash started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &lockedBuffer{}
+	out := &testfix.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
