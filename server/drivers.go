@@ -63,16 +63,11 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *jobboardv2.ListDri
 
 // GetDriver returns one applicant of the account.
 func (s *DriverService) GetDriver(ctx context.Context, req *jobboardv2.GetDriverRequest) (*jobboardv2.GetDriverResponse, error) {
-	caller, err := callerFrom(ctx)
+	d, err := accountRecord(ctx, fmt.Sprintf("driver %d", req.GetId()), func(accountID int64) (store.DriverDetail, error) {
+		return s.store.Driver(ctx, accountID, req.GetId())
+	})
 	if err != nil {
 		return nil, err
-	}
-	d, err := s.store.Driver(ctx, caller.AccountID, req.GetId())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "driver %d not found", req.GetId())
-	}
-	if err != nil {
-		return nil, internalError(ctx, err)
 	}
 	return &jobboardv2.GetDriverResponse{Driver: driverDetail(&d)}, nil
 }

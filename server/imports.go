@@ -109,16 +109,11 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 
 // GetJobImport returns an import of the account.
 func (s *JobImportService) GetJobImport(ctx context.Context, req *jobboardv2.GetJobImportRequest) (*jobboardv2.GetJobImportResponse, error) {
-	caller, err := callerFrom(ctx)
+	imp, err := accountRecord(ctx, "job import "+quoted(req.GetId()), func(accountID int64) (store.JobImport, error) {
+		return s.store.JobImport(ctx, accountID, req.GetId())
+	})
 	if err != nil {
 		return nil, err
-	}
-	imp, err := s.store.JobImport(ctx, caller.AccountID, req.GetId())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "job import %s not found", quoted(req.GetId()))
-	}
-	if err != nil {
-		return nil, internalError(ctx, err)
 	}
 	msg, err := importMessage(imp)
 	if err != nil {

@@ -19,6 +19,13 @@ func validInput() *jobboardv2.JobInput {
 	}
 }
 
+// checkEdited checks validInput after edit has changed it.
+func checkEdited(v *jobValidator, edit func(*jobboardv2.JobInput)) (store.JobFields, []fieldProblem, []ignoredField) {
+	in := validInput()
+	edit(in)
+	return v.check(in)
+}
+
 func TestJobRulesProblems(t *testing.T) {
 	long := func(n int) *string { return ptr(strings.Repeat("x", n)) }
 	tests := []struct {
@@ -77,9 +84,7 @@ func TestJobRulesProblems(t *testing.T) {
 	v := newJobValidator()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := validInput()
-			tt.edit(in)
-			_, problems, _ := v.check(in)
+			_, problems, _ := checkEdited(v, tt.edit)
 			if len(problems) != 1 {
 				t.Fatalf("got %d problems, want 1: %+v", len(problems), problems)
 			}
@@ -149,9 +154,7 @@ func TestJobRulesNormalise(t *testing.T) {
 	v := newJobValidator()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := validInput()
-			tt.edit(in)
-			got, problems, ignored := v.check(in)
+			got, problems, ignored := checkEdited(v, tt.edit)
 			if len(problems) > 0 || len(ignored) > 0 {
 				t.Fatalf("problems %+v, ignored %+v", problems, ignored)
 			}
@@ -192,9 +195,7 @@ func TestJobRulesIgnoredValues(t *testing.T) {
 	v := newJobValidator()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := validInput()
-			tt.edit(in)
-			got, problems, ignored := v.check(in)
+			got, problems, ignored := checkEdited(v, tt.edit)
 			if len(problems) > 0 {
 				t.Fatalf("problems %+v", problems)
 			}

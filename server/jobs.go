@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -92,16 +91,11 @@ func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsReque
 
 // GetJob returns one active job of the account.
 func (s *JobService) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (*jobboardv2.GetJobResponse, error) {
-	caller, err := callerFrom(ctx)
+	j, err := accountRecord(ctx, fmt.Sprintf("job %d", req.GetId()), func(accountID int64) (store.Job, error) {
+		return s.store.Job(ctx, accountID, req.GetId())
+	})
 	if err != nil {
 		return nil, err
-	}
-	j, err := s.store.Job(ctx, caller.AccountID, req.GetId())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "job %d not found", req.GetId())
-	}
-	if err != nil {
-		return nil, internalError(ctx, err)
 	}
 	return &jobboardv2.GetJobResponse{Job: jobMessage(&j)}, nil
 }

@@ -75,6 +75,24 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 // printJSON writes v as one JSON line.
 func printJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
 
+// accountError names the account when err says it does not exist.
+func accountError(account int64, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("account %d not found", account)
+	}
+	return err
+}
+
+// printJSONLines writes each of items as one JSON line.
+func printJSONLines[T any](w io.Writer, items []T) error {
+	for _, v := range items {
+		if err := printJSON(w, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func migrateCommand(ctx context.Context, args []string) error {
 	return storeCommand{name: "migrate", run: func(ctx context.Context, st *store.Store, _ []string) error {
 		v, err := st.SchemaVersion(ctx)
@@ -128,23 +146,15 @@ func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error
 			if err != nil {
 				return err
 			}
-			for _, a := range accounts {
-				if err := printJSON(stdout, a); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printJSONLines(stdout, accounts)
 		}}.exec(ctx, args[1:])
 	case "rotate-webhook-secret":
 		return storeCommand{name: "accounts rotate-webhook-secret", flags: accountFlag,
 			check: needAccount("accounts rotate-webhook-secret"),
 			run: func(ctx context.Context, st *store.Store, _ []string) error {
 				secret, err := server.RotateWebhookSecret(ctx, st, account)
-				if errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("account %d not found", account)
-				}
 				if err != nil {
-					return err
+					return accountError(account, err)
 				}
 				return printJSON(stdout, map[string]any{"id": account, "webhookSecret": secret})
 			}}.exec(ctx, args[1:])
@@ -185,11 +195,8 @@ func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			check: needAccount("keys create"),
 			run: func(ctx context.Context, st *store.Store, _ []string) error {
 				key, err := server.CreateAPIKey(ctx, st, account)
-				if errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("account %d not found", account)
-				}
 				if err != nil {
-					return err
+					return accountError(account, err)
 				}
 				return printJSON(stdout, key)
 			}}.exec(ctx, args[1:])
@@ -198,18 +205,10 @@ func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			check: needAccount("keys list"),
 			run: func(ctx context.Context, st *store.Store, _ []string) error {
 				keys, err := st.APIKeys(ctx, account)
-				if errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("account %d not found", account)
-				}
 				if err != nil {
-					return err
+					return accountError(account, err)
 				}
-				for _, k := range keys {
-					if err := printJSON(stdout, k); err != nil {
-						return err
-					}
-				}
-				return nil
+				return printJSONLines(stdout, keys)
 			}}.exec(ctx, args[1:])
 	case "revoke":
 		return revokeCommand(ctx, args[1:], stdout)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/apikey"
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // runDevTool runs the binary in dir as a user who only ran make run (no
@@ -59,7 +60,7 @@ func checkRefusal(t *testing.T, stderr string, code int, dataDir string, owner i
 // are refused at once, and the first dev serves on as before. Once it has
 // stopped, the reset removes the folder.
 func TestDevOneServerPerFolder(t *testing.T) {
-	dataDir := devDataFolder(t)
+	dataDir := testfix.ReachableDir(t, "jobboard-dev-")
 	first := startDev(t, dataDir)
 	owner := first.cmd.Process.Pid
 
@@ -140,12 +141,12 @@ func checkServing(t *testing.T, d *devRun) {
 // SIGKILL, when dev can do nothing, the server gets its parent-death
 // signal. Each run restarts on the folder the last one left.
 func TestDevEndsItsDatabase(t *testing.T) {
-	dataDir := devDataFolder(t)
+	dataDir := testfix.ReachableDir(t, "jobboard-dev-")
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			d := startDev(t, dataDir)
 			pid, port := devPostmaster(t, dataDir)
-			t.Cleanup(func() { killLeftoverServer(pid) })
+			t.Cleanup(func() { testfix.KillLeftoverServer(pid) })
 			if err := d.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +159,7 @@ func TestDevEndsItsDatabase(t *testing.T) {
 			case <-time.After(40 * time.Second):
 				t.Fatalf("dev still running 40 s after %s", sig)
 			}
-			if !serverGone(pid, 30*time.Second) {
+			if !testfix.Gone(pid, 30*time.Second) {
 				t.Fatalf("PostgreSQL (pid %d) still running 30 s after dev ended on %s", pid, sig)
 			}
 			if conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
@@ -189,40 +190,12 @@ func devPostmaster(t *testing.T, dataDir string) (pid, port int) {
 	return pid, port
 }
 
-// running says whether pid runs and is not a zombie waiting to be reaped
-// (an orphan's new parent may be slow to reap it).
-func running(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(stat), ')') // the state follows the command name
-	return i > 0 && i+2 < len(stat) && stat[i+2] != 'Z'
-}
-
-func serverGone(pid int, within time.Duration) bool {
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if !running(pid) {
-			return true
-		}
-	}
-	return false
-}
-
-// killLeftoverServer ends a PostgreSQL a failed test left running.
-func killLeftoverServer(pid int) {
-	if running(pid) {
-		_ = syscall.Kill(pid, syscall.SIGQUIT)
-		serverGone(pid, 10*time.Second)
-	}
-}
-
 // TestAdminCommandsFindDevDatabase: with no DATABASE_URL, the admin
 // commands use the database of the dev running in the data folder (.data
 // in the working directory unless --data says otherwise), and say clearly
 // when none runs there; serve still insists on a URL.
 func TestAdminCommandsFindDevDatabase(t *testing.T) {
-	workDir := devDataFolder(t)
+	workDir := testfix.ReachableDir(t, "jobboard-dev-")
 	dataDir := filepath.Join(workDir, ".data")
 	notRunning := "accounts list: no DATABASE_URL and no database running in "
 	t.Run("nothing running", func(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"net/http"
 	"os"
@@ -9,12 +8,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/truckjobs/jobboard/internal/logtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // clearServeEnv unsets the settings' variables for one test.
@@ -113,7 +114,7 @@ func TestHelpShowsBuiltInDefaults(t *testing.T) {
 // commands need, and that grpcurl comes with make tools. A second start
 // shows the same account.
 func TestDevBanner(t *testing.T) {
-	dataDir := devDataFolder(t)
+	dataDir := testfix.ReachableDir(t, "jobboard-dev-")
 	first := startDev(t, dataDir)
 	secret, err := os.ReadFile(filepath.Join(dataDir, "demo-webhook-secret"))
 	if err != nil || strings.TrimSpace(string(secret)) != first.field("webhook secret") {
@@ -202,7 +203,7 @@ func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *
 	d.cmd = exec.Command(jobboardBinary(t), "dev", "--data", dataDir, "--http-addr", d.http, "--grpc-addr", d.grpc,
 		"--metrics-addr", d.metrics)
 	d.cmd.Env = devEnv()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr logtest.Buffer
 	d.cmd.Stdout, d.cmd.Stderr = &stdout, &stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -229,22 +230,6 @@ func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *
 		d.dbURL = m[1]
 	}
 	return d
-}
-
-// devDataFolder is a data folder for dev. Not t.TempDir: under root,
-// PostgreSQL runs as another user, who must be able to reach the folder;
-// t.TempDir's parent is private.
-func devDataFolder(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "jobboard-dev-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // devEnv is the test's environment without the settings' variables, as a
@@ -285,22 +270,4 @@ func (d *devRun) stop() {
 		d.t.Error("dev still running 40 s after SIGINT")
 	}
 	d.done = nil
-}
-
-// lockedBuffer is a bytes.Buffer written by a process and read by a test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // chromium finds the browser scripts/ensure-chromium.sh installs (make test
@@ -88,8 +86,7 @@ func artifactDir(t *testing.T) string {
 // /api/v2.0/jobs.json with a key pasted under Authorize gets 200.
 func TestDocsPageInChromium(t *testing.T) {
 	browser := chromium(t)
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Docs Carrier")
 	svc := startService(t, env)
 	if code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs); code != 200 {

@@ -53,27 +53,30 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
-
-// jobboardBinary builds the real binary once per test run.
+// jobboardBinary returns the real binary, built once per test run.
 func jobboardBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binary = filepath.Join(buildDir, "jobboard")
-		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
+	return madeOnce(t, buildJobboard)
 }
+
+// madeOnce is the path a once-per-run step made; its error ends each test
+// that needs it.
+func madeOnce(t *testing.T, step func() (string, error)) string {
+	t.Helper()
+	path, err := step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var buildJobboard = sync.OnceValues(func() (string, error) {
+	binary := filepath.Join(buildDir, "jobboard")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return binary, nil
+})
 
 // runCommand runs the binary to completion and returns its stdout.
 func runCommand(t *testing.T, env []string, args ...string) string {
@@ -86,6 +89,17 @@ func runCommand(t *testing.T, env []string, args ...string) string {
 		t.Fatalf("jobboard %v: %v\n%s", args, err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// migratedEnv is the environment for the binary on a fresh database of its
+// own, migrated, with settings (NAME=value) added.
+func migratedEnv(t *testing.T, settings ...string) []string {
+	t.Helper()
+	env := append([]string{"DATABASE_URL=" + pgtest.URL(t)}, settings...)
+	runCommand(t, env, "migrate")
+	// Full: callers append their own settings more than once, and each
+	// append must copy rather than write into a shared array.
+	return env[:len(env):len(env)]
 }
 
 type account struct {
@@ -272,8 +286,7 @@ type endToEnd struct {
 // TestEndToEnd drives the built binary over REST, gRPC and its admin
 // commands, one step after another against one service.
 func TestEndToEnd(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	e := &endToEnd{env: env, a: createAccount(t, env, "Alpha Freight"), b: createAccount(t, env, "Bravo Logistics")}
 	e.svc = startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_CALLBACK_RETRY_SCHEDULE=100ms,100ms"))
 	e.conn = e.svc.grpcConn()
@@ -853,8 +866,7 @@ func (e *endToEnd) sigterm(t *testing.T) {
 // TestTwoReplicas: two server processes on one database work 20 imports;
 // each import is processed exactly once.
 func TestTwoReplicas(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	acct := createAccount(t, env, "Shared")
 	replicas := []*service{startService(t, env), startService(t, env)}
 	var selfs []string

@@ -16,7 +16,6 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/server/descriptors"
 )
 
@@ -30,47 +29,39 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-var (
-	grpcurlOnce sync.Once
-	grpcurlPath string
-	grpcurlErr  error
-)
-
 // grpcurlBinary returns the grpcurl that `make test` and `make tools` install
 // into .bin, or, when that is missing (a plain go test), installs the version
 // scripts/install-tools.sh pins into buildDir, so the test never depends on
 // whatever is on PATH.
 func grpcurlBinary(t *testing.T) string {
 	t.Helper()
-	root := repoRoot(t)
-	grpcurlOnce.Do(func() {
-		if p := filepath.Join(root, ".bin", "grpcurl"); fileExists(p) {
-			grpcurlPath = p
-			return
-		}
-		script, err := os.ReadFile(filepath.Join(root, "scripts", "install-tools.sh"))
-		if err != nil {
-			grpcurlErr = err
-			return
-		}
-		m := regexp.MustCompile(`(?m)^GRPCURL_VERSION=(\S+)$`).FindSubmatch(script)
-		if m == nil {
-			grpcurlErr = errors.New("no GRPCURL_VERSION in scripts/install-tools.sh")
-			return
-		}
-		cmd := exec.Command("go", "install", "github.com/fullstorydev/grpcurl/cmd/grpcurl@"+string(m[1]))
-		cmd.Env = append(os.Environ(), "GOBIN="+buildDir, "GOFLAGS=-mod=mod")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			grpcurlErr = fmt.Errorf("go install grpcurl: %v\n%s", err, out)
-			return
-		}
-		grpcurlPath = filepath.Join(buildDir, "grpcurl")
-	})
-	if grpcurlErr != nil {
-		t.Fatal(grpcurlErr)
-	}
-	return grpcurlPath
+	return madeOnce(t, findOrInstallGrpcurl)
 }
+
+// findOrInstallGrpcurl looks for grpcurl or installs it once per test run.
+var findOrInstallGrpcurl = sync.OnceValues(func() (string, error) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return "", err
+	}
+	if p := filepath.Join(root, ".bin", "grpcurl"); fileExists(p) {
+		return p, nil
+	}
+	script, err := os.ReadFile(filepath.Join(root, "scripts", "install-tools.sh"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^GRPCURL_VERSION=(\S+)$`).FindSubmatch(script)
+	if m == nil {
+		return "", errors.New("no GRPCURL_VERSION in scripts/install-tools.sh")
+	}
+	cmd := exec.Command("go", "install", "github.com/fullstorydev/grpcurl/cmd/grpcurl@"+string(m[1]))
+	cmd.Env = append(os.Environ(), "GOBIN="+buildDir, "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go install grpcurl: %v\n%s", err, out)
+	}
+	return filepath.Join(buildDir, "grpcurl"), nil
+})
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
@@ -97,8 +88,7 @@ func firstCommentLine(t *testing.T, name string) string {
 // their messages with the proto comments, and call each of them.
 func TestGrpcurl(t *testing.T) {
 	grpcurl := grpcurlBinary(t)
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Grpcurl Freight")
 	svc := startService(t, env)
 	run := func(args ...string) string {
@@ -175,8 +165,7 @@ func TestGrpcurl(t *testing.T) {
 // integrator would, and checks what they print and what they stored.
 func TestExamples(t *testing.T) {
 	root := repoRoot(t)
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Example Haulers")
 	svc := startService(t, env)
 	example := func(key string, args ...string) (string, error) {

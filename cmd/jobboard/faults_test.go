@@ -63,9 +63,8 @@ func TestCallbackSurvivesSIGKILL(t *testing.T) {
 	defer receiver.Close()
 	defer close(release)
 
-	env := []string{"DATABASE_URL=" + pgtest.URL(t), "JOBBOARD_IMPORT_RESCUE_AFTER=3s",
-		"JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_CALLBACK_RETRY_SCHEDULE=1s,1s,1s,1s,1s"}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t, "JOBBOARD_IMPORT_RESCUE_AFTER=3s",
+		"JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_CALLBACK_RETRY_SCHEDULE=1s,1s,1s,1s,1s")
 	acct := createAccount(t, env, "Callback crash")
 	first := startService(t, env)
 	var feed strings.Builder
@@ -267,8 +266,7 @@ func TestDatabaseOutage(t *testing.T) {
 // process exits 0.
 func TestSIGTERMUnderLoad(t *testing.T) {
 	faultTest(t)
-	env := []string{"DATABASE_URL=" + pgtest.URL(t), "JOBBOARD_RATE_LIMIT=0"}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t, "JOBBOARD_RATE_LIMIT=0")
 	acct := createAccount(t, env, "Shutdown")
 	svc := startService(t, env)
 	batch := func(prefix string, n int) string {

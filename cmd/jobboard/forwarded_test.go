@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // TestForwardedHostOnlyFromTrustedProxies: the host and scheme of the links
@@ -20,8 +19,7 @@ import (
 // metadata, only when the peer is listed in JOBBOARD_TRUSTED_PROXIES
 // (docs/api.md, Transport).
 func TestForwardedHostOnlyFromTrustedProxies(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	acct := createAccount(t, env, "Forwarded")
 	forwardedHeaders := http.Header{"X-Forwarded-Host": {"jobs.example.com"}, "X-Forwarded-Proto": {"https"}}
 
@@ -68,8 +66,7 @@ func TestForwardedHostOnlyFromTrustedProxies(t *testing.T) {
 // X-Forwarded-For, so one client's flood does not lock out the others
 // that share the proxy; from an untrusted peer the header is ignored.
 func TestFailuresCountedPerForwardedClient(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t), "JOBBOARD_AUTH_FAILURE_LIMIT=0.1", "JOBBOARD_AUTH_FAILURE_BURST=2"}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t, "JOBBOARD_AUTH_FAILURE_LIMIT=0.1", "JOBBOARD_AUTH_FAILURE_BURST=2")
 	wrong := func(svc *service, client string) int {
 		code, _, _ := svc.requestWithHeader(http.Header{"X-Forwarded-For": {client}}, "basic", "jb_live_wrong", "GET", "/api/v2.0/jobs.json", "")
 		return code

@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // runCommandStatus runs the binary and returns its stdout, stderr and exit
@@ -27,6 +25,18 @@ func runCommandStatus(t *testing.T, env []string, args ...string) (stdout, stder
 		t.Fatalf("jobboard %v: %v", args, err)
 	}
 	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+// createKey adds an API key to account and returns it.
+func createKey(t *testing.T, env []string, account int64) string {
+	t.Helper()
+	var added struct {
+		APIKey string `json:"apiKey"`
+	}
+	if err := json.Unmarshal([]byte(runCommand(t, env, "keys", "create", "--account", fmt.Sprint(account))), &added); err != nil {
+		t.Fatal(err)
+	}
+	return added.APIKey
 }
 
 type listedKey struct {
@@ -53,18 +63,12 @@ func listKeys(t *testing.T, env []string, account int64) []listedKey {
 // refused with the forms that work, and a revocation still waits for the
 // running server to confirm.
 func TestKeysRevokeScopedToAccount(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Alpha")
 	b := createAccount(t, env, "Bravo")
-	var added struct {
-		APIKey string `json:"apiKey"`
-	}
-	if err := json.Unmarshal([]byte(runCommand(t, env, "keys", "create", "--account", fmt.Sprint(b.ID))), &added); err != nil {
-		t.Fatal(err)
-	}
+	addedKey := createKey(t, env, b.ID)
 	keysB := listKeys(t, env, b.ID)
-	if len(keysB) != 2 || keysB[0].Prefix != b.APIKey[:14] || keysB[1].Prefix != added.APIKey[:14] || keysB[0].RevokedAt != nil {
+	if len(keysB) != 2 || keysB[0].Prefix != b.APIKey[:14] || keysB[1].Prefix != addedKey[:14] || keysB[0].RevokedAt != nil {
 		t.Fatalf("keys list of B: %+v", keysB)
 	}
 	svc := startService(t, env)
@@ -96,7 +100,7 @@ func TestKeysRevokeScopedToAccount(t *testing.T) {
 			}
 		})
 	}
-	for _, key := range []string{a.APIKey, b.APIKey, added.APIKey} {
+	for _, key := range []string{a.APIKey, b.APIKey, addedKey} {
 		if code, _, _ := svc.request("basic", key, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
 			t.Fatalf("after the refused revocations a key got %d, want 200", code)
 		}
@@ -110,7 +114,7 @@ func TestKeysRevokeScopedToAccount(t *testing.T) {
 		id      int64
 		remains string
 	}{
-		{[]string{"--account", fmt.Sprint(b.ID), fmt.Sprint(keysB[1].ID)}, added.APIKey, keysB[1].ID, b.APIKey},
+		{[]string{"--account", fmt.Sprint(b.ID), fmt.Sprint(keysB[1].ID)}, addedKey, keysB[1].ID, b.APIKey},
 		{[]string{b.APIKey}, b.APIKey, keysB[0].ID, a.APIKey},
 	} {
 		out := runCommand(t, env, append([]string{"keys", "revoke"}, tt.args...)...)

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // peakRSS is the most memory the process has held, in bytes (VmHWM).
@@ -58,8 +57,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 		t.Skip("posts 80 MB of jobs")
 	}
 	const limit = 300 << 20
-	env := []string{"DATABASE_URL=" + pgtest.URL(t), "JOBBOARD_RATE_LIMIT=0"}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t, "JOBBOARD_RATE_LIMIT=0")
 	acct := createAccount(t, env, "Large jobs")
 
 	// 50,000 characters of four bytes each, in both rich-text fields.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 // TestRateLimitPerAccount: past its burst an account, whichever of its
@@ -22,27 +20,21 @@ import (
 // format) and ResourceExhausted with RetryInfo over gRPC, while another
 // account goes on unhindered.
 func TestRateLimitPerAccount(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Limited")
 	b := createAccount(t, env, "Neighbour")
-	var second struct {
-		APIKey string `json:"apiKey"`
-	}
-	if err := json.Unmarshal([]byte(runCommand(t, env, "keys", "create", "--account", fmt.Sprint(a.ID))), &second); err != nil {
-		t.Fatal(err)
-	}
+	secondKey := createKey(t, env, a.ID)
 	// One request every 10 s after a burst of 3: the test never waits one out.
 	svc := startService(t, append(env, "JOBBOARD_RATE_LIMIT=0.1", "JOBBOARD_RATE_BURST=3"))
 
 	// Two keys of one account share one budget.
-	for i, key := range []string{a.APIKey, second.APIKey, a.APIKey} {
+	for i, key := range []string{a.APIKey, secondKey, a.APIKey} {
 		if code, _, body := svc.request("basic", key, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
 			t.Fatalf("request %d of the burst: %d %s", i+1, code, body)
 		}
 	}
 	for _, path := range []string{"/api/v2.0/jobs.json", "/api/v2.0/drivers.xml"} {
-		code, hdr, body := svc.request("basic", second.APIKey, "GET", path, "")
+		code, hdr, body := svc.request("basic", secondKey, "GET", path, "")
 		// 10 s for the next token, less the time since the burst began.
 		if wait, err := strconv.Atoi(hdr.Get("Retry-After")); code != 429 || err != nil || wait < 1 || wait > 10 {
 			t.Errorf("%s past the burst: %d with Retry-After %q, want 429 and 1-10", path, code, hdr.Get("Retry-After"))
@@ -109,8 +101,7 @@ func TestRateLimitSettingsChecked(t *testing.T) {
 // get 429 / ResourceExhausted, while a good key from that address and
 // requests from another address still work.
 func TestAuthFailuresLimitedPerAddress(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Flooded")
 	svc := startService(t, append(env, "JOBBOARD_AUTH_FAILURE_LIMIT=0.1", "JOBBOARD_AUTH_FAILURE_BURST=3"))
 	// The good key is in use (so remembered) before the flood.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/internal/logtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
@@ -138,23 +139,14 @@ type readmeRun struct {
 	receiverBinary      string
 	env                 []string
 	dev                 *devRun
-	receiver            string        // the callback receiver's address in this run
-	receiverOut         *lockedBuffer // what the receiver printed in this run
+	receiver            string          // the callback receiver's address in this run
+	receiverOut         *logtest.Buffer // what the receiver printed in this run
 }
 
 func newReadmeRun(t *testing.T) *readmeRun {
 	r := &readmeRun{root: repoRoot(t), jobboard: jobboardBinary(t), grpcurl: grpcurlBinary(t)}
-	// Not t.TempDir: under root, PostgreSQL runs as another user, who must
-	// reach the data folder; t.TempDir's parent is private.
-	work, err := os.MkdirTemp("", "jobboard-readme-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(work) })
-	r.work, r.dataDir = work, filepath.Join(work, ".data")
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	r.work = testfix.ReachableDir(t, "jobboard-readme-")
+	r.dataDir = filepath.Join(r.work, ".data")
 	if err := os.Mkdir(r.dataDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +256,7 @@ func (r *readmeRun) startBackground(t *testing.T, b readmeBlock) {
 	cmd := r.command(context.Background(), "", b)
 	// Its own process group, so that stopping it reaches what bash started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &lockedBuffer{}
+	out := &logtest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

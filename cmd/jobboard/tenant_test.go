@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
@@ -29,8 +28,7 @@ import (
 // taken from the registered descriptors, so a new method without a case
 // fails the test.
 func TestTenantIsolationSweep(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
-	runCommand(t, env, "migrate")
+	env := migratedEnv(t)
 	a := createAccount(t, env, "Alpha")
 	b := createAccount(t, env, "Bravo")
 	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true"))

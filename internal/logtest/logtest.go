@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// Buffer holds the JSON lines logged while a test runs; the code under
-// test may log from several goroutines.
+// Buffer holds what a logger, a child process or other goroutines write
+// while the test reads it, such as the JSON lines logged during a test.
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

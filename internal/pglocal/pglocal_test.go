@@ -15,23 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// clusterDir is a folder for a cluster that the server's user can reach:
-// under root PostgreSQL runs as another user, and t.TempDir's parent is
-// private.
-func clusterDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "pglocal-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+	"github.com/truckjobs/jobboard/internal/testfix"
+)
 
 func ping(url string) error {
 	db, err := sql.Open("postgres", url)
@@ -48,7 +34,7 @@ func ping(url string) error {
 // the owner's process id and leaves the first server serving; admin tools
 // find the running server from the folder; a restart keeps the port.
 func TestPglocalOneOwner(t *testing.T) {
-	dir := clusterDir(t)
+	dir := testfix.ReachableDir(t, "pglocal-test-")
 	first, err := Start(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +129,7 @@ func onEndingThread(f func()) {
 func TestPglocalServerEndsWithOwner(t *testing.T) {
 	for _, end := range []string{"SIGKILL", "panic"} {
 		t.Run(end, func(t *testing.T) {
-			dir := clusterDir(t)
+			dir := testfix.ReachableDir(t, "pglocal-test-")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestPglocalHelperProcess$", "-test.v")
 			cmd.Env = append(os.Environ(), helperDirEnv+"="+dir, helperEndEnv+"="+end)
 			out, err := cmd.StdoutPipe()
@@ -161,16 +147,16 @@ func TestPglocalServerEndsWithOwner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { killLeftover(pm.pid) })
+			t.Cleanup(func() { testfix.KillLeftoverServer(pm.pid) })
 			time.Sleep(300 * time.Millisecond) // the thread that called Start has ended by now
-			if !serving(pm.pid) {
+			if !testfix.Running(pm.pid) {
 				t.Fatal("the server ended with the thread that called Start")
 			}
 			if end == "SIGKILL" {
 				_ = cmd.Process.Kill()
 			}
 			_ = cmd.Wait()
-			if !waitGone(pm.pid, 30*time.Second) {
+			if !testfix.Gone(pm.pid, 30*time.Second) {
 				t.Fatalf("server %d still running 30 s after its owner ended (%s)", pm.pid, end)
 			}
 			if answers(pm.port) {
@@ -191,32 +177,4 @@ func readUntil(r io.Reader, prefixes ...string) string {
 		}
 	}
 	return "no line starting with " + strings.Join(prefixes, " or ")
-}
-
-// serving says whether pid runs and is not a zombie waiting to be reaped.
-func serving(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses.
-	i := strings.LastIndexByte(string(stat), ')')
-	return i > 0 && i+2 < len(stat) && stat[i+2] != 'Z'
-}
-
-func waitGone(pid int, within time.Duration) bool {
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if !serving(pid) {
-			return true
-		}
-	}
-	return false
-}
-
-// killLeftover ends a server a failed test left running.
-func killLeftover(pid int) {
-	if serving(pid) {
-		_ = syscall.Kill(pid, syscall.SIGQUIT)
-		waitGone(pid, 10*time.Second)
-	}
 }

@@ -1,6 +1,8 @@
-// Package testfix holds the fixtures the server, gateway and store tests
-// share: an account with an API key, and waiting for something another
-// goroutine or process does. Only tests import it.
+// Package testfix holds the fixtures several packages' tests share: an
+// account with an API key, waiting for something another goroutine or
+// process does, a buffer written concurrently and read by the test, a
+// folder a test's PostgreSQL can use, and watching that server's process.
+// Only tests import it.
 package testfix
 
 import (

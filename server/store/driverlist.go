@@ -92,6 +92,20 @@ func (c *conditions) add(cond string, vals ...any) {
 	c.conds = append(c.conds, cond)
 }
 
+// addIfSet adds cond with val when the filter has val ("" is no filter).
+func (c *conditions) addIfSet(cond, val string) {
+	if val != "" {
+		c.add(cond, val)
+	}
+}
+
+// addIfGiven adds cond with *val when the filter has val (nil is no filter).
+func addIfGiven[T any](c *conditions, cond string, val *T) {
+	if val != nil {
+		c.add(cond, *val)
+	}
+}
+
 // where builds the filter's conditions on applications a, with args from $1.
 func (f DriverFilter) where(accountID int64) (string, []any) {
 	c := &conditions{}
@@ -104,30 +118,14 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	} else if f.Certification != "" {
 		c.add("a.endorsements @> ?::text[]", pq.StringArray{f.Certification})
 	}
-	if f.DriverType != "" {
-		c.add("a.driver_type = ?", f.DriverType)
-	}
-	if f.EmailKey != "" {
-		c.add("a.email_key = ?", f.EmailKey)
-	}
-	if f.PhoneDigits != "" {
-		c.add("a.phone_digits = ?", f.PhoneDigits)
-	}
-	if f.SentFrom != nil {
-		c.add("a.sent >= ?", *f.SentFrom)
-	}
-	if f.SentBefore != nil {
-		c.add("a.sent < ?", *f.SentBefore)
-	}
-	if f.FirstNameKey != "" {
-		c.add("a.first_name_key = ?", f.FirstNameKey)
-	}
-	if f.LastNameKey != "" {
-		c.add("a.last_name_key = ?", f.LastNameKey)
-	}
-	if f.HasJobApps != nil {
-		c.add("a.has_job_apps = ?", *f.HasJobApps)
-	}
+	c.addIfSet("a.driver_type = ?", f.DriverType)
+	c.addIfSet("a.email_key = ?", f.EmailKey)
+	c.addIfSet("a.phone_digits = ?", f.PhoneDigits)
+	addIfGiven(c, "a.sent >= ?", f.SentFrom)
+	addIfGiven(c, "a.sent < ?", f.SentBefore)
+	c.addIfSet("a.first_name_key = ?", f.FirstNameKey)
+	c.addIfSet("a.last_name_key = ?", f.LastNameKey)
+	addIfGiven(c, "a.has_job_apps = ?", f.HasJobApps)
 	if f.JobTitle != "" {
 		// Uncorrelated, so it runs once: who applied to a job of that
 		// title, from one range of job_applications_title_idx.
@@ -140,9 +138,7 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	if f.MinExperience != nil {
 		c.addMinExperience(*f.MinExperience)
 	}
-	if f.State != "" {
-		c.add("a.state = ?", f.State)
-	}
+	c.addIfSet("a.state = ?", f.State)
 	return strings.Join(c.conds, " AND "), c.args
 }
 

@@ -187,9 +187,7 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE job_imports
-				SET status = 'complete', completed_at = clock_timestamp(), results = $2, payload = ''
-				WHERE id = $1`, id, results); err != nil {
+			if err := completeImport(ctx, tx, id, results); err != nil {
 				return fmt.Errorf("complete job import: %w", err)
 			}
 			ran = true
@@ -202,6 +200,15 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 // liveStates are the states of a queue job the queue may still run:
 // waiting, running or to be retried.
 const liveStates = `('available', 'pending', 'running', 'retryable', 'scheduled')`
+
+// completeImport records an import's results and drops its payload, which
+// a complete import no longer needs.
+func completeImport(ctx context.Context, tx *sqlx.Tx, id string, results *ImportResults) error {
+	_, err := tx.ExecContext(ctx, `UPDATE job_imports
+		SET status = 'complete', completed_at = clock_timestamp(), results = $2, payload = ''
+		WHERE id = $1`, id, results)
+	return err
+}
 
 // liveQueueJob is true while the queue holds a live job of kind $2 for the
 // import $1. The containment test is answered by River's GIN index on args.
@@ -235,9 +242,7 @@ func (s *Store) FailImport(ctx context.Context, id, kind string, results func(pa
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE job_imports
-				SET status = 'complete', completed_at = clock_timestamp(), results = $2, payload = ''
-				WHERE id = $1`, id, res); err != nil {
+			if err := completeImport(ctx, tx, id, res); err != nil {
 				return fmt.Errorf("fail job import: %w", err)
 			}
 			failed = true

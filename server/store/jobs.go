@@ -325,11 +325,7 @@ func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 // and returns the ids it deleted.
 func (s *Store) DeleteJobsByID(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
 	deleted := []int64{}
-	err := s.db.SelectContext(ctx, &deleted, `
-		UPDATE jobs SET deleted_at = now(), updated_at = now()
-		 WHERE account_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL
-		RETURNING id`, accountID, pq.Array(ids))
-	if err != nil {
+	if err := s.softDeleteJobs(ctx, &deleted, accountID, "id", "bigint", pq.Array(ids)); err != nil {
 		return nil, fmt.Errorf("delete jobs: %w", err)
 	}
 	return deleted, nil
@@ -339,12 +335,18 @@ func (s *Store) DeleteJobsByID(ctx context.Context, accountID int64, ids []int64
 // reference numbers and returns the references it deleted.
 func (s *Store) DeleteJobsByReference(ctx context.Context, accountID int64, refs []string) ([]string, error) {
 	deleted := []string{}
-	err := s.db.SelectContext(ctx, &deleted, `
-		UPDATE jobs SET deleted_at = now(), updated_at = now()
-		 WHERE account_id = $1 AND reference_number = ANY($2::text[]) AND deleted_at IS NULL
-		RETURNING reference_number`, accountID, pq.StringArray(refs))
-	if err != nil {
+	if err := s.softDeleteJobs(ctx, &deleted, accountID, "reference_number", "text", pq.StringArray(refs)); err != nil {
 		return nil, fmt.Errorf("delete jobs by reference: %w", err)
 	}
 	return deleted, nil
+}
+
+// softDeleteJobs soft-deletes the account's active jobs whose column is one
+// of keys, an array of SQL type keyType, and reads the column of those it
+// deleted into deleted. column and keyType are constants of the callers.
+func (s *Store) softDeleteJobs(ctx context.Context, deleted any, accountID int64, column, keyType string, keys any) error {
+	return s.db.SelectContext(ctx, deleted, `
+		UPDATE jobs SET deleted_at = now(), updated_at = now()
+		 WHERE account_id = $1 AND `+column+` = ANY($2::`+keyType+`[]) AND deleted_at IS NULL
+		RETURNING `+column, accountID, keys)
 }

@@ -1,0 +1,30 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// accountRecord reads one record of the calling account with read. A record
+// the account does not have is NotFound, named by what ("job 7"), whether
+// it does not exist or belongs to another account.
+func accountRecord[T any](ctx context.Context, what string, read func(accountID int64) (T, error)) (T, error) {
+	var none T
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return none, err
+	}
+	rec, err := read(caller.AccountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return none, status.Errorf(codes.NotFound, "%s not found", what)
+	}
+	if err != nil {
+		return none, internalError(ctx, err)
+	}
+	return rec, nil
+}
