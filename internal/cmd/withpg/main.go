@@ -86,12 +86,15 @@ func runCommand(args []string, stderr io.Writer, env ...string) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
 	cmd.Env = append(os.Environ(), env...)
-	// The terminal sends Ctrl-C to the child itself. SIGTERM and SIGHUP
-	// (a closed terminal, kill) may have reached withpg alone: pass them on.
-	signal.Ignore(syscall.SIGINT)
-	defer signal.Reset(syscall.SIGINT)
+	// The command runs in a process group of its own, and every stop signal
+	// that reaches withpg (Ctrl-C from the terminal, SIGTERM, SIGHUP) is
+	// passed to that whole group: a shell script's children and go test's
+	// test binaries end too, not only the direct child. withpg itself only
+	// catches them, so it outlives the group and cleans up; catching, not
+	// ignoring, leaves the command the default action of each signal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	forward := make(chan os.Signal, 1)
-	signal.Notify(forward, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(forward, stopSignals()...)
 	defer signal.Stop(forward)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(stderr, "withpg:", err)
@@ -103,7 +106,7 @@ func runCommand(args []string, stderr io.Writer, env ...string) int {
 		for {
 			select {
 			case s := <-forward:
-				_ = cmd.Process.Signal(s)
+				_ = syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal))
 			case <-done:
 				return
 			}
@@ -120,6 +123,17 @@ func runCommand(args []string, stderr io.Writer, env ...string) int {
 		return 1
 	}
 	return 0
+}
+
+// stopSignals are the signals passed on to the command. SIGHUP is left
+// out when withpg was started with it ignored (nohup): the command then
+// keeps ignoring it too.
+func stopSignals() []os.Signal {
+	signals := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		signals = append(signals, syscall.SIGHUP)
+	}
+	return signals
 }
 
 // leftovers lists what dir holds, one line per entry with its size; a

@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // TestRun: the command gets a private TMPDIR and the cluster's URL; what it
@@ -74,25 +77,61 @@ func assertRemovedPrivateTmp(t *testing.T, seen string) {
 	}
 }
 
-// TestRunPassesSIGTERM: a SIGTERM sent to withpg alone reaches the command,
-// and withpg still cleans up and returns the command's exit code.
-func TestRunPassesSIGTERM(t *testing.T) {
-	dir := t.TempDir()
-	started, seen := filepath.Join(dir, "started"), filepath.Join(dir, "tmpdir")
-	// The loop ends by itself, should the signal never come.
-	script := `printf %s "$TMPDIR" >` + seen + `; trap 'exit 7' TERM; touch ` + started +
-		`; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
-	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if _, err := os.Stat(started); err == nil {
-				_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
-				return
+// TestRunPassesStopSignals: a stop signal sent to withpg alone reaches the
+// command, and withpg still cleans up and returns the command's exit code.
+// Ctrl-C included: withpg catches it rather than ignoring it, which the
+// command would inherit (a shell cannot trap a signal ignored at entry).
+func TestRunPassesStopSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			started, seen := filepath.Join(dir, "started"), filepath.Join(dir, "tmpdir")
+			// The loop ends by itself, should the signal never come.
+			script := `printf %s "$TMPDIR" >` + seen + `; trap 'exit 7' TERM INT HUP; touch ` + started +
+				`; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+			go signalWhenExists(started, sig)
+			var stderr strings.Builder
+			if code := run([]string{"sh", "-c", script}, &stderr); code != 7 {
+				t.Errorf("exit code %d, want 7 (the command's, after its %s); stderr:\n%s", code, sig, stderr.String())
 			}
-		}
-	}()
-	var stderr strings.Builder
-	if code := run([]string{"sh", "-c", script}, &stderr); code != 7 {
-		t.Errorf("exit code %d, want 7 (the command's, after its SIGTERM); stderr:\n%s", code, stderr.String())
+			assertRemovedPrivateTmp(t, seen)
+		})
 	}
-	assertRemovedPrivateTmp(t, seen)
+}
+
+// TestRunStopsTheWholeCommand: the signal reaches the command's own
+// children too (a script's, or go test's test binaries), not only the
+// process withpg started, so nothing runs on after the cluster is gone.
+func TestRunStopsTheWholeCommand(t *testing.T) {
+	dir := t.TempDir()
+	started, childPID := filepath.Join(dir, "started"), filepath.Join(dir, "child")
+	// The shell loops rather than waits, so that the signal ends it at once
+	// and its child would be left behind, were the signal sent to it alone.
+	script := `sleep 60 >/dev/null 2>&1 & echo $! >` + childPID + `; touch ` + started +
+		`; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+	go signalWhenExists(started, syscall.SIGTERM)
+	var stderr strings.Builder
+	run([]string{"sh", "-c", script}, &stderr)
+	b, err := os.ReadFile(childPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !testfix.Gone(pid, 5*time.Second) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the command's child %d still runs after withpg ended", pid)
+	}
+}
+
+// signalWhenExists sends sig to this process once file exists.
+func signalWhenExists(file string, sig syscall.Signal) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(file); err == nil {
+			_ = syscall.Kill(os.Getpid(), sig)
+			return
+		}
+	}
 }
