@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
@@ -64,15 +65,16 @@ type ImportPayload struct {
 
 // NewImportPayload is the stored form of jobs.
 func NewImportPayload(jobs []ImportJob) (ImportPayload, error) {
-	data, err := json.Marshal(storedPayload{Jobs: jobs})
-	if err != nil {
+	// Descriptions are HTML: without SetEscapeHTML(false) every <, > and &
+	// would take six bytes, and a payload up to six times its request.
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(storedPayload{Jobs: jobs}); err != nil {
 		return ImportPayload{}, fmt.Errorf("encode import payload: %w", err)
 	}
-	return ImportPayload{form: payloadFormJSON, data: data}, nil
+	return ImportPayload{form: payloadFormJSON, data: bytes.TrimSuffix(data.Bytes(), []byte("\n"))}, nil
 }
-
-// Bytes is the payload as stored, for a digest of the request.
-func (p ImportPayload) Bytes() []byte { return p.data }
 
 // Proto returns the payload of an import queued before the store owned the
 // form: a PostJobsRequest in protobuf binary, which the caller decodes.
@@ -85,6 +87,11 @@ var ErrProtoPayload = errors.New("import payload stored as protobuf")
 func (p ImportPayload) Jobs() ([]ImportJob, error) {
 	if p.form == payloadFormProto {
 		return nil, ErrProtoPayload
+	}
+	// A completed import's payload is emptied: it holds no jobs any more,
+	// and a worker that runs it again finds it complete and does nothing.
+	if len(p.data) == 0 {
+		return nil, nil
 	}
 	var sp storedPayload
 	if err := json.Unmarshal(p.data, &sp); err != nil {
