@@ -106,10 +106,11 @@ func inUse(err error, dataDir, advice string) error {
 	return fmt.Errorf("%s is in use by %s: %s", dataDir, owner, advice)
 }
 
-// resetDataDir removes the data folder, unless a dev is using it: it holds
-// the folder's lock meanwhile, so none can start during the removal.
+// resetDataDir removes the data folder, unless a dev is using it. Under the
+// folder's lock it is first renamed aside, so a dev started meanwhile makes
+// a new folder instead of meeting a half-removed one.
 func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
-	entries, err := os.ReadDir(dataDir)
+	info, err := os.Lstat(dataDir)
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stdout, "%s does not exist: nothing to reset\n", dataDir)
 		return nil
@@ -117,9 +118,12 @@ func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: not removed (remove the folder it points to by hand)", dataDir)
+	}
 	// A mistyped --data must not remove a folder dev never made.
-	if !isDevData(entries) {
-		return fmt.Errorf("%s is not a jobboard dev data folder (it holds none of postgres/, %s, internal-token): not removed", dataDir, demoKeyFile)
+	if err := checkDevData(dataDir); err != nil {
+		return err
 	}
 	lock, err := pglocal.Acquire(clusterDir(dataDir))
 	if err != nil {
@@ -129,23 +133,36 @@ func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
 	if err := lock.StopLeftover(ctx); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dataDir); err != nil {
+	aside := filepath.Clean(dataDir) + fmt.Sprintf(".removing-%d", os.Getpid())
+	if err := os.Rename(dataDir, aside); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(aside); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "removed %s: the next jobboard dev starts with an empty database and a new demo account\n", dataDir)
 	return nil
 }
 
-// isDevData says whether a folder's entries are those of a data folder
-// dev made, or none.
-func isDevData(entries []os.DirEntry) bool {
+// devDataEntries are all that dev puts in its data folder.
+var devDataEntries = map[string]bool{"postgres": true, demoKeyFile: true, demoSecretFile: true, "internal-token": true}
+
+// checkDevData refuses a folder that holds anything dev does not make, or
+// a postgres/ that is not a cluster folder of dev's.
+func checkDevData(dataDir string) error {
+	entries, err := os.ReadDir(dataDir)
+	if err != nil {
+		return err
+	}
 	for _, e := range entries {
-		switch e.Name() {
-		case "postgres", demoKeyFile, demoSecretFile, "internal-token":
-			return true
+		if !devDataEntries[e.Name()] {
+			return fmt.Errorf("%s is not a jobboard dev data folder (it holds %s, which dev does not make): not removed", dataDir, e.Name())
 		}
 	}
-	return len(entries) == 0
+	if _, err := os.Stat(clusterDir(dataDir)); err == nil && !pglocal.IsClusterDir(clusterDir(dataDir)) {
+		return fmt.Errorf("%s is not a jobboard dev data folder (its postgres/ was not made by dev): not removed", dataDir)
+	}
+	return nil
 }
 
 // demoCredentials are what the banner shows of the demo account.

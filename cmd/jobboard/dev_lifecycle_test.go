@@ -95,21 +95,80 @@ func TestDevOneServerPerFolder(t *testing.T) {
 }
 
 // TestDevResetOnlyDevFolders: a reset removes only what dev made, so a
-// mistyped --data cannot remove another folder; a missing one is no error.
+// mistyped --data cannot remove another folder (one that merely holds a
+// postgres/ or a file dev also makes, or a link); a missing one is no error.
 func TestDevResetOnlyDevFolders(t *testing.T) {
-	dir := t.TempDir()
-	other := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(other, []byte("keep me"), 0o644); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		make  func(t *testing.T, dir string) string // returns the --data to reset
+		error string
+	}{
+		{"a file dev does not make", func(t *testing.T, dir string) string {
+			writeFile(t, filepath.Join(dir, "notes.txt"))
+			return dir
+		}, "it holds notes.txt, which dev does not make"},
+		{"a postgres/ dev did not make", func(t *testing.T, dir string) string {
+			writeFile(t, filepath.Join(dir, "postgres", "PG_VERSION"))
+			return dir
+		}, "its postgres/ was not made by dev"},
+		{"dev's files beside others", func(t *testing.T, dir string) string {
+			writeFile(t, filepath.Join(dir, "internal-token"))
+			writeFile(t, filepath.Join(dir, "src", "main.go"))
+			return dir
+		}, "it holds src, which dev does not make"},
+		{"a link to a data folder", func(t *testing.T, dir string) string {
+			writeFile(t, filepath.Join(dir, "real", "internal-token"))
+			link := filepath.Join(t.TempDir(), "data")
+			if err := os.Symlink(filepath.Join(dir, "real"), link); err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}, "is a symbolic link: not removed"},
 	}
-	_, stderr, code := runDevTool(t, "", "dev", "--reset", "--data", dir)
-	if _, err := os.Stat(other); code == 0 || err != nil || !strings.Contains(stderr, dir+" is not a jobboard dev data folder") {
-		t.Errorf("reset of a folder dev did not make: exit %d, file: %v\n%s", code, err, stderr)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data := tt.make(t, dir)
+			before := treeFiles(t, dir)
+			_, stderr, code := runDevTool(t, "", "dev", "--reset", "--data", data)
+			if code == 0 || !strings.Contains(stderr, tt.error) {
+				t.Errorf("exit %d, want a refusal saying %q:\n%s", code, tt.error, stderr)
+			}
+			if after := treeFiles(t, dir); after != before {
+				t.Errorf("files changed: %s -> %s", before, after)
+			}
+		})
 	}
-	stdout, _, code := runDevTool(t, "", "dev", "--reset", "--data", filepath.Join(dir, "missing"))
+	stdout, _, code := runDevTool(t, "", "dev", "--reset", "--data", filepath.Join(t.TempDir(), "missing"))
 	if code != 0 || !strings.Contains(stdout, "nothing to reset") {
 		t.Errorf("reset of a missing folder: exit %d\n%s", code, stdout)
 	}
+}
+
+func writeFile(t *testing.T, name string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// treeFiles lists the files below dir, one string.
+func treeFiles(t *testing.T, dir string) string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, strings.TrimPrefix(path, dir))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(files, ",")
 }
 
 // checkServing: dev says it is ready and lists the demo account's jobs.

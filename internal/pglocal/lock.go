@@ -16,6 +16,13 @@ import (
 // the folder; it holds that process's id.
 const lockFile = "owner.lock"
 
+// IsClusterDir says whether dir is a cluster folder of this package's: one
+// it has locked at least once.
+func IsClusterDir(dir string) bool {
+	info, err := os.Stat(filepath.Join(dir, lockFile))
+	return err == nil && info.Mode().IsRegular()
+}
+
 // InUseError is the refusal to use a cluster folder another live process
 // owns.
 type InUseError struct {
