@@ -128,9 +128,8 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
-		if err := c.run(ctx, "initdb", "-D", c.dataDir(), "-U", superuser, "--auth=trust",
-			"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
-			return fmt.Errorf("initdb: %w", err)
+		if err := c.initdb(ctx); err != nil {
+			return err
 		}
 	}
 	// The lock is ours, so a server still running here has lost its owner:
@@ -164,13 +163,33 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// initdb makes the cluster in a folder of its own and moves it into place
+// when it is complete: an initdb stopped part-way (Ctrl-C during the first
+// make run) leaves nothing the next start would take for a cluster.
+func (c *Cluster) initdb(ctx context.Context) error {
+	building := c.dataDir() + ".init"
+	if err := os.RemoveAll(building); err != nil {
+		return err
+	}
+	if err := c.run(ctx, "initdb", "-D", building, "-U", superuser, "--auth=trust",
+		"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
+		return fmt.Errorf("initdb: %w", err)
+	}
+	// An empty data folder (made by hand, say) gives way; any other is an
+	// error of Rename, and kept.
+	_ = os.Remove(c.dataDir())
+	return os.Rename(building, c.dataDir())
+}
+
 // settings are the server's command-line options.
 func (c *Cluster) settings(opts Options) []string {
 	maxConns := opts.MaxConnections
 	if maxConns == 0 {
 		maxConns = 200
 	}
-	s := []string{"-p", strconv.Itoa(c.port), "-k", c.dir, "-c", "listen_addresses=127.0.0.1",
+	// TCP on loopback only. No Unix socket: nothing here uses one, and its
+	// path inside a deep checkout would pass the 107-byte limit.
+	s := []string{"-p", strconv.Itoa(c.port), "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1",
 		"-c", "max_connections=" + strconv.Itoa(maxConns)}
 	if !opts.Durable {
 		s = append(s, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")

@@ -178,3 +178,43 @@ func readUntil(r io.Reader, prefixes ...string) string {
 	}
 	return "no line starting with " + strings.Join(prefixes, " or ")
 }
+
+// TestPglocalInitdbInterrupted: a first start stopped during initdb leaves
+// nothing that the next start takes for a cluster; it starts cleanly.
+func TestPglocalInitdbInterrupted(t *testing.T) {
+	dir := testfix.ReachableDir(t, "pglocal-test-")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if c, err := Start(ctx, dir, Options{}); err == nil {
+		c.Stop()
+		t.Skip("initdb finished within 100 ms: nothing was interrupted")
+	}
+	c, err := Start(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatalf("start after an interrupted initdb: %v", err)
+	}
+	defer c.Stop()
+	if err := ping(c.URL("postgres")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPglocalDeepFolder: a cluster folder whose path is longer than a Unix
+// socket path may be starts: the server listens on TCP only.
+func TestPglocalDeepFolder(t *testing.T) {
+	dir := filepath.Join(testfix.ReachableDir(t, "pglocal-test-"), strings.Repeat("a-long-checkout-name/", 6))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; len(d) > len(os.TempDir()); d = filepath.Dir(d) {
+		_ = os.Chmod(d, 0o755)
+	}
+	c, err := Start(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatalf("start in a %d-character folder: %v", len(dir), err)
+	}
+	defer c.Stop()
+	if err := ping(c.URL("postgres")); err != nil {
+		t.Fatal(err)
+	}
+}
