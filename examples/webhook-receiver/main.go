@@ -49,9 +49,29 @@ func main() {
 	}
 	log.SetFlags(0)
 	log.Printf("webhook-receiver: listening on http://%s/", *addr)
-	err = http.ListenAndServe(*addr, &receiver{verifier: v, out: os.Stdout})
+	// Timeouts, so that a slow or silent client cannot hold a connection.
+	srv := &http.Server{Addr: *addr, Handler: &receiver{verifier: v, out: os.Stdout},
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: time.Minute}
+	err = srv.ListenAndServe()
 	fmt.Fprintln(os.Stderr, "webhook-receiver:", err)
 	os.Exit(1)
+}
+
+// checkHeaders is what can be checked before the body is read: the three
+// headers are there and the timestamp is recent.
+func (v *verifier) checkHeaders(h http.Header) error {
+	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	if id == "" || ts == "" || sigs == "" {
+		return errors.New("missing webhook-id, webhook-timestamp or webhook-signature")
+	}
+	seconds, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("webhook-timestamp %q is not a number of seconds", ts)
+	}
+	if age := v.now().Sub(time.Unix(seconds, 0)); age > tolerance || age < -tolerance {
+		return fmt.Errorf("webhook-timestamp is %s away from now", age.Round(time.Second))
+	}
+	return nil
 }
 
 // verifier checks Standard Webhooks signatures made with one secret.
@@ -72,17 +92,10 @@ func newVerifier(secret string) (*verifier, error) {
 // verify says why a request's headers and raw body are not a callback signed
 // with the secret, or nil when they are.
 func (v *verifier) verify(h http.Header, body []byte) error {
+	if err := v.checkHeaders(h); err != nil {
+		return err
+	}
 	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return errors.New("missing webhook-id, webhook-timestamp or webhook-signature")
-	}
-	seconds, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("webhook-timestamp %q is not a number of seconds", ts)
-	}
-	if age := v.now().Sub(time.Unix(seconds, 0)); age > tolerance || age < -tolerance {
-		return fmt.Errorf("webhook-timestamp is %s away from now", age.Round(time.Second))
-	}
 	mac := hmac.New(sha256.New, v.key)
 	mac.Write([]byte(id + "." + ts + "."))
 	mac.Write(body)
@@ -126,13 +139,23 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "callbacks are POSTed", http.StatusMethodNotAllowed)
 		return
 	}
+	// What needs no body is checked before reading it, and the body is read
+	// only up to maxBody: until the signature holds, it may come from anyone.
+	if err := rc.verifier.checkHeaders(r.Header); err != nil {
+		log.Printf("webhook-receiver: refused a callback: %v", err)
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err != nil {
 		http.Error(w, "cannot read the body", http.StatusBadRequest)
 		return
 	}
-	// Refuse before looking at the body: until the signature holds, it may
-	// come from anyone.
 	if err := rc.verifier.verify(r.Header, body); err != nil {
 		log.Printf("webhook-receiver: refused a callback: %v", err)
 		http.Error(w, "bad signature", http.StatusUnauthorized)

@@ -129,4 +129,11 @@ func TestReceiver(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
+	huge := strings.Repeat(" ", maxBody+1)
+	if code := post(signed(t, huge, time.Now(), secret), huge); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over %d bytes: %d, want 413", maxBody, code)
+	}
+	if code := post(http.Header{}, huge); code != http.StatusUnauthorized {
+		t.Errorf("no signature headers, large body: %d, want 401 before reading it", code)
+	}
 }
