@@ -24,7 +24,7 @@ func decodeJSON(data []byte, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *jobboardv2.PostJobsRequest:
-		err = jsonArray(dec, "the body must be a JSON array of jobs", rules.MaxListItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of jobs", listItems, func(i int) error {
 			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
@@ -32,13 +32,13 @@ func decodeJSON(data []byte, msg any) error {
 	case *jobboardv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
 	case *jobboardv2.DeleteJobsRequest:
-		err = jsonArray(dec, "the body must be a JSON array of job ids", rules.MaxListItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of job ids", listItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Ids = append(m.Ids, rules.OrEmpty(v))
 			return err
 		})
 	case *jobboardv2.DeleteJobsByReferenceRequest:
-		err = jsonArray(dec, "the body must be a JSON array of reference numbers", rules.MaxListItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of reference numbers", listItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.ReferenceNumbers = append(m.ReferenceNumbers, rules.OrEmpty(v))
 			return err
@@ -62,9 +62,9 @@ type path func() string
 func (p path) field(name string) path { return func() string { return p() + "." + name } }
 func (p path) index(i int) path       { return func() string { return fmt.Sprintf("%s[%d]", p(), i) } }
 
-// jsonArray reads an array of at most max elements, calling item for each;
+// jsonArray reads an array of at most limit.max elements, calling item for each;
 // notArray is the message for a value that is not an array.
-func jsonArray(dec *jsontext.Decoder, notArray string, max int, item func(i int) error) error {
+func jsonArray(dec *jsontext.Decoder, notArray string, limit itemLimit, item func(i int) error) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -73,8 +73,8 @@ func jsonArray(dec *jsontext.Decoder, notArray string, max int, item func(i int)
 		return errors.New(notArray)
 	}
 	for i := 0; dec.PeekKind() != ']'; i++ {
-		if i == max {
-			return tooManyItems(max)
+		if i == limit.max {
+			return limit.exceeded()
 		}
 		if err := item(i); err != nil {
 			return err
@@ -103,7 +103,7 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 		switch name.String() {
 		case "jobs":
 			sawJobs = true
-			if err := jsonArray(dec, "jobs: must be an array of jobs", rules.MaxImportJobs, func(i int) error {
+			if err := jsonArray(dec, "jobs: must be an array of jobs", importJobs, func(i int) error {
 				j, err := jsonJob(dec, func() string { return fmt.Sprintf("$.jobs[%d]", i) })
 				m.Jobs = append(m.Jobs, j)
 				return err

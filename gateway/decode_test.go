@@ -135,14 +135,14 @@ func TestDecodeEmptyBody(t *testing.T) {
 
 func TestTooManyItemsMessage(t *testing.T) {
 	for _, tc := range []struct {
-		max  int
-		want string
+		limit itemLimit
+		want  string
 	}{
-		{rules.MaxListItems, "the body lists more than 10000 items; a post processes the first 1,000 jobs, so send the rest in further requests"},
-		{rules.MaxImportJobs, "jobs: an import holds at most 50000 jobs"},
+		{listItems, "the body lists more than 10000 items; a post processes the first 1,000 jobs, so send the rest in further requests"},
+		{importJobs, "jobs: an import holds at most 50000 jobs"},
 	} {
-		if got := tooManyItems(tc.max).Error(); got != tc.want {
-			t.Errorf("tooManyItems(%d) = %q, want %q", tc.max, got, tc.want)
+		if got := tc.limit.exceeded().Error(); got != tc.want {
+			t.Errorf("limit of %d: %q, want %q", tc.limit.max, got, tc.want)
 		}
 	}
 }

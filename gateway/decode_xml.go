@@ -17,16 +17,25 @@ import (
 // hold text only.
 const maxXMLDepth = 32
 
-// tooManyItems refuses a list body past max items (rules.MaxListItems, or
-// rules.MaxImportJobs for an import) while it is read: a post processes
-// rules.MaxJobsPerPost jobs and reports each further one as a limit error,
-// so past the bound the answer would only grow.
-func tooManyItems(max int) error {
-	if max == rules.MaxImportJobs {
-		return fmt.Errorf("jobs: an import holds at most %d jobs", max)
-	}
-	return fmt.Errorf("the body lists more than %d items; a post processes the first %s jobs, so send the rest in further requests", max, groupThousands(rules.MaxJobsPerPost))
+// itemLimit is how many elements a list body may hold, and the refusal
+// once it holds more, said while the body is read.
+type itemLimit struct {
+	max     int
+	refusal string
 }
+
+func (l itemLimit) exceeded() error { return errors.New(l.refusal) }
+
+var (
+	// listItems bounds a post's jobs and a delete's ids or references: a
+	// post processes rules.MaxJobsPerPost jobs and reports each further one
+	// as a limit error, so past the bound the answer would only grow.
+	listItems = itemLimit{rules.MaxListItems, fmt.Sprintf(
+		"the body lists more than %d items; a post processes the first %s jobs, so send the rest in further requests",
+		rules.MaxListItems, groupThousands(rules.MaxJobsPerPost))}
+	// importJobs bounds the jobs of an import.
+	importJobs = itemLimit{rules.MaxImportJobs, fmt.Sprintf("jobs: an import holds at most %d jobs", rules.MaxImportJobs)}
+)
 
 // groupThousands writes n with a comma between groups of three digits, as
 // the messages write counts people read: 1,000.
@@ -134,8 +143,8 @@ func (d *xmlReader) jobs(item func(i int) error) error {
 			if t.Name.Local != "job" {
 				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
 			}
-			if i == rules.MaxListItems {
-				return tooManyItems(rules.MaxListItems)
+			if i == listItems.max {
+				return listItems.exceeded()
 			}
 			if err := item(i); err != nil {
 				return err

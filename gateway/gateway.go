@@ -116,11 +116,12 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			g.writeStatusError(r.Context(), w, r, err)
 			return
 		}
-		if apiErr := checkParams(r, params); apiErr != nil {
+		query, apiErr := checkParams(r, params)
+		if apiErr != nil {
 			writeError(w, r, *apiErr)
 			return
 		}
-		if ignored := ignoredParams(r.URL.Query(), route.params); ignored != "" {
+		if ignored := ignoredParams(query, route.params); ignored != "" {
 			w.Header().Set(ignoredHeader, ignored)
 			calllog.Add(r.Context(), slog.String("ignored_parameters", ignored))
 		}
@@ -170,15 +171,16 @@ func (g *gateway) clientAddress(r *http.Request) string {
 }
 
 // checkParams refuses path and query values that are not UTF-8 or hold a
-// NUL: no field can store them, and PostgreSQL would reject them.
-func checkParams(r *http.Request, params map[string]string) *apiError {
+// NUL: no field can store them, and PostgreSQL would reject them. It
+// returns the query, parsed once for every check of the request.
+func checkParams(r *http.Request, params map[string]string) (url.Values, *apiError) {
 	bad := func(name, value string) *apiError {
 		return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
 			fmt.Sprintf("%s: %q is not valid; values must be UTF-8 text without NUL characters", name, value)}
 	}
 	for name, v := range params {
 		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-			return bad(name, v)
+			return nil, bad(name, v)
 		}
 	}
 	query, err := url.ParseQuery(r.URL.RawQuery)
@@ -189,17 +191,17 @@ func checkParams(r *http.Request, params map[string]string) *apiError {
 		if len(raw) > 200 {
 			raw = raw[:200] + "..."
 		}
-		return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf(
+		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf(
 			"query: %q is not a valid query string: parameters are name=value pairs separated by &, with ; %% and other reserved characters percent-encoded (%%3B for ;)", raw)}
 	}
 	for name, vs := range query {
 		for _, v := range vs {
 			if !utf8.ValidString(name) || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-				return bad(strings.ToValidUTF8(name, "\uFFFD"), v)
+				return nil, bad(strings.ToValidUTF8(name, "\uFFFD"), v)
 			}
 		}
 	}
-	return nil
+	return query, nil
 }
 
 func printableASCII(s string) bool {
