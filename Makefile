@@ -35,7 +35,7 @@ docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once befor
 # the end. withpg gives the tests a TMPDIR of their own and fails the run if
 # they leave anything in it.
 .PHONY: test
-test: postgres docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
+test: postgres pgbouncer docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
 	$(GO) run ./internal/cmd/withpg gotestsum --format testname -- -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=3s
 
@@ -116,6 +116,10 @@ lint: tools docs-assets ## buf lint, go vet and gofmt
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed
 	@scripts/ensure-postgres.sh
+
+.PHONY: pgbouncer
+pgbouncer: ## make sure PgBouncer is installed for the tests that run the service behind it in transaction mode
+	@scripts/ensure-pgbouncer.sh
 
 .PHONY: chromium
 chromium: ## make sure Chromium is installed for the browser test of /docs
