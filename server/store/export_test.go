@@ -12,3 +12,7 @@ func (s *Store) MigrateUpTo(ctx context.Context, upTo int) ([]string, error) {
 
 // SetReadClock sets the clock the read database's retries go by.
 func (s *Store) SetReadClock(now func() time.Time) { s.reads.now = now }
+
+// JobByIDQuery is the query of Job, for the benchmark that runs it the
+// ways the store could.
+var JobByIDQuery = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`
