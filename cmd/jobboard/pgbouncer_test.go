@@ -225,3 +225,37 @@ func (s *service) call(key, method, path, body string) (int, string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), err
 }
+
+// TestReadDatabaseDown: with a read database that cannot be reached the
+// service is ready, the drivers list and detail answer from the primary,
+// and the logs and metrics say the read database is down, without its
+// password.
+func TestReadDatabaseDown(t *testing.T) {
+	env := migratedEnv(t)
+	a := createAccount(t, env, "Reads")
+	svc := startService(t, append(env, "JOBBOARD_READ_DATABASE_URL="+closedURL(t))) // ready, or it fails
+	for _, path := range []string{"/api/v2.0/drivers.json", "/api/v2.0/drivers.xml?max=5", "/api/v2.0/drivers.json/1"} {
+		want := 200
+		if strings.HasSuffix(path, "/1") {
+			want = 404 // no driver: found nowhere, not a failure
+		}
+		if code, _, body := svc.request("basic", a.APIKey, "GET", path, ""); code != want {
+			t.Errorf("%s with the read database down: %d %s", path, code, body)
+		}
+	}
+	_, _, body := svc.scrape()
+	m := parseMetrics(t, body)
+	if up, ok := m.find("jobboard_read_database_up", nil); !ok || up != 0 {
+		t.Errorf("jobboard_read_database_up %v (%v), want 0:\n%s", up, ok, m.family("jobboard_read_database"))
+	}
+	if n, ok := m.find("jobboard_read_database_fallbacks_total", nil); !ok || n != 3 {
+		t.Errorf("jobboard_read_database_fallbacks_total %v (%v), want 3", n, ok)
+	}
+	logs := svc.stderr.String()
+	if lines := logLines(logs, "read database unreachable; the drivers list and detail are read from the primary until it is back"); len(lines) != 1 {
+		t.Errorf("warnings that the read database is down: %q, want 1\n%s", lines, logs)
+	}
+	if strings.Contains(logs, secretPassword) {
+		t.Errorf("the logs show the read database's password:\n%s", logs)
+	}
+}
