@@ -105,6 +105,13 @@ func TestNoCommandPrintsSecrets(t *testing.T) {
 			[]string{"migrate"}},
 		tc{"a key=value string, nothing listening", []string{"DATABASE_URL=host=127.0.0.1 port=1 password=" + url.QueryEscape(secretPassword) + " sslmode=disable"},
 			[]string{"serve"}},
+		// With a database that answers, so that the other URLs are used.
+		tc{"a direct URL with a bad escape in the password", []string{"DATABASE_URL=" + pgtest.URL(t),
+			"JOBBOARD_DATABASE_DIRECT_URL=postgres://jobboard:s3cr:et%zz@127.0.0.1:1/jobboard"}, []string{"migrate"}},
+		tc{"a read URL with a bad escape in the password", []string{"DATABASE_URL=" + pgtest.URL(t),
+			"JOBBOARD_READ_DATABASE_URL=postgres://jobboard:s3cr:et%zz@127.0.0.1:1/jobboard"}, []string{"serve"}},
+		tc{"a direct URL given as a flag, nothing listening", []string{"DATABASE_URL=" + pgtest.URL(t)},
+			[]string{"migrate", "--database-direct-url", closedURL(t)}},
 	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
