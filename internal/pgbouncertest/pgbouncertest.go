@@ -98,7 +98,7 @@ func Start(t testing.TB, databaseURL string, opts Options) *Bouncer {
 
 // launch starts PgBouncer once and waits until it answers.
 func launch(t testing.TB, bin, dir string, backend *url.URL, opts Options) (*Bouncer, error) {
-	port, err := freePort()
+	port, err := pglocal.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -212,13 +212,4 @@ func query(dbURL string) error {
 	defer db.Close()
 	var one int
 	return db.QueryRow(`SELECT 1`).Scan(&one)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

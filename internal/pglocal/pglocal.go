@@ -205,7 +205,7 @@ func (c *Cluster) choosePort() (int, error) {
 			return port, nil
 		}
 	}
-	return freePort()
+	return FreePort()
 }
 
 // URL is a connection string for database name as the superuser.
@@ -324,7 +324,9 @@ func splitLines(text string) []string {
 	return lines
 }
 
-func freePort() (int, error) {
+// FreePort is a port nothing listens on on 127.0.0.1 now; something may
+// take it before the caller binds it.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
