@@ -113,6 +113,25 @@ lint: tools docs-assets ## buf lint, go vet and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The image: a static binary on an empty base (nothing to pull), built from
+# the folder .image/ that this target fills. IMAGE names it.
+IMAGE ?= localhost/jobboard:latest
+# podman's default runtime (crun) and its default RLIMIT_NOFILE fail on some
+# container hosts; runc and deploy/image/containers.conf work there (docs/deploy.md).
+PODMAN := CONTAINERS_CONF=$(CURDIR)/deploy/image/containers.conf podman --runtime runc
+
+.PHONY: image
+image: docs-assets podman ## build the container image $(IMAGE) with podman (static binary, CA bundle, non-root user)
+	rm -rf .image && mkdir -p .image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o .image/jobboard ./cmd/jobboard
+	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group .image/
+	$(PODMAN) build --quiet -f deploy/image/Containerfile -t $(IMAGE) .image
+	@$(PODMAN) image inspect --format '{{.Id}} {{.Size}} bytes' $(IMAGE) | sed 's/^/image $(subst /,\/,$(IMAGE)): /'
+
+.PHONY: podman
+podman: ## make sure podman and runc are installed, for make image and the topology
+	@scripts/ensure-podman.sh
+
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed
 	@scripts/ensure-postgres.sh
