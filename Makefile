@@ -121,7 +121,7 @@ IMAGE ?= localhost/jobboard:latest
 PODMAN := CONTAINERS_CONF=$(CURDIR)/deploy/image/containers.conf podman --runtime runc
 
 .PHONY: image
-image: docs-assets podman ## build the container image $(IMAGE) with podman (static binary, CA bundle, non-root user)
+image: docs-assets podman ## build the container image (IMAGE, default localhost/jobboard:latest) with podman (static binary, CA bundle, non-root user)
 	rm -rf .image && mkdir -p .image
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o .image/jobboard ./cmd/jobboard
 	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group .image/
@@ -131,6 +131,27 @@ image: docs-assets podman ## build the container image $(IMAGE) with podman (sta
 .PHONY: podman
 podman: ## make sure podman and runc are installed, for make image and the topology
 	@scripts/ensure-podman.sh
+
+# The deployment topology on this machine (docs/deploy.md): PostgreSQL
+# primary and hot standby, PgBouncer, three replicas of the image, HAProxy;
+# all on 127.0.0.1, everything in .topology/.
+TOPOLOGY = $(GO) run ./internal/cmd/topology -dir .topology -image $(IMAGE) -containers-conf deploy/image/containers.conf
+
+.PHONY: topology-up
+topology-up: image postgres topology-packages ## start the topology (HAProxy 18080/19090, 3 replicas, PgBouncer, primary and standby) from an empty database
+	$(TOPOLOGY) up
+
+.PHONY: topology-status
+topology-status: ## describe each part of the topology: listening, healthy, primary or standby
+	@$(TOPOLOGY) status
+
+.PHONY: topology-down
+topology-down: ## stop every part of the topology (its logs stay in .topology/ until the next topology-up)
+	$(TOPOLOGY) down
+
+.PHONY: topology-packages
+topology-packages:
+	@scripts/ensure-debian-packages.sh pgbouncer:pgbouncer haproxy:haproxy
 
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed
