@@ -149,6 +149,14 @@ topology-status: ## describe each part of the topology: listening, healthy, prim
 topology-down: ## stop every part of the topology (its logs stay in .topology/ until the next topology-up)
 	$(TOPOLOGY) down
 
+# The scenarios on the topology (docs/deploy.md quotes their "figures:"
+# lines): steady load, rolling restart, kill -9, PgBouncer restart, the
+# primary lost. They bring the topology up from an empty database (down
+# first when it runs) and stop it at the end.
+.PHONY: test-topology
+test-topology: image postgres topology-packages ## run the load and fault scenarios on the topology (about 10 minutes; it ends down)
+	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) $(GO) test -count=1 -v -timeout 30m -run '^TestTopology$$' ./internal/topology/
+
 .PHONY: topology-packages
 topology-packages:
 	@scripts/ensure-debian-packages.sh pgbouncer:pgbouncer haproxy:haproxy

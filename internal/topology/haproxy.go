@@ -29,6 +29,14 @@ func (t *Topology) haproxyConfig() (string, error) {
 		fmt.Fprintf(&rest, "    server %s %s\n", ReplicaName(i), addr(RESTPort+i))
 		fmt.Fprintf(&grpc, "    server %s %s proto h2\n", ReplicaName(i), addr(GRPCPort+i))
 	}
+	// When every replica fails its check, the database is out rather than
+	// the replicas: the same replicas, unchecked, take the traffic then,
+	// so reads served by the standby still answer and writes get the
+	// service's own fast 503 instead of HAProxy's.
+	for i := 1; i <= Replicas; i++ {
+		fmt.Fprintf(&rest, "    server %s-unchecked %s backup no-check\n", ReplicaName(i), addr(RESTPort+i))
+		fmt.Fprintf(&grpc, "    server %s-unchecked %s proto h2 backup no-check\n", ReplicaName(i), addr(GRPCPort+i))
+	}
 	return fmt.Sprintf(`# HAProxy for the topology (internal/topology); docs/deploy.md explains it.
 global
     pidfile %[1]s/haproxy.pid
@@ -59,6 +67,7 @@ frontend rest
 
 backend rest
     balance roundrobin
+    option allbackups
     option httpchk GET /readyz
     http-check expect status 200
     # Which replica answered: the load tests count requests per replica.
@@ -73,6 +82,7 @@ frontend grpc
 
 backend grpc
     balance roundrobin
+    option allbackups
     option tcp-check
     tcp-check connect
     tcp-check send-binary %[5]s

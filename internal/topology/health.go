@@ -53,7 +53,7 @@ func ServerStates() (map[string]string, error) {
 		if len(row) < 18 || strings.HasPrefix(row[0], "#") || row[1] == "FRONTEND" || row[1] == "BACKEND" {
 			continue
 		}
-		if row[0] == "rest" || row[0] == "grpc" {
+		if (row[0] == "rest" || row[0] == "grpc") && !strings.HasSuffix(row[1], "-unchecked") {
 			states[row[0]+"/"+row[1]] = row[17]
 		}
 	}
