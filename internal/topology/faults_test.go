@@ -25,10 +25,10 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		if id, victim = startImport(t, top, l, recv, acct); victim == 0 {
 			return
 		}
-		killedAt = time.Now()
 		if err := top.KillReplica(victim); err != nil {
 			t.Error(err)
 		}
+		killedAt = time.Now()
 		detect = awaitDown(ReplicaName(victim), 10*time.Second)
 	})
 	if victim == 0 {
@@ -36,7 +36,7 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 	}
 	inFlight := failedAround(l.rec.snapshot(), killedAt)
 	lost, twice := recv.awaitCallbacks([]string{id}, 2*time.Minute)
-	completedBy := top.replicaOfImportDone(id)
+	completedBy := importCompletedBy(top, id)
 	recv.mu.Lock()
 	added := recv.added[id]
 	recv.mu.Unlock()
@@ -55,6 +55,7 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 
 // startImport queues a 10,000-job import and finds the replica running it.
 func startImport(t *testing.T, top *Topology, l *load, recv *receiver, acct account) (string, int) {
+	clients := top.queueClients()
 	body := fmt.Sprintf(`{"jobs":%s,"callbackUrl":%q}`, uniqueJobsJSON("K", 10000), recv.URL+"/hook")
 	answer, ok := l.rest("import", acct, "POST", "/api/v2.0/job-imports", body)
 	if !ok {
@@ -62,8 +63,14 @@ func startImport(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		return "", 0
 	}
 	id := importID(answer)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if victim := top.replicaOfImport(id); victim != 0 {
+	db, err := sql.Open("postgres", PrimaryURL())
+	if err != nil {
+		t.Error(err)
+		return id, 0
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if victim := replicaOfImport(db, clients, id, "running"); victim != 0 {
 			return id, victim
 		}
 	}
@@ -108,10 +115,14 @@ func failedAround(outs []outcome, at time.Time) int {
 	return n
 }
 
+// description makes each job of the large import 1.5 KB, so that the
+// import (15 MB) runs long enough on one replica to be killed part-way.
+var description = strings.Repeat("Linehaul, home weekly, no touch freight. ", 37)
+
 func uniqueJobsJSON(prefix string, n int) string {
 	jobs := make([]string, n)
 	for i := range jobs {
-		jobs[i] = fmt.Sprintf(`{"referenceNumber":"%s%d","title":"Linehaul Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":"<p>Import under a kill.</p>"}`, prefix, i)
+		jobs[i] = fmt.Sprintf(`{"referenceNumber":"%s%d","title":"Linehaul Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":"<p>%s</p>"}`, prefix, i, description)
 	}
 	return "[" + strings.Join(jobs, ",") + "]"
 }
@@ -120,26 +131,6 @@ func importID(answer []byte) string {
 	_, rest, _ := strings.Cut(string(answer), `"id":"`)
 	id, _, _ := strings.Cut(rest, `"`)
 	return id
-}
-
-// replicaOfImportDone is the replica that completed import id.
-func (top *Topology) replicaOfImportDone(id string) int {
-	db, err := sql.Open("postgres", PrimaryURL())
-	if err != nil {
-		return 0
-	}
-	defer db.Close()
-	var client string
-	if err := db.QueryRow(`SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
-		WHERE kind = 'job_import' AND args->>'import_id' = $1 AND state = 'completed'`, id).Scan(&client); err != nil {
-		return 0
-	}
-	for i := 1; i <= Replicas; i++ {
-		if strings.Contains(top.ReplicaLogs(i), `"client_id":"`+client+`"`) {
-			return i
-		}
-	}
-	return 0
 }
 
 // restartPgBouncer: PgBouncer stops (SIGTERM, all its connections cut)
@@ -376,4 +367,13 @@ func countJobs(acct account, pattern string) int {
 		return -1
 	}
 	return n
+}
+
+func importCompletedBy(top *Topology, id string) int {
+	db, err := sql.Open("postgres", PrimaryURL())
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	return replicaOfImport(db, top.queueClients(), id, "completed")
 }

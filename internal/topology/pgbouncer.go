@@ -38,7 +38,7 @@ reserve_pool_size = 5
 max_client_conn = 500
 max_db_connections = 80
 ; A client waits at most this long for a server connection, then errs.
-query_wait_timeout = 10
+query_wait_timeout = 5
 server_login_retry = 1
 server_connect_timeout = 3
 ignore_startup_parameters = extra_float_digits

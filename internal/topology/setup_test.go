@@ -182,25 +182,29 @@ func (s *lagSampler) String() string {
 		s.samples, s.maxBytes, s.maxDelay.Round(time.Millisecond))
 }
 
-// replicaOfImport is the replica whose queue runs import id, from River's
-// attempted_by and the client id each replica logs at start; 0 while the
-// import is not running.
-func (top *Topology) replicaOfImport(id string) int {
-	db, err := sql.Open("postgres", PrimaryURL())
-	if err != nil {
-		return 0
-	}
-	defer db.Close()
-	var client string
-	err = db.QueryRow(`SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
-		WHERE kind = 'job_import' AND args->>'import_id' = $1 AND state = 'running'`, id).Scan(&client)
-	if err != nil {
-		return 0
-	}
+// queueClients maps each replica's job queue client id (River's, logged
+// at start) to the replica; a restarted replica has one per start.
+func (top *Topology) queueClients() map[string]int {
+	clients := map[string]int{}
 	for i := 1; i <= Replicas; i++ {
-		if strings.Contains(top.ReplicaLogs(i), `"client_id":"`+client+`"`) {
-			return i
+		for _, line := range strings.Split(top.ReplicaLogs(i), "\n") {
+			if _, rest, ok := strings.Cut(line, `"client_id":"`); ok {
+				id, _, _ := strings.Cut(rest, `"`)
+				clients[id] = i
+			}
 		}
 	}
-	return 0
+	return clients
+}
+
+// replicaOfImport is the replica whose queue last took import id in state
+// (running, completed), from River's attempted_by; 0 when none.
+func replicaOfImport(db *sql.DB, clients map[string]int, id, state string) int {
+	var client string
+	err := db.QueryRow(`SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
+		WHERE kind = 'job_import' AND args->>'import_id' = $1 AND state = $2`, id, state).Scan(&client)
+	if err != nil {
+		return 0
+	}
+	return clients[client]
 }
