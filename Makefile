@@ -35,7 +35,7 @@ docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once befor
 # the end. withpg gives the tests a TMPDIR of their own and fails the run if
 # they leave anything in it.
 .PHONY: test
-test: postgres docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
+test: postgres pgbouncer docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
 	$(GO) run ./internal/cmd/withpg gotestsum --format testname -- -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=3s
 
@@ -138,7 +138,7 @@ podman: ## make sure podman and runc are installed, for make image and the topol
 TOPOLOGY = $(GO) run ./internal/cmd/topology -dir .topology -image $(IMAGE) -containers-conf deploy/image/containers.conf
 
 .PHONY: topology-up
-topology-up: image postgres topology-packages ## start the topology (HAProxy 18080/19090, 3 replicas, PgBouncer, primary and standby) from an empty database
+topology-up: image postgres pgbouncer topology-packages ## start the topology (HAProxy 18080/19090, 3 replicas, PgBouncer, primary and standby) from an empty database
 	$(TOPOLOGY) up
 
 .PHONY: topology-status
@@ -154,16 +154,20 @@ topology-down: ## stop every part of the topology (its logs stay in .topology/ u
 # primary lost. They bring the topology up from an empty database (down
 # first when it runs) and stop it at the end.
 .PHONY: test-topology
-test-topology: image postgres topology-packages ## run the load and fault scenarios on the topology (about 10 minutes; it ends down)
+test-topology: image postgres pgbouncer topology-packages ## run the load and fault scenarios on the topology (about 10 minutes; it ends down)
 	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) $(GO) test -count=1 -v -timeout 30m -run '^TestTopology$$' ./internal/topology/
 
 .PHONY: topology-packages
 topology-packages:
-	@scripts/ensure-debian-packages.sh pgbouncer:pgbouncer haproxy:haproxy
+	@scripts/ensure-debian-packages.sh haproxy:haproxy
 
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed
 	@scripts/ensure-postgres.sh
+
+.PHONY: pgbouncer
+pgbouncer: ## make sure PgBouncer is installed for the tests that run the service behind it in transaction mode
+	@scripts/ensure-pgbouncer.sh
 
 .PHONY: chromium
 chromium: ## make sure Chromium is installed for the browser test of /docs

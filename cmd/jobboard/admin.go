@@ -64,7 +64,7 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 	if err := cfg.databaseOrLocal(c.name, dataDir); err != nil {
 		return err
 	}
-	st, err := openAndMigrate(ctx, cfg.databaseURL)
+	st, err := openAndMigrate(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,14 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // config is the service's configuration: environment first, flags override.
 type config struct {
 	databaseURL          string
+	databaseDirectURL    string
+	readDatabaseURL      string
 	httpAddr             string
 	grpcAddr             string
 	publicURL            string
@@ -63,8 +66,19 @@ var (
 		metricsAddr: "127.0.0.1:9464", callbackAllowPrivate: "true"}
 )
 
+// databaseURLFlags are the flags of the database URLs: each may hold a
+// password, and each is checked before use.
+var databaseURLFlags = []string{"database-url", "database-direct-url", "read-database-url"}
+
 func (c *config) databaseFlag(fs *flag.FlagSet) {
-	setting(fs, &c.databaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection URL")
+	setting(fs, &c.databaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection URL; may be PgBouncer in transaction pooling mode")
+	setting(fs, &c.databaseDirectURL, "database-direct-url", "JOBBOARD_DATABASE_DIRECT_URL", "",
+		"PostgreSQL URL without a transaction-mode pooler, for what needs a session: LISTEN, the migrations' lock (default: DATABASE_URL)")
+}
+
+// databaseOptions are the optional databases of contract §9 for store.Open.
+func (c *config) databaseOptions() []store.Option {
+	return []store.Option{store.DirectURL(c.databaseDirectURL), store.ReadURL(c.readDatabaseURL)}
 }
 
 func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
@@ -90,6 +104,8 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 		"comma-separated IP addresses and CIDR prefixes of the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (default: none)")
 	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
 		"listen address of Go's profiler (/debug/pprof/), such as 127.0.0.1:6060; empty: off. Keep it private")
+	setting(fs, &c.readDatabaseURL, "read-database-url", "JOBBOARD_READ_DATABASE_URL", "",
+		"PostgreSQL URL of a streaming replica serving the drivers list and detail; the primary serves them while it is unreachable (default: DATABASE_URL)")
 	setting(fs, &c.metricsAddr, "metrics-addr", "JOBBOARD_METRICS_ADDR", d.metricsAddr,
 		"listen address of the Prometheus metrics (/metrics), apart from the API; empty: off")
 }
@@ -153,9 +169,13 @@ func (c *config) requireDatabase(command string) error {
 	}
 	// A URL the driver cannot parse would come back in its error, password
 	// and all; this error shows neither.
-	if strings.Contains(c.databaseURL, "://") {
-		if _, err := url.Parse(c.databaseURL); err != nil {
-			return usageError{command + ": DATABASE_URL (or --database-url) is not a valid URL such as postgres://user:password@host:5432/db (a password with special characters must be percent-encoded); the value is not shown, as it may hold a password"}
+	for _, u := range []struct{ value, name string }{{c.databaseURL, "DATABASE_URL (or --database-url)"},
+		{c.databaseDirectURL, "JOBBOARD_DATABASE_DIRECT_URL (or --database-direct-url)"},
+		{c.readDatabaseURL, "JOBBOARD_READ_DATABASE_URL (or --read-database-url)"}} {
+		if strings.Contains(u.value, "://") {
+			if _, err := url.Parse(u.value); err != nil {
+				return usageError{command + ": " + u.name + " is not a valid URL such as postgres://user:password@host:5432/db (a password with special characters must be percent-encoded); the value is not shown, as it may hold a password"}
+			}
 		}
 	}
 	return nil
@@ -177,8 +197,14 @@ func (c *config) databaseOrLocal(command, dataDir string) error {
 		return fmt.Errorf("%s: no DATABASE_URL, and the database in %s cannot be found: %w", command, dataDir, err)
 	}
 	slog.Info("no DATABASE_URL: using the database of the jobboard dev running in "+dataDir, "url", url)
-	c.databaseURL = url
+	c.useLocal(url)
 	return nil
+}
+
+// useLocal points the service at a local database (jobboard dev's), alone:
+// the optional URLs would name other databases.
+func (c *config) useLocal(url string) {
+	c.databaseURL, c.databaseDirectURL, c.readDatabaseURL = url, "", ""
 }
 
 // parseRate reads the pair of settings PREFIX_LIMIT (requests a second, 0

@@ -60,11 +60,11 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := cluster.CreateDatabase(ctx, devDatabase); err != nil {
 			return err
 		}
-		cfg.databaseURL = cluster.URL(devDatabase)
+		cfg.useLocal(cluster.URL(devDatabase))
 	} else if err := cfg.requireDatabase("dev"); err != nil {
 		return err
 	}
-	st, err := openAndMigrate(ctx, cfg.databaseURL)
+	st, err := openAndMigrate(ctx, cfg)
 	if err != nil {
 		return err
 	}

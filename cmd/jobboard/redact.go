@@ -43,12 +43,16 @@ func noteSecret(v string) {
 }
 
 // noteSecrets notes the secrets among fs's parsed settings: the internal
-// token and the password of the database URL, as typed and decoded.
+// token and the passwords of the database URLs, as typed and decoded.
 func noteSecrets(fs *flag.FlagSet) {
 	if f := fs.Lookup("internal-token"); f != nil {
 		noteSecret(f.Value.String())
 	}
-	if f := fs.Lookup("database-url"); f != nil {
+	for _, name := range databaseURLFlags {
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
 		if u, err := url.Parse(f.Value.String()); err == nil && u.User != nil {
 			if p, ok := u.User.Password(); ok {
 				noteSecret(p)

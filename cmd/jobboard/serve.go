@@ -39,7 +39,7 @@ func serveCommand(ctx context.Context, args []string) error {
 	if _, err := cfg.serverConfig(); err != nil {
 		return err
 	}
-	st, err := openAndMigrate(ctx, cfg.databaseURL)
+	st, err := openAndMigrate(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -47,8 +47,8 @@ func serveCommand(ctx context.Context, args []string) error {
 	return serve(ctx, cfg, st, nil)
 }
 
-func openAndMigrate(ctx context.Context, url string) (*store.Store, error) {
-	st, err := store.Open(ctx, url)
+func openAndMigrate(ctx context.Context, cfg config) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.databaseURL, cfg.databaseOptions()...)
 	if err != nil {
 		return nil, err
 	}

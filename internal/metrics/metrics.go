@@ -242,6 +242,39 @@ func (m *Metrics) WatchDB(db *sql.DB) error {
 	return nil
 }
 
+// WatchReadDB exposes the read database (JOBBOARD_READ_DATABASE_URL):
+// jobboard_read_database_up is 0 while reads go to the primary because it
+// failed, jobboard_read_database_fallbacks_total counts the reads the
+// primary served in its place, and go_sql_* with db_name="jobboard_read"
+// are its pool's statistics. status is read at scrape time.
+func (m *Metrics) WatchReadDB(db *sql.DB, status func() (up bool, fallbacks uint64)) error {
+	if m == nil {
+		return nil
+	}
+	up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "read_database_up",
+		Help: "1 while the drivers list and detail are read from the read database, 0 while it is unreachable and the primary serves them.",
+	}, func() float64 {
+		if ok, _ := status(); ok {
+			return 1
+		}
+		return 0
+	})
+	fallbacks := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: namespace, Name: "read_database_fallbacks_total",
+		Help: "Reads of the drivers list and detail the primary served because the read database could not.",
+	}, func() float64 {
+		_, n := status()
+		return float64(n)
+	})
+	for _, c := range []prometheus.Collector{up, fallbacks, collectors.NewDBStatsCollector(db, namespace+"_read")} {
+		if err := m.registry.Register(c); err != nil {
+			return fmt.Errorf("register read database metrics: %w", err)
+		}
+	}
+	return nil
+}
+
 // WatchQueue exposes the queue's depth, read by depth at scrape time. Every
 // kind in kinds is reported in every state of queueStates, zero when it has
 // no jobs there, so the series exist before the first job does.

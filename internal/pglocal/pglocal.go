@@ -95,7 +95,7 @@ func newCluster(dir string, port int) (*Cluster, error) {
 	c := &Cluster{dir: dir, bin: bin, port: port}
 	// PostgreSQL refuses to run as root, so root runs it as an unprivileged user.
 	if os.Geteuid() == 0 {
-		if c.cred, err = unprivileged(); err != nil {
+		if c.cred, err = Unprivileged(); err != nil {
 			return nil, err
 		}
 	}
@@ -274,7 +274,9 @@ func (c *Cluster) chown(dir string) error {
 	return os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid))
 }
 
-func unprivileged() (*syscall.Credential, error) {
+// Unprivileged is the user a server that refuses root (PostgreSQL,
+// PgBouncer) runs as when this process is root: postgres, else nobody.
+func Unprivileged() (*syscall.Credential, error) {
 	for _, name := range []string{"postgres", "nobody"} {
 		u, err := user.Lookup(name)
 		if err != nil {
@@ -284,7 +286,7 @@ func unprivileged() (*syscall.Credential, error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
-	return nil, errors.New("running as root needs a postgres or nobody user to run PostgreSQL as")
+	return nil, errors.New("running as root needs a postgres or nobody user to run the server as")
 }
 
 // portFree says whether nothing listens on port on 127.0.0.1.

@@ -20,35 +20,88 @@ var ErrNotFound = errors.New("not found")
 
 // Store is the service's database.
 type Store struct {
-	db       *sqlx.DB
-	prepared prepared
-	// url is kept for connections outside the pool (WatchKeyChanges).
-	url string
+	db *sqlx.DB
+	// sessionURL is for connections that keep session state, which a
+	// pooler in transaction mode would not carry from one transaction to
+	// the next: LISTEN (WatchKeyChanges, RevokeAPIKey) and the migrations'
+	// advisory lock.
+	sessionURL string
+	// reads serves the drivers list and detail; nil without a read database.
+	reads *readDB
 }
 
-// Open connects to the database at url and checks that it answers.
-func Open(ctx context.Context, url string) (*Store, error) {
-	db, err := sqlx.Open("postgres", url)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+// Option sets one of the optional databases of Open.
+type Option func(*Store) error
+
+// DirectURL is the database for session state (contract §9's
+// JOBBOARD_DATABASE_DIRECT_URL), when url goes through a pooler in
+// transaction mode; without it, url serves those too.
+func DirectURL(direct string) Option {
+	return func(s *Store) error {
+		if direct != "" {
+			s.sessionURL = direct
+		}
+		return nil
 	}
-	// Enough connections for both cores' worth of concurrent requests plus
-	// background work, few enough to leave room for other replicas.
-	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(20)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+}
+
+// Open connects to the database at url, which may be PgBouncer in
+// transaction pooling mode, and checks that it answers.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	db, err := openPool(url)
+	if err != nil {
+		return nil, err
+	}
+	sizePool(db)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{db: db, url: url}, nil
+	s := &Store{db: db, sessionURL: url}
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
-// Close releases the connection pool.
+// openPool opens a connection pool on url. Each query with parameters goes
+// out in one batch ending in one Sync (lib/pq's binary_parameters): by
+// default lib/pq parses in one round trip and binds in a second, and
+// PgBouncer in transaction mode may run the second on another server
+// connection, where the unnamed statement does not exist. The price is
+// that []byte arguments go in binary format: right for bytea, text and
+// json, wrong for jsonb, so none is passed to a jsonb parameter.
+func openPool(url string) (*sqlx.DB, error) {
+	dsn, err := withSetting(url, "binary_parameters", "yes")
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return db, nil
+}
+
+// sizePool gives a pool enough connections for both cores' worth of
+// concurrent requests plus background work, few enough to leave room for
+// other replicas.
+func sizePool(db *sqlx.DB) {
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+}
+
+// Close releases the connection pools.
 func (s *Store) Close() error {
-	s.closePrepared()
+	if s.reads != nil {
+		_ = s.reads.db.Close()
+	}
 	return s.db.Close()
 }
 

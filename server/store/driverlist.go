@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"golang.org/x/sync/errgroup"
 )
@@ -277,20 +278,35 @@ func jobTitleAlone(accountID int64, f DriverFilter) bool {
 // matching on all pages.
 func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter) ([]DriverListItem, int64, error) {
 	page, count := s.DriverListQueries(accountID, f)
+	var total int64
+	var items []DriverListItem
+	err := s.read(ctx, func(db *sqlx.DB) error {
+		var err error
+		items, total, err = listDrivers(ctx, db, page, count)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return items, total, nil
+}
+
+// listDrivers runs the page and count queries of a drivers list on db.
+func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverListItem, int64, error) {
 	// The count and the page are independent reads, never one snapshot, so
 	// they run at the same time on two connections: the list takes as long
 	// as the slower of the two, not both.
 	g, gctx := errgroup.WithContext(ctx)
 	var total int64
 	g.Go(func() error {
-		if err := s.db.GetContext(gctx, &total, count.SQL, count.Args...); err != nil {
+		if err := db.GetContext(gctx, &total, count.SQL, count.Args...); err != nil {
 			return fmt.Errorf("count drivers: %w", err)
 		}
 		return nil
 	})
 	items := []DriverListItem{}
 	g.Go(func() error {
-		if err := s.db.SelectContext(gctx, &items, page.SQL, page.Args...); err != nil {
+		if err := db.SelectContext(gctx, &items, page.SQL, page.Args...); err != nil {
 			return fmt.Errorf("list drivers: %w", err)
 		}
 		return nil
@@ -349,7 +365,22 @@ var driverDetailColumns = strings.Replace(profileColumns("a."), "a.date_of_birth
 // who did not apply to it.
 func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, error) {
 	var d DriverDetail
-	err := s.db.GetContext(ctx, &d, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, `+driverDetailColumns+`
+	err := s.read(ctx, func(db *sqlx.DB) error {
+		var err error
+		d, err = driverDetail(ctx, db, accountID, id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) && s.reads != nil {
+		// A driver just imported may not have reached the standby yet;
+		// the primary has the last word on one that does not exist.
+		d, err = driverDetail(ctx, s.db, accountID, id)
+	}
+	return d, err
+}
+
+func driverDetail(ctx context.Context, db *sqlx.DB, accountID, id int64) (DriverDetail, error) {
+	var d DriverDetail
+	err := db.GetContext(ctx, &d, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, `+driverDetailColumns+`
 		  FROM applications a
 		 WHERE a.account_id = $1 AND a.driver_id = $2`, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -359,13 +390,13 @@ func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, 
 		return DriverDetail{}, fmt.Errorf("get driver %d: %w", id, err)
 	}
 	d.Employment = []Employment{}
-	if err := s.db.SelectContext(ctx, &d.Employment, `SELECT company, state, phone,
+	if err := db.SelectContext(ctx, &d.Employment, `SELECT company, state, phone,
 		to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date
 		FROM employment_history WHERE account_id = $1 AND driver_id = $2 ORDER BY position`, accountID, id); err != nil {
 		return DriverDetail{}, fmt.Errorf("get employment history: %w", err)
 	}
 	d.JobApps = []JobApplication{}
-	if err := s.db.SelectContext(ctx, &d.JobApps, `SELECT ja.job_id, j.title, j.reference_number, ja.is_direct_app, ja.created_at
+	if err := db.SelectContext(ctx, &d.JobApps, `SELECT ja.job_id, j.title, j.reference_number, ja.is_direct_app, ja.created_at
 		FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
 		WHERE ja.account_id = $1 AND ja.driver_id = $2 ORDER BY ja.created_at, ja.job_id`, accountID, id); err != nil {
 		return DriverDetail{}, fmt.Errorf("get job applications: %w", err)

@@ -164,10 +164,13 @@ func (r *ImportResults) Scan(src any) error {
 	return nil
 }
 
-// Value writes the results column.
+// Value writes the results column. It is text, not []byte: the pool sends
+// []byte arguments in binary format (see openPool), which a jsonb
+// parameter would read as jsonb's binary form and refuse.
 func (r *ImportResults) Value() (driver.Value, error) {
 	if r == nil {
 		return nil, nil
 	}
-	return json.Marshal(r)
+	b, err := json.Marshal(r)
+	return string(b), err
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
@@ -55,7 +54,7 @@ type KeyChangeHandler interface {
 // the watch to end.
 func (s *Store) WatchKeyChanges(ctx context.Context, h KeyChangeHandler) (wait func(), err error) {
 	id := randomHex(8)
-	dsn, err := withApplicationName(s.url, keyWatchAppPrefix+id)
+	dsn, err := withSetting(s.sessionURL, "application_name", keyWatchAppPrefix+id)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +211,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, ref KeyRef, confirmWithin time
 	}
 	// Listening starts before the revocation commits, so no confirmation
 	// can arrive unheard.
-	acks := pq.NewListener(s.url, 100*time.Millisecond, time.Second, nil)
+	acks := pq.NewListener(s.sessionURL, 100*time.Millisecond, time.Second, nil)
 	defer acks.Close()
 	if err := acks.Listen(keyAppliedChannel); err != nil {
 		return RevokedKey{}, fmt.Errorf("listen for confirmations: %w", err)
@@ -277,23 +276,6 @@ func (s *Store) awaitConfirmations(ctx context.Context, acks *pq.Listener, befor
 		}
 	}
 	return rev, nil
-}
-
-// withApplicationName sets the application_name of a lib/pq connection
-// string, in URL or key=value form.
-func withApplicationName(dsn, name string) (string, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return "", errors.New("database url: not a valid URL")
-		}
-		q := u.Query()
-		q.Set("application_name", name)
-		u.RawQuery = q.Encode()
-		return u.String(), nil
-	}
-	// In key=value form a later setting wins.
-	return dsn + " application_name='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(name) + "'", nil
 }
 
 func randomHex(n int) string {

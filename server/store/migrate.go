@@ -71,7 +71,15 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}
-	conn, err := s.db.Connx(ctx)
+	// The advisory lock belongs to a session: through a pooler in
+	// transaction mode the unlock could run on another server connection
+	// and leave the lock held, stopping every later start.
+	db, err := openPool(s.sessionURL)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
@@ -117,11 +125,11 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 		}
 		names = append(names, m.name)
 	}
-	if err := loadZipCentroids(ctx, s.db); err != nil {
+	if err := loadZipCentroids(ctx, db); err != nil {
 		return names, err
 	}
 	// The job queue's tables are River's, versioned by River's migrator.
-	migrator, err := rivermigrate.New(riverdatabasesql.New(s.db.DB), nil)
+	migrator, err := rivermigrate.New(riverdatabasesql.New(db.DB), nil)
 	if err != nil {
 		return names, fmt.Errorf("queue migrations: %w", err)
 	}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/pgbouncertest"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+)
+
+// behindPgBouncer is a service whose DATABASE_URL is PgBouncer in
+// transaction pooling mode, with the direct URL for what needs a session,
+// as contract §9 lets a deployment run it.
+type behindPgBouncer struct {
+	env      []string
+	bouncer  *pgbouncertest.Bouncer
+	svc      *service
+	accounts []account
+	// jobIDs and driverIDs are each account's, by account index.
+	jobIDs, driverIDs [][]int64
+}
+
+// TestBehindPgBouncer: under concurrent mixed load from several accounts
+// (job posts, job reads over REST and gRPC, the drivers list and detail),
+// with an import through the queue to its callback and an API key
+// revoked meanwhile, every request succeeds and nothing anywhere mentions
+// a prepared statement. PgBouncer has 3 server connections for a dozen
+// clients, so consecutive transactions of one client connection run on
+// different server connections.
+func TestBehindPgBouncer(t *testing.T) {
+	direct := pgtest.URL(t)
+	bouncer := pgbouncertest.Start(t, direct, pgbouncertest.Options{PoolSize: 3})
+	env := []string{"DATABASE_URL=" + bouncer.URL(), "JOBBOARD_DATABASE_DIRECT_URL=" + direct}
+	runCommand(t, env, "migrate")
+	b := &behindPgBouncer{env: env, bouncer: bouncer}
+	b.svc = startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true",
+		"JOBBOARD_CALLBACK_RETRY_SCHEDULE=100ms,100ms", "JOBBOARD_RATE_LIMIT=0"))
+	for i := range 3 {
+		b.addAccount(t, i)
+	}
+	grpcDrivers := jobboardv2.NewDriverServiceClient(b.svc.grpcConn())
+
+	var wg sync.WaitGroup
+	var requests, failures atomic.Int64
+	var failed sync.Map // first failure of each kind, for the message
+	for w := range 9 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.load(w, grpcDrivers, &requests, &failures, &failed)
+		}()
+	}
+	importDone := make(chan string, 1)
+	go func() { importDone <- b.importWithCallback() }()
+	revoked := b.revokeKey(t)
+	wg.Wait()
+	if msg := <-importDone; msg != "" {
+		t.Error(msg)
+	}
+	if revoked != "" {
+		t.Error(revoked)
+	}
+	t.Logf("figures: %d requests through PgBouncer (transaction mode, 3 server connections), %d failed", requests.Load(), failures.Load())
+	failed.Range(func(k, v any) bool { t.Errorf("%s: %s", k, v); return true })
+	logs := b.svc.stderr.String()
+	for _, bad := range []string{"prepared statement", `"level":"ERROR"`} {
+		if strings.Contains(logs, bad) {
+			t.Errorf("the service logged %q:\n%s", bad, logs)
+		}
+	}
+	if strings.Contains(bouncer.Log(), "prepared statement") {
+		t.Errorf("PgBouncer logged a prepared statement error:\n%s", bouncer.Log())
+	}
+}
+
+// addAccount creates account i with four jobs and three drivers who
+// applied to them, and notes their ids.
+func (b *behindPgBouncer) addAccount(t *testing.T, i int) {
+	a := createAccount(t, b.env, fmt.Sprintf("Pooled %d", i))
+	b.accounts = append(b.accounts, a)
+	var jobs, drivers []string
+	for n := range 4 {
+		jobs = append(jobs, fmt.Sprintf(`{"referenceNumber":"P%d","title":"T%d","state":"TX","driverType":"Student","freightType":"Box","description":"x"}`, n, n))
+	}
+	if code, _, body := b.svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", "["+strings.Join(jobs, ",")+"]"); code != 200 {
+		t.Fatalf("post jobs: %d %s", code, body)
+	}
+	for d := range 3 {
+		drivers = append(drivers, fmt.Sprintf(`{"first_name": "D%d", "last_name": "Pool", "address": "1 A St",
+			"city": "Omaha", "state": "NE", "zip": "68102", "email": "d%d-%d@example.com", "phone": "4025550100",
+			"driver_type": "Student", "experience": "1", "sent": "2026-10-01T10:00:00Z",
+			"job_applications": [{"reference": "P%d", "is_direct_app": true, "created_at": "2026-10-01T11:00:00Z"}]}`, d, i, d, d))
+	}
+	file := filepath.Join(t.TempDir(), "drivers.json")
+	if err := os.WriteFile(file, []byte("["+strings.Join(drivers, ",")+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := runCommand(t, b.env, "drivers", "import", "--account", fmt.Sprint(a.ID), file); strings.TrimSpace(out) != `{"imported":3}` {
+		t.Fatalf("drivers import printed %q", out)
+	}
+	b.readIDs(t, i)
+}
+
+// readIDs notes account i's job and driver ids.
+func (b *behindPgBouncer) readIDs(t *testing.T, i int) {
+	a := b.accounts[i]
+	var jobs []struct{ ID int64 }
+	_, _, body := b.svc.request("basic", a.APIKey, "GET", "/api/v2.0/jobs.json", "")
+	var drivers []struct{ ID int64 }
+	_, _, dbody := b.svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json", "")
+	if json.Unmarshal([]byte(body), &jobs) != nil || json.Unmarshal([]byte(dbody), &drivers) != nil || len(jobs) != 4 || len(drivers) != 3 {
+		t.Fatalf("account %d: jobs %s, drivers %s", i, body, dbody)
+	}
+	b.jobIDs = append(b.jobIDs, nil)
+	b.driverIDs = append(b.driverIDs, nil)
+	for _, j := range jobs {
+		b.jobIDs[i] = append(b.jobIDs[i], j.ID)
+	}
+	for _, d := range drivers {
+		b.driverIDs[i] = append(b.driverIDs[i], d.ID)
+	}
+}
+
+// load is one client's share of the mixed load: 40 rounds of a post and
+// reads of every kind, for account w mod 3 (the account whose key is
+// revoked meanwhile uses its second key).
+func (b *behindPgBouncer) load(w int, grpcDrivers jobboardv2.DriverServiceClient, requests, failures *atomic.Int64, failed *sync.Map) {
+	i := w % len(b.accounts)
+	a := b.accounts[i]
+	for round := range 40 {
+		jobID, driverID := b.jobIDs[i][round%4], b.driverIDs[i][round%3]
+		post := fmt.Sprintf(`[{"referenceNumber":"W%d-%d","title":"Load","state":"OH","driverType":"Student","freightType":"Box","description":"x"}]`, w, round)
+		for _, r := range []struct{ kind, method, path, body string }{
+			{"post jobs", "POST", "/api/v2.0/jobs.json", post},
+			{"list jobs", "GET", "/api/v2.0/jobs.json?page_size=5", ""},
+			{"retrieve job", "GET", fmt.Sprintf("/api/v2.0/jobs.json/%d", jobID), ""},
+			{"list drivers", "GET", "/api/v2.0/drivers.json?max=2&sort=-sent", ""},
+			{"driver detail", "GET", fmt.Sprintf("/api/v2.0/drivers.json/%d", driverID), ""},
+		} {
+			requests.Add(1)
+			if code, body, err := b.svc.call(a.APIKey, r.method, r.path, r.body); err != nil || code != 200 {
+				failures.Add(1)
+				failed.LoadOrStore(r.kind, fmt.Sprintf("%d %s %v", code, body, err))
+			}
+		}
+		requests.Add(1)
+		if _, err := grpcDrivers.ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{Max: "2"}); err != nil {
+			failures.Add(1)
+			failed.LoadOrStore("gRPC ListDrivers", err.Error())
+		}
+	}
+}
+
+// importWithCallback runs an import through the queue and waits for its
+// completion callback; it returns what went wrong, if anything.
+func (b *behindPgBouncer) importWithCallback() string {
+	delivered := make(chan string, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		delivered <- string(body)
+	}))
+	defer receiver.Close()
+	body := fmt.Sprintf(`{"jobs": [{"referenceNumber": "IMP1", "title": "Imported", "state": "OH", "driverType": "Student",
+		"freightType": "Box", "description": "x"}], "callbackUrl": %q}`, receiver.URL+"/done")
+	code, created, err := b.svc.call(b.accounts[0].APIKey, "POST", "/api/v2.0/job-imports", body)
+	if err != nil || code != 202 {
+		return fmt.Sprintf("import: %d %s %v", code, created, err)
+	}
+	select {
+	case got := <-delivered:
+		if !strings.Contains(got, `"status":"complete"`) || !strings.Contains(got, `"added":1`) {
+			return "import callback: " + got
+		}
+		return ""
+	case <-time.After(30 * time.Second):
+		return "the import's callback did not arrive within 30 s"
+	}
+}
+
+// revokeKey revokes a key of the third account during the load, through
+// the admin command, and checks the running server confirmed it and
+// refuses the key at once. It returns what went wrong, if anything.
+func (b *behindPgBouncer) revokeKey(t *testing.T) string {
+	a := b.accounts[2]
+	second := createKey(t, b.env, a.ID)
+	time.Sleep(200 * time.Millisecond) // into the load
+	if code, _, err := b.svc.call(second, "GET", "/api/v2.0/jobs.json?page_size=1", ""); err != nil || code != 200 {
+		return fmt.Sprintf("the key to revoke, before: %d %v", code, err)
+	}
+	out := runCommand(t, b.env, "keys", "revoke", second)
+	if !strings.Contains(out, `"revoked":1,"servers":1,"confirmed":1`) {
+		return "keys revoke printed " + out
+	}
+	if code, _, err := b.svc.call(second, "GET", "/api/v2.0/jobs.json?page_size=1", ""); err != nil || code != 401 {
+		return fmt.Sprintf("the revoked key right after keys revoke: %d %v, want 401", code, err)
+	}
+	return ""
+}
+
+// call is request for goroutines other than the test's: it returns the
+// error instead of failing the test.
+func (s *service) call(key, method, path, body string) (int, string, error) {
+	req, err := http.NewRequestWithContext(context.Background(), method, s.httpBase+path, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.SetBasicAuth(key, "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// readRetryAfter is how long reads go to the primary after the read
+// database failed, before one read tries it again.
+const readRetryAfter = 5 * time.Second
+
+// readConnectTimeout bounds a connection to the read database when its URL
+// sets none, so that a standby that does not answer costs a read a few
+// seconds before it falls back, not the whole request's time.
+const readConnectTimeout = "2"
+
+// readDB is the read database (a streaming hot standby) of the drivers
+// list and detail. While it cannot be reached those reads go to the
+// primary: a standby down makes them no slower than without one, and never
+// makes them fail.
+type readDB struct {
+	db *sqlx.DB
+
+	mu      sync.Mutex
+	down    bool
+	retryAt time.Time
+	// fallbacks counts the reads the primary served in its place.
+	fallbacks atomic.Uint64
+	// now is time.Now; tests move it.
+	now func() time.Time
+}
+
+// ReadURL serves the drivers list and detail from the database at read, a
+// streaming replica of url (contract §9's JOBBOARD_READ_DATABASE_URL), with
+// the primary taking over while it cannot be reached. Empty: the primary
+// serves them. The replica is not reached at Open: a standby down at start
+// leaves the service to start and read from the primary.
+func ReadURL(read string) Option {
+	return func(s *Store) error {
+		if read == "" {
+			return nil
+		}
+		dsn, err := withDefaultSetting(read, "connect_timeout", readConnectTimeout)
+		if err != nil {
+			return err
+		}
+		db, err := openPool(dsn)
+		if err != nil {
+			return err
+		}
+		sizePool(db)
+		s.reads = &readDB{db: db, now: time.Now}
+		return nil
+	}
+}
+
+// ReadDatabaseStatus is what the service shows of its read database.
+type ReadDatabaseStatus struct {
+	// Configured: a read database is set.
+	Configured bool
+	// Up: its last read succeeded (or none failed yet).
+	Up bool
+	// Fallbacks counts the reads the primary served in its place.
+	Fallbacks uint64
+}
+
+// ReadDatabase reports the state of the read database.
+func (s *Store) ReadDatabase() ReadDatabaseStatus {
+	r := s.reads
+	if r == nil {
+		return ReadDatabaseStatus{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ReadDatabaseStatus{Configured: true, Up: !r.down, Fallbacks: r.fallbacks.Load()}
+}
+
+// ReadDB exposes the read database's pool for its metrics; nil without one.
+func (s *Store) ReadDB() *sqlx.DB {
+	if s.reads == nil {
+		return nil
+	}
+	return s.reads.db
+}
+
+// read runs fn on the read database, or on the primary when there is none,
+// when the read database failed less than readRetryAfter ago, or when fn
+// failed there for a reason the primary does not share (the standby is
+// unreachable, or cancelled the query to replay changes).
+func (s *Store) read(ctx context.Context, fn func(db *sqlx.DB) error) error {
+	r := s.reads
+	if r == nil {
+		return fn(s.db)
+	}
+	if !r.try() {
+		r.fallbacks.Add(1)
+		return fn(s.db)
+	}
+	err := fn(r.db)
+	switch {
+	case err == nil:
+		r.succeeded()
+		return nil
+	case ctx.Err() != nil:
+		return err
+	case IsUnavailable(err):
+		r.failed(err)
+	case !isRecoveryConflict(err):
+		return err // the query's own error: the primary would answer the same
+	}
+	r.fallbacks.Add(1)
+	return fn(s.db)
+}
+
+// try reports whether a read goes to the read database: yes while it is
+// up, and once every readRetryAfter while it is down.
+func (r *readDB) try() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.down {
+		return true
+	}
+	if now := r.now(); !now.Before(r.retryAt) {
+		r.retryAt = now.Add(readRetryAfter)
+		return true
+	}
+	return false
+}
+
+func (r *readDB) failed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retryAt = r.now().Add(readRetryAfter)
+	if !r.down {
+		r.down = true
+		slog.Warn("read database unreachable; the drivers list and detail are read from the primary until it is back", "error", err)
+	}
+}
+
+func (r *readDB) succeeded() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		r.down = false
+		slog.Info("read database back; the drivers list and detail are read from it again")
+	}
+}
+
+// isRecoveryConflict reports whether a hot standby cancelled the query so
+// as to replay changes from the primary (SQLSTATE 40001 there).
+func isRecoveryConflict(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && pqErr.Code == "40001"
+}
+
+// withDefaultSetting is withSetting for a setting the string does not give.
+func withDefaultSetting(dsn, key, value string) (string, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if u, err := url.Parse(dsn); err == nil && u.Query().Has(key) {
+			return dsn, nil
+		}
+	} else if strings.Contains(dsn, key+"=") || strings.Contains(dsn, key+" ") {
+		return dsn, nil
+	}
+	return withSetting(dsn, key, value)
+}

@@ -1,0 +1,181 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// addDriver stores one applicant of acct on the database of s and returns
+// its id.
+func addDriver(t *testing.T, s *store.Store, acct int64, email string) int64 {
+	t.Helper()
+	var id int64
+	err := s.DB().GetContext(context.Background(), &id, `WITH d AS (INSERT INTO drivers (email_key) VALUES ($2) RETURNING id)
+		INSERT INTO applications (account_id, driver_id, sent, email, first_name, last_name, address, city, zip,
+		                          phone, experience, state, driver_type, email_key, phone_digits,
+		                          first_name_key, last_name_key, experience_years, endorsements)
+		SELECT $1, d.id, now(), $2, 'R', 'R', '1 Main St', 'Town', '68102', '4025550100', '1',
+		       'NE', 'Student', $2, '4025550100', 'r', 'r', 1, '{}' FROM d RETURNING driver_id`, acct, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// closedURL is a database URL where nothing listens.
+func closedURL(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "postgres://jobboard@" + addr + "/jobboard?sslmode=disable"
+}
+
+// TestReadDatabase: the drivers list and detail come from the read
+// database when there is one, and from the primary when there is none or
+// it cannot be reached; a driver the read database does not have yet (a
+// standby behind) is still found by its id.
+func TestReadDatabase(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		read func(t testing.TB) string
+		// listed is how many drivers the list shows: the primary has one,
+		// the standby behind it none.
+		listed int
+		want   store.ReadDatabaseStatus
+	}{
+		{"none", func(testing.TB) string { return "" }, 1, store.ReadDatabaseStatus{}},
+		{"a standby behind the primary", pgtest.URL, 0, store.ReadDatabaseStatus{Configured: true, Up: true}},
+		{"unreachable", closedURL, 1, store.ReadDatabaseStatus{Configured: true, Up: false, Fallbacks: 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			primaryURL := pgtest.URL(t)
+			s, err := store.Open(ctx, primaryURL, store.ReadURL(tt.read(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			acct := testfix.NewAccount(t, s, "reads").AccountID
+			id := addDriver(t, s, acct, "r@example.com")
+			items, total, err := s.ListDrivers(ctx, acct, store.DriverFilter{Limit: 10})
+			if err != nil || len(items) != tt.listed || total != int64(tt.listed) {
+				t.Errorf("list: %d drivers, total %d, %v; want %d", len(items), total, err, tt.listed)
+			}
+			if d, err := s.Driver(ctx, acct, id); err != nil || d.Email != "r@example.com" {
+				t.Errorf("detail: %+v, %v", d, err)
+			}
+			if _, err := s.Driver(ctx, acct, id+1); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("detail of a driver nowhere: %v, want ErrNotFound", err)
+			}
+			if got := s.ReadDatabase(); got != tt.want {
+				t.Errorf("read database %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// forwarder relays TCP connections on one port to target while up; down
+// closes the port and every relayed connection, as a standby that stops.
+type forwarder struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func (f *forwarder) up() {
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	f.mu.Lock()
+	f.ln = ln
+	f.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go f.relay(c)
+		}
+	}()
+}
+
+func (f *forwarder) relay(c net.Conn) {
+	s, err := net.Dial("tcp", f.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	f.mu.Lock()
+	f.conns = append(f.conns, c, s)
+	f.mu.Unlock()
+	go func() { _, _ = io.Copy(s, c); s.Close() }()
+	_, _ = io.Copy(c, s)
+	c.Close()
+}
+
+func (f *forwarder) down() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ln.Close()
+	for _, c := range f.conns {
+		c.Close()
+	}
+	f.conns = nil
+}
+
+// TestReadDatabaseComesBack: while the read database is down, reads go to
+// the primary without trying it again for a while; once it is back, the
+// next try finds it and reads go to it again.
+func TestReadDatabaseComesBack(t *testing.T) {
+	ctx := context.Background()
+	primaryURL := pgtest.URL(t)
+	host := strings.TrimPrefix(primaryURL, "postgres://jobboard@")
+	fwd := &forwarder{t: t, target: host[:strings.Index(host, "/")], addr: "127.0.0.1:0"}
+	fwd.up()
+	defer fwd.down()
+	s, err := store.Open(ctx, primaryURL, store.ReadURL(strings.Replace(primaryURL, fwd.target, fwd.addr, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	clock := time.Now()
+	s.SetReadClock(func() time.Time { return clock })
+	acct := testfix.NewAccount(t, s, "reads").AccountID
+	list := func(step string, want store.ReadDatabaseStatus) {
+		t.Helper()
+		if items, _, err := s.ListDrivers(ctx, acct, store.DriverFilter{Limit: 10}); err != nil || len(items) != 1 {
+			t.Fatalf("%s: list %d drivers, %v", step, len(items), err)
+		}
+		if got := s.ReadDatabase(); got != want {
+			t.Errorf("%s: read database %+v, want %+v", step, got, want)
+		}
+	}
+	addDriver(t, s, acct, "r@example.com")
+	list("up", store.ReadDatabaseStatus{Configured: true, Up: true})
+	fwd.down()
+	list("just stopped", store.ReadDatabaseStatus{Configured: true, Fallbacks: 1})
+	fwd.up()
+	list("back, before the retry", store.ReadDatabaseStatus{Configured: true, Fallbacks: 2})
+	clock = clock.Add(5 * time.Second)
+	list("back, at the retry", store.ReadDatabaseStatus{Configured: true, Up: true, Fallbacks: 2})
+	list("back", store.ReadDatabaseStatus{Configured: true, Up: true, Fallbacks: 2})
+}
