@@ -154,7 +154,7 @@ topology-down: ## stop every part of the topology (its logs stay in .topology/ u
 # primary lost. They bring the topology up from an empty database (down
 # first when it runs) and stop it at the end.
 .PHONY: test-topology
-test-topology: image postgres pgbouncer topology-packages ## run the load and fault scenarios on the topology (about 10 minutes; it ends down)
+test-topology: image postgres pgbouncer topology-packages ## run the load and fault scenarios on the topology (about 4 minutes after the image; it ends down)
 	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) $(GO) test -count=1 -v -timeout 30m -run '^TestTopology$$' ./internal/topology/
 
 .PHONY: topology-packages
