@@ -113,6 +113,54 @@ lint: tools docs-assets ## buf lint, go vet and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The image: a static binary on an empty base (nothing to pull), built from
+# the folder .image/ that this target fills. IMAGE names it.
+IMAGE ?= localhost/jobboard:latest
+# podman's default runtime (crun) and its default RLIMIT_NOFILE fail on some
+# container hosts; runc and deploy/image/containers.conf work there (docs/deploy.md).
+PODMAN := CONTAINERS_CONF=$(CURDIR)/deploy/image/containers.conf podman --runtime runc
+
+.PHONY: image
+image: docs-assets podman ## build the container image (IMAGE, default localhost/jobboard:latest) with podman (static binary, CA bundle, non-root user)
+	rm -rf .image && mkdir -p .image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o .image/jobboard ./cmd/jobboard
+	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group .image/
+	$(PODMAN) build --quiet -f deploy/image/Containerfile -t $(IMAGE) .image
+	@$(PODMAN) image inspect --format '{{.Id}} {{.Size}} bytes' $(IMAGE) | sed 's/^/image $(subst /,\/,$(IMAGE)): /'
+
+.PHONY: podman
+podman: ## make sure podman and runc are installed, for make image and the topology
+	@scripts/ensure-podman.sh
+
+# The deployment topology on this machine (docs/deploy.md): PostgreSQL
+# primary and hot standby, PgBouncer, three replicas of the image, HAProxy;
+# all on 127.0.0.1, everything in .topology/.
+TOPOLOGY = $(GO) run ./internal/cmd/topology -dir .topology -image $(IMAGE) -containers-conf deploy/image/containers.conf
+
+.PHONY: topology-up
+topology-up: image postgres pgbouncer topology-packages ## start the topology (HAProxy 18080/19090, 3 replicas, PgBouncer, primary and standby) from an empty database
+	$(TOPOLOGY) up
+
+.PHONY: topology-status
+topology-status: ## describe each part of the topology: listening, healthy, primary or standby
+	@$(TOPOLOGY) status
+
+.PHONY: topology-down
+topology-down: ## stop every part of the topology (its logs stay in .topology/ until the next topology-up)
+	$(TOPOLOGY) down
+
+# The scenarios on the topology (docs/deploy.md quotes their "figures:"
+# lines): steady load, rolling restart, kill -9, PgBouncer restart, the
+# primary lost. They bring the topology up from an empty database (down
+# first when it runs) and stop it at the end.
+.PHONY: test-topology
+test-topology: image postgres pgbouncer topology-packages ## run the load and fault scenarios on the topology (about 4 minutes after the image; it ends down)
+	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) $(GO) test -count=1 -v -timeout 30m -run '^TestTopology$$' ./internal/topology/
+
+.PHONY: topology-packages
+topology-packages:
+	@scripts/ensure-debian-packages.sh haproxy:haproxy
+
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed
 	@scripts/ensure-postgres.sh

@@ -1,0 +1,379 @@
+package topology
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// killReplica: the replica running a 10,000-job import is killed with
+// SIGKILL under the load. Only requests in flight on it fail; HAProxy
+// stops sending to it within a time measured here; the import is taken
+// over by another replica (JOBBOARD_IMPORT_RESCUE_AFTER, 15 s here) and
+// completed once.
+func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct account) {
+	var id string
+	var victim int
+	var killedAt time.Time
+	var detect time.Duration
+	s := underLoad(t, l, 2*time.Minute, 5*time.Second, func() {
+		if id, victim = startImport(t, top, l, recv, acct); victim == 0 {
+			return
+		}
+		if err := top.KillReplica(victim); err != nil {
+			t.Error(err)
+		}
+		killedAt = time.Now()
+		detect = awaitDown(ReplicaName(victim), 10*time.Second)
+	})
+	if victim == 0 {
+		t.FailNow()
+	}
+	inFlight := failedAround(l.rec.snapshot(), killedAt)
+	lost, twice := recv.awaitCallbacks([]string{id}, 2*time.Minute)
+	completedBy := importCompletedBy(top, id)
+	recv.mu.Lock()
+	added := recv.added[id]
+	recv.mu.Unlock()
+	t.Logf("figures: kill -9: replica %d killed while running a 10,000-job import; HAProxy marked it DOWN in REST and gRPC %v after the kill; under the load: %v; %d failed requests were in flight at the kill; the import was completed by replica %d (%d added) %.1f s after the kill, %d lost, %d called back twice",
+		victim, detect.Round(time.Millisecond), s, inFlight, completedBy, added, recv.lastAt(id).Sub(killedAt).Seconds(), lost, twice)
+	stored := countJobs(acct, "K%")
+	t.Logf("figures: kill -9: %d of the import's 10,000 jobs stored, each once", stored)
+	if lost > 0 || twice > 0 || added != 10000 || stored != 10000 || completedBy == victim || completedBy == 0 {
+		t.Errorf("want the import completed once by another replica")
+	}
+	if s.failed > inFlight {
+		t.Errorf("%d failures, %d of them in flight at the kill: want only those", s.failed, inFlight)
+	}
+	restartKilled(t, top, victim)
+}
+
+// startImport queues a 10,000-job import and finds the replica running it.
+func startImport(t *testing.T, top *Topology, l *load, recv *receiver, acct account) (string, int) {
+	clients := top.queueClients()
+	body := fmt.Sprintf(`{"jobs":%s,"callbackUrl":%q}`, uniqueJobsJSON("K", 10000), recv.URL+"/hook")
+	answer, ok := l.rest("import", acct, "POST", "/api/v2.0/job-imports", body)
+	if !ok {
+		t.Errorf("the import was refused: %s", answer)
+		return "", 0
+	}
+	id := importID(answer)
+	db, err := sql.Open("postgres", PrimaryURL())
+	if err != nil {
+		t.Error(err)
+		return id, 0
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if victim := replicaOfImport(db, clients, id, "running"); victim != 0 {
+			return id, victim
+		}
+	}
+	t.Errorf("import %s never seen running", id)
+	return id, 0
+}
+
+func restartKilled(t *testing.T, top *Topology, i int) {
+	if err := top.RestartReplica(i); err != nil {
+		t.Fatal(err)
+	}
+	if err := top.WaitReplicaReady(i, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := top.WaitHealthy(context.Background(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// awaitDown waits until HAProxy counts server name DOWN in both pools and
+// says how long that took.
+func awaitDown(name string, limit time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < limit {
+		states, err := ServerStates()
+		if err == nil && strings.HasPrefix(states["rest/"+name], "DOWN") && strings.HasPrefix(states["grpc/"+name], "DOWN") {
+			return time.Since(start)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return limit
+}
+
+// failedAround counts the failed requests that were under way at the kill.
+func failedAround(outs []outcome, at time.Time) int {
+	n := 0
+	for _, o := range outs {
+		if !o.ok && o.start.Before(at) && o.start.Add(o.took).After(at) {
+			n++
+		}
+	}
+	return n
+}
+
+// description makes each job of the large import 1.5 KB, so that the
+// import (15 MB) runs long enough on one replica to be killed part-way.
+var description = strings.Repeat("Linehaul, home weekly, no touch freight. ", 37)
+
+func uniqueJobsJSON(prefix string, n int) string {
+	jobs := make([]string, n)
+	for i := range jobs {
+		jobs[i] = fmt.Sprintf(`{"referenceNumber":"%s%d","title":"Linehaul Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":"<p>%s</p>"}`, prefix, i, description)
+	}
+	return "[" + strings.Join(jobs, ",") + "]"
+}
+
+func importID(answer []byte) string {
+	_, rest, _ := strings.Cut(string(answer), `"id":"`)
+	id, _, _ := strings.Cut(rest, `"`)
+	return id
+}
+
+// restartPgBouncer: PgBouncer stops (SIGTERM, all its connections cut)
+// for 3 s under the load and starts again. The replicas recover by
+// themselves; the failures are fast 503s, counted.
+func restartPgBouncer(t *testing.T, top *Topology, l *load) {
+	var stoppedAt, startedAt time.Time
+	s := underLoad(t, l, 90*time.Second, 5*time.Second, func() {
+		stoppedAt = time.Now()
+		if err := top.StopPgBouncer(); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(3 * time.Second)
+		if err := top.StartPgBouncer(); err != nil {
+			t.Error(err)
+		}
+		startedAt = time.Now()
+	})
+	f := failuresAfter(l.rec.snapshot(), stoppedAt)
+	t.Logf("figures: PgBouncer restart: stopped 3 s under the load: %v; slowest failure %v; %d lists cut mid-answer (200 sent, then the connection lost), %d failures neither 503/Unavailable nor cut; the last failure %.1f s after PgBouncer was back",
+		s, f.slowest.Round(time.Millisecond), f.cut, f.other, f.last.Sub(startedAt).Seconds())
+	if f.other > 0 || f.last.Sub(startedAt) > 15*time.Second {
+		t.Errorf("want only 503s (or lists cut once streaming) and a recovery without help")
+	}
+}
+
+// failureKinds sorts a fault's failures: 503 or gRPC Unavailable, lists
+// cut mid-answer (a streamed list has sent its 200 before it fails), and
+// any other; with the slowest failure and when the last one ended.
+type failureKinds struct {
+	cut, other int
+	slowest    time.Duration
+	last       time.Time
+}
+
+func failuresAfter(outs []outcome, since time.Time) failureKinds {
+	f := failureKinds{last: since}
+	for _, o := range outs {
+		if o.ok {
+			continue
+		}
+		f.slowest = max(f.slowest, o.took)
+		if end := o.start.Add(o.took); end.After(f.last) {
+			f.last = end
+		}
+		switch {
+		case o.status == "503" || o.status == "Unavailable":
+		case o.status == "200":
+			f.cut++
+		default:
+			f.other++
+		}
+	}
+	return f
+}
+
+// marker posts one job with a new reference every 20 ms and remembers
+// those acknowledged, to tell after a failover which were lost.
+type marker struct {
+	mu    sync.Mutex
+	acks  []ack
+	first time.Time // first acknowledged write after since
+	since time.Time
+}
+
+type ack struct {
+	ref string
+	at  time.Time
+}
+
+func (m *marker) run(ctx context.Context, l *load, acct account) {
+	for n := 0; ctx.Err() == nil; n++ {
+		ref := fmt.Sprintf("M%d", n)
+		body := `[{"referenceNumber":"` + ref + `","title":"Marker","state":"OH","driverType":"Company Driver","freightType":"Dry Van","description":"<p>RPO marker.</p>"}]`
+		// Acknowledged: answered 2xx with the job added.
+		if answer, ok := l.rest("marker post", acct, http.MethodPost, "/api/v2.0/jobs.json", body); ok && strings.Contains(string(answer), `"added":1`) {
+			m.mu.Lock()
+			m.acks = append(m.acks, ack{ref, time.Now()})
+			if !m.since.IsZero() && m.first.IsZero() {
+				m.first = time.Now()
+			}
+			m.mu.Unlock()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// loseThePrimary: the primary crashes under the load (pg_ctl stop -m
+// immediate); 5 s later the standby is promoted and PgBouncer repointed
+// at it. Reads of the drivers list, served by the standby, answer during
+// the outage; writes resume; the acknowledged writes missing afterwards
+// are the RPO (0 with synchronous replication).
+func loseThePrimary(t *testing.T, top *Topology, l *load, acct account, synchronous bool) {
+	m := &marker{}
+	mctx, stopMarker := context.WithCancel(context.Background())
+	markerDone := make(chan struct{})
+	go func() { m.run(mctx, l, acct); close(markerDone) }()
+	var crashAt, repointedAt time.Time
+	var replication string
+	s := underLoad(t, l, 2*time.Minute, 10*time.Second, func() {
+		replication = replicationState()
+		crashAt = time.Now()
+		if err := top.CrashPrimary(); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(5 * time.Second)
+		if err := top.PromoteStandby(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := top.RepointPgBouncer(StandbyPort); err != nil {
+			t.Error(err)
+		}
+		repointedAt = time.Now()
+		m.mu.Lock()
+		m.since = repointedAt
+		m.mu.Unlock()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && m.firstWrite().IsZero(); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	stopMarker()
+	<-markerDone
+	acked := m.ackedBefore(repointedAt)
+	lost, err := missingMarkers(acct, acked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readsOK, readsFailed := opsBetween(l.rec.snapshot(), "list drivers", crashAt, repointedAt)
+	mode := map[bool]string{false: "asynchronous", true: "synchronous"}[synchronous]
+	t.Logf("figures: primary lost (%s replication): crashed under the load (standby %s), standby promoted and PgBouncer repointed %.1f s later; writes succeeded again %.1f s after the repoint (%.1f s after the crash); %d writes acknowledged by the old primary, %d of them lost (RPO); drivers-list reads during the outage: %d answered, %d failed; under the load: %v",
+		mode, replication, repointedAt.Sub(crashAt).Seconds(), m.firstWrite().Sub(repointedAt).Seconds(), m.firstWrite().Sub(crashAt).Seconds(),
+		len(acked), lost, readsOK, readsFailed, s)
+	if m.firstWrite().IsZero() {
+		t.Errorf("writes never resumed")
+	}
+	if synchronous && lost > 0 {
+		t.Errorf("%d acknowledged writes lost with synchronous replication: want 0", lost)
+	}
+}
+
+func (m *marker) firstWrite() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.first
+}
+
+// ackedBefore is every marker acknowledged before at: before the repoint,
+// those the old primary acknowledged.
+func (m *marker) ackedBefore(at time.Time) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var refs []string
+	for _, a := range m.acks {
+		if a.at.Before(at) {
+			refs = append(refs, a.ref)
+		}
+	}
+	return refs
+}
+
+// missingMarkers counts the references in refs that the promoted standby
+// does not hold.
+func missingMarkers(acct account, refs []string) (int, error) {
+	db, err := sql.Open("postgres", StandbyURL())
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	have := map[string]bool{}
+	rows, err := db.Query(`SELECT reference_number FROM jobs WHERE account_id = $1 AND reference_number LIKE 'M%'`, acct.ID)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ref string
+		if err := rows.Scan(&ref); err != nil {
+			return 0, err
+		}
+		have[ref] = true
+	}
+	missing := 0
+	for _, r := range refs {
+		if !have[r] {
+			missing++
+		}
+	}
+	return missing, rows.Err()
+}
+
+// opsBetween counts the requests of op started between from and to that
+// succeeded and failed.
+func opsBetween(outs []outcome, op string, from, to time.Time) (ok, failed int) {
+	for _, o := range outs {
+		if o.op != op || o.start.Before(from) || o.start.After(to) {
+			continue
+		}
+		if o.ok {
+			ok++
+		} else {
+			failed++
+		}
+	}
+	return ok, failed
+}
+
+// replicationState is the standby's state as the primary sees it.
+func replicationState() string {
+	db, err := sql.Open("postgres", url(PrimaryPort, "postgres"))
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	var state, sync string
+	var lag sql.NullFloat64
+	err = db.QueryRow(`SELECT state, sync_state, pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)
+		FROM pg_stat_replication LIMIT 1`).Scan(&state, &sync, &lag)
+	if err != nil {
+		return "not replicating: " + err.Error()
+	}
+	return fmt.Sprintf("%s, %s, %.0f bytes of WAL behind", state, sync, lag.Float64)
+}
+
+// countJobs counts the account's jobs whose reference is LIKE pattern (the
+// reference is unique per account, so a job stored twice cannot hide).
+func countJobs(acct account, pattern string) int {
+	db, err := sql.Open("postgres", PrimaryURL())
+	if err != nil {
+		return -1
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM jobs WHERE account_id = $1 AND reference_number LIKE $2`, acct.ID, pattern).Scan(&n); err != nil {
+		return -1
+	}
+	return n
+}
+
+func importCompletedBy(top *Topology, id string) int {
+	db, err := sql.Open("postgres", PrimaryURL())
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	return replicaOfImport(db, top.queueClients(), id, "completed")
+}

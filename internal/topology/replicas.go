@@ -1,0 +1,121 @@
+package topology
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// replicaEnv is replica i's configuration. The replicas sit behind
+// HAProxy on this machine, so import callbacks may reach 127.0.0.1 (the
+// tests' receivers), the proxy's X-Forwarded-For is believed, and the
+// per-account rate limit is off (the load tests measure the service, not
+// the limiter). An import is taken over 15 s after its replica died.
+func replicaEnv(i int) []string {
+	return []string{
+		"DATABASE_URL=" + PoolURL(),
+		"JOBBOARD_DATABASE_DIRECT_URL=" + SessionURL(),
+		"JOBBOARD_READ_DATABASE_URL=" + StandbyURL(),
+		"JOBBOARD_HTTP_ADDR=" + addr(RESTPort+i),
+		"JOBBOARD_GRPC_ADDR=" + addr(GRPCPort+i),
+		"JOBBOARD_METRICS_ADDR=" + addr(metricsBase+i),
+		"JOBBOARD_PUBLIC_URL=" + RESTURL(),
+		"JOBBOARD_TRUSTED_PROXIES=" + Host,
+		"JOBBOARD_CALLBACK_ALLOW_PRIVATE=true",
+		"JOBBOARD_CALLBACK_RETRY_SCHEDULE=1s,2s,5s,10s,30s",
+		"JOBBOARD_IMPORT_RESCUE_AFTER=15s",
+		"JOBBOARD_RATE_LIMIT=0",
+		"OTEL_SERVICE_NAME=jobboard",
+	}
+}
+
+// podman runs podman with the runtime and settings this machine kind
+// needs (docs/deploy.md: runc, no default ulimits).
+func (t *Topology) podman(args ...string) *exec.Cmd {
+	cmd := exec.Command("podman", append([]string{"--runtime", "runc"}, args...)...)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+t.ContainersConf)
+	return cmd
+}
+
+// containerLabel marks the topology's containers, so Down finds them all.
+const containerLabel = "jobboard-topology=1"
+
+// StartReplica starts replica i's container, replacing a stopped one. The
+// host's network: the replicas listen on 127.0.0.1 like the rest.
+func (t *Topology) StartReplica(i int) error {
+	_ = run(t.podman("rm", "--force", "--ignore", ReplicaName(i)))
+	args := []string{"run", "--detach", "--name", ReplicaName(i), "--label", containerLabel,
+		"--network", "host", "--stop-timeout", "40"}
+	for _, e := range replicaEnv(i) {
+		args = append(args, "--env", e)
+	}
+	args = append(args, t.Image)
+	return run(t.podman(args...))
+}
+
+// StopReplica sends SIGTERM to replica i and waits until it has drained
+// and exited (the service's grace is 30 s).
+func (t *Topology) StopReplica(i int) error {
+	return run(t.podman("stop", "--time", "40", ReplicaName(i)))
+}
+
+// RestartReplica starts replica i's stopped container again.
+func (t *Topology) RestartReplica(i int) error {
+	return run(t.podman("start", ReplicaName(i)))
+}
+
+// KillReplica ends replica i with SIGKILL, as a crash would. The signal
+// goes to the container's process itself rather than through podman kill,
+// which takes a few hundred milliseconds to start: the kill lands when
+// the caller says.
+func (t *Topology) KillReplica(i int) error {
+	out, err := t.podman("inspect", "--format", "{{.State.Pid}}", ReplicaName(i)).Output()
+	if err != nil {
+		return fmt.Errorf("podman inspect %s: %w", ReplicaName(i), err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 0 {
+		return fmt.Errorf("%s is not running (pid %q)", ReplicaName(i), out)
+	}
+	return syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// ReplicaExitCode is the exit code of replica i's stopped container.
+func (t *Topology) ReplicaExitCode(i int) (int, error) {
+	out, err := t.podman("inspect", "--format", "{{.State.ExitCode}}", ReplicaName(i)).Output()
+	if err != nil {
+		return 0, fmt.Errorf("podman inspect %s: %w", ReplicaName(i), err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// replicaRunning says whether replica i's container is running.
+func (t *Topology) replicaRunning(i int) (bool, error) {
+	out, err := t.podman("inspect", "--format", "{{.State.Running}}", ReplicaName(i)).Output()
+	if err != nil {
+		return false, fmt.Errorf("podman inspect %s: %w", ReplicaName(i), err)
+	}
+	return strings.TrimSpace(string(out)) == "true", nil
+}
+
+// ReplicaLogs is replica i's output so far.
+func (t *Topology) ReplicaLogs(i int) string {
+	out, _ := t.podman("logs", ReplicaName(i)).CombinedOutput()
+	return string(out)
+}
+
+// removeReplicas stops and removes every container of the topology.
+func (t *Topology) removeReplicas() error {
+	out, err := t.podman("ps", "--all", "--quiet", "--filter", "label="+containerLabel).Output()
+	if err != nil {
+		return fmt.Errorf("podman ps: %w", err)
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) == 0 {
+		return nil
+	}
+	return run(t.podman(append([]string{"rm", "--force", "--time", "40"}, ids...)...))
+}

@@ -1,0 +1,132 @@
+package topology
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// loadRate is the steady load in requests a second (JOBBOARD_TOPOLOGY_RATE
+// changes it), sent by loadWorkers at most at once.
+func loadRate() int {
+	if n, err := strconv.Atoi(os.Getenv("JOBBOARD_TOPOLOGY_RATE")); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}
+
+const loadWorkers = 32
+
+// underLoad sends l for d, or while fault runs beside it (started once
+// the load has run warmup) and 5 s more, at most d; and sums the run up.
+func underLoad(t *testing.T, l *load, d, warmup time.Duration, fault func()) summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if fault == nil {
+			return
+		}
+		select {
+		case <-time.After(warmup):
+			fault()
+		case <-ctx.Done():
+		}
+		select {
+		case <-time.After(5 * time.Second):
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cpu0, start := cpuTime(), time.Now()
+	l.run(ctx)
+	<-done
+	s := summarize(l.rec.snapshot(), time.Since(start))
+	t.Logf("load generator: %v CPU for %v of load (%.0f%% of one core); %d ticks skipped with every worker busy",
+		(cpuTime() - cpu0).Round(time.Millisecond), time.Since(start).Round(time.Second),
+		100*(cpuTime()-cpu0).Seconds()/time.Since(start).Seconds(), l.skipped.Load())
+	return s
+}
+
+// TestTopology runs the scenarios in order on one topology: those that
+// need a fresh one (the primary lost) bring it up again.
+func TestTopology(t *testing.T) {
+	top := topologyTest(t)
+	freshTopology(t, top)
+	t.Cleanup(func() {
+		if err := top.Down(); err != nil {
+			t.Errorf("topology down: %v", err)
+		}
+	})
+	// Four accounts share the load; the large import and the failover's
+	// marker writes have one each, away from the 10,000-active-jobs limit.
+	accounts := createAccounts(t, top, 6)
+	recv := newReceiver(t)
+	newLoadT := func() *load { return newLoad(t, accounts[:4], loadRate(), loadWorkers, recv.URL+"/hook") }
+
+	t.Run("steady", func(t *testing.T) { steadyLoad(t, newLoadT(), recv) })
+	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
+	t.Run("kill -9", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
+	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
+	t.Run("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })
+
+	freshTopology(t, top)
+	accounts = createAccounts(t, top, 6)
+	if err := top.SetSynchronousStandby(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("primary lost, synchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], true) })
+}
+
+// steadyLoad: 60 s of the mixed load through HAProxy, not one error, every
+// import called back once; the standby's lag is sampled meanwhile.
+func steadyLoad(t *testing.T, l *load, recv *receiver) {
+	var lag lagSampler
+	ctx, stop := context.WithCancel(context.Background())
+	go lag.run(ctx)
+	s := underLoad(t, l, 60*time.Second, 0, nil)
+	stop()
+	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
+	t.Logf("figures: steady load: 60 s at %d/s through HAProxy, 4 accounts: %v; %d imports, %d without a callback, %d called back twice; %v",
+		l.rate, s, len(l.importIDs()), lost, twice, &lag)
+	if s.failed > 0 || lost > 0 || twice > 0 {
+		t.Errorf("want no failure, no lost and no doubled import")
+	}
+}
+
+// rollingRestart: each replica in turn gets SIGTERM, drains and exits 0,
+// and is started again and waited for, under the load.
+func rollingRestart(t *testing.T, top *Topology, l *load, recv *receiver) {
+	var steps []string
+	s := underLoad(t, l, 150*time.Second, 5*time.Second, func() {
+		for i := 1; i <= Replicas; i++ {
+			start := time.Now()
+			if err := top.StopReplica(i); err != nil {
+				t.Error(err)
+			}
+			stopped := time.Since(start)
+			code, _ := top.ReplicaExitCode(i)
+			if err := top.RestartReplica(i); err != nil {
+				t.Error(err)
+			}
+			if err := top.WaitReplicaReady(i, time.Minute); err != nil {
+				t.Error(err)
+			}
+			if err := top.WaitHealthy(context.Background(), time.Minute); err != nil {
+				t.Error(err)
+			}
+			steps = append(steps, strconv.Itoa(i)+": stopped in "+stopped.Round(100*time.Millisecond).String()+
+				" (exit "+strconv.Itoa(code)+"), back in HAProxy "+time.Since(start).Round(100*time.Millisecond).String())
+		}
+	})
+	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
+	t.Logf("figures: rolling restart: replicas %v; under the load: %v; %d imports, %d lost, %d called back twice",
+		steps, s, len(l.importIDs()), lost, twice)
+	if s.failed > 0 || lost > 0 || twice > 0 {
+		t.Errorf("want no failed request and no lost or doubled import")
+	}
+}

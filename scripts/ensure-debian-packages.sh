@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Makes sure the named commands are on this machine, each from the Debian
+# package named after its colon: ensure-debian-packages.sh podman:podman runc:runc.
+# On Debian as root it installs the missing ones in one apt-get run; otherwise
+# it says how. Nothing installed is started: the topology runs its own.
+set -euo pipefail
+
+missing() {
+  local spec
+  missing_cmds=() missing_pkgs=()
+  for spec in "$@"; do
+    # Debian keeps some daemons (runc, haproxy, pgbouncer) in /usr/sbin,
+    # which is not on every PATH.
+    if ! command -v "${spec%%:*}" >/dev/null 2>&1 && [ ! -x "/usr/sbin/${spec%%:*}" ]; then
+      missing_cmds+=("${spec%%:*}")
+      missing_pkgs+=("${spec#*:}")
+    fi
+  done
+  [ ${#missing_cmds[@]} -gt 0 ]
+}
+
+missing "$@" || exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "not found: ${missing_cmds[*]}: installing Debian's ${missing_pkgs[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_pkgs[@]}" >&2
+  missing "$@" || exit 0
+fi
+
+cat >&2 <<MSG
+These commands are needed and were not found: ${missing_cmds[*]}
+Install them, for example on Debian:
+
+    sudo apt-get install ${missing_pkgs[*]}
+MSG
+exit 1
