@@ -12,6 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/internal/tracing"
 )
 
 // ErrNotFound means the record does not exist for the caller; callers
@@ -28,10 +30,11 @@ type Store struct {
 
 // Open connects to the database at url and checks that it answers.
 func Open(ctx context.Context, url string) (*Store, error) {
-	db, err := sqlx.Open("postgres", url)
+	pool, err := tracing.OpenSQL("postgres", url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	db := sqlx.NewDb(pool, "postgres")
 	// Enough connections for both cores' worth of concurrent requests plus
 	// background work, few enough to leave room for other replicas.
 	db.SetMaxOpenConns(20)
