@@ -2,8 +2,10 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -67,6 +70,32 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	t.Cleanup(srv.Close)
 	rec.url = srv.URL
 	return rec
+}
+
+// newOTLPGRPCReceiver is the receiver over OTLP/gRPC; its url is the
+// http://host:port the exporter is pointed at.
+func newOTLPGRPCReceiver(t *testing.T) *otlpReceiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &otlpReceiver{url: "http://" + ln.Addr().String()}
+	srv := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(srv, grpcTraceService{rec: rec})
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return rec
+}
+
+type grpcTraceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	rec *otlpReceiver
+}
+
+func (s grpcTraceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	s.rec.add(req)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
 func (rec *otlpReceiver) add(req *coltracepb.ExportTraceServiceRequest) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +51,7 @@ func TestTracing(t *testing.T) {
 		t.Errorf("the start does not say tracing is on:\n%s", ts.svc.stderr.String())
 	}
 	t.Run("REST", ts.rest)
+	t.Run("unsampled caller", ts.unsampledCaller)
 	t.Run("gRPC", ts.grpc)
 	t.Run("import and callback", ts.importCallback)
 }
@@ -75,6 +77,21 @@ func (ts *tracedService) rest(t *testing.T) {
 		t.Errorf("no SQL statement span under the request's span:%v", tr)
 	}
 	ts.loggedInTrace(t, "request", traceID, `"route":"/api/v2.0/jobs.json/{id}"`)
+}
+
+// unsampledCaller: the sampled flag of a caller's traceparent does not
+// decide for the service (by default every request is traced), so a
+// client cannot keep its requests out of the traces.
+func (ts *tracedService) unsampledCaller(t *testing.T) {
+	tp, traceID, parentID := traceparent(t)
+	tp = strings.TrimSuffix(tp, "-01") + "-00"
+	if code, _, body := ts.svc.requestWithHeader(http.Header{"Traceparent": {tp}}, "basic", ts.a.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+		t.Fatalf("GET jobs: %d %s", code, body)
+	}
+	tr := ts.receiver.waitTrace(traceID, 10*time.Second, func(tr receivedTrace) bool { return len(tr.named("GET /api/v2.0/jobs.json")) == 1 })
+	if s := tr.named("GET /api/v2.0/jobs.json"); len(s) != 1 || s[0].parentID != parentID {
+		t.Errorf("want the request traced as a child of %s despite the flag 00; trace %s:%v", parentID, traceID, tr)
+	}
 }
 
 // grpc: the same for a gRPC call with a traceparent in its metadata.
@@ -184,5 +201,33 @@ func TestTracingOff(t *testing.T) {
 	if len(logLines(logs, "request", `"route":"/api/v2.0/jobs.json"`)) != 1 || strings.Contains(logs, "trace_id") ||
 		strings.Contains(logs, traceID) || strings.Contains(logs, "tracing") {
 		t.Errorf("want the request's line without trace ids, and nothing said of tracing:\n%s", logs)
+	}
+}
+
+// TestTracingFlushedOnDrain: over OTLP/gRPC, with spans batched for a
+// minute, the span of the last request still reaches the receiver: the
+// drain after SIGTERM flushes them before the process exits.
+func TestTracingFlushedOnDrain(t *testing.T) {
+	receiver := newOTLPGRPCReceiver(t)
+	env := migratedEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+receiver.url, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+		"OTEL_BSP_SCHEDULE_DELAY=60000")
+	svc := startService(t, env)
+	a := createAccount(t, env, "drained")
+	tp, traceID, parentID := traceparent(t)
+	if code, _, body := svc.requestWithHeader(http.Header{"Traceparent": {tp}}, "basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+		t.Fatalf("GET jobs: %d %s", code, body)
+	}
+	if len(receiver.trace(traceID)) != 0 {
+		t.Fatal("spans exported before the drain: the test shows nothing")
+	}
+	if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, svc.stderr.String())
+	}
+	tr := receiver.trace(traceID)
+	if s := tr.named("GET /api/v2.0/jobs.json"); len(s) != 1 || s[0].parentID != parentID || s[0].service != "jobboard" {
+		t.Errorf("want the request's span (service jobboard, the default name) exported at exit; trace %s:%v", traceID, tr)
 	}
 }
