@@ -12,7 +12,7 @@ import (
 )
 
 // OpenSQL opens a pool as sql.Open does. With tracing, each statement run
-// inside a trace is a span holding its text (the statements take their
+// inside a recorded trace is a span holding its text (the statements take their
 // values as parameters, and those are not recorded); statements outside any
 // trace, such as the job queue polling for work every fraction of a second,
 // make none.
@@ -27,8 +27,10 @@ func OpenSQL(driverName, dsn string) (*sql.DB, error) {
 			OmitConnResetSession: true,
 			OmitRows:             true,
 			OmitConnectorConnect: true,
+			// Only under a span being recorded: a trace the sampler left
+			// out costs no statement spans either.
 			SpanFilter: func(ctx context.Context, _ otelsql.Method, _ string, _ []driver.NamedValue) bool {
-				return trace.SpanContextFromContext(ctx).IsValid()
+				return trace.SpanFromContext(ctx).IsRecording()
 			},
 		}))
 }
@@ -42,8 +44,11 @@ func statementSpanName(_ context.Context, method otelsql.Method, query string) s
 		_, rest, _ := strings.Cut(query, "\n")
 		query = strings.TrimSpace(rest)
 	}
-	if word := strings.FieldsFunc(query, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '(' }); len(word) > 0 {
-		return strings.ToUpper(word[0])
+	if query == "" {
+		return string(method)
 	}
-	return string(method)
+	if end := strings.IndexAny(query, " \n\t("); end > 0 {
+		query = query[:end]
+	}
+	return strings.ToUpper(query)
 }
