@@ -30,10 +30,10 @@ func HTTPHandler(next http.Handler) http.Handler {
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }))
 }
 
-// NameHTTPSpan names the server span of the request in ctx by its route
-// pattern, as "GET /api/v2.0/jobs.json/{id}", and records the route; a
-// request no route took keeps the method alone. It does nothing when the
-// request has no span being recorded.
+// NameHTTPSpan names a request's server span by its route pattern, as
+// "GET /api/v2.0/jobs.json/{id}", and records the route; a request no
+// route took (routed false) keeps the method alone. A span not being
+// recorded (tracing off, or left out by the sampler) is left as it is.
 func NameHTTPSpan(span trace.Span, method, route string, routed bool) {
 	if !span.IsRecording() || !routed {
 		return
