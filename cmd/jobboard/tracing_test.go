@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/testfix"
 )
 
 // traceparent is a W3C traceparent of a new sampled trace, as a caller
@@ -196,7 +197,10 @@ func TestTracingOff(t *testing.T) {
 	if code, _, body := svc.requestWithHeader(http.Header{"Traceparent": {tp}}, "basic", a.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
 		t.Fatalf("GET jobs: %d %s", code, body)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The line is written as the answer leaves.
+	testfix.Eventually(5*time.Second, func() bool {
+		return len(logLines(svc.stderr.String(), "request", `"route":"/api/v2.0/jobs.json"`)) == 1
+	})
 	logs := svc.stderr.String()
 	if len(logLines(logs, "request", `"route":"/api/v2.0/jobs.json"`)) != 1 || strings.Contains(logs, "trace_id") ||
 		strings.Contains(logs, traceID) || strings.Contains(logs, "tracing") {
