@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/truckjobs/jobboard/internal/calllog"
+	"github.com/truckjobs/jobboard/internal/tracing"
 )
 
 // requestInfo is what the REST access log alone reports: the route pattern
@@ -63,11 +66,10 @@ func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 		next.ServeHTTP(rec, inner)
 		elapsed := call.End(r.Context(), calllog.REST, slog.String("method", r.Method),
 			slog.String("route", info.route), slog.Int("status", rec.status))
-		if len(observers) > 0 {
-			route := routeLabel(info, inner)
-			for _, observe := range observers {
-				observe(route, r.Method, rec.status, elapsed)
-			}
+		route := routeLabel(info, inner)
+		tracing.NameHTTPSpan(trace.SpanFromContext(r.Context()), r.Method, route, route != unmatched)
+		for _, observe := range observers {
+			observe(route, r.Method, rec.status, elapsed)
 		}
 	})
 }

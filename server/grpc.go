@@ -22,6 +22,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server/descriptors"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -208,7 +209,8 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 			func() (river.JobArgs, *river.InsertOpts) {
 				return importSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
 			}, &river.PeriodicJobOpts{RunOnStart: true})},
-		Logger: newQueueLogger(slog.Default().Handler(), queuePollInterval),
+		Logger:     newQueueLogger(slog.Default().Handler(), queuePollInterval),
+		Middleware: tracing.QueueMiddleware(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job queue: %w", err)

@@ -64,6 +64,11 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if err := cfg.requireDatabase("dev"); err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	st, err := openAndMigrate(ctx, cfg)
 	if err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+
+	"github.com/truckjobs/jobboard/internal/tracing"
 	"syscall"
 )
 
@@ -44,7 +46,7 @@ jobboard dev running in .data (--data DIR: another folder).
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redactAttr})))
+	slog.SetDefault(slog.New(tracing.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redactAttr}))))
 	err := run(ctx, os.Args[1:], os.Stdout)
 	var u usageError
 	switch {

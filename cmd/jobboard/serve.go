@@ -18,6 +18,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -39,6 +40,11 @@ func serveCommand(ctx context.Context, args []string) error {
 	if _, err := cfg.serverConfig(); err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	st, err := openAndMigrate(ctx, cfg)
 	if err != nil {
 		return err
@@ -106,7 +112,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 			return err
 		}
 	}
-	srv.grpc = svcs.NewGRPCServer()
+	srv.grpc = svcs.NewGRPCServer(tracing.GRPCServerOptions()...)
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	slog.Info("serving", lns.logAttrs()...)
 	if ready != nil {
@@ -192,7 +198,7 @@ func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shutting
 	mux.Handle("/", api)
 	// Bounded reads and writes, so a client trickling a body or not reading
 	// the answer cannot hold a connection and its buffers forever.
-	apiSrv = &http.Server{Handler: gateway.AccessLog(mux, m.ObserveHTTP), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	apiSrv = &http.Server{Handler: tracing.HTTPHandler(gateway.AccessLog(mux, m.ObserveHTTP)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	// /metrics is apart from the API: only those who can reach its address
 	// (the monitoring) read it. On the API port it is an unknown path.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/internal/tracing"
 )
 
 // ErrNotFound means the record does not exist for the caller; callers
@@ -81,11 +83,11 @@ func openPool(url string) (*sqlx.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlx.Open("postgres", dsn)
+	pool, err := tracing.OpenSQL("postgres", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return db, nil
+	return sqlx.NewDb(pool, "postgres"), nil
 }
 
 // sizePool gives a pool enough connections for both cores' worth of

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"code.dny.dev/ssrf"
+
+	"github.com/truckjobs/jobboard/internal/tracing"
 )
 
 // secretPrefix starts every signing secret.
@@ -81,7 +83,7 @@ func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 	}
 	return &http.Client{
 		Timeout:   timeout,
-		Transport: transport,
+		Transport: tracing.Transport(transport),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
