@@ -111,3 +111,42 @@ func TestCompareRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestPreparedAfterColumnChange: a column of a prepared read changes type
+// under a running server (a migration): the read after it still answers,
+// run unprepared while the statement is dropped, and the next prepares it
+// afresh.
+func TestPreparedAfterColumnChange(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Route().Direct {
+		t.Fatalf("route %+v, want direct", s.Route())
+	}
+	s.DB().SetMaxOpenConns(1)
+	a := testfix.NewAccount(t, s, "change")
+	if _, err := s.UpsertJobs(ctx, a.AccountID, []store.JobFields{job("C1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.ListJobs(ctx, a.AccountID)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("list jobs: %d, %v", len(jobs), err)
+	}
+	for i, step := range []string{"prepared", "after the change", "prepared again"} {
+		if i == 1 {
+			if _, err := s.DB().ExecContext(ctx, `ALTER TABLE jobs ALTER COLUMN title TYPE varchar(500)`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if j, err := s.Job(ctx, a.AccountID, jobs[0].ID); err != nil || j.ReferenceNumber != "C1" {
+			t.Fatalf("%s: %+v, %v", step, j, err)
+		}
+	}
+	var n int
+	if err := s.DB().GetContext(ctx, &n, `SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql`); err != nil || n != 1 {
+		t.Errorf("%d named statements (%v), want the retrieve's, prepared again", n, err)
+	}
+}
