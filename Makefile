@@ -65,11 +65,11 @@ soak: postgres docs-assets tools ## 200 connections of mixed reads and writes fo
 	$(GO) run ./bench -only 7
 
 .PHONY: bench
-bench: postgres docs-assets tools ## measure every scenario against its floor; report in bench/results/
+bench: postgres pgbouncer docs-assets tools ## measure every scenario against its floor; report in bench/results/
 	$(GO) run ./bench
 
 .PHONY: bench-quick
-bench-quick: postgres docs-assets tools ## a one-minute run of the benchmark harness (small data, targets not judged)
+bench-quick: postgres pgbouncer docs-assets tools ## a one-minute run of the benchmark harness (small data, targets not judged)
 	$(GO) run ./bench -quick
 
 .PHONY: bench-go

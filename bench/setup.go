@@ -99,7 +99,7 @@ func setup(ctx context.Context, opts options) (*harness, error) {
 	if h.store, err = store.Open(ctx, h.dbURL); err != nil {
 		return nil, err
 	}
-	if h.server, err = h.startServer(ctx); err != nil {
+	if h.server, err = h.startServer(ctx, "server"); err != nil {
 		return nil, err
 	}
 
@@ -168,6 +168,7 @@ func (h *harness) jobboard(ctx context.Context, args ...string) ([]byte, error) 
 
 // process is a server the harness started.
 type process struct {
+	name      string
 	cmd       *exec.Cmd
 	httpBase  string
 	grpcAddr  string
@@ -175,9 +176,11 @@ type process struct {
 	logs      *os.File
 }
 
-func (h *harness) startServer(ctx context.Context) (*process, error) {
+// startServer runs the service with its log in name.log; env, when given,
+// is added to (and overrides) the harness's settings.
+func (h *harness) startServer(ctx context.Context, name string, env ...string) (*process, error) {
 	httpAddr, grpcAddr, debugAddr := freeAddr(), freeAddr(), freeAddr()
-	logs, err := os.Create(filepath.Join(h.dir, "server.log"))
+	logs, err := os.Create(filepath.Join(h.dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +193,12 @@ func (h *harness) startServer(ctx context.Context) (*process, error) {
 		// The scenarios measure throughput on one key, far above any
 		// per-key rate a client would be granted.
 		"JOBBOARD_RATE_LIMIT=0")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, debugAddr: debugAddr, logs: logs}
+	p := &process{name: name, cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, debugAddr: debugAddr, logs: logs}
 	if err := waitReady(ctx, p.httpBase+"/readyz"); err != nil {
 		p.stop()
 		return nil, err

@@ -133,6 +133,9 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
 	}
+	if err := cfg.Metrics.DatabaseRoute(st.Route().Direct); err != nil {
+		return nil, err
+	}
 	if read := st.ReadDB(); read != nil {
 		status := func() (bool, uint64) { r := st.ReadDatabase(); return r.Up, r.Fallbacks }
 		if err := cfg.Metrics.WatchReadDB(read.DB, status); err != nil {

@@ -259,3 +259,40 @@ func TestReadDatabaseDown(t *testing.T) {
 		t.Errorf("the logs show the read database's password:\n%s", logs)
 	}
 }
+
+// TestDatabaseStatementsMode: the service says once at start, and in
+// jobboard_database_prepared_statements, whether its hottest reads are
+// prepared: yes on a direct connection, no through PgBouncer; the log line
+// gives the addresses compared, never the URL's password.
+func TestDatabaseStatementsMode(t *testing.T) {
+	direct := strings.Replace(pgtest.URL(t), "postgres://jobboard@", "postgres://jobboard:s3cret-word@", 1)
+	bouncer := pgbouncertest.Start(t, direct, pgbouncertest.Options{PoolSize: 2})
+	for _, tt := range []struct {
+		name, url, mode, metric string
+	}{
+		{"direct", direct, "prepared", "jobboard_database_prepared_statements 1"},
+		{"through PgBouncer", bouncer.URL(), "unprepared", "jobboard_database_prepared_statements 0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := startService(t, []string{"DATABASE_URL=" + tt.url, "JOBBOARD_DATABASE_DIRECT_URL=" + direct})
+			var lines []string
+			for _, line := range strings.Split(svc.stderr.String(), "\n") {
+				if strings.Contains(line, `"msg":"database statements"`) {
+					lines = append(lines, line)
+				}
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], `"mode":"`+tt.mode+`"`) || strings.Contains(lines[0], "s3cret") {
+				t.Errorf("want one line with mode %s and no password, got %q", tt.mode, lines)
+			}
+			resp, err := http.Get(svc.metricsBase + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(body), "\n"+tt.metric+"\n") {
+				t.Errorf("no %q in the metrics", tt.metric)
+			}
+		})
+	}
+}

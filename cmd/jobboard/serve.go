@@ -83,6 +83,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
+	logDatabaseRoute(st.Route())
 	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Boundary: server.ErrorBoundary(),
 		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies})
 	if err != nil {
@@ -125,6 +126,16 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	return srv.run(ctx, lns)
+}
+
+// logDatabaseRoute says once whether the hottest reads are prepared, and
+// why: the addresses compared, never the URL.
+func logDatabaseRoute(r store.Route) {
+	mode := "unprepared"
+	if r.Direct {
+		mode = "prepared"
+	}
+	slog.Info("database statements", "mode", mode, "reason", r.Reason)
 }
 
 // servers are serve's API, metrics and gRPC servers and the services

@@ -275,6 +275,27 @@ func (m *Metrics) WatchReadDB(db *sql.DB, status func() (up bool, fallbacks uint
 	return nil
 }
 
+// DatabaseRoute exposes whether the hottest reads run as named prepared
+// statements: jobboard_database_prepared_statements is 1 when the pool's
+// connection reaches PostgreSQL directly, 0 when a pooler or proxy (or a
+// Unix socket, which cannot be checked) is in between.
+func (m *Metrics) DatabaseRoute(prepared bool) error {
+	if m == nil {
+		return nil
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "database_prepared_statements",
+		Help: "1 when the job retrieve and API key lookup run as prepared statements (the connection reaches PostgreSQL directly), 0 when they are sent unprepared (PgBouncer or a proxy in between, or no way to tell).",
+	})
+	if prepared {
+		g.Set(1)
+	}
+	if err := m.registry.Register(g); err != nil {
+		return fmt.Errorf("register database route metric: %w", err)
+	}
+	return nil
+}
+
 // WatchQueue exposes the queue's depth, read by depth at scrape time. Every
 // kind in kinds is reported in every state of queueStates, zero when it has
 // no jobs there, so the series exist before the first job does.

@@ -73,38 +73,47 @@ func Binary() (string, error) {
 // and its folder removed, when the test ends.
 func Start(t testing.TB, databaseURL string, opts Options) *Bouncer {
 	t.Helper()
-	bin, err := Binary()
+	b, stop, err := Run(testfix.ReachableDir(t, "jobboard-pgbouncer-"), databaseURL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stop)
+	return b
+}
+
+// Run is Start outside a test (the bench): its files go in dir, which the
+// user PostgreSQL runs as must reach, and stop ends it.
+func Run(dir, databaseURL string, opts Options) (b *Bouncer, stop func(), err error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, nil, err
+	}
 	backend, err := url.Parse(databaseURL)
 	if err != nil || backend.User == nil {
-		t.Fatalf("pgbouncertest: %q is not a postgres:// URL with a user", databaseURL)
+		return nil, nil, errors.New("pgbouncertest: the database URL is not a postgres:// URL with a user")
 	}
-	dir := testfix.ReachableDir(t, "jobboard-pgbouncer-")
 	// The port is free when chosen and may be taken before PgBouncer binds
 	// it; another try picks another one.
 	var lastErr error
 	for range 3 {
-		b, err := launch(t, bin, dir, backend, opts)
+		b, stop, err := launch(bin, dir, backend, opts)
 		if err == nil {
-			return b
+			return b, stop, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("start pgbouncer: %v", lastErr)
-	return nil
+	return nil, nil, fmt.Errorf("start pgbouncer: %w", lastErr)
 }
 
 // launch starts PgBouncer once and waits until it answers.
-func launch(t testing.TB, bin, dir string, backend *url.URL, opts Options) (*Bouncer, error) {
+func launch(bin, dir string, backend *url.URL, opts Options) (*Bouncer, func(), error) {
 	port, err := pglocal.FreePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conf, err := writeConfig(dir, backend, port, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := &Bouncer{port: port, log: &logtest.Buffer{}}
 	through := *backend
@@ -119,12 +128,12 @@ func launch(t testing.TB, bin, dir string, backend *url.URL, opts Options) (*Bou
 	if os.Geteuid() == 0 {
 		cred, err := pglocal.Unprivileged()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cmd.SysProcAttr.Credential = cred
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -139,10 +148,9 @@ func launch(t testing.TB, bin, dir string, backend *url.URL, opts Options) (*Bou
 	}
 	if err := waitReady(b.url, exited); err != nil {
 		stop()
-		return nil, fmt.Errorf("%w\n%s", err, b.Log())
+		return nil, nil, fmt.Errorf("%w\n%s", err, b.Log())
 	}
-	t.Cleanup(stop)
-	return b, nil
+	return b, stop, nil
 }
 
 // writeConfig writes the configuration and the user list into dir and

@@ -11,16 +11,16 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// OpenSQL opens a pool as sql.Open does. With tracing, each statement run
+// OpenDB opens a pool on c as sql.OpenDB does. With tracing, each statement run
 // inside a recorded trace is a span holding its text (the statements take their
 // values as parameters, and those are not recorded); statements outside any
 // trace, such as the job queue polling for work every fraction of a second,
 // make none.
-func OpenSQL(driverName, dsn string) (*sql.DB, error) {
+func OpenDB(c driver.Connector) *sql.DB {
 	if !Enabled() {
-		return sql.Open(driverName, dsn)
+		return sql.OpenDB(c)
 	}
-	return otelsql.Open(driverName, dsn,
+	return otelsql.OpenDB(c,
 		otelsql.WithAttributes(semconv.DBSystemNamePostgreSQL),
 		otelsql.WithSpanNameFormatter(statementSpanName),
 		otelsql.WithSpanOptions(otelsql.SpanOptions{

@@ -54,7 +54,8 @@ func insertKey(ctx context.Context, tx *sqlx.Tx, accountID int64, hash, prefix s
 // given hash, or ErrNotFound.
 func (s *Store) AccountIDByKeyHash(ctx context.Context, hash string) (int64, error) {
 	var id int64
-	err := s.db.GetContext(ctx, &id, `SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash)
+	// Every request runs this first.
+	err := s.getPrepared(ctx, &id, `SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}

@@ -23,6 +23,10 @@ var ErrNotFound = errors.New("not found")
 // Store is the service's database.
 type Store struct {
 	db *sqlx.DB
+	// route is how the pool's first connection reached the server; the
+	// hottest reads are prepared only when it is direct.
+	route    Route
+	prepared prepared
 	// sessionURL is for connections that keep session state, which a
 	// pooler in transaction mode would not carry from one transaction to
 	// the next: LISTEN (WatchKeyChanges, RevokeAPIKey) and the migrations'
@@ -50,7 +54,7 @@ func DirectURL(direct string) Option {
 // Open connects to the database at url, which may be PgBouncer in
 // transaction pooling mode, and checks that it answers.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	db, err := openPool(url)
+	db, conns, err := openPool(url)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +66,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
 	s := &Store{db: db, sessionURL: url}
+	s.route, _ = conns.Route()
+	s.prepared.on = s.route.Direct
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			s.Close()
@@ -77,18 +83,23 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // PgBouncer in transaction mode may run the second on another server
 // connection, where the unnamed statement does not exist. The price is
 // that []byte arguments go in binary format: right for bytea, text and
-// json, wrong for jsonb, so none is passed to a jsonb parameter.
-func openPool(url string) (*sqlx.DB, error) {
+// json, wrong for jsonb, so none is passed to a jsonb parameter. Each
+// connection is checked for a pooler or relay in between (checkedConnector).
+func openPool(url string) (*sqlx.DB, *checkedConnector, error) {
 	dsn, err := withSetting(url, "binary_parameters", "yes")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	pool, err := tracing.OpenSQL("postgres", dsn)
+	conns, err := newCheckedConnector(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	return sqlx.NewDb(pool, "postgres"), nil
+	return sqlx.NewDb(tracing.OpenDB(conns), "postgres"), conns, nil
 }
+
+// Route is how the pool's first connection reached the database, which
+// decided whether the hottest reads run as prepared statements.
+func (s *Store) Route() Route { return s.route }
 
 // sizePool gives a pool enough connections for both cores' worth of
 // concurrent requests plus background work, few enough to leave room for
@@ -101,6 +112,7 @@ func sizePool(db *sqlx.DB) {
 
 // Close releases the connection pools.
 func (s *Store) Close() error {
+	s.closePrepared()
 	if s.reads != nil {
 		_ = s.reads.db.Close()
 	}

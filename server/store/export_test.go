@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
@@ -16,3 +17,13 @@ func (s *Store) SetReadClock(now func() time.Time) { s.reads.now = now }
 // JobByIDQuery is the query of Job, for the benchmark that runs it the
 // ways the store could.
 var JobByIDQuery = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`
+
+// ForcePrepared turns the prepared hot reads on whatever Open decided, to
+// show that a connection that is not direct still prepares nothing.
+func (s *Store) ForcePrepared() { s.prepared.on = true }
+
+// CompareRoute is the verdict on one connection, from the socket's two
+// ends and the server's view of them.
+func CompareRoute(local, remote, server, client netip.AddrPort) Route {
+	return compareRoute(local, remote, serverSide{server: server, client: client})
+}

@@ -7,19 +7,21 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/truckjobs/jobboard/internal/pgbouncertest"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-// BenchmarkJobByID runs the retrieve's read, 32 at a time, the way the
-// store runs it (an unnamed statement, parse, bind and execute in one
-// batch, which PgBouncer in transaction mode accepts) and the two ways
-// lib/pq offers otherwise: a named statement prepared on each connection
-// (one round trip, which the store used before it had to work behind
-// PgBouncer), and an unnamed one by default (two round trips, parse then
-// bind). All three in one run, on one database, so the ratios compare
-// like with like.
+// BenchmarkJobByID runs the retrieve's read, 32 at a time, the ways the
+// store may run it: on a direct connection as a named statement prepared
+// on each connection (one round trip, no planning), and through PgBouncer
+// in transaction mode as an unnamed statement parsed, bound and executed
+// in one batch (planned on every run, and a hop more); then, on a direct
+// connection, the same one batch unprepared (the cost of planning alone)
+// and lib/pq's default for an unnamed statement (two round trips, parse
+// then bind). All in one run, on one database, so the ratios compare like
+// with like.
 func BenchmarkJobByID(b *testing.B) {
 	ctx := context.Background()
 	url := pgtest.URL(b)
@@ -28,6 +30,14 @@ func BenchmarkJobByID(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	pooled, err := store.Open(ctx, pgbouncertest.Start(b, url, pgbouncertest.Options{PoolSize: 20}).URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pooled.Close()
+	if !s.Route().Direct || pooled.Route().Direct {
+		b.Fatalf("direct store %+v, through PgBouncer %+v", s.Route(), pooled.Route())
+	}
 	acct := testfix.NewAccount(b, s, "bench").AccountID
 	jobs := make([]store.JobFields, 1000)
 	for i := range jobs {
@@ -40,25 +50,15 @@ func BenchmarkJobByID(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plain, err := sqlx.Open("postgres", url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer plain.Close()
-	plain.SetMaxOpenConns(20)
-	plain.SetMaxIdleConns(20)
-	named, err := plain.PreparexContext(ctx, store.JobByIDQuery)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer named.Close()
+	batch, plain := openPlain(b, url+"&binary_parameters=yes"), openPlain(b, url)
 	for _, way := range []struct {
 		name string
 		get  func(j *store.Job, id int64) error
 	}{
-		{"store one batch", func(j *store.Job, id int64) (err error) { *j, err = s.Job(ctx, acct, id); return err }},
-		{"named prepared", func(j *store.Job, id int64) error { return named.GetContext(ctx, j, acct, id) }},
-		{"default two round trips", func(j *store.Job, id int64) error { return plain.GetContext(ctx, j, store.JobByIDQuery, acct, id) }},
+		{"store direct prepared", func(j *store.Job, id int64) (err error) { *j, err = s.Job(ctx, acct, id); return err }},
+		{"store through PgBouncer", func(j *store.Job, id int64) (err error) { *j, err = pooled.Job(ctx, acct, id); return err }},
+		{"direct one batch unprepared", func(j *store.Job, id int64) error { return batch.GetContext(ctx, j, store.JobByIDQuery, acct, id) }},
+		{"direct default two round trips", func(j *store.Job, id int64) error { return plain.GetContext(ctx, j, store.JobByIDQuery, acct, id) }},
 	} {
 		b.Run(way.name, func(b *testing.B) {
 			b.SetParallelism(16) // 32 goroutines on two cores
@@ -73,4 +73,16 @@ func BenchmarkJobByID(b *testing.B) {
 			})
 		})
 	}
+}
+
+// openPlain is a pool of lib/pq's own, sized like the store's.
+func openPlain(b *testing.B, url string) *sqlx.DB {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	return db
 }

@@ -124,7 +124,7 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 // Job returns one active job of the account, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, accountID, id int64) (Job, error) {
 	var j Job
-	err := s.db.GetContext(ctx, &j, jobSelect+` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`, accountID, id)
+	err := s.getPrepared(ctx, &j, jobSelect+` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, ErrNotFound
 	}

@@ -53,7 +53,7 @@ func ReadURL(read string) Option {
 		if err != nil {
 			return err
 		}
-		db, err := openPool(dsn)
+		db, _, err := openPool(dsn)
 		if err != nil {
 			return err
 		}
