@@ -33,6 +33,10 @@ const primaryAnswerWithin = time.Second
 // down.
 const primaryCheckEvery = time.Second
 
+// primaryCheckTimeout bounds one check, so that a check of a host that
+// drops packets does not stay for the kernel's connect timeout.
+const primaryCheckTimeout = 30 * time.Second
+
 // ErrPrimaryDown means the primary did not answer a lookup moments ago and
 // has not answered a check since, so the lookup was not sent to it.
 // IsUnavailable reports it.
@@ -49,8 +53,8 @@ type primaryState struct {
 	authLookups atomic.Uint64
 }
 
-// isDown reports whether the primary is known to be down; while it is, it
-// starts one background check at a time.
+// primaryIsDown reports whether the primary is known to be down; while it
+// is, it starts one background check at a time.
 func (s *Store) primaryIsDown() bool {
 	p := &s.primary
 	p.mu.Lock()
@@ -62,11 +66,13 @@ func (s *Store) primaryIsDown() bool {
 	return p.down
 }
 
-// checkPrimary pings the primary and ends the outage when it answers. The
-// ping is not bounded: behind PgBouncer it waits in its queue and returns
-// the moment a server (a restarted or promoted primary) takes it.
+// checkPrimary pings the primary and ends the outage when it answers.
+// Behind PgBouncer the ping waits in its queue and returns the moment a
+// server (a restarted or promoted primary) takes it.
 func (s *Store) checkPrimary() {
-	err := s.db.PingContext(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), primaryCheckTimeout)
+	err := s.db.PingContext(ctx)
+	cancel()
 	if err != nil {
 		time.Sleep(primaryCheckEvery)
 	}
@@ -97,31 +103,39 @@ func (s *Store) primaryFailed(err error) {
 // longer than primaryAnswerWithin; both fail with ErrPrimaryDown, and a
 // primary that cannot be reached starts an outage. The caller then asks
 // the read database (replicaAuthLookup).
-func (s *Store) authLookup(ctx context.Context, fn func(*sqlx.DB) error) error {
+func authLookup[T any](ctx context.Context, s *Store, fn func(*sqlx.DB) (T, error)) (T, error) {
 	if s.reads == nil {
 		return fn(s.db)
 	}
+	var none T
 	if s.primaryIsDown() {
-		return ErrPrimaryDown
+		return none, ErrPrimaryDown
 	}
 	// fn may outlive the wait below (PgBouncer holds it); its answer then
 	// goes nowhere.
-	answer := make(chan error, 1)
-	go func() { answer <- fn(s.db) }()
+	type answer struct {
+		v   T
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		v, err := fn(s.db)
+		answered <- answer{v, err}
+	}()
 	timer := time.NewTimer(primaryAnswerWithin)
 	defer timer.Stop()
 	select {
-	case err := <-answer:
-		if IsUnavailable(err) && ctx.Err() == nil {
-			s.primaryFailed(err)
+	case a := <-answered:
+		if IsUnavailable(a.err) && ctx.Err() == nil {
+			s.primaryFailed(a.err)
 		}
-		return err
+		return a.v, a.err
 	case <-timer.C:
 		err := fmt.Errorf("%w: no answer within %s", ErrPrimaryDown, primaryAnswerWithin)
 		s.primaryFailed(err)
-		return err
+		return none, err
 	case <-ctx.Done():
-		return ctx.Err()
+		return none, ctx.Err()
 	}
 }
 
@@ -130,37 +144,28 @@ var ErrNoReadDatabase = errors.New("no read database configured")
 
 // replicaAuthLookup runs fn on the read database, for authentication while
 // the primary cannot be reached.
-func (s *Store) replicaAuthLookup(fn func(*sqlx.DB) error) error {
+func replicaAuthLookup[T any](s *Store, fn func(*sqlx.DB) (T, error)) (T, error) {
 	if s.reads == nil {
-		return ErrNoReadDatabase
+		var none T
+		return none, ErrNoReadDatabase
 	}
-	err := fn(s.reads.db)
+	v, err := fn(s.reads.db)
 	if err == nil || errors.Is(err, ErrNotFound) {
 		s.primary.authLookups.Add(1)
 	}
-	return err
+	return v, err
 }
 
 // AccountIDByKeyHash returns the account owning the unrevoked key with the
 // given hash, or ErrNotFound, from the primary (see authLookup).
 func (s *Store) AccountIDByKeyHash(ctx context.Context, hash string) (int64, error) {
-	var id int64
-	err := s.authLookup(ctx, func(db *sqlx.DB) (err error) {
-		id, err = accountIDByKeyHash(ctx, db, hash)
-		return err
-	})
-	return id, err
+	return authLookup(ctx, s, func(db *sqlx.DB) (int64, error) { return accountIDByKeyHash(ctx, db, hash) })
 }
 
 // ReplicaAccountIDByKeyHash is AccountIDByKeyHash answered by the read
 // database, for while the primary cannot be reached.
 func (s *Store) ReplicaAccountIDByKeyHash(ctx context.Context, hash string) (int64, error) {
-	var id int64
-	err := s.replicaAuthLookup(func(db *sqlx.DB) (err error) {
-		id, err = accountIDByKeyHash(ctx, db, hash)
-		return err
-	})
-	return id, err
+	return replicaAuthLookup(s, func(db *sqlx.DB) (int64, error) { return accountIDByKeyHash(ctx, db, hash) })
 }
 
 func accountIDByKeyHash(ctx context.Context, db *sqlx.DB, hash string) (int64, error) {
@@ -178,13 +183,15 @@ func accountIDByKeyHash(ctx context.Context, db *sqlx.DB, hash string) (int64, e
 // CheckAccount returns nil when the account exists, ErrNotFound when it
 // does not, from the primary (see authLookup).
 func (s *Store) CheckAccount(ctx context.Context, id int64) error {
-	return s.authLookup(ctx, func(db *sqlx.DB) error { return checkAccount(ctx, db, id) })
+	_, err := authLookup(ctx, s, func(db *sqlx.DB) (struct{}, error) { return struct{}{}, checkAccount(ctx, db, id) })
+	return err
 }
 
 // ReplicaCheckAccount is CheckAccount answered by the read database, for
 // while the primary cannot be reached.
 func (s *Store) ReplicaCheckAccount(ctx context.Context, id int64) error {
-	return s.replicaAuthLookup(func(db *sqlx.DB) error { return checkAccount(ctx, db, id) })
+	_, err := replicaAuthLookup(s, func(db *sqlx.DB) (struct{}, error) { return struct{}{}, checkAccount(ctx, db, id) })
+	return err
 }
 
 func checkAccount(ctx context.Context, db *sqlx.DB, id int64) error {
