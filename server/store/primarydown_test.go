@@ -53,8 +53,11 @@ func TestAuthDuringPrimaryOutage(t *testing.T) {
 			relay.Cut()
 
 			start := time.Now()
-			if _, err := s.AccountIDByKeyHash(ctx, acct.KeyHash); !store.IsUnavailable(err) || time.Since(start) > 3*time.Second {
-				t.Fatalf("key lookup on the primary: %v after %v, want unavailable within 3 s", err, time.Since(start))
+			_, err = s.AccountIDByKeyHash(ctx, acct.KeyHash)
+			took := time.Since(start)
+			t.Logf("figures: the first key lookup on the unreachable primary failed after %v: %v", took.Round(time.Millisecond), err)
+			if !store.IsUnavailable(err) || took > 3*time.Second {
+				t.Fatalf("key lookup on the primary: %v after %v, want unavailable within 3 s", err, took)
 			}
 			start = time.Now()
 			if _, err := s.AccountIDByKeyHash(ctx, acct.KeyHash); !errors.Is(err, store.ErrPrimaryDown) || time.Since(start) > 100*time.Millisecond {
