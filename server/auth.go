@@ -158,7 +158,11 @@ func (a *Authenticator) resolveKey(ctx context.Context, key, client string) (Cal
 	// failure limit: clients behind one NAT or proxy share an address, and
 	// a neighbour's flood must not lock a good key out. A wrong key is
 	// looked up once: the cache remembers it as wrong.
-	id, err := a.keys.AccountID(ctx, apikey.Hash(key), a.lookupKey)
+	hash := apikey.Hash(key)
+	id, err := a.keys.AccountID(ctx, hash, a.lookupKey)
+	if a.duringOutage(ctx, err) {
+		id, err = a.keys.ReplicaAccountID(ctx, hash, a.store.ReplicaAccountIDByKeyHash)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Caller{}, a.failed(client)
@@ -169,6 +173,14 @@ func (a *Authenticator) resolveKey(ctx context.Context, key, client string) (Cal
 		return Caller{}, rateLimited(a.limiter, wait, "an account may make")
 	}
 	return Caller{AccountID: id}, nil
+}
+
+// duringOutage reports whether a lookup that failed with err is for the
+// read database to answer: the primary could not be reached and there is
+// one. Requests the read database serves then answer through the outage;
+// every other one still fails on the primary it needs.
+func (a *Authenticator) duringOutage(ctx context.Context, err error) bool {
+	return store.IsUnavailable(err) && ctx.Err() == nil && a.store.ReadDatabase().Configured
 }
 
 // failed is the answer to a missing or wrong key: Unauthenticated, or
@@ -249,7 +261,11 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 	if err != nil || id <= 0 {
 		return Caller{}, status.Errorf(codes.InvalidArgument, "x-account-id: %q is not an account id (a positive integer)", raw)
 	}
-	if _, err := a.store.Account(ctx, id); errors.Is(err, store.ErrNotFound) {
+	err = a.store.CheckAccount(ctx, id)
+	if a.duringOutage(ctx, err) {
+		err = a.store.ReplicaCheckAccount(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
 		return Caller{}, status.Errorf(codes.NotFound, "x-account-id: account %d not found", id)
 	} else if err != nil {
 		return Caller{}, internalError(ctx, err)

@@ -137,7 +137,10 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		return nil, err
 	}
 	if read := st.ReadDB(); read != nil {
-		status := func() (bool, uint64) { r := st.ReadDatabase(); return r.Up, r.Fallbacks }
+		status := func() metrics.ReadDBStatus {
+			r := st.ReadDatabase()
+			return metrics.ReadDBStatus{Up: r.Up, Fallbacks: r.Fallbacks, AuthLookups: r.AuthLookups}
+		}
 		if err := cfg.Metrics.WatchReadDB(read.DB, status); err != nil {
 			return nil, err
 		}

@@ -242,12 +242,25 @@ func (m *Metrics) WatchDB(db *sql.DB) error {
 	return nil
 }
 
+// ReadDBStatus is what the service shows of its read database.
+type ReadDBStatus struct {
+	// Up: reads go to it (not to the primary in its place).
+	Up bool
+	// Fallbacks counts the reads the primary served in its place.
+	Fallbacks uint64
+	// AuthLookups counts the API key and account lookups it answered
+	// because the primary could not be reached.
+	AuthLookups uint64
+}
+
 // WatchReadDB exposes the read database (JOBBOARD_READ_DATABASE_URL):
 // jobboard_read_database_up is 0 while reads go to the primary because it
 // failed, jobboard_read_database_fallbacks_total counts the reads the
-// primary served in its place, and go_sql_* with db_name="jobboard_read"
-// are its pool's statistics. status is read at scrape time.
-func (m *Metrics) WatchReadDB(db *sql.DB, status func() (up bool, fallbacks uint64)) error {
+// primary served in its place, jobboard_read_database_auth_lookups_total
+// the authentication lookups it served in the primary's place, and
+// go_sql_* with db_name="jobboard_read" are its pool's statistics. status
+// is read at scrape time.
+func (m *Metrics) WatchReadDB(db *sql.DB, status func() ReadDBStatus) error {
 	if m == nil {
 		return nil
 	}
@@ -255,7 +268,7 @@ func (m *Metrics) WatchReadDB(db *sql.DB, status func() (up bool, fallbacks uint
 		Namespace: namespace, Name: "read_database_up",
 		Help: "1 while the drivers list and detail are read from the read database, 0 while it is unreachable and the primary serves them.",
 	}, func() float64 {
-		if ok, _ := status(); ok {
+		if status().Up {
 			return 1
 		}
 		return 0
@@ -263,11 +276,12 @@ func (m *Metrics) WatchReadDB(db *sql.DB, status func() (up bool, fallbacks uint
 	fallbacks := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: namespace, Name: "read_database_fallbacks_total",
 		Help: "Reads of the drivers list and detail the primary served because the read database could not.",
-	}, func() float64 {
-		_, n := status()
-		return float64(n)
-	})
-	for _, c := range []prometheus.Collector{up, fallbacks, collectors.NewDBStatsCollector(db, namespace+"_read")} {
+	}, func() float64 { return float64(status().Fallbacks) })
+	authLookups := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: namespace, Name: "read_database_auth_lookups_total",
+		Help: "API key and account lookups the read database answered because the primary could not be reached.",
+	}, func() float64 { return float64(status().AuthLookups) })
+	for _, c := range []prometheus.Collector{up, fallbacks, authLookups, collectors.NewDBStatsCollector(db, namespace+"_read")} {
 		if err := m.registry.Register(c); err != nil {
 			return fmt.Errorf("register read database metrics: %w", err)
 		}

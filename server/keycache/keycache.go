@@ -78,6 +78,21 @@ func (c *Cache) RememberMisses(isMiss func(error) bool, ttl time.Duration, maxEn
 // lookup's errors are returned as they are; only misses (see
 // RememberMisses) are remembered, and returned again without a lookup.
 func (c *Cache) AccountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error)) (int64, error) {
+	return c.accountID(ctx, hash, lookup, true)
+}
+
+// ReplicaAccountID is AccountID for a lookup on a replica, made while the
+// primary cannot be reached. A replica may not yet have replayed a
+// revocation the watch already reported, so the account it finds is
+// returned but never remembered: the key is looked up again, on the
+// primary once it answers. Its misses are remembered as any (a key
+// created too recently for the replica is then refused until the watch
+// starts afresh or the miss expires).
+func (c *Cache) ReplicaAccountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error)) (int64, error) {
+	return c.accountID(ctx, hash, lookup, false)
+}
+
+func (c *Cache) accountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error), remember bool) (int64, error) {
 	now := c.now()
 	c.mu.Lock()
 	if m, ok := c.misses[hash]; ok && now.Before(m.expires) {
@@ -95,7 +110,7 @@ func (c *Cache) AccountID(ctx context.Context, hash string, lookup func(context.
 		c.rememberMiss(hash, gen, err)
 		return id, err
 	}
-	if !watching {
+	if !watching || !remember {
 		return id, nil
 	}
 	c.mu.Lock()

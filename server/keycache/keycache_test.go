@@ -173,3 +173,51 @@ func TestMissesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaAccountID: an account a replica found is never remembered,
+// even while watching (the replica may be behind a revocation the watch
+// reported), and does not displace one the primary found; a replica's
+// miss is remembered as any.
+func TestReplicaAccountID(t *testing.T) {
+	errMissing := errors.New("not found")
+	tests := []struct {
+		name string
+		err  error
+		// primaryFirst: the primary found the key before the replica calls.
+		primaryFirst bool
+		// wantLookups counts the replica's lookups over two calls, then the
+		// primary's over two more.
+		wantReplica, wantPrimary int
+	}{
+		{name: "an account found is not remembered", wantReplica: 2, wantPrimary: 1},
+		{name: "a miss is remembered", err: errMissing, wantReplica: 1, wantPrimary: 0},
+		{name: "the primary's entry answers first", primaryFirst: true, wantReplica: 0, wantPrimary: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New(30*time.Second, 10)
+			c.RememberMisses(func(err error) bool { return errors.Is(err, errMissing) }, time.Minute, 10)
+			c.WatchRestored()
+			primary, replica := &lookups{account: 7}, &lookups{account: 7, err: tt.err}
+			if tt.primaryFirst {
+				if _, err := c.AccountID(context.Background(), "k", primary.lookup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				if id, err := c.ReplicaAccountID(context.Background(), "k", replica.lookup); !errors.Is(err, tt.err) || (err == nil && id != 7) {
+					t.Fatalf("replica: account %d, error %v, want 7, %v", id, err, tt.err)
+				}
+			}
+			for range 2 {
+				_, _ = c.AccountID(context.Background(), "k", primary.lookup)
+			}
+			if tt.primaryFirst {
+				primary.n--
+			}
+			if replica.n != tt.wantReplica || primary.n != tt.wantPrimary {
+				t.Errorf("lookups: replica %d, primary %d; want %d, %d", replica.n, primary.n, tt.wantReplica, tt.wantPrimary)
+			}
+		})
+	}
+}

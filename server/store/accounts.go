@@ -50,21 +50,6 @@ func insertKey(ctx context.Context, tx *sqlx.Tx, accountID int64, hash, prefix s
 	return nil
 }
 
-// AccountIDByKeyHash returns the account owning the unrevoked key with the
-// given hash, or ErrNotFound.
-func (s *Store) AccountIDByKeyHash(ctx context.Context, hash string) (int64, error) {
-	var id int64
-	// Every request runs this first.
-	err := s.getPrepared(ctx, &id, `SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
-	}
-	if err != nil {
-		return 0, fmt.Errorf("look up api key: %w", err)
-	}
-	return id, nil
-}
-
 // Account returns one account, or ErrNotFound.
 func (s *Store) Account(ctx context.Context, id int64) (Account, error) {
 	var a Account

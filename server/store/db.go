@@ -34,6 +34,8 @@ type Store struct {
 	sessionURL string
 	// reads serves the drivers list and detail; nil without a read database.
 	reads *readDB
+	// primary remembers an outage of the primary, for authentication.
+	primary primaryState
 }
 
 // Option sets one of the optional databases of Open.
@@ -160,5 +162,5 @@ func IsUnavailable(err error) bool {
 		return pqErr.Code.Class() == "08" || pqErr.Code == "57P01" || pqErr.Code == "57P02" || pqErr.Code == "57P03"
 	}
 	var opErr *net.OpError
-	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &opErr)
+	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &opErr) || errors.Is(err, ErrPrimaryDown)
 }

@@ -370,10 +370,16 @@ func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, 
 		d, err = driverDetail(ctx, db, accountID, id)
 		return err
 	})
-	if errors.Is(err, ErrNotFound) && s.reads != nil {
+	if errors.Is(err, ErrNotFound) && s.reads != nil && !s.primaryIsDown() {
 		// A driver just imported may not have reached the standby yet;
 		// the primary has the last word on one that does not exist.
 		d, err = driverDetail(ctx, s.db, accountID, id)
+		if IsUnavailable(err) && ctx.Err() == nil {
+			// While it cannot be reached, the standby's answer stands: it
+			// is what a failover to it would keep.
+			s.primaryFailed(err)
+			return DriverDetail{}, ErrNotFound
+		}
 	}
 	return d, err
 }

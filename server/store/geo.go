@@ -52,12 +52,16 @@ func loadZipCentroids(ctx context.Context, db sqlx.ExtContext) error {
 }
 
 // ZipCentroid returns the centroid of a five-digit ZIP, or ErrNotFound.
+// The drivers list's radius filter asks, so the read database answers, as
+// it does the list: the table never changes once loaded.
 func (s *Store) ZipCentroid(ctx context.Context, zip string) (lat, lon float64, err error) {
 	var c struct {
 		Lat float64 `db:"latitude"`
 		Lon float64 `db:"longitude"`
 	}
-	err = s.db.GetContext(ctx, &c, `SELECT latitude, longitude FROM zip_centroids WHERE zip = $1`, zip)
+	err = s.read(ctx, func(db *sqlx.DB) error {
+		return db.GetContext(ctx, &c, `SELECT latitude, longitude FROM zip_centroids WHERE zip = $1`, zip)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, ErrNotFound
 	}

@@ -71,6 +71,12 @@ type ReadDatabaseStatus struct {
 	Up bool
 	// Fallbacks counts the reads the primary served in its place.
 	Fallbacks uint64
+	// AuthLookups counts the API key and account lookups it answered
+	// because the primary could not be reached.
+	AuthLookups uint64
+	// PrimaryDown: authentication found the primary unreachable and no
+	// check has reached it since.
+	PrimaryDown bool
 }
 
 // ReadDatabase reports the state of the read database.
@@ -79,9 +85,13 @@ func (s *Store) ReadDatabase() ReadDatabaseStatus {
 	if r == nil {
 		return ReadDatabaseStatus{}
 	}
+	s.primary.mu.Lock()
+	primaryDown := s.primary.down
+	s.primary.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ReadDatabaseStatus{Configured: true, Up: !r.down, Fallbacks: r.fallbacks.Load()}
+	return ReadDatabaseStatus{Configured: true, Up: !r.down, Fallbacks: r.fallbacks.Load(),
+		AuthLookups: s.primary.authLookups.Load(), PrimaryDown: primaryDown}
 }
 
 // ReadDB exposes the read database's pool for its metrics; nil without one.

@@ -3,14 +3,14 @@ package store_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
+	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/tcprelay"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -30,6 +30,15 @@ func addDriver(t *testing.T, s *store.Store, acct int64, email string) int64 {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// hostPort is the host:port of a database URL.
+func hostPort(t testing.TB, dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }
 
 // closedURL is a database URL where nothing listens.
@@ -87,72 +96,14 @@ func TestReadDatabase(t *testing.T) {
 	}
 }
 
-// forwarder relays TCP connections on one port to target while up; down
-// closes the port and every relayed connection, as a standby that stops.
-type forwarder struct {
-	t      *testing.T
-	target string
-	addr   string
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  []net.Conn
-}
-
-func (f *forwarder) up() {
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.addr = ln.Addr().String()
-	f.mu.Lock()
-	f.ln = ln
-	f.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go f.relay(c)
-		}
-	}()
-}
-
-func (f *forwarder) relay(c net.Conn) {
-	s, err := net.Dial("tcp", f.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	f.mu.Lock()
-	f.conns = append(f.conns, c, s)
-	f.mu.Unlock()
-	go func() { _, _ = io.Copy(s, c); s.Close() }()
-	_, _ = io.Copy(c, s)
-	c.Close()
-}
-
-func (f *forwarder) down() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ln.Close()
-	for _, c := range f.conns {
-		c.Close()
-	}
-	f.conns = nil
-}
-
 // TestReadDatabaseComesBack: while the read database is down, reads go to
 // the primary without trying it again for a while; once it is back, the
 // next try finds it and reads go to it again.
 func TestReadDatabaseComesBack(t *testing.T) {
 	ctx := context.Background()
 	primaryURL := pgtest.URL(t)
-	host := strings.TrimPrefix(primaryURL, "postgres://jobboard@")
-	fwd := &forwarder{t: t, target: host[:strings.Index(host, "/")], addr: "127.0.0.1:0"}
-	fwd.up()
-	defer fwd.down()
-	s, err := store.Open(ctx, primaryURL, store.ReadURL(strings.Replace(primaryURL, fwd.target, fwd.addr, 1)))
+	fwd := tcprelay.Start(t, hostPort(t, primaryURL))
+	s, err := store.Open(ctx, primaryURL, store.ReadURL(strings.Replace(primaryURL, hostPort(t, primaryURL), fwd.Addr(), 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +122,9 @@ func TestReadDatabaseComesBack(t *testing.T) {
 	}
 	addDriver(t, s, acct, "r@example.com")
 	list("up", store.ReadDatabaseStatus{Configured: true, Up: true})
-	fwd.down()
+	fwd.Cut()
 	list("just stopped", store.ReadDatabaseStatus{Configured: true, Fallbacks: 1})
-	fwd.up()
+	fwd.Restore()
 	list("back, before the retry", store.ReadDatabaseStatus{Configured: true, Fallbacks: 2})
 	clock = clock.Add(5 * time.Second)
 	list("back, at the retry", store.ReadDatabaseStatus{Configured: true, Up: true, Fallbacks: 2})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
 	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/tcprelay"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -20,10 +21,8 @@ func TestRoute(t *testing.T) {
 	direct := pgtest.URL(t)
 	bouncer := pgbouncertest.Start(t, direct, pgbouncertest.Options{PoolSize: 1})
 	host := strings.TrimPrefix(direct, "postgres://jobboard@")
-	fwd := &forwarder{t: t, target: host[:strings.Index(host, "/")], addr: "127.0.0.1:0"}
-	fwd.up()
-	defer fwd.down()
-	relayed := strings.Replace(direct, fwd.target, fwd.addr, 1)
+	target := host[:strings.Index(host, "/")]
+	relayed := strings.Replace(direct, target, tcprelay.Start(t, target).Addr(), 1)
 	for _, tt := range []struct {
 		name       string
 		url        string
