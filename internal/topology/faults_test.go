@@ -218,57 +218,47 @@ func (m *marker) run(ctx context.Context, l *load, acct account) {
 	}
 }
 
-// loseThePrimary: the primary crashes under the load (pg_ctl stop -m
-// immediate); 5 s later the standby is promoted and PgBouncer repointed
-// at it. Reads of the drivers list, served by the standby, answer during
-// the outage; writes resume; the acknowledged writes missing afterwards
-// are the RPO (0 with synchronous replication).
+// replicationStall is how long the primary's WAL sender is stopped just
+// before the crash: on loopback the standby is never behind, so without
+// it a failover shows nothing of what asynchronous replication can lose.
+const replicationStall = 2 * time.Second
+
+// failover is what a primary-lost scenario did, and when.
+type failover struct {
+	stalledAt, crashAt, repointedAt time.Time
+	replication                     string // the standby's state at the crash
+}
+
+// loseThePrimary: the primary's WAL sender is stalled for 2 s (a partition
+// between primary and standby), then the primary crashes under the load
+// (pg_ctl stop -m immediate); 5 s later the standby is promoted and
+// PgBouncer repointed at it. Reads of the drivers list, served by the
+// standby, answer during the outage; writes resume; the acknowledged
+// writes missing afterwards are the RPO: those of the stall with
+// asynchronous replication, none with synchronous (commits wait instead).
 func loseThePrimary(t *testing.T, top *Topology, l *load, acct account, synchronous bool) {
 	m := &marker{}
 	mctx, stopMarker := context.WithCancel(context.Background())
 	markerDone := make(chan struct{})
 	go func() { m.run(mctx, l, acct); close(markerDone) }()
-	var crashAt, repointedAt time.Time
-	var replication string
-	s := underLoad(t, l, 2*time.Minute, 10*time.Second, func() {
-		replication = replicationState()
-		crashAt = time.Now()
-		if err := top.CrashPrimary(); err != nil {
-			t.Error(err)
-		}
-		time.Sleep(5 * time.Second)
-		if err := top.PromoteStandby(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if err := top.RepointPgBouncer(StandbyPort); err != nil {
-			t.Error(err)
-		}
-		repointedAt = time.Now()
-		m.mu.Lock()
-		m.since = repointedAt
-		m.mu.Unlock()
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && m.firstWrite().IsZero(); {
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	var f failover
+	s := underLoad(t, l, 2*time.Minute, 10*time.Second, func() { f = failOver(t, top, m) })
 	stopMarker()
 	<-markerDone
-	acked := m.ackedBefore(repointedAt)
+	acked := m.ackedBefore(f.repointedAt)
 	lost, err := missingMarkers(acct, acked)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readsOK, readsFailed := opsBetween(l.rec.snapshot(), "list drivers", crashAt, repointedAt)
+	readsOK, readsFailed := opsBetween(l.rec.snapshot(), "list drivers", f.crashAt, f.repointedAt)
 	mode := map[bool]string{false: "asynchronous", true: "synchronous"}[synchronous]
-	t.Logf("figures: primary lost (%s replication): crashed under the load (standby %s), standby promoted and PgBouncer repointed %.1f s later; writes succeeded again %.1f s after the repoint (%.1f s after the crash); %d writes acknowledged by the old primary, %d of them lost (RPO); drivers-list reads during the outage: %d answered, %d failed; under the load: %v",
-		mode, replication, repointedAt.Sub(crashAt).Seconds(), m.firstWrite().Sub(repointedAt).Seconds(), m.firstWrite().Sub(crashAt).Seconds(),
-		len(acked), lost, readsOK, readsFailed, s)
+	t.Logf("figures: primary lost (%s replication): WAL sender stalled %v, then the primary crashed under the load (standby %s), standby promoted and PgBouncer repointed %.1f s after the crash; writes succeeded again %.1f s after the repoint (%.1f s after the crash); %d writes acknowledged by the old primary, %d of them during the stall; lost (RPO): %s; drivers-list reads during the outage: %d answered, %d failed; under the load: %v",
+		mode, replicationStall, f.replication, f.repointedAt.Sub(f.crashAt).Seconds(), m.firstWrite().Sub(f.repointedAt).Seconds(), m.firstWrite().Sub(f.crashAt).Seconds(),
+		len(acked), len(m.ackedBetween(f.stalledAt, f.crashAt)), lostWindow(lost, f.crashAt), readsOK, readsFailed, s)
 	if m.firstWrite().IsZero() {
 		t.Errorf("writes never resumed")
 	}
-	if synchronous && lost > 0 {
-		t.Errorf("%d acknowledged writes lost with synchronous replication: want 0", lost)
-	}
+	checkLost(t, lost, f, synchronous)
 	// The standby serves the drivers list and, while the primary is down,
 	// checks its API keys: only the lists caught by the crash itself may
 	// fail (those waiting in PgBouncer for the primary up to the service's
@@ -276,6 +266,88 @@ func loseThePrimary(t *testing.T, top *Topology, l *load, acct account, synchron
 	if readsOK <= readsFailed {
 		t.Errorf("drivers lists during the outage: %d answered, %d failed; want most to answer", readsOK, readsFailed)
 	}
+}
+
+// failOver stalls the primary's WAL sender, crashes the primary, promotes
+// the standby 5 s later, repoints PgBouncer, and waits until the marker's
+// writes succeed again.
+func failOver(t *testing.T, top *Topology, m *marker) failover {
+	var f failover
+	sender, err := top.StallReplication(context.Background())
+	if err != nil {
+		t.Error(err)
+	}
+	f.stalledAt = time.Now()
+	time.Sleep(replicationStall)
+	f.replication = replicationState()
+	f.crashAt = time.Now()
+	if err := top.CrashPrimaryStalled(sender); err != nil {
+		t.Error(err)
+	}
+	time.Sleep(5 * time.Second)
+	if err := top.PromoteStandby(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if err := top.RepointPgBouncer(StandbyPort); err != nil {
+		t.Error(err)
+	}
+	f.repointedAt = time.Now()
+	m.mu.Lock()
+	m.since = f.repointedAt
+	m.mu.Unlock()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && m.firstWrite().IsZero(); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return f
+}
+
+// checkLost: with synchronous replication no acknowledged write is lost.
+// With asynchronous replication the stall must cost some, and only those
+// the old primary acknowledged from shortly before the stall (WAL written
+// but not yet sent when the sender stopped) to the crash.
+func checkLost(t *testing.T, lost []ack, f failover, synchronous bool) {
+	if synchronous {
+		if len(lost) > 0 {
+			t.Errorf("%d acknowledged writes lost with synchronous replication: want 0", len(lost))
+		}
+		return
+	}
+	if len(lost) == 0 {
+		t.Errorf("no acknowledged write lost after a %v stall of asynchronous replication: the stall did not hold the standby back", replicationStall)
+	}
+	for _, a := range lost {
+		if a.at.Before(f.stalledAt.Add(-time.Second)) || a.at.After(f.crashAt) {
+			t.Errorf("lost %s, acknowledged %v after the stall began: outside the stall", a.ref, a.at.Sub(f.stalledAt))
+		}
+	}
+}
+
+// lostWindow describes the lost writes: how many, and the time their
+// acknowledgements span, up to how long before the crash.
+func lostWindow(lost []ack, crashAt time.Time) string {
+	if len(lost) == 0 {
+		return "0 writes"
+	}
+	first, last := lost[0].at, lost[0].at
+	for _, a := range lost {
+		first, last = minTime(first, a.at), maxTime(last, a.at)
+	}
+	return fmt.Sprintf("%d writes, acknowledged over %.2f s, from %.2f s to %.2f s before the crash",
+		len(lost), last.Sub(first).Seconds(), crashAt.Sub(first).Seconds(), crashAt.Sub(last).Seconds())
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (m *marker) firstWrite() time.Time {
@@ -286,43 +358,48 @@ func (m *marker) firstWrite() time.Time {
 
 // ackedBefore is every marker acknowledged before at: before the repoint,
 // those the old primary acknowledged.
-func (m *marker) ackedBefore(at time.Time) []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var refs []string
-	for _, a := range m.acks {
-		if a.at.Before(at) {
-			refs = append(refs, a.ref)
-		}
-	}
-	return refs
+func (m *marker) ackedBefore(at time.Time) []ack {
+	return m.ackedBetween(time.Time{}, at)
 }
 
-// missingMarkers counts the references in refs that the promoted standby
-// does not hold.
-func missingMarkers(acct account, refs []string) (int, error) {
+// ackedBetween is every marker acknowledged from from until to.
+func (m *marker) ackedBetween(from, to time.Time) []ack {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var acks []ack
+	for _, a := range m.acks {
+		if !a.at.Before(from) && a.at.Before(to) {
+			acks = append(acks, a)
+		}
+	}
+	return acks
+}
+
+// missingMarkers is the acknowledged markers that the promoted standby
+// does not hold: read from it, not inferred from the times.
+func missingMarkers(acct account, acked []ack) ([]ack, error) {
 	db, err := sql.Open("postgres", StandbyURL())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer db.Close()
 	have := map[string]bool{}
 	rows, err := db.Query(`SELECT reference_number FROM jobs WHERE account_id = $1 AND reference_number LIKE 'M%'`, acct.ID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var ref string
 		if err := rows.Scan(&ref); err != nil {
-			return 0, err
+			return nil, err
 		}
 		have[ref] = true
 	}
-	missing := 0
-	for _, r := range refs {
-		if !have[r] {
-			missing++
+	var missing []ack
+	for _, a := range acked {
+		if !have[a.ref] {
+			missing = append(missing, a)
 		}
 	}
 	return missing, rows.Err()
