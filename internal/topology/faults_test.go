@@ -226,7 +226,10 @@ const replicationStall = 2 * time.Second
 // failover is what a primary-lost scenario did, and when.
 type failover struct {
 	stalledAt, crashAt, repointedAt time.Time
-	replication                     string // the standby's state at the crash
+	// crashedAt is when the crash ended: pg_ctl takes some milliseconds,
+	// and the primary acknowledges writes until its backends are gone.
+	crashedAt   time.Time
+	replication string // the standby's state at the crash
 }
 
 // loseThePrimary: the primary's WAL sender is stalled for 2 s (a partition
@@ -252,9 +255,9 @@ func loseThePrimary(t *testing.T, top *Topology, l *load, acct account, synchron
 	}
 	readsOK, readsFailed := opsBetween(l.rec.snapshot(), "list drivers", f.crashAt, f.repointedAt)
 	mode := map[bool]string{false: "asynchronous", true: "synchronous"}[synchronous]
-	t.Logf("figures: primary lost (%s replication): WAL sender stalled %v, then the primary crashed under the load (standby %s), standby promoted and PgBouncer repointed %.1f s after the crash; writes succeeded again %.1f s after the repoint (%.1f s after the crash); %d writes acknowledged by the old primary, %d of them during the stall; lost (RPO): %s; drivers-list reads during the outage: %d answered, %d failed; under the load: %v",
+	t.Logf("figures: primary lost (%s replication): WAL sender stalled %v, then the primary crashed under the load (standby %s), standby promoted and PgBouncer repointed %.1f s after the crash; writes succeeded again %.1f s after the repoint (%.1f s after the crash); %d writes acknowledged by the old primary, %d of them between the stall and the crash's end; lost (RPO): %s; drivers-list reads during the outage: %d answered, %d failed; under the load: %v",
 		mode, replicationStall, f.replication, f.repointedAt.Sub(f.crashAt).Seconds(), m.firstWrite().Sub(f.repointedAt).Seconds(), m.firstWrite().Sub(f.crashAt).Seconds(),
-		len(acked), len(m.ackedBetween(f.stalledAt, f.crashAt)), lostWindow(lost, f.crashAt), readsOK, readsFailed, s)
+		len(acked), len(m.ackedBetween(f.stalledAt, f.crashedAt)), lostWindow(lost, f), readsOK, readsFailed, s)
 	if m.firstWrite().IsZero() {
 		t.Errorf("writes never resumed")
 	}
@@ -284,6 +287,7 @@ func failOver(t *testing.T, top *Topology, m *marker) failover {
 	if err := top.CrashPrimaryStalled(sender); err != nil {
 		t.Error(err)
 	}
+	f.crashedAt = time.Now()
 	time.Sleep(5 * time.Second)
 	if err := top.PromoteStandby(context.Background()); err != nil {
 		t.Error(err)
@@ -304,7 +308,7 @@ func failOver(t *testing.T, top *Topology, m *marker) failover {
 // checkLost: with synchronous replication no acknowledged write is lost.
 // With asynchronous replication the stall must cost some, and only those
 // the old primary acknowledged from shortly before the stall (WAL written
-// but not yet sent when the sender stopped) to the crash.
+// but not yet sent when the sender stopped) until the crash ended.
 func checkLost(t *testing.T, lost []ack, f failover, synchronous bool) {
 	if synchronous {
 		if len(lost) > 0 {
@@ -316,15 +320,16 @@ func checkLost(t *testing.T, lost []ack, f failover, synchronous bool) {
 		t.Errorf("no acknowledged write lost after a %v stall of asynchronous replication: the stall did not hold the standby back", replicationStall)
 	}
 	for _, a := range lost {
-		if a.at.Before(f.stalledAt.Add(-time.Second)) || a.at.After(f.crashAt) {
+		if a.at.Before(f.stalledAt.Add(-time.Second)) || a.at.After(f.crashedAt) {
 			t.Errorf("lost %s, acknowledged %v after the stall began: outside the stall", a.ref, a.at.Sub(f.stalledAt))
 		}
 	}
 }
 
 // lostWindow describes the lost writes: how many, and the time their
-// acknowledgements span, up to how long before the crash.
-func lostWindow(lost []ack, crashAt time.Time) string {
+// acknowledgements span, counted from the start of the stall, beside
+// the crash's start and end.
+func lostWindow(lost []ack, f failover) string {
 	if len(lost) == 0 {
 		return "0 writes"
 	}
@@ -332,8 +337,9 @@ func lostWindow(lost []ack, crashAt time.Time) string {
 	for _, a := range lost {
 		first, last = minTime(first, a.at), maxTime(last, a.at)
 	}
-	return fmt.Sprintf("%d writes, acknowledged over %.2f s, from %.2f s to %.2f s before the crash",
-		len(lost), last.Sub(first).Seconds(), crashAt.Sub(first).Seconds(), crashAt.Sub(last).Seconds())
+	since := func(at time.Time) float64 { return at.Sub(f.stalledAt).Seconds() }
+	return fmt.Sprintf("%d writes, acknowledged over %.2f s, from %.2f s to %.2f s after the stall began (the crash began at %.2f s and ended at %.2f s)",
+		len(lost), last.Sub(first).Seconds(), since(first), since(last), since(f.crashAt), since(f.crashedAt))
 }
 
 func minTime(a, b time.Time) time.Time {
