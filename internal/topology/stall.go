@@ -37,7 +37,8 @@ func (t *Topology) StallReplication(ctx context.Context) (int, error) {
 // sender pid is stopped. The crash's SIGQUIT waits on a stopped process,
 // so the sender is continued (SIGCONT) once that signal is pending: it
 // then exits on it before it runs again, sending nothing more, and the
-// crash takes no longer than an ordinary one.
+// crash does not wait the 5 s after which the postmaster would SIGKILL a
+// child that has not exited.
 func (t *Topology) CrashPrimaryStalled(pid int) error {
 	crashed := make(chan error, 1)
 	go func() { crashed <- t.CrashPrimary() }()
