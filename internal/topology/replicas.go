@@ -15,7 +15,7 @@ import (
 // per-account rate limit is off (the load tests measure the service, not
 // the limiter). An import is taken over 15 s after its replica died.
 func replicaEnv(i int) []string {
-	return []string{
+	return append([]string{
 		"DATABASE_URL=" + PoolURL(),
 		"JOBBOARD_DATABASE_DIRECT_URL=" + SessionURL(),
 		"JOBBOARD_READ_DATABASE_URL=" + StandbyURL(),
@@ -29,7 +29,20 @@ func replicaEnv(i int) []string {
 		"JOBBOARD_IMPORT_RESCUE_AFTER=15s",
 		"JOBBOARD_RATE_LIMIT=0",
 		"OTEL_SERVICE_NAME=jobboard",
+	}, otelFromCaller()...)
+}
+
+// otelFromCaller passes the caller's OpenTelemetry settings on to the
+// replicas, so that `OTEL_EXPORTER_OTLP_ENDPOINT=... make topology-up`
+// traces them; without an endpoint tracing stays off.
+func otelFromCaller() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
 	}
+	return env
 }
 
 // podman runs podman with the runtime and settings this machine kind
