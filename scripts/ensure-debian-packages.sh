@@ -2,7 +2,8 @@
 # Makes sure the named commands are on this machine, each from the Debian
 # package named after its colon: ensure-debian-packages.sh podman:podman runc:runc.
 # On Debian as root it installs the missing ones in one apt-get run; otherwise
-# it says how. Nothing installed is started: the topology runs its own.
+# it says how. Nothing installed is started (see policy-rc.d below): the
+# topology and the tests run their own.
 set -euo pipefail
 
 missing() {
@@ -24,6 +25,14 @@ missing "$@" || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "not found: ${missing_cmds[*]}: installing Debian's ${missing_pkgs[*]}" >&2
   apt-get update -qq
+  # Debian's packages of daemons (pgbouncer, haproxy) start and enable their
+  # system service when installed; a policy-rc.d answering 101 ("action
+  # forbidden") stops that, so nothing is left listening or started at boot.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_pkgs[@]}" >&2
   missing "$@" || exit 0
 fi

@@ -13,20 +13,9 @@ have() {
 
 have && exit 0
 
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "PgBouncer not found: installing Debian's pgbouncer package for the connection pooler tests" >&2
-  apt-get update -qq
-  # The package's own service is not used: the tests start their own PgBouncer.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >&2
-  have && exit 0
-fi
+# Installed as the topology's packages are, without starting the package's
+# own service: the tests start their own PgBouncer.
+"$(dirname "$0")/ensure-debian-packages.sh" pgbouncer:pgbouncer && have && exit 0
 
-cat >&2 <<'MSG'
-The connection pooler tests need PgBouncer and none was found.
-Install it, for example on Debian or Ubuntu:
-
-    sudo apt-get install pgbouncer
-
-or point JOBBOARD_PGBOUNCER at a pgbouncer binary.
-MSG
+echo "or point JOBBOARD_PGBOUNCER at a pgbouncer binary." >&2
 exit 1

@@ -161,7 +161,7 @@ func (a *Authenticator) resolveKey(ctx context.Context, key, client string) (Cal
 	hash := apikey.Hash(key)
 	id, err := a.keys.AccountID(ctx, hash, a.lookupKey)
 	if a.duringOutage(ctx, err) {
-		id, err = a.keys.ReplicaAccountID(ctx, hash, a.store.ReplicaAccountIDByKeyHash)
+		id, err = a.keys.ReplicaAccountID(ctx, hash, a.store.ReplicaAccountIDByKeyHash, store.ErrNotFound)
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):

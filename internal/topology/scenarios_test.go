@@ -56,12 +56,14 @@ func underLoad(t *testing.T, l *load, d, warmup time.Duration, fault func()) sum
 // need a fresh one (the primary lost) bring it up again.
 func TestTopology(t *testing.T) {
 	top := topologyTest(t)
-	freshTopology(t, top)
+	// Registered before the start, so a start that fails half way stops
+	// what it started.
 	t.Cleanup(func() {
 		if err := top.Down(); err != nil {
 			t.Errorf("topology down: %v", err)
 		}
 	})
+	freshTopology(t, top)
 	// Four accounts share the load; the large import and the failover's
 	// marker writes have one each, away from the 10,000-active-jobs limit.
 	accounts := createAccounts(t, top, 6)

@@ -30,6 +30,9 @@ func (t *Topology) StallReplication(ctx context.Context) (int, error) {
 	if err := db.QueryRowContext(ctx, `SELECT pid FROM pg_stat_replication LIMIT 1`).Scan(&pid); err != nil {
 		return 0, fmt.Errorf("the primary's WAL sender: %w", err)
 	}
+	if pid <= 0 { // kill(0 or less) would signal a whole process group
+		return 0, fmt.Errorf("the primary's WAL sender: pid %d", pid)
+	}
 	return pid, syscall.Kill(pid, syscall.SIGSTOP)
 }
 
@@ -40,6 +43,9 @@ func (t *Topology) StallReplication(ctx context.Context) (int, error) {
 // crash does not wait the 5 s after which the postmaster would SIGKILL a
 // child that has not exited.
 func (t *Topology) CrashPrimaryStalled(pid int) error {
+	if pid <= 0 { // no sender was stalled
+		return t.CrashPrimary()
+	}
 	crashed := make(chan error, 1)
 	go func() { crashed <- t.CrashPrimary() }()
 	deadline := time.Now().Add(10 * time.Second)

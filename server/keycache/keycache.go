@@ -45,7 +45,21 @@ type Cache struct {
 	missTTL   time.Duration
 	maxMisses int
 	misses    map[string]miss
+	// changed holds when each key was last heard changed, and allChanged
+	// when every key was, for changedFor: a replica may not have replayed
+	// those changes yet, so ReplicaAccountID refuses such keys.
+	changed    map[string]time.Time
+	allChanged time.Time
 }
+
+// changedFor is how long a key heard changed is refused on a replica; it
+// exceeds the replica's accepted age (store.replicaMaxAge), beyond which
+// the replica is not asked at all. maxChanged bounds the set: when full,
+// every key counts as changed until changedFor has passed.
+const (
+	changedFor = 3 * time.Minute
+	maxChanged = 100_000
+)
 
 type miss struct {
 	err     error
@@ -60,7 +74,8 @@ type entry struct {
 // New returns a cache whose entries live for ttl, holding at most
 // maxEntries keys (when full, it starts over: keys in use return at once).
 func New(ttl time.Duration, maxEntries int) *Cache {
-	return &Cache{ttl: ttl, maxEntries: maxEntries, now: time.Now, entries: map[string]entry{}, misses: map[string]miss{}}
+	return &Cache{ttl: ttl, maxEntries: maxEntries, now: time.Now, entries: map[string]entry{}, misses: map[string]miss{},
+		changed: map[string]time.Time{}}
 }
 
 // RememberMisses makes the cache remember, for ttl, the keys whose lookup
@@ -78,21 +93,38 @@ func (c *Cache) RememberMisses(isMiss func(error) bool, ttl time.Duration, maxEn
 // lookup's errors are returned as they are; only misses (see
 // RememberMisses) are remembered, and returned again without a lookup.
 func (c *Cache) AccountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error)) (int64, error) {
-	return c.accountID(ctx, hash, lookup, true)
+	return c.accountID(ctx, hash, lookup)
 }
 
 // ReplicaAccountID is AccountID for a lookup on a replica, made while the
 // primary cannot be reached. A replica may not yet have replayed a
-// revocation the watch already reported, so the account it finds is
-// returned but never remembered: the key is looked up again, on the
-// primary once it answers. Its misses are remembered as any (a key
-// created too recently for the replica is then refused until the watch
-// starts afresh or the miss expires).
-func (c *Cache) ReplicaAccountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error)) (int64, error) {
-	return c.accountID(ctx, hash, lookup, false)
+// revocation the watch already reported, so a key heard changed within
+// changedFor is refused with refused, without a lookup; the account the
+// replica finds is returned but never remembered, and neither is its miss
+// (a key created too recently for the replica would otherwise be refused
+// after the primary is back): the key is looked up again, on the primary
+// once it answers.
+func (c *Cache) ReplicaAccountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error), refused error) (int64, error) {
+	if c.changedRecently(hash) {
+		return 0, refused
+	}
+	return lookup(ctx, hash)
 }
 
-func (c *Cache) accountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error), remember bool) (int64, error) {
+// changedRecently reports whether the key was heard changed (or every key
+// was) within changedFor.
+func (c *Cache) changedRecently(hash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	since := c.now().Add(-changedFor)
+	if c.allChanged.After(since) {
+		return true
+	}
+	at, ok := c.changed[hash]
+	return ok && at.After(since)
+}
+
+func (c *Cache) accountID(ctx context.Context, hash string, lookup func(context.Context, string) (int64, error)) (int64, error) {
 	now := c.now()
 	c.mu.Lock()
 	if m, ok := c.misses[hash]; ok && now.Before(m.expires) {
@@ -110,7 +142,7 @@ func (c *Cache) accountID(ctx context.Context, hash string, lookup func(context.
 		c.rememberMiss(hash, gen, err)
 		return id, err
 	}
-	if !watching || !remember {
+	if !watching {
 		return id, nil
 	}
 	c.mu.Lock()
@@ -154,6 +186,7 @@ func (c *Cache) KeyChanged(hash string) {
 		delete(c.entries, hash)
 		delete(c.misses, hash)
 	}
+	c.rememberChange(hash)
 	c.generation++
 }
 
@@ -197,4 +230,16 @@ func (c *Cache) entryCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+// rememberChange notes when a key (or every key) was heard changed, for
+// changedRecently; called with c.mu held.
+func (c *Cache) rememberChange(hash string) {
+	now := c.now()
+	if hash == allKeys || len(c.changed) >= maxChanged {
+		clear(c.changed)
+		c.allChanged = now
+		return
+	}
+	c.changed[hash] = now
 }

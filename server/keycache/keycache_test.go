@@ -174,46 +174,51 @@ func TestMissesBounded(t *testing.T) {
 	}
 }
 
-// TestReplicaAccountID: an account a replica found is never remembered,
-// even while watching (the replica may be behind a revocation the watch
-// reported), and does not displace one the primary found; a replica's
-// miss is remembered as any.
+// TestReplicaAccountID: what a replica answers is never remembered, an
+// account found nor a miss (the replica may be behind a revocation the
+// watch reported, or a key just created), and a key heard changed within
+// changedFor is refused without asking the replica, which may not have
+// replayed the change yet.
 func TestReplicaAccountID(t *testing.T) {
-	errMissing := errors.New("not found")
+	errMissing, errRefused := errors.New("not found"), errors.New("refused")
 	tests := []struct {
 		name string
 		err  error
-		// primaryFirst: the primary found the key before the replica calls.
-		primaryFirst bool
-		// wantLookups counts the replica's lookups over two calls, then the
-		// primary's over two more.
+		// changed is heard before the replica calls, heardAgo before now.
+		changed  string
+		heardAgo time.Duration
+		wantErr  error
+		// wantReplica counts the replica's lookups over two calls, then
+		// wantPrimary the primary's over two more.
 		wantReplica, wantPrimary int
 	}{
 		{name: "an account found is not remembered", wantReplica: 2, wantPrimary: 1},
-		{name: "a miss is remembered", err: errMissing, wantReplica: 1, wantPrimary: 0},
-		{name: "the primary's entry answers first", primaryFirst: true, wantReplica: 0, wantPrimary: 0},
+		{name: "a miss is not remembered", err: errMissing, wantErr: errMissing, wantReplica: 2, wantPrimary: 1},
+		{name: "a key heard changed is refused", changed: "k", wantErr: errRefused, wantReplica: 0, wantPrimary: 1},
+		{name: "every key heard changed", changed: allKeys, wantErr: errRefused, wantReplica: 0, wantPrimary: 1},
+		{name: "another key heard changed", changed: "other", wantReplica: 2, wantPrimary: 1},
+		{name: "a change heard long ago", changed: "k", heardAgo: changedFor + time.Second, wantReplica: 2, wantPrimary: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New(30*time.Second, 10)
 			c.RememberMisses(func(err error) bool { return errors.Is(err, errMissing) }, time.Minute, 10)
 			c.WatchRestored()
-			primary, replica := &lookups{account: 7}, &lookups{account: 7, err: tt.err}
-			if tt.primaryFirst {
-				if _, err := c.AccountID(context.Background(), "k", primary.lookup); err != nil {
-					t.Fatal(err)
-				}
+			start := time.Now()
+			c.now = func() time.Time { return start }
+			if tt.changed != "" {
+				c.KeyChanged(tt.changed)
 			}
+			c.now = func() time.Time { return start.Add(tt.heardAgo) }
+			primary, replica := &lookups{account: 7}, &lookups{account: 7, err: tt.err}
 			for range 2 {
-				if id, err := c.ReplicaAccountID(context.Background(), "k", replica.lookup); !errors.Is(err, tt.err) || (err == nil && id != 7) {
-					t.Fatalf("replica: account %d, error %v, want 7, %v", id, err, tt.err)
+				id, err := c.ReplicaAccountID(context.Background(), "k", replica.lookup, errRefused)
+				if !errors.Is(err, tt.wantErr) || (err == nil && id != 7) {
+					t.Fatalf("replica: account %d, error %v, want 7, %v", id, err, tt.wantErr)
 				}
 			}
 			for range 2 {
 				_, _ = c.AccountID(context.Background(), "k", primary.lookup)
-			}
-			if tt.primaryFirst {
-				primary.n--
 			}
 			if replica.n != tt.wantReplica || primary.n != tt.wantPrimary {
 				t.Errorf("lookups: replica %d, primary %d; want %d, %d", replica.n, primary.n, tt.wantReplica, tt.wantPrimary)

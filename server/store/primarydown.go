@@ -145,9 +145,12 @@ var ErrNoReadDatabase = errors.New("no read database configured")
 // replicaAuthLookup runs fn on the read database, for authentication while
 // the primary cannot be reached.
 func replicaAuthLookup[T any](s *Store, fn func(*sqlx.DB) (T, error)) (T, error) {
+	var none T
 	if s.reads == nil {
-		var none T
 		return none, ErrNoReadDatabase
+	}
+	if err := replicaFresh(s.reads.db); err != nil {
+		return none, err
 	}
 	v, err := fn(s.reads.db)
 	if err == nil || errors.Is(err, ErrNotFound) {
@@ -208,6 +211,36 @@ func checkAccount(ctx context.Context, db *sqlx.DB, id int64) error {
 	}
 	if err != nil {
 		return fmt.Errorf("check account %d: %w", id, err)
+	}
+	return nil
+}
+
+// replicaMaxAge bounds how old the read database's data may be for it to
+// answer who a key belongs to: a standby whose last replayed commit is
+// older may be missing any revocation since. The service's own job queue
+// commits on the primary every few seconds, so a standby that still
+// streams stays well within it; after a primary is lost, keys are checked
+// on the standby for this long after its last commit, then refused (503).
+const replicaMaxAge = 2 * time.Minute
+
+// ErrReplicaTooOld: the read database is too far behind to check keys.
+var ErrReplicaTooOld = errors.New("the read database is too far behind to check API keys")
+
+// replicaFresh refuses a standby whose last replayed commit is older than
+// replicaMaxAge, or unknown; a database that is not in recovery (a
+// promoted standby, or a plain database) is its own primary and fresh.
+func replicaFresh(db *sqlx.DB) error {
+	ctx, cancel := context.WithTimeout(context.Background(), primaryAnswerWithin)
+	defer cancel()
+	var fresh bool
+	err := db.GetContext(ctx, &fresh, `SELECT NOT pg_is_in_recovery()
+		OR coalesce(now() - pg_last_xact_replay_timestamp() < make_interval(secs => $1), false)`,
+		replicaMaxAge.Seconds())
+	if err != nil {
+		return fmt.Errorf("check read database's age: %w", err)
+	}
+	if !fresh {
+		return fmt.Errorf("%w (last replayed commit over %s ago)", ErrReplicaTooOld, replicaMaxAge)
 	}
 	return nil
 }
