@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	_ "github.com/lib/pq" // the database/sql driver the project uses
+
+	"github.com/truckjobs/jobboard/internal/pglocal"
 )
 
 // The two clusters' folders under Dir.
@@ -48,22 +49,12 @@ func daemon(cmd *exec.Cmd) (*exec.Cmd, error) {
 	if os.Geteuid() != 0 {
 		return cmd, nil
 	}
-	uid, gid, err := postgresUser()
+	cred, err := pglocal.Unprivileged()
 	if err != nil {
 		return nil, err
 	}
-	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid}
+	cmd.SysProcAttr.Credential = cred
 	return cmd, nil
-}
-
-func postgresUser() (uid, gid uint32, err error) {
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return 0, 0, errors.New("running as root needs a postgres user to run PostgreSQL and PgBouncer as (Debian's postgresql package makes it)")
-	}
-	id, _ := strconv.Atoi(u.Uid)
-	g, _ := strconv.Atoi(u.Gid)
-	return uint32(id), uint32(g), nil
 }
 
 // ownedDir makes dir for the daemons' user.
@@ -74,11 +65,11 @@ func ownedDir(dir string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	uid, gid, err := postgresUser()
+	cred, err := pglocal.Unprivileged()
 	if err != nil {
 		return err
 	}
-	return os.Chown(dir, int(uid), int(gid))
+	return os.Chown(dir, int(cred.Uid), int(cred.Gid))
 }
 
 func (t *Topology) pg(name string, args ...string) (*exec.Cmd, error) {
