@@ -29,8 +29,12 @@ import (
 type Caller struct {
 	AccountID int64
 	// Internal is true for the board's own services, which authenticate with
-	// the internal token and name the account in x-account-id.
+	// the internal token or a client certificate and name the account in
+	// x-account-id.
 	Internal bool
+	// Certificate is the subject of the verified client certificate an
+	// internal caller authenticated with; empty for every other caller.
+	Certificate string
 }
 
 type callerKey struct{}

@@ -301,7 +301,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	}
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()
-	caller, err := s.Auth.AuthenticateGRPC(lookupCtx, info.FullMethodName, info.Header, client)
+	caller, err := s.Auth.AuthenticateGRPCPeer(lookupCtx, info.FullMethodName, info.Header, client)
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
@@ -343,6 +343,7 @@ func requireCaller(ctx context.Context, method string) error {
 	}
 	// The tap handle found the caller before this call's log line began.
 	calllog.NoteAccount(ctx, c.AccountID)
+	noteCertificate(ctx, c)
 	return nil
 }
 
