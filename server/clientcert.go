@@ -77,6 +77,16 @@ func verifiedClientCertificate(ctx context.Context) (string, bool) {
 	return info.State.VerifiedChains[0][0].Subject.String(), true
 }
 
+// calledOverTLS reports whether ctx's call came over a TLS connection.
+func calledOverTLS(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	_, ok = p.AuthInfo.(credentials.TLSInfo)
+	return ok
+}
+
 // noteCertificate names a caller that authenticated by certificate on the
 // call's access log line and its span: the subject is who called, since no
 // key or token identifies the service.

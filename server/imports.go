@@ -135,6 +135,9 @@ func (s *JobImportService) baseURL(ctx context.Context) string {
 	scheme := "http"
 	if p := forwarded.Proto(first(md, callmeta.ForwardedProto)); p != "" {
 		scheme = p
+	} else if calledOverTLS(ctx) {
+		// A gRPC call over TLS: the REST port serves TLS as well.
+		scheme = "https"
 	}
 	host := forwarded.Host(first(md, callmeta.ForwardedHost))
 	if host == "" {

@@ -228,6 +228,12 @@ func grpcCallers(t *testing.T, f *tlsFiles, svc *service, a account, jobs func(*
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.want)
 		}
 	}
+	// Links answered over TLS point at the REST port's https.
+	created, err := jobboardv2.NewJobImportServiceClient(f.grpcTLSConn(t, svc.grpcAddr, nil)).CreateJobImport(withKey(a.APIKey),
+		&jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{}})
+	if want := svc.httpBase + "/api/v2.0/job-imports/"; err != nil || !strings.HasPrefix(created.GetLinks().GetSelf(), want) {
+		t.Errorf("CreateJobImport over TLS: links.self %q (%v), want %s...", created.GetLinks().GetSelf(), err, want)
+	}
 	// Over plaintext, the TLS port answers nothing.
 	conn, err := grpc.NewClient(svc.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
