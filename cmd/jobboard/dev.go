@@ -301,11 +301,13 @@ func demoJobs() []*jobboardv2.JobInput {
 func printBanner(w io.Writer, cfg config, creds demoCredentials, dataDir string, local bool) {
 	base := "http://" + displayAddr(cfg.httpAddr)
 	grpcAddr := displayAddr(cfg.grpcAddr)
-	curlTLS, grpcurlTLS := "", "-plaintext"
+	curlTLS, grpcurlTLS, certTry := "", "-plaintext", ""
 	if cfg.tlsCertFile != "" {
+		tlsFile := func(name string) string { return filepath.Join(dataDir, devTLSFolder, name) }
 		base = "https://" + displayAddr(cfg.httpAddr)
-		curlTLS = " --cacert " + filepath.Join(dataDir, devTLSFolder, devCAFile)
-		grpcurlTLS = "-cacert " + filepath.Join(dataDir, devTLSFolder, devCAFile)
+		curlTLS, grpcurlTLS = " --cacert "+tlsFile(devCAFile), "-cacert "+tlsFile(devCAFile)
+		certTry = fmt.Sprintf("\n  .bin/grpcurl %s -cert %s -key %s -H 'x-account-id: %d' %s jobboard.v2.JobService/ListJobs",
+			grpcurlTLS, tlsFile(devClientFile), tlsFile(devClientKeyFile), creds.id, grpcAddr)
 	}
 	metricsURL := "off"
 	if cfg.metricsAddr != "" {
@@ -334,12 +336,12 @@ Try:
   curl%s -u %s: %s/api/v2.0/jobs.xml
   curl%s -u %s: '%s/api/v2.0/drivers.json?state=TX&max=5'
   make tools   # once: installs grpcurl into .bin/
-  .bin/grpcurl %s -H 'authorization: Bearer %s' %s jobboard.v2.JobService/ListJobs
+  .bin/grpcurl %s -H 'authorization: Bearer %s' %s jobboard.v2.JobService/ListJobs%s
 
 Press Ctrl-C to stop.
 `, base, base, grpcAddr, metricsURL, creds.id, creds.apiKey, file(demoKeyFile), creds.webhookSecret, file(demoSecretFile),
 		file("internal-token"), databaseHint(dataDir, local), redact(cfg.databaseURL), curlTLS, creds.apiKey, base, curlTLS, creds.apiKey, base,
-		curlTLS, creds.apiKey, base, grpcurlTLS, creds.apiKey, grpcAddr)
+		curlTLS, creds.apiKey, base, grpcurlTLS, creds.apiKey, grpcAddr, certTry)
 }
 
 // databaseHint says how the admin commands reach dev's database: by

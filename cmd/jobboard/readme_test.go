@@ -142,6 +142,11 @@ func TestReadmeTLSExamples(t *testing.T) {
 	r := newReadmeRun(t)
 	r.dev = startDevAt(t, r.dataDir, freeAddr(t), freeAddr(t), freeAddr(t), "--tls")
 	defer r.dev.stop()
+	for _, want := range []string{"REST     https://", "-cacert " + r.dataDir + "/tls/ca.pem -cert " + r.dataDir + "/tls/client.pem"} {
+		if !strings.Contains(r.dev.banner, want) {
+			t.Errorf("the banner of dev --tls has no %q:\n%s", want, r.dev.banner)
+		}
+	}
 	for i, b := range blocks {
 		prelude := ""
 		if i > 0 {
