@@ -28,10 +28,11 @@ const (
 	// keepaliveMinClientPing is the shortest interval at which a client may
 	// ping; one pinging more often is sent GOAWAY ENHANCE_YOUR_CALM
 	// ("too_many_pings") and disconnected. grpc-go clients never ping by
-	// default, and their keepalive time cannot go below 10 s; 20 s lets
-	// any client configured with 20 s or more (30 s is usual) ping, with
-	// or without calls in flight.
-	keepaliveMinClientPing = 20 * time.Second
+	// default, and their keepalive time cannot go below 10 s (grpc-java's
+	// neither): half that lets every such client ping, with or without
+	// calls in flight, with room for pings that arrive early, while a
+	// client flooding the server with pings is still cut off.
+	keepaliveMinClientPing = 5 * time.Second
 )
 
 func (c *config) transportFlags(fs *flag.FlagSet) {
