@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // grpc-go answers a request message that does not decode with Internal, a
@@ -22,16 +25,20 @@ import (
 // through decodeTarget, which requestCodec fills and which carries the
 // decoding error back to the method as InvalidArgument, naming the field.
 
-// decodeTarget is a request message to decode into; err is why it could
-// not be. It embeds the message so that anything in grpc-go looking at
-// what is being received still sees a proto.Message.
+// decodeTarget is a request message to decode into, sent to method, which
+// takes at most limit bytes; err is why it could not be decoded. It embeds
+// the message so that anything in grpc-go looking at what is being received
+// still sees a proto.Message.
 type decodeTarget struct {
 	proto.Message
-	err error
+	method string
+	limit  int
+	err    error
 }
 
 // requestCodec is grpc-go's proto codec, except that a decodeTarget's
-// decoding error is kept in it rather than returned.
+// decoding error is kept in it rather than returned, and that a message
+// over its method's limit (requestLimits) is refused undecoded.
 type requestCodec struct{}
 
 func (requestCodec) Name() string { return protocodec.Name }
@@ -44,7 +51,15 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	base := encoding.GetCodecV2(protocodec.Name)
 	t, ok := v.(*decodeTarget)
 	if !ok {
+		// Health and reflection, which take small messages.
+		if data.Len() > rules.DefaultLimit {
+			return fmt.Errorf("a request message of %s bytes is larger than the %s this method takes", groupDigits(data.Len()), mebibytes(rules.DefaultLimit))
+		}
 		return base.Unmarshal(data, v)
+	}
+	if data.Len() > t.limit {
+		t.err = tooLarge(t.method, t.limit, data.Len())
+		return nil
 	}
 	if err := base.Unmarshal(data, t.Message); err != nil {
 		t.err = decodeError(t.Message.ProtoReflect().Descriptor(), data.Materialize(), err)
@@ -54,12 +69,16 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 // registerDecoding registers a service whose unary methods decode their
 // request through a decodeTarget, so a message that does not decode is
-// InvalidArgument. (The services have no streaming methods.)
+// InvalidArgument and one over the method's limit ResourceExhausted, in
+// words naming the limit (requestLimits). (The services have no streaming
+// methods.)
 func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 	d := *desc
 	d.Methods = make([]grpc.MethodDesc, len(desc.Methods))
 	for i, m := range desc.Methods {
 		handler := m.Handler
+		method := "/" + desc.ServiceName + "/" + m.MethodName
+		limit := requestLimit(method)
 		d.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName,
 			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 				return handler(srv, ctx, func(v any) error {
@@ -67,7 +86,7 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 					if !ok {
 						return dec(v)
 					}
-					t := &decodeTarget{Message: msg}
+					t := &decodeTarget{Message: msg, method: method, limit: limit}
 					if err := dec(t); err != nil {
 						return err
 					}
