@@ -7,11 +7,9 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -98,22 +96,23 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 }
 
 // decodeError explains why raw is not a message of type md: the first
-// string field that is not UTF-8, by name, as the REST API names a query
-// parameter, or else the decoder's own words. Values are cut to maxEchoed
-// bytes (docs/api.md, Limits against abuse).
+// string field that is not UTF-8, by its path ("first_name",
+// "jobs[2].title"), or else the decoder's own words about the request as a
+// whole. Values are cut to maxEchoed characters (docs/api.md, Limits against
+// abuse).
 func decodeError(md protoreflect.MessageDescriptor, raw []byte, err error) error {
 	if field, value, ok := invalidUTF8(md, raw, ""); ok {
-		if len(value) > maxEchoed {
-			value = value[:maxEchoed]
-		}
-		return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; values must be UTF-8 text without NUL characters", field, value)
+		return invalidField(field, string(value), "is not valid; values must be UTF-8 text without NUL characters")
 	}
-	return status.Errorf(codes.InvalidArgument, "request: not a valid %s message: %v", md.FullName(), err)
+	return invalidArgument(fieldViolation{label: "request",
+		description: fmt.Sprintf("not a valid %s message: %v", md.FullName(), err)})
 }
 
 // invalidUTF8 walks the wire form of a message and returns the path and
-// bytes of the first string field, at any depth, that is not UTF-8.
+// bytes of the first string field, at any depth, that is not UTF-8. An
+// element of a repeated field is named by its index.
 func invalidUTF8(md protoreflect.MessageDescriptor, b []byte, prefix string) (string, []byte, bool) {
+	seen := map[protowire.Number]int{} // elements of each repeated field so far
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -134,6 +133,10 @@ func invalidUTF8(md protoreflect.MessageDescriptor, b []byte, prefix string) (st
 		}
 		b = b[n:]
 		name := prefix + string(fd.Name())
+		if fd.IsList() {
+			name = fmt.Sprintf("%s[%d]", name, seen[num])
+			seen[num]++
+		}
 		switch fd.Kind() {
 		case protoreflect.StringKind:
 			if !utf8.Valid(v) {
@@ -161,9 +164,6 @@ func checkText(msg proto.Message) error {
 			return true
 		}
 		if s := v.String(); !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			if len(s) > maxEchoed {
-				s = s[:maxEchoed]
-			}
 			bad = badParam(string(fd.Name()), s, "values must be UTF-8 text without NUL characters")
 			return false
 		}
