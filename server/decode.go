@@ -70,6 +70,10 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // InvalidArgument and one over the method's limit ResourceExhausted, in
 // words naming the limit (requestLimits). (The services have no streaming
 // methods.)
+//
+// A generated handler returns a decoding error before it calls the
+// interceptors; such a call still goes through them here, with the error
+// as its answer, so that it has its access log line and its metrics.
 func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 	d := *desc
 	d.Methods = make([]grpc.MethodDesc, len(desc.Methods))
@@ -79,17 +83,25 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 		limit := requestLimit(method)
 		d.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName,
 			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-				return handler(srv, ctx, func(v any) error {
-					msg, ok := v.(proto.Message)
-					if !ok {
-						return dec(v)
+				var received any
+				var decodeErr error
+				out, err := handler(srv, ctx, func(v any) error {
+					received = v
+					if msg, ok := v.(proto.Message); ok {
+						t := &decodeTarget{Message: msg, method: method, limit: limit}
+						if decodeErr = dec(t); decodeErr == nil {
+							decodeErr = t.err
+						}
+					} else {
+						decodeErr = dec(v)
 					}
-					t := &decodeTarget{Message: msg, method: method, limit: limit}
-					if err := dec(t); err != nil {
-						return err
-					}
-					return t.err
+					return decodeErr
 				}, ic)
+				if decodeErr == nil || ic == nil {
+					return out, err
+				}
+				return ic(ctx, received, &grpc.UnaryServerInfo{Server: srv, FullMethod: method},
+					func(context.Context, any) (any, error) { return nil, decodeErr })
 			}}
 	}
 	srv.RegisterService(&d, impl)

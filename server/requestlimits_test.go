@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -144,6 +145,7 @@ func withPadding(msg proto.Message) func(n int) {
 // grpc-go's receive limit, the words are grpc-go's, still naming both sizes.
 func TestGRPCTakesWhatRESTTakes(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
+	logs := captureLog(t)
 	conn := f.conn(t, "127.0.0.1")
 	ctx := withKey(f.a.APIKey)
 	jobs := jobboardv2.NewJobServiceClient(conn)
@@ -155,7 +157,11 @@ func TestGRPCTakesWhatRESTTakes(t *testing.T) {
 		call  func(size int) error
 	}{
 		{"PostJobs", rules.JobsPostLimit, func(size int) error {
-			_, err := jobs.PostJobs(ctx, jobsRequest(t, size))
+			resp, err := jobs.PostJobs(ctx, jobsRequest(t, size))
+			if err == nil && resp.GetAdded()+resp.GetUpdated()+resp.GetUnchanged() != rules.MaxJobsPerPost {
+				t.Errorf("a post of %d bytes: %d added, %d updated, %d unchanged, want all %d jobs taken", size,
+					resp.GetAdded(), resp.GetUpdated(), resp.GetUnchanged(), rules.MaxJobsPerPost)
+			}
 			return err
 		}},
 		{"CreateJobImport", rules.JobImportLimit, func(size int) error {
@@ -202,6 +208,11 @@ func TestGRPCTakesWhatRESTTakes(t *testing.T) {
 				if st.Code() != codes.ResourceExhausted || st.Message() != want || quotaFailure(st) == nil {
 					t.Errorf("a message of %d bytes: %v, want ResourceExhausted %q with a QuotaFailure", size, err, want)
 				}
+			}
+			// A refused call has its access log line, as any other.
+			line := regexp.MustCompile(`"method":"/[\w.]+/` + tt.name + `","code":"ResourceExhausted"`)
+			if !line.MatchString(logs.String()) {
+				t.Errorf("no access log line of %s with code ResourceExhausted in\n%s", tt.name, logs.String())
 			}
 		})
 	}
