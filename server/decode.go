@@ -65,11 +65,11 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// registerDecoding registers a service whose unary methods decode their
-// request through a decodeTarget, so a message that does not decode is
+// registerDecoding registers a service whose methods decode their request
+// messages through a decodeTarget, so a message that does not decode is
 // InvalidArgument and one over the method's limit ResourceExhausted, in
-// words naming the limit (requestLimits). (The services have no streaming
-// methods.)
+// words naming the limit (requestLimits). A streaming method's limit holds
+// for each message of the stream.
 //
 // A generated handler returns a decoding error before it calls the
 // interceptors; such a call still goes through them here, with the error
@@ -104,7 +104,35 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 					func(context.Context, any) (any, error) { return nil, decodeErr })
 			}}
 	}
+	d.Streams = make([]grpc.StreamDesc, len(desc.Streams))
+	for i, sd := range desc.Streams {
+		handler := sd.Handler
+		method := "/" + desc.ServiceName + "/" + sd.StreamName
+		d.Streams[i] = sd
+		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
+			return handler(srv, &decodingStream{ServerStream: ss, method: method, limit: requestLimit(method)})
+		}
+	}
 	srv.RegisterService(&d, impl)
+}
+
+// decodingStream receives a stream's messages through a decodeTarget.
+type decodingStream struct {
+	grpc.ServerStream
+	method string
+	limit  int
+}
+
+func (s *decodingStream) RecvMsg(m any) error {
+	msg, ok := m.(proto.Message)
+	if !ok {
+		return s.ServerStream.RecvMsg(m)
+	}
+	t := &decodeTarget{Message: msg, method: s.method, limit: s.limit}
+	if err := s.ServerStream.RecvMsg(t); err != nil {
+		return err
+	}
+	return t.err
 }
 
 // decodeError explains why raw is not a message of type md: the first

@@ -15,7 +15,8 @@ import (
 
 // requestLimits is the largest request message each gRPC method takes, in
 // bytes, by full method name: what the REST API takes for the same
-// operation (contract §9). A method not listed takes rules.DefaultLimit.
+// operation (contract §9). A method not listed takes rules.DefaultLimit;
+// for a streaming method the limit holds for each message.
 var requestLimits = map[string]int{
 	jobboardv2.JobService_PostJobs_FullMethodName:              rules.JobsPostLimit,
 	jobboardv2.JobImportService_CreateJobImport_FullMethodName: rules.JobImportLimit,

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -228,5 +232,73 @@ func TestOpenMethodsKeepTheDefaultLimit(t *testing.T) {
 	err := conn.Invoke(context.Background(), "/grpc.health.v1.Health/Check", &body, &out, grpc.ForceCodecV2(rawCodec{}))
 	if st := status.Convert(err); st.Code() == codes.OK || !strings.Contains(st.Message(), "larger than the 1 MiB this method takes") {
 		t.Errorf("a health check of %d bytes: %v, want it refused for its size", len(body), err)
+	}
+}
+
+// uploadDesc is a client-streaming service of the test's own, standing for
+// a streaming method of the API: Send counts the messages it receives.
+var uploadDesc = grpc.ServiceDesc{
+	ServiceName: "jobboard.test.Upload",
+	HandlerType: (*any)(nil),
+	Streams: []grpc.StreamDesc{{StreamName: "Send", ClientStreams: true,
+		Handler: func(_ any, ss grpc.ServerStream) error {
+			var n int64
+			for {
+				var m jobboardv2.GetJobRequest
+				err := ss.RecvMsg(&m)
+				if errors.Is(err, io.EOF) {
+					return ss.SendMsg(&jobboardv2.GetJobRequest{Id: n})
+				}
+				if err != nil {
+					return err
+				}
+				n++
+			}
+		}}},
+}
+
+// TestStreamMessagesKeepTheirLimit: each message of a streaming method is
+// held to the method's entry in requestLimits.
+func TestStreamMessagesKeepTheirLimit(t *testing.T) {
+	const method, limit = "/jobboard.test.Upload/Send", 2 << 20
+	requestLimits[method] = limit
+	t.Cleanup(func() { delete(requestLimits, method) })
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxRequestLimit), grpc.ForceServerCodecV2(requestCodec{}))
+	registerDecoding(srv, &uploadDesc, struct{}{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	send := func(sizes ...int) (int64, error) {
+		stream, err := conn.NewStream(context.Background(), &uploadDesc.Streams[0], method)
+		if err != nil {
+			return 0, err
+		}
+		for _, size := range sizes {
+			m := &jobboardv2.GetJobRequest{Id: 1}
+			padTo(t, m, size, withPadding(m))
+			if err := stream.SendMsg(m); err != nil {
+				break // the server answered already: RecvMsg tells how
+			}
+		}
+		_ = stream.CloseSend()
+		var out jobboardv2.GetJobRequest
+		err = stream.RecvMsg(&out)
+		return out.GetId(), err
+	}
+	if n, err := send(limit, 10, limit); err != nil || n != 3 {
+		t.Errorf("three messages within the limit: %d received, %v", n, err)
+	}
+	_, err = send(10, limit+1)
+	want := "Send takes at most 2 MiB (2,097,152 bytes); this message is 2,097,153 bytes"
+	if st := status.Convert(err); st.Code() != codes.ResourceExhausted || st.Message() != want {
+		t.Errorf("a message over the limit: %v, want ResourceExhausted %q", err, want)
 	}
 }
