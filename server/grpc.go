@@ -286,8 +286,8 @@ const tapLookupTimeout = 5 * time.Second
 // authenticateTap authenticates a call from its headers before grpc-go
 // reads its request message, so a client without valid credentials cannot
 // make the server read, buffer or decode a message (up to maxRequestLimit)
-// first. The
-// status it returns reaches the client as it is, details included.
+// first. The status it returns reaches the client as it is, details
+// included.
 //
 // grpc-go runs it on the connection's reader goroutine, holding the
 // transport's lock: while it waits, no other frame of that connection is
