@@ -259,11 +259,11 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 				return Caller{Internal: true}, nil
 			}
 		}
-		return Caller{}, status.Error(codes.InvalidArgument, "x-account-id: internal calls must name the account they act for")
+		return Caller{}, invalidFieldText("x-account-id", "internal calls must name the account they act for")
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
-		return Caller{}, status.Errorf(codes.InvalidArgument, "x-account-id: %q is not an account id (a positive integer)", raw)
+		return Caller{}, invalidField("x-account-id", raw, "is not an account id (a positive integer)")
 	}
 	err = a.store.CheckAccount(ctx, id)
 	if a.duringOutage(ctx, err) {

@@ -95,8 +95,9 @@ func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
 	return time.Time{}, false, fmt.Errorf("%q is not a date (YYYY-MM-DD) or date-time (RFC 3339)", s)
 }
 
-// appCheck collects the problems of one application.
-type appCheck struct{ problems []string }
+// appCheck collects the problems of one application, each naming its field
+// as in the application ("sent", "job_applications[0].job_reference").
+type appCheck struct{ problems []fieldViolation }
 
 // sent reads when the application was submitted: required, a date or
 // date-time, and at most maxSentAhead after now. A sent in the future would
@@ -119,7 +120,7 @@ func (c *appCheck) sent(raw string, now time.Time) time.Time {
 }
 
 func (c *appCheck) fail(field, format string, a ...any) {
-	c.problems = append(c.problems, field+": "+fmt.Sprintf(format, a...))
+	c.problems = append(c.problems, fieldViolation{field: field, label: field, description: fmt.Sprintf(format, a...)})
 }
 
 // text returns the trimmed value, refusing NUL characters.
@@ -154,7 +155,7 @@ const maxSentAhead = 5 * time.Minute
 // checkApplication validates a submitted application, received at now, and
 // converts it for the store. The problems name the field, the value and the
 // rule, in the order of the fields.
-func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []string) {
+func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []fieldViolation) {
 	var c appCheck
 	app := store.Application{AccountID: accountID, Profile: c.profile(in)}
 	app.Sent = c.sent(in.GetSent(), now)

@@ -74,7 +74,7 @@ func (s *DriverService) GetDriver(ctx context.Context, req *jobboardv2.GetDriver
 
 // badParam is the INVALID_ARGUMENT for a query parameter.
 func badParam(name, value, allowed string) error {
-	return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; %s", name, value, allowed)
+	return invalidField(name, value, "is not valid; "+allowed)
 }
 
 // DriverFilter checks the query parameters of docs/api.md, Drivers, and turns
@@ -197,9 +197,9 @@ func (s *DriverService) filterRadius(ctx context.Context, req *jobboardv2.ListDr
 	case radius == "" && zip == "":
 		return nil
 	case zip == "":
-		return status.Error(codes.InvalidArgument, "lives_within_radius: needs lives_within_zip, the centre of the radius")
+		return invalidFieldText("lives_within_radius", "needs lives_within_zip, the centre of the radius")
 	case radius == "":
-		return status.Error(codes.InvalidArgument, "lives_within_zip: needs lives_within_radius, the radius in miles")
+		return invalidFieldText("lives_within_zip", "needs lives_within_radius, the radius in miles")
 	}
 	miles, err := strconv.Atoi(radius)
 	if err != nil || miles < 1 || miles > maxRadiusMiles {
@@ -358,13 +358,34 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 	case accountID == 0:
 		accountID = caller.AccountID
 	case caller.AccountID != 0 && caller.AccountID != accountID:
-		return nil, status.Errorf(codes.InvalidArgument, "account_id: %d differs from x-account-id %d", accountID, caller.AccountID)
+		return nil, invalidFieldText("account_id", fmt.Sprintf("%d differs from x-account-id %d", accountID, caller.AccountID))
 	}
 	ids, err := ImportApplications(ctx, s.store, accountID, []*jobboardv2.DriverApplication{req.GetApplication()})
 	if err != nil {
 		return nil, err
 	}
 	return &jobboardv2.SubmitApplicationResponse{DriverId: ids[0]}, nil
+}
+
+// applicationPath is where a gRPC caller finds application i: the one
+// application of a SubmitApplication, or element i of the applications of a
+// batch.
+func applicationPath(i int, indexed bool) string {
+	if !indexed {
+		return "application"
+	}
+	return fmt.Sprintf("applications[%d]", i)
+}
+
+// inApplication places a problem of application i: its field becomes a
+// path from the request, and its message names the entry by index when
+// there are several.
+func inApplication(p fieldViolation, i int, indexed bool) fieldViolation {
+	if indexed {
+		p.label = fmt.Sprintf("[%d] %s", i, p.label)
+	}
+	p.field = applicationPath(i, indexed) + "." + p.field
+	return p
 }
 
 func isInternal(ctx context.Context) bool {
@@ -387,41 +408,38 @@ func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64
 
 func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, indexed bool) ([]int64, error) {
 	if accountID <= 0 {
-		return nil, status.Error(codes.InvalidArgument, "account_id: is required")
+		return nil, invalidFieldText("account_id", "is required")
 	}
 	if _, err := st.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
 		return nil, status.Errorf(codes.NotFound, "account_id: account %d not found", accountID)
 	} else if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	var problems []string
+	var problems []fieldViolation
 	now := time.Now()
 	valid := make([]store.Application, len(apps))
 	for i, in := range apps {
 		if in == nil {
-			problems = append(problems, fmt.Sprintf("[%d]: application is required", i))
+			problems = append(problems, fieldViolation{field: applicationPath(i, indexed), label: fmt.Sprintf("[%d]", i),
+				description: "application is required"})
 			continue
 		}
 		app, ps := checkApplication(accountID, in, now)
 		for _, p := range ps {
-			if indexed {
-				p = fmt.Sprintf("[%d] %s", i, p)
-			}
-			problems = append(problems, p)
+			problems = append(problems, inApplication(p, i, indexed))
 		}
 		valid[i] = app
 	}
 	if len(problems) > 0 {
-		return nil, status.Error(codes.InvalidArgument, strings.Join(problems, "; "))
+		return nil, invalidArgument(problems...)
 	}
 	ids, err := st.SaveApplications(ctx, valid)
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
-		msg := unknown.Error()
-		if indexed {
-			msg = fmt.Sprintf("[%d] %s", unknown.Index, msg)
-		}
-		return nil, status.Error(codes.InvalidArgument, msg)
+		const field = "job_applications"
+		description := strings.TrimPrefix(unknown.Error(), field+": ")
+		return nil, invalidArgument(inApplication(fieldViolation{field: field, label: field, description: description},
+			unknown.Index, indexed))
 	}
 	if err != nil {
 		return nil, internalError(ctx, err)

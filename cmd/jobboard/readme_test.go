@@ -81,7 +81,9 @@ var readmeChecks = []readmeCheck{
 	{`"callbackUrl"`, `"callbackUrl": "http://127\.0\.0\.1:\d+/hooks/jobs"`, "imports show finds the import"},
 	{"JobService/GetJob", `"employmentType": \[\s*"Full-Time",\s*"Permanent"\s*\]`, "gRPC returns every employmentType"},
 	{"SubmitApplication", `"driverId": "\d+"`, "the intake takes Ana"},
-	{"DriverService/ListDrivers", `"last_?[nN]ame": "Ruiz"`, "Ana is listed"},
+	{`{"email": "ana.ruiz@example.com"}`, `"last_?[nN]ame": "Ruiz"`, "Ana is listed"},
+	{`{"state": "ZZ"}`, `(?s)Code: InvalidArgument\n.*"field": "state",\s*"description": "\\"ZZ\\" is not valid; allowed: .*\ngrpcurl exited with 67\n$`,
+		"an invalid filter comes back with a BadRequest naming it"},
 	{"examples/grpc-client", `ListJobs: \d+ active jobs\n(?s:.*)\nadded \d+, updated \d+, unchanged \d+, errors 0\n$`,
 		"both examples report success"},
 }
