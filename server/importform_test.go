@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -23,11 +23,11 @@ import (
 // results message through protojson.
 
 // legacyResults is the message import-results-protojson.json was written from.
-func legacyResults() *jobboardv2.JobImportResults {
+func legacyResults() *restv2.JobImportResults {
 	zero := int32(0)
-	return &jobboardv2.JobImportResults{Added: 2, Updated: 1, Deleted: 3, Failed: 1, Processed: 4,
-		Errors: []*jobboardv2.JobImportError{{Index: 3, ReferenceNumber: ptr("R4"), Messages: []string{"state: missing", "title: missing"}}},
-		IgnoredValues: []*jobboardv2.BatchEntry{{Index: &zero, ReferenceNumber: ptr("R1"), Field: ptr("benefits"),
+	return &restv2.JobImportResults{Added: 2, Updated: 1, Deleted: 3, Failed: 1, Processed: 4,
+		Errors: []*restv2.JobImportError{{Index: 3, ReferenceNumber: ptr("R4"), Messages: []string{"state: missing", "title: missing"}}},
+		IgnoredValues: []*restv2.BatchEntry{{Index: &zero, ReferenceNumber: ptr("R1"), Field: ptr("benefits"),
 			Value: ptr("Dental"), Message: "not a field of a job; ignored"}}}
 }
 
@@ -46,11 +46,11 @@ func readTestdata(t *testing.T, name string) []byte {
 func TestImportQueuedInProtoFormRuns(t *testing.T) {
 	f := newIdleImportFixture(t, nil)
 	legacy := readTestdata(t, "import-payload-proto.bin")
-	var req jobboardv2.PostJobsRequest
+	var req restv2.PostJobsRequest
 	if err := proto.Unmarshal(legacy, &req); err != nil {
 		t.Fatal(err)
 	}
-	old, err := f.svcs.Imports.CreateJobImport(f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("X")}})
+	old, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 		old.Data.Id, legacy); err != nil {
 		t.Fatal(err)
 	}
-	current, err := f.svcs.Imports.CreateJobImport(f.ctxB, &jobboardv2.CreateJobImportRequest{Jobs: req.Jobs})
+	current, err := f.svcs.Imports.CreateJobImport(f.ctxB, &restv2.CreateJobImportRequest{Jobs: req.Jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +72,11 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 	if !proto.Equal(got, want) {
 		t.Errorf("results of the import queued as protobuf:\n%v\nof the same jobs queued now:\n%v", got, want)
 	}
-	jobsA, err := f.svcs.Jobs.ListJobs(f.ctxA, &jobboardv2.ListJobsRequest{})
+	jobsA, err := f.svcs.Jobs.ListJobs(f.ctxA, &restv2.ListJobsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobsB, err := f.svcs.Jobs.ListJobs(f.ctxB, &jobboardv2.ListJobsRequest{})
+	jobsB, err := f.svcs.Jobs.ListJobs(f.ctxB, &restv2.ListJobsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 		t.Fatalf("jobs of the import queued as protobuf: %v", jobsA.Jobs)
 	}
 	for i := range jobsA.Jobs {
-		a, b := proto.Clone(jobsA.Jobs[i]).(*jobboardv2.Job), proto.Clone(jobsB.Jobs[i]).(*jobboardv2.Job)
+		a, b := proto.Clone(jobsA.Jobs[i]).(*restv2.Job), proto.Clone(jobsB.Jobs[i]).(*restv2.Job)
 		a.Id, b.Id = 0, 0
 		if !proto.Equal(a, b) {
 			t.Errorf("job %d: %v, queued now %v", i, a, b)
@@ -96,7 +96,7 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 // before the store owned their form read as they were written.
 func TestImportResultsInProtoJSONRead(t *testing.T) {
 	f := newIdleImportFixture(t, nil)
-	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("X")}})
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestImportResultsInProtoJSONRead(t *testing.T) {
 		results = $2::jsonb, payload = '' WHERE id = $1`, created.Data.Id, string(readTestdata(t, "import-results-protojson.json"))); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: created.Data.Id})
+	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: created.Data.Id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestImportResultsInProtoJSONRead(t *testing.T) {
 // named by the store, reads it still.
 func TestStoredImportResultsOutliveARename(t *testing.T) {
 	stored := readTestdata(t, "import-results-protojson.json")
-	fd := protodesc.ToFileDescriptorProto(jobboardv2.File_jobboard_v2_imports_proto)
+	fd := protodesc.ToFileDescriptorProto(restv2.File_jobboard_rest_v2_imports_proto)
 	renamed := false
 	for _, m := range fd.MessageType {
 		for _, field := range m.Field {
@@ -188,7 +188,7 @@ func jsonKeys(t *testing.T, data []byte) []string {
 // comes back from the stored form unchanged, so a field added to the
 // message without a place in the store's form fails here.
 func TestImportPayloadCarriesEveryField(t *testing.T) {
-	in := &jobboardv2.JobInput{}
+	in := &restv2.JobInput{}
 	m := in.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for i := 0; i < fields.Len(); i++ {
@@ -198,15 +198,15 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 			list := m.Mutable(fd).List()
 			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-1"))
 			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-2"))
-		case fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "jobboard.v2.ExtraField":
-			in.ExtraFields = []*jobboardv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}
+		case fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "jobboard.rest.v2.ExtraField":
+			in.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}
 		case fd.Kind() == protoreflect.StringKind && !fd.IsList():
 			m.Set(fd, protoreflect.ValueOfString(string(fd.Name())+" \x00é"))
 		default:
 			t.Fatalf("field %s of a kind this test does not fill", fd.Name())
 		}
 	}
-	jobs := []*jobboardv2.JobInput{in, {Title: ptr("")}, {}}
+	jobs := []*restv2.JobInput{in, {Title: ptr("")}, {}}
 	payload, err := importPayload(jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +234,8 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 // across an upgrade is still recognised as the same request.
 func TestImportRequestHashUnchanged(t *testing.T) {
 	s := func(v string) *string { return &v }
-	req := &jobboardv2.CreateJobImportRequest{
-		Jobs: []*jobboardv2.JobInput{{ReferenceNumber: s("F100"), Title: s("Dedicated Dry Van"), State: s("OH"),
+	req := &restv2.CreateJobImportRequest{
+		Jobs: []*restv2.JobInput{{ReferenceNumber: s("F100"), Title: s("Dedicated Dry Van"), State: s("OH"),
 			EmploymentType: []string{"Full-Time", "Permanent"}}},
 		CallbackUrl: s("https://example.com/hooks"), DeleteJobs: true,
 	}

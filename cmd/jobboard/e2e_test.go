@@ -355,12 +355,12 @@ func (e *endToEnd) grpc(t *testing.T) {
 	if err != nil || len(list.Jobs) != 3 {
 		t.Fatalf("ListJobs: %v %v", list, err)
 	}
-	if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != "Permanent" {
+	if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != jobboardv2.EmploymentType_EMPLOYMENT_TYPE_PERMANENT {
 		t.Errorf("gRPC returns the whole employmentType list, got %q", got)
 	}
-	ref, title, state, dt, ft, desc := "G1", "Flatbed OO", "ok", "owner operator", "flatbed", "Tarps"
 	post, err := jobsClient.PostJobs(withKey(a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{
-		{ReferenceNumber: &ref, Title: &title, State: &state, DriverType: &dt, FreightType: &ft, Description: &desc}}})
+		{ReferenceNumber: "G1", Title: "Flatbed OO", State: "ok", DriverType: jobboardv2.DriverType_DRIVER_TYPE_OWNER_OPERATOR,
+			FreightType: jobboardv2.FreightType_FREIGHT_TYPE_FLATBED, Description: "Tarps", TwicOnly: true}}})
 	if err != nil || post.Added != 1 {
 		t.Fatalf("PostJobs: %v %v", post, err)
 	}
@@ -442,7 +442,7 @@ func (e *endToEnd) tenantIsolation(t *testing.T) {
 	if _, err := jobsClient.GetJob(withKey(b.APIKey), &jobboardv2.GetJobRequest{Id: aID}); status.Code(err) != codes.NotFound {
 		t.Errorf("gRPC GetJob of A's job as B: %v", err)
 	}
-	del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []string{fmt.Sprint(aID)}})
+	del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []int64{aID}})
 	if err != nil || del.Summary.Deleted != 0 {
 		t.Errorf("gRPC DeleteJobs of A's job as B: %v %v", del, err)
 	}
@@ -478,7 +478,7 @@ func (e *endToEnd) driverIntake(t *testing.T) {
 		t.Errorf("B reads A's applicant: %d", code)
 	}
 	drivers, err := jobboardv2.NewDriverServiceClient(conn).ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{State: "mo"})
-	if err != nil || len(drivers.Drivers) != 1 || drivers.TotalCount != 1 {
+	if err != nil || len(drivers.Drivers) != 1 || drivers.TotalSize != 1 {
 		t.Errorf("gRPC ListDrivers: %v %v", drivers, err)
 	}
 }

@@ -79,9 +79,10 @@ var readmeChecks = []readmeCheck{
 		"jobs 4, then 3, are there to delete (the demo jobs come back at each start)"},
 	{"Idempotency-Key: feed-", `(?s)^HTTP/1.1 202 .*"status":"complete"`, "the import is accepted, then complete"},
 	{`"callbackUrl"`, `"callbackUrl": "http://127\.0\.0\.1:\d+/hooks/jobs"`, "imports show finds the import"},
-	{"JobService/GetJob", `"employmentType": \[\s*"Full-Time",\s*"Permanent"\s*\]`, "gRPC returns every employmentType"},
+	{"JobService/GetJob", `"employmentType": \[\s*"EMPLOYMENT_TYPE_FULL_TIME",\s*"EMPLOYMENT_TYPE_PERMANENT"\s*\]`,
+		"gRPC returns every employmentType, as enum values"},
 	{"SubmitApplication", `"driverId": "\d+"`, "the intake takes Ana"},
-	{"DriverService/ListDrivers", `"last_?[nN]ame": "Ruiz"`, "Ana is listed"},
+	{"DriverService/ListDrivers", `"lastName": "Ruiz",(?s:.*)"driverType": "DRIVER_TYPE_OWNER_OPERATOR"`, "Ana is listed, her type an enum value"},
 	{"examples/grpc-client", `ListJobs: \d+ active jobs\n(?s:.*)\nadded \d+, updated \d+, unchanged \d+, errors 0\n$`,
 		"both examples report success"},
 }

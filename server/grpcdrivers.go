@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/natural"
+)
+
+// grpcDrivers serves jobboard.v2.DriverService over the core DriverService.
+type grpcDrivers struct {
+	jobboardv2.UnimplementedDriverServiceServer
+	core *DriverService
+}
+
+// ListDrivers answers a page of the filtered list. The filters are checked
+// by the core in their lenient form; the page is where the token says.
+func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDriversRequest) (*jobboardv2.ListDriversResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Named by the gRPC fields, before the core names the lenient ones.
+	if err := checkText(req); err != nil {
+		return nil, err
+	}
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, status.Errorf(codes.InvalidArgument, "page_size: %d is negative; a page holds 1-%d drivers", size, maxDriversPage)
+	case size == 0:
+		size = defaultDriversPage
+	case size > maxDriversPage:
+		size = maxDriversPage
+	}
+	lenient := natural.ListDriversFilter(req)
+	f, err := g.core.DriverFilter(ctx, lenient)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := driversTokenScope(lenient)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	var offset int64
+	if token := req.GetPageToken(); token != "" {
+		offset, err = g.core.tokens.Decode(token, caller.AccountID, scope)
+		if err != nil || offset <= 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "page_token: %s is not a next_page_token answered for these filters and this order", quoted(token))
+		}
+	}
+	f.Offset, f.Limit = int(offset), size
+	items, total, err := g.core.store.ListDrivers(ctx, caller.AccountID, f)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	out := &jobboardv2.ListDriversResponse{Drivers: make([]*jobboardv2.DriverSummary, len(items)), TotalSize: total}
+	for i := range items {
+		out.Drivers[i] = natural.DriverSummary(driverSummary(&items[i]))
+	}
+	if next := offset + int64(len(items)); len(items) > 0 && next < total {
+		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, next)
+	}
+	return out, nil
+}
+
+// driversTokenScope ties a token to the filters and order that decide the
+// list: the lenient request, paging left out, in deterministic binary.
+func driversTokenScope(lenient *restv2.ListDriversRequest) (string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(lenient)
+	if err != nil {
+		return "", fmt.Errorf("drivers page token scope: %w", err)
+	}
+	return "drivers|" + hex.EncodeToString(b), nil
+}
+
+func (g *grpcDrivers) GetDriver(ctx context.Context, req *jobboardv2.GetDriverRequest) (*jobboardv2.GetDriverResponse, error) {
+	if err := requiredID("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	resp, err := g.core.GetDriver(ctx, &restv2.GetDriverRequest{Id: req.GetId()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.GetDriverResponse{Driver: natural.DriverDetail(resp.GetDriver())}, nil
+}
