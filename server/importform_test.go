@@ -2,8 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -14,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -246,4 +250,67 @@ func TestImportRequestHashUnchanged(t *testing.T) {
 	if want := "20857f81e9dbbe4c9cd5660e76f2a5ae9067fc0d9c34f020b51386edd244ed2e"; got != want {
 		t.Errorf("request hash %s, want %s as stored by earlier servers", got, want)
 	}
+}
+
+// TestImportStoredByV20Delivered: an import stored by the code of before the
+// gRPC API got its own messages (testdata/import-payload-json-v2.0.json, the
+// payload column it wrote, lenient values and unknown fields included) runs
+// and calls back with the body that code sent for it
+// (testdata/import-callback-v2.0.json), but for the id and times.
+func TestImportStoredByV20Delivered(t *testing.T) {
+	f := newIdleImportFixture(t, nil)
+	r := newReceiver(t, http.StatusNoContent)
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Data.Id
+	if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET payload = $2, payload_form = 'json',
+		callback_url = $3, delete_jobs = true WHERE id = $1`, id, readTestdata(t, "import-payload-json-v2.0.json"), r.srv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	f.waitComplete(t, f.ctxA, id)
+	f.attempts(t, id, 1)
+	got := normalisedCallback(t, r.bodies[0])
+	want := normalisedCallback(t, readTestdata(t, "import-callback-v2.0.json"))
+	if got != want {
+		t.Errorf("callback body\n%s\nwant, as v2.0 sent it,\n%s", got, want)
+	}
+	// Over gRPC the same import reads in the natural form.
+	imp, err := (&grpcImports{core: f.svcs.Imports}).GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: id})
+	if err != nil || imp.Data.Status != jobboardv2.JobImportStatus_JOB_IMPORT_STATUS_COMPLETE ||
+		imp.Data.Results.Added != 2 || imp.Data.Results.Failed != 1 || len(imp.Data.Results.IgnoredValues) != 2 {
+		t.Errorf("GetJobImport over gRPC: %v %v", imp, err)
+	}
+	jobs, err := f.svcs.Jobs.ListJobs(f.ctxA, &restv2.ListJobsRequest{})
+	if err != nil || len(jobs.Jobs) != 2 || jobs.Jobs[0].GetPostalCode() != "75201-1234" || !jobs.Jobs[0].TwicOnly ||
+		jobs.Jobs[0].GetPayAmountMin() != "18.50" || jobs.Jobs[0].DriverType != "Company Driver" {
+		t.Errorf("the jobs of the stored import: %v %v", jobs.GetJobs(), err)
+	}
+}
+
+// normalisedCallback is a callback body without what differs between runs.
+func normalisedCallback(t *testing.T, body []byte) string {
+	t.Helper()
+	var v struct {
+		Data  map[string]any `json:"data"`
+		Links map[string]any `json:"links"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	id, _ := v.Data["id"].(string)
+	v.Links["self"] = strings.TrimSuffix(fmt.Sprint(v.Links["self"]), id)
+	for _, k := range []string{"id", "requestedAt", "completedAt"} {
+		if _, ok := v.Data[k]; !ok {
+			t.Fatalf("no %s in %s", k, body)
+		}
+		v.Data[k] = "*"
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
