@@ -165,3 +165,134 @@ func TestGRPCListJobsPaging(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCListDriversPaging: in every order, pages read every driver once
+// in the order of one big page; a token only works for the account, the
+// filters and the order it was answered for.
+func TestGRPCListDriversPaging(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	states, types := []string{"MO", "TX", "OH"}, []string{"Student", "Company Driver", "Owner Operator"}
+	var apps []*jobboardv2.DriverApplication
+	for i := range 23 {
+		// Repeated last names, states, types and times make ties that the id must break.
+		apps = append(apps, applicant(fmt.Sprintf("Ann%d", i), []string{"Lee", "Diaz", "Ng", "Lee"}[i%4], states[i%3], "64801",
+			types[i%3], "2", fmt.Sprintf("2026-10-%02dT08:00:00Z", 1+i%5)))
+	}
+	if _, err := ImportApplications(context.Background(), f.st, f.a.AccountID, apps); err != nil {
+		t.Fatal(err)
+	}
+	drivers := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
+	ctx := withKey(f.a.APIKey)
+	readAll := func(req *jobboardv2.ListDriversRequest, total int64) ([]int64, []string) {
+		var ids []int64
+		var tokens []string
+		for {
+			page, err := drivers.ListDrivers(ctx, req)
+			if err != nil {
+				t.Fatalf("%v: %v", req, err)
+			}
+			if page.TotalSize != total {
+				t.Errorf("total_size %d, want %d", page.TotalSize, total)
+			}
+			for _, d := range page.Drivers {
+				ids = append(ids, d.Id)
+			}
+			if page.NextPageToken == "" {
+				return ids, tokens
+			}
+			tokens = append(tokens, page.NextPageToken)
+			req = proto.CloneOf(req)
+			req.PageToken = page.NextPageToken
+		}
+	}
+	orders := jobboardv2.DriverOrder(0).Descriptor().Values()
+	for i := range orders.Len() {
+		for _, desc := range []bool{false, true} {
+			order := jobboardv2.DriverOrder(orders.Get(i).Number())
+			whole, _ := readAll(&jobboardv2.ListDriversRequest{Order: order, Descending: desc, PageSize: 100}, 23)
+			paged, tokens := readAll(&jobboardv2.ListDriversRequest{Order: order, Descending: desc, PageSize: 4}, 23)
+			if len(whole) != 23 || fmt.Sprint(paged) != fmt.Sprint(whole) || len(tokens) != 5 {
+				t.Errorf("%s descending=%t: pages %v (%d tokens), one page %v", order, desc, paged, len(tokens), whole)
+			}
+		}
+	}
+	_, tokens := readAll(&jobboardv2.ListDriversRequest{State: "MO", PageSize: 3}, 8)
+	refused := map[string]struct {
+		key string
+		req *jobboardv2.ListDriversRequest
+	}{
+		"other filters":   {f.a.APIKey, &jobboardv2.ListDriversRequest{State: "TX", PageSize: 3}},
+		"another order":   {f.a.APIKey, &jobboardv2.ListDriversRequest{State: "MO", Order: jobboardv2.DriverOrder_DRIVER_ORDER_NAME}},
+		"another account": {f.b.APIKey, &jobboardv2.ListDriversRequest{State: "MO", PageSize: 3}},
+	}
+	for name, c := range refused {
+		c.req.PageToken = tokens[0]
+		_, err := drivers.ListDrivers(withKey(c.key), c.req)
+		if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), "page_token: ") {
+			t.Errorf("a token with %s: %v, want InvalidArgument naming page_token", name, err)
+		}
+	}
+	for field, req := range map[string]*jobboardv2.ListDriversRequest{
+		"lives_within_radius_miles": {LivesWithinRadiusMiles: 10},
+		"min_experience_years":      {MinExperienceYears: proto.Float64(1.7)},
+		"state":                     {State: "XX"},
+		"page_size":                 {PageSize: -1},
+	} {
+		_, err := drivers.ListDrivers(ctx, req)
+		if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), field+": ") {
+			t.Errorf("%v: %v, want InvalidArgument naming %s", req, err, field)
+		}
+	}
+	// Another page size is allowed: the token holds a place, not a page number.
+	if _, err := drivers.ListDrivers(ctx, &jobboardv2.ListDriversRequest{State: "MO", PageSize: 50, PageToken: tokens[0]}); err != nil {
+		t.Errorf("the token with another page size: %v", err)
+	}
+}
+
+// TestGRPCReadsAFullAccount: a client with gRPC's default settings (4 MiB
+// received at most) reads an account at its 10,000-job limit, with
+// 5,000-character descriptions, page by page, each job once.
+func TestGRPCReadsAFullAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("posts 50 MB of jobs")
+	}
+	f := newGRPCFixture(t, Config{})
+	core := ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID})
+	description := strings.Repeat("Drive the lane, load and unload. ", 5000/33+1)[:5000]
+	for batch := range MaxActiveJobs / 1000 {
+		in := make([]*restv2.JobInput, 1000)
+		for i := range in {
+			in[i] = input(fmt.Sprintf("F%d", batch*1000+i))
+			in[i].Description = &description
+		}
+		if post, err := f.svcs.Jobs.PostJobs(core, &restv2.PostJobsRequest{Jobs: in}); err != nil || post.Added != 1000 {
+			t.Fatalf("post %d: %v %v", batch, post.GetErrors(), err)
+		}
+	}
+	jobs := jobboardv2.NewJobServiceClient(f.conn(t, "127.0.0.1"))
+	seen := map[int64]bool{}
+	req := &jobboardv2.ListJobsRequest{PageSize: 1000}
+	pages, largest := 0, 0
+	for {
+		page, err := jobs.ListJobs(withKey(f.a.APIKey), req)
+		if err != nil {
+			t.Fatalf("page %d: %v", pages+1, err)
+		}
+		pages++
+		largest = max(largest, proto.Size(page))
+		for _, j := range page.Jobs {
+			if seen[j.Id] || len(j.Description) != 5000 {
+				t.Fatalf("job %d read twice, or cut", j.Id)
+			}
+			seen[j.Id] = true
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	t.Logf("figures: %d jobs of 5,000 characters in %d pages, the largest %d bytes", len(seen), pages, largest)
+	if len(seen) != MaxActiveJobs || largest > 4<<20 {
+		t.Errorf("%d jobs read, the largest page %d bytes", len(seen), largest)
+	}
+}

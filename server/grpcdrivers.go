@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -12,6 +14,7 @@ import (
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/natural"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // grpcDrivers serves jobboard.v2.DriverService over the core DriverService.
@@ -43,32 +46,62 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	lenient := natural.ListDriversFilter(req)
 	f, err := g.core.DriverFilter(ctx, lenient)
 	if err != nil {
-		return nil, err
+		return nil, namedForGRPC(err)
 	}
 	scope, err := driversTokenScope(lenient)
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	var offset int64
 	if token := req.GetPageToken(); token != "" {
-		offset, err = g.core.tokens.Decode(token, caller.AccountID, scope)
-		if err != nil || offset <= 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "page_token: %s is not a next_page_token answered for these filters and this order", quoted(token))
+		if f.After, err = g.cursor(token, caller.AccountID, scope); err != nil {
+			return nil, err
 		}
 	}
-	f.Offset, f.Limit = int(offset), size
+	// One row more than the page tells whether another page follows.
+	f.Offset, f.Limit = 0, size+1
 	items, total, err := g.core.store.ListDrivers(ctx, caller.AccountID, f)
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
+	more := len(items) > size
+	items = items[:min(len(items), size)]
 	out := &jobboardv2.ListDriversResponse{Drivers: make([]*jobboardv2.DriverSummary, len(items)), TotalSize: total}
 	for i := range items {
 		out.Drivers[i] = natural.DriverSummary(driverSummary(&items[i]))
 	}
-	if next := offset + int64(len(items)); len(items) > 0 && next < total {
-		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, next)
+	if more {
+		position, err := json.Marshal(store.CursorOf(items[len(items)-1]))
+		if err != nil {
+			return nil, internalError(ctx, err)
+		}
+		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, position)
 	}
 	return out, nil
+}
+
+// cursor reads where a page token says the page starts: after the row of
+// the order it names (keyset paging, so a page costs the same at any depth).
+func (g *grpcDrivers) cursor(token string, accountID int64, scope string) (*store.DriverCursor, error) {
+	position, err := g.core.tokens.Decode(token, accountID, scope)
+	var c store.DriverCursor
+	if err == nil {
+		err = json.Unmarshal(position, &c)
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "page_token: %s is not a next_page_token answered for these filters and this order", quoted(token))
+	}
+	return &c, nil
+}
+
+// namedForGRPC names, in an error of the core, the gRPC field rather than
+// the REST parameter it was given as ("min_experience_years: ...").
+func namedForGRPC(err error) error {
+	st := status.Convert(err)
+	param, rest, ok := strings.Cut(st.Message(), ": ")
+	if st.Code() != codes.InvalidArgument || !ok {
+		return err
+	}
+	return status.Error(codes.InvalidArgument, natural.FilterField(param)+": "+rest)
 }
 
 // driversTokenScope ties a token to the filters and order that decide the

@@ -78,7 +78,7 @@ func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) 
 	}
 	var after int64
 	if token := req.GetPageToken(); token != "" {
-		after, err = s.tokens.Decode(token, caller.AccountID, jobsTokenScope)
+		after, err = s.tokens.DecodeID(token, caller.AccountID, jobsTokenScope)
 		if err != nil || after <= 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "page_token: %s is not a next_page_token this service answered", quoted(token))
 		}
@@ -92,7 +92,7 @@ func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) 
 		out.Jobs[i] = jobMessage(&page.Jobs[i])
 	}
 	if page.More {
-		out.NextPageToken = s.tokens.Encode(caller.AccountID, jobsTokenScope, page.Jobs[len(page.Jobs)-1].ID)
+		out.NextPageToken = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, page.Jobs[len(page.Jobs)-1].ID)
 	}
 	return out, nil
 }

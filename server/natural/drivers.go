@@ -106,3 +106,23 @@ func endorsements(text string) []jobboardv2.Certification {
 	}
 	return values(Certifications, strings.Split(text, ", "))
 }
+
+// filterFields are the list parameters whose gRPC field has another name;
+// the others are named alike in both forms.
+var filterFields = map[string]string{
+	"certifications":      "certification",
+	"start_date":          "sent_after",
+	"end_date":            "sent_before",
+	"lives_within_radius": "lives_within_radius_miles",
+	"min_experience":      "min_experience_years",
+	"sort":                "order",
+}
+
+// FilterField is the gRPC field of a list parameter of the lenient form, as
+// the core names it in an error.
+func FilterField(param string) string {
+	if f, ok := filterFields[param]; ok {
+		return f
+	}
+	return param
+}

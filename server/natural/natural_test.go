@@ -220,3 +220,19 @@ func TestJobImport(t *testing.T) {
 		t.Errorf("a pending import: %v", got)
 	}
 }
+
+// TestFilterFieldsExist: every parameter an error may name leads to a field
+// of the gRPC request.
+func TestFilterFieldsExist(t *testing.T) {
+	grpcFields := (&jobboardv2.ListDriversRequest{}).ProtoReflect().Descriptor().Fields()
+	restFields := (&restv2.ListDriversRequest{}).ProtoReflect().Descriptor().Fields()
+	for i := range restFields.Len() {
+		param := string(restFields.Get(i).Name())
+		if param == "max" || param == "page" { // paging: the gRPC list pages by token
+			continue
+		}
+		if grpcFields.ByName(protoreflect.Name(FilterField(param))) == nil {
+			t.Errorf("parameter %s: no gRPC field %s", param, FilterField(param))
+		}
+	}
+}

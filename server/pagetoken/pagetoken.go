@@ -32,28 +32,43 @@ func New(key []byte) Signer { return Signer{key: key} }
 
 // Encode returns the token of position for the account and scope. Scope
 // names the list and everything that decides its order and contents (the
-// filters and the sort); position is where the next page starts.
-func (s Signer) Encode(account int64, scope string, position int64) string {
-	body := binary.AppendVarint([]byte{version}, position)
+// filters and the sort); position is where the next page starts, in a form
+// the list chooses.
+func (s Signer) Encode(account int64, scope string, position []byte) string {
+	body := append([]byte{version}, position...)
 	return base64.RawURLEncoding.EncodeToString(append(body, s.mac(account, scope, body)...))
 }
 
 // Decode returns the position token carries, or ErrInvalid when the key did
 // not sign it for account and scope.
-func (s Signer) Decode(token string, account int64, scope string) (int64, error) {
+func (s Signer) Decode(token string, account int64, scope string) ([]byte, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) < 1+1+macSize || raw[0] != version {
-		return 0, ErrInvalid
+	if err != nil || len(raw) < 1+macSize || raw[0] != version {
+		return nil, ErrInvalid
 	}
 	body, mac := raw[:len(raw)-macSize], raw[len(raw)-macSize:]
 	if !hmac.Equal(mac, s.mac(account, scope, body)) {
+		return nil, ErrInvalid
+	}
+	return body[1:], nil
+}
+
+// EncodeID is Encode of a position that is an id.
+func (s Signer) EncodeID(account int64, scope string, id int64) string {
+	return s.Encode(account, scope, binary.AppendVarint(nil, id))
+}
+
+// DecodeID is Decode of a position that is an id.
+func (s Signer) DecodeID(token string, account int64, scope string) (int64, error) {
+	position, err := s.Decode(token, account, scope)
+	if err != nil {
+		return 0, err
+	}
+	id, n := binary.Varint(position)
+	if n <= 0 || n != len(position) {
 		return 0, ErrInvalid
 	}
-	position, n := binary.Varint(body[1:])
-	if n != len(body)-1 {
-		return 0, ErrInvalid
-	}
-	return position, nil
+	return id, nil
 }
 
 // mac signs the account, a hash of the scope and the body; the hash keeps

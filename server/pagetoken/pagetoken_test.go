@@ -9,8 +9,8 @@ import (
 func TestRoundTrip(t *testing.T) {
 	s := New([]byte("key"))
 	for _, pos := range []int64{0, 1, 99, 1 << 40, -3} {
-		token := s.Encode(7, "jobs", pos)
-		got, err := s.Decode(token, 7, "jobs")
+		token := s.EncodeID(7, "jobs", pos)
+		got, err := s.DecodeID(token, 7, "jobs")
 		if err != nil || got != pos {
 			t.Errorf("position %d: decoded %d, %v", pos, got, err)
 		}
@@ -19,7 +19,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestRefused(t *testing.T) {
 	s := New([]byte("key"))
-	token := s.Encode(7, "drivers|state=MO", 200)
+	token := s.EncodeID(7, "drivers|state=MO", 200)
 	raw, _ := base64.RawURLEncoding.DecodeString(token)
 	altered := append([]byte{}, raw...)
 	altered[1] ^= 0x02 // another position, same signature
@@ -38,11 +38,21 @@ func TestRefused(t *testing.T) {
 		{"empty", "", "drivers|state=MO", 7, "key"},
 	}
 	for _, c := range cases {
-		if _, err := New([]byte(c.key)).Decode(c.token, c.account, c.scope); !errors.Is(err, ErrInvalid) {
+		if _, err := New([]byte(c.key)).DecodeID(c.token, c.account, c.scope); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", c.name, err)
 		}
 	}
-	if _, err := s.Decode(token, 7, "drivers|state=MO"); err != nil {
+	if _, err := s.DecodeID(token, 7, "drivers|state=MO"); err != nil {
 		t.Fatalf("the untouched token: %v", err)
+	}
+}
+
+func TestBytesRoundTrip(t *testing.T) {
+	s := New([]byte("key"))
+	for _, position := range [][]byte{nil, []byte(`{"k":["smith"],"id":4}`)} {
+		got, err := s.Decode(s.Encode(1, "drivers", position), 1, "drivers")
+		if err != nil || string(got) != string(position) {
+			t.Errorf("%q: decoded %q, %v", position, got, err)
+		}
 	}
 }
