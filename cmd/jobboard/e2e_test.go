@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -912,6 +913,24 @@ func TestTwoReplicas(t *testing.T) {
 		t.Errorf("%d jobs, want 20", n)
 	}
 	t.Logf("imports worked per replica: %v", perReplica)
+
+	// The page token key lives in the database: a token one replica
+	// answered pages on the other, over gRPC as over REST.
+	jobs := jobboardv2.NewJobServiceClient(replicas[0].grpcConn())
+	first, err := jobs.ListJobs(withKey(acct.APIKey), &jobboardv2.ListJobsRequest{PageSize: 15})
+	if err != nil || first.NextPageToken == "" {
+		t.Fatalf("first page from replica 0: %v %v", first, err)
+	}
+	rest, err := jobboardv2.NewJobServiceClient(replicas[1].grpcConn()).ListJobs(withKey(acct.APIKey),
+		&jobboardv2.ListJobsRequest{PageSize: 15, PageToken: first.NextPageToken})
+	if err != nil || len(rest.Jobs) != 5 || rest.NextPageToken != "" {
+		t.Errorf("the rest from replica 1 with replica 0's token: %v %v", rest, err)
+	}
+	if code, _, body := replicas[1].request("basic", acct.APIKey, "GET",
+		"/api/v2.0/jobs.json?page_size=15&page_token="+url.QueryEscape(first.NextPageToken), ""); code != 200 ||
+		strings.Count(body, `"referenceNumber":"R`) != 5 {
+		t.Errorf("REST on replica 1 with replica 0's token: %d %s", code, body)
+	}
 
 	// Both replicas remember the key from the calls above; once keys revoke
 	// returns, each refuses it on the very next request.
