@@ -31,8 +31,12 @@
 //     next_page_token (empty on the last page). Tokens are opaque and signed:
 //     one from another account, from other filters, or altered is
 //     INVALID_ARGUMENT.
-//   - Fields the service does not know cannot be sent (protobuf drops them;
-//     protojson refuses them), so there is no place for extra fields.
+//   - There is no place for fields the service does not know: protojson (and
+//     so grpcurl) refuses an unknown name, and the service ignores unknown
+//     fields of the binary form. REST, which echoes them as ignored values,
+//     keeps them in its own JobInput.
+//   - Problem entries (BatchEntry) name a field by its JSON name in this
+//     package and echo the value as text; the message is the same as REST's.
 
 package jobboardv2
 
