@@ -91,17 +91,17 @@ test-tools:
 	@scripts/install-tools.sh grpcurl gotestsum
 
 .PHONY: generate
-# server/descriptors/jobboard.binpb: the descriptors with their comments, which
+# server/descriptors/jobboard.binpb: the gRPC package's descriptors with their comments, which
 # gRPC reflection serves (protoc-gen-go's embedded copies carry none).
 generate: tools ## regenerate gen/ from proto/
 	buf generate
-	buf build --as-file-descriptor-set -o server/descriptors/jobboard.binpb
+	buf build --path proto/jobboard/v2 --as-file-descriptor-set -o server/descriptors/jobboard.binpb
 
 .PHONY: generate-check
 generate-check: tools ## fail when gen/ differs from what proto/ produces
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	buf generate -o "$$tmp" && \
-	buf build --as-file-descriptor-set -o "$$tmp/jobboard.binpb" && \
+	buf build --path proto/jobboard/v2 --as-file-descriptor-set -o "$$tmp/jobboard.binpb" && \
 	if ! diff -r gen "$$tmp/gen" >/dev/null; then \
 		diff -ru gen "$$tmp/gen" | head -50; \
 		echo "gen/ is stale: run make generate and commit the result" >&2; exit 1; \

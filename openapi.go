@@ -6,7 +6,7 @@ package jobboard
 import _ "embed"
 
 // OpenAPI is the REST API's OpenAPI 2.0 document, generated from proto/ by
-// protoc-gen-openapiv2 with proto/jobboard/v2/openapi.yaml.
+// protoc-gen-openapiv2 with proto/jobboard/rest/v2/openapi.yaml.
 //
 //go:embed gen/openapi/jobboard.swagger.json
 var OpenAPI []byte

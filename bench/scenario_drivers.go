@@ -16,7 +16,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -137,7 +137,7 @@ func driversScenario(ctx context.Context, h *harness) ([]result, error) {
 // the service does: the gateway's query-parameter mapping into the request
 // message, the service's parsing into a filter, the store's SQL.
 func driverQueries(ctx context.Context, svc *server.DriverService, st *store.Store, accountID int64, q url.Values) (page, count store.Query, err error) {
-	req := &jobboardv2.ListDriversRequest{}
+	req := &restv2.ListDriversRequest{}
 	if err := runtime.PopulateQueryParameters(req, q, utilities.NewDoubleArray(nil)); err != nil {
 		return page, count, err
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/gateway"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/boundary"
 	"github.com/truckjobs/jobboard/internal/logtest"
 )
@@ -19,11 +19,11 @@ import (
 // failingJobs is a job service whose GetJob fails as the test says: by
 // panicking, or with an error that carries no gRPC code.
 type failingJobs struct {
-	jobboardv2.UnimplementedJobServiceServer
+	restv2.UnimplementedJobServiceServer
 	fail func() error
 }
 
-func (j failingJobs) GetJob(context.Context, *jobboardv2.GetJobRequest) (*jobboardv2.GetJobResponse, error) {
+func (j failingJobs) GetJob(context.Context, *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
 	return nil, j.fail()
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
@@ -23,21 +23,21 @@ func decodeJSON(data []byte, msg any) error {
 		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	var err error
 	switch m := msg.(type) {
-	case *jobboardv2.PostJobsRequest:
+	case *restv2.PostJobsRequest:
 		err = jsonArray(dec, "the body must be a JSON array of jobs", listItems, func(i int) error {
 			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
 		})
-	case *jobboardv2.CreateJobImportRequest:
+	case *restv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
-	case *jobboardv2.DeleteJobsRequest:
+	case *restv2.DeleteJobsRequest:
 		err = jsonArray(dec, "the body must be a JSON array of job ids", listItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Ids = append(m.Ids, rules.OrEmpty(v))
 			return err
 		})
-	case *jobboardv2.DeleteJobsByReferenceRequest:
+	case *restv2.DeleteJobsByReferenceRequest:
 		err = jsonArray(dec, "the body must be a JSON array of reference numbers", listItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.ReferenceNumbers = append(m.ReferenceNumbers, rules.OrEmpty(v))
@@ -86,7 +86,7 @@ func jsonArray(dec *jsontext.Decoder, notArray string, limit itemLimit, item fun
 
 // jsonImport reads a job import: {"jobs": [...], "callbackUrl": ..., "deleteJobs": ...}.
 // Other members are ignored.
-func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) error {
+func jsonImport(dec *jsontext.Decoder, m *restv2.CreateJobImportRequest) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -142,7 +142,7 @@ func jsonImport(dec *jsontext.Decoder, m *jobboardv2.CreateJobImportRequest) err
 }
 
 // jsonJob reads one job object; at names it in errors.
-func jsonJob(dec *jsontext.Decoder, at path) (*jobboardv2.JobInput, error) {
+func jsonJob(dec *jsontext.Decoder, at path) (*restv2.JobInput, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func jsonJob(dec *jsontext.Decoder, at path) (*jobboardv2.JobInput, error) {
 	if tok.Kind() != '{' {
 		return nil, fmt.Errorf("%s: each job must be a JSON object", at())
 	}
-	j := &jobboardv2.JobInput{}
+	j := &restv2.JobInput{}
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {

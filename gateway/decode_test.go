@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
@@ -21,44 +21,44 @@ func TestDecodeJobs(t *testing.T) {
 		name   string
 		format wire.Format
 		body   string
-		want   []*jobboardv2.JobInput
+		want   []*restv2.JobInput
 	}{
 		{"json strings", wire.JSON, `[{"referenceNumber":"A1","title":"T","twicOnly":"1"}]`,
-			[]*jobboardv2.JobInput{{ReferenceNumber: s("A1"), Title: s("T"), TwicOnly: s("1")}}},
+			[]*restv2.JobInput{{ReferenceNumber: s("A1"), Title: s("T"), TwicOnly: s("1")}}},
 		{"json numbers and booleans as text", wire.JSON, `[{"referenceNumber":12345,"payAmountMin":18.5,"payAmountMax":"20.00","twicOnly":true}]`,
-			[]*jobboardv2.JobInput{{ReferenceNumber: s("12345"), PayAmountMin: s("18.5"), PayAmountMax: s("20.00"), TwicOnly: s("true")}}},
-		{"json twicOnly 0", wire.JSON, `[{"twicOnly":0}]`, []*jobboardv2.JobInput{{TwicOnly: s("0")}}},
-		{"json null is unset", wire.JSON, `[{"title":null,"city":null}]`, []*jobboardv2.JobInput{{}}},
+			[]*restv2.JobInput{{ReferenceNumber: s("12345"), PayAmountMin: s("18.5"), PayAmountMax: s("20.00"), TwicOnly: s("true")}}},
+		{"json twicOnly 0", wire.JSON, `[{"twicOnly":0}]`, []*restv2.JobInput{{TwicOnly: s("0")}}},
+		{"json null is unset", wire.JSON, `[{"title":null,"city":null}]`, []*restv2.JobInput{{}}},
 		{"json list as array", wire.JSON, `[{"employmentType":["Full-Time","Part-Time"],"routeType":[]}]`,
-			[]*jobboardv2.JobInput{{EmploymentType: []string{"Full-Time", "Part-Time"}}}},
-		{"json list as single string", wire.JSON, `[{"routeType":"OTR"}]`, []*jobboardv2.JobInput{{RouteType: []string{"OTR"}}}},
+			[]*restv2.JobInput{{EmploymentType: []string{"Full-Time", "Part-Time"}}}},
+		{"json list as single string", wire.JSON, `[{"routeType":"OTR"}]`, []*restv2.JobInput{{RouteType: []string{"OTR"}}}},
 		{"json unknown fields kept in order", wire.JSON, `[{"zeta":"z","id":5,"extra":{"a":[1, 2]},"gone":null}]`,
-			[]*jobboardv2.JobInput{{ExtraFields: []*jobboardv2.ExtraField{
+			[]*restv2.JobInput{{ExtraFields: []*restv2.ExtraField{
 				{Name: "zeta", Value: s("z")}, {Name: "id", Value: s("5")}, {Name: "extra", Value: s(`{"a":[1,2]}`)}, {Name: "gone"}}}}},
-		{"json escapes", wire.JSON, `[{"title":"a \"b\" \u00e9\n"}]`, []*jobboardv2.JobInput{{Title: s("a \"b\" é\n")}}},
+		{"json escapes", wire.JSON, `[{"title":"a \"b\" \u00e9\n"}]`, []*restv2.JobInput{{Title: s("a \"b\" é\n")}}},
 		{"json empty array", wire.JSON, `[]`, nil},
 		{"xml fields", wire.XML, `<?xml version="1.0" encoding="UTF-8"?><jobs><job><referenceNumber>A1</referenceNumber><title>T &amp; U</title></job></jobs>`,
-			[]*jobboardv2.JobInput{{ReferenceNumber: s("A1"), Title: s("T & U")}}},
+			[]*restv2.JobInput{{ReferenceNumber: s("A1"), Title: s("T & U")}}},
 		{"xml cdata and escaped text", wire.XML, `<jobs><job><description><![CDATA[<p>Hi</p>]]></description><requirements>&lt;b&gt;x&lt;/b&gt;</requirements></job></jobs>`,
-			[]*jobboardv2.JobInput{{Description: s("<p>Hi</p>"), Requirements: s("<b>x</b>")}}},
+			[]*restv2.JobInput{{Description: s("<p>Hi</p>"), Requirements: s("<b>x</b>")}}},
 		{"xml repeated list elements", wire.XML, `<jobs><job><employmentType>Full-Time</employmentType><employmentType>Temporary</employmentType></job></jobs>`,
-			[]*jobboardv2.JobInput{{EmploymentType: []string{"Full-Time", "Temporary"}}}},
+			[]*restv2.JobInput{{EmploymentType: []string{"Full-Time", "Temporary"}}}},
 		{"xml empty element", wire.XML, `<jobs><job><twicOnly/><city></city></job></jobs>`,
-			[]*jobboardv2.JobInput{{TwicOnly: s(""), City: s("")}}},
+			[]*restv2.JobInput{{TwicOnly: s(""), City: s("")}}},
 		{"xml whitespace and comments", wire.XML, "<jobs>\n  <!-- feed -->\n  <job>\n    <state>TX</state>\n  </job>\n</jobs>\n",
-			[]*jobboardv2.JobInput{{State: s("TX")}}},
+			[]*restv2.JobInput{{State: s("TX")}}},
 		{"xml unknown element", wire.XML, `<jobs><job><benefits>Dental</benefits><id>4</id></job></jobs>`,
-			[]*jobboardv2.JobInput{{ExtraFields: []*jobboardv2.ExtraField{{Name: "benefits", Value: s("Dental")}, {Name: "id", Value: s("4")}}}}},
+			[]*restv2.JobInput{{ExtraFields: []*restv2.ExtraField{{Name: "benefits", Value: s("Dental")}, {Name: "id", Value: s("4")}}}}},
 		{"xml two jobs", wire.XML, `<jobs><job><title>a</title></job><job><title>b</title></job></jobs>`,
-			[]*jobboardv2.JobInput{{Title: s("a")}, {Title: s("b")}}},
+			[]*restv2.JobInput{{Title: s("a")}, {Title: s("b")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got jobboardv2.PostJobsRequest
+			var got restv2.PostJobsRequest
 			if err := (marshaler{tt.format}).Unmarshal([]byte(tt.body), &got); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&jobboardv2.PostJobsRequest{Jobs: tt.want}, &got, protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(&restv2.PostJobsRequest{Jobs: tt.want}, &got, protocmp.Transform()); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -66,14 +66,14 @@ func TestDecodeJobs(t *testing.T) {
 }
 
 func TestDecodeDeleteLists(t *testing.T) {
-	var ids jobboardv2.DeleteJobsRequest
+	var ids restv2.DeleteJobsRequest
 	if err := (marshaler{wire.JSON}).Unmarshal([]byte(`[1, "2", "abc", 4.5, null]`), &ids); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"1", "2", "abc", "4.5", ""}; !cmp.Equal(ids.Ids, want) {
 		t.Errorf("json ids %q, want %q", ids.Ids, want)
 	}
-	var refs jobboardv2.DeleteJobsByReferenceRequest
+	var refs restv2.DeleteJobsByReferenceRequest
 	if err := (marshaler{wire.XML}).Unmarshal([]byte(`<jobs><job>A1</job><job> B2 </job></jobs>`), &refs); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got jobboardv2.PostJobsRequest
+			var got restv2.PostJobsRequest
 			err := (marshaler{tt.format}).Unmarshal([]byte(tt.body), &got)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
@@ -126,7 +126,7 @@ func TestDecodeRejects(t *testing.T) {
 
 func TestDecodeEmptyBody(t *testing.T) {
 	for _, f := range []wire.Format{wire.JSON, wire.XML} {
-		var got jobboardv2.PostJobsRequest
+		var got restv2.PostJobsRequest
 		if err := (marshaler{f}).Unmarshal([]byte(" \n"), &got); !errors.Is(err, io.EOF) {
 			t.Errorf("%v: empty body gave %v, want io.EOF", f, err)
 		}
@@ -163,7 +163,7 @@ func TestDecodeImportRejects(t *testing.T) {
 		{`{"jobs":[],"deleteJobs":"yes"}`, `deleteJobs: "yes" is not a boolean (true or false)`},
 		{`[]`, "the body must be a JSON object"},
 	} {
-		var got jobboardv2.CreateJobImportRequest
+		var got restv2.CreateJobImportRequest
 		err := (marshaler{wire.JSON}).Unmarshal([]byte(tt.body), &got)
 		if err == nil || err.Error() != tt.want && !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.body, err, tt.want)
@@ -176,7 +176,7 @@ func TestDecodeImportDeleteJobs(t *testing.T) {
 		`{"jobs":[]}`: false, `{"jobs":[],"deleteJobs":true}`: true, `{"jobs":[],"deleteJobs":"TRUE"}`: true,
 		`{"jobs":[],"deleteJobs":1}`: true, `{"jobs":[],"deleteJobs":0}`: false, `{"jobs":[],"deleteJobs":null}`: false,
 	} {
-		var got jobboardv2.CreateJobImportRequest
+		var got restv2.CreateJobImportRequest
 		if err := (marshaler{wire.JSON}).Unmarshal([]byte(body), &got); err != nil || got.DeleteJobs != want {
 			t.Errorf("%s: deleteJobs %v (error %v), want %v", body, got.DeleteJobs, err, want)
 		}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
@@ -60,19 +60,19 @@ func decodeXML(data []byte, msg any) error {
 	}
 	var err error
 	switch m := msg.(type) {
-	case *jobboardv2.PostJobsRequest:
+	case *restv2.PostJobsRequest:
 		err = d.jobs(func(i int) error {
 			j, err := d.job(i)
 			m.Jobs = append(m.Jobs, j)
 			return err
 		})
-	case *jobboardv2.DeleteJobsRequest:
+	case *restv2.DeleteJobsRequest:
 		err = d.jobs(func(i int) error {
 			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 0, false)
 			m.Ids = append(m.Ids, v)
 			return err
 		})
-	case *jobboardv2.DeleteJobsByReferenceRequest:
+	case *restv2.DeleteJobsByReferenceRequest:
 		err = d.jobs(func(i int) error {
 			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 0, false)
 			m.ReferenceNumbers = append(m.ReferenceNumbers, v)
@@ -177,8 +177,8 @@ func (d *xmlReader) end() error {
 }
 
 // job reads one <job> record after its start tag, through its end tag.
-func (d *xmlReader) job(i int) (*jobboardv2.JobInput, error) {
-	j := &jobboardv2.JobInput{}
+func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
+	j := &restv2.JobInput{}
 	for {
 		tok, err := d.next()
 		if err != nil {

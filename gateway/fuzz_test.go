@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // Fuzzing the decoders of every request body. Run by make test for a few
@@ -23,10 +23,10 @@ var bodies = []struct {
 	formats []wire.Format
 	new     func() proto.Message
 }{
-	{"post jobs", []wire.Format{wire.JSON, wire.XML}, func() proto.Message { return &jobboardv2.PostJobsRequest{} }},
-	{"delete ids", []wire.Format{wire.JSON, wire.XML}, func() proto.Message { return &jobboardv2.DeleteJobsRequest{} }},
-	{"delete references", []wire.Format{wire.JSON, wire.XML}, func() proto.Message { return &jobboardv2.DeleteJobsByReferenceRequest{} }},
-	{"job import", []wire.Format{wire.JSON}, func() proto.Message { return &jobboardv2.CreateJobImportRequest{} }},
+	{"post jobs", []wire.Format{wire.JSON, wire.XML}, func() proto.Message { return &restv2.PostJobsRequest{} }},
+	{"delete ids", []wire.Format{wire.JSON, wire.XML}, func() proto.Message { return &restv2.DeleteJobsRequest{} }},
+	{"delete references", []wire.Format{wire.JSON, wire.XML}, func() proto.Message { return &restv2.DeleteJobsByReferenceRequest{} }},
+	{"job import", []wire.Format{wire.JSON}, func() proto.Message { return &restv2.CreateJobImportRequest{} }},
 }
 
 func FuzzDecodeJSON(f *testing.F) {

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/authheader"
 	"github.com/truckjobs/jobboard/internal/boundary"
 	"github.com/truckjobs/jobboard/internal/calllog"
@@ -32,9 +32,9 @@ const apiPrefix = "/api/v2.0/"
 // Config is what the gateway serves.
 type Config struct {
 	// Jobs and Drivers implement the services; the gateway calls them in-process.
-	Jobs    jobboardv2.JobServiceServer
-	Drivers jobboardv2.DriverServiceServer
-	Imports jobboardv2.JobImportServiceServer
+	Jobs    restv2.JobServiceServer
+	Drivers restv2.DriverServiceServer
+	Imports restv2.JobImportServiceServer
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key,
 	// ResourceExhausted past a rate limit). client is the address the
@@ -74,13 +74,13 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 			return runtime.DefaultHeaderMatcher(h)
 		}),
 	)
-	if err := jobboardv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
+	if err := restv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
 		return nil, fmt.Errorf("register job routes: %w", err)
 	}
-	if err := jobboardv2.RegisterDriverServiceHandlerServer(ctx, mux, cfg.Drivers); err != nil {
+	if err := restv2.RegisterDriverServiceHandlerServer(ctx, mux, cfg.Drivers); err != nil {
 		return nil, fmt.Errorf("register driver routes: %w", err)
 	}
-	if err := jobboardv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
+	if err := restv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
 		return nil, fmt.Errorf("register job import routes: %w", err)
 	}
 	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
@@ -258,7 +258,7 @@ func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message
 
 // acceptedImport answers a created import with 202 and its Location.
 func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
-	if created, ok := msg.(*jobboardv2.CreateJobImportResponse); ok {
+	if created, ok := msg.(*restv2.CreateJobImportResponse); ok {
 		w.Header().Set("Location", created.GetLinks().GetSelf())
 		w.WriteHeader(http.StatusAccepted)
 	}

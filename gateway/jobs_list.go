@@ -12,7 +12,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // Streaming the jobs list (docs/api.md, Limits against abuse). The v2.0 answer is the
@@ -31,7 +31,7 @@ const (
 
 // registerJobsList routes GET jobs.json and jobs.xml to the streaming
 // list, in place of the generated route that would build the whole answer.
-func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobServiceServer) error {
+func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs restv2.JobServiceServer) error {
 	for _, f := range []wire.Format{wire.JSON, wire.XML} {
 		if err := mux.HandlePath(http.MethodGet, apiPrefix+"jobs."+f.String(), g.streamJobs(jobs, f)); err != nil {
 			return fmt.Errorf("route the jobs list: %w", err)
@@ -43,7 +43,7 @@ func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs jobboardv2.JobSer
 // streamJobs answers a jobs list. With page_size (or page_token) in the
 // query it answers one page, ListJobs' paging over REST, with a Link to
 // the next; without, the whole list, as the v2.0 API does.
-func (g *gateway) streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
+func (g *gateway) streamJobs(jobs restv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -94,7 +94,7 @@ func (g *gateway) streamJobs(jobs jobboardv2.JobServiceServer, f wire.Format) ru
 // pageRead is one page of a list, or why it could not be read, or (end)
 // the news that the list is complete.
 type pageRead struct {
-	page *jobboardv2.ListJobsResponse
+	page *restv2.ListJobsResponse
 	err  error
 	end  bool
 }
@@ -103,7 +103,7 @@ type pageRead struct {
 // read from the database while the current one is written, and no further
 // (two pages in memory at most). The channel ends with an end marker or an
 // error; reading stops, and the channel closes, when ctx ends.
-func readPages(ctx context.Context, jobs jobboardv2.JobServiceServer, req *jobboardv2.ListJobsRequest, onePage bool) <-chan pageRead {
+func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.ListJobsRequest, onePage bool) <-chan pageRead {
 	pages := make(chan pageRead)
 	go func() {
 		defer close(pages)
@@ -124,14 +124,14 @@ func readPages(ctx context.Context, jobs jobboardv2.JobServiceServer, req *jobbo
 				send(pageRead{end: true})
 				return
 			}
-			req = &jobboardv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: page.GetNextPageToken()}
+			req = &restv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: page.GetNextPageToken()}
 		}
 	}()
 	return pages
 }
 
 // listRequest reads the optional paging of a REST jobs list.
-func listRequest(q url.Values) (req *jobboardv2.ListJobsRequest, onePage bool, apiErr *apiError) {
+func listRequest(q url.Values) (req *restv2.ListJobsRequest, onePage bool, apiErr *apiError) {
 	// Either spelling: the proto's (page_size) or its JSON name (pageSize),
 	// which the OpenAPI document shows.
 	for _, alias := range [][2]string{{"page_size", "pageSize"}, {"page_token", "pageToken"}} {
@@ -139,7 +139,7 @@ func listRequest(q url.Values) (req *jobboardv2.ListJobsRequest, onePage bool, a
 			q.Set(alias[0], q.Get(alias[1]))
 		}
 	}
-	req = &jobboardv2.ListJobsRequest{PageSize: streamPageSize, PageToken: q.Get("page_token")}
+	req = &restv2.ListJobsRequest{PageSize: streamPageSize, PageToken: q.Get("page_token")}
 	if !q.Has("page_size") && !q.Has("page_token") {
 		return req, false, nil
 	}

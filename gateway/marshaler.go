@@ -8,7 +8,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // The MIME types the gateway registers its marshalers under. The format
@@ -61,25 +61,25 @@ const (
 // format's rules for each body live.
 func (m marshaler) decode(data []byte, v any, list deleteList) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		if _, isImport := v.(*jobboardv2.CreateJobImportRequest); isImport {
+		if _, isImport := v.(*restv2.CreateJobImportRequest); isImport {
 			return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 		}
 		return io.EOF
 	}
 	switch field := v.(type) {
-	case *[]*jobboardv2.JobInput:
-		req := &jobboardv2.PostJobsRequest{}
+	case *[]*restv2.JobInput:
+		req := &restv2.PostJobsRequest{}
 		err := m.decodeMessage(data, req)
 		*field = req.Jobs
 		return err
 	case *[]string:
 		if list == deleteByReference {
-			req := &jobboardv2.DeleteJobsByReferenceRequest{}
+			req := &restv2.DeleteJobsByReferenceRequest{}
 			err := m.decodeMessage(data, req)
 			*field = req.ReferenceNumbers
 			return err
 		}
-		req := &jobboardv2.DeleteJobsRequest{}
+		req := &restv2.DeleteJobsRequest{}
 		err := m.decodeMessage(data, req)
 		*field = req.Ids
 		return err

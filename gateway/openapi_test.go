@@ -35,7 +35,7 @@ func normalise(method, path string) route {
 // the gateway's generated handlers and the OpenAPI document come from.
 func configuredRoutes(t *testing.T) []route {
 	t.Helper()
-	data, err := os.ReadFile("../proto/jobboard/v2/http.yaml")
+	data, err := os.ReadFile("../proto/jobboard/rest/v2/http.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // RenderJSON writes msg as the REST API's JSON: what a client retrieving it
@@ -20,18 +20,18 @@ func RenderJSON(msg proto.Message) ([]byte, error) { return render(wire.JSON, ms
 func render(f wire.Format, msg any) ([]byte, error) {
 	w := wire.New(f, 512)
 	switch m := msg.(type) {
-	case []*jobboardv2.Job:
+	case []*restv2.Job:
 		w = wire.New(f, 1024*len(m)+64)
 		w.BeginList("jobs")
 		for _, j := range m {
 			writeJob(w, j)
 		}
 		w.EndList()
-	case *jobboardv2.Job:
+	case *restv2.Job:
 		w.BeginXMLOnly("jobs")
 		writeJob(w, m)
 		w.EndXMLOnly()
-	case []*jobboardv2.DriverSummary:
+	case []*restv2.DriverSummary:
 		w = wire.New(f, 512*len(m)+64)
 		w.BeginList("drivers")
 		for _, d := range m {
@@ -40,20 +40,20 @@ func render(f wire.Format, msg any) ([]byte, error) {
 			w.EndObject()
 		}
 		w.EndList()
-	case *jobboardv2.DriverDetail:
+	case *restv2.DriverDetail:
 		w.BeginXMLOnly("drivers")
 		writeDriverDetail(w, m)
 		w.EndXMLOnly()
-	case *jobboardv2.CreateJobImportResponse:
+	case *restv2.CreateJobImportResponse:
 		writeImport(w, m.GetData(), m.GetLinks())
-	case *jobboardv2.GetJobImportResponse:
+	case *restv2.GetJobImportResponse:
 		writeImport(w, m.GetData(), m.GetLinks())
-	case *jobboardv2.PostJobsResponse:
+	case *restv2.PostJobsResponse:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, true)
 		writeEntries(w, "ignoredValues", "ignoredValue", m.IgnoredValues, true)
 		w.EndObject()
-	case *jobboardv2.BatchSummary:
+	case *restv2.BatchSummary:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, false)
 		w.EndObject()
@@ -64,7 +64,7 @@ func render(f wire.Format, msg any) ([]byte, error) {
 }
 
 // writeImport writes the wrapped job import: {"data": ..., "links": {"self": ...}}.
-func writeImport(w wire.Writer, imp *jobboardv2.JobImport, links *jobboardv2.JobImportLinks) {
+func writeImport(w wire.Writer, imp *restv2.JobImport, links *restv2.JobImportLinks) {
 	w.BeginObject("jobImport")
 	w.BeginObject("data")
 	w.String("id", imp.GetId())
@@ -106,7 +106,7 @@ func writeImport(w wire.Writer, imp *jobboardv2.JobImport, links *jobboardv2.Job
 
 // writeJob writes one job. employmentType and routeType show only their
 // first value, as the API's list and retrieve responses always have.
-func writeJob(w wire.Writer, j *jobboardv2.Job) {
+func writeJob(w wire.Writer, j *restv2.Job) {
 	w.BeginObject("job")
 	w.Int("id", j.Id)
 	w.String("date", j.Date)
@@ -144,7 +144,7 @@ type summaryCounts interface {
 	GetAdded() int32
 	GetDeleted() int32
 	GetErrors() int32
-	GetErrorMessages() *jobboardv2.ErrorMessages
+	GetErrorMessages() *restv2.ErrorMessages
 }
 
 // writeSummaryCounts writes the counts and the four error lists. Post entries
@@ -160,7 +160,7 @@ func writeSummaryCounts(w wire.Writer, s summaryCounts, postEntries bool) {
 	w.BeginObject("errorMessages")
 	for _, l := range []struct {
 		name string
-		list *jobboardv2.ErrorList
+		list *restv2.ErrorList
 	}{
 		{"missingErrors", em.GetMissingErrors()},
 		{"invalidErrors", em.GetInvalidErrors()},
@@ -174,7 +174,7 @@ func writeSummaryCounts(w wire.Writer, s summaryCounts, postEntries bool) {
 	w.EndObject()
 }
 
-func writeEntries(w wire.Writer, listName, itemName string, entries []*jobboardv2.BatchEntry, postEntries bool) {
+func writeEntries(w wire.Writer, listName, itemName string, entries []*restv2.BatchEntry, postEntries bool) {
 	w.BeginList(listName)
 	for _, e := range entries {
 		w.BeginObject(itemName)

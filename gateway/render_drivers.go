@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"github.com/truckjobs/jobboard/gateway/wire"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // driverListFields are the fields the list shows, which the detail begins with.
@@ -42,7 +42,7 @@ func writeDriverSummary(w wire.Writer, d driverListFields, address2 *string) {
 }
 
 // writeDriverDetail writes every field of the retrieve representation.
-func writeDriverDetail(w wire.Writer, d *jobboardv2.DriverDetail) {
+func writeDriverDetail(w wire.Writer, d *restv2.DriverDetail) {
 	w.BeginObject("driver")
 	writeDriverSummary(w, d, d.Address2)
 	w.String("endorsement", d.Endorsement)

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
@@ -42,18 +42,18 @@ type route struct {
 }
 
 var routeTable = []route{
-	{method: http.MethodGet, pattern: "jobs.{format}", request: &jobboardv2.ListJobsRequest{}},
-	{method: http.MethodPost, pattern: "jobs.{format}", request: &jobboardv2.PostJobsRequest{}, body: "jobs", bodyLimit: jobsPostLimit},
-	{method: http.MethodGet, pattern: "jobs.{format}/{id}", request: &jobboardv2.GetJobRequest{}, numericID: true},
-	{method: http.MethodDelete, pattern: "jobs.{format}", request: &jobboardv2.DeleteJobsRequest{}, body: "ids", list: deleteByID},
-	{method: http.MethodDelete, pattern: "jobs.{format}/{id}", request: &jobboardv2.DeleteJobRequest{}},
-	{method: http.MethodDelete, pattern: "jobs.{format}/reference", request: &jobboardv2.DeleteJobsByReferenceRequest{},
+	{method: http.MethodGet, pattern: "jobs.{format}", request: &restv2.ListJobsRequest{}},
+	{method: http.MethodPost, pattern: "jobs.{format}", request: &restv2.PostJobsRequest{}, body: "jobs", bodyLimit: jobsPostLimit},
+	{method: http.MethodGet, pattern: "jobs.{format}/{id}", request: &restv2.GetJobRequest{}, numericID: true},
+	{method: http.MethodDelete, pattern: "jobs.{format}", request: &restv2.DeleteJobsRequest{}, body: "ids", list: deleteByID},
+	{method: http.MethodDelete, pattern: "jobs.{format}/{id}", request: &restv2.DeleteJobRequest{}},
+	{method: http.MethodDelete, pattern: "jobs.{format}/reference", request: &restv2.DeleteJobsByReferenceRequest{},
 		body: "reference_numbers", list: deleteByReference},
-	{method: http.MethodDelete, pattern: "jobs.{format}/reference/{reference_number}", request: &jobboardv2.DeleteJobByReferenceRequest{}},
-	{method: http.MethodGet, pattern: "drivers.{format}", request: &jobboardv2.ListDriversRequest{}},
-	{method: http.MethodGet, pattern: "drivers.{format}/{id}", request: &jobboardv2.GetDriverRequest{}, numericID: true},
-	{method: http.MethodPost, pattern: "job-imports", request: &jobboardv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit},
-	{method: http.MethodGet, pattern: "job-imports/{id}", request: &jobboardv2.GetJobImportRequest{}},
+	{method: http.MethodDelete, pattern: "jobs.{format}/reference/{reference_number}", request: &restv2.DeleteJobByReferenceRequest{}},
+	{method: http.MethodGet, pattern: "drivers.{format}", request: &restv2.ListDriversRequest{}},
+	{method: http.MethodGet, pattern: "drivers.{format}/{id}", request: &restv2.GetDriverRequest{}, numericID: true},
+	{method: http.MethodPost, pattern: "job-imports", request: &restv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit},
+	{method: http.MethodGet, pattern: "job-imports/{id}", request: &restv2.GetJobImportRequest{}},
 }
 
 // routes indexes routeTable by method and full path pattern, one entry for

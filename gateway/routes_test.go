@@ -24,7 +24,7 @@ type binding struct {
 // come from, keyed like routes: method and full path pattern.
 func httpBindings(t *testing.T) map[string]binding {
 	t.Helper()
-	data, err := os.ReadFile("../proto/jobboard/v2/http.yaml")
+	data, err := os.ReadFile("../proto/jobboard/rest/v2/http.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

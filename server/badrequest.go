@@ -63,3 +63,27 @@ func invalidArgument(vs ...fieldViolation) error {
 	}
 	return st.Err()
 }
+
+// renameFields gives the violations of an InvalidArgument made by
+// invalidArgument other field names, in the message and the details: an
+// adapter's callers name a field otherwise than the core does. Any other
+// error is returned as it is.
+func renameFields(err error, rename func(field string) string) error {
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument {
+		return err
+	}
+	var vs []fieldViolation
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				field := rename(v.GetField())
+				vs = append(vs, fieldViolation{field: field, label: field, description: v.GetDescription()})
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return err
+	}
+	return invalidArgument(vs...)
+}

@@ -122,6 +122,10 @@ func TestGRPCErrorDetails(t *testing.T) {
 			_, err := drivers.ListDrivers(ctx, &jobboardv2.ListDriversRequest{State: "ZZ"})
 			return err
 		}, `state | "ZZ" is not valid; allowed: the two-letter code of a US state or DC`},
+		{"a filter the core names otherwise", func() error {
+			_, err := drivers.ListDrivers(ctx, &jobboardv2.ListDriversRequest{LivesWithinRadiusMiles: 600, LivesWithinZip: "75001"})
+			return err
+		}, `lives_within_radius_miles | "600" is not valid; allowed: a whole number of miles from 1 to 500`},
 		{"text that is not UTF-8", func() error {
 			return listDriversRaw(ctx, conn, stringField(firstName, []byte("Ann\xc3")))
 		}, `first_name | "Ann\xc3" is not valid; values must be UTF-8 text without NUL characters`},

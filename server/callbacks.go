@@ -16,7 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -166,7 +166,7 @@ func (w *callbackWorker) request(ctx context.Context, job *river.Job[callbackArg
 	if err != nil {
 		return imp, nil, err
 	}
-	body, err := w.render(&jobboardv2.GetJobImportResponse{Data: data, Links: importLinks(imp)})
+	body, err := w.render(&restv2.GetJobImportResponse{Data: data, Links: importLinks(imp)})
 	if err != nil {
 		return imp, nil, err
 	}

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/gateway"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -75,8 +75,8 @@ func (f *importFixture) attempts(t *testing.T, id string, n int) []store.Callbac
 	return got
 }
 
-func callbackImport(cb string) *jobboardv2.CreateJobImportRequest {
-	return &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("CB1")}, CallbackUrl: &cb}
+func callbackImport(cb string) *restv2.CreateJobImportRequest {
+	return &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("CB1")}, CallbackUrl: &cb}
 }
 
 func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
@@ -100,7 +100,7 @@ func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
 	if req.Header.Get("webhook-signature") != want || req.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("headers %v, want signature %s", req.Header, want)
 	}
-	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: imp.Id})
+	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
 	retrieved, _ := gateway.RenderJSON(got)
 	if string(body) != string(retrieved) {
 		t.Errorf("callback body\n%s\ndiffers from retrieving the import\n%s", body, retrieved)

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // FuzzRequestDecode: whatever bytes a gRPC client sends as a request, the
@@ -24,7 +24,7 @@ func FuzzRequestDecode(f *testing.F) {
 	f.Add([]byte{0x0a, 0xff})                                                               // length past the end
 	f.Add(protowire.AppendTag(nil, 0, protowire.VarintType))                                // field number 0
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		for _, msg := range []proto.Message{&jobboardv2.ListDriversRequest{}, &jobboardv2.PostJobsRequest{}} {
+		for _, msg := range []proto.Message{&restv2.ListDriversRequest{}, &restv2.PostJobsRequest{}} {
 			target := &decodeTarget{Message: msg, limit: maxRequestLimit}
 			if err := (requestCodec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(raw)}, target); err != nil {
 				t.Fatalf("codec failed the call: %v", err)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
@@ -58,11 +59,11 @@ func (f *profileFixture) submit(t *testing.T, account int64, app *jobboardv2.Dri
 // view is everything an account is shown of Pat: the list row and the detail.
 func (f *profileFixture) view(t *testing.T, ctx context.Context, id int64) string {
 	t.Helper()
-	list, err := f.drivers.ListDrivers(ctx, &jobboardv2.ListDriversRequest{})
+	list, err := f.drivers.ListDrivers(ctx, &restv2.ListDriversRequest{})
 	if err != nil || len(list.Drivers) != 1 {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	detail, err := f.drivers.GetDriver(ctx, &jobboardv2.GetDriverRequest{Id: id})
+	detail, err := f.drivers.GetDriver(ctx, &restv2.GetDriverRequest{Id: id})
 	if err != nil {
 		t.Fatalf("detail: %v", err)
 	}
@@ -107,18 +108,18 @@ func TestDriverProfilePerAccount(t *testing.T) {
 	filters := []struct {
 		name string
 		ctx  context.Context
-		req  *jobboardv2.ListDriversRequest
+		req  *restv2.ListDriversRequest
 		want int
 	}{
-		{"A by A's state", f.ctxA, &jobboardv2.ListDriversRequest{State: "NE"}, 1},
-		{"A by B's state", f.ctxA, &jobboardv2.ListDriversRequest{State: "TX"}, 0},
-		{"A by B's certification", f.ctxA, &jobboardv2.ListDriversRequest{Certifications: "X"}, 0},
-		{"A by B's experience", f.ctxA, &jobboardv2.ListDriversRequest{MinExperience: "10"}, 0},
-		{"A by B's driver type", f.ctxA, &jobboardv2.ListDriversRequest{DriverType: "Owner Operator"}, 0},
-		{"A by B's home", f.ctxA, &jobboardv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "75201"}, 0},
-		{"B by B's home", f.ctxB, &jobboardv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "75201"}, 1},
-		{"B by A's state", f.ctxB, &jobboardv2.ListDriversRequest{State: "NE"}, 0},
-		{"B by the e-mail in A's case", f.ctxB, &jobboardv2.ListDriversRequest{Email: "pat@example.com"}, 1},
+		{"A by A's state", f.ctxA, &restv2.ListDriversRequest{State: "NE"}, 1},
+		{"A by B's state", f.ctxA, &restv2.ListDriversRequest{State: "TX"}, 0},
+		{"A by B's certification", f.ctxA, &restv2.ListDriversRequest{Certifications: "X"}, 0},
+		{"A by B's experience", f.ctxA, &restv2.ListDriversRequest{MinExperience: "10"}, 0},
+		{"A by B's driver type", f.ctxA, &restv2.ListDriversRequest{DriverType: "Owner Operator"}, 0},
+		{"A by B's home", f.ctxA, &restv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "75201"}, 0},
+		{"B by B's home", f.ctxB, &restv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "75201"}, 1},
+		{"B by A's state", f.ctxB, &restv2.ListDriversRequest{State: "NE"}, 0},
+		{"B by the e-mail in A's case", f.ctxB, &restv2.ListDriversRequest{Email: "pat@example.com"}, 1},
 	}
 	for _, c := range filters {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,13 +9,20 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/usstate"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-// certifications are the endorsement codes in display order with their labels.
-var certifications = []struct{ code, label string }{
-	{"T", "Doubles/Triples (T)"}, {"H", "HAZMAT (H)"}, {"N", "Tank Vehicles (N)"}, {"X", "Tanker + HAZMAT (X)"},
-}
+// certifications are the endorsement codes in display order with their
+// labels: those of the gRPC API's Certification enum (package natural).
+var certifications = func() []struct{ code, label string } {
+	codes, labels := natural.CertificationCodes.Labels(), natural.Certifications.Labels()
+	out := make([]struct{ code, label string }, len(codes))
+	for i := range codes {
+		out[i].code, out[i].label = codes[i], labels[i]
+	}
+	return out
+}()
 
 // certificationCode reads a code or a full label, any case. A + that an
 // unencoded query string turned into a space still matches.

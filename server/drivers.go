@@ -12,9 +12,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/usstate"
+	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -27,15 +29,17 @@ const (
 
 // DriverService implements jobboard.v2.DriverService.
 type DriverService struct {
-	jobboardv2.UnimplementedDriverServiceServer
+	restv2.UnimplementedDriverServiceServer
 	store *store.Store
+	// tokens signs the page tokens of the gRPC list (NewServices sets it).
+	tokens pagetoken.Signer
 }
 
 // NewDriverService returns the driver service over st.
 func NewDriverService(st *store.Store) *DriverService { return &DriverService{store: st} }
 
 // ListDrivers returns one page of the account's applicants.
-func (s *DriverService) ListDrivers(ctx context.Context, req *jobboardv2.ListDriversRequest) (*jobboardv2.ListDriversResponse, error) {
+func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDriversRequest) (*restv2.ListDriversResponse, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -48,8 +52,8 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *jobboardv2.ListDri
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	out := &jobboardv2.ListDriversResponse{
-		Drivers:     make([]*jobboardv2.DriverSummary, len(items)),
+	out := &restv2.ListDriversResponse{
+		Drivers:     make([]*restv2.DriverSummary, len(items)),
 		TotalCount:  total,
 		Page:        int32(f.Offset/f.Limit + 1),
 		Max:         int32(f.Limit),
@@ -62,14 +66,14 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *jobboardv2.ListDri
 }
 
 // GetDriver returns one applicant of the account.
-func (s *DriverService) GetDriver(ctx context.Context, req *jobboardv2.GetDriverRequest) (*jobboardv2.GetDriverResponse, error) {
+func (s *DriverService) GetDriver(ctx context.Context, req *restv2.GetDriverRequest) (*restv2.GetDriverResponse, error) {
 	d, err := accountRecord(ctx, fmt.Sprintf("driver %d", req.GetId()), func(accountID int64) (store.DriverDetail, error) {
 		return s.store.Driver(ctx, accountID, req.GetId())
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &jobboardv2.GetDriverResponse{Driver: driverDetail(&d)}, nil
+	return &restv2.GetDriverResponse{Driver: driverDetail(&d)}, nil
 }
 
 // badParam is the INVALID_ARGUMENT for a query parameter.
@@ -81,7 +85,7 @@ func badParam(name, value, allowed string) error {
 // them into the store's filter, as ListDrivers does; errors are gRPC
 // statuses. It is exported so the store's statements for a request can be
 // examined without listing.
-func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDriversRequest) (store.DriverFilter, error) {
+func (s *DriverService) DriverFilter(ctx context.Context, req *restv2.ListDriversRequest) (store.DriverFilter, error) {
 	f := store.DriverFilter{Sort: "id", Limit: defaultDriversPage}
 	// The REST gateway refuses such values first; gRPC callers reach here.
 	if err := checkText(req); err != nil {
@@ -89,13 +93,13 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 	}
 	// A fixed order, so that a request with several bad parameters always
 	// reports the same one; paging comes last as page counts in pages of max.
-	steps := []func(*jobboardv2.ListDriversRequest, *store.DriverFilter) error{
+	steps := []func(*restv2.ListDriversRequest, *store.DriverFilter) error{
 		filterCertification,
 		filterDriverType,
 		filterIdentity,
 		filterSentRange,
 		filterJobApps,
-		func(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+		func(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 			return s.filterRadius(ctx, req, f)
 		},
 		filterMinExperience,
@@ -111,7 +115,7 @@ func (s *DriverService) DriverFilter(ctx context.Context, req *jobboardv2.ListDr
 	return f, nil
 }
 
-func filterCertification(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterCertification(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetCertifications()); v != "" {
 		code, ok := certificationCode(v)
 		if !ok {
@@ -122,7 +126,7 @@ func filterCertification(req *jobboardv2.ListDriversRequest, f *store.DriverFilt
 	return nil
 }
 
-func filterDriverType(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterDriverType(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetDriverType()); v != "" {
 		canon, ok := canonical(driverTypes, v)
 		if !ok {
@@ -135,7 +139,7 @@ func filterDriverType(req *jobboardv2.ListDriversRequest, f *store.DriverFilter)
 
 // filterIdentity reads the names, e-mail and phone. An e-mail or phone
 // that no application could hold matches nothing rather than failing.
-func filterIdentity(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterIdentity(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetEmail()); v != "" {
 		f.EmailKey = store.FoldCase(v)
 		f.MatchNothing = f.MatchNothing || !validEmail(v)
@@ -152,7 +156,7 @@ func filterIdentity(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) e
 
 // filterSentRange reads start_date and end_date; an end_date without a
 // time includes the whole of that day.
-func filterSentRange(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterSentRange(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	const allowed = "allowed: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss or RFC 3339"
 	if v := strings.TrimSpace(req.GetStartDate()); v != "" {
 		t, _, err := parseDateTime(v)
@@ -175,7 +179,7 @@ func filterSentRange(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) 
 }
 
 // filterJobApps reads has_job_apps and job_title.
-func filterJobApps(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterJobApps(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetHasJobApps()); v != "" {
 		has, ok := rules.Bool(v)
 		if !ok {
@@ -191,7 +195,7 @@ func filterJobApps(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) er
 
 // filterRadius reads lives_within_radius and lives_within_zip, which only
 // make sense together, and looks the ZIP's centre up.
-func (s *DriverService) filterRadius(ctx context.Context, req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func (s *DriverService) filterRadius(ctx context.Context, req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	radius, zip := strings.TrimSpace(req.GetLivesWithinRadius()), strings.TrimSpace(req.GetLivesWithinZip())
 	switch {
 	case radius == "" && zip == "":
@@ -219,7 +223,7 @@ func (s *DriverService) filterRadius(ctx context.Context, req *jobboardv2.ListDr
 	return nil
 }
 
-func filterMinExperience(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterMinExperience(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetMinExperience()); v != "" {
 		years, err := strconv.ParseFloat(v, 64)
 		if err != nil || !allowedExperience(years) {
@@ -230,7 +234,7 @@ func filterMinExperience(req *jobboardv2.ListDriversRequest, f *store.DriverFilt
 	return nil
 }
 
-func filterState(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterState(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetState()); v != "" {
 		if !usstate.IsCode(strings.ToUpper(v)) {
 			return badParam("state", v, "allowed: the two-letter code of a US state or DC")
@@ -240,7 +244,7 @@ func filterState(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) erro
 	return nil
 }
 
-func filterSort(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterSort(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetSort()); v != "" {
 		key, desc := strings.CutPrefix(v, "-")
 		switch key {
@@ -254,7 +258,7 @@ func filterSort(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error
 }
 
 // filterPaging reads max, then page, whose offset counts in pages of max.
-func filterPaging(req *jobboardv2.ListDriversRequest, f *store.DriverFilter) error {
+func filterPaging(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetMax()); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxDriversPage {
@@ -284,18 +288,18 @@ func allowedExperience(y float64) bool {
 // sentFormat is RFC 3339 in UTC with a numeric offset, seconds precision.
 const sentFormat = "2006-01-02T15:04:05+00:00"
 
-func driverSummary(d *store.DriverListItem) *jobboardv2.DriverSummary {
-	return &jobboardv2.DriverSummary{
+func driverSummary(d *store.DriverListItem) *restv2.DriverSummary {
+	return &restv2.DriverSummary{
 		Id: d.ID, FirstName: d.FirstName, LastName: d.LastName, Address: d.Address, Address2: d.Address2,
 		City: d.City, State: d.State, Zip: d.Zip, Email: d.Email, Phone: d.Phone, DriverType: d.DriverType,
 		Experience: d.Experience, Sent: d.Sent.UTC().Format(sentFormat), HasJobApps: d.HasJobApps,
 	}
 }
 
-func driverDetail(d *store.DriverDetail) *jobboardv2.DriverDetail {
+func driverDetail(d *store.DriverDetail) *restv2.DriverDetail {
 	p := &d.DriverProfile
 	b := p.DriverBasics
-	out := &jobboardv2.DriverDetail{
+	out := &restv2.DriverDetail{
 		Id: d.ID, FirstName: b.FirstName, LastName: b.LastName, Address: b.Address, Address2: b.Address2,
 		City: b.City, State: b.State, Zip: b.Zip, Email: b.Email, Phone: b.Phone, DriverType: b.DriverType,
 		Experience: b.Experience, Sent: d.Sent.UTC().Format(sentFormat), HasJobApps: d.HasJobApps,
@@ -316,8 +320,8 @@ func driverDetail(d *store.DriverDetail) *jobboardv2.DriverDetail {
 		Teams:                   p.Teams,
 		TrucksOwned:             p.TrucksOwned,
 		IsPremium:               p.IsPremium,
-		EmploymentHistory:       make([]*jobboardv2.Employment, len(d.Employment)),
-		JobApplications:         make([]*jobboardv2.JobApplication, len(d.JobApps)),
+		EmploymentHistory:       make([]*restv2.Employment, len(d.Employment)),
+		JobApplications:         make([]*restv2.JobApplication, len(d.JobApps)),
 	}
 	if p.DateOfBirth != nil {
 		if t, err := time.Parse(time.DateOnly, *p.DateOfBirth); err == nil {
@@ -325,10 +329,10 @@ func driverDetail(d *store.DriverDetail) *jobboardv2.DriverDetail {
 		}
 	}
 	for i, e := range d.Employment {
-		out.EmploymentHistory[i] = &jobboardv2.Employment{Company: e.Company, State: e.State, Phone: e.Phone, StartDate: e.StartDate, EndDate: e.EndDate}
+		out.EmploymentHistory[i] = &restv2.Employment{Company: e.Company, State: e.State, Phone: e.Phone, StartDate: e.StartDate, EndDate: e.EndDate}
 	}
 	for i, j := range d.JobApps {
-		out.JobApplications[i] = &jobboardv2.JobApplication{JobId: j.JobID, Title: j.Title, Reference: j.Reference,
+		out.JobApplications[i] = &restv2.JobApplication{JobId: j.JobID, Title: j.Title, Reference: j.Reference,
 			IsDirectApp: j.IsDirectApp, CreatedAt: j.CreatedAt.UTC().Format(sentFormat)}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -50,7 +51,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	jobs := NewJobService(st, nowFunc)
 	j1, j2 := input("J1"), input("J2")
 	j1.Title, j2.Title = ptr("OTR Driver"), ptr("Local Driver")
-	if _, err := jobs.PostJobs(ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{j1, j2}}); err != nil {
+	if _, err := jobs.PostJobs(ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j1, j2}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -74,7 +75,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 		t.Fatal(err)
 	}
 	// A job deleted after drivers applied to it still counts for them.
-	if _, err := jobs.DeleteJobByReference(ctxA, &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "J2"}); err != nil {
+	if _, err := jobs.DeleteJobByReference(ctxA, &restv2.DeleteJobByReferenceRequest{ReferenceNumber: "J2"}); err != nil {
 		t.Fatal(err)
 	}
 	return &driversFixture{
@@ -85,7 +86,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 }
 
 // names lists first names in the order returned.
-func (f *driversFixture) names(t *testing.T, ctx context.Context, req *jobboardv2.ListDriversRequest) []string {
+func (f *driversFixture) names(t *testing.T, ctx context.Context, req *restv2.ListDriversRequest) []string {
 	t.Helper()
 	resp, err := f.drivers.ListDrivers(ctx, req)
 	if err != nil {
@@ -102,42 +103,42 @@ func TestListDriversFilters(t *testing.T) {
 	f := newDriversFixture(t)
 	tests := []struct {
 		name string
-		req  *jobboardv2.ListDriversRequest
+		req  *restv2.ListDriversRequest
 		want []string // in id order
 	}{
-		{"no filter", &jobboardv2.ListDriversRequest{}, []string{"Ann", "Bob", "Cara", "Dan", "Eve"}},
-		{"certifications code", &jobboardv2.ListDriversRequest{Certifications: "H"}, []string{"Bob"}},
-		{"certifications label", &jobboardv2.ListDriversRequest{Certifications: "tanker + hazmat (x)"}, []string{"Cara"}},
-		{"driver_type", &jobboardv2.ListDriversRequest{DriverType: "Owner Operator"}, []string{"Bob", "Eve"}},
-		{"email any case", &jobboardv2.ListDriversRequest{Email: "CARA.DIAZ@example.com"}, []string{"Cara"}},
-		{"email invalid matches nothing", &jobboardv2.ListDriversRequest{Email: "not-an-email"}, []string{}},
-		{"phone digits", &jobboardv2.ListDriversRequest{Phone: "2015550102"}, []string{"Bob"}},
-		{"phone with +1 and punctuation", &jobboardv2.ListDriversRequest{Phone: "+1 (201) 555-0102"}, []string{"Bob"}},
-		{"phone sent to this account", &jobboardv2.ListDriversRequest{Phone: "2125550101"}, []string{"Ann"}},
+		{"no filter", &restv2.ListDriversRequest{}, []string{"Ann", "Bob", "Cara", "Dan", "Eve"}},
+		{"certifications code", &restv2.ListDriversRequest{Certifications: "H"}, []string{"Bob"}},
+		{"certifications label", &restv2.ListDriversRequest{Certifications: "tanker + hazmat (x)"}, []string{"Cara"}},
+		{"driver_type", &restv2.ListDriversRequest{DriverType: "Owner Operator"}, []string{"Bob", "Eve"}},
+		{"email any case", &restv2.ListDriversRequest{Email: "CARA.DIAZ@example.com"}, []string{"Cara"}},
+		{"email invalid matches nothing", &restv2.ListDriversRequest{Email: "not-an-email"}, []string{}},
+		{"phone digits", &restv2.ListDriversRequest{Phone: "2015550102"}, []string{"Bob"}},
+		{"phone with +1 and punctuation", &restv2.ListDriversRequest{Phone: "+1 (201) 555-0102"}, []string{"Bob"}},
+		{"phone sent to this account", &restv2.ListDriversRequest{Phone: "2125550101"}, []string{"Ann"}},
 		// Ann's newer phone went to account B only.
-		{"phone sent to another account", &jobboardv2.ListDriversRequest{Phone: "2125550199"}, []string{}},
-		{"phone invalid matches nothing", &jobboardv2.ListDriversRequest{Phone: "12"}, []string{}},
-		{"start_date bare", &jobboardv2.ListDriversRequest{StartDate: "2026-01-31"}, []string{"Bob", "Cara"}},
-		{"end_date bare is the whole day", &jobboardv2.ListDriversRequest{EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Dan", "Eve"}},
-		{"january", &jobboardv2.ListDriversRequest{StartDate: "2026-01-01", EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Eve"}},
-		{"end_date time is exclusive", &jobboardv2.ListDriversRequest{EndDate: "2026-02-01T00:00:00Z"}, []string{"Ann", "Bob", "Dan", "Eve"}},
-		{"start_date with offset", &jobboardv2.ListDriversRequest{StartDate: "2026-01-31T18:59:59-0500"}, []string{"Bob", "Cara"}},
-		{"start_date with + decoded as a space", &jobboardv2.ListDriversRequest{StartDate: "2026-02-01T04:59:59 05:00"}, []string{"Bob", "Cara"}},
-		{"certification label with + decoded as a space", &jobboardv2.ListDriversRequest{Certifications: "Tanker   HAZMAT (X)"}, []string{"Cara"}},
-		{"first_name any case", &jobboardv2.ListDriversRequest{FirstName: "dAN"}, []string{"Dan"}},
-		{"last_name", &jobboardv2.ListDriversRequest{LastName: "smith"}, []string{"Bob", "Eve"}},
-		{"has_job_apps 1", &jobboardv2.ListDriversRequest{HasJobApps: "1"}, []string{"Ann", "Cara"}},
-		{"has_job_apps false", &jobboardv2.ListDriversRequest{HasJobApps: "false"}, []string{"Bob", "Dan", "Eve"}},
-		{"job_title", &jobboardv2.ListDriversRequest{JobTitle: "otr driver"}, []string{"Ann"}},
-		{"job_title of a deleted job", &jobboardv2.ListDriversRequest{JobTitle: "Local Driver"}, []string{"Cara"}},
-		{"min_experience 1.5", &jobboardv2.ListDriversRequest{MinExperience: "1.5"}, []string{"Bob", "Cara", "Dan", "Eve"}},
-		{"min_experience 10", &jobboardv2.ListDriversRequest{MinExperience: "10"}, []string{"Cara"}},
-		{"min_experience 0", &jobboardv2.ListDriversRequest{MinExperience: "0"}, []string{"Ann", "Bob", "Cara", "Dan", "Eve"}},
-		{"state", &jobboardv2.ListDriversRequest{State: "tx"}, []string{"Dan"}},
-		{"radius from a PO-box ZIP", &jobboardv2.ListDriversRequest{LivesWithinRadius: "1", LivesWithinZip: "73301"}, []string{"Dan"}},
-		{"combined", &jobboardv2.ListDriversRequest{LastName: "Smith", DriverType: "Owner Operator", MinExperience: "3"}, []string{"Bob"}},
-		{"combined to nothing", &jobboardv2.ListDriversRequest{State: "NY", HasJobApps: "0"}, []string{}},
-		{"unknown home ZIP never in a radius", &jobboardv2.ListDriversRequest{LivesWithinRadius: "500", LivesWithinZip: "90210"}, []string{}},
+		{"phone sent to another account", &restv2.ListDriversRequest{Phone: "2125550199"}, []string{}},
+		{"phone invalid matches nothing", &restv2.ListDriversRequest{Phone: "12"}, []string{}},
+		{"start_date bare", &restv2.ListDriversRequest{StartDate: "2026-01-31"}, []string{"Bob", "Cara"}},
+		{"end_date bare is the whole day", &restv2.ListDriversRequest{EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Dan", "Eve"}},
+		{"january", &restv2.ListDriversRequest{StartDate: "2026-01-01", EndDate: "2026-01-31"}, []string{"Ann", "Bob", "Eve"}},
+		{"end_date time is exclusive", &restv2.ListDriversRequest{EndDate: "2026-02-01T00:00:00Z"}, []string{"Ann", "Bob", "Dan", "Eve"}},
+		{"start_date with offset", &restv2.ListDriversRequest{StartDate: "2026-01-31T18:59:59-0500"}, []string{"Bob", "Cara"}},
+		{"start_date with + decoded as a space", &restv2.ListDriversRequest{StartDate: "2026-02-01T04:59:59 05:00"}, []string{"Bob", "Cara"}},
+		{"certification label with + decoded as a space", &restv2.ListDriversRequest{Certifications: "Tanker   HAZMAT (X)"}, []string{"Cara"}},
+		{"first_name any case", &restv2.ListDriversRequest{FirstName: "dAN"}, []string{"Dan"}},
+		{"last_name", &restv2.ListDriversRequest{LastName: "smith"}, []string{"Bob", "Eve"}},
+		{"has_job_apps 1", &restv2.ListDriversRequest{HasJobApps: "1"}, []string{"Ann", "Cara"}},
+		{"has_job_apps false", &restv2.ListDriversRequest{HasJobApps: "false"}, []string{"Bob", "Dan", "Eve"}},
+		{"job_title", &restv2.ListDriversRequest{JobTitle: "otr driver"}, []string{"Ann"}},
+		{"job_title of a deleted job", &restv2.ListDriversRequest{JobTitle: "Local Driver"}, []string{"Cara"}},
+		{"min_experience 1.5", &restv2.ListDriversRequest{MinExperience: "1.5"}, []string{"Bob", "Cara", "Dan", "Eve"}},
+		{"min_experience 10", &restv2.ListDriversRequest{MinExperience: "10"}, []string{"Cara"}},
+		{"min_experience 0", &restv2.ListDriversRequest{MinExperience: "0"}, []string{"Ann", "Bob", "Cara", "Dan", "Eve"}},
+		{"state", &restv2.ListDriversRequest{State: "tx"}, []string{"Dan"}},
+		{"radius from a PO-box ZIP", &restv2.ListDriversRequest{LivesWithinRadius: "1", LivesWithinZip: "73301"}, []string{"Dan"}},
+		{"combined", &restv2.ListDriversRequest{LastName: "Smith", DriverType: "Owner Operator", MinExperience: "3"}, []string{"Bob"}},
+		{"combined to nothing", &restv2.ListDriversRequest{State: "NY", HasJobApps: "0"}, []string{}},
+		{"unknown home ZIP never in a radius", &restv2.ListDriversRequest{LivesWithinRadius: "500", LivesWithinZip: "90210"}, []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,7 +169,7 @@ func TestListDriversRadius(t *testing.T) {
 			radius int
 			in     bool
 		}{{below, false}, {above, true}} {
-			got := f.names(t, f.ctxA, &jobboardv2.ListDriversRequest{LivesWithinZip: tt.from, LivesWithinRadius: fmt.Sprint(c.radius)})
+			got := f.names(t, f.ctxA, &restv2.ListDriversRequest{LivesWithinZip: tt.from, LivesWithinRadius: fmt.Sprint(c.radius)})
 			if slices.Contains(got, tt.driver) != c.in {
 				t.Errorf("%s (%.2f miles from %s) within %d miles: got %v", tt.driver, d, tt.from, c.radius, got)
 			}
@@ -204,7 +205,7 @@ func TestListDriversSort(t *testing.T) {
 	}
 	for sort, want := range tests {
 		t.Run(sort, func(t *testing.T) {
-			if got := f.names(t, f.ctxA, &jobboardv2.ListDriversRequest{Sort: sort}); !slices.Equal(got, want) {
+			if got := f.names(t, f.ctxA, &restv2.ListDriversRequest{Sort: sort}); !slices.Equal(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 		})
@@ -223,7 +224,7 @@ func TestListDriversPaging(t *testing.T) {
 		{"3", []string{"Eve"}, false},
 		{"4", []string{}, false},
 	} {
-		resp, err := f.drivers.ListDrivers(f.ctxA, &jobboardv2.ListDriversRequest{Max: "2", Page: tt.page})
+		resp, err := f.drivers.ListDrivers(f.ctxA, &restv2.ListDriversRequest{Max: "2", Page: tt.page})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,29 +241,29 @@ func TestListDriversPaging(t *testing.T) {
 func TestListDriversInvalid(t *testing.T) {
 	f := newDriversFixture(t)
 	tests := []struct {
-		req   *jobboardv2.ListDriversRequest
+		req   *restv2.ListDriversRequest
 		param string
 	}{
-		{&jobboardv2.ListDriversRequest{Certifications: "Q"}, `certifications: "Q"`},
-		{&jobboardv2.ListDriversRequest{DriverType: "Trucker"}, `driver_type: "Trucker"`},
-		{&jobboardv2.ListDriversRequest{StartDate: "yesterday"}, `start_date: "yesterday"`},
-		{&jobboardv2.ListDriversRequest{EndDate: "2026-13-01"}, `end_date: "2026-13-01"`},
-		{&jobboardv2.ListDriversRequest{HasJobApps: "yes"}, `has_job_apps: "yes"`},
-		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "10"}, `lives_within_radius: needs lives_within_zip`},
-		{&jobboardv2.ListDriversRequest{LivesWithinZip: "10001"}, `lives_within_zip: needs lives_within_radius`},
-		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "0", LivesWithinZip: "10001"}, `lives_within_radius: "0"`},
-		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "501", LivesWithinZip: "10001"}, `lives_within_radius: "501"`},
-		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "2.5", LivesWithinZip: "10001"}, `lives_within_radius: "2.5"`},
-		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "1000"}, `lives_within_zip: "1000"`},
-		{&jobboardv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "00000"}, `lives_within_zip: "00000" is not valid; it is not a known US ZIP code`},
-		{&jobboardv2.ListDriversRequest{MinExperience: "2.5"}, `min_experience: "2.5"`},
-		{&jobboardv2.ListDriversRequest{MinExperience: "100"}, `min_experience: "100"`},
-		{&jobboardv2.ListDriversRequest{Sort: "email"}, `sort: "email"`},
-		{&jobboardv2.ListDriversRequest{State: "PR"}, `state: "PR"`},
-		{&jobboardv2.ListDriversRequest{Max: "0"}, `max: "0"`},
-		{&jobboardv2.ListDriversRequest{Max: "1001"}, `max: "1001"`},
-		{&jobboardv2.ListDriversRequest{Page: "0"}, `page: "0"`},
-		{&jobboardv2.ListDriversRequest{Page: "x"}, `page: "x"`},
+		{&restv2.ListDriversRequest{Certifications: "Q"}, `certifications: "Q"`},
+		{&restv2.ListDriversRequest{DriverType: "Trucker"}, `driver_type: "Trucker"`},
+		{&restv2.ListDriversRequest{StartDate: "yesterday"}, `start_date: "yesterday"`},
+		{&restv2.ListDriversRequest{EndDate: "2026-13-01"}, `end_date: "2026-13-01"`},
+		{&restv2.ListDriversRequest{HasJobApps: "yes"}, `has_job_apps: "yes"`},
+		{&restv2.ListDriversRequest{LivesWithinRadius: "10"}, `lives_within_radius: needs lives_within_zip`},
+		{&restv2.ListDriversRequest{LivesWithinZip: "10001"}, `lives_within_zip: needs lives_within_radius`},
+		{&restv2.ListDriversRequest{LivesWithinRadius: "0", LivesWithinZip: "10001"}, `lives_within_radius: "0"`},
+		{&restv2.ListDriversRequest{LivesWithinRadius: "501", LivesWithinZip: "10001"}, `lives_within_radius: "501"`},
+		{&restv2.ListDriversRequest{LivesWithinRadius: "2.5", LivesWithinZip: "10001"}, `lives_within_radius: "2.5"`},
+		{&restv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "1000"}, `lives_within_zip: "1000"`},
+		{&restv2.ListDriversRequest{LivesWithinRadius: "10", LivesWithinZip: "00000"}, `lives_within_zip: "00000" is not valid; it is not a known US ZIP code`},
+		{&restv2.ListDriversRequest{MinExperience: "2.5"}, `min_experience: "2.5"`},
+		{&restv2.ListDriversRequest{MinExperience: "100"}, `min_experience: "100"`},
+		{&restv2.ListDriversRequest{Sort: "email"}, `sort: "email"`},
+		{&restv2.ListDriversRequest{State: "PR"}, `state: "PR"`},
+		{&restv2.ListDriversRequest{Max: "0"}, `max: "0"`},
+		{&restv2.ListDriversRequest{Max: "1001"}, `max: "1001"`},
+		{&restv2.ListDriversRequest{Page: "0"}, `page: "0"`},
+		{&restv2.ListDriversRequest{Page: "x"}, `page: "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.param, func(t *testing.T) {
@@ -276,18 +277,18 @@ func TestListDriversInvalid(t *testing.T) {
 
 func TestDriversIsolationAndProfile(t *testing.T) {
 	f := newDriversFixture(t)
-	if got := f.names(t, f.ctxB, &jobboardv2.ListDriversRequest{}); !slices.Equal(got, []string{"Ann", "Finn"}) {
+	if got := f.names(t, f.ctxB, &restv2.ListDriversRequest{}); !slices.Equal(got, []string{"Ann", "Finn"}) {
 		t.Errorf("B sees %v", got)
 	}
-	if _, err := f.drivers.GetDriver(f.ctxB, &jobboardv2.GetDriverRequest{Id: f.id["Bob"]}); status.Code(err) != codes.NotFound {
+	if _, err := f.drivers.GetDriver(f.ctxB, &restv2.GetDriverRequest{Id: f.id["Bob"]}); status.Code(err) != codes.NotFound {
 		t.Errorf("B reads A's applicant: %v", err)
 	}
 	// Ann is one driver in both accounts; each account sees its own sent and job applications.
-	annA, err := f.drivers.GetDriver(f.ctxA, &jobboardv2.GetDriverRequest{Id: f.id["Ann"]})
+	annA, err := f.drivers.GetDriver(f.ctxA, &restv2.GetDriverRequest{Id: f.id["Ann"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	annB, err := f.drivers.GetDriver(f.ctxB, &jobboardv2.GetDriverRequest{Id: f.id["Ann"]})
+	annB, err := f.drivers.GetDriver(f.ctxB, &restv2.GetDriverRequest{Id: f.id["Ann"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestDriversIsolationAndProfile(t *testing.T) {
 	if len(annA.Driver.JobApplications) != 1 || len(annB.Driver.JobApplications) != 0 || annB.Driver.HasJobApps {
 		t.Errorf("job applications: A %v, B %v", annA.Driver.JobApplications, annB.Driver.JobApplications)
 	}
-	cara, err := f.drivers.GetDriver(f.ctxA, &jobboardv2.GetDriverRequest{Id: f.id["Cara"]})
+	cara, err := f.drivers.GetDriver(f.ctxA, &restv2.GetDriverRequest{Id: f.id["Cara"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 	}
 	f := &driversFixture{drivers: NewDriverService(st)}
 	actx := ContextWithCaller(ctx, Caller{AccountID: acct.AccountID})
-	for _, req := range []*jobboardv2.ListDriversRequest{
+	for _, req := range []*restv2.ListDriversRequest{
 		{FirstName: "josé"}, {FirstName: "JOSÉ"}, {LastName: "ñúñez"}, {Email: "Émile@Example.com"},
 	} {
 		if got := f.names(t, actx, req); len(got) != 1 {
@@ -396,7 +397,7 @@ func TestDriverListQueries(t *testing.T) {
 	// Gus applied to two jobs of one title in different case: one applicant.
 	j3 := input("J3")
 	j3.Title = ptr("otr DRIVER")
-	if _, err := NewJobService(f.st, nowFunc).PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{j3}}); err != nil {
+	if _, err := NewJobService(f.st, nowFunc).PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j3}}); err != nil {
 		t.Fatal(err)
 	}
 	gus := applicant("Gus", "Ortiz", "NY", "10001", "Student", "1", "2026-02-03T10:00:00Z")
@@ -404,7 +405,7 @@ func TestDriverListQueries(t *testing.T) {
 	if _, err := ImportApplications(ctx, f.st, caller.AccountID, []*jobboardv2.DriverApplication{gus}); err != nil {
 		t.Fatal(err)
 	}
-	for _, req := range []*jobboardv2.ListDriversRequest{
+	for _, req := range []*restv2.ListDriversRequest{
 		{},
 		{JobTitle: "OTR Driver"},
 		{JobTitle: "OTR Driver", State: "NY"},
@@ -452,7 +453,7 @@ func TestDriverListQueries(t *testing.T) {
 	}
 	// The title alone is counted in job_applications; with a condition that
 	// keeps everyone, through applications: both count Gus once.
-	for _, req := range []*jobboardv2.ListDriversRequest{{JobTitle: "otr driver"}, {JobTitle: "otr driver", MinExperience: "0"}} {
+	for _, req := range []*restv2.ListDriversRequest{{JobTitle: "otr driver"}, {JobTitle: "otr driver", MinExperience: "0"}} {
 		resp, err := f.drivers.ListDrivers(f.ctxA, req)
 		if err != nil {
 			t.Fatal(err)
@@ -499,7 +500,7 @@ func TestJobTitleFollowsRenamedJobs(t *testing.T) {
 	names := func(title string) []string {
 		t.Helper()
 		var lists [][]string
-		for _, req := range []*jobboardv2.ListDriversRequest{{JobTitle: title}, {JobTitle: title, MinExperience: "0"}} {
+		for _, req := range []*restv2.ListDriversRequest{{JobTitle: title}, {JobTitle: title, MinExperience: "0"}} {
 			resp, err := f.drivers.ListDrivers(f.ctxA, req)
 			if err != nil {
 				t.Fatal(err)
@@ -522,7 +523,7 @@ func TestJobTitleFollowsRenamedJobs(t *testing.T) {
 		t.Helper()
 		j := input(ref)
 		j.Title = &title
-		if _, err := jobs.PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{j, input("J9")}}); err != nil {
+		if _, err := jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j, input("J9")}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server/descriptors"
+	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -121,6 +122,9 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 
 		trustedProxies: cfg.TrustedProxies,
 	}
+	if err := s.readPageTokenKey(st); err != nil {
+		return nil, err
+	}
 	s.Auth.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst)
 	s.Auth.failures = ratelimit.New(cfg.AuthFailureLimit, cfg.AuthFailureBurst)
 	queue, sweeper, err := newQueue(st, cfg, s.Jobs)
@@ -154,6 +158,19 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
 	return s, nil
+}
+
+// readPageTokenKey gives the lists the database's page token key.
+func (s *Services) readPageTokenKey(st *store.Store) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key, err := st.PageTokenKey(ctx)
+	if err != nil {
+		return err
+	}
+	s.Jobs.tokens = pagetoken.New(key)
+	s.Drivers.tokens = s.Jobs.tokens
+	return nil
 }
 
 // newQueue makes the job queue: the workers of imports, their callbacks
@@ -261,10 +278,12 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		}),
 		grpc.ForceServerCodecV2(requestCodec{}),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
-	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, s.Jobs)
-	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, s.Drivers)
+	// The gRPC API is package jobboard.v2; the REST package's services are
+	// the core behind it and are never registered here.
+	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, &grpcJobs{core: s.Jobs})
+	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, &grpcDrivers{core: s.Drivers})
 	registerDecoding(srv, &jobboardv2.DriverIntakeService_ServiceDesc, s.Intake)
-	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, s.Imports)
+	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, &grpcImports{core: s.Imports})
 	healthpb.RegisterHealthServer(srv, s.Health)
 	// Reflection answers from descriptors with comments, so grpcurl
 	// describe shows the API documentation.

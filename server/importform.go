@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -15,7 +15,7 @@ import (
 // mapping, never what is already stored.
 
 // importPayload is the stored form of an import's jobs.
-func importPayload(jobs []*jobboardv2.JobInput) (store.ImportPayload, error) {
+func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 	stored := make([]store.ImportJob, len(jobs))
 	for i, in := range jobs {
 		stored[i] = store.ImportJob{
@@ -34,9 +34,9 @@ func importPayload(jobs []*jobboardv2.JobInput) (store.ImportPayload, error) {
 }
 
 // importInputs decodes a stored payload, in either of its forms.
-func importInputs(p store.ImportPayload) ([]*jobboardv2.JobInput, error) {
+func importInputs(p store.ImportPayload) ([]*restv2.JobInput, error) {
 	if data, ok := p.Proto(); ok {
-		var req jobboardv2.PostJobsRequest
+		var req restv2.PostJobsRequest
 		if err := proto.Unmarshal(data, &req); err != nil {
 			return nil, fmt.Errorf("decode import payload: %w", err)
 		}
@@ -46,9 +46,9 @@ func importInputs(p store.ImportPayload) ([]*jobboardv2.JobInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs := make([]*jobboardv2.JobInput, len(stored))
+	jobs := make([]*restv2.JobInput, len(stored))
 	for i, s := range stored {
-		jobs[i] = &jobboardv2.JobInput{
+		jobs[i] = &restv2.JobInput{
 			ReferenceNumber: s.ReferenceNumber, Title: s.Title, City: s.City, State: s.State,
 			PostalCode: s.PostalCode, DriverType: s.DriverType, Preference: s.Preference,
 			FreightType: s.FreightType, PayAmountMin: s.PayAmountMin, PayAmountMax: s.PayAmountMax,
@@ -57,7 +57,7 @@ func importInputs(p store.ImportPayload) ([]*jobboardv2.JobInput, error) {
 			LicenseClass: s.LicenseClass,
 		}
 		for _, x := range s.ExtraFields {
-			jobs[i].ExtraFields = append(jobs[i].ExtraFields, &jobboardv2.ExtraField{Name: x.Name, Value: x.Value})
+			jobs[i].ExtraFields = append(jobs[i].ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
 		}
 	}
 	return jobs, nil
@@ -73,7 +73,7 @@ func importJobCount(p store.ImportPayload) int32 {
 }
 
 // storedResults is the stored form of an import's results.
-func storedResults(r *jobboardv2.JobImportResults) *store.ImportResults {
+func storedResults(r *restv2.JobImportResults) *store.ImportResults {
 	out := &store.ImportResults{
 		Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Deleted: r.Deleted,
 		Failed: r.Failed, Processed: r.Processed,
@@ -89,16 +89,16 @@ func storedResults(r *jobboardv2.JobImportResults) *store.ImportResults {
 }
 
 // resultsMessage is the API's form of stored results.
-func resultsMessage(r *store.ImportResults) *jobboardv2.JobImportResults {
-	out := &jobboardv2.JobImportResults{
+func resultsMessage(r *store.ImportResults) *restv2.JobImportResults {
+	out := &restv2.JobImportResults{
 		Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Deleted: r.Deleted,
 		Failed: r.Failed, Processed: r.Processed,
 	}
 	for _, e := range r.Errors {
-		out.Errors = append(out.Errors, &jobboardv2.JobImportError{Index: e.Index, Messages: e.Messages, ReferenceNumber: e.ReferenceNumber})
+		out.Errors = append(out.Errors, &restv2.JobImportError{Index: e.Index, Messages: e.Messages, ReferenceNumber: e.ReferenceNumber})
 	}
 	for _, v := range r.IgnoredValues {
-		out.IgnoredValues = append(out.IgnoredValues, &jobboardv2.BatchEntry{Index: v.Index, Id: v.ID,
+		out.IgnoredValues = append(out.IgnoredValues, &restv2.BatchEntry{Index: v.Index, Id: v.ID,
 			ReferenceNumber: v.ReferenceNumber, Field: v.Field, Value: v.Value, Message: v.Message})
 	}
 	return out

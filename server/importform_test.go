@@ -2,8 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -13,6 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -23,11 +27,11 @@ import (
 // results message through protojson.
 
 // legacyResults is the message import-results-protojson.json was written from.
-func legacyResults() *jobboardv2.JobImportResults {
+func legacyResults() *restv2.JobImportResults {
 	zero := int32(0)
-	return &jobboardv2.JobImportResults{Added: 2, Updated: 1, Deleted: 3, Failed: 1, Processed: 4,
-		Errors: []*jobboardv2.JobImportError{{Index: 3, ReferenceNumber: ptr("R4"), Messages: []string{"state: missing", "title: missing"}}},
-		IgnoredValues: []*jobboardv2.BatchEntry{{Index: &zero, ReferenceNumber: ptr("R1"), Field: ptr("benefits"),
+	return &restv2.JobImportResults{Added: 2, Updated: 1, Deleted: 3, Failed: 1, Processed: 4,
+		Errors: []*restv2.JobImportError{{Index: 3, ReferenceNumber: ptr("R4"), Messages: []string{"state: missing", "title: missing"}}},
+		IgnoredValues: []*restv2.BatchEntry{{Index: &zero, ReferenceNumber: ptr("R1"), Field: ptr("benefits"),
 			Value: ptr("Dental"), Message: "not a field of a job; ignored"}}}
 }
 
@@ -46,11 +50,11 @@ func readTestdata(t *testing.T, name string) []byte {
 func TestImportQueuedInProtoFormRuns(t *testing.T) {
 	f := newIdleImportFixture(t, nil)
 	legacy := readTestdata(t, "import-payload-proto.bin")
-	var req jobboardv2.PostJobsRequest
+	var req restv2.PostJobsRequest
 	if err := proto.Unmarshal(legacy, &req); err != nil {
 		t.Fatal(err)
 	}
-	old, err := f.svcs.Imports.CreateJobImport(f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("X")}})
+	old, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +63,7 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 		old.Data.Id, legacy); err != nil {
 		t.Fatal(err)
 	}
-	current, err := f.svcs.Imports.CreateJobImport(f.ctxB, &jobboardv2.CreateJobImportRequest{Jobs: req.Jobs})
+	current, err := f.svcs.Imports.CreateJobImport(f.ctxB, &restv2.CreateJobImportRequest{Jobs: req.Jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +76,11 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 	if !proto.Equal(got, want) {
 		t.Errorf("results of the import queued as protobuf:\n%v\nof the same jobs queued now:\n%v", got, want)
 	}
-	jobsA, err := f.svcs.Jobs.ListJobs(f.ctxA, &jobboardv2.ListJobsRequest{})
+	jobsA, err := f.svcs.Jobs.ListJobs(f.ctxA, &restv2.ListJobsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobsB, err := f.svcs.Jobs.ListJobs(f.ctxB, &jobboardv2.ListJobsRequest{})
+	jobsB, err := f.svcs.Jobs.ListJobs(f.ctxB, &restv2.ListJobsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +88,7 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 		t.Fatalf("jobs of the import queued as protobuf: %v", jobsA.Jobs)
 	}
 	for i := range jobsA.Jobs {
-		a, b := proto.Clone(jobsA.Jobs[i]).(*jobboardv2.Job), proto.Clone(jobsB.Jobs[i]).(*jobboardv2.Job)
+		a, b := proto.Clone(jobsA.Jobs[i]).(*restv2.Job), proto.Clone(jobsB.Jobs[i]).(*restv2.Job)
 		a.Id, b.Id = 0, 0
 		if !proto.Equal(a, b) {
 			t.Errorf("job %d: %v, queued now %v", i, a, b)
@@ -96,7 +100,7 @@ func TestImportQueuedInProtoFormRuns(t *testing.T) {
 // before the store owned their form read as they were written.
 func TestImportResultsInProtoJSONRead(t *testing.T) {
 	f := newIdleImportFixture(t, nil)
-	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("X")}})
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +108,7 @@ func TestImportResultsInProtoJSONRead(t *testing.T) {
 		results = $2::jsonb, payload = '' WHERE id = $1`, created.Data.Id, string(readTestdata(t, "import-results-protojson.json"))); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: created.Data.Id})
+	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: created.Data.Id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +123,7 @@ func TestImportResultsInProtoJSONRead(t *testing.T) {
 // named by the store, reads it still.
 func TestStoredImportResultsOutliveARename(t *testing.T) {
 	stored := readTestdata(t, "import-results-protojson.json")
-	fd := protodesc.ToFileDescriptorProto(jobboardv2.File_jobboard_v2_imports_proto)
+	fd := protodesc.ToFileDescriptorProto(restv2.File_jobboard_rest_v2_imports_proto)
 	renamed := false
 	for _, m := range fd.MessageType {
 		for _, field := range m.Field {
@@ -188,7 +192,7 @@ func jsonKeys(t *testing.T, data []byte) []string {
 // comes back from the stored form unchanged, so a field added to the
 // message without a place in the store's form fails here.
 func TestImportPayloadCarriesEveryField(t *testing.T) {
-	in := &jobboardv2.JobInput{}
+	in := &restv2.JobInput{}
 	m := in.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for i := 0; i < fields.Len(); i++ {
@@ -198,15 +202,15 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 			list := m.Mutable(fd).List()
 			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-1"))
 			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-2"))
-		case fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "jobboard.v2.ExtraField":
-			in.ExtraFields = []*jobboardv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}
+		case fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "jobboard.rest.v2.ExtraField":
+			in.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}
 		case fd.Kind() == protoreflect.StringKind && !fd.IsList():
 			m.Set(fd, protoreflect.ValueOfString(string(fd.Name())+" \x00é"))
 		default:
 			t.Fatalf("field %s of a kind this test does not fill", fd.Name())
 		}
 	}
-	jobs := []*jobboardv2.JobInput{in, {Title: ptr("")}, {}}
+	jobs := []*restv2.JobInput{in, {Title: ptr("")}, {}}
 	payload, err := importPayload(jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +238,8 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 // across an upgrade is still recognised as the same request.
 func TestImportRequestHashUnchanged(t *testing.T) {
 	s := func(v string) *string { return &v }
-	req := &jobboardv2.CreateJobImportRequest{
-		Jobs: []*jobboardv2.JobInput{{ReferenceNumber: s("F100"), Title: s("Dedicated Dry Van"), State: s("OH"),
+	req := &restv2.CreateJobImportRequest{
+		Jobs: []*restv2.JobInput{{ReferenceNumber: s("F100"), Title: s("Dedicated Dry Van"), State: s("OH"),
 			EmploymentType: []string{"Full-Time", "Permanent"}}},
 		CallbackUrl: s("https://example.com/hooks"), DeleteJobs: true,
 	}
@@ -246,4 +250,67 @@ func TestImportRequestHashUnchanged(t *testing.T) {
 	if want := "20857f81e9dbbe4c9cd5660e76f2a5ae9067fc0d9c34f020b51386edd244ed2e"; got != want {
 		t.Errorf("request hash %s, want %s as stored by earlier servers", got, want)
 	}
+}
+
+// TestImportStoredByV20Delivered: an import stored by the code of before the
+// gRPC API got its own messages (testdata/import-payload-json-v2.0.json, the
+// payload column it wrote, lenient values and unknown fields included) runs
+// and calls back with the body that code sent for it
+// (testdata/import-callback-v2.0.json), but for the id and times.
+func TestImportStoredByV20Delivered(t *testing.T) {
+	f := newIdleImportFixture(t, nil)
+	r := newReceiver(t, http.StatusNoContent)
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Data.Id
+	if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET payload = $2, payload_form = 'json',
+		callback_url = $3, delete_jobs = true WHERE id = $1`, id, readTestdata(t, "import-payload-json-v2.0.json"), r.srv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	f.waitComplete(t, f.ctxA, id)
+	f.attempts(t, id, 1)
+	got := normalisedCallback(t, r.bodies[0])
+	want := normalisedCallback(t, readTestdata(t, "import-callback-v2.0.json"))
+	if got != want {
+		t.Errorf("callback body\n%s\nwant, as v2.0 sent it,\n%s", got, want)
+	}
+	// Over gRPC the same import reads in the natural form.
+	imp, err := (&grpcImports{core: f.svcs.Imports}).GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: id})
+	if err != nil || imp.Data.Status != jobboardv2.JobImportStatus_JOB_IMPORT_STATUS_COMPLETE ||
+		imp.Data.Results.Added != 2 || imp.Data.Results.Failed != 1 || len(imp.Data.Results.IgnoredValues) != 2 {
+		t.Errorf("GetJobImport over gRPC: %v %v", imp, err)
+	}
+	jobs, err := f.svcs.Jobs.ListJobs(f.ctxA, &restv2.ListJobsRequest{})
+	if err != nil || len(jobs.Jobs) != 2 || jobs.Jobs[0].GetPostalCode() != "75201-1234" || !jobs.Jobs[0].TwicOnly ||
+		jobs.Jobs[0].GetPayAmountMin() != "18.50" || jobs.Jobs[0].DriverType != "Company Driver" {
+		t.Errorf("the jobs of the stored import: %v %v", jobs.GetJobs(), err)
+	}
+}
+
+// normalisedCallback is a callback body without what differs between runs.
+func normalisedCallback(t *testing.T, body []byte) string {
+	t.Helper()
+	var v struct {
+		Data  map[string]any `json:"data"`
+		Links map[string]any `json:"links"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	id, _ := v.Data["id"].(string)
+	v.Links["self"] = strings.TrimSuffix(fmt.Sprint(v.Links["self"]), id)
+	for _, k := range []string{"id", "requestedAt", "completedAt"} {
+		if _, ok := v.Data[k]; !ok {
+			t.Fatalf("no %s in %s", k, body)
+		}
+		v.Data[k] = "*"
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

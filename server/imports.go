@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
@@ -44,7 +44,7 @@ const importTimeFormat = "2006-01-02T15:04:05.000000Z"
 
 // JobImportService implements jobboard.v2.JobImportService.
 type JobImportService struct {
-	jobboardv2.UnimplementedJobImportServiceServer
+	restv2.UnimplementedJobImportServiceServer
 	store *store.Store
 	queue *river.Client[*sql.Tx]
 	// importAttempts is how many times the queue tries an import.
@@ -56,7 +56,7 @@ type JobImportService struct {
 }
 
 // CreateJobImport stores the import and queues it in one transaction.
-func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.CreateJobImportRequest) (*jobboardv2.CreateJobImportResponse, error) {
+func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.CreateJobImportRequest) (*restv2.CreateJobImportResponse, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -106,11 +106,11 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	return &jobboardv2.CreateJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+	return &restv2.CreateJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
 
 // GetJobImport returns an import of the account.
-func (s *JobImportService) GetJobImport(ctx context.Context, req *jobboardv2.GetJobImportRequest) (*jobboardv2.GetJobImportResponse, error) {
+func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobImportRequest) (*restv2.GetJobImportResponse, error) {
 	imp, err := accountRecord(ctx, "job import "+quoted(req.GetId()), func(accountID int64) (store.JobImport, error) {
 		return s.store.JobImport(ctx, accountID, req.GetId())
 	})
@@ -121,7 +121,7 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *jobboardv2.Get
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	return &jobboardv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
 
 // baseURL is the absolute base of links: JOBBOARD_PUBLIC_URL, or else the
@@ -156,13 +156,13 @@ func metadataOf(ctx context.Context) metadata.MD {
 	return md
 }
 
-func importLinks(imp store.JobImport) *jobboardv2.JobImportLinks {
-	return &jobboardv2.JobImportLinks{Self: imp.BaseURL + "/api/v2.0/job-imports/" + imp.ID}
+func importLinks(imp store.JobImport) *restv2.JobImportLinks {
+	return &restv2.JobImportLinks{Self: imp.BaseURL + "/api/v2.0/job-imports/" + imp.ID}
 }
 
 // importMessage maps a stored import to its API form.
-func importMessage(imp store.JobImport) (*jobboardv2.JobImport, error) {
-	msg := &jobboardv2.JobImport{
+func importMessage(imp store.JobImport) (*restv2.JobImport, error) {
+	msg := &restv2.JobImport{
 		Id:          imp.ID,
 		RequestedAt: imp.RequestedAt.UTC().Format(importTimeFormat),
 		Status:      string(imp.Status),
@@ -304,23 +304,23 @@ func queueCallback(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.T
 
 // importJobs validates and upserts an import's jobs inside its transaction,
 // with the rules of a post but no 1,000-job limit, then applies deleteJobs.
-func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []*jobboardv2.JobInput, deleteJobs bool) (*jobboardv2.JobImportResults, error) {
+func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []*restv2.JobInput, deleteJobs bool) (*restv2.JobImportResults, error) {
 	batch := s.checkJobs(jobs, 0)
 	outcomes, err := tx.UpsertJobs(ctx, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
 	if err != nil {
 		return nil, err
 	}
-	var counts jobboardv2.BatchSummary
+	var counts restv2.BatchSummary
 	batch.count(outcomes, &counts)
-	res := &jobboardv2.JobImportResults{
+	res := &restv2.JobImportResults{
 		Added: counts.Added, Updated: counts.Updated, Unchanged: counts.Unchanged,
-		Errors: []*jobboardv2.JobImportError{}, IgnoredValues: batch.ignoredEntries(),
+		Errors: []*restv2.JobImportError{}, IgnoredValues: batch.ignoredEntries(),
 	}
 	for i, in := range jobs {
 		if len(batch.problems[i]) == 0 {
 			continue
 		}
-		e := &jobboardv2.JobImportError{Index: int32(i), ReferenceNumber: sentReference(in)}
+		e := &restv2.JobImportError{Index: int32(i), ReferenceNumber: sentReference(in)}
 		for _, p := range batch.problems[i] {
 			e.Messages = append(e.Messages, p.message)
 		}
@@ -349,7 +349,7 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []
 // scrubNUL replaces NUL characters echoed from the request in the results,
 // which are stored as jsonb: PostgreSQL refuses \u0000 there, and the
 // import could then never complete.
-func scrubNUL(r *jobboardv2.JobImportResults) {
+func scrubNUL(r *restv2.JobImportResults) {
 	fix := func(p *string) {
 		if p != nil && strings.ContainsRune(*p, 0) {
 			*p = strings.ReplaceAll(*p, "\x00", "\uFFFD")
@@ -374,8 +374,8 @@ func scrubNUL(r *jobboardv2.JobImportResults) {
 // names, so neither a renamed proto field nor a change of the stored form
 // makes a retry look like another request (hashes stored before the
 // stored form changed still match).
-func importRequestHash(req *jobboardv2.CreateJobImportRequest) (string, error) {
-	jobs, err := proto.MarshalOptions{Deterministic: true}.Marshal(&jobboardv2.PostJobsRequest{Jobs: req.GetJobs()})
+func importRequestHash(req *restv2.CreateJobImportRequest) (string, error) {
+	jobs, err := proto.MarshalOptions{Deterministic: true}.Marshal(&restv2.PostJobsRequest{Jobs: req.GetJobs()})
 	if err != nil {
 		return "", err
 	}

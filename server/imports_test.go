@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/gateway"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/rules"
@@ -73,7 +73,7 @@ func (f *importFixture) start(t *testing.T) {
 }
 
 // run creates an import and polls it until complete.
-func (f *importFixture) run(t *testing.T, ctx context.Context, req *jobboardv2.CreateJobImportRequest) *jobboardv2.JobImport {
+func (f *importFixture) run(t *testing.T, ctx context.Context, req *restv2.CreateJobImportRequest) *restv2.JobImport {
 	t.Helper()
 	created, err := f.svcs.Imports.CreateJobImport(ctx, req)
 	if err != nil {
@@ -86,11 +86,11 @@ func (f *importFixture) run(t *testing.T, ctx context.Context, req *jobboardv2.C
 }
 
 // waitComplete polls the import id until complete.
-func (f *importFixture) waitComplete(t *testing.T, ctx context.Context, id string) *jobboardv2.JobImport {
+func (f *importFixture) waitComplete(t *testing.T, ctx context.Context, id string) *restv2.JobImport {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, err := f.svcs.Imports.GetJobImport(ctx, &jobboardv2.GetJobImportRequest{Id: id})
+		got, err := f.svcs.Imports.GetJobImport(ctx, &restv2.GetJobImportRequest{Id: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,12 +106,12 @@ func (f *importFixture) waitComplete(t *testing.T, ctx context.Context, id strin
 
 func TestImportPollingToComplete(t *testing.T) {
 	f := newImportFixture(t)
-	var jobs []*jobboardv2.JobInput
+	var jobs []*restv2.JobInput
 	for i := 0; i < 1500; i++ { // no 1,000-job limit in an import
 		jobs = append(jobs, input(fmt.Sprintf("I%d", i)))
 	}
-	jobs = append(jobs, input("I0"), &jobboardv2.JobInput{Title: ptr("no reference")})
-	imp := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: jobs})
+	jobs = append(jobs, input("I0"), &restv2.JobInput{Title: ptr("no reference")})
+	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: jobs})
 	r := imp.Results
 	if r.Added != 1500 || r.Failed != 2 || r.Processed != 1502 || len(r.Errors) != 2 {
 		t.Fatalf("results: added %d failed %d processed %d errors %v", r.Added, r.Failed, r.Processed, r.Errors)
@@ -126,7 +126,7 @@ func TestImportPollingToComplete(t *testing.T) {
 		t.Errorf("completedAt %q: %v", imp.GetCompletedAt(), err)
 	}
 	// The same feed again changes nothing.
-	again := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: jobs[:1500]})
+	again := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: jobs[:1500]})
 	if again.Results.Unchanged != 1500 || again.Results.Processed != 1500 {
 		t.Errorf("second import: %v", again.Results)
 	}
@@ -144,17 +144,17 @@ func TestImportPollingToComplete(t *testing.T) {
 
 func TestImportDeleteJobs(t *testing.T) {
 	f := newImportFixture(t)
-	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{input("KEEP"), input("BAD"), input("GONE")}}); err != nil {
+	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{input("KEEP"), input("BAD"), input("GONE")}}); err != nil {
 		t.Fatal(err)
 	}
 	bad := input("BAD")
 	bad.State = ptr("ZZ") // fails validation, so it is not deleted either
-	imp := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("KEEP"), bad, input("NEW")}, DeleteJobs: true})
+	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("KEEP"), bad, input("NEW")}, DeleteJobs: true})
 	r := imp.Results
 	if r.Deleted != 1 || r.Unchanged != 1 || r.Added != 1 || r.Failed != 1 {
 		t.Fatalf("results: %v", r)
 	}
-	list, _ := f.svcs.Jobs.ListJobs(f.ctxA, &jobboardv2.ListJobsRequest{})
+	list, _ := f.svcs.Jobs.ListJobs(f.ctxA, &restv2.ListJobsRequest{})
 	var refs []string
 	for _, j := range list.Jobs {
 		refs = append(refs, j.ReferenceNumber)
@@ -166,7 +166,7 @@ func TestImportDeleteJobs(t *testing.T) {
 
 func TestImportIdempotencyAndIsolation(t *testing.T) {
 	f := newImportFixture(t)
-	req := &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("A1")}}
+	req := &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("A1")}}
 	withKey := func(ctx context.Context, key string) context.Context {
 		return metadata.NewIncomingContext(ctx, metadata.Pairs("idempotency-key", key))
 	}
@@ -178,7 +178,7 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 	if err != nil || retry.Data.Id != first.Data.Id {
 		t.Errorf("retry with the same key and body: %v %v", retry, err)
 	}
-	other := &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("A2")}}
+	other := &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("A2")}}
 	if _, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, "k1"), other); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("same key, other body: %v, want FailedPrecondition", err)
 	}
@@ -186,14 +186,14 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 	if err != nil || inB.Data.Id == first.Data.Id {
 		t.Errorf("keys are per account: %v %v", inB, err)
 	}
-	if _, err := f.svcs.Imports.GetJobImport(f.ctxB, &jobboardv2.GetJobImportRequest{Id: first.Data.Id}); status.Code(err) != codes.NotFound {
+	if _, err := f.svcs.Imports.GetJobImport(f.ctxB, &restv2.GetJobImportRequest{Id: first.Data.Id}); status.Code(err) != codes.NotFound {
 		t.Errorf("B reads A's import: %v", err)
 	}
 	long := string(make([]byte, maxIdempotencyKey+1))
 	if _, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, long), req); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("a 256-character key: %v", err)
 	}
-	tooMany := &jobboardv2.CreateJobImportRequest{Jobs: make([]*jobboardv2.JobInput, rules.MaxImportJobs+1)}
+	tooMany := &restv2.CreateJobImportRequest{Jobs: make([]*restv2.JobInput, rules.MaxImportJobs+1)}
 	if _, err := f.svcs.Imports.CreateJobImport(f.ctxA, tooMany); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("%d jobs: %v", rules.MaxImportJobs+1, err)
 	}
@@ -204,12 +204,12 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 // reference withdraws every active job.
 func TestImportWithNULAndNothingToKeep(t *testing.T) {
 	f := newImportFixture(t)
-	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{input("OLD1"), input("OLD2")}}); err != nil {
+	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{input("OLD1"), input("OLD2")}}); err != nil {
 		t.Fatal(err)
 	}
-	withExtra := &jobboardv2.JobInput{Title: ptr("t"), ExtraFields: []*jobboardv2.ExtraField{{Name: "x\x00", Value: ptr("\x00")}}}
-	imp := f.run(t, f.ctxA, &jobboardv2.CreateJobImportRequest{
-		Jobs: []*jobboardv2.JobInput{{ReferenceNumber: ptr("A\x00")}, withExtra}, DeleteJobs: true})
+	withExtra := &restv2.JobInput{Title: ptr("t"), ExtraFields: []*restv2.ExtraField{{Name: "x\x00", Value: ptr("\x00")}}}
+	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{
+		Jobs: []*restv2.JobInput{{ReferenceNumber: ptr("A\x00")}, withExtra}, DeleteJobs: true})
 	if r := imp.Results; r.Failed != 2 || r.Deleted != 2 || len(r.IgnoredValues) != 1 {
 		t.Errorf("results: %v", r)
 	}
@@ -263,7 +263,7 @@ func TestQueueDepthMetric(t *testing.T) {
 		t.Errorf("before any import: %v available", got)
 	}
 	for i := 0; i < 2; i++ { // the queue is not started: both wait
-		if _, err := svcs.Imports.CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("Q")}}); err != nil {
+		if _, err := svcs.Imports.CreateJobImport(ctx, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("Q")}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,20 +281,20 @@ func TestQueueDepthMetric(t *testing.T) {
 // 8.1 MB of results).
 func TestImportResultsStayNearTheRequestSize(t *testing.T) {
 	f := newImportFixture(t)
-	var jobs []*jobboardv2.JobInput
+	var jobs []*restv2.JobInput
 	for i := range 20 {
-		in := &jobboardv2.JobInput{ReferenceNumber: ptr(strings.Repeat("R", 1020) + fmt.Sprintf("%04d", i))}
+		in := &restv2.JobInput{ReferenceNumber: ptr(strings.Repeat("R", 1020) + fmt.Sprintf("%04d", i))}
 		for range 10_000 {
 			in.EmploymentType = append(in.EmploymentType, "x")
 		}
 		for k := range 200 {
-			in.ExtraFields = append(in.ExtraFields, &jobboardv2.ExtraField{Name: fmt.Sprintf("f%d", k), Value: ptr("0")})
+			in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: fmt.Sprintf("f%d", k), Value: ptr("0")})
 		}
 		jobs = append(jobs, in)
 	}
-	req := &jobboardv2.CreateJobImportRequest{Jobs: jobs}
+	req := &restv2.CreateJobImportRequest{Jobs: jobs}
 	imp := f.run(t, f.ctxA, req)
-	body, err := gateway.RenderJSON(&jobboardv2.GetJobImportResponse{Data: imp, Links: &jobboardv2.JobImportLinks{Self: "x"}})
+	body, err := gateway.RenderJSON(&restv2.GetJobImportResponse{Data: imp, Links: &restv2.JobImportLinks{Self: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

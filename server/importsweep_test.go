@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/gateway"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 // threeJobs is an import of three valid jobs with a callback to cb.
-func threeJobs(cb string) *jobboardv2.CreateJobImportRequest {
-	return &jobboardv2.CreateJobImportRequest{Jobs: []*jobboardv2.JobInput{input("F1"), input("F2"), input("F3")},
+func threeJobs(cb string) *restv2.CreateJobImportRequest {
+	return &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("F1"), input("F2"), input("F3")},
 		CallbackUrl: &cb, DeleteJobs: true}
 }
 
@@ -23,7 +23,7 @@ func threeJobs(cb string) *jobboardv2.CreateJobImportRequest {
 // import that cannot be processed ends: every job failed, one error entry
 // without a reference whose message contains want, nothing saved, and its
 // callback delivered with the body GET gives.
-func (f *importFixture) checkFailedImport(t *testing.T, imp *jobboardv2.JobImport, jobs int32, want string, r *receiver) {
+func (f *importFixture) checkFailedImport(t *testing.T, imp *restv2.JobImport, jobs int32, want string, r *receiver) {
 	t.Helper()
 	res := imp.Results
 	if res.Failed != jobs || res.Processed != jobs || res.Added+res.Updated+res.Unchanged+res.Deleted != 0 {
@@ -36,7 +36,7 @@ func (f *importFixture) checkFailedImport(t *testing.T, imp *jobboardv2.JobImpor
 	if imp.CompletedAt == nil {
 		t.Error("no completedAt")
 	}
-	list, err := f.svcs.Jobs.ListJobs(f.ctxA, &jobboardv2.ListJobsRequest{})
+	list, err := f.svcs.Jobs.ListJobs(f.ctxA, &restv2.ListJobsRequest{})
 	if err != nil || len(list.Jobs) != 0 {
 		t.Errorf("jobs saved by a failed import: %v %v", list, err)
 	}
@@ -44,7 +44,7 @@ func (f *importFixture) checkFailedImport(t *testing.T, imp *jobboardv2.JobImpor
 	if len(attempts) != 1 || attempts[0].StatusCode == nil || *attempts[0].StatusCode != http.StatusNoContent {
 		t.Fatalf("callback attempts: %+v", attempts)
 	}
-	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: imp.Id})
+	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
 	retrieved, _ := gateway.RenderJSON(got)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -187,7 +187,7 @@ func TestImportSweep(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := f.svcs.Imports.GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: tt.id})
+			got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: tt.id})
 			if err != nil {
 				t.Fatal(err)
 			}

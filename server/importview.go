@@ -3,18 +3,18 @@ package server
 import (
 	"time"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
 // ImportResponse is a stored import as GetJobImport answers it, for the
 // operator commands that show one in the API's shape.
-func ImportResponse(imp store.JobImport) (*jobboardv2.GetJobImportResponse, error) {
+func ImportResponse(imp store.JobImport) (*restv2.GetJobImportResponse, error) {
 	msg, err := importMessage(imp)
 	if err != nil {
 		return nil, err
 	}
-	return &jobboardv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
 
 // FormatImportTime writes t as the API writes an import's times.

@@ -3,12 +3,12 @@ package server
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -47,15 +47,17 @@ const (
 // column's numeric(9,2).
 const maxPayAmount = 1_000_000
 
-// The value sets of the job fields, in canonical spelling.
+// The value sets of the job fields, in canonical spelling: the labels of
+// the gRPC API's enums (package natural), so that whatever this validation
+// accepts has an enum value.
 var (
-	driverTypes    = []string{"Owner Operator", "Company Driver", "Student"}
-	preferences    = []string{"Lease Purchase", "Team", "Team Solo", "Lease Purchase Team", "Lease Purchase Team Solo"}
-	freightTypes   = []string{"Box", "Car Hauler", "Drop and Hook", "Dry Bulk", "Dry Van", "Flatbed", "Hopper Bottom", "Intermodal", "Oil Field", "Oversize Load", "Refrigerated", "Tanker", "Yard Spotter"}
-	payFrequencies = []string{"Hourly", "Weekly", "Per Mile"}
-	employment     = []string{"Full-Time", "Part-Time", "Temporary", "Permanent"}
-	routeTypes     = []string{"Dedicated", "Local", "LTL", "OTR", "Regional"}
-	licenseClasses = []string{"A", "B", "C", "None"}
+	driverTypes    = natural.DriverTypes.Labels()
+	preferences    = natural.Preferences.Labels()
+	freightTypes   = natural.FreightTypes.Labels()
+	payFrequencies = natural.PayFrequencies.Labels()
+	employment     = natural.EmploymentTypes.Labels()
+	routeTypes     = natural.RouteTypes.Labels()
+	licenseClasses = natural.LicenseClasses.Labels()
 	// jobStates are the USPS codes of the 50 states, DC and the five inhabited territories.
 	jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
 )
@@ -75,7 +77,7 @@ func newJobValidator() *jobValidator { return &jobValidator{html: newHTMLSanitiz
 
 // check validates one submitted job. The job may be saved only when it
 // returns no problems; ignored values never stop a job.
-func (v *jobValidator) check(in *jobboardv2.JobInput) (store.JobFields, []fieldProblem, []ignoredField) {
+func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProblem, []ignoredField) {
 	c := jobCheck{}
 	var f store.JobFields
 
@@ -140,7 +142,7 @@ func (v *jobValidator) check(in *jobboardv2.JobInput) (store.JobFields, []fieldP
 const maxIgnoredFields = 10
 
 // ignoreExtraFields reports the fields the service does not use.
-func (c *jobCheck) ignoreExtraFields(extra []*jobboardv2.ExtraField) {
+func (c *jobCheck) ignoreExtraFields(extra []*restv2.ExtraField) {
 	for k, x := range extra {
 		if k == maxIgnoredFields {
 			names := make([]string, 0, len(extra)-k)
@@ -411,16 +413,7 @@ func (c *jobCheck) boolean(field string, raw *string) bool {
 
 // cents converts a string matched by decimalPattern to hundredths, saturating
 // far above maxPayAmount so absurd inputs cannot overflow.
-func cents(s string) int64 {
-	whole, frac, _ := strings.Cut(s, ".")
-	whole = strings.TrimLeft(whole, "0")
-	if len(whole) > 12 {
-		return 1 << 62
-	}
-	w, _ := strconv.ParseInt("0"+whole, 10, 64)
-	f, _ := strconv.ParseInt((frac + "00")[:2], 10, 64)
-	return w*100 + f
-}
+func cents(s string) int64 { return natural.Cents(s) }
 
 func canonical(values []string, s string) (string, bool) {
 	for _, v := range values {

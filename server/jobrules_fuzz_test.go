@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
 var (
@@ -26,7 +26,7 @@ func FuzzJobValidator(f *testing.F) {
 	f.Add(strings.Repeat("9", 65), strings.Repeat("é", 256), "pr", "", "Company Driver", "Dry Van", "99999999999999999999.99", "", "\xff", "0", "OTR")
 	v := newJobValidator()
 	f.Fuzz(func(t *testing.T, ref, title, state, zip, driverType, freight, payMin, payMax, desc, twic, employment string) {
-		in := &jobboardv2.JobInput{ReferenceNumber: &ref, Title: &title, State: &state, PostalCode: &zip,
+		in := &restv2.JobInput{ReferenceNumber: &ref, Title: &title, State: &state, PostalCode: &zip,
 			DriverType: &driverType, FreightType: &freight, PayAmountMin: &payMin, PayAmountMax: &payMax,
 			Description: &desc, Requirements: &desc, TwicOnly: &twic, EmploymentType: []string{employment, employment}}
 		job, problems, ignored := v.check(in)

@@ -7,20 +7,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
 // validInput is a job that passes every rule; cases change one field.
-func validInput() *jobboardv2.JobInput {
-	return &jobboardv2.JobInput{
+func validInput() *restv2.JobInput {
+	return &restv2.JobInput{
 		ReferenceNumber: ptr("A1"), Title: ptr("Driver"), State: ptr("TX"),
 		DriverType: ptr("Company Driver"), FreightType: ptr("Dry Van"), Description: ptr("Good job"),
 	}
 }
 
 // checkEdited checks validInput after edit has changed it.
-func checkEdited(v *jobValidator, edit func(*jobboardv2.JobInput)) (store.JobFields, []fieldProblem, []ignoredField) {
+func checkEdited(v *jobValidator, edit func(*restv2.JobInput)) (store.JobFields, []fieldProblem, []ignoredField) {
 	in := validInput()
 	edit(in)
 	return v.check(in)
@@ -30,56 +30,56 @@ func TestJobRulesProblems(t *testing.T) {
 	long := func(n int) *string { return ptr(strings.Repeat("x", n)) }
 	tests := []struct {
 		name    string
-		edit    func(j *jobboardv2.JobInput)
+		edit    func(j *restv2.JobInput)
 		kind    problemKind
 		field   string
 		message string
 	}{
-		{"reference missing", func(j *jobboardv2.JobInput) { j.ReferenceNumber = nil }, missingProblem, "referenceNumber", "referenceNumber is required"},
-		{"reference blank", func(j *jobboardv2.JobInput) { j.ReferenceNumber = ptr("  ") }, missingProblem, "referenceNumber", "referenceNumber is required"},
-		{"reference punctuation", func(j *jobboardv2.JobInput) { j.ReferenceNumber = ptr("A-1") }, invalidProblem, "referenceNumber", `referenceNumber: "A-1" must be 1-64 letters and digits`},
-		{"reference too long", func(j *jobboardv2.JobInput) { j.ReferenceNumber = ptr(strings.Repeat("a", 65)) }, invalidProblem, "referenceNumber", ""},
-		{"title missing", func(j *jobboardv2.JobInput) { j.Title = nil }, missingProblem, "title", "title is required"},
-		{"title blank", func(j *jobboardv2.JobInput) { j.Title = ptr("") }, missingProblem, "title", "title is required"},
-		{"title too long", func(j *jobboardv2.JobInput) { j.Title = long(256) }, invalidProblem, "title", ""},
-		{"city too long", func(j *jobboardv2.JobInput) { j.City = long(101) }, invalidProblem, "city", ""},
-		{"state missing", func(j *jobboardv2.JobInput) { j.State = nil }, missingProblem, "state", "state is required"},
-		{"state unknown", func(j *jobboardv2.JobInput) { j.State = ptr("XX") }, invalidProblem, "state", `state: "XX" is not a US state code`},
-		{"state full name", func(j *jobboardv2.JobInput) { j.State = ptr("Texas") }, invalidProblem, "state", ""},
-		{"zip four digits", func(j *jobboardv2.JobInput) { j.PostalCode = ptr("1234") }, invalidProblem, "postalCode", `postalCode: "1234" is not a ZIP code (12345 or 12345-6789)`},
-		{"zip letters", func(j *jobboardv2.JobInput) { j.PostalCode = ptr("7520A") }, invalidProblem, "postalCode", ""},
-		{"zip bad plus four", func(j *jobboardv2.JobInput) { j.PostalCode = ptr("75201-12") }, invalidProblem, "postalCode", ""},
-		{"driver type missing", func(j *jobboardv2.JobInput) { j.DriverType = nil }, missingProblem, "driverType", "driverType is required"},
-		{"driver type unknown", func(j *jobboardv2.JobInput) { j.DriverType = ptr("Trucker") }, invalidProblem, "driverType", `driverType: "Trucker" is not one of Owner Operator, Company Driver, Student`},
-		{"freight type missing", func(j *jobboardv2.JobInput) { j.FreightType = nil }, missingProblem, "freightType", "freightType is required"},
-		{"freight type unknown", func(j *jobboardv2.JobInput) { j.FreightType = ptr("Livestock") }, invalidProblem, "freightType", ""},
-		{"preference unknown", func(j *jobboardv2.JobInput) { j.Preference = ptr("Solo") }, invalidProblem, "preference", ""},
-		{"pay frequency unknown", func(j *jobboardv2.JobInput) { j.PayFrequency = ptr("Daily") }, invalidProblem, "payFrequency", ""},
-		{"license class unknown", func(j *jobboardv2.JobInput) { j.LicenseClass = ptr("D") }, invalidProblem, "licenseClass", ""},
-		{"pay three places", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr("18.505") }, invalidProblem, "payAmountMin", `payAmountMin: "18.505" must be a decimal number with at most two decimal places`},
-		{"pay negative", func(j *jobboardv2.JobInput) { j.PayAmountMax = ptr("-1") }, invalidProblem, "payAmountMax", `payAmountMax: "-1" must not be negative`},
-		{"pay not a number", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr("lots") }, invalidProblem, "payAmountMin", ""},
-		{"pay exponent", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr("1e3") }, invalidProblem, "payAmountMin", ""},
-		{"pay too large", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr("1000000.01") }, invalidProblem, "payAmountMin", `payAmountMin: "1000000.01" must be at most 1000000`},
-		{"pay huge", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr(strings.Repeat("9", 40)) }, invalidProblem, "payAmountMin", ""},
-		{"min above max", func(j *jobboardv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20"), ptr("19.99") }, invalidProblem, "payAmountMin", `payAmountMin: "20" is greater than payAmountMax "19.99"`},
-		{"employment unknown", func(j *jobboardv2.JobInput) { j.EmploymentType = []string{"Full-Time", "Seasonal"} }, invalidProblem, "employmentType", `employmentType: "Seasonal" is not one of Full-Time, Part-Time, Temporary, Permanent`},
-		{"route unknown", func(j *jobboardv2.JobInput) { j.RouteType = []string{"Coastal"} }, invalidProblem, "routeType", ""},
-		{"employment many unknown: one entry", func(j *jobboardv2.JobInput) { j.EmploymentType = []string{"Seasonal", "Full-Time", "Gig", "x\x00"} }, invalidProblem, "employmentType",
+		{"reference missing", func(j *restv2.JobInput) { j.ReferenceNumber = nil }, missingProblem, "referenceNumber", "referenceNumber is required"},
+		{"reference blank", func(j *restv2.JobInput) { j.ReferenceNumber = ptr("  ") }, missingProblem, "referenceNumber", "referenceNumber is required"},
+		{"reference punctuation", func(j *restv2.JobInput) { j.ReferenceNumber = ptr("A-1") }, invalidProblem, "referenceNumber", `referenceNumber: "A-1" must be 1-64 letters and digits`},
+		{"reference too long", func(j *restv2.JobInput) { j.ReferenceNumber = ptr(strings.Repeat("a", 65)) }, invalidProblem, "referenceNumber", ""},
+		{"title missing", func(j *restv2.JobInput) { j.Title = nil }, missingProblem, "title", "title is required"},
+		{"title blank", func(j *restv2.JobInput) { j.Title = ptr("") }, missingProblem, "title", "title is required"},
+		{"title too long", func(j *restv2.JobInput) { j.Title = long(256) }, invalidProblem, "title", ""},
+		{"city too long", func(j *restv2.JobInput) { j.City = long(101) }, invalidProblem, "city", ""},
+		{"state missing", func(j *restv2.JobInput) { j.State = nil }, missingProblem, "state", "state is required"},
+		{"state unknown", func(j *restv2.JobInput) { j.State = ptr("XX") }, invalidProblem, "state", `state: "XX" is not a US state code`},
+		{"state full name", func(j *restv2.JobInput) { j.State = ptr("Texas") }, invalidProblem, "state", ""},
+		{"zip four digits", func(j *restv2.JobInput) { j.PostalCode = ptr("1234") }, invalidProblem, "postalCode", `postalCode: "1234" is not a ZIP code (12345 or 12345-6789)`},
+		{"zip letters", func(j *restv2.JobInput) { j.PostalCode = ptr("7520A") }, invalidProblem, "postalCode", ""},
+		{"zip bad plus four", func(j *restv2.JobInput) { j.PostalCode = ptr("75201-12") }, invalidProblem, "postalCode", ""},
+		{"driver type missing", func(j *restv2.JobInput) { j.DriverType = nil }, missingProblem, "driverType", "driverType is required"},
+		{"driver type unknown", func(j *restv2.JobInput) { j.DriverType = ptr("Trucker") }, invalidProblem, "driverType", `driverType: "Trucker" is not one of Owner Operator, Company Driver, Student`},
+		{"freight type missing", func(j *restv2.JobInput) { j.FreightType = nil }, missingProblem, "freightType", "freightType is required"},
+		{"freight type unknown", func(j *restv2.JobInput) { j.FreightType = ptr("Livestock") }, invalidProblem, "freightType", ""},
+		{"preference unknown", func(j *restv2.JobInput) { j.Preference = ptr("Solo") }, invalidProblem, "preference", ""},
+		{"pay frequency unknown", func(j *restv2.JobInput) { j.PayFrequency = ptr("Daily") }, invalidProblem, "payFrequency", ""},
+		{"license class unknown", func(j *restv2.JobInput) { j.LicenseClass = ptr("D") }, invalidProblem, "licenseClass", ""},
+		{"pay three places", func(j *restv2.JobInput) { j.PayAmountMin = ptr("18.505") }, invalidProblem, "payAmountMin", `payAmountMin: "18.505" must be a decimal number with at most two decimal places`},
+		{"pay negative", func(j *restv2.JobInput) { j.PayAmountMax = ptr("-1") }, invalidProblem, "payAmountMax", `payAmountMax: "-1" must not be negative`},
+		{"pay not a number", func(j *restv2.JobInput) { j.PayAmountMin = ptr("lots") }, invalidProblem, "payAmountMin", ""},
+		{"pay exponent", func(j *restv2.JobInput) { j.PayAmountMin = ptr("1e3") }, invalidProblem, "payAmountMin", ""},
+		{"pay too large", func(j *restv2.JobInput) { j.PayAmountMin = ptr("1000000.01") }, invalidProblem, "payAmountMin", `payAmountMin: "1000000.01" must be at most 1000000`},
+		{"pay huge", func(j *restv2.JobInput) { j.PayAmountMin = ptr(strings.Repeat("9", 40)) }, invalidProblem, "payAmountMin", ""},
+		{"min above max", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20"), ptr("19.99") }, invalidProblem, "payAmountMin", `payAmountMin: "20" is greater than payAmountMax "19.99"`},
+		{"employment unknown", func(j *restv2.JobInput) { j.EmploymentType = []string{"Full-Time", "Seasonal"} }, invalidProblem, "employmentType", `employmentType: "Seasonal" is not one of Full-Time, Part-Time, Temporary, Permanent`},
+		{"route unknown", func(j *restv2.JobInput) { j.RouteType = []string{"Coastal"} }, invalidProblem, "routeType", ""},
+		{"employment many unknown: one entry", func(j *restv2.JobInput) { j.EmploymentType = []string{"Seasonal", "Full-Time", "Gig", "x\x00"} }, invalidProblem, "employmentType",
 			`employmentType: "Seasonal" is not one of Full-Time, Part-Time, Temporary, Permanent (nor are 2 more of the values sent)`},
-		{"route eleven values", func(j *jobboardv2.JobInput) { j.RouteType = strings.Split(strings.Repeat("OTR,", 10)+"OTR", ",") }, invalidProblem, "routeType",
+		{"route eleven values", func(j *restv2.JobInput) { j.RouteType = strings.Split(strings.Repeat("OTR,", 10)+"OTR", ",") }, invalidProblem, "routeType",
 			"routeType: 11 values were sent; at most 10 are accepted"},
-		{"employment ten thousand bad values", func(j *jobboardv2.JobInput) { j.EmploymentType = strings.Split(strings.Repeat("x,", 9_999)+"x", ",") }, invalidProblem, "employmentType",
+		{"employment ten thousand bad values", func(j *restv2.JobInput) { j.EmploymentType = strings.Split(strings.Repeat("x,", 9_999)+"x", ",") }, invalidProblem, "employmentType",
 			"employmentType: 10000 values were sent; at most 10 are accepted"},
-		{"description missing", func(j *jobboardv2.JobInput) { j.Description = nil }, missingProblem, "description", "description is required"},
-		{"description blank", func(j *jobboardv2.JobInput) { j.Description = ptr(" \n ") }, missingProblem, "description", ""},
-		{"description too long", func(j *jobboardv2.JobInput) { j.Description = long(50_001) }, invalidProblem, "description", ""},
-		{"description too long once escaped", func(j *jobboardv2.JobInput) { j.Description = ptr(strings.Repeat("&", 20_000)) }, invalidProblem, "description", ""},
-		{"description only script", func(j *jobboardv2.JobInput) { j.Description = ptr("<script>alert(1)</script>") }, invalidProblem, "description", ""},
-		{"requirements too long", func(j *jobboardv2.JobInput) { j.Requirements = long(50_001) }, invalidProblem, "requirements", ""},
-		{"twic unknown", func(j *jobboardv2.JobInput) { j.TwicOnly = ptr("yes") }, invalidProblem, "twicOnly", `twicOnly: "yes" is not a boolean (true, false, 1 or 0)`},
-		{"NUL in title", func(j *jobboardv2.JobInput) { j.Title = ptr("a\x00b") }, invalidProblem, "title", ""},
-		{"NUL in city", func(j *jobboardv2.JobInput) { j.City = ptr("a\x00b") }, invalidProblem, "city", ""},
+		{"description missing", func(j *restv2.JobInput) { j.Description = nil }, missingProblem, "description", "description is required"},
+		{"description blank", func(j *restv2.JobInput) { j.Description = ptr(" \n ") }, missingProblem, "description", ""},
+		{"description too long", func(j *restv2.JobInput) { j.Description = long(50_001) }, invalidProblem, "description", ""},
+		{"description too long once escaped", func(j *restv2.JobInput) { j.Description = ptr(strings.Repeat("&", 20_000)) }, invalidProblem, "description", ""},
+		{"description only script", func(j *restv2.JobInput) { j.Description = ptr("<script>alert(1)</script>") }, invalidProblem, "description", ""},
+		{"requirements too long", func(j *restv2.JobInput) { j.Requirements = long(50_001) }, invalidProblem, "requirements", ""},
+		{"twic unknown", func(j *restv2.JobInput) { j.TwicOnly = ptr("yes") }, invalidProblem, "twicOnly", `twicOnly: "yes" is not a boolean (true, false, 1 or 0)`},
+		{"NUL in title", func(j *restv2.JobInput) { j.Title = ptr("a\x00b") }, invalidProblem, "title", ""},
+		{"NUL in city", func(j *restv2.JobInput) { j.City = ptr("a\x00b") }, invalidProblem, "city", ""},
 	}
 	v := newJobValidator()
 	for _, tt := range tests {
@@ -105,47 +105,47 @@ func TestJobRulesProblems(t *testing.T) {
 func TestJobRulesNormalise(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(j *jobboardv2.JobInput)
+		edit func(j *restv2.JobInput)
 		want func(f *store.JobFields)
 	}{
-		{"state lower case", func(j *jobboardv2.JobInput) { j.State = ptr("tx") }, func(f *store.JobFields) {}},
-		{"enums any case", func(j *jobboardv2.JobInput) {
+		{"state lower case", func(j *restv2.JobInput) { j.State = ptr("tx") }, func(f *store.JobFields) {}},
+		{"enums any case", func(j *restv2.JobInput) {
 			j.DriverType, j.FreightType, j.Preference = ptr("OWNER operator"), ptr("drop AND hook"), ptr("lease purchase team solo")
 			j.PayFrequency, j.LicenseClass = ptr("per mile"), ptr("none")
 		}, func(f *store.JobFields) {
 			f.DriverType, f.FreightType, f.Preference = "Owner Operator", "Drop and Hook", ptr("Lease Purchase Team Solo")
 			f.PayFrequency, f.LicenseClass = ptr("Per Mile"), ptr("None")
 		}},
-		{"territory", func(j *jobboardv2.JobInput) { j.State = ptr("pr") }, func(f *store.JobFields) { f.State = "PR" }},
-		{"zip nine digits", func(j *jobboardv2.JobInput) { j.PostalCode = ptr("752011234") }, func(f *store.JobFields) { f.PostalCode = ptr("75201-1234") }},
-		{"zip plus four", func(j *jobboardv2.JobInput) { j.PostalCode = ptr("75201-1234") }, func(f *store.JobFields) { f.PostalCode = ptr("75201-1234") }},
-		{"zip five", func(j *jobboardv2.JobInput) { j.PostalCode = ptr(" 07030 ") }, func(f *store.JobFields) { f.PostalCode = ptr("07030") }},
-		{"pay two places", func(j *jobboardv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("18.5"), ptr("22") }, func(f *store.JobFields) {
+		{"territory", func(j *restv2.JobInput) { j.State = ptr("pr") }, func(f *store.JobFields) { f.State = "PR" }},
+		{"zip nine digits", func(j *restv2.JobInput) { j.PostalCode = ptr("752011234") }, func(f *store.JobFields) { f.PostalCode = ptr("75201-1234") }},
+		{"zip plus four", func(j *restv2.JobInput) { j.PostalCode = ptr("75201-1234") }, func(f *store.JobFields) { f.PostalCode = ptr("75201-1234") }},
+		{"zip five", func(j *restv2.JobInput) { j.PostalCode = ptr(" 07030 ") }, func(f *store.JobFields) { f.PostalCode = ptr("07030") }},
+		{"pay two places", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("18.5"), ptr("22") }, func(f *store.JobFields) {
 			f.PayAmountMin, f.PayAmountMax = ptr("18.50"), ptr("22.00")
 		}},
-		{"pay equal bounds", func(j *jobboardv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20.00"), ptr("20") }, func(f *store.JobFields) {
+		{"pay equal bounds", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20.00"), ptr("20") }, func(f *store.JobFields) {
 			f.PayAmountMin, f.PayAmountMax = ptr("20.00"), ptr("20.00")
 		}},
-		{"pay zero", func(j *jobboardv2.JobInput) { j.PayAmountMin = ptr("0") }, func(f *store.JobFields) { f.PayAmountMin = ptr("0.00") }},
-		{"ten list values accepted", func(j *jobboardv2.JobInput) {
+		{"pay zero", func(j *restv2.JobInput) { j.PayAmountMin = ptr("0") }, func(f *store.JobFields) { f.PayAmountMin = ptr("0.00") }},
+		{"ten list values accepted", func(j *restv2.JobInput) {
 			j.RouteType = strings.Split(strings.Repeat("otr,", 9)+"Local", ",")
 		}, func(f *store.JobFields) { f.RouteType = []string{"OTR", "Local"} }},
-		{"lists dedup in order", func(j *jobboardv2.JobInput) {
+		{"lists dedup in order", func(j *restv2.JobInput) {
 			j.EmploymentType = []string{"part-time", "Full-Time", "PART-TIME", ""}
 			j.RouteType = []string{"ltl", "otr"}
 		}, func(f *store.JobFields) {
 			f.EmploymentType = []string{"Part-Time", "Full-Time"}
 			f.RouteType = []string{"LTL", "OTR"}
 		}},
-		{"twic true", func(j *jobboardv2.JobInput) { j.TwicOnly = ptr("TRUE") }, func(f *store.JobFields) { f.TwicOnly = true }},
-		{"twic 1", func(j *jobboardv2.JobInput) { j.TwicOnly = ptr("1") }, func(f *store.JobFields) { f.TwicOnly = true }},
-		{"twic 0", func(j *jobboardv2.JobInput) { j.TwicOnly = ptr("0") }, func(f *store.JobFields) {}},
-		{"twic empty", func(j *jobboardv2.JobInput) { j.TwicOnly = ptr("") }, func(f *store.JobFields) {}},
-		{"optional blanks unset", func(j *jobboardv2.JobInput) {
+		{"twic true", func(j *restv2.JobInput) { j.TwicOnly = ptr("TRUE") }, func(f *store.JobFields) { f.TwicOnly = true }},
+		{"twic 1", func(j *restv2.JobInput) { j.TwicOnly = ptr("1") }, func(f *store.JobFields) { f.TwicOnly = true }},
+		{"twic 0", func(j *restv2.JobInput) { j.TwicOnly = ptr("0") }, func(f *store.JobFields) {}},
+		{"twic empty", func(j *restv2.JobInput) { j.TwicOnly = ptr("") }, func(f *store.JobFields) {}},
+		{"optional blanks unset", func(j *restv2.JobInput) {
 			j.City, j.PostalCode, j.Preference, j.Requirements = ptr(""), ptr(" "), ptr(""), ptr("")
 		}, func(f *store.JobFields) {}},
-		{"text trimmed", func(j *jobboardv2.JobInput) { j.Title, j.City = ptr("  Driver \n"), ptr(" Waco ") }, func(f *store.JobFields) { f.City = ptr("Waco") }},
-		{"basic html kept", func(j *jobboardv2.JobInput) {
+		{"text trimmed", func(j *restv2.JobInput) { j.Title, j.City = ptr("  Driver \n"), ptr(" Waco ") }, func(f *store.JobFields) { f.City = ptr("Waco") }},
+		{"basic html kept", func(j *restv2.JobInput) {
 			j.Description = ptr(`<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`)
 		}, func(f *store.JobFields) {
 			f.Description = `<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`
@@ -171,25 +171,25 @@ func TestJobRulesNormalise(t *testing.T) {
 func TestJobRulesIgnoredValues(t *testing.T) {
 	tests := []struct {
 		name        string
-		edit        func(j *jobboardv2.JobInput)
+		edit        func(j *restv2.JobInput)
 		wantField   string
 		wantMessage string
 		wantText    string // description once saved
 	}{
-		{"unknown field", func(j *jobboardv2.JobInput) {
-			j.ExtraFields = []*jobboardv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
+		{"unknown field", func(j *restv2.JobInput) {
+			j.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
 		}, "benefits", "unknown field benefits was ignored", "Good job"},
-		{"id sent", func(j *jobboardv2.JobInput) { j.ExtraFields = []*jobboardv2.ExtraField{{Name: "id", Value: ptr("7")}} },
+		{"id sent", func(j *restv2.JobInput) { j.ExtraFields = []*restv2.ExtraField{{Name: "id", Value: ptr("7")}} },
 			"id", "id is assigned by the service and was ignored", "Good job"},
-		{"date sent", func(j *jobboardv2.JobInput) { j.ExtraFields = []*jobboardv2.ExtraField{{Name: "date"}} },
+		{"date sent", func(j *restv2.JobInput) { j.ExtraFields = []*restv2.ExtraField{{Name: "date"}} },
 			"date", "date is assigned by the service and was ignored", "Good job"},
-		{"script removed", func(j *jobboardv2.JobInput) { j.Description = ptr("<p>Hi</p><script>alert(1)</script>") },
+		{"script removed", func(j *restv2.JobInput) { j.Description = ptr("<p>Hi</p><script>alert(1)</script>") },
 			"description", "", "<p>Hi</p>"},
-		{"attribute removed", func(j *jobboardv2.JobInput) { j.Description = ptr(`<p onclick="x()">Hi</p>`) },
+		{"attribute removed", func(j *restv2.JobInput) { j.Description = ptr(`<p onclick="x()">Hi</p>`) },
 			"description", "", "<p>Hi</p>"},
-		{"javascript link removed", func(j *jobboardv2.JobInput) { j.Description = ptr(`<a href="javascript:x()">Hi</a>`) },
+		{"javascript link removed", func(j *restv2.JobInput) { j.Description = ptr(`<a href="javascript:x()">Hi</a>`) },
 			"description", "", "Hi"},
-		{"table removed", func(j *jobboardv2.JobInput) { j.Description = ptr(`<table><tr><td>Hi</td></tr></table>`) },
+		{"table removed", func(j *restv2.JobInput) { j.Description = ptr(`<table><tr><td>Hi</td></tr></table>`) },
 			"description", "", "Hi"},
 	}
 	v := newJobValidator()
@@ -258,7 +258,7 @@ func TestJobRulesBoundedEntries(t *testing.T) {
 	in.EmploymentType = strings.Split(strings.Repeat("bad,", 5)+"bad", ",")
 	in.RouteType = []string{"Coastal", "Inland"}
 	for i := range 1000 {
-		in.ExtraFields = append(in.ExtraFields, &jobboardv2.ExtraField{Name: fmt.Sprintf("f%d", i), Value: ptr("v")})
+		in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: fmt.Sprintf("f%d", i), Value: ptr("v")})
 	}
 	_, problems, ignored := v.check(in)
 	fields := map[string]int{}

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -31,10 +32,13 @@ func tooManyItems(field string, n int) error {
 
 // JobService implements jobboard.v2.JobService.
 type JobService struct {
-	jobboardv2.UnimplementedJobServiceServer
+	restv2.UnimplementedJobServiceServer
 	store     *store.Store
 	validator *jobValidator
 	now       func() time.Time
+	// tokens signs the page tokens of ListJobs; NewServices gives it the
+	// database's key, so every replica reads every replica's tokens.
+	tokens pagetoken.Signer
 }
 
 // NewJobService returns the job service over st; now is the clock that dates
@@ -53,8 +57,12 @@ const (
 	jobsPageBytes = 2 << 20
 )
 
+// jobsTokenScope is the scope of the jobs list's page tokens: the list has
+// no filters and one order, and the position is the last id answered.
+const jobsTokenScope = "jobs"
+
 // ListJobs returns a page of the account's active jobs ordered by id.
-func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsRequest) (*jobboardv2.ListJobsResponse, error) {
+func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) (*restv2.ListJobsResponse, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -70,7 +78,7 @@ func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsReque
 	}
 	var after int64
 	if token := req.GetPageToken(); token != "" {
-		after, err = strconv.ParseInt(token, 10, 64)
+		after, err = s.tokens.DecodeID(token, caller.AccountID, jobsTokenScope)
 		if err != nil || after <= 0 {
 			return nil, invalidFieldText("page_token", quoted(token)+" is not a next_page_token this service answered")
 		}
@@ -79,29 +87,29 @@ func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsReque
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	out := &jobboardv2.ListJobsResponse{Jobs: make([]*jobboardv2.Job, len(page.Jobs))}
+	out := &restv2.ListJobsResponse{Jobs: make([]*restv2.Job, len(page.Jobs))}
 	for i := range page.Jobs {
 		out.Jobs[i] = jobMessage(&page.Jobs[i])
 	}
 	if page.More {
-		out.NextPageToken = strconv.FormatInt(page.Jobs[len(page.Jobs)-1].ID, 10)
+		out.NextPageToken = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, page.Jobs[len(page.Jobs)-1].ID)
 	}
 	return out, nil
 }
 
 // GetJob returns one active job of the account.
-func (s *JobService) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (*jobboardv2.GetJobResponse, error) {
+func (s *JobService) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
 	j, err := accountRecord(ctx, fmt.Sprintf("job %d", req.GetId()), func(accountID int64) (store.Job, error) {
 		return s.store.Job(ctx, accountID, req.GetId())
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &jobboardv2.GetJobResponse{Job: jobMessage(&j)}, nil
+	return &restv2.GetJobResponse{Job: jobMessage(&j)}, nil
 }
 
 // PostJobs validates the jobs and upserts the valid ones in one transaction.
-func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsRequest) (*jobboardv2.PostJobsResponse, error) {
+func (s *JobService) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*restv2.PostJobsResponse, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -122,7 +130,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 		}
 	}
 	b := sum.BatchSummary
-	return &jobboardv2.PostJobsResponse{Unchanged: b.Unchanged, Updated: b.Updated, Added: b.Added, Deleted: b.Deleted,
+	return &restv2.PostJobsResponse{Unchanged: b.Unchanged, Updated: b.Updated, Added: b.Added, Deleted: b.Deleted,
 		Errors: b.Errors, ErrorMessages: b.ErrorMessages, IgnoredValues: batch.ignoredEntries()}, nil
 }
 
@@ -148,7 +156,7 @@ type jobProblem struct {
 // the store, and every problem and ignored value by request index. A post
 // and an import share it and differ only in how they report.
 type jobBatch struct {
-	inputs   []*jobboardv2.JobInput
+	inputs   []*restv2.JobInput
 	valid    []store.JobFields
 	indexOf  []int // request index of each valid job
 	problems [][]jobProblem
@@ -157,7 +165,7 @@ type jobBatch struct {
 
 // checkJobs validates jobs. Jobs past maxProcessed (0: no limit) and
 // repeats of a reference number are problems without being validated.
-func (s *JobService) checkJobs(jobs []*jobboardv2.JobInput, maxProcessed int) *jobBatch {
+func (s *JobService) checkJobs(jobs []*restv2.JobInput, maxProcessed int) *jobBatch {
 	b := &jobBatch{inputs: jobs, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
 	// First the cheap, order-dependent rules (the per-post limit, repeated
 	// reference numbers), then the field rules, which are independent per
@@ -247,7 +255,7 @@ func parallel(n int, work func(k int)) {
 
 // count adds the store's outcomes to sum; a job over the active-job
 // maximum becomes a limit problem of its request index.
-func (b *jobBatch) count(outcomes []store.Outcome, sum *jobboardv2.BatchSummary) {
+func (b *jobBatch) count(outcomes []store.Outcome, sum *restv2.BatchSummary) {
 	for k, o := range outcomes {
 		switch o {
 		case store.Added:
@@ -265,14 +273,14 @@ func (b *jobBatch) count(outcomes []store.Outcome, sum *jobboardv2.BatchSummary)
 }
 
 // entry is a post-style entry about job i.
-func (b *jobBatch) entry(i int, in *jobboardv2.JobInput, field string, value *string, message string) *jobboardv2.BatchEntry {
-	return &jobboardv2.BatchEntry{Index: int32p(i), ReferenceNumber: sentReference(in),
+func (b *jobBatch) entry(i int, in *restv2.JobInput, field string, value *string, message string) *restv2.BatchEntry {
+	return &restv2.BatchEntry{Index: int32p(i), ReferenceNumber: sentReference(in),
 		Field: optional(field), Value: echoed(value), Message: message}
 }
 
 // sentReference is the job's reference number as entries show it: null
 // when it was missing, which a blank one counts as (docs/api.md, Jobs).
-func sentReference(in *jobboardv2.JobInput) *string {
+func sentReference(in *restv2.JobInput) *string {
 	if strings.TrimSpace(in.GetReferenceNumber()) == "" {
 		return nil
 	}
@@ -280,8 +288,8 @@ func sentReference(in *jobboardv2.JobInput) *string {
 }
 
 // ignoredEntries lists the ignored values in request order.
-func (b *jobBatch) ignoredEntries() []*jobboardv2.BatchEntry {
-	out := []*jobboardv2.BatchEntry{}
+func (b *jobBatch) ignoredEntries() []*restv2.BatchEntry {
+	out := []*restv2.BatchEntry{}
 	for i, in := range b.inputs {
 		for _, ig := range b.ignored[i] {
 			out = append(out, b.entry(i, in, ig.field, ig.value, ig.message))
@@ -291,32 +299,32 @@ func (b *jobBatch) ignoredEntries() []*jobboardv2.BatchEntry {
 }
 
 // DeleteJob withdraws one job by id.
-func (s *JobService) DeleteJob(ctx context.Context, req *jobboardv2.DeleteJobRequest) (*jobboardv2.DeleteJobResponse, error) {
+func (s *JobService) DeleteJob(ctx context.Context, req *restv2.DeleteJobRequest) (*restv2.DeleteJobResponse, error) {
 	sum, err := s.deleteByID(ctx, []string{req.GetId()}, false)
-	return &jobboardv2.DeleteJobResponse{Summary: sum}, err
+	return &restv2.DeleteJobResponse{Summary: sum}, err
 }
 
 // DeleteJobs withdraws several jobs by id.
-func (s *JobService) DeleteJobs(ctx context.Context, req *jobboardv2.DeleteJobsRequest) (*jobboardv2.DeleteJobsResponse, error) {
+func (s *JobService) DeleteJobs(ctx context.Context, req *restv2.DeleteJobsRequest) (*restv2.DeleteJobsResponse, error) {
 	sum, err := s.deleteByID(ctx, req.GetIds(), true)
-	return &jobboardv2.DeleteJobsResponse{Summary: sum}, err
+	return &restv2.DeleteJobsResponse{Summary: sum}, err
 }
 
 // DeleteJobByReference withdraws one job by reference number.
-func (s *JobService) DeleteJobByReference(ctx context.Context, req *jobboardv2.DeleteJobByReferenceRequest) (*jobboardv2.DeleteJobByReferenceResponse, error) {
+func (s *JobService) DeleteJobByReference(ctx context.Context, req *restv2.DeleteJobByReferenceRequest) (*restv2.DeleteJobByReferenceResponse, error) {
 	sum, err := s.deleteByReference(ctx, []string{req.GetReferenceNumber()}, false)
-	return &jobboardv2.DeleteJobByReferenceResponse{Summary: sum}, err
+	return &restv2.DeleteJobByReferenceResponse{Summary: sum}, err
 }
 
 // DeleteJobsByReference withdraws several jobs by reference number.
-func (s *JobService) DeleteJobsByReference(ctx context.Context, req *jobboardv2.DeleteJobsByReferenceRequest) (*jobboardv2.DeleteJobsByReferenceResponse, error) {
+func (s *JobService) DeleteJobsByReference(ctx context.Context, req *restv2.DeleteJobsByReferenceRequest) (*restv2.DeleteJobsByReferenceResponse, error) {
 	sum, err := s.deleteByReference(ctx, req.GetReferenceNumbers(), true)
-	return &jobboardv2.DeleteJobsByReferenceResponse{Summary: sum}, err
+	return &restv2.DeleteJobsByReferenceResponse{Summary: sum}, err
 }
 
 // deleteByID deletes the jobs named by ids; listed says whether the request
 // was a list, whose entries then carry their index.
-func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) (*jobboardv2.BatchSummary, error) {
+func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) (*restv2.BatchSummary, error) {
 	return deleteJobs(ctx, ids, listed, jobKey[int64]{
 		field: "ids",
 		parse: func(raw string) (int64, string) {
@@ -326,14 +334,14 @@ func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) 
 			}
 			return id, ""
 		},
-		name:     func(e *jobboardv2.BatchEntry, id int64) { e.Id = &id },
+		name:     func(e *restv2.BatchEntry, id int64) { e.Id = &id },
 		describe: func(id int64) string { return fmt.Sprintf("job %d", id) },
 		remove:   s.store.DeleteJobsByID,
 	})
 }
 
 // deleteByReference deletes the jobs named by reference numbers.
-func (s *JobService) deleteByReference(ctx context.Context, refs []string, listed bool) (*jobboardv2.BatchSummary, error) {
+func (s *JobService) deleteByReference(ctx context.Context, refs []string, listed bool) (*restv2.BatchSummary, error) {
 	return deleteJobs(ctx, refs, listed, jobKey[string]{
 		field: "reference_numbers",
 		parse: func(raw string) (string, string) {
@@ -343,7 +351,7 @@ func (s *JobService) deleteByReference(ctx context.Context, refs []string, liste
 			}
 			return ref, ""
 		},
-		name:     func(e *jobboardv2.BatchEntry, ref string) { e.ReferenceNumber = &ref },
+		name:     func(e *restv2.BatchEntry, ref string) { e.ReferenceNumber = &ref },
 		describe: func(ref string) string { return "job with referenceNumber " + quoted(ref) },
 		remove:   s.store.DeleteJobsByReference,
 	})
@@ -356,7 +364,7 @@ type jobKey[K comparable] struct {
 	// parse reads a key as sent, or returns why it is not one.
 	parse func(raw string) (K, string)
 	// name sets the key on an entry.
-	name func(e *jobboardv2.BatchEntry, key K)
+	name func(e *restv2.BatchEntry, key K)
 	// describe names the job in messages.
 	describe func(key K) string
 	// remove deletes the account's active jobs with these keys and returns
@@ -367,7 +375,7 @@ type jobKey[K comparable] struct {
 // deleteJobs deletes the jobs named in raw with one statement: unreadable
 // keys are invalid, repeats are duplicates, and keys with no active job of
 // the caller's account are missing.
-func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k jobKey[K]) (*jobboardv2.BatchSummary, error) {
+func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k jobKey[K]) (*restv2.BatchSummary, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -376,8 +384,8 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 		return nil, err
 	}
 	sum := newSummary()
-	entry := func(i int, key K, message string) *jobboardv2.BatchEntry {
-		e := &jobboardv2.BatchEntry{Index: indexIf(listed, i), Message: message}
+	entry := func(i int, key K, message string) *restv2.BatchEntry {
+		e := &restv2.BatchEntry{Index: indexIf(listed, i), Message: message}
 		k.name(e, key)
 		return e
 	}
@@ -387,7 +395,7 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	for i, r := range raw {
 		key, invalid := k.parse(r)
 		if invalid != "" {
-			sum.add(&sum.ErrorMessages.InvalidErrors, &jobboardv2.BatchEntry{Index: indexIf(listed, i), Value: echoed(&raw[i]), Message: invalid})
+			sum.add(&sum.ErrorMessages.InvalidErrors, &restv2.BatchEntry{Index: indexIf(listed, i), Value: echoed(&raw[i]), Message: invalid})
 			continue
 		}
 		if first, seen := firstAt[key]; seen {
@@ -417,31 +425,31 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 }
 
 // summary builds a BatchSummary whose error count follows its entries.
-type summary struct{ *jobboardv2.BatchSummary }
+type summary struct{ *restv2.BatchSummary }
 
 func newSummary() summary {
-	return summary{&jobboardv2.BatchSummary{ErrorMessages: &jobboardv2.ErrorMessages{
-		MissingErrors:     &jobboardv2.ErrorList{},
-		InvalidErrors:     &jobboardv2.ErrorList{},
-		DuplicationErrors: &jobboardv2.ErrorList{},
-		LimitErrors:       &jobboardv2.ErrorList{},
+	return summary{&restv2.BatchSummary{ErrorMessages: &restv2.ErrorMessages{
+		MissingErrors:     &restv2.ErrorList{},
+		InvalidErrors:     &restv2.ErrorList{},
+		DuplicationErrors: &restv2.ErrorList{},
+		LimitErrors:       &restv2.ErrorList{},
 	}}}
 }
 
 // list returns the summary's list for a kind of problem.
-func (s summary) list(l problemList) **jobboardv2.ErrorList {
+func (s summary) list(l problemList) **restv2.ErrorList {
 	em := s.ErrorMessages
-	return [...]**jobboardv2.ErrorList{&em.MissingErrors, &em.InvalidErrors, &em.DuplicationErrors, &em.LimitErrors}[l]
+	return [...]**restv2.ErrorList{&em.MissingErrors, &em.InvalidErrors, &em.DuplicationErrors, &em.LimitErrors}[l]
 }
 
-func (s summary) add(list **jobboardv2.ErrorList, e *jobboardv2.BatchEntry) {
+func (s summary) add(list **restv2.ErrorList, e *restv2.BatchEntry) {
 	(*list).Errors = append((*list).Errors, e)
 	s.Errors++
 }
 
 // jobMessage maps a stored job to its API form.
-func jobMessage(j *store.Job) *jobboardv2.Job {
-	return &jobboardv2.Job{
+func jobMessage(j *store.Job) *restv2.Job {
+	return &restv2.Job{
 		Id: j.ID, Date: j.PostedOn, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
 		State: j.State, PostalCode: j.PostalCode, DriverType: j.DriverType, Preference: j.Preference,
 		FreightType: j.FreightType, PayAmountMin: j.PayAmountMin, PayAmountMax: j.PayAmountMax,

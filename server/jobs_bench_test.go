@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"testing"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // BenchmarkPostJobs posts 1,000 jobs: all new, all changed, all unchanged.
 func BenchmarkPostJobs(b *testing.B) {
-	batch := func(prefix, title string) *jobboardv2.PostJobsRequest {
-		req := &jobboardv2.PostJobsRequest{}
+	batch := func(prefix, title string) *restv2.PostJobsRequest {
+		req := &restv2.PostJobsRequest{}
 		for i := 0; i < rules.MaxJobsPerPost; i++ {
 			j := input(fmt.Sprintf("%sJ%d", prefix, i))
 			j.Title = &title
@@ -23,9 +23,9 @@ func BenchmarkPostJobs(b *testing.B) {
 	}
 	// run times one post per round; prepare, untimed, sets the round up and
 	// returns the request to time.
-	run := func(b *testing.B, prepare func(post func(*jobboardv2.PostJobsRequest), n int) *jobboardv2.PostJobsRequest) {
+	run := func(b *testing.B, prepare func(post func(*restv2.PostJobsRequest), n int) *restv2.PostJobsRequest) {
 		svc, ctx, st, _ := newJobsFixture(b)
-		post := func(req *jobboardv2.PostJobsRequest) {
+		post := func(req *restv2.PostJobsRequest) {
 			resp, err := svc.PostJobs(ctx, req)
 			if err != nil || resp.Errors > 0 {
 				b.Fatal(err, resp)
@@ -43,18 +43,18 @@ func BenchmarkPostJobs(b *testing.B) {
 		}
 	}
 	b.Run("new", func(b *testing.B) {
-		run(b, func(_ func(*jobboardv2.PostJobsRequest), n int) *jobboardv2.PostJobsRequest {
+		run(b, func(_ func(*restv2.PostJobsRequest), n int) *restv2.PostJobsRequest {
 			return batch(fmt.Sprintf("N%d", n), "Driver")
 		})
 	})
 	b.Run("changed", func(b *testing.B) {
-		run(b, func(post func(*jobboardv2.PostJobsRequest), n int) *jobboardv2.PostJobsRequest {
+		run(b, func(post func(*restv2.PostJobsRequest), n int) *restv2.PostJobsRequest {
 			post(batch("C", fmt.Sprintf("Driver %d", n)))
 			return batch("C", fmt.Sprintf("Driver %d+", n))
 		})
 	})
 	b.Run("unchanged", func(b *testing.B) {
-		run(b, func(post func(*jobboardv2.PostJobsRequest), _ int) *jobboardv2.PostJobsRequest {
+		run(b, func(post func(*restv2.PostJobsRequest), _ int) *restv2.PostJobsRequest {
 			post(batch("U", "Driver"))
 			return batch("U", "Driver")
 		})

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -34,7 +34,7 @@ func newJobsFixture(t testing.TB) (*JobService, context.Context, *store.Store, *
 	return svc, ContextWithCaller(context.Background(), Caller{AccountID: creds.AccountID}), st, &now
 }
 
-func input(ref string) *jobboardv2.JobInput {
+func input(ref string) *restv2.JobInput {
 	j := validInput()
 	j.ReferenceNumber = &ref
 	return j
@@ -65,13 +65,13 @@ func TestActiveLimitUnderConcurrentPosts(t *testing.T) {
 
 	const writers, perWriter = 8, 20
 	var wg sync.WaitGroup
-	results := make([]*jobboardv2.PostJobsResponse, writers)
+	results := make([]*restv2.PostJobsResponse, writers)
 	errs := make([]error, writers)
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			req := &jobboardv2.PostJobsRequest{}
+			req := &restv2.PostJobsRequest{}
 			for i := 0; i < perWriter; i++ {
 				req.Jobs = append(req.Jobs, input(fmt.Sprintf("W%dJ%d", w, i)))
 			}
@@ -99,9 +99,9 @@ func TestActiveLimitUnderConcurrentPosts(t *testing.T) {
 // with its id and a new date, and counts as added.
 func TestUpsertLifecycle(t *testing.T) {
 	svc, ctx, st, now := newJobsFixture(t)
-	post := func(jobs ...*jobboardv2.JobInput) *jobboardv2.PostJobsResponse {
+	post := func(jobs ...*restv2.JobInput) *restv2.PostJobsResponse {
 		t.Helper()
-		resp, err := svc.PostJobs(ctx, &jobboardv2.PostJobsRequest{Jobs: jobs})
+		resp, err := svc.PostJobs(ctx, &restv2.PostJobsRequest{Jobs: jobs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,12 +134,12 @@ func TestUpsertLifecycle(t *testing.T) {
 		t.Fatalf("change: %v", s)
 	}
 
-	list, _ := svc.ListJobs(ctx, &jobboardv2.ListJobsRequest{})
+	list, _ := svc.ListJobs(ctx, &restv2.ListJobsRequest{})
 	id := list.Jobs[0].Id
-	if _, err := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: fmt.Sprint(id)}); err != nil {
+	if _, err := svc.DeleteJob(ctx, &restv2.DeleteJobRequest{Id: fmt.Sprint(id)}); err != nil {
 		t.Fatal(err)
 	}
-	if del, _ := svc.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: fmt.Sprint(id)}); len(del.Summary.ErrorMessages.MissingErrors.Errors) != 1 {
+	if del, _ := svc.DeleteJob(ctx, &restv2.DeleteJobRequest{Id: fmt.Sprint(id)}); len(del.Summary.ErrorMessages.MissingErrors.Errors) != 1 {
 		t.Errorf("deleting twice: %v", del.Summary)
 	}
 	if n := activeJobs(t, st); n != 0 {
@@ -149,7 +149,7 @@ func TestUpsertLifecycle(t *testing.T) {
 	if s := post(changed); s.Added != 1 {
 		t.Fatalf("revival: %v", s)
 	}
-	back, err := svc.GetJob(ctx, &jobboardv2.GetJobRequest{Id: id})
+	back, err := svc.GetJob(ctx, &restv2.GetJobRequest{Id: id})
 	if err != nil || back.Job.Date != "2026-11-07" || back.Job.Title != "Senior Driver" {
 		t.Errorf("revived job: %v %v", back, err)
 	}
@@ -157,7 +157,7 @@ func TestUpsertLifecycle(t *testing.T) {
 
 func TestCallerRequired(t *testing.T) {
 	svc, _, _, _ := newJobsFixture(t)
-	if _, err := svc.ListJobs(context.Background(), &jobboardv2.ListJobsRequest{}); err == nil {
+	if _, err := svc.ListJobs(context.Background(), &restv2.ListJobsRequest{}); err == nil {
 		t.Error("a call without a caller was served")
 	}
 }
@@ -168,7 +168,7 @@ func TestHugeInputIsNotAmplified(t *testing.T) {
 	svc, ctx, _, _ := newJobsFixture(t)
 	huge := input("H1")
 	huge.Title = ptr(strings.Repeat("\x01", 1<<20))
-	resp, err := svc.PostJobs(ctx, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{huge}})
+	resp, err := svc.PostJobs(ctx, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{huge}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,15 +176,15 @@ func TestHugeInputIsNotAmplified(t *testing.T) {
 	if len(e.Message) > 1000 || len(e.GetValue()) > 4*maxEchoed {
 		t.Errorf("echo of a 1 MiB title: message %d bytes, value %d bytes", len(e.Message), len(e.GetValue()))
 	}
-	many := &jobboardv2.PostJobsRequest{}
+	many := &restv2.PostJobsRequest{}
 	for i := 0; i <= rules.MaxListItems; i++ {
-		many.Jobs = append(many.Jobs, &jobboardv2.JobInput{})
+		many.Jobs = append(many.Jobs, &restv2.JobInput{})
 	}
 	if _, err := svc.PostJobs(ctx, many); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("post of %d jobs: %v, want InvalidArgument", len(many.Jobs), err)
 	}
 	ids := make([]string, rules.MaxListItems+1)
-	if _, err := svc.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: ids}); status.Code(err) != codes.InvalidArgument {
+	if _, err := svc.DeleteJobs(ctx, &restv2.DeleteJobsRequest{Ids: ids}); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("delete of %d ids: %v, want InvalidArgument", len(ids), err)
 	}
 }

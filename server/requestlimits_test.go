@@ -93,7 +93,7 @@ func jobsRequest(t *testing.T, size int) *jobboardv2.PostJobsRequest {
 	t.Helper()
 	req := &jobboardv2.PostJobsRequest{}
 	for i := range rules.MaxJobsPerPost {
-		req.Jobs = append(req.Jobs, input(fmt.Sprintf("J%d", i)))
+		req.Jobs = append(req.Jobs, naturalJob(fmt.Sprintf("J%d", i)))
 	}
 	padTo(t, req, size, func(n int) {
 		per := n / len(req.Jobs)
@@ -102,7 +102,7 @@ func jobsRequest(t *testing.T, size int) *jobboardv2.PostJobsRequest {
 			if i == 0 {
 				d += strings.Repeat("d", n-per*len(req.Jobs))
 			}
-			j.Description = ptr("Good job " + d)
+			j.Description = "Good job " + d
 		}
 	})
 	return req
@@ -115,7 +115,7 @@ func importRequest(t *testing.T, size int) *jobboardv2.CreateJobImportRequest {
 	req := &jobboardv2.CreateJobImportRequest{}
 	const jobs = 2000 // descriptions of some 33,500 characters
 	for i := range jobs {
-		req.Jobs = append(req.Jobs, input(fmt.Sprintf("I%d", i)))
+		req.Jobs = append(req.Jobs, naturalJob(fmt.Sprintf("I%d", i)))
 	}
 	padTo(t, req, size, func(n int) {
 		per := n / jobs
@@ -124,7 +124,7 @@ func importRequest(t *testing.T, size int) *jobboardv2.CreateJobImportRequest {
 			if i == 0 {
 				d += strings.Repeat("d", n-per*jobs)
 			}
-			j.Description = ptr("Good job " + d)
+			j.Description = "Good job " + d
 		}
 	})
 	return req

@@ -31,7 +31,9 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 )
 
 // The service's query for one job (server/store/jobs.go), column for column.
@@ -88,13 +90,13 @@ func (f *grpcFloor) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &jobboardv2.GetJobResponse{Job: &jobboardv2.Job{
+	return &jobboardv2.GetJobResponse{Job: natural.Job(&restv2.Job{
 		Id: j.ID, Date: j.Date, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
 		State: j.State, PostalCode: j.PostalCode, DriverType: j.DriverType, Preference: j.Preference,
 		FreightType: j.FreightType, PayAmountMin: j.PayAmountMin, PayAmountMax: j.PayAmountMax,
 		PayFrequency: j.PayFrequency, EmploymentType: employment, RouteType: route,
 		Description: j.Description, Requirements: j.Requirements, TwicOnly: j.TwicOnly, LicenseClass: j.LicenseClass,
-	}}, nil
+	})}, nil
 }
 
 func main() {

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/internal/pglocal"
@@ -260,7 +260,7 @@ func createDemoAccount(ctx context.Context, st *store.Store) (server.Credentials
 func postDemoJobs(ctx context.Context, st *store.Store, account int64) (int32, error) {
 	jobs := server.NewJobService(st, time.Now)
 	resp, err := jobs.PostJobs(server.ContextWithCaller(ctx, server.Caller{AccountID: account}),
-		&jobboardv2.PostJobsRequest{Jobs: demoJobs()})
+		&restv2.PostJobsRequest{Jobs: demoJobs()})
 	if err != nil {
 		return 0, fmt.Errorf("post demo jobs: %w", err)
 	}
@@ -270,9 +270,9 @@ func postDemoJobs(ctx context.Context, st *store.Store, account int64) (int32, e
 // demoDrivers is how many synthetic applicants the demo account starts with.
 const demoDrivers = 300
 
-func demoJobs() []*jobboardv2.JobInput {
+func demoJobs() []*restv2.JobInput {
 	s := func(v string) *string { return &v }
-	return []*jobboardv2.JobInput{
+	return []*restv2.JobInput{
 		{ReferenceNumber: s("DEMO1001"), Title: s("OTR Company Driver - Dry Van"), City: s("Dallas"), State: s("TX"),
 			PostalCode: s("75201"), DriverType: s("Company Driver"), FreightType: s("Dry Van"),
 			PayAmountMin: s("0.58"), PayAmountMax: s("0.68"), PayFrequency: s("Per Mile"),

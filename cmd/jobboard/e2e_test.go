@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -372,12 +373,12 @@ func (e *endToEnd) grpc(t *testing.T) {
 	if err != nil || len(list.Jobs) != 3 {
 		t.Fatalf("ListJobs: %v %v", list, err)
 	}
-	if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != "Permanent" {
+	if got := list.Jobs[0].EmploymentType; len(got) != 2 || got[1] != jobboardv2.EmploymentType_EMPLOYMENT_TYPE_PERMANENT {
 		t.Errorf("gRPC returns the whole employmentType list, got %q", got)
 	}
-	ref, title, state, dt, ft, desc := "G1", "Flatbed OO", "ok", "owner operator", "flatbed", "Tarps"
 	post, err := jobsClient.PostJobs(withKey(a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{
-		{ReferenceNumber: &ref, Title: &title, State: &state, DriverType: &dt, FreightType: &ft, Description: &desc}}})
+		{ReferenceNumber: "G1", Title: "Flatbed OO", State: "ok", DriverType: jobboardv2.DriverType_DRIVER_TYPE_OWNER_OPERATOR,
+			FreightType: jobboardv2.FreightType_FREIGHT_TYPE_FLATBED, Description: "Tarps", TwicOnly: true}}})
 	if err != nil || post.Added != 1 {
 		t.Fatalf("PostJobs: %v %v", post, err)
 	}
@@ -459,7 +460,7 @@ func (e *endToEnd) tenantIsolation(t *testing.T) {
 	if _, err := jobsClient.GetJob(withKey(b.APIKey), &jobboardv2.GetJobRequest{Id: aID}); status.Code(err) != codes.NotFound {
 		t.Errorf("gRPC GetJob of A's job as B: %v", err)
 	}
-	del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []string{fmt.Sprint(aID)}})
+	del, err := jobsClient.DeleteJobs(withKey(b.APIKey), &jobboardv2.DeleteJobsRequest{Ids: []int64{aID}})
 	if err != nil || del.Summary.Deleted != 0 {
 		t.Errorf("gRPC DeleteJobs of A's job as B: %v %v", del, err)
 	}
@@ -495,7 +496,7 @@ func (e *endToEnd) driverIntake(t *testing.T) {
 		t.Errorf("B reads A's applicant: %d", code)
 	}
 	drivers, err := jobboardv2.NewDriverServiceClient(conn).ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{State: "mo"})
-	if err != nil || len(drivers.Drivers) != 1 || drivers.TotalCount != 1 {
+	if err != nil || len(drivers.Drivers) != 1 || drivers.TotalSize != 1 {
 		t.Errorf("gRPC ListDrivers: %v %v", drivers, err)
 	}
 }
@@ -929,6 +930,24 @@ func TestTwoReplicas(t *testing.T) {
 		t.Errorf("%d jobs, want 20", n)
 	}
 	t.Logf("imports worked per replica: %v", perReplica)
+
+	// The page token key lives in the database: a token one replica
+	// answered pages on the other, over gRPC as over REST.
+	jobs := jobboardv2.NewJobServiceClient(replicas[0].grpcConn())
+	first, err := jobs.ListJobs(withKey(acct.APIKey), &jobboardv2.ListJobsRequest{PageSize: 15})
+	if err != nil || first.NextPageToken == "" {
+		t.Fatalf("first page from replica 0: %v %v", first, err)
+	}
+	rest, err := jobboardv2.NewJobServiceClient(replicas[1].grpcConn()).ListJobs(withKey(acct.APIKey),
+		&jobboardv2.ListJobsRequest{PageSize: 15, PageToken: first.NextPageToken})
+	if err != nil || len(rest.Jobs) != 5 || rest.NextPageToken != "" {
+		t.Errorf("the rest from replica 1 with replica 0's token: %v %v", rest, err)
+	}
+	if code, _, body := replicas[1].request("basic", acct.APIKey, "GET",
+		"/api/v2.0/jobs.json?page_size=15&page_token="+url.QueryEscape(first.NextPageToken), ""); code != 200 ||
+		strings.Count(body, `"referenceNumber":"R`) != 5 {
+		t.Errorf("REST on replica 1 with replica 0's token: %d %s", code, body)
+	}
 
 	// Both replicas remember the key from the calls above; once keys revoke
 	// returns, each refuses it on the very next request.

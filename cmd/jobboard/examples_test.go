@@ -131,13 +131,15 @@ func TestGrpcurl(t *testing.T) {
 	}
 
 	key := "authorization: Bearer " + a.APIKey
-	out := run("-H", key, "-d", `{"jobs": [{"reference_number": "G100", "title": "Dedicated Dry Van", "state": "OH",
-		"driver_type": "Company Driver", "freight_type": "Dry Van", "description": "<p>Home nightly.</p>"}]}`,
+	out := run("-H", key, "-d", `{"jobs": [{"referenceNumber": "G100", "title": "Dedicated Dry Van", "state": "OH",
+		"driverType": "DRIVER_TYPE_COMPANY_DRIVER", "freightType": "FREIGHT_TYPE_DRY_VAN", "twicOnly": true,
+		"payAmountMinCents": 2150, "description": "<p>Home nightly.</p>"}]}`,
 		svc.grpcAddr, "jobboard.v2.JobService/PostJobs")
 	if !strings.Contains(out, `"added": 1`) {
 		t.Errorf("PostJobs: %s", out)
 	}
-	if out := run("-H", key, svc.grpcAddr, "jobboard.v2.JobService/ListJobs"); !strings.Contains(out, `"referenceNumber": "G100"`) {
+	if out := run("-H", key, svc.grpcAddr, "jobboard.v2.JobService/ListJobs"); !strings.Contains(out, `"referenceNumber": "G100"`) ||
+		!strings.Contains(out, `"payAmountMinCents": "2150"`) || !strings.Contains(out, `"twicOnly": true`) {
 		t.Errorf("ListJobs: %s", out)
 	}
 	out = run("-H", "authorization: Bearer "+internalToken, "-H", fmt.Sprintf("x-account-id: %d", a.ID),
@@ -149,14 +151,15 @@ func TestGrpcurl(t *testing.T) {
 	if !regexp.MustCompile(`"driverId": "\d+"`).MatchString(out) {
 		t.Errorf("SubmitApplication: %s", out)
 	}
-	if out := run("-H", key, "-d", `{"email": "ana.ruiz@example.com"}`, svc.grpcAddr, "jobboard.v2.DriverService/ListDrivers"); !strings.Contains(out, `"lastName": "Ruiz"`) &&
-		!strings.Contains(out, `"last_name": "Ruiz"`) {
+	if out := run("-H", key, "-d", `{"email": "ana.ruiz@example.com", "pageSize": 2, "livesWithinRadiusMiles": 50, "livesWithinZip": "78040"}`,
+		svc.grpcAddr, "jobboard.v2.DriverService/ListDrivers"); !strings.Contains(out, `"lastName": "Ruiz"`) ||
+		!strings.Contains(out, `"driverType": "DRIVER_TYPE_OWNER_OPERATOR"`) {
 		t.Errorf("ListDrivers: %s", out)
 	}
-	out = run("-H", key, "-d", `{"jobs": [{"reference_number": "G101", "title": "Flatbed Regional", "state": "IN",
-		"driver_type": "Company Driver", "freight_type": "Flatbed", "description": "<p>Tarping pay.</p>"}]}`,
+	out = run("-H", key, "-d", `{"jobs": [{"referenceNumber": "G101", "title": "Flatbed Regional", "state": "IN",
+		"driverType": "DRIVER_TYPE_COMPANY_DRIVER", "freightType": "FREIGHT_TYPE_FLATBED", "description": "<p>Tarping pay.</p>"}]}`,
 		svc.grpcAddr, "jobboard.v2.JobImportService/CreateJobImport")
-	if !strings.Contains(out, `"status": "pending"`) {
+	if !strings.Contains(out, `"status": "JOB_IMPORT_STATUS_PENDING"`) {
 		t.Errorf("CreateJobImport: %s", out)
 	}
 }

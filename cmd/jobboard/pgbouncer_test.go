@@ -156,7 +156,7 @@ func (b *behindPgBouncer) load(w int, grpcDrivers jobboardv2.DriverServiceClient
 			}
 		}
 		requests.Add(1)
-		if _, err := grpcDrivers.ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{Max: "2"}); err != nil {
+		if _, err := grpcDrivers.ListDrivers(withKey(a.APIKey), &jobboardv2.ListDriversRequest{PageSize: 2}); err != nil {
 			failures.Add(1)
 			failed.LoadOrStore("gRPC ListDrivers", err.Error())
 		}

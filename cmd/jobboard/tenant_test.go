@@ -154,16 +154,15 @@ func TestTenantIsolationSweep(t *testing.T) {
 			"B's key":              withKey(b.APIKey),
 			"internal token for B": metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID)),
 		}
-		id := fmt.Sprint(jobID)
 		calls := map[string]func(ctx context.Context) (any, error){
 			"ListJobs": func(ctx context.Context) (any, error) { return jobsC.ListJobs(ctx, &jobboardv2.ListJobsRequest{}) },
 			"PostJobs": func(ctx context.Context) (any, error) { return jobsC.PostJobs(ctx, &jobboardv2.PostJobsRequest{}) },
 			"GetJob":   func(ctx context.Context) (any, error) { return jobsC.GetJob(ctx, &jobboardv2.GetJobRequest{Id: jobID}) },
 			"DeleteJob": func(ctx context.Context) (any, error) {
-				return jobsC.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: id})
+				return jobsC.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: jobID})
 			},
 			"DeleteJobs": func(ctx context.Context) (any, error) {
-				return jobsC.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: []string{id}})
+				return jobsC.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: []int64{jobID}})
 			},
 			"DeleteJobByReference": func(ctx context.Context) (any, error) {
 				return jobsC.DeleteJobByReference(ctx, &jobboardv2.DeleteJobByReferenceRequest{ReferenceNumber: "ALPHA1"})

@@ -82,26 +82,25 @@ func run(addr, key string, useTLS bool, ref string) error {
 
 // postJob posts one sample job under ref and prints the summary.
 func postJob(ctx context.Context, jobs jobboardv2.JobServiceClient, ref string) (*jobboardv2.PostJobsResponse, error) {
-	// Every JobInput field is text, exactly as a REST client would send it:
-	// the service validates and normalises it (case of enum values, ZIP
-	// form, HTML) and reports each problem in the summary. Unset fields are
-	// nil, so proto.String wraps each value.
+	// Fields have natural types: enums for the closed vocabularies, pay in
+	// cents, a bool for twicOnly. The service still checks every rule (the
+	// state code, the ZIP form, the HTML) and reports each problem in the
+	// response. Optional text is a pointer, so proto.String wraps it.
 	post, err := jobs.PostJobs(ctx, &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{{
-		ReferenceNumber: proto.String(ref),
-		Title:           proto.String("Dedicated Dry Van Driver"),
-		City:            proto.String("Columbus"),
-		State:           proto.String("OH"),
-		PostalCode:      proto.String("43215"),
-		DriverType:      proto.String("Company Driver"),
-		FreightType:     proto.String("Dry Van"),
-		PayAmountMin:    proto.String("1400.00"),
-		PayAmountMax:    proto.String("1650.00"),
-		PayFrequency:    proto.String("Weekly"),
-		EmploymentType:  []string{"Full-Time"},
-		RouteType:       []string{"Dedicated"},
-		Description:     proto.String("<p>Home <b>every night</b>; no-touch freight.</p>"),
-		TwicOnly:        proto.String("false"),
-		LicenseClass:    proto.String("A"),
+		ReferenceNumber:   ref,
+		Title:             "Dedicated Dry Van Driver",
+		City:              proto.String("Columbus"),
+		State:             "OH",
+		PostalCode:        proto.String("43215"),
+		DriverType:        jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
+		FreightType:       jobboardv2.FreightType_FREIGHT_TYPE_DRY_VAN,
+		PayAmountMinCents: proto.Int64(140000),
+		PayAmountMaxCents: proto.Int64(165000),
+		PayFrequency:      jobboardv2.PayFrequency_PAY_FREQUENCY_WEEKLY,
+		EmploymentType:    []jobboardv2.EmploymentType{jobboardv2.EmploymentType_EMPLOYMENT_TYPE_FULL_TIME},
+		RouteType:         []jobboardv2.RouteType{jobboardv2.RouteType_ROUTE_TYPE_DEDICATED},
+		Description:       "<p>Home <b>every night</b>; no-touch freight.</p>",
+		LicenseClass:      jobboardv2.LicenseClass_LICENSE_CLASS_A,
 	}}})
 	if err != nil {
 		return nil, callError("PostJobs", err)

@@ -37,6 +37,17 @@ type DriverFilter struct {
 	Sort          string // id, name, state, driver_type or sent
 	Descending    bool
 	Limit, Offset int
+	// After, when set, starts the page after that row of the order
+	// (keyset paging): a page then costs the same at any depth. Offset is
+	// not used with it.
+	After *DriverCursor
+}
+
+// DriverCursor is a row's place in a sort order: the values of the sort's
+// columns, as text, and the driver id that breaks ties.
+type DriverCursor struct {
+	Keys []string `json:"k,omitempty"`
+	ID   int64    `json:"id"`
 }
 
 // Radius is a great-circle distance filter around a point.
@@ -53,7 +64,26 @@ type DriverListItem struct {
 	DriverBasics
 	Sent       time.Time `db:"sent"`
 	HasJobApps bool      `db:"has_job_apps"`
+	// sortKeys are the row's values of the sort columns, as text, for
+	// CursorOf.
+	SortKey1 sql.NullString `db:"sort_key_1"`
+	SortKey2 sql.NullString `db:"sort_key_2"`
 }
+
+// CursorOf is the place of a listed row in the order it was listed in.
+func CursorOf(item DriverListItem) DriverCursor {
+	c := DriverCursor{ID: item.ID}
+	for _, k := range []sql.NullString{item.SortKey1, item.SortKey2} {
+		if k.Valid {
+			c.Keys = append(c.Keys, k.String)
+		}
+	}
+	return c
+}
+
+// sortColumnTypes are the types of the sort columns that are not text,
+// which a cursor's text values are cast back to.
+var sortColumnTypes = map[string]string{"a.sent": "timestamptz"}
 
 var sortColumns = map[string][]string{
 	"id":          nil,
@@ -225,13 +255,14 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 			cols = append(cols, c)
 		}
 	}
+	after, args := f.keyset(args)
 	pageArgs := append(append([]any{}, args...), f.Limit, f.Offset)
-	if jobTitleAlone(accountID, f) && (f.Sort == "" || f.Sort == "id") {
+	if jobTitleAlone(accountID, f) && (f.Sort == "" || f.Sort == "id") && f.After == nil {
 		// In id order the page is the title's first applicants, in the
 		// index's own order: only the page's rows are read, whatever the
 		// number of matches.
 		page = Query{SQL: `
-		SELECT ` + listColumns("a.") + `, a.sent, a.has_job_apps
+		SELECT ` + listColumns("a.") + `, a.sent, a.has_job_apps, ` + sortKeyColumns(f) + `
 		  FROM (SELECT DISTINCT ja.driver_id
 		          FROM job_applications ja
 		         WHERE ja.account_id = $1 AND ja.job_title_lower = lower($2)
@@ -242,15 +273,62 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 		return page, count
 	}
 	page = Query{SQL: `
-		SELECT ` + listColumns("p.") + `, a.sent, a.has_job_apps
+		SELECT ` + listColumns("p.") + `, a.sent, a.has_job_apps, ` + sortKeyColumns(f) + `
 		  FROM (SELECT ` + strings.Join(cols, ", ") + `
 		          FROM applications a
-		         WHERE ` + where + `
+		         WHERE ` + where + after + `
 		         ORDER BY ` + order + fmt.Sprintf(`
 		         LIMIT $%d OFFSET $%d`, len(pageArgs)-1, len(pageArgs)) + `) a
 		  JOIN applications p ON p.account_id = $1 AND p.driver_id = a.driver_id
 		 ORDER BY ` + order, Args: pageArgs}
 	return page, count
+}
+
+// keyset returns the condition (with a leading AND) that starts the page
+// after f.After, and args with its values appended; nothing without
+// After. Ties go by id ascending whatever the direction, as in orderBy.
+func (f DriverFilter) keyset(args []any) (string, []any) {
+	if f.After == nil {
+		return "", args
+	}
+	args = append([]any{}, args...) // the count's arguments stay as they are
+	op := ">"
+	if f.Descending {
+		op = "<"
+	}
+	args = append(args, f.After.ID)
+	id := fmt.Sprintf("$%d", len(args))
+	cols := sortColumns[f.Sort]
+	if len(cols) == 0 || len(f.After.Keys) != len(cols) {
+		// Sorting by id (or a cursor of another sort, which the caller's
+		// signed scope rules out): the id alone places the row.
+		return " AND a.driver_id " + op + " " + id, args
+	}
+	var vals []string
+	for i, c := range cols {
+		args = append(args, f.After.Keys[i])
+		v := fmt.Sprintf("$%d", len(args))
+		if t, ok := sortColumnTypes[c]; ok {
+			v += "::" + t
+		} else {
+			v += "::text"
+		}
+		vals = append(vals, v)
+	}
+	// The first condition is a range an index on the sort columns can
+	// start at; the second leaves out the rows of the tie already answered.
+	row, at := "("+strings.Join(cols, ", ")+")", "("+strings.Join(vals, ", ")+")"
+	return fmt.Sprintf(" AND %s %s= %s AND (%s <> %s OR a.driver_id > %s)", row, op, at, row, at, id), args
+}
+
+// sortKeyColumns selects a page row's values of the sort columns as text,
+// sort_key_1 and sort_key_2, NULL where the sort has fewer columns.
+func sortKeyColumns(f DriverFilter) string {
+	keys := []string{"NULL::text", "NULL::text"}
+	for i, c := range sortColumns[f.Sort] {
+		keys[i] = c + "::text"
+	}
+	return keys[0] + " AS sort_key_1, " + keys[1] + " AS sort_key_2"
 }
 
 // listColumns are the account's profile columns of the list, read from

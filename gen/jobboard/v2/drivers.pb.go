@@ -4,11 +4,14 @@
 // 	protoc        (unknown)
 // source: jobboard/v2/drivers.proto
 
+// The design rules of package jobboard.v2 are in jobs.proto.
+
 package jobboardv2
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -21,45 +24,174 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ListDriversRequest holds the list filters. Every value is the text of the
-// query parameter as sent; an invalid one fails the call with
-// INVALID_ARGUMENT naming the parameter, the value and what is allowed.
+// Certification is a driver's endorsement.
+type Certification int32
+
+const (
+	// Not given.
+	Certification_CERTIFICATION_UNSPECIFIED Certification = 0
+	// "Doubles/Triples (T)".
+	Certification_CERTIFICATION_DOUBLES_TRIPLES Certification = 1
+	// "HAZMAT (H)".
+	Certification_CERTIFICATION_HAZMAT Certification = 2
+	// "Tank Vehicles (N)".
+	Certification_CERTIFICATION_TANK_VEHICLES Certification = 3
+	// "Tanker + HAZMAT (X)".
+	Certification_CERTIFICATION_TANKER_HAZMAT Certification = 4
+)
+
+// Enum value maps for Certification.
+var (
+	Certification_name = map[int32]string{
+		0: "CERTIFICATION_UNSPECIFIED",
+		1: "CERTIFICATION_DOUBLES_TRIPLES",
+		2: "CERTIFICATION_HAZMAT",
+		3: "CERTIFICATION_TANK_VEHICLES",
+		4: "CERTIFICATION_TANKER_HAZMAT",
+	}
+	Certification_value = map[string]int32{
+		"CERTIFICATION_UNSPECIFIED":     0,
+		"CERTIFICATION_DOUBLES_TRIPLES": 1,
+		"CERTIFICATION_HAZMAT":          2,
+		"CERTIFICATION_TANK_VEHICLES":   3,
+		"CERTIFICATION_TANKER_HAZMAT":   4,
+	}
+)
+
+func (x Certification) Enum() *Certification {
+	p := new(Certification)
+	*p = x
+	return p
+}
+
+func (x Certification) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Certification) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_drivers_proto_enumTypes[0].Descriptor()
+}
+
+func (Certification) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_drivers_proto_enumTypes[0]
+}
+
+func (x Certification) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Certification.Descriptor instead.
+func (Certification) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+}
+
+// DriverOrder is what the drivers list is sorted by; ties are broken by id.
+type DriverOrder int32
+
+const (
+	// By id, as DRIVER_ORDER_ID.
+	DriverOrder_DRIVER_ORDER_UNSPECIFIED DriverOrder = 0
+	// By driver id.
+	DriverOrder_DRIVER_ORDER_ID DriverOrder = 1
+	// By last name, then first name.
+	DriverOrder_DRIVER_ORDER_NAME DriverOrder = 2
+	// By state of residence.
+	DriverOrder_DRIVER_ORDER_STATE DriverOrder = 3
+	// By driver type.
+	DriverOrder_DRIVER_ORDER_DRIVER_TYPE DriverOrder = 4
+	// By when the application was sent.
+	DriverOrder_DRIVER_ORDER_SENT DriverOrder = 5
+)
+
+// Enum value maps for DriverOrder.
+var (
+	DriverOrder_name = map[int32]string{
+		0: "DRIVER_ORDER_UNSPECIFIED",
+		1: "DRIVER_ORDER_ID",
+		2: "DRIVER_ORDER_NAME",
+		3: "DRIVER_ORDER_STATE",
+		4: "DRIVER_ORDER_DRIVER_TYPE",
+		5: "DRIVER_ORDER_SENT",
+	}
+	DriverOrder_value = map[string]int32{
+		"DRIVER_ORDER_UNSPECIFIED": 0,
+		"DRIVER_ORDER_ID":          1,
+		"DRIVER_ORDER_NAME":        2,
+		"DRIVER_ORDER_STATE":       3,
+		"DRIVER_ORDER_DRIVER_TYPE": 4,
+		"DRIVER_ORDER_SENT":        5,
+	}
+)
+
+func (x DriverOrder) Enum() *DriverOrder {
+	p := new(DriverOrder)
+	*p = x
+	return p
+}
+
+func (x DriverOrder) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DriverOrder) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_drivers_proto_enumTypes[1].Descriptor()
+}
+
+func (DriverOrder) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_drivers_proto_enumTypes[1]
+}
+
+func (x DriverOrder) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DriverOrder.Descriptor instead.
+func (DriverOrder) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{1}
+}
+
+// ListDriversRequest holds the list filters, the order and the page. An
+// invalid value fails the call with INVALID_ARGUMENT naming the field, the
+// value and what is allowed. Unset fields do not filter.
 type ListDriversRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// T, H, N or X (or the full label, such as "HAZMAT (H)"): drivers with that endorsement.
-	Certifications string `protobuf:"bytes,1,opt,name=certifications,proto3" json:"certifications,omitempty"`
-	// Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,2,opt,name=driver_type,proto3" json:"driver_type,omitempty"`
+	// Drivers with this endorsement.
+	Certification Certification `protobuf:"varint,1,opt,name=certification,proto3,enum=jobboard.v2.Certification" json:"certification,omitempty"`
+	// Drivers of this type.
+	DriverType DriverType `protobuf:"varint,2,opt,name=driver_type,json=driverType,proto3,enum=jobboard.v2.DriverType" json:"driver_type,omitempty"`
 	// Exact e-mail address, any case; an invalid address matches nothing.
 	Email string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
-	// Applications sent at or after this date or date-time.
-	StartDate string `protobuf:"bytes,4,opt,name=start_date,proto3" json:"start_date,omitempty"`
-	// Applications sent before this date-time, or on or before this date.
-	EndDate string `protobuf:"bytes,5,opt,name=end_date,proto3" json:"end_date,omitempty"`
+	// Applications sent at or after this instant.
+	SentAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=sent_after,json=sentAfter,proto3" json:"sent_after,omitempty"`
+	// Applications sent before this instant.
+	SentBefore *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=sent_before,json=sentBefore,proto3" json:"sent_before,omitempty"`
 	// Exact first name, any case.
-	FirstName string `protobuf:"bytes,6,opt,name=first_name,proto3" json:"first_name,omitempty"`
+	FirstName string `protobuf:"bytes,6,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	// Exact last name, any case.
-	LastName string `protobuf:"bytes,7,opt,name=last_name,proto3" json:"last_name,omitempty"`
-	// 1 (or true) for drivers who applied to one of the account's jobs, 0 (or false) for the others.
-	HasJobApps string `protobuf:"bytes,8,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
+	LastName string `protobuf:"bytes,7,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	// True for drivers who applied to one of the account's jobs, false for the others.
+	HasJobApps *bool `protobuf:"varint,8,opt,name=has_job_apps,json=hasJobApps,proto3,oneof" json:"has_job_apps,omitempty"`
 	// Exact title, any case, of one of the account's jobs the driver applied to.
-	JobTitle string `protobuf:"bytes,9,opt,name=job_title,proto3" json:"job_title,omitempty"`
+	JobTitle string `protobuf:"bytes,9,opt,name=job_title,json=jobTitle,proto3" json:"job_title,omitempty"`
 	// Radius in miles, 1-500, around lives_within_zip; both or neither.
-	LivesWithinRadius string `protobuf:"bytes,10,opt,name=lives_within_radius,proto3" json:"lives_within_radius,omitempty"`
+	LivesWithinRadiusMiles int32 `protobuf:"varint,10,opt,name=lives_within_radius_miles,json=livesWithinRadiusMiles,proto3" json:"lives_within_radius_miles,omitempty"`
 	// A five-digit ZIP code, the centre of the radius filter.
-	LivesWithinZip string `protobuf:"bytes,11,opt,name=lives_within_zip,proto3" json:"lives_within_zip,omitempty"`
-	// Page size, 1-1000; default 100.
-	Max string `protobuf:"bytes,12,opt,name=max,proto3" json:"max,omitempty"`
+	LivesWithinZip string `protobuf:"bytes,11,opt,name=lives_within_zip,json=livesWithinZip,proto3" json:"lives_within_zip,omitempty"`
 	// At least this much experience in years: 0, 0.5, 1, 1.5, 2, or 3 through 99.
-	MinExperience string `protobuf:"bytes,13,opt,name=min_experience,proto3" json:"min_experience,omitempty"`
+	MinExperienceYears *float64 `protobuf:"fixed64,12,opt,name=min_experience_years,json=minExperienceYears,proto3,oneof" json:"min_experience_years,omitempty"`
 	// Phone number, compared on its digits; a leading +1 or 1 is ignored.
-	Phone string `protobuf:"bytes,14,opt,name=phone,proto3" json:"phone,omitempty"`
-	// id, name, state, driver_type or sent, with a leading - for descending; default id.
-	Sort string `protobuf:"bytes,15,opt,name=sort,proto3" json:"sort,omitempty"`
+	Phone string `protobuf:"bytes,13,opt,name=phone,proto3" json:"phone,omitempty"`
 	// Two-letter state of residence: the 50 states and DC.
-	State string `protobuf:"bytes,16,opt,name=state,proto3" json:"state,omitempty"`
-	// Page number, from 1; default 1.
-	Page          string `protobuf:"bytes,17,opt,name=page,proto3" json:"page,omitempty"`
+	State string `protobuf:"bytes,14,opt,name=state,proto3" json:"state,omitempty"`
+	// The sort order; by id when unspecified.
+	Order DriverOrder `protobuf:"varint,15,opt,name=order,proto3,enum=jobboard.v2.DriverOrder" json:"order,omitempty"`
+	// Sort descending rather than ascending.
+	Descending bool `protobuf:"varint,16,opt,name=descending,proto3" json:"descending,omitempty"`
+	// The most drivers to return: 1-1000, default 100 when unset.
+	PageSize int32 `protobuf:"varint,17,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page, with the same filters and
+	// order; empty for the first page.
+	PageToken     string `protobuf:"bytes,18,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -94,18 +226,18 @@ func (*ListDriversRequest) Descriptor() ([]byte, []int) {
 	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *ListDriversRequest) GetCertifications() string {
+func (x *ListDriversRequest) GetCertification() Certification {
 	if x != nil {
-		return x.Certifications
+		return x.Certification
 	}
-	return ""
+	return Certification_CERTIFICATION_UNSPECIFIED
 }
 
-func (x *ListDriversRequest) GetDriverType() string {
+func (x *ListDriversRequest) GetDriverType() DriverType {
 	if x != nil {
 		return x.DriverType
 	}
-	return ""
+	return DriverType_DRIVER_TYPE_UNSPECIFIED
 }
 
 func (x *ListDriversRequest) GetEmail() string {
@@ -115,18 +247,18 @@ func (x *ListDriversRequest) GetEmail() string {
 	return ""
 }
 
-func (x *ListDriversRequest) GetStartDate() string {
+func (x *ListDriversRequest) GetSentAfter() *timestamppb.Timestamp {
 	if x != nil {
-		return x.StartDate
+		return x.SentAfter
 	}
-	return ""
+	return nil
 }
 
-func (x *ListDriversRequest) GetEndDate() string {
+func (x *ListDriversRequest) GetSentBefore() *timestamppb.Timestamp {
 	if x != nil {
-		return x.EndDate
+		return x.SentBefore
 	}
-	return ""
+	return nil
 }
 
 func (x *ListDriversRequest) GetFirstName() string {
@@ -143,11 +275,11 @@ func (x *ListDriversRequest) GetLastName() string {
 	return ""
 }
 
-func (x *ListDriversRequest) GetHasJobApps() string {
-	if x != nil {
-		return x.HasJobApps
+func (x *ListDriversRequest) GetHasJobApps() bool {
+	if x != nil && x.HasJobApps != nil {
+		return *x.HasJobApps
 	}
-	return ""
+	return false
 }
 
 func (x *ListDriversRequest) GetJobTitle() string {
@@ -157,11 +289,11 @@ func (x *ListDriversRequest) GetJobTitle() string {
 	return ""
 }
 
-func (x *ListDriversRequest) GetLivesWithinRadius() string {
+func (x *ListDriversRequest) GetLivesWithinRadiusMiles() int32 {
 	if x != nil {
-		return x.LivesWithinRadius
+		return x.LivesWithinRadiusMiles
 	}
-	return ""
+	return 0
 }
 
 func (x *ListDriversRequest) GetLivesWithinZip() string {
@@ -171,30 +303,16 @@ func (x *ListDriversRequest) GetLivesWithinZip() string {
 	return ""
 }
 
-func (x *ListDriversRequest) GetMax() string {
-	if x != nil {
-		return x.Max
+func (x *ListDriversRequest) GetMinExperienceYears() float64 {
+	if x != nil && x.MinExperienceYears != nil {
+		return *x.MinExperienceYears
 	}
-	return ""
-}
-
-func (x *ListDriversRequest) GetMinExperience() string {
-	if x != nil {
-		return x.MinExperience
-	}
-	return ""
+	return 0
 }
 
 func (x *ListDriversRequest) GetPhone() string {
 	if x != nil {
 		return x.Phone
-	}
-	return ""
-}
-
-func (x *ListDriversRequest) GetSort() string {
-	if x != nil {
-		return x.Sort
 	}
 	return ""
 }
@@ -206,9 +324,30 @@ func (x *ListDriversRequest) GetState() string {
 	return ""
 }
 
-func (x *ListDriversRequest) GetPage() string {
+func (x *ListDriversRequest) GetOrder() DriverOrder {
 	if x != nil {
-		return x.Page
+		return x.Order
+	}
+	return DriverOrder_DRIVER_ORDER_UNSPECIFIED
+}
+
+func (x *ListDriversRequest) GetDescending() bool {
+	if x != nil {
+		return x.Descending
+	}
+	return false
+}
+
+func (x *ListDriversRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDriversRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
 	}
 	return ""
 }
@@ -218,14 +357,10 @@ type ListDriversResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The drivers on this page.
 	Drivers []*DriverSummary `protobuf:"bytes,1,rep,name=drivers,proto3" json:"drivers,omitempty"`
-	// How many drivers match the filters on all pages (REST: X-Total-Count).
-	TotalCount int64 `protobuf:"varint,2,opt,name=total_count,json=totalCount,proto3" json:"total_count,omitempty"`
-	// The page returned.
-	Page int32 `protobuf:"varint,3,opt,name=page,proto3" json:"page,omitempty"`
-	// The page size used.
-	Max int32 `protobuf:"varint,4,opt,name=max,proto3" json:"max,omitempty"`
-	// Whether another page follows (REST: a Link header with rel="next").
-	HasNextPage   bool `protobuf:"varint,5,opt,name=has_next_page,json=hasNextPage,proto3" json:"has_next_page,omitempty"`
+	// The page_token of the following page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// How many drivers match the filters on all pages.
+	TotalSize     int64 `protobuf:"varint,3,opt,name=total_size,json=totalSize,proto3" json:"total_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -267,32 +402,18 @@ func (x *ListDriversResponse) GetDrivers() []*DriverSummary {
 	return nil
 }
 
-func (x *ListDriversResponse) GetTotalCount() int64 {
+func (x *ListDriversResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.TotalCount
+		return x.NextPageToken
 	}
-	return 0
+	return ""
 }
 
-func (x *ListDriversResponse) GetPage() int32 {
+func (x *ListDriversResponse) GetTotalSize() int64 {
 	if x != nil {
-		return x.Page
+		return x.TotalSize
 	}
 	return 0
-}
-
-func (x *ListDriversResponse) GetMax() int32 {
-	if x != nil {
-		return x.Max
-	}
-	return 0
-}
-
-func (x *ListDriversResponse) GetHasNextPage() bool {
-	if x != nil {
-		return x.HasNextPage
-	}
-	return false
 }
 
 // DriverSummary is a driver as the list shows it.
@@ -301,9 +422,9 @@ type DriverSummary struct {
 	// Driver identifier, the same in every account the driver applied to.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// First name.
-	FirstName string `protobuf:"bytes,2,opt,name=first_name,proto3" json:"first_name,omitempty"`
+	FirstName string `protobuf:"bytes,2,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	// Last name.
-	LastName string `protobuf:"bytes,3,opt,name=last_name,proto3" json:"last_name,omitempty"`
+	LastName string `protobuf:"bytes,3,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
 	// Street address.
 	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
 	// Second address line; unset when none was given.
@@ -318,14 +439,14 @@ type DriverSummary struct {
 	Email string `protobuf:"bytes,9,opt,name=email,proto3" json:"email,omitempty"`
 	// Phone number as given.
 	Phone string `protobuf:"bytes,10,opt,name=phone,proto3" json:"phone,omitempty"`
-	// Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,11,opt,name=driver_type,proto3" json:"driver_type,omitempty"`
+	// The driver's type.
+	DriverType DriverType `protobuf:"varint,11,opt,name=driver_type,json=driverType,proto3,enum=jobboard.v2.DriverType" json:"driver_type,omitempty"`
 	// Years of experience as given, such as "2" or "0.5".
 	Experience string `protobuf:"bytes,12,opt,name=experience,proto3" json:"experience,omitempty"`
-	// When the application reached the account: RFC 3339 in UTC, seconds precision.
-	Sent string `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
+	// When the application reached the account, to the second.
+	Sent *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
 	// Whether the driver applied to one of the account's jobs.
-	HasJobApps    bool `protobuf:"varint,14,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
+	HasJobApps    bool `protobuf:"varint,14,opt,name=has_job_apps,json=hasJobApps,proto3" json:"has_job_apps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -430,11 +551,11 @@ func (x *DriverSummary) GetPhone() string {
 	return ""
 }
 
-func (x *DriverSummary) GetDriverType() string {
+func (x *DriverSummary) GetDriverType() DriverType {
 	if x != nil {
 		return x.DriverType
 	}
-	return ""
+	return DriverType_DRIVER_TYPE_UNSPECIFIED
 }
 
 func (x *DriverSummary) GetExperience() string {
@@ -444,11 +565,11 @@ func (x *DriverSummary) GetExperience() string {
 	return ""
 }
 
-func (x *DriverSummary) GetSent() string {
+func (x *DriverSummary) GetSent() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Sent
 	}
-	return ""
+	return nil
 }
 
 func (x *DriverSummary) GetHasJobApps() bool {
@@ -466,9 +587,9 @@ type DriverDetail struct {
 	// Driver identifier, the same in every account the driver applied to.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// First name.
-	FirstName string `protobuf:"bytes,2,opt,name=first_name,proto3" json:"first_name,omitempty"`
+	FirstName string `protobuf:"bytes,2,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	// Last name.
-	LastName string `protobuf:"bytes,3,opt,name=last_name,proto3" json:"last_name,omitempty"`
+	LastName string `protobuf:"bytes,3,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
 	// Street address.
 	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
 	// Second address line; unset when none was given.
@@ -483,54 +604,54 @@ type DriverDetail struct {
 	Email string `protobuf:"bytes,9,opt,name=email,proto3" json:"email,omitempty"`
 	// Phone number as given.
 	Phone string `protobuf:"bytes,10,opt,name=phone,proto3" json:"phone,omitempty"`
-	// Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,11,opt,name=driver_type,proto3" json:"driver_type,omitempty"`
+	// The driver's type.
+	DriverType DriverType `protobuf:"varint,11,opt,name=driver_type,json=driverType,proto3,enum=jobboard.v2.DriverType" json:"driver_type,omitempty"`
 	// Years of experience as given, such as "2" or "0.5".
 	Experience string `protobuf:"bytes,12,opt,name=experience,proto3" json:"experience,omitempty"`
-	// When the application reached the account: RFC 3339 in UTC, seconds precision.
-	Sent string `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
+	// When the application reached the account, to the second.
+	Sent *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
 	// Whether the driver applied to one of the account's jobs.
-	HasJobApps bool `protobuf:"varint,14,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
-	// The certifications as text in the order T, H, N, X, such as "Doubles/Triples (T), HAZMAT (H)".
-	Endorsement string `protobuf:"bytes,15,opt,name=endorsement,proto3" json:"endorsement,omitempty"`
+	HasJobApps bool `protobuf:"varint,14,opt,name=has_job_apps,json=hasJobApps,proto3" json:"has_job_apps,omitempty"`
+	// The endorsements, in the order T, H, N, X.
+	Certifications []Certification `protobuf:"varint,15,rep,packed,name=certifications,proto3,enum=jobboard.v2.Certification" json:"certifications,omitempty"`
 	// Kinds of freight hauled before.
-	FreightExperience *string `protobuf:"bytes,16,opt,name=freight_experience,proto3,oneof" json:"freight_experience,omitempty"`
+	FreightExperience *string `protobuf:"bytes,16,opt,name=freight_experience,json=freightExperience,proto3,oneof" json:"freight_experience,omitempty"`
 	// Kinds of freight wanted.
-	FreightPreferences *string `protobuf:"bytes,17,opt,name=freight_preferences,proto3,oneof" json:"freight_preferences,omitempty"`
+	FreightPreferences *string `protobuf:"bytes,17,opt,name=freight_preferences,json=freightPreferences,proto3,oneof" json:"freight_preferences,omitempty"`
 	// Full name of the state that issued the licence.
-	LicenseState *string `protobuf:"bytes,18,opt,name=license_state,proto3,oneof" json:"license_state,omitempty"`
+	LicenseState *string `protobuf:"bytes,18,opt,name=license_state,json=licenseState,proto3,oneof" json:"license_state,omitempty"`
 	// Assignments wanted.
-	PreferredAssignments *string `protobuf:"bytes,19,opt,name=preferred_assignments,proto3,oneof" json:"preferred_assignments,omitempty"`
+	PreferredAssignments *string `protobuf:"bytes,19,opt,name=preferred_assignments,json=preferredAssignments,proto3,oneof" json:"preferred_assignments,omitempty"`
 	// Regions wanted.
-	PreferredRegions *string `protobuf:"bytes,20,opt,name=preferred_regions,proto3,oneof" json:"preferred_regions,omitempty"`
+	PreferredRegions *string `protobuf:"bytes,20,opt,name=preferred_regions,json=preferredRegions,proto3,oneof" json:"preferred_regions,omitempty"`
 	// Whether the driver has a team partner, as given.
-	HasTeam *string `protobuf:"bytes,21,opt,name=has_team,proto3,oneof" json:"has_team,omitempty"`
-	// Licence class.
-	LicenseClass *string `protobuf:"bytes,22,opt,name=license_class,proto3,oneof" json:"license_class,omitempty"`
+	HasTeam *string `protobuf:"bytes,21,opt,name=has_team,json=hasTeam,proto3,oneof" json:"has_team,omitempty"`
+	// Licence class, as given.
+	LicenseClass *string `protobuf:"bytes,22,opt,name=license_class,json=licenseClass,proto3,oneof" json:"license_class,omitempty"`
 	// Date of birth as MM/DD/YYYY.
-	DateOfBirth *string `protobuf:"bytes,23,opt,name=date_of_birth,proto3,oneof" json:"date_of_birth,omitempty"`
+	DateOfBirth *string `protobuf:"bytes,23,opt,name=date_of_birth,json=dateOfBirth,proto3,oneof" json:"date_of_birth,omitempty"`
 	// Whether the driver holds a TWIC card, as given.
-	TwicCard *string `protobuf:"bytes,24,opt,name=twic_card,proto3,oneof" json:"twic_card,omitempty"`
+	TwicCard *string `protobuf:"bytes,24,opt,name=twic_card,json=twicCard,proto3,oneof" json:"twic_card,omitempty"`
 	// Accidents, as given.
 	Accidents *string `protobuf:"bytes,25,opt,name=accidents,proto3,oneof" json:"accidents,omitempty"`
 	// Moving violations, as given.
-	MovingViolations *string `protobuf:"bytes,26,opt,name=moving_violations,proto3,oneof" json:"moving_violations,omitempty"`
+	MovingViolations *string `protobuf:"bytes,26,opt,name=moving_violations,json=movingViolations,proto3,oneof" json:"moving_violations,omitempty"`
 	// Year of the last licence suspension.
-	LastLicenseSuspension *int32 `protobuf:"varint,27,opt,name=last_license_suspension,proto3,oneof" json:"last_license_suspension,omitempty"`
+	LastLicenseSuspension *int32 `protobuf:"varint,27,opt,name=last_license_suspension,json=lastLicenseSuspension,proto3,oneof" json:"last_license_suspension,omitempty"`
 	// Year of the last DUI.
-	LastDui *int32 `protobuf:"varint,28,opt,name=last_dui,proto3,oneof" json:"last_dui,omitempty"`
+	LastDui *int32 `protobuf:"varint,28,opt,name=last_dui,json=lastDui,proto3,oneof" json:"last_dui,omitempty"`
 	// Interest in a lease-purchase programme, as given.
-	InterestedLeasePurchase *string `protobuf:"bytes,29,opt,name=interested_lease_purchase,proto3,oneof" json:"interested_lease_purchase,omitempty"`
+	InterestedLeasePurchase *string `protobuf:"bytes,29,opt,name=interested_lease_purchase,json=interestedLeasePurchase,proto3,oneof" json:"interested_lease_purchase,omitempty"`
 	// Team preferences, as given.
 	Teams *string `protobuf:"bytes,30,opt,name=teams,proto3,oneof" json:"teams,omitempty"`
 	// Trucks owned, as given.
-	TrucksOwned *string `protobuf:"bytes,31,opt,name=trucks_owned,proto3,oneof" json:"trucks_owned,omitempty"`
+	TrucksOwned *string `protobuf:"bytes,31,opt,name=trucks_owned,json=trucksOwned,proto3,oneof" json:"trucks_owned,omitempty"`
 	// Past employers, most recent first as given.
-	EmploymentHistory []*Employment `protobuf:"bytes,32,rep,name=employment_history,proto3" json:"employment_history,omitempty"`
+	EmploymentHistory []*Employment `protobuf:"bytes,32,rep,name=employment_history,json=employmentHistory,proto3" json:"employment_history,omitempty"`
 	// The driver's applications to the account's jobs.
-	JobApplications []*JobApplication `protobuf:"bytes,33,rep,name=job_applications,proto3" json:"job_applications,omitempty"`
+	JobApplications []*JobApplication `protobuf:"bytes,33,rep,name=job_applications,json=jobApplications,proto3" json:"job_applications,omitempty"`
 	// Whether the driver has a premium profile.
-	IsPremium     bool `protobuf:"varint,34,opt,name=is_premium,proto3" json:"is_premium,omitempty"`
+	IsPremium     bool `protobuf:"varint,34,opt,name=is_premium,json=isPremium,proto3" json:"is_premium,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -635,11 +756,11 @@ func (x *DriverDetail) GetPhone() string {
 	return ""
 }
 
-func (x *DriverDetail) GetDriverType() string {
+func (x *DriverDetail) GetDriverType() DriverType {
 	if x != nil {
 		return x.DriverType
 	}
-	return ""
+	return DriverType_DRIVER_TYPE_UNSPECIFIED
 }
 
 func (x *DriverDetail) GetExperience() string {
@@ -649,11 +770,11 @@ func (x *DriverDetail) GetExperience() string {
 	return ""
 }
 
-func (x *DriverDetail) GetSent() string {
+func (x *DriverDetail) GetSent() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Sent
 	}
-	return ""
+	return nil
 }
 
 func (x *DriverDetail) GetHasJobApps() bool {
@@ -663,11 +784,11 @@ func (x *DriverDetail) GetHasJobApps() bool {
 	return false
 }
 
-func (x *DriverDetail) GetEndorsement() string {
+func (x *DriverDetail) GetCertifications() []Certification {
 	if x != nil {
-		return x.Endorsement
+		return x.Certifications
 	}
-	return ""
+	return nil
 }
 
 func (x *DriverDetail) GetFreightExperience() string {
@@ -813,9 +934,9 @@ type Employment struct {
 	// Company phone.
 	Phone string `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
 	// First day, YYYY-MM-DD.
-	StartDate string `protobuf:"bytes,4,opt,name=start_date,proto3" json:"start_date,omitempty"`
+	StartDate string `protobuf:"bytes,4,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
 	// Last day, YYYY-MM-DD; unset while current.
-	EndDate       *string `protobuf:"bytes,5,opt,name=end_date,proto3,oneof" json:"end_date,omitempty"`
+	EndDate       *string `protobuf:"bytes,5,opt,name=end_date,json=endDate,proto3,oneof" json:"end_date,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -889,15 +1010,15 @@ func (x *Employment) GetEndDate() string {
 type JobApplication struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job's id; kept when the job is later deleted.
-	JobId int64 `protobuf:"varint,1,opt,name=job_id,proto3" json:"job_id,omitempty"`
+	JobId int64 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The job's title.
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
 	// The job's reference number.
 	Reference string `protobuf:"bytes,3,opt,name=reference,proto3" json:"reference,omitempty"`
 	// Whether the driver applied on the job itself rather than to the company.
-	IsDirectApp bool `protobuf:"varint,4,opt,name=is_direct_app,proto3" json:"is_direct_app,omitempty"`
-	// When: RFC 3339 in UTC, seconds precision.
-	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,proto3" json:"created_at,omitempty"`
+	IsDirectApp bool `protobuf:"varint,4,opt,name=is_direct_app,json=isDirectApp,proto3" json:"is_direct_app,omitempty"`
+	// When, to the second.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -960,17 +1081,17 @@ func (x *JobApplication) GetIsDirectApp() bool {
 	return false
 }
 
-func (x *JobApplication) GetCreatedAt() string {
+func (x *JobApplication) GetCreatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreatedAt
 	}
-	return ""
+	return nil
 }
 
 // GetDriverRequest names one driver.
 type GetDriverRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The driver id.
+	// The driver id; required (0 is INVALID_ARGUMENT).
 	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1555,43 +1676,47 @@ var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\"\x9c\x04\n" +
-	"\x12ListDriversRequest\x12&\n" +
-	"\x0ecertifications\x18\x01 \x01(\tR\x0ecertifications\x12 \n" +
-	"\vdriver_type\x18\x02 \x01(\tR\vdriver_type\x12\x14\n" +
-	"\x05email\x18\x03 \x01(\tR\x05email\x12\x1e\n" +
+	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\"\x9c\x06\n" +
+	"\x12ListDriversRequest\x12@\n" +
+	"\rcertification\x18\x01 \x01(\x0e2\x1a.jobboard.v2.CertificationR\rcertification\x128\n" +
+	"\vdriver_type\x18\x02 \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
+	"driverType\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x129\n" +
 	"\n" +
-	"start_date\x18\x04 \x01(\tR\n" +
-	"start_date\x12\x1a\n" +
-	"\bend_date\x18\x05 \x01(\tR\bend_date\x12\x1e\n" +
+	"sent_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tsentAfter\x12;\n" +
+	"\vsent_before\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"sentBefore\x12\x1d\n" +
 	"\n" +
-	"first_name\x18\x06 \x01(\tR\n" +
-	"first_name\x12\x1c\n" +
-	"\tlast_name\x18\a \x01(\tR\tlast_name\x12\"\n" +
-	"\fhas_job_apps\x18\b \x01(\tR\fhas_job_apps\x12\x1c\n" +
-	"\tjob_title\x18\t \x01(\tR\tjob_title\x120\n" +
-	"\x13lives_within_radius\x18\n" +
-	" \x01(\tR\x13lives_within_radius\x12*\n" +
-	"\x10lives_within_zip\x18\v \x01(\tR\x10lives_within_zip\x12\x10\n" +
-	"\x03max\x18\f \x01(\tR\x03max\x12&\n" +
-	"\x0emin_experience\x18\r \x01(\tR\x0emin_experience\x12\x14\n" +
-	"\x05phone\x18\x0e \x01(\tR\x05phone\x12\x12\n" +
-	"\x04sort\x18\x0f \x01(\tR\x04sort\x12\x14\n" +
-	"\x05state\x18\x10 \x01(\tR\x05state\x12\x12\n" +
-	"\x04page\x18\x11 \x01(\tR\x04page\"\xb6\x01\n" +
+	"first_name\x18\x06 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\a \x01(\tR\blastName\x12%\n" +
+	"\fhas_job_apps\x18\b \x01(\bH\x00R\n" +
+	"hasJobApps\x88\x01\x01\x12\x1b\n" +
+	"\tjob_title\x18\t \x01(\tR\bjobTitle\x129\n" +
+	"\x19lives_within_radius_miles\x18\n" +
+	" \x01(\x05R\x16livesWithinRadiusMiles\x12(\n" +
+	"\x10lives_within_zip\x18\v \x01(\tR\x0elivesWithinZip\x125\n" +
+	"\x14min_experience_years\x18\f \x01(\x01H\x01R\x12minExperienceYears\x88\x01\x01\x12\x14\n" +
+	"\x05phone\x18\r \x01(\tR\x05phone\x12\x14\n" +
+	"\x05state\x18\x0e \x01(\tR\x05state\x12.\n" +
+	"\x05order\x18\x0f \x01(\x0e2\x18.jobboard.v2.DriverOrderR\x05order\x12\x1e\n" +
+	"\n" +
+	"descending\x18\x10 \x01(\bR\n" +
+	"descending\x12\x1b\n" +
+	"\tpage_size\x18\x11 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x12 \x01(\tR\tpageTokenB\x0f\n" +
+	"\r_has_job_appsB\x17\n" +
+	"\x15_min_experience_years\"\x92\x01\n" +
 	"\x13ListDriversResponse\x124\n" +
-	"\adrivers\x18\x01 \x03(\v2\x1a.jobboard.v2.DriverSummaryR\adrivers\x12\x1f\n" +
-	"\vtotal_count\x18\x02 \x01(\x03R\n" +
-	"totalCount\x12\x12\n" +
-	"\x04page\x18\x03 \x01(\x05R\x04page\x12\x10\n" +
-	"\x03max\x18\x04 \x01(\x05R\x03max\x12\"\n" +
-	"\rhas_next_page\x18\x05 \x01(\bR\vhasNextPage\"\x87\x03\n" +
+	"\adrivers\x18\x01 \x03(\v2\x1a.jobboard.v2.DriverSummaryR\adrivers\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
+	"\n" +
+	"total_size\x18\x03 \x01(\x03R\ttotalSize\"\xb7\x03\n" +
 	"\rDriverSummary\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
 	"\n" +
-	"first_name\x18\x02 \x01(\tR\n" +
-	"first_name\x12\x1c\n" +
-	"\tlast_name\x18\x03 \x01(\tR\tlast_name\x12\x18\n" +
+	"first_name\x18\x02 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\x03 \x01(\tR\blastName\x12\x18\n" +
 	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x1f\n" +
 	"\baddress2\x18\x05 \x01(\tH\x00R\baddress2\x88\x01\x01\x12\x12\n" +
 	"\x04city\x18\x06 \x01(\tR\x04city\x12\x14\n" +
@@ -1599,20 +1724,21 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x03zip\x18\b \x01(\tR\x03zip\x12\x14\n" +
 	"\x05email\x18\t \x01(\tR\x05email\x12\x14\n" +
 	"\x05phone\x18\n" +
-	" \x01(\tR\x05phone\x12 \n" +
-	"\vdriver_type\x18\v \x01(\tR\vdriver_type\x12\x1e\n" +
+	" \x01(\tR\x05phone\x128\n" +
+	"\vdriver_type\x18\v \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
+	"driverType\x12\x1e\n" +
 	"\n" +
 	"experience\x18\f \x01(\tR\n" +
-	"experience\x12\x12\n" +
-	"\x04sent\x18\r \x01(\tR\x04sent\x12\"\n" +
-	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_appsB\v\n" +
-	"\t_address2\"\xec\f\n" +
+	"experience\x12.\n" +
+	"\x04sent\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x04sent\x12 \n" +
+	"\fhas_job_apps\x18\x0e \x01(\bR\n" +
+	"hasJobAppsB\v\n" +
+	"\t_address2\"\xaa\r\n" +
 	"\fDriverDetail\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
 	"\n" +
-	"first_name\x18\x02 \x01(\tR\n" +
-	"first_name\x12\x1c\n" +
-	"\tlast_name\x18\x03 \x01(\tR\tlast_name\x12\x18\n" +
+	"first_name\x18\x02 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\x03 \x01(\tR\blastName\x12\x18\n" +
 	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x1f\n" +
 	"\baddress2\x18\x05 \x01(\tH\x00R\baddress2\x88\x01\x01\x12\x12\n" +
 	"\x04city\x18\x06 \x01(\tR\x04city\x12\x14\n" +
@@ -1620,36 +1746,37 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x03zip\x18\b \x01(\tR\x03zip\x12\x14\n" +
 	"\x05email\x18\t \x01(\tR\x05email\x12\x14\n" +
 	"\x05phone\x18\n" +
-	" \x01(\tR\x05phone\x12 \n" +
-	"\vdriver_type\x18\v \x01(\tR\vdriver_type\x12\x1e\n" +
+	" \x01(\tR\x05phone\x128\n" +
+	"\vdriver_type\x18\v \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
+	"driverType\x12\x1e\n" +
 	"\n" +
 	"experience\x18\f \x01(\tR\n" +
-	"experience\x12\x12\n" +
-	"\x04sent\x18\r \x01(\tR\x04sent\x12\"\n" +
-	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_apps\x12 \n" +
-	"\vendorsement\x18\x0f \x01(\tR\vendorsement\x123\n" +
-	"\x12freight_experience\x18\x10 \x01(\tH\x01R\x12freight_experience\x88\x01\x01\x125\n" +
-	"\x13freight_preferences\x18\x11 \x01(\tH\x02R\x13freight_preferences\x88\x01\x01\x12)\n" +
-	"\rlicense_state\x18\x12 \x01(\tH\x03R\rlicense_state\x88\x01\x01\x129\n" +
-	"\x15preferred_assignments\x18\x13 \x01(\tH\x04R\x15preferred_assignments\x88\x01\x01\x121\n" +
-	"\x11preferred_regions\x18\x14 \x01(\tH\x05R\x11preferred_regions\x88\x01\x01\x12\x1f\n" +
-	"\bhas_team\x18\x15 \x01(\tH\x06R\bhas_team\x88\x01\x01\x12)\n" +
-	"\rlicense_class\x18\x16 \x01(\tH\aR\rlicense_class\x88\x01\x01\x12)\n" +
-	"\rdate_of_birth\x18\x17 \x01(\tH\bR\rdate_of_birth\x88\x01\x01\x12!\n" +
-	"\ttwic_card\x18\x18 \x01(\tH\tR\ttwic_card\x88\x01\x01\x12!\n" +
+	"experience\x12.\n" +
+	"\x04sent\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x04sent\x12 \n" +
+	"\fhas_job_apps\x18\x0e \x01(\bR\n" +
+	"hasJobApps\x12B\n" +
+	"\x0ecertifications\x18\x0f \x03(\x0e2\x1a.jobboard.v2.CertificationR\x0ecertifications\x122\n" +
+	"\x12freight_experience\x18\x10 \x01(\tH\x01R\x11freightExperience\x88\x01\x01\x124\n" +
+	"\x13freight_preferences\x18\x11 \x01(\tH\x02R\x12freightPreferences\x88\x01\x01\x12(\n" +
+	"\rlicense_state\x18\x12 \x01(\tH\x03R\flicenseState\x88\x01\x01\x128\n" +
+	"\x15preferred_assignments\x18\x13 \x01(\tH\x04R\x14preferredAssignments\x88\x01\x01\x120\n" +
+	"\x11preferred_regions\x18\x14 \x01(\tH\x05R\x10preferredRegions\x88\x01\x01\x12\x1e\n" +
+	"\bhas_team\x18\x15 \x01(\tH\x06R\ahasTeam\x88\x01\x01\x12(\n" +
+	"\rlicense_class\x18\x16 \x01(\tH\aR\flicenseClass\x88\x01\x01\x12'\n" +
+	"\rdate_of_birth\x18\x17 \x01(\tH\bR\vdateOfBirth\x88\x01\x01\x12 \n" +
+	"\ttwic_card\x18\x18 \x01(\tH\tR\btwicCard\x88\x01\x01\x12!\n" +
 	"\taccidents\x18\x19 \x01(\tH\n" +
-	"R\taccidents\x88\x01\x01\x121\n" +
-	"\x11moving_violations\x18\x1a \x01(\tH\vR\x11moving_violations\x88\x01\x01\x12=\n" +
-	"\x17last_license_suspension\x18\x1b \x01(\x05H\fR\x17last_license_suspension\x88\x01\x01\x12\x1f\n" +
-	"\blast_dui\x18\x1c \x01(\x05H\rR\blast_dui\x88\x01\x01\x12A\n" +
-	"\x19interested_lease_purchase\x18\x1d \x01(\tH\x0eR\x19interested_lease_purchase\x88\x01\x01\x12\x19\n" +
-	"\x05teams\x18\x1e \x01(\tH\x0fR\x05teams\x88\x01\x01\x12'\n" +
-	"\ftrucks_owned\x18\x1f \x01(\tH\x10R\ftrucks_owned\x88\x01\x01\x12G\n" +
-	"\x12employment_history\x18  \x03(\v2\x17.jobboard.v2.EmploymentR\x12employment_history\x12G\n" +
-	"\x10job_applications\x18! \x03(\v2\x1b.jobboard.v2.JobApplicationR\x10job_applications\x12\x1e\n" +
+	"R\taccidents\x88\x01\x01\x120\n" +
+	"\x11moving_violations\x18\x1a \x01(\tH\vR\x10movingViolations\x88\x01\x01\x12;\n" +
+	"\x17last_license_suspension\x18\x1b \x01(\x05H\fR\x15lastLicenseSuspension\x88\x01\x01\x12\x1e\n" +
+	"\blast_dui\x18\x1c \x01(\x05H\rR\alastDui\x88\x01\x01\x12?\n" +
+	"\x19interested_lease_purchase\x18\x1d \x01(\tH\x0eR\x17interestedLeasePurchase\x88\x01\x01\x12\x19\n" +
+	"\x05teams\x18\x1e \x01(\tH\x0fR\x05teams\x88\x01\x01\x12&\n" +
+	"\ftrucks_owned\x18\x1f \x01(\tH\x10R\vtrucksOwned\x88\x01\x01\x12F\n" +
+	"\x12employment_history\x18  \x03(\v2\x17.jobboard.v2.EmploymentR\x11employmentHistory\x12F\n" +
+	"\x10job_applications\x18! \x03(\v2\x1b.jobboard.v2.JobApplicationR\x0fjobApplications\x12\x1d\n" +
 	"\n" +
-	"is_premium\x18\" \x01(\bR\n" +
-	"is_premiumB\v\n" +
+	"is_premium\x18\" \x01(\bR\tisPremiumB\v\n" +
 	"\t_address2B\x15\n" +
 	"\x13_freight_experienceB\x16\n" +
 	"\x14_freight_preferencesB\x10\n" +
@@ -1668,25 +1795,23 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\t_last_duiB\x1c\n" +
 	"\x1a_interested_lease_purchaseB\b\n" +
 	"\x06_teamsB\x0f\n" +
-	"\r_trucks_owned\"\xa0\x01\n" +
+	"\r_trucks_owned\"\x9e\x01\n" +
 	"\n" +
 	"Employment\x12\x18\n" +
 	"\acompany\x18\x01 \x01(\tR\acompany\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
-	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1e\n" +
+	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1d\n" +
 	"\n" +
-	"start_date\x18\x04 \x01(\tR\n" +
-	"start_date\x12\x1f\n" +
-	"\bend_date\x18\x05 \x01(\tH\x00R\bend_date\x88\x01\x01B\v\n" +
-	"\t_end_date\"\xa2\x01\n" +
-	"\x0eJobApplication\x12\x16\n" +
-	"\x06job_id\x18\x01 \x01(\x03R\x06job_id\x12\x14\n" +
+	"start_date\x18\x04 \x01(\tR\tstartDate\x12\x1e\n" +
+	"\bend_date\x18\x05 \x01(\tH\x00R\aendDate\x88\x01\x01B\v\n" +
+	"\t_end_date\"\xba\x01\n" +
+	"\x0eJobApplication\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1c\n" +
-	"\treference\x18\x03 \x01(\tR\treference\x12$\n" +
-	"\ris_direct_app\x18\x04 \x01(\bR\ris_direct_app\x12\x1e\n" +
+	"\treference\x18\x03 \x01(\tR\treference\x12\"\n" +
+	"\ris_direct_app\x18\x04 \x01(\bR\visDirectApp\x129\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\n" +
-	"created_at\"\"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\"\n" +
 	"\x10GetDriverRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"F\n" +
 	"\x11GetDriverResponse\x121\n" +
@@ -1760,7 +1885,20 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\treference\x18\x01 \x01(\tR\treference\x12\"\n" +
 	"\ris_direct_app\x18\x02 \x01(\bR\visDirectApp\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\tR\tcreatedAt2\xad\x01\n" +
+	"created_at\x18\x03 \x01(\tR\tcreatedAt*\xad\x01\n" +
+	"\rCertification\x12\x1d\n" +
+	"\x19CERTIFICATION_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dCERTIFICATION_DOUBLES_TRIPLES\x10\x01\x12\x18\n" +
+	"\x14CERTIFICATION_HAZMAT\x10\x02\x12\x1f\n" +
+	"\x1bCERTIFICATION_TANK_VEHICLES\x10\x03\x12\x1f\n" +
+	"\x1bCERTIFICATION_TANKER_HAZMAT\x10\x04*\xa4\x01\n" +
+	"\vDriverOrder\x12\x1c\n" +
+	"\x18DRIVER_ORDER_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fDRIVER_ORDER_ID\x10\x01\x12\x15\n" +
+	"\x11DRIVER_ORDER_NAME\x10\x02\x12\x16\n" +
+	"\x12DRIVER_ORDER_STATE\x10\x03\x12\x1c\n" +
+	"\x18DRIVER_ORDER_DRIVER_TYPE\x10\x04\x12\x15\n" +
+	"\x11DRIVER_ORDER_SENT\x10\x052\xad\x01\n" +
 	"\rDriverService\x12P\n" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\x12J\n" +
 	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2y\n" +
@@ -1779,40 +1917,56 @@ func file_jobboard_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_v2_drivers_proto_rawDescData
 }
 
+var file_jobboard_v2_drivers_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_jobboard_v2_drivers_proto_goTypes = []any{
-	(*ListDriversRequest)(nil),        // 0: jobboard.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),       // 1: jobboard.v2.ListDriversResponse
-	(*DriverSummary)(nil),             // 2: jobboard.v2.DriverSummary
-	(*DriverDetail)(nil),              // 3: jobboard.v2.DriverDetail
-	(*Employment)(nil),                // 4: jobboard.v2.Employment
-	(*JobApplication)(nil),            // 5: jobboard.v2.JobApplication
-	(*GetDriverRequest)(nil),          // 6: jobboard.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),         // 7: jobboard.v2.GetDriverResponse
-	(*SubmitApplicationRequest)(nil),  // 8: jobboard.v2.SubmitApplicationRequest
-	(*SubmitApplicationResponse)(nil), // 9: jobboard.v2.SubmitApplicationResponse
-	(*DriverApplication)(nil),         // 10: jobboard.v2.DriverApplication
-	(*JobApplicationInput)(nil),       // 11: jobboard.v2.JobApplicationInput
+	(Certification)(0),                // 0: jobboard.v2.Certification
+	(DriverOrder)(0),                  // 1: jobboard.v2.DriverOrder
+	(*ListDriversRequest)(nil),        // 2: jobboard.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),       // 3: jobboard.v2.ListDriversResponse
+	(*DriverSummary)(nil),             // 4: jobboard.v2.DriverSummary
+	(*DriverDetail)(nil),              // 5: jobboard.v2.DriverDetail
+	(*Employment)(nil),                // 6: jobboard.v2.Employment
+	(*JobApplication)(nil),            // 7: jobboard.v2.JobApplication
+	(*GetDriverRequest)(nil),          // 8: jobboard.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),         // 9: jobboard.v2.GetDriverResponse
+	(*SubmitApplicationRequest)(nil),  // 10: jobboard.v2.SubmitApplicationRequest
+	(*SubmitApplicationResponse)(nil), // 11: jobboard.v2.SubmitApplicationResponse
+	(*DriverApplication)(nil),         // 12: jobboard.v2.DriverApplication
+	(*JobApplicationInput)(nil),       // 13: jobboard.v2.JobApplicationInput
+	(DriverType)(0),                   // 14: jobboard.v2.DriverType
+	(*timestamppb.Timestamp)(nil),     // 15: google.protobuf.Timestamp
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
-	2,  // 0: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	4,  // 1: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
-	5,  // 2: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	3,  // 3: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
-	10, // 4: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	4,  // 5: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
-	11, // 6: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	0,  // 7: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	6,  // 8: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	8,  // 9: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	1,  // 10: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	7,  // 11: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	9,  // 12: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	0,  // 0: jobboard.v2.ListDriversRequest.certification:type_name -> jobboard.v2.Certification
+	14, // 1: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
+	15, // 2: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
+	15, // 3: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
+	1,  // 4: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
+	4,  // 5: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
+	14, // 6: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
+	15, // 7: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
+	14, // 8: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
+	15, // 9: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
+	0,  // 10: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
+	6,  // 11: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
+	7,  // 12: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
+	15, // 13: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
+	5,  // 14: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
+	12, // 15: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
+	6,  // 16: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
+	13, // 17: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
+	2,  // 18: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	8,  // 19: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	10, // 20: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	3,  // 21: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	9,  // 22: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	11, // 23: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	21, // [21:24] is the sub-list for method output_type
+	18, // [18:21] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }
@@ -1820,6 +1974,8 @@ func file_jobboard_v2_drivers_proto_init() {
 	if File_jobboard_v2_drivers_proto != nil {
 		return
 	}
+	file_jobboard_v2_jobs_proto_init()
+	file_jobboard_v2_drivers_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[2].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[4].OneofWrappers = []any{}
@@ -1829,13 +1985,14 @@ func file_jobboard_v2_drivers_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_drivers_proto_rawDesc), len(file_jobboard_v2_drivers_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      2,
 			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
 		GoTypes:           file_jobboard_v2_drivers_proto_goTypes,
 		DependencyIndexes: file_jobboard_v2_drivers_proto_depIdxs,
+		EnumInfos:         file_jobboard_v2_drivers_proto_enumTypes,
 		MessageInfos:      file_jobboard_v2_drivers_proto_msgTypes,
 	}.Build()
 	File_jobboard_v2_drivers_proto = out.File

@@ -4,6 +4,8 @@
 // - protoc             (unknown)
 // source: jobboard/v2/drivers.proto
 
+// The design rules of package jobboard.v2 are in jobs.proto.
+
 package jobboardv2
 
 import (
@@ -31,7 +33,8 @@ const (
 // account. Drivers who did not apply to the caller's account do not exist
 // for the caller.
 type DriverServiceClient interface {
-	// ListDrivers returns one page of the account's applicants, filtered and sorted.
+	// ListDrivers returns the account's applicants, filtered and sorted, a
+	// page at a time: follow next_page_token until it is empty.
 	ListDrivers(ctx context.Context, in *ListDriversRequest, opts ...grpc.CallOption) (*ListDriversResponse, error)
 	// GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	GetDriver(ctx context.Context, in *GetDriverRequest, opts ...grpc.CallOption) (*GetDriverResponse, error)
@@ -73,7 +76,8 @@ func (c *driverServiceClient) GetDriver(ctx context.Context, in *GetDriverReques
 // account. Drivers who did not apply to the caller's account do not exist
 // for the caller.
 type DriverServiceServer interface {
-	// ListDrivers returns one page of the account's applicants, filtered and sorted.
+	// ListDrivers returns the account's applicants, filtered and sorted, a
+	// page at a time: follow next_page_token until it is empty.
 	ListDrivers(context.Context, *ListDriversRequest) (*ListDriversResponse, error)
 	// GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	GetDriver(context.Context, *GetDriverRequest) (*GetDriverResponse, error)

@@ -9,6 +9,7 @@ package jobboardv2
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -20,6 +21,63 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// JobImportStatus is where an import is.
+type JobImportStatus int32
+
+const (
+	// Never answered.
+	JobImportStatus_JOB_IMPORT_STATUS_UNSPECIFIED JobImportStatus = 0
+	// Queued, not started ("pending").
+	JobImportStatus_JOB_IMPORT_STATUS_PENDING JobImportStatus = 1
+	// Being processed ("running").
+	JobImportStatus_JOB_IMPORT_STATUS_RUNNING JobImportStatus = 2
+	// Processed; results are set ("complete").
+	JobImportStatus_JOB_IMPORT_STATUS_COMPLETE JobImportStatus = 3
+)
+
+// Enum value maps for JobImportStatus.
+var (
+	JobImportStatus_name = map[int32]string{
+		0: "JOB_IMPORT_STATUS_UNSPECIFIED",
+		1: "JOB_IMPORT_STATUS_PENDING",
+		2: "JOB_IMPORT_STATUS_RUNNING",
+		3: "JOB_IMPORT_STATUS_COMPLETE",
+	}
+	JobImportStatus_value = map[string]int32{
+		"JOB_IMPORT_STATUS_UNSPECIFIED": 0,
+		"JOB_IMPORT_STATUS_PENDING":     1,
+		"JOB_IMPORT_STATUS_RUNNING":     2,
+		"JOB_IMPORT_STATUS_COMPLETE":    3,
+	}
+)
+
+func (x JobImportStatus) Enum() *JobImportStatus {
+	p := new(JobImportStatus)
+	*p = x
+	return p
+}
+
+func (x JobImportStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobImportStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_imports_proto_enumTypes[0].Descriptor()
+}
+
+func (JobImportStatus) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_imports_proto_enumTypes[0]
+}
+
+func (x JobImportStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobImportStatus.Descriptor instead.
+func (JobImportStatus) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_imports_proto_rawDescGZIP(), []int{0}
+}
 
 // CreateJobImportRequest is the feed to import.
 type CreateJobImportRequest struct {
@@ -248,14 +306,14 @@ type JobImport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Opaque identifier (a UUID).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// When it was requested: UTC with six fractional digits and Z.
-	RequestedAt string `protobuf:"bytes,2,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
-	// When processing finished, same format; unset until complete.
-	CompletedAt *string `protobuf:"bytes,3,opt,name=completed_at,json=completedAt,proto3,oneof" json:"completed_at,omitempty"`
+	// When it was requested, to the microsecond.
+	RequestedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	// When processing finished; unset until complete.
+	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	// What processing did; unset until complete.
 	Results *JobImportResults `protobuf:"bytes,4,opt,name=results,proto3,oneof" json:"results,omitempty"`
-	// pending, running or complete.
-	Status        string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// Where the import is.
+	Status        JobImportStatus `protobuf:"varint,5,opt,name=status,proto3,enum=jobboard.v2.JobImportStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -297,18 +355,18 @@ func (x *JobImport) GetId() string {
 	return ""
 }
 
-func (x *JobImport) GetRequestedAt() string {
+func (x *JobImport) GetRequestedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.RequestedAt
 	}
-	return ""
+	return nil
 }
 
-func (x *JobImport) GetCompletedAt() string {
-	if x != nil && x.CompletedAt != nil {
-		return *x.CompletedAt
+func (x *JobImport) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
 	}
-	return ""
+	return nil
 }
 
 func (x *JobImport) GetResults() *JobImportResults {
@@ -318,11 +376,11 @@ func (x *JobImport) GetResults() *JobImportResults {
 	return nil
 }
 
-func (x *JobImport) GetStatus() string {
+func (x *JobImport) GetStatus() JobImportStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return JobImportStatus_JOB_IMPORT_STATUS_UNSPECIFIED
 }
 
 // JobImportLinks are the addresses of an import.
@@ -380,7 +438,7 @@ type JobImportResults struct {
 	Updated int32 `protobuf:"varint,2,opt,name=updated,proto3" json:"updated,omitempty"`
 	// Jobs found with the same content.
 	Unchanged int32 `protobuf:"varint,3,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
-	// Jobs deleted because deleteJobs was set and they were not listed.
+	// Jobs deleted because delete_jobs was set and they were not listed.
 	Deleted int32 `protobuf:"varint,4,opt,name=deleted,proto3" json:"deleted,omitempty"`
 	// Jobs that were not saved; see errors.
 	Failed int32 `protobuf:"varint,5,opt,name=failed,proto3" json:"failed,omitempty"`
@@ -548,7 +606,7 @@ var File_jobboard_v2_imports_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/imports.proto\x12\vjobboard.v2\x1a\x16jobboard/v2/jobs.proto\"\x9d\x01\n" +
+	"\x19jobboard/v2/imports.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\"\x9d\x01\n" +
 	"\x16CreateJobImportRequest\x12)\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x15.jobboard.v2.JobInputR\x04jobs\x12&\n" +
 	"\fcallback_url\x18\x02 \x01(\tH\x00R\vcallbackUrl\x88\x01\x01\x12\x1f\n" +
@@ -562,14 +620,13 @@ const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"u\n" +
 	"\x14GetJobImportResponse\x12*\n" +
 	"\x04data\x18\x01 \x01(\v2\x16.jobboard.v2.JobImportR\x04data\x121\n" +
-	"\x05links\x18\x02 \x01(\v2\x1b.jobboard.v2.JobImportLinksR\x05links\"\xd9\x01\n" +
+	"\x05links\x18\x02 \x01(\v2\x1b.jobboard.v2.JobImportLinksR\x05links\"\x99\x02\n" +
 	"\tJobImport\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
-	"\frequested_at\x18\x02 \x01(\tR\vrequestedAt\x12&\n" +
-	"\fcompleted_at\x18\x03 \x01(\tH\x00R\vcompletedAt\x88\x01\x01\x12<\n" +
-	"\aresults\x18\x04 \x01(\v2\x1d.jobboard.v2.JobImportResultsH\x01R\aresults\x88\x01\x01\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06statusB\x0f\n" +
-	"\r_completed_atB\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12=\n" +
+	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12=\n" +
+	"\fcompleted_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12<\n" +
+	"\aresults\x18\x04 \x01(\v2\x1d.jobboard.v2.JobImportResultsH\x00R\aresults\x88\x01\x01\x124\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x1c.jobboard.v2.JobImportStatusR\x06statusB\n" +
 	"\n" +
 	"\b_results\"$\n" +
 	"\x0eJobImportLinks\x12\x12\n" +
@@ -587,7 +644,12 @@ const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\tR\bmessages\x12.\n" +
 	"\x10reference_number\x18\x03 \x01(\tH\x00R\x0freferenceNumber\x88\x01\x01B\x13\n" +
-	"\x11_reference_number2\xc5\x01\n" +
+	"\x11_reference_number*\x92\x01\n" +
+	"\x0fJobImportStatus\x12!\n" +
+	"\x1dJOB_IMPORT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19JOB_IMPORT_STATUS_PENDING\x10\x01\x12\x1d\n" +
+	"\x19JOB_IMPORT_STATUS_RUNNING\x10\x02\x12\x1e\n" +
+	"\x1aJOB_IMPORT_STATUS_COMPLETE\x10\x032\xc5\x01\n" +
 	"\x10JobImportService\x12\\\n" +
 	"\x0fCreateJobImport\x12#.jobboard.v2.CreateJobImportRequest\x1a$.jobboard.v2.CreateJobImportResponse\x12S\n" +
 	"\fGetJobImport\x12 .jobboard.v2.GetJobImportRequest\x1a!.jobboard.v2.GetJobImportResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
@@ -604,37 +666,43 @@ func file_jobboard_v2_imports_proto_rawDescGZIP() []byte {
 	return file_jobboard_v2_imports_proto_rawDescData
 }
 
+var file_jobboard_v2_imports_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_jobboard_v2_imports_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_jobboard_v2_imports_proto_goTypes = []any{
-	(*CreateJobImportRequest)(nil),  // 0: jobboard.v2.CreateJobImportRequest
-	(*CreateJobImportResponse)(nil), // 1: jobboard.v2.CreateJobImportResponse
-	(*GetJobImportRequest)(nil),     // 2: jobboard.v2.GetJobImportRequest
-	(*GetJobImportResponse)(nil),    // 3: jobboard.v2.GetJobImportResponse
-	(*JobImport)(nil),               // 4: jobboard.v2.JobImport
-	(*JobImportLinks)(nil),          // 5: jobboard.v2.JobImportLinks
-	(*JobImportResults)(nil),        // 6: jobboard.v2.JobImportResults
-	(*JobImportError)(nil),          // 7: jobboard.v2.JobImportError
-	(*JobInput)(nil),                // 8: jobboard.v2.JobInput
-	(*BatchEntry)(nil),              // 9: jobboard.v2.BatchEntry
+	(JobImportStatus)(0),            // 0: jobboard.v2.JobImportStatus
+	(*CreateJobImportRequest)(nil),  // 1: jobboard.v2.CreateJobImportRequest
+	(*CreateJobImportResponse)(nil), // 2: jobboard.v2.CreateJobImportResponse
+	(*GetJobImportRequest)(nil),     // 3: jobboard.v2.GetJobImportRequest
+	(*GetJobImportResponse)(nil),    // 4: jobboard.v2.GetJobImportResponse
+	(*JobImport)(nil),               // 5: jobboard.v2.JobImport
+	(*JobImportLinks)(nil),          // 6: jobboard.v2.JobImportLinks
+	(*JobImportResults)(nil),        // 7: jobboard.v2.JobImportResults
+	(*JobImportError)(nil),          // 8: jobboard.v2.JobImportError
+	(*JobInput)(nil),                // 9: jobboard.v2.JobInput
+	(*timestamppb.Timestamp)(nil),   // 10: google.protobuf.Timestamp
+	(*BatchEntry)(nil),              // 11: jobboard.v2.BatchEntry
 }
 var file_jobboard_v2_imports_proto_depIdxs = []int32{
-	8,  // 0: jobboard.v2.CreateJobImportRequest.jobs:type_name -> jobboard.v2.JobInput
-	4,  // 1: jobboard.v2.CreateJobImportResponse.data:type_name -> jobboard.v2.JobImport
-	5,  // 2: jobboard.v2.CreateJobImportResponse.links:type_name -> jobboard.v2.JobImportLinks
-	4,  // 3: jobboard.v2.GetJobImportResponse.data:type_name -> jobboard.v2.JobImport
-	5,  // 4: jobboard.v2.GetJobImportResponse.links:type_name -> jobboard.v2.JobImportLinks
-	6,  // 5: jobboard.v2.JobImport.results:type_name -> jobboard.v2.JobImportResults
-	7,  // 6: jobboard.v2.JobImportResults.errors:type_name -> jobboard.v2.JobImportError
-	9,  // 7: jobboard.v2.JobImportResults.ignored_values:type_name -> jobboard.v2.BatchEntry
-	0,  // 8: jobboard.v2.JobImportService.CreateJobImport:input_type -> jobboard.v2.CreateJobImportRequest
-	2,  // 9: jobboard.v2.JobImportService.GetJobImport:input_type -> jobboard.v2.GetJobImportRequest
-	1,  // 10: jobboard.v2.JobImportService.CreateJobImport:output_type -> jobboard.v2.CreateJobImportResponse
-	3,  // 11: jobboard.v2.JobImportService.GetJobImport:output_type -> jobboard.v2.GetJobImportResponse
-	10, // [10:12] is the sub-list for method output_type
-	8,  // [8:10] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	9,  // 0: jobboard.v2.CreateJobImportRequest.jobs:type_name -> jobboard.v2.JobInput
+	5,  // 1: jobboard.v2.CreateJobImportResponse.data:type_name -> jobboard.v2.JobImport
+	6,  // 2: jobboard.v2.CreateJobImportResponse.links:type_name -> jobboard.v2.JobImportLinks
+	5,  // 3: jobboard.v2.GetJobImportResponse.data:type_name -> jobboard.v2.JobImport
+	6,  // 4: jobboard.v2.GetJobImportResponse.links:type_name -> jobboard.v2.JobImportLinks
+	10, // 5: jobboard.v2.JobImport.requested_at:type_name -> google.protobuf.Timestamp
+	10, // 6: jobboard.v2.JobImport.completed_at:type_name -> google.protobuf.Timestamp
+	7,  // 7: jobboard.v2.JobImport.results:type_name -> jobboard.v2.JobImportResults
+	0,  // 8: jobboard.v2.JobImport.status:type_name -> jobboard.v2.JobImportStatus
+	8,  // 9: jobboard.v2.JobImportResults.errors:type_name -> jobboard.v2.JobImportError
+	11, // 10: jobboard.v2.JobImportResults.ignored_values:type_name -> jobboard.v2.BatchEntry
+	1,  // 11: jobboard.v2.JobImportService.CreateJobImport:input_type -> jobboard.v2.CreateJobImportRequest
+	3,  // 12: jobboard.v2.JobImportService.GetJobImport:input_type -> jobboard.v2.GetJobImportRequest
+	2,  // 13: jobboard.v2.JobImportService.CreateJobImport:output_type -> jobboard.v2.CreateJobImportResponse
+	4,  // 14: jobboard.v2.JobImportService.GetJobImport:output_type -> jobboard.v2.GetJobImportResponse
+	13, // [13:15] is the sub-list for method output_type
+	11, // [11:13] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_imports_proto_init() }
@@ -651,13 +719,14 @@ func file_jobboard_v2_imports_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_imports_proto_rawDesc), len(file_jobboard_v2_imports_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_jobboard_v2_imports_proto_goTypes,
 		DependencyIndexes: file_jobboard_v2_imports_proto_depIdxs,
+		EnumInfos:         file_jobboard_v2_imports_proto_enumTypes,
 		MessageInfos:      file_jobboard_v2_imports_proto_msgTypes,
 	}.Build()
 	File_jobboard_v2_imports_proto = out.File

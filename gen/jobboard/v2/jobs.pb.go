@@ -4,6 +4,40 @@
 // 	protoc        (unknown)
 // source: jobboard/v2/jobs.proto
 
+// Package jobboard.v2 is the gRPC API of the job board, as grpcurl and the
+// board's internal services see it. The REST API v2.0 is described by package
+// jobboard.rest.v2, which the in-process gateway uses and which is never
+// served over gRPC; both reach the same validation and storage.
+//
+// Design rules of this package, for callers with generated clients:
+//
+//   - Natural types: a bool for a yes/no, integers for ids and counts, enums
+//     for every closed vocabulary, google.protobuf.Timestamp for instants. A
+//     value that reaches the service is checked by the same rules as REST;
+//     the REST spellings of enum values (such as "Owner Operator") appear in
+//     the value comments.
+//   - Every enum has an UNSPECIFIED zero value: on a required field it is a
+//     missing value, on an optional one it means "not given".
+//   - One naming style: the default JSON names (lowerCamelCase), with no
+//     json_name overrides, so grpcurl and protojson accept the same names.
+//   - Ids are int64 everywhere; 0 is never an id, so a missing required id
+//     is INVALID_ARGUMENT naming the field, never NOT_FOUND.
+//   - Pay amounts are int64 cents (1850 is 18.50) on both Job and JobInput:
+//     exact, no decimal parsing on either side, and the two places the
+//     board keeps are all a cent can express.
+//   - Calendar days without a time (a job's date, YYYY-MM-DD) stay strings:
+//     a Timestamp would invent a time of day and a zone.
+//   - Lists are paged as AIP-158 describes: page_size, page_token and
+//     next_page_token (empty on the last page). Tokens are opaque and signed:
+//     one from another account, from other filters, or altered is
+//     INVALID_ARGUMENT.
+//   - There is no place for fields the service does not know: protojson (and
+//     so grpcurl) refuses an unknown name, and the service ignores unknown
+//     fields of the binary form. REST, which echoes them as ignored values,
+//     keeps them in its own JobInput.
+//   - Problem entries (BatchEntry) name a field by its JSON name in this
+//     package and echo the value as text; the message is the same as REST's.
+
 package jobboardv2
 
 import (
@@ -20,6 +54,469 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// DriverType is who a job is for, or who a driver is.
+type DriverType int32
+
+const (
+	// Not given.
+	DriverType_DRIVER_TYPE_UNSPECIFIED DriverType = 0
+	// "Owner Operator".
+	DriverType_DRIVER_TYPE_OWNER_OPERATOR DriverType = 1
+	// "Company Driver".
+	DriverType_DRIVER_TYPE_COMPANY_DRIVER DriverType = 2
+	// "Student".
+	DriverType_DRIVER_TYPE_STUDENT DriverType = 3
+)
+
+// Enum value maps for DriverType.
+var (
+	DriverType_name = map[int32]string{
+		0: "DRIVER_TYPE_UNSPECIFIED",
+		1: "DRIVER_TYPE_OWNER_OPERATOR",
+		2: "DRIVER_TYPE_COMPANY_DRIVER",
+		3: "DRIVER_TYPE_STUDENT",
+	}
+	DriverType_value = map[string]int32{
+		"DRIVER_TYPE_UNSPECIFIED":    0,
+		"DRIVER_TYPE_OWNER_OPERATOR": 1,
+		"DRIVER_TYPE_COMPANY_DRIVER": 2,
+		"DRIVER_TYPE_STUDENT":        3,
+	}
+)
+
+func (x DriverType) Enum() *DriverType {
+	p := new(DriverType)
+	*p = x
+	return p
+}
+
+func (x DriverType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DriverType) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[0].Descriptor()
+}
+
+func (DriverType) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[0]
+}
+
+func (x DriverType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DriverType.Descriptor instead.
+func (DriverType) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{0}
+}
+
+// Preference is the kind of arrangement a job offers.
+type Preference int32
+
+const (
+	// Not given.
+	Preference_PREFERENCE_UNSPECIFIED Preference = 0
+	// "Lease Purchase".
+	Preference_PREFERENCE_LEASE_PURCHASE Preference = 1
+	// "Team".
+	Preference_PREFERENCE_TEAM Preference = 2
+	// "Team Solo".
+	Preference_PREFERENCE_TEAM_SOLO Preference = 3
+	// "Lease Purchase Team".
+	Preference_PREFERENCE_LEASE_PURCHASE_TEAM Preference = 4
+	// "Lease Purchase Team Solo".
+	Preference_PREFERENCE_LEASE_PURCHASE_TEAM_SOLO Preference = 5
+)
+
+// Enum value maps for Preference.
+var (
+	Preference_name = map[int32]string{
+		0: "PREFERENCE_UNSPECIFIED",
+		1: "PREFERENCE_LEASE_PURCHASE",
+		2: "PREFERENCE_TEAM",
+		3: "PREFERENCE_TEAM_SOLO",
+		4: "PREFERENCE_LEASE_PURCHASE_TEAM",
+		5: "PREFERENCE_LEASE_PURCHASE_TEAM_SOLO",
+	}
+	Preference_value = map[string]int32{
+		"PREFERENCE_UNSPECIFIED":              0,
+		"PREFERENCE_LEASE_PURCHASE":           1,
+		"PREFERENCE_TEAM":                     2,
+		"PREFERENCE_TEAM_SOLO":                3,
+		"PREFERENCE_LEASE_PURCHASE_TEAM":      4,
+		"PREFERENCE_LEASE_PURCHASE_TEAM_SOLO": 5,
+	}
+)
+
+func (x Preference) Enum() *Preference {
+	p := new(Preference)
+	*p = x
+	return p
+}
+
+func (x Preference) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Preference) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[1].Descriptor()
+}
+
+func (Preference) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[1]
+}
+
+func (x Preference) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Preference.Descriptor instead.
+func (Preference) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{1}
+}
+
+// FreightType is what a job hauls.
+type FreightType int32
+
+const (
+	// Not given.
+	FreightType_FREIGHT_TYPE_UNSPECIFIED FreightType = 0
+	// "Box".
+	FreightType_FREIGHT_TYPE_BOX FreightType = 1
+	// "Car Hauler".
+	FreightType_FREIGHT_TYPE_CAR_HAULER FreightType = 2
+	// "Drop and Hook".
+	FreightType_FREIGHT_TYPE_DROP_AND_HOOK FreightType = 3
+	// "Dry Bulk".
+	FreightType_FREIGHT_TYPE_DRY_BULK FreightType = 4
+	// "Dry Van".
+	FreightType_FREIGHT_TYPE_DRY_VAN FreightType = 5
+	// "Flatbed".
+	FreightType_FREIGHT_TYPE_FLATBED FreightType = 6
+	// "Hopper Bottom".
+	FreightType_FREIGHT_TYPE_HOPPER_BOTTOM FreightType = 7
+	// "Intermodal".
+	FreightType_FREIGHT_TYPE_INTERMODAL FreightType = 8
+	// "Oil Field".
+	FreightType_FREIGHT_TYPE_OIL_FIELD FreightType = 9
+	// "Oversize Load".
+	FreightType_FREIGHT_TYPE_OVERSIZE_LOAD FreightType = 10
+	// "Refrigerated".
+	FreightType_FREIGHT_TYPE_REFRIGERATED FreightType = 11
+	// "Tanker".
+	FreightType_FREIGHT_TYPE_TANKER FreightType = 12
+	// "Yard Spotter".
+	FreightType_FREIGHT_TYPE_YARD_SPOTTER FreightType = 13
+)
+
+// Enum value maps for FreightType.
+var (
+	FreightType_name = map[int32]string{
+		0:  "FREIGHT_TYPE_UNSPECIFIED",
+		1:  "FREIGHT_TYPE_BOX",
+		2:  "FREIGHT_TYPE_CAR_HAULER",
+		3:  "FREIGHT_TYPE_DROP_AND_HOOK",
+		4:  "FREIGHT_TYPE_DRY_BULK",
+		5:  "FREIGHT_TYPE_DRY_VAN",
+		6:  "FREIGHT_TYPE_FLATBED",
+		7:  "FREIGHT_TYPE_HOPPER_BOTTOM",
+		8:  "FREIGHT_TYPE_INTERMODAL",
+		9:  "FREIGHT_TYPE_OIL_FIELD",
+		10: "FREIGHT_TYPE_OVERSIZE_LOAD",
+		11: "FREIGHT_TYPE_REFRIGERATED",
+		12: "FREIGHT_TYPE_TANKER",
+		13: "FREIGHT_TYPE_YARD_SPOTTER",
+	}
+	FreightType_value = map[string]int32{
+		"FREIGHT_TYPE_UNSPECIFIED":   0,
+		"FREIGHT_TYPE_BOX":           1,
+		"FREIGHT_TYPE_CAR_HAULER":    2,
+		"FREIGHT_TYPE_DROP_AND_HOOK": 3,
+		"FREIGHT_TYPE_DRY_BULK":      4,
+		"FREIGHT_TYPE_DRY_VAN":       5,
+		"FREIGHT_TYPE_FLATBED":       6,
+		"FREIGHT_TYPE_HOPPER_BOTTOM": 7,
+		"FREIGHT_TYPE_INTERMODAL":    8,
+		"FREIGHT_TYPE_OIL_FIELD":     9,
+		"FREIGHT_TYPE_OVERSIZE_LOAD": 10,
+		"FREIGHT_TYPE_REFRIGERATED":  11,
+		"FREIGHT_TYPE_TANKER":        12,
+		"FREIGHT_TYPE_YARD_SPOTTER":  13,
+	}
+)
+
+func (x FreightType) Enum() *FreightType {
+	p := new(FreightType)
+	*p = x
+	return p
+}
+
+func (x FreightType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FreightType) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[2].Descriptor()
+}
+
+func (FreightType) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[2]
+}
+
+func (x FreightType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FreightType.Descriptor instead.
+func (FreightType) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{2}
+}
+
+// PayFrequency is what a pay amount is per.
+type PayFrequency int32
+
+const (
+	// Not given.
+	PayFrequency_PAY_FREQUENCY_UNSPECIFIED PayFrequency = 0
+	// "Hourly".
+	PayFrequency_PAY_FREQUENCY_HOURLY PayFrequency = 1
+	// "Weekly".
+	PayFrequency_PAY_FREQUENCY_WEEKLY PayFrequency = 2
+	// "Per Mile".
+	PayFrequency_PAY_FREQUENCY_PER_MILE PayFrequency = 3
+)
+
+// Enum value maps for PayFrequency.
+var (
+	PayFrequency_name = map[int32]string{
+		0: "PAY_FREQUENCY_UNSPECIFIED",
+		1: "PAY_FREQUENCY_HOURLY",
+		2: "PAY_FREQUENCY_WEEKLY",
+		3: "PAY_FREQUENCY_PER_MILE",
+	}
+	PayFrequency_value = map[string]int32{
+		"PAY_FREQUENCY_UNSPECIFIED": 0,
+		"PAY_FREQUENCY_HOURLY":      1,
+		"PAY_FREQUENCY_WEEKLY":      2,
+		"PAY_FREQUENCY_PER_MILE":    3,
+	}
+)
+
+func (x PayFrequency) Enum() *PayFrequency {
+	p := new(PayFrequency)
+	*p = x
+	return p
+}
+
+func (x PayFrequency) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PayFrequency) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[3].Descriptor()
+}
+
+func (PayFrequency) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[3]
+}
+
+func (x PayFrequency) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PayFrequency.Descriptor instead.
+func (PayFrequency) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{3}
+}
+
+// EmploymentType is the kind of employment a job offers.
+type EmploymentType int32
+
+const (
+	// Never valid in a list.
+	EmploymentType_EMPLOYMENT_TYPE_UNSPECIFIED EmploymentType = 0
+	// "Full-Time".
+	EmploymentType_EMPLOYMENT_TYPE_FULL_TIME EmploymentType = 1
+	// "Part-Time".
+	EmploymentType_EMPLOYMENT_TYPE_PART_TIME EmploymentType = 2
+	// "Temporary".
+	EmploymentType_EMPLOYMENT_TYPE_TEMPORARY EmploymentType = 3
+	// "Permanent".
+	EmploymentType_EMPLOYMENT_TYPE_PERMANENT EmploymentType = 4
+)
+
+// Enum value maps for EmploymentType.
+var (
+	EmploymentType_name = map[int32]string{
+		0: "EMPLOYMENT_TYPE_UNSPECIFIED",
+		1: "EMPLOYMENT_TYPE_FULL_TIME",
+		2: "EMPLOYMENT_TYPE_PART_TIME",
+		3: "EMPLOYMENT_TYPE_TEMPORARY",
+		4: "EMPLOYMENT_TYPE_PERMANENT",
+	}
+	EmploymentType_value = map[string]int32{
+		"EMPLOYMENT_TYPE_UNSPECIFIED": 0,
+		"EMPLOYMENT_TYPE_FULL_TIME":   1,
+		"EMPLOYMENT_TYPE_PART_TIME":   2,
+		"EMPLOYMENT_TYPE_TEMPORARY":   3,
+		"EMPLOYMENT_TYPE_PERMANENT":   4,
+	}
+)
+
+func (x EmploymentType) Enum() *EmploymentType {
+	p := new(EmploymentType)
+	*p = x
+	return p
+}
+
+func (x EmploymentType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EmploymentType) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[4].Descriptor()
+}
+
+func (EmploymentType) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[4]
+}
+
+func (x EmploymentType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EmploymentType.Descriptor instead.
+func (EmploymentType) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{4}
+}
+
+// RouteType is the kind of route a job drives.
+type RouteType int32
+
+const (
+	// Never valid in a list.
+	RouteType_ROUTE_TYPE_UNSPECIFIED RouteType = 0
+	// "Dedicated".
+	RouteType_ROUTE_TYPE_DEDICATED RouteType = 1
+	// "Local".
+	RouteType_ROUTE_TYPE_LOCAL RouteType = 2
+	// "LTL".
+	RouteType_ROUTE_TYPE_LTL RouteType = 3
+	// "OTR".
+	RouteType_ROUTE_TYPE_OTR RouteType = 4
+	// "Regional".
+	RouteType_ROUTE_TYPE_REGIONAL RouteType = 5
+)
+
+// Enum value maps for RouteType.
+var (
+	RouteType_name = map[int32]string{
+		0: "ROUTE_TYPE_UNSPECIFIED",
+		1: "ROUTE_TYPE_DEDICATED",
+		2: "ROUTE_TYPE_LOCAL",
+		3: "ROUTE_TYPE_LTL",
+		4: "ROUTE_TYPE_OTR",
+		5: "ROUTE_TYPE_REGIONAL",
+	}
+	RouteType_value = map[string]int32{
+		"ROUTE_TYPE_UNSPECIFIED": 0,
+		"ROUTE_TYPE_DEDICATED":   1,
+		"ROUTE_TYPE_LOCAL":       2,
+		"ROUTE_TYPE_LTL":         3,
+		"ROUTE_TYPE_OTR":         4,
+		"ROUTE_TYPE_REGIONAL":    5,
+	}
+)
+
+func (x RouteType) Enum() *RouteType {
+	p := new(RouteType)
+	*p = x
+	return p
+}
+
+func (x RouteType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RouteType) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[5].Descriptor()
+}
+
+func (RouteType) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[5]
+}
+
+func (x RouteType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RouteType.Descriptor instead.
+func (RouteType) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{5}
+}
+
+// LicenseClass is the commercial licence a job requires.
+type LicenseClass int32
+
+const (
+	// Not given.
+	LicenseClass_LICENSE_CLASS_UNSPECIFIED LicenseClass = 0
+	// "A".
+	LicenseClass_LICENSE_CLASS_A LicenseClass = 1
+	// "B".
+	LicenseClass_LICENSE_CLASS_B LicenseClass = 2
+	// "C".
+	LicenseClass_LICENSE_CLASS_C LicenseClass = 3
+	// "None": no commercial licence needed.
+	LicenseClass_LICENSE_CLASS_NONE LicenseClass = 4
+)
+
+// Enum value maps for LicenseClass.
+var (
+	LicenseClass_name = map[int32]string{
+		0: "LICENSE_CLASS_UNSPECIFIED",
+		1: "LICENSE_CLASS_A",
+		2: "LICENSE_CLASS_B",
+		3: "LICENSE_CLASS_C",
+		4: "LICENSE_CLASS_NONE",
+	}
+	LicenseClass_value = map[string]int32{
+		"LICENSE_CLASS_UNSPECIFIED": 0,
+		"LICENSE_CLASS_A":           1,
+		"LICENSE_CLASS_B":           2,
+		"LICENSE_CLASS_C":           3,
+		"LICENSE_CLASS_NONE":        4,
+	}
+)
+
+func (x LicenseClass) Enum() *LicenseClass {
+	p := new(LicenseClass)
+	*p = x
+	return p
+}
+
+func (x LicenseClass) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LicenseClass) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_jobs_proto_enumTypes[6].Descriptor()
+}
+
+func (LicenseClass) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_jobs_proto_enumTypes[6]
+}
+
+func (x LicenseClass) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LicenseClass.Descriptor instead.
+func (LicenseClass) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{6}
+}
 
 // Job is a job posting as the service stores it.
 type Job struct {
@@ -39,33 +536,30 @@ type Job struct {
 	State string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
 	// ZIP code as 12345 or 12345-6789; unset when not given.
 	PostalCode *string `protobuf:"bytes,7,opt,name=postal_code,json=postalCode,proto3,oneof" json:"postal_code,omitempty"`
-	// Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,8,opt,name=driver_type,json=driverType,proto3" json:"driver_type,omitempty"`
-	// Lease Purchase, Team, Team Solo, Lease Purchase Team or Lease Purchase
-	// Team Solo; unset when not given.
-	Preference *string `protobuf:"bytes,9,opt,name=preference,proto3,oneof" json:"preference,omitempty"`
-	// One of the thirteen freight types, such as Dry Van or Flatbed.
-	FreightType string `protobuf:"bytes,10,opt,name=freight_type,json=freightType,proto3" json:"freight_type,omitempty"`
-	// Lower end of the pay range as a decimal with two places, such as "18.50".
-	PayAmountMin *string `protobuf:"bytes,11,opt,name=pay_amount_min,json=payAmountMin,proto3,oneof" json:"pay_amount_min,omitempty"`
-	// Upper end of the pay range as a decimal with two places.
-	PayAmountMax *string `protobuf:"bytes,12,opt,name=pay_amount_max,json=payAmountMax,proto3,oneof" json:"pay_amount_max,omitempty"`
-	// Hourly, Weekly or Per Mile; unset when not given.
-	PayFrequency *string `protobuf:"bytes,13,opt,name=pay_frequency,json=payFrequency,proto3,oneof" json:"pay_frequency,omitempty"`
-	// Full-Time, Part-Time, Temporary or Permanent, in the order sent.
-	// REST responses show only the first value.
-	EmploymentType []string `protobuf:"bytes,14,rep,name=employment_type,json=employmentType,proto3" json:"employment_type,omitempty"`
-	// Dedicated, Local, LTL, OTR or Regional, in the order sent.
-	// REST responses show only the first value.
-	RouteType []string `protobuf:"bytes,15,rep,name=route_type,json=routeType,proto3" json:"route_type,omitempty"`
+	// Who the job is for.
+	DriverType DriverType `protobuf:"varint,8,opt,name=driver_type,json=driverType,proto3,enum=jobboard.v2.DriverType" json:"driver_type,omitempty"`
+	// UNSPECIFIED when not given.
+	Preference Preference `protobuf:"varint,9,opt,name=preference,proto3,enum=jobboard.v2.Preference" json:"preference,omitempty"`
+	// What the job hauls.
+	FreightType FreightType `protobuf:"varint,10,opt,name=freight_type,json=freightType,proto3,enum=jobboard.v2.FreightType" json:"freight_type,omitempty"`
+	// Lower end of the pay range in cents; unset when not given.
+	PayAmountMinCents *int64 `protobuf:"varint,11,opt,name=pay_amount_min_cents,json=payAmountMinCents,proto3,oneof" json:"pay_amount_min_cents,omitempty"`
+	// Upper end of the pay range in cents; unset when not given.
+	PayAmountMaxCents *int64 `protobuf:"varint,12,opt,name=pay_amount_max_cents,json=payAmountMaxCents,proto3,oneof" json:"pay_amount_max_cents,omitempty"`
+	// UNSPECIFIED when not given.
+	PayFrequency PayFrequency `protobuf:"varint,13,opt,name=pay_frequency,json=payFrequency,proto3,enum=jobboard.v2.PayFrequency" json:"pay_frequency,omitempty"`
+	// In the order sent.
+	EmploymentType []EmploymentType `protobuf:"varint,14,rep,packed,name=employment_type,json=employmentType,proto3,enum=jobboard.v2.EmploymentType" json:"employment_type,omitempty"`
+	// In the order sent.
+	RouteType []RouteType `protobuf:"varint,15,rep,packed,name=route_type,json=routeType,proto3,enum=jobboard.v2.RouteType" json:"route_type,omitempty"`
 	// Description with basic HTML (b, i, u, em, strong, p, br, ul, ol, li, a).
 	Description string `protobuf:"bytes,16,opt,name=description,proto3" json:"description,omitempty"`
 	// Minimum requirements for an applicant, with the same HTML rule; unset when not given.
 	Requirements *string `protobuf:"bytes,17,opt,name=requirements,proto3,oneof" json:"requirements,omitempty"`
 	// Whether a TWIC card is required.
 	TwicOnly bool `protobuf:"varint,18,opt,name=twic_only,json=twicOnly,proto3" json:"twic_only,omitempty"`
-	// A, B, C or None; unset when not given.
-	LicenseClass  *string `protobuf:"bytes,19,opt,name=license_class,json=licenseClass,proto3,oneof" json:"license_class,omitempty"`
+	// UNSPECIFIED when not given.
+	LicenseClass  LicenseClass `protobuf:"varint,19,opt,name=license_class,json=licenseClass,proto3,enum=jobboard.v2.LicenseClass" json:"license_class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -149,56 +643,56 @@ func (x *Job) GetPostalCode() string {
 	return ""
 }
 
-func (x *Job) GetDriverType() string {
+func (x *Job) GetDriverType() DriverType {
 	if x != nil {
 		return x.DriverType
 	}
-	return ""
+	return DriverType_DRIVER_TYPE_UNSPECIFIED
 }
 
-func (x *Job) GetPreference() string {
-	if x != nil && x.Preference != nil {
-		return *x.Preference
+func (x *Job) GetPreference() Preference {
+	if x != nil {
+		return x.Preference
 	}
-	return ""
+	return Preference_PREFERENCE_UNSPECIFIED
 }
 
-func (x *Job) GetFreightType() string {
+func (x *Job) GetFreightType() FreightType {
 	if x != nil {
 		return x.FreightType
 	}
-	return ""
+	return FreightType_FREIGHT_TYPE_UNSPECIFIED
 }
 
-func (x *Job) GetPayAmountMin() string {
-	if x != nil && x.PayAmountMin != nil {
-		return *x.PayAmountMin
+func (x *Job) GetPayAmountMinCents() int64 {
+	if x != nil && x.PayAmountMinCents != nil {
+		return *x.PayAmountMinCents
 	}
-	return ""
+	return 0
 }
 
-func (x *Job) GetPayAmountMax() string {
-	if x != nil && x.PayAmountMax != nil {
-		return *x.PayAmountMax
+func (x *Job) GetPayAmountMaxCents() int64 {
+	if x != nil && x.PayAmountMaxCents != nil {
+		return *x.PayAmountMaxCents
 	}
-	return ""
+	return 0
 }
 
-func (x *Job) GetPayFrequency() string {
-	if x != nil && x.PayFrequency != nil {
-		return *x.PayFrequency
+func (x *Job) GetPayFrequency() PayFrequency {
+	if x != nil {
+		return x.PayFrequency
 	}
-	return ""
+	return PayFrequency_PAY_FREQUENCY_UNSPECIFIED
 }
 
-func (x *Job) GetEmploymentType() []string {
+func (x *Job) GetEmploymentType() []EmploymentType {
 	if x != nil {
 		return x.EmploymentType
 	}
 	return nil
 }
 
-func (x *Job) GetRouteType() []string {
+func (x *Job) GetRouteType() []RouteType {
 	if x != nil {
 		return x.RouteType
 	}
@@ -226,55 +720,51 @@ func (x *Job) GetTwicOnly() bool {
 	return false
 }
 
-func (x *Job) GetLicenseClass() string {
-	if x != nil && x.LicenseClass != nil {
-		return *x.LicenseClass
+func (x *Job) GetLicenseClass() LicenseClass {
+	if x != nil {
+		return x.LicenseClass
 	}
-	return ""
+	return LicenseClass_LICENSE_CLASS_UNSPECIFIED
 }
 
-// JobInput is one job as the client submitted it. Every value is the text the
-// client sent, unvalidated: the service checks and normalises it, and reports
-// each problem against the field, the value and the rule.
+// JobInput is one job to add or update. The service checks it by the rules
+// REST applies and reports each problem against the field in the response.
 type JobInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required; 1-64 letters and digits. Identifies the job to add or update.
-	ReferenceNumber *string `protobuf:"bytes,1,opt,name=reference_number,json=referenceNumber,proto3,oneof" json:"reference_number,omitempty"`
+	ReferenceNumber string `protobuf:"bytes,1,opt,name=reference_number,json=referenceNumber,proto3" json:"reference_number,omitempty"`
 	// Required; at most 255 characters.
-	Title *string `protobuf:"bytes,2,opt,name=title,proto3,oneof" json:"title,omitempty"`
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
 	// Optional; at most 100 characters.
 	City *string `protobuf:"bytes,3,opt,name=city,proto3,oneof" json:"city,omitempty"`
 	// Required; USPS code of a state, DC or a territory, any case.
-	State *string `protobuf:"bytes,4,opt,name=state,proto3,oneof" json:"state,omitempty"`
+	State string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
 	// Optional; 12345, 12345-6789 or 123456789.
 	PostalCode *string `protobuf:"bytes,5,opt,name=postal_code,json=postalCode,proto3,oneof" json:"postal_code,omitempty"`
-	// Required; Owner Operator, Company Driver or Student, any case.
-	DriverType *string `protobuf:"bytes,6,opt,name=driver_type,json=driverType,proto3,oneof" json:"driver_type,omitempty"`
-	// Optional; one of the five preference values, any case.
-	Preference *string `protobuf:"bytes,7,opt,name=preference,proto3,oneof" json:"preference,omitempty"`
-	// Required; one of the thirteen freight types, any case.
-	FreightType *string `protobuf:"bytes,8,opt,name=freight_type,json=freightType,proto3,oneof" json:"freight_type,omitempty"`
-	// Optional; a non-negative decimal with at most two places.
-	PayAmountMin *string `protobuf:"bytes,9,opt,name=pay_amount_min,json=payAmountMin,proto3,oneof" json:"pay_amount_min,omitempty"`
-	// Optional; a non-negative decimal with at most two places, not below pay_amount_min.
-	PayAmountMax *string `protobuf:"bytes,10,opt,name=pay_amount_max,json=payAmountMax,proto3,oneof" json:"pay_amount_max,omitempty"`
-	// Optional; Hourly, Weekly or Per Mile, any case.
-	PayFrequency *string `protobuf:"bytes,11,opt,name=pay_frequency,json=payFrequency,proto3,oneof" json:"pay_frequency,omitempty"`
-	// Optional; each one of Full-Time, Part-Time, Temporary, Permanent. Duplicates are dropped.
-	EmploymentType []string `protobuf:"bytes,12,rep,name=employment_type,json=employmentType,proto3" json:"employment_type,omitempty"`
-	// Optional; each one of Dedicated, Local, LTL, OTR, Regional. Duplicates are dropped.
-	RouteType []string `protobuf:"bytes,13,rep,name=route_type,json=routeType,proto3" json:"route_type,omitempty"`
+	// Required.
+	DriverType DriverType `protobuf:"varint,6,opt,name=driver_type,json=driverType,proto3,enum=jobboard.v2.DriverType" json:"driver_type,omitempty"`
+	// Optional.
+	Preference Preference `protobuf:"varint,7,opt,name=preference,proto3,enum=jobboard.v2.Preference" json:"preference,omitempty"`
+	// Required.
+	FreightType FreightType `protobuf:"varint,8,opt,name=freight_type,json=freightType,proto3,enum=jobboard.v2.FreightType" json:"freight_type,omitempty"`
+	// Optional; cents, not negative.
+	PayAmountMinCents *int64 `protobuf:"varint,9,opt,name=pay_amount_min_cents,json=payAmountMinCents,proto3,oneof" json:"pay_amount_min_cents,omitempty"`
+	// Optional; cents, not below pay_amount_min_cents.
+	PayAmountMaxCents *int64 `protobuf:"varint,10,opt,name=pay_amount_max_cents,json=payAmountMaxCents,proto3,oneof" json:"pay_amount_max_cents,omitempty"`
+	// Optional.
+	PayFrequency PayFrequency `protobuf:"varint,11,opt,name=pay_frequency,json=payFrequency,proto3,enum=jobboard.v2.PayFrequency" json:"pay_frequency,omitempty"`
+	// Optional; duplicates are dropped.
+	EmploymentType []EmploymentType `protobuf:"varint,12,rep,packed,name=employment_type,json=employmentType,proto3,enum=jobboard.v2.EmploymentType" json:"employment_type,omitempty"`
+	// Optional; duplicates are dropped.
+	RouteType []RouteType `protobuf:"varint,13,rep,packed,name=route_type,json=routeType,proto3,enum=jobboard.v2.RouteType" json:"route_type,omitempty"`
 	// Required; at most 50,000 characters. HTML other than the basic tags is removed.
-	Description *string `protobuf:"bytes,14,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	Description string `protobuf:"bytes,14,opt,name=description,proto3" json:"description,omitempty"`
 	// Optional; same rule as description.
 	Requirements *string `protobuf:"bytes,15,opt,name=requirements,proto3,oneof" json:"requirements,omitempty"`
-	// Optional; true, false, 1, 0 or empty (false). Defaults to false.
-	TwicOnly *string `protobuf:"bytes,16,opt,name=twic_only,json=twicOnly,proto3,oneof" json:"twic_only,omitempty"`
-	// Optional; A, B, C or None, any case.
-	LicenseClass *string `protobuf:"bytes,17,opt,name=license_class,json=licenseClass,proto3,oneof" json:"license_class,omitempty"`
-	// Fields the service does not use (unknown names, or id and date, which the
-	// service assigns). They are reported back as ignored values.
-	ExtraFields   []*ExtraField `protobuf:"bytes,18,rep,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
+	// Whether a TWIC card is required; false when not given.
+	TwicOnly bool `protobuf:"varint,16,opt,name=twic_only,json=twicOnly,proto3" json:"twic_only,omitempty"`
+	// Optional.
+	LicenseClass  LicenseClass `protobuf:"varint,17,opt,name=license_class,json=licenseClass,proto3,enum=jobboard.v2.LicenseClass" json:"license_class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,15 +800,15 @@ func (*JobInput) Descriptor() ([]byte, []int) {
 }
 
 func (x *JobInput) GetReferenceNumber() string {
-	if x != nil && x.ReferenceNumber != nil {
-		return *x.ReferenceNumber
+	if x != nil {
+		return x.ReferenceNumber
 	}
 	return ""
 }
 
 func (x *JobInput) GetTitle() string {
-	if x != nil && x.Title != nil {
-		return *x.Title
+	if x != nil {
+		return x.Title
 	}
 	return ""
 }
@@ -331,8 +821,8 @@ func (x *JobInput) GetCity() string {
 }
 
 func (x *JobInput) GetState() string {
-	if x != nil && x.State != nil {
-		return *x.State
+	if x != nil {
+		return x.State
 	}
 	return ""
 }
@@ -344,56 +834,56 @@ func (x *JobInput) GetPostalCode() string {
 	return ""
 }
 
-func (x *JobInput) GetDriverType() string {
-	if x != nil && x.DriverType != nil {
-		return *x.DriverType
+func (x *JobInput) GetDriverType() DriverType {
+	if x != nil {
+		return x.DriverType
 	}
-	return ""
+	return DriverType_DRIVER_TYPE_UNSPECIFIED
 }
 
-func (x *JobInput) GetPreference() string {
-	if x != nil && x.Preference != nil {
-		return *x.Preference
+func (x *JobInput) GetPreference() Preference {
+	if x != nil {
+		return x.Preference
 	}
-	return ""
+	return Preference_PREFERENCE_UNSPECIFIED
 }
 
-func (x *JobInput) GetFreightType() string {
-	if x != nil && x.FreightType != nil {
-		return *x.FreightType
+func (x *JobInput) GetFreightType() FreightType {
+	if x != nil {
+		return x.FreightType
 	}
-	return ""
+	return FreightType_FREIGHT_TYPE_UNSPECIFIED
 }
 
-func (x *JobInput) GetPayAmountMin() string {
-	if x != nil && x.PayAmountMin != nil {
-		return *x.PayAmountMin
+func (x *JobInput) GetPayAmountMinCents() int64 {
+	if x != nil && x.PayAmountMinCents != nil {
+		return *x.PayAmountMinCents
 	}
-	return ""
+	return 0
 }
 
-func (x *JobInput) GetPayAmountMax() string {
-	if x != nil && x.PayAmountMax != nil {
-		return *x.PayAmountMax
+func (x *JobInput) GetPayAmountMaxCents() int64 {
+	if x != nil && x.PayAmountMaxCents != nil {
+		return *x.PayAmountMaxCents
 	}
-	return ""
+	return 0
 }
 
-func (x *JobInput) GetPayFrequency() string {
-	if x != nil && x.PayFrequency != nil {
-		return *x.PayFrequency
+func (x *JobInput) GetPayFrequency() PayFrequency {
+	if x != nil {
+		return x.PayFrequency
 	}
-	return ""
+	return PayFrequency_PAY_FREQUENCY_UNSPECIFIED
 }
 
-func (x *JobInput) GetEmploymentType() []string {
+func (x *JobInput) GetEmploymentType() []EmploymentType {
 	if x != nil {
 		return x.EmploymentType
 	}
 	return nil
 }
 
-func (x *JobInput) GetRouteType() []string {
+func (x *JobInput) GetRouteType() []RouteType {
 	if x != nil {
 		return x.RouteType
 	}
@@ -401,8 +891,8 @@ func (x *JobInput) GetRouteType() []string {
 }
 
 func (x *JobInput) GetDescription() string {
-	if x != nil && x.Description != nil {
-		return *x.Description
+	if x != nil {
+		return x.Description
 	}
 	return ""
 }
@@ -414,80 +904,18 @@ func (x *JobInput) GetRequirements() string {
 	return ""
 }
 
-func (x *JobInput) GetTwicOnly() string {
-	if x != nil && x.TwicOnly != nil {
-		return *x.TwicOnly
-	}
-	return ""
-}
-
-func (x *JobInput) GetLicenseClass() string {
-	if x != nil && x.LicenseClass != nil {
-		return *x.LicenseClass
-	}
-	return ""
-}
-
-func (x *JobInput) GetExtraFields() []*ExtraField {
+func (x *JobInput) GetTwicOnly() bool {
 	if x != nil {
-		return x.ExtraFields
+		return x.TwicOnly
 	}
-	return nil
+	return false
 }
 
-// ExtraField is a submitted field the service does not use.
-type ExtraField struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The field name as sent.
-	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The value as sent, as text; unset for null.
-	Value         *string `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ExtraField) Reset() {
-	*x = ExtraField{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ExtraField) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ExtraField) ProtoMessage() {}
-
-func (x *ExtraField) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[2]
+func (x *JobInput) GetLicenseClass() LicenseClass {
 	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
+		return x.LicenseClass
 	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ExtraField.ProtoReflect.Descriptor instead.
-func (*ExtraField) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *ExtraField) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *ExtraField) GetValue() string {
-	if x != nil && x.Value != nil {
-		return *x.Value
-	}
-	return ""
+	return LicenseClass_LICENSE_CLASS_UNSPECIFIED
 }
 
 // BatchSummary counts what a post or delete did and lists every problem.
@@ -511,7 +939,7 @@ type BatchSummary struct {
 
 func (x *BatchSummary) Reset() {
 	*x = BatchSummary{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[3]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +951,7 @@ func (x *BatchSummary) String() string {
 func (*BatchSummary) ProtoMessage() {}
 
 func (x *BatchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[3]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +964,7 @@ func (x *BatchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchSummary.ProtoReflect.Descriptor instead.
 func (*BatchSummary) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{3}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *BatchSummary) GetUnchanged() int32 {
@@ -598,7 +1026,7 @@ type ErrorMessages struct {
 
 func (x *ErrorMessages) Reset() {
 	*x = ErrorMessages{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[4]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +1038,7 @@ func (x *ErrorMessages) String() string {
 func (*ErrorMessages) ProtoMessage() {}
 
 func (x *ErrorMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[4]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +1051,7 @@ func (x *ErrorMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorMessages.ProtoReflect.Descriptor instead.
 func (*ErrorMessages) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{4}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ErrorMessages) GetMissingErrors() *ErrorList {
@@ -665,7 +1093,7 @@ type ErrorList struct {
 
 func (x *ErrorList) Reset() {
 	*x = ErrorList{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[5]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -677,7 +1105,7 @@ func (x *ErrorList) String() string {
 func (*ErrorList) ProtoMessage() {}
 
 func (x *ErrorList) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[5]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -690,7 +1118,7 @@ func (x *ErrorList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorList.ProtoReflect.Descriptor instead.
 func (*ErrorList) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{5}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ErrorList) GetErrors() []*BatchEntry {
@@ -712,7 +1140,7 @@ type BatchEntry struct {
 	Id *int64 `protobuf:"varint,2,opt,name=id,proto3,oneof" json:"id,omitempty"`
 	// The reference number of the job, when one was sent.
 	ReferenceNumber *string `protobuf:"bytes,3,opt,name=reference_number,json=referenceNumber,proto3,oneof" json:"reference_number,omitempty"`
-	// The field the entry is about.
+	// The field the entry is about, by its JSON name in this package.
 	Field *string `protobuf:"bytes,4,opt,name=field,proto3,oneof" json:"field,omitempty"`
 	// The value passed, as text; unset when it was null or absent.
 	Value *string `protobuf:"bytes,5,opt,name=value,proto3,oneof" json:"value,omitempty"`
@@ -724,7 +1152,7 @@ type BatchEntry struct {
 
 func (x *BatchEntry) Reset() {
 	*x = BatchEntry{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[6]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -736,7 +1164,7 @@ func (x *BatchEntry) String() string {
 func (*BatchEntry) ProtoMessage() {}
 
 func (x *BatchEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[6]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -749,7 +1177,7 @@ func (x *BatchEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchEntry.ProtoReflect.Descriptor instead.
 func (*BatchEntry) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{6}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BatchEntry) GetIndex() int32 {
@@ -808,7 +1236,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[7]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +1248,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[7]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +1261,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{7}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListJobsRequest) GetPageSize() int32 {
@@ -863,7 +1291,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[8]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +1303,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[8]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +1316,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{8}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -916,7 +1344,7 @@ type PostJobsRequest struct {
 
 func (x *PostJobsRequest) Reset() {
 	*x = PostJobsRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[9]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1356,7 @@ func (x *PostJobsRequest) String() string {
 func (*PostJobsRequest) ProtoMessage() {}
 
 func (x *PostJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[9]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1369,7 @@ func (x *PostJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostJobsRequest.ProtoReflect.Descriptor instead.
 func (*PostJobsRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{9}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PostJobsRequest) GetJobs() []*JobInput {
@@ -975,7 +1403,7 @@ type PostJobsResponse struct {
 
 func (x *PostJobsResponse) Reset() {
 	*x = PostJobsResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[10]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1415,7 @@ func (x *PostJobsResponse) String() string {
 func (*PostJobsResponse) ProtoMessage() {}
 
 func (x *PostJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[10]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1428,7 @@ func (x *PostJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostJobsResponse.ProtoReflect.Descriptor instead.
 func (*PostJobsResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{10}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PostJobsResponse) GetUnchanged() int32 {
@@ -1055,7 +1483,7 @@ func (x *PostJobsResponse) GetIgnoredValues() []*BatchEntry {
 // GetJobRequest names one job.
 type GetJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The job id.
+	// The job id; required (0 is INVALID_ARGUMENT).
 	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1063,7 +1491,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[11]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1503,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[11]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1516,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{11}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetJobRequest) GetId() int64 {
@@ -1109,7 +1537,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[12]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1549,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[12]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1562,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{12}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1147,16 +1575,15 @@ func (x *GetJobResponse) GetJob() *Job {
 // DeleteJobRequest names one job by id.
 type DeleteJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The job id as the client sent it; a value that is not an integer is an
-	// invalid error in the summary rather than a failed call.
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The job id; required (0 is INVALID_ARGUMENT).
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[13]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1595,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[13]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,14 +1608,14 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{13}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{12}
 }
 
-func (x *DeleteJobRequest) GetId() string {
+func (x *DeleteJobRequest) GetId() int64 {
 	if x != nil {
 		return x.Id
 	}
-	return ""
+	return 0
 }
 
 // DeleteJobResponse summarises a delete.
@@ -1202,7 +1629,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[14]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1641,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[14]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1654,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{14}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteJobResponse) GetSummary() *BatchSummary {
@@ -1240,16 +1667,16 @@ func (x *DeleteJobResponse) GetSummary() *BatchSummary {
 // DeleteJobsRequest names several jobs by id.
 type DeleteJobsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Job ids as the client sent them; a value that is not an integer is an
-	// invalid error rather than a failed call.
-	Ids           []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// The job ids; one with no active job of the account (0 included) is a
+	// missing entry in the summary.
+	Ids           []int64 `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteJobsRequest) Reset() {
 	*x = DeleteJobsRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[15]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1688,7 @@ func (x *DeleteJobsRequest) String() string {
 func (*DeleteJobsRequest) ProtoMessage() {}
 
 func (x *DeleteJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[15]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,10 +1701,10 @@ func (x *DeleteJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobsRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobsRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{15}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{14}
 }
 
-func (x *DeleteJobsRequest) GetIds() []string {
+func (x *DeleteJobsRequest) GetIds() []int64 {
 	if x != nil {
 		return x.Ids
 	}
@@ -1295,7 +1722,7 @@ type DeleteJobsResponse struct {
 
 func (x *DeleteJobsResponse) Reset() {
 	*x = DeleteJobsResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[16]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1307,7 +1734,7 @@ func (x *DeleteJobsResponse) String() string {
 func (*DeleteJobsResponse) ProtoMessage() {}
 
 func (x *DeleteJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[16]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1320,7 +1747,7 @@ func (x *DeleteJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobsResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobsResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{16}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteJobsResponse) GetSummary() *BatchSummary {
@@ -1341,7 +1768,7 @@ type DeleteJobByReferenceRequest struct {
 
 func (x *DeleteJobByReferenceRequest) Reset() {
 	*x = DeleteJobByReferenceRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[17]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1353,7 +1780,7 @@ func (x *DeleteJobByReferenceRequest) String() string {
 func (*DeleteJobByReferenceRequest) ProtoMessage() {}
 
 func (x *DeleteJobByReferenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[17]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1366,7 +1793,7 @@ func (x *DeleteJobByReferenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobByReferenceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobByReferenceRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{17}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteJobByReferenceRequest) GetReferenceNumber() string {
@@ -1387,7 +1814,7 @@ type DeleteJobByReferenceResponse struct {
 
 func (x *DeleteJobByReferenceResponse) Reset() {
 	*x = DeleteJobByReferenceResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[18]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1826,7 @@ func (x *DeleteJobByReferenceResponse) String() string {
 func (*DeleteJobByReferenceResponse) ProtoMessage() {}
 
 func (x *DeleteJobByReferenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[18]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1839,7 @@ func (x *DeleteJobByReferenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobByReferenceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobByReferenceResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{18}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteJobByReferenceResponse) GetSummary() *BatchSummary {
@@ -1433,7 +1860,7 @@ type DeleteJobsByReferenceRequest struct {
 
 func (x *DeleteJobsByReferenceRequest) Reset() {
 	*x = DeleteJobsByReferenceRequest{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[19]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1872,7 @@ func (x *DeleteJobsByReferenceRequest) String() string {
 func (*DeleteJobsByReferenceRequest) ProtoMessage() {}
 
 func (x *DeleteJobsByReferenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[19]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1885,7 @@ func (x *DeleteJobsByReferenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobsByReferenceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobsByReferenceRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{19}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteJobsByReferenceRequest) GetReferenceNumbers() []string {
@@ -1479,7 +1906,7 @@ type DeleteJobsByReferenceResponse struct {
 
 func (x *DeleteJobsByReferenceResponse) Reset() {
 	*x = DeleteJobsByReferenceResponse{}
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[20]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1918,7 @@ func (x *DeleteJobsByReferenceResponse) String() string {
 func (*DeleteJobsByReferenceResponse) ProtoMessage() {}
 
 func (x *DeleteJobsByReferenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_jobs_proto_msgTypes[20]
+	mi := &file_jobboard_v2_jobs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1931,7 @@ func (x *DeleteJobsByReferenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobsByReferenceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobsByReferenceResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{20}
+	return file_jobboard_v2_jobs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteJobsByReferenceResponse) GetSummary() *BatchSummary {
@@ -1518,7 +1945,7 @@ var File_jobboard_v2_jobs_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x16jobboard/v2/jobs.proto\x12\vjobboard.v2\"\x85\x06\n" +
+	"\x16jobboard/v2/jobs.proto\x12\vjobboard.v2\"\x9c\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04date\x18\x02 \x01(\tR\x04date\x12)\n" +
@@ -1527,79 +1954,58 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x04city\x18\x05 \x01(\tH\x00R\x04city\x88\x01\x01\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x12$\n" +
 	"\vpostal_code\x18\a \x01(\tH\x01R\n" +
-	"postalCode\x88\x01\x01\x12\x1f\n" +
-	"\vdriver_type\x18\b \x01(\tR\n" +
-	"driverType\x12#\n" +
+	"postalCode\x88\x01\x01\x128\n" +
+	"\vdriver_type\x18\b \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
+	"driverType\x127\n" +
 	"\n" +
-	"preference\x18\t \x01(\tH\x02R\n" +
-	"preference\x88\x01\x01\x12!\n" +
+	"preference\x18\t \x01(\x0e2\x17.jobboard.v2.PreferenceR\n" +
+	"preference\x12;\n" +
 	"\ffreight_type\x18\n" +
-	" \x01(\tR\vfreightType\x12)\n" +
-	"\x0epay_amount_min\x18\v \x01(\tH\x03R\fpayAmountMin\x88\x01\x01\x12)\n" +
-	"\x0epay_amount_max\x18\f \x01(\tH\x04R\fpayAmountMax\x88\x01\x01\x12(\n" +
-	"\rpay_frequency\x18\r \x01(\tH\x05R\fpayFrequency\x88\x01\x01\x12'\n" +
-	"\x0femployment_type\x18\x0e \x03(\tR\x0eemploymentType\x12\x1d\n" +
+	" \x01(\x0e2\x18.jobboard.v2.FreightTypeR\vfreightType\x124\n" +
+	"\x14pay_amount_min_cents\x18\v \x01(\x03H\x02R\x11payAmountMinCents\x88\x01\x01\x124\n" +
+	"\x14pay_amount_max_cents\x18\f \x01(\x03H\x03R\x11payAmountMaxCents\x88\x01\x01\x12>\n" +
+	"\rpay_frequency\x18\r \x01(\x0e2\x19.jobboard.v2.PayFrequencyR\fpayFrequency\x12D\n" +
+	"\x0femployment_type\x18\x0e \x03(\x0e2\x1b.jobboard.v2.EmploymentTypeR\x0eemploymentType\x125\n" +
 	"\n" +
-	"route_type\x18\x0f \x03(\tR\trouteType\x12 \n" +
+	"route_type\x18\x0f \x03(\x0e2\x16.jobboard.v2.RouteTypeR\trouteType\x12 \n" +
 	"\vdescription\x18\x10 \x01(\tR\vdescription\x12'\n" +
-	"\frequirements\x18\x11 \x01(\tH\x06R\frequirements\x88\x01\x01\x12\x1b\n" +
-	"\ttwic_only\x18\x12 \x01(\bR\btwicOnly\x12(\n" +
-	"\rlicense_class\x18\x13 \x01(\tH\aR\flicenseClass\x88\x01\x01B\a\n" +
+	"\frequirements\x18\x11 \x01(\tH\x04R\frequirements\x88\x01\x01\x12\x1b\n" +
+	"\ttwic_only\x18\x12 \x01(\bR\btwicOnly\x12>\n" +
+	"\rlicense_class\x18\x13 \x01(\x0e2\x19.jobboard.v2.LicenseClassR\flicenseClassB\a\n" +
 	"\x05_cityB\x0e\n" +
-	"\f_postal_codeB\r\n" +
-	"\v_preferenceB\x11\n" +
-	"\x0f_pay_amount_minB\x11\n" +
-	"\x0f_pay_amount_maxB\x10\n" +
-	"\x0e_pay_frequencyB\x0f\n" +
-	"\r_requirementsB\x10\n" +
-	"\x0e_license_class\"\xad\a\n" +
-	"\bJobInput\x12.\n" +
-	"\x10reference_number\x18\x01 \x01(\tH\x00R\x0freferenceNumber\x88\x01\x01\x12\x19\n" +
-	"\x05title\x18\x02 \x01(\tH\x01R\x05title\x88\x01\x01\x12\x17\n" +
-	"\x04city\x18\x03 \x01(\tH\x02R\x04city\x88\x01\x01\x12\x19\n" +
-	"\x05state\x18\x04 \x01(\tH\x03R\x05state\x88\x01\x01\x12$\n" +
-	"\vpostal_code\x18\x05 \x01(\tH\x04R\n" +
-	"postalCode\x88\x01\x01\x12$\n" +
-	"\vdriver_type\x18\x06 \x01(\tH\x05R\n" +
-	"driverType\x88\x01\x01\x12#\n" +
+	"\f_postal_codeB\x17\n" +
+	"\x15_pay_amount_min_centsB\x17\n" +
+	"\x15_pay_amount_max_centsB\x0f\n" +
+	"\r_requirements\"\xfd\x06\n" +
+	"\bJobInput\x12)\n" +
+	"\x10reference_number\x18\x01 \x01(\tR\x0freferenceNumber\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x17\n" +
+	"\x04city\x18\x03 \x01(\tH\x00R\x04city\x88\x01\x01\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12$\n" +
+	"\vpostal_code\x18\x05 \x01(\tH\x01R\n" +
+	"postalCode\x88\x01\x01\x128\n" +
+	"\vdriver_type\x18\x06 \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
+	"driverType\x127\n" +
 	"\n" +
-	"preference\x18\a \x01(\tH\x06R\n" +
-	"preference\x88\x01\x01\x12&\n" +
-	"\ffreight_type\x18\b \x01(\tH\aR\vfreightType\x88\x01\x01\x12)\n" +
-	"\x0epay_amount_min\x18\t \x01(\tH\bR\fpayAmountMin\x88\x01\x01\x12)\n" +
-	"\x0epay_amount_max\x18\n" +
-	" \x01(\tH\tR\fpayAmountMax\x88\x01\x01\x12(\n" +
-	"\rpay_frequency\x18\v \x01(\tH\n" +
-	"R\fpayFrequency\x88\x01\x01\x12'\n" +
-	"\x0femployment_type\x18\f \x03(\tR\x0eemploymentType\x12\x1d\n" +
+	"preference\x18\a \x01(\x0e2\x17.jobboard.v2.PreferenceR\n" +
+	"preference\x12;\n" +
+	"\ffreight_type\x18\b \x01(\x0e2\x18.jobboard.v2.FreightTypeR\vfreightType\x124\n" +
+	"\x14pay_amount_min_cents\x18\t \x01(\x03H\x02R\x11payAmountMinCents\x88\x01\x01\x124\n" +
+	"\x14pay_amount_max_cents\x18\n" +
+	" \x01(\x03H\x03R\x11payAmountMaxCents\x88\x01\x01\x12>\n" +
+	"\rpay_frequency\x18\v \x01(\x0e2\x19.jobboard.v2.PayFrequencyR\fpayFrequency\x12D\n" +
+	"\x0femployment_type\x18\f \x03(\x0e2\x1b.jobboard.v2.EmploymentTypeR\x0eemploymentType\x125\n" +
 	"\n" +
-	"route_type\x18\r \x03(\tR\trouteType\x12%\n" +
-	"\vdescription\x18\x0e \x01(\tH\vR\vdescription\x88\x01\x01\x12'\n" +
-	"\frequirements\x18\x0f \x01(\tH\fR\frequirements\x88\x01\x01\x12 \n" +
-	"\ttwic_only\x18\x10 \x01(\tH\rR\btwicOnly\x88\x01\x01\x12(\n" +
-	"\rlicense_class\x18\x11 \x01(\tH\x0eR\flicenseClass\x88\x01\x01\x12:\n" +
-	"\fextra_fields\x18\x12 \x03(\v2\x17.jobboard.v2.ExtraFieldR\vextraFieldsB\x13\n" +
-	"\x11_reference_numberB\b\n" +
-	"\x06_titleB\a\n" +
-	"\x05_cityB\b\n" +
-	"\x06_stateB\x0e\n" +
-	"\f_postal_codeB\x0e\n" +
-	"\f_driver_typeB\r\n" +
-	"\v_preferenceB\x0f\n" +
-	"\r_freight_typeB\x11\n" +
-	"\x0f_pay_amount_minB\x11\n" +
-	"\x0f_pay_amount_maxB\x10\n" +
-	"\x0e_pay_frequencyB\x0e\n" +
-	"\f_descriptionB\x0f\n" +
-	"\r_requirementsB\f\n" +
-	"\n" +
-	"_twic_onlyB\x10\n" +
-	"\x0e_license_class\"E\n" +
-	"\n" +
-	"ExtraField\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
-	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
-	"\x06_value\"\xd1\x01\n" +
+	"route_type\x18\r \x03(\x0e2\x16.jobboard.v2.RouteTypeR\trouteType\x12 \n" +
+	"\vdescription\x18\x0e \x01(\tR\vdescription\x12'\n" +
+	"\frequirements\x18\x0f \x01(\tH\x04R\frequirements\x88\x01\x01\x12\x1b\n" +
+	"\ttwic_only\x18\x10 \x01(\bR\btwicOnly\x12>\n" +
+	"\rlicense_class\x18\x11 \x01(\x0e2\x19.jobboard.v2.LicenseClassR\flicenseClassB\a\n" +
+	"\x05_cityB\x0e\n" +
+	"\f_postal_codeB\x17\n" +
+	"\x15_pay_amount_min_centsB\x17\n" +
+	"\x15_pay_amount_max_centsB\x0f\n" +
+	"\r_requirements\"\xd1\x01\n" +
 	"\fBatchSummary\x12\x1c\n" +
 	"\tunchanged\x18\x01 \x01(\x05R\tunchanged\x12\x18\n" +
 	"\aupdated\x18\x02 \x01(\x05R\aupdated\x12\x14\n" +
@@ -1649,11 +2055,11 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x0eGetJobResponse\x12\"\n" +
 	"\x03job\x18\x01 \x01(\v2\x10.jobboard.v2.JobR\x03job\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"H\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"H\n" +
 	"\x11DeleteJobResponse\x123\n" +
 	"\asummary\x18\x01 \x01(\v2\x19.jobboard.v2.BatchSummaryR\asummary\"%\n" +
 	"\x11DeleteJobsRequest\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\tR\x03ids\"I\n" +
+	"\x03ids\x18\x01 \x03(\x03R\x03ids\"I\n" +
 	"\x12DeleteJobsResponse\x123\n" +
 	"\asummary\x18\x01 \x01(\v2\x19.jobboard.v2.BatchSummaryR\asummary\"H\n" +
 	"\x1bDeleteJobByReferenceRequest\x12)\n" +
@@ -1663,7 +2069,61 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x1cDeleteJobsByReferenceRequest\x12+\n" +
 	"\x11reference_numbers\x18\x01 \x03(\tR\x10referenceNumbers\"T\n" +
 	"\x1dDeleteJobsByReferenceResponse\x123\n" +
-	"\asummary\x18\x01 \x01(\v2\x19.jobboard.v2.BatchSummaryR\asummary2\xd9\x04\n" +
+	"\asummary\x18\x01 \x01(\v2\x19.jobboard.v2.BatchSummaryR\asummary*\x82\x01\n" +
+	"\n" +
+	"DriverType\x12\x1b\n" +
+	"\x17DRIVER_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aDRIVER_TYPE_OWNER_OPERATOR\x10\x01\x12\x1e\n" +
+	"\x1aDRIVER_TYPE_COMPANY_DRIVER\x10\x02\x12\x17\n" +
+	"\x13DRIVER_TYPE_STUDENT\x10\x03*\xc3\x01\n" +
+	"\n" +
+	"Preference\x12\x1a\n" +
+	"\x16PREFERENCE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19PREFERENCE_LEASE_PURCHASE\x10\x01\x12\x13\n" +
+	"\x0fPREFERENCE_TEAM\x10\x02\x12\x18\n" +
+	"\x14PREFERENCE_TEAM_SOLO\x10\x03\x12\"\n" +
+	"\x1ePREFERENCE_LEASE_PURCHASE_TEAM\x10\x04\x12'\n" +
+	"#PREFERENCE_LEASE_PURCHASE_TEAM_SOLO\x10\x05*\x9d\x03\n" +
+	"\vFreightType\x12\x1c\n" +
+	"\x18FREIGHT_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10FREIGHT_TYPE_BOX\x10\x01\x12\x1b\n" +
+	"\x17FREIGHT_TYPE_CAR_HAULER\x10\x02\x12\x1e\n" +
+	"\x1aFREIGHT_TYPE_DROP_AND_HOOK\x10\x03\x12\x19\n" +
+	"\x15FREIGHT_TYPE_DRY_BULK\x10\x04\x12\x18\n" +
+	"\x14FREIGHT_TYPE_DRY_VAN\x10\x05\x12\x18\n" +
+	"\x14FREIGHT_TYPE_FLATBED\x10\x06\x12\x1e\n" +
+	"\x1aFREIGHT_TYPE_HOPPER_BOTTOM\x10\a\x12\x1b\n" +
+	"\x17FREIGHT_TYPE_INTERMODAL\x10\b\x12\x1a\n" +
+	"\x16FREIGHT_TYPE_OIL_FIELD\x10\t\x12\x1e\n" +
+	"\x1aFREIGHT_TYPE_OVERSIZE_LOAD\x10\n" +
+	"\x12\x1d\n" +
+	"\x19FREIGHT_TYPE_REFRIGERATED\x10\v\x12\x17\n" +
+	"\x13FREIGHT_TYPE_TANKER\x10\f\x12\x1d\n" +
+	"\x19FREIGHT_TYPE_YARD_SPOTTER\x10\r*}\n" +
+	"\fPayFrequency\x12\x1d\n" +
+	"\x19PAY_FREQUENCY_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14PAY_FREQUENCY_HOURLY\x10\x01\x12\x18\n" +
+	"\x14PAY_FREQUENCY_WEEKLY\x10\x02\x12\x1a\n" +
+	"\x16PAY_FREQUENCY_PER_MILE\x10\x03*\xad\x01\n" +
+	"\x0eEmploymentType\x12\x1f\n" +
+	"\x1bEMPLOYMENT_TYPE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19EMPLOYMENT_TYPE_FULL_TIME\x10\x01\x12\x1d\n" +
+	"\x19EMPLOYMENT_TYPE_PART_TIME\x10\x02\x12\x1d\n" +
+	"\x19EMPLOYMENT_TYPE_TEMPORARY\x10\x03\x12\x1d\n" +
+	"\x19EMPLOYMENT_TYPE_PERMANENT\x10\x04*\x98\x01\n" +
+	"\tRouteType\x12\x1a\n" +
+	"\x16ROUTE_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ROUTE_TYPE_DEDICATED\x10\x01\x12\x14\n" +
+	"\x10ROUTE_TYPE_LOCAL\x10\x02\x12\x12\n" +
+	"\x0eROUTE_TYPE_LTL\x10\x03\x12\x12\n" +
+	"\x0eROUTE_TYPE_OTR\x10\x04\x12\x17\n" +
+	"\x13ROUTE_TYPE_REGIONAL\x10\x05*\x84\x01\n" +
+	"\fLicenseClass\x12\x1d\n" +
+	"\x19LICENSE_CLASS_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fLICENSE_CLASS_A\x10\x01\x12\x13\n" +
+	"\x0fLICENSE_CLASS_B\x10\x02\x12\x13\n" +
+	"\x0fLICENSE_CLASS_C\x10\x03\x12\x16\n" +
+	"\x12LICENSE_CLASS_NONE\x10\x042\xd9\x04\n" +
 	"\n" +
 	"JobService\x12G\n" +
 	"\bListJobs\x12\x1c.jobboard.v2.ListJobsRequest\x1a\x1d.jobboard.v2.ListJobsResponse\x12G\n" +
@@ -1687,66 +2147,86 @@ func file_jobboard_v2_jobs_proto_rawDescGZIP() []byte {
 	return file_jobboard_v2_jobs_proto_rawDescData
 }
 
-var file_jobboard_v2_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_jobboard_v2_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_jobboard_v2_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_jobboard_v2_jobs_proto_goTypes = []any{
-	(*Job)(nil),                           // 0: jobboard.v2.Job
-	(*JobInput)(nil),                      // 1: jobboard.v2.JobInput
-	(*ExtraField)(nil),                    // 2: jobboard.v2.ExtraField
-	(*BatchSummary)(nil),                  // 3: jobboard.v2.BatchSummary
-	(*ErrorMessages)(nil),                 // 4: jobboard.v2.ErrorMessages
-	(*ErrorList)(nil),                     // 5: jobboard.v2.ErrorList
-	(*BatchEntry)(nil),                    // 6: jobboard.v2.BatchEntry
-	(*ListJobsRequest)(nil),               // 7: jobboard.v2.ListJobsRequest
-	(*ListJobsResponse)(nil),              // 8: jobboard.v2.ListJobsResponse
-	(*PostJobsRequest)(nil),               // 9: jobboard.v2.PostJobsRequest
-	(*PostJobsResponse)(nil),              // 10: jobboard.v2.PostJobsResponse
-	(*GetJobRequest)(nil),                 // 11: jobboard.v2.GetJobRequest
-	(*GetJobResponse)(nil),                // 12: jobboard.v2.GetJobResponse
-	(*DeleteJobRequest)(nil),              // 13: jobboard.v2.DeleteJobRequest
-	(*DeleteJobResponse)(nil),             // 14: jobboard.v2.DeleteJobResponse
-	(*DeleteJobsRequest)(nil),             // 15: jobboard.v2.DeleteJobsRequest
-	(*DeleteJobsResponse)(nil),            // 16: jobboard.v2.DeleteJobsResponse
-	(*DeleteJobByReferenceRequest)(nil),   // 17: jobboard.v2.DeleteJobByReferenceRequest
-	(*DeleteJobByReferenceResponse)(nil),  // 18: jobboard.v2.DeleteJobByReferenceResponse
-	(*DeleteJobsByReferenceRequest)(nil),  // 19: jobboard.v2.DeleteJobsByReferenceRequest
-	(*DeleteJobsByReferenceResponse)(nil), // 20: jobboard.v2.DeleteJobsByReferenceResponse
+	(DriverType)(0),                       // 0: jobboard.v2.DriverType
+	(Preference)(0),                       // 1: jobboard.v2.Preference
+	(FreightType)(0),                      // 2: jobboard.v2.FreightType
+	(PayFrequency)(0),                     // 3: jobboard.v2.PayFrequency
+	(EmploymentType)(0),                   // 4: jobboard.v2.EmploymentType
+	(RouteType)(0),                        // 5: jobboard.v2.RouteType
+	(LicenseClass)(0),                     // 6: jobboard.v2.LicenseClass
+	(*Job)(nil),                           // 7: jobboard.v2.Job
+	(*JobInput)(nil),                      // 8: jobboard.v2.JobInput
+	(*BatchSummary)(nil),                  // 9: jobboard.v2.BatchSummary
+	(*ErrorMessages)(nil),                 // 10: jobboard.v2.ErrorMessages
+	(*ErrorList)(nil),                     // 11: jobboard.v2.ErrorList
+	(*BatchEntry)(nil),                    // 12: jobboard.v2.BatchEntry
+	(*ListJobsRequest)(nil),               // 13: jobboard.v2.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 14: jobboard.v2.ListJobsResponse
+	(*PostJobsRequest)(nil),               // 15: jobboard.v2.PostJobsRequest
+	(*PostJobsResponse)(nil),              // 16: jobboard.v2.PostJobsResponse
+	(*GetJobRequest)(nil),                 // 17: jobboard.v2.GetJobRequest
+	(*GetJobResponse)(nil),                // 18: jobboard.v2.GetJobResponse
+	(*DeleteJobRequest)(nil),              // 19: jobboard.v2.DeleteJobRequest
+	(*DeleteJobResponse)(nil),             // 20: jobboard.v2.DeleteJobResponse
+	(*DeleteJobsRequest)(nil),             // 21: jobboard.v2.DeleteJobsRequest
+	(*DeleteJobsResponse)(nil),            // 22: jobboard.v2.DeleteJobsResponse
+	(*DeleteJobByReferenceRequest)(nil),   // 23: jobboard.v2.DeleteJobByReferenceRequest
+	(*DeleteJobByReferenceResponse)(nil),  // 24: jobboard.v2.DeleteJobByReferenceResponse
+	(*DeleteJobsByReferenceRequest)(nil),  // 25: jobboard.v2.DeleteJobsByReferenceRequest
+	(*DeleteJobsByReferenceResponse)(nil), // 26: jobboard.v2.DeleteJobsByReferenceResponse
 }
 var file_jobboard_v2_jobs_proto_depIdxs = []int32{
-	2,  // 0: jobboard.v2.JobInput.extra_fields:type_name -> jobboard.v2.ExtraField
-	4,  // 1: jobboard.v2.BatchSummary.error_messages:type_name -> jobboard.v2.ErrorMessages
-	5,  // 2: jobboard.v2.ErrorMessages.missing_errors:type_name -> jobboard.v2.ErrorList
-	5,  // 3: jobboard.v2.ErrorMessages.invalid_errors:type_name -> jobboard.v2.ErrorList
-	5,  // 4: jobboard.v2.ErrorMessages.duplication_errors:type_name -> jobboard.v2.ErrorList
-	5,  // 5: jobboard.v2.ErrorMessages.limit_errors:type_name -> jobboard.v2.ErrorList
-	6,  // 6: jobboard.v2.ErrorList.errors:type_name -> jobboard.v2.BatchEntry
-	0,  // 7: jobboard.v2.ListJobsResponse.jobs:type_name -> jobboard.v2.Job
-	1,  // 8: jobboard.v2.PostJobsRequest.jobs:type_name -> jobboard.v2.JobInput
-	4,  // 9: jobboard.v2.PostJobsResponse.error_messages:type_name -> jobboard.v2.ErrorMessages
-	6,  // 10: jobboard.v2.PostJobsResponse.ignored_values:type_name -> jobboard.v2.BatchEntry
-	0,  // 11: jobboard.v2.GetJobResponse.job:type_name -> jobboard.v2.Job
-	3,  // 12: jobboard.v2.DeleteJobResponse.summary:type_name -> jobboard.v2.BatchSummary
-	3,  // 13: jobboard.v2.DeleteJobsResponse.summary:type_name -> jobboard.v2.BatchSummary
-	3,  // 14: jobboard.v2.DeleteJobByReferenceResponse.summary:type_name -> jobboard.v2.BatchSummary
-	3,  // 15: jobboard.v2.DeleteJobsByReferenceResponse.summary:type_name -> jobboard.v2.BatchSummary
-	7,  // 16: jobboard.v2.JobService.ListJobs:input_type -> jobboard.v2.ListJobsRequest
-	9,  // 17: jobboard.v2.JobService.PostJobs:input_type -> jobboard.v2.PostJobsRequest
-	11, // 18: jobboard.v2.JobService.GetJob:input_type -> jobboard.v2.GetJobRequest
-	13, // 19: jobboard.v2.JobService.DeleteJob:input_type -> jobboard.v2.DeleteJobRequest
-	15, // 20: jobboard.v2.JobService.DeleteJobs:input_type -> jobboard.v2.DeleteJobsRequest
-	17, // 21: jobboard.v2.JobService.DeleteJobByReference:input_type -> jobboard.v2.DeleteJobByReferenceRequest
-	19, // 22: jobboard.v2.JobService.DeleteJobsByReference:input_type -> jobboard.v2.DeleteJobsByReferenceRequest
-	8,  // 23: jobboard.v2.JobService.ListJobs:output_type -> jobboard.v2.ListJobsResponse
-	10, // 24: jobboard.v2.JobService.PostJobs:output_type -> jobboard.v2.PostJobsResponse
-	12, // 25: jobboard.v2.JobService.GetJob:output_type -> jobboard.v2.GetJobResponse
-	14, // 26: jobboard.v2.JobService.DeleteJob:output_type -> jobboard.v2.DeleteJobResponse
-	16, // 27: jobboard.v2.JobService.DeleteJobs:output_type -> jobboard.v2.DeleteJobsResponse
-	18, // 28: jobboard.v2.JobService.DeleteJobByReference:output_type -> jobboard.v2.DeleteJobByReferenceResponse
-	20, // 29: jobboard.v2.JobService.DeleteJobsByReference:output_type -> jobboard.v2.DeleteJobsByReferenceResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	0,  // 0: jobboard.v2.Job.driver_type:type_name -> jobboard.v2.DriverType
+	1,  // 1: jobboard.v2.Job.preference:type_name -> jobboard.v2.Preference
+	2,  // 2: jobboard.v2.Job.freight_type:type_name -> jobboard.v2.FreightType
+	3,  // 3: jobboard.v2.Job.pay_frequency:type_name -> jobboard.v2.PayFrequency
+	4,  // 4: jobboard.v2.Job.employment_type:type_name -> jobboard.v2.EmploymentType
+	5,  // 5: jobboard.v2.Job.route_type:type_name -> jobboard.v2.RouteType
+	6,  // 6: jobboard.v2.Job.license_class:type_name -> jobboard.v2.LicenseClass
+	0,  // 7: jobboard.v2.JobInput.driver_type:type_name -> jobboard.v2.DriverType
+	1,  // 8: jobboard.v2.JobInput.preference:type_name -> jobboard.v2.Preference
+	2,  // 9: jobboard.v2.JobInput.freight_type:type_name -> jobboard.v2.FreightType
+	3,  // 10: jobboard.v2.JobInput.pay_frequency:type_name -> jobboard.v2.PayFrequency
+	4,  // 11: jobboard.v2.JobInput.employment_type:type_name -> jobboard.v2.EmploymentType
+	5,  // 12: jobboard.v2.JobInput.route_type:type_name -> jobboard.v2.RouteType
+	6,  // 13: jobboard.v2.JobInput.license_class:type_name -> jobboard.v2.LicenseClass
+	10, // 14: jobboard.v2.BatchSummary.error_messages:type_name -> jobboard.v2.ErrorMessages
+	11, // 15: jobboard.v2.ErrorMessages.missing_errors:type_name -> jobboard.v2.ErrorList
+	11, // 16: jobboard.v2.ErrorMessages.invalid_errors:type_name -> jobboard.v2.ErrorList
+	11, // 17: jobboard.v2.ErrorMessages.duplication_errors:type_name -> jobboard.v2.ErrorList
+	11, // 18: jobboard.v2.ErrorMessages.limit_errors:type_name -> jobboard.v2.ErrorList
+	12, // 19: jobboard.v2.ErrorList.errors:type_name -> jobboard.v2.BatchEntry
+	7,  // 20: jobboard.v2.ListJobsResponse.jobs:type_name -> jobboard.v2.Job
+	8,  // 21: jobboard.v2.PostJobsRequest.jobs:type_name -> jobboard.v2.JobInput
+	10, // 22: jobboard.v2.PostJobsResponse.error_messages:type_name -> jobboard.v2.ErrorMessages
+	12, // 23: jobboard.v2.PostJobsResponse.ignored_values:type_name -> jobboard.v2.BatchEntry
+	7,  // 24: jobboard.v2.GetJobResponse.job:type_name -> jobboard.v2.Job
+	9,  // 25: jobboard.v2.DeleteJobResponse.summary:type_name -> jobboard.v2.BatchSummary
+	9,  // 26: jobboard.v2.DeleteJobsResponse.summary:type_name -> jobboard.v2.BatchSummary
+	9,  // 27: jobboard.v2.DeleteJobByReferenceResponse.summary:type_name -> jobboard.v2.BatchSummary
+	9,  // 28: jobboard.v2.DeleteJobsByReferenceResponse.summary:type_name -> jobboard.v2.BatchSummary
+	13, // 29: jobboard.v2.JobService.ListJobs:input_type -> jobboard.v2.ListJobsRequest
+	15, // 30: jobboard.v2.JobService.PostJobs:input_type -> jobboard.v2.PostJobsRequest
+	17, // 31: jobboard.v2.JobService.GetJob:input_type -> jobboard.v2.GetJobRequest
+	19, // 32: jobboard.v2.JobService.DeleteJob:input_type -> jobboard.v2.DeleteJobRequest
+	21, // 33: jobboard.v2.JobService.DeleteJobs:input_type -> jobboard.v2.DeleteJobsRequest
+	23, // 34: jobboard.v2.JobService.DeleteJobByReference:input_type -> jobboard.v2.DeleteJobByReferenceRequest
+	25, // 35: jobboard.v2.JobService.DeleteJobsByReference:input_type -> jobboard.v2.DeleteJobsByReferenceRequest
+	14, // 36: jobboard.v2.JobService.ListJobs:output_type -> jobboard.v2.ListJobsResponse
+	16, // 37: jobboard.v2.JobService.PostJobs:output_type -> jobboard.v2.PostJobsResponse
+	18, // 38: jobboard.v2.JobService.GetJob:output_type -> jobboard.v2.GetJobResponse
+	20, // 39: jobboard.v2.JobService.DeleteJob:output_type -> jobboard.v2.DeleteJobResponse
+	22, // 40: jobboard.v2.JobService.DeleteJobs:output_type -> jobboard.v2.DeleteJobsResponse
+	24, // 41: jobboard.v2.JobService.DeleteJobByReference:output_type -> jobboard.v2.DeleteJobByReferenceResponse
+	26, // 42: jobboard.v2.JobService.DeleteJobsByReference:output_type -> jobboard.v2.DeleteJobsByReferenceResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_jobs_proto_init() }
@@ -1756,20 +2236,20 @@ func file_jobboard_v2_jobs_proto_init() {
 	}
 	file_jobboard_v2_jobs_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_v2_jobs_proto_msgTypes[1].OneofWrappers = []any{}
-	file_jobboard_v2_jobs_proto_msgTypes[2].OneofWrappers = []any{}
-	file_jobboard_v2_jobs_proto_msgTypes[6].OneofWrappers = []any{}
+	file_jobboard_v2_jobs_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_jobs_proto_rawDesc), len(file_jobboard_v2_jobs_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   21,
+			NumEnums:      7,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_jobboard_v2_jobs_proto_goTypes,
 		DependencyIndexes: file_jobboard_v2_jobs_proto_depIdxs,
+		EnumInfos:         file_jobboard_v2_jobs_proto_enumTypes,
 		MessageInfos:      file_jobboard_v2_jobs_proto_msgTypes,
 	}.Build()
 	File_jobboard_v2_jobs_proto = out.File

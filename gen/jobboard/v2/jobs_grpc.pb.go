@@ -4,6 +4,40 @@
 // - protoc             (unknown)
 // source: jobboard/v2/jobs.proto
 
+// Package jobboard.v2 is the gRPC API of the job board, as grpcurl and the
+// board's internal services see it. The REST API v2.0 is described by package
+// jobboard.rest.v2, which the in-process gateway uses and which is never
+// served over gRPC; both reach the same validation and storage.
+//
+// Design rules of this package, for callers with generated clients:
+//
+//   - Natural types: a bool for a yes/no, integers for ids and counts, enums
+//     for every closed vocabulary, google.protobuf.Timestamp for instants. A
+//     value that reaches the service is checked by the same rules as REST;
+//     the REST spellings of enum values (such as "Owner Operator") appear in
+//     the value comments.
+//   - Every enum has an UNSPECIFIED zero value: on a required field it is a
+//     missing value, on an optional one it means "not given".
+//   - One naming style: the default JSON names (lowerCamelCase), with no
+//     json_name overrides, so grpcurl and protojson accept the same names.
+//   - Ids are int64 everywhere; 0 is never an id, so a missing required id
+//     is INVALID_ARGUMENT naming the field, never NOT_FOUND.
+//   - Pay amounts are int64 cents (1850 is 18.50) on both Job and JobInput:
+//     exact, no decimal parsing on either side, and the two places the
+//     board keeps are all a cent can express.
+//   - Calendar days without a time (a job's date, YYYY-MM-DD) stay strings:
+//     a Timestamp would invent a time of day and a zone.
+//   - Lists are paged as AIP-158 describes: page_size, page_token and
+//     next_page_token (empty on the last page). Tokens are opaque and signed:
+//     one from another account, from other filters, or altered is
+//     INVALID_ARGUMENT.
+//   - There is no place for fields the service does not know: protojson (and
+//     so grpcurl) refuses an unknown name, and the service ignores unknown
+//     fields of the binary form. REST, which echoes them as ignored values,
+//     keeps them in its own JobInput.
+//   - Problem entries (BatchEntry) name a field by its JSON name in this
+//     package and echo the value as text; the message is the same as REST's.
+
 package jobboardv2
 
 import (
@@ -42,8 +76,8 @@ type JobServiceClient interface {
 	// default receive limit reads every job of a full account.
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	// PostJobs adds or updates up to 1,000 jobs keyed by reference number.
-	// Problems with single jobs are reported in the summary, never as a failed
-	// call, and do not stop the other jobs from being saved.
+	// Problems with single jobs are reported in the response, never as a
+	// failed call, and do not stop the other jobs from being saved.
 	PostJobs(ctx context.Context, in *PostJobsRequest, opts ...grpc.CallOption) (*PostJobsResponse, error)
 	// GetJob returns one active job by id, or NOT_FOUND.
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error)
@@ -149,8 +183,8 @@ type JobServiceServer interface {
 	// default receive limit reads every job of a full account.
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	// PostJobs adds or updates up to 1,000 jobs keyed by reference number.
-	// Problems with single jobs are reported in the summary, never as a failed
-	// call, and do not stop the other jobs from being saved.
+	// Problems with single jobs are reported in the response, never as a
+	// failed call, and do not stop the other jobs from being saved.
 	PostJobs(context.Context, *PostJobsRequest) (*PostJobsResponse, error)
 	// GetJob returns one active job by id, or NOT_FOUND.
 	GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error)

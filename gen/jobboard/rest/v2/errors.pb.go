@@ -2,9 +2,17 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: jobboard/v2/errors.proto
+// source: jobboard/rest/v2/errors.proto
 
-package jobboardv2
+// Package jobboard.rest.v2 is the REST API v2.0 as the in-process gateway
+// (grpc-gateway) and protoc-gen-openapiv2 see it: the messages as REST sends
+// and receives them, lenient text where a REST error entry must echo the raw
+// value the client sent, and the services http.yaml binds. It is never
+// registered on the gRPC server; gRPC callers use package jobboard.v2.
+// Field numbers are those of the messages when they were the gRPC API too,
+// so nothing stored from them changes meaning.
+
+package restv2
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -34,7 +42,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_jobboard_v2_errors_proto_msgTypes[0]
+	mi := &file_jobboard_rest_v2_errors_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +54,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_errors_proto_msgTypes[0]
+	mi := &file_jobboard_rest_v2_errors_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +67,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_errors_proto_rawDescGZIP(), []int{0}
+	return file_jobboard_rest_v2_errors_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ErrorResponse) GetError() *ErrorDetail {
@@ -85,7 +93,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_jobboard_v2_errors_proto_msgTypes[1]
+	mi := &file_jobboard_rest_v2_errors_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -97,7 +105,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_errors_proto_msgTypes[1]
+	mi := &file_jobboard_rest_v2_errors_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -110,7 +118,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_errors_proto_rawDescGZIP(), []int{1}
+	return file_jobboard_rest_v2_errors_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ErrorDetail) GetCode() int32 {
@@ -134,37 +142,37 @@ func (x *ErrorDetail) GetMessage() string {
 	return ""
 }
 
-var File_jobboard_v2_errors_proto protoreflect.FileDescriptor
+var File_jobboard_rest_v2_errors_proto protoreflect.FileDescriptor
 
-const file_jobboard_v2_errors_proto_rawDesc = "" +
+const file_jobboard_rest_v2_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x18jobboard/v2/errors.proto\x12\vjobboard.v2\"?\n" +
-	"\rErrorResponse\x12.\n" +
-	"\x05error\x18\x01 \x01(\v2\x18.jobboard.v2.ErrorDetailR\x05error\"S\n" +
+	"\x1djobboard/rest/v2/errors.proto\x12\x10jobboard.rest.v2\"D\n" +
+	"\rErrorResponse\x123\n" +
+	"\x05error\x18\x01 \x01(\v2\x1d.jobboard.rest.v2.ErrorDetailR\x05error\"S\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessageB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\amessage\x18\x03 \x01(\tR\amessageB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
-	file_jobboard_v2_errors_proto_rawDescOnce sync.Once
-	file_jobboard_v2_errors_proto_rawDescData []byte
+	file_jobboard_rest_v2_errors_proto_rawDescOnce sync.Once
+	file_jobboard_rest_v2_errors_proto_rawDescData []byte
 )
 
-func file_jobboard_v2_errors_proto_rawDescGZIP() []byte {
-	file_jobboard_v2_errors_proto_rawDescOnce.Do(func() {
-		file_jobboard_v2_errors_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_jobboard_v2_errors_proto_rawDesc), len(file_jobboard_v2_errors_proto_rawDesc)))
+func file_jobboard_rest_v2_errors_proto_rawDescGZIP() []byte {
+	file_jobboard_rest_v2_errors_proto_rawDescOnce.Do(func() {
+		file_jobboard_rest_v2_errors_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_errors_proto_rawDesc), len(file_jobboard_rest_v2_errors_proto_rawDesc)))
 	})
-	return file_jobboard_v2_errors_proto_rawDescData
+	return file_jobboard_rest_v2_errors_proto_rawDescData
 }
 
-var file_jobboard_v2_errors_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_jobboard_v2_errors_proto_goTypes = []any{
-	(*ErrorResponse)(nil), // 0: jobboard.v2.ErrorResponse
-	(*ErrorDetail)(nil),   // 1: jobboard.v2.ErrorDetail
+var file_jobboard_rest_v2_errors_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_jobboard_rest_v2_errors_proto_goTypes = []any{
+	(*ErrorResponse)(nil), // 0: jobboard.rest.v2.ErrorResponse
+	(*ErrorDetail)(nil),   // 1: jobboard.rest.v2.ErrorDetail
 }
-var file_jobboard_v2_errors_proto_depIdxs = []int32{
-	1, // 0: jobboard.v2.ErrorResponse.error:type_name -> jobboard.v2.ErrorDetail
+var file_jobboard_rest_v2_errors_proto_depIdxs = []int32{
+	1, // 0: jobboard.rest.v2.ErrorResponse.error:type_name -> jobboard.rest.v2.ErrorDetail
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -172,26 +180,26 @@ var file_jobboard_v2_errors_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_jobboard_v2_errors_proto_init() }
-func file_jobboard_v2_errors_proto_init() {
-	if File_jobboard_v2_errors_proto != nil {
+func init() { file_jobboard_rest_v2_errors_proto_init() }
+func file_jobboard_rest_v2_errors_proto_init() {
+	if File_jobboard_rest_v2_errors_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_errors_proto_rawDesc), len(file_jobboard_v2_errors_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_errors_proto_rawDesc), len(file_jobboard_rest_v2_errors_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_jobboard_v2_errors_proto_goTypes,
-		DependencyIndexes: file_jobboard_v2_errors_proto_depIdxs,
-		MessageInfos:      file_jobboard_v2_errors_proto_msgTypes,
+		GoTypes:           file_jobboard_rest_v2_errors_proto_goTypes,
+		DependencyIndexes: file_jobboard_rest_v2_errors_proto_depIdxs,
+		MessageInfos:      file_jobboard_rest_v2_errors_proto_msgTypes,
 	}.Build()
-	File_jobboard_v2_errors_proto = out.File
-	file_jobboard_v2_errors_proto_goTypes = nil
-	file_jobboard_v2_errors_proto_depIdxs = nil
+	File_jobboard_rest_v2_errors_proto = out.File
+	file_jobboard_rest_v2_errors_proto_goTypes = nil
+	file_jobboard_rest_v2_errors_proto_depIdxs = nil
 }

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/natural"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// grpcDrivers serves jobboard.v2.DriverService over the core DriverService.
+type grpcDrivers struct {
+	jobboardv2.UnimplementedDriverServiceServer
+	core *DriverService
+}
+
+// ListDrivers answers a page of the filtered list. The filters are checked
+// by the core in their lenient form; the page is where the token says.
+func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDriversRequest) (*jobboardv2.ListDriversResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Named by the gRPC fields, before the core names the lenient ones.
+	if err := checkText(req); err != nil {
+		return nil, err
+	}
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, invalidFieldText("page_size", fmt.Sprintf("%d is negative; a page holds 1-%d drivers", size, maxDriversPage))
+	case size == 0:
+		size = defaultDriversPage
+	case size > maxDriversPage:
+		size = maxDriversPage
+	}
+	lenient := natural.ListDriversFilter(req)
+	f, err := g.core.DriverFilter(ctx, lenient)
+	if err != nil {
+		return nil, namedForGRPC(err)
+	}
+	scope, err := driversTokenScope(lenient)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	if token := req.GetPageToken(); token != "" {
+		if f.After, err = g.cursor(token, caller.AccountID, scope); err != nil {
+			return nil, err
+		}
+	}
+	// One row more than the page tells whether another page follows.
+	f.Offset, f.Limit = 0, size+1
+	items, total, err := g.core.store.ListDrivers(ctx, caller.AccountID, f)
+	if err != nil {
+		return nil, internalError(ctx, err)
+	}
+	more := len(items) > size
+	items = items[:min(len(items), size)]
+	out := &jobboardv2.ListDriversResponse{Drivers: make([]*jobboardv2.DriverSummary, len(items)), TotalSize: total}
+	for i := range items {
+		out.Drivers[i] = natural.DriverSummary(driverSummary(&items[i]))
+	}
+	if more {
+		position, err := json.Marshal(store.CursorOf(items[len(items)-1]))
+		if err != nil {
+			return nil, internalError(ctx, err)
+		}
+		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, position)
+	}
+	return out, nil
+}
+
+// cursor reads where a page token says the page starts: after the row of
+// the order it names (keyset paging, so a page costs the same at any depth).
+func (g *grpcDrivers) cursor(token string, accountID int64, scope string) (*store.DriverCursor, error) {
+	position, err := g.core.tokens.Decode(token, accountID, scope)
+	var c store.DriverCursor
+	if err == nil {
+		err = json.Unmarshal(position, &c)
+	}
+	if err != nil {
+		return nil, invalidFieldText("page_token", quoted(token)+" is not a next_page_token answered for these filters and this order")
+	}
+	return &c, nil
+}
+
+// namedForGRPC names, in an error of the core, the gRPC field rather than
+// the REST parameter it was given as ("min_experience_years: ...").
+func namedForGRPC(err error) error {
+	return renameFields(err, natural.FilterField)
+}
+
+// driversTokenScope ties a token to the filters and order that decide the
+// list: the lenient request, paging left out, in deterministic binary.
+func driversTokenScope(lenient *restv2.ListDriversRequest) (string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(lenient)
+	if err != nil {
+		return "", fmt.Errorf("drivers page token scope: %w", err)
+	}
+	return "drivers|" + hex.EncodeToString(b), nil
+}
+
+func (g *grpcDrivers) GetDriver(ctx context.Context, req *jobboardv2.GetDriverRequest) (*jobboardv2.GetDriverResponse, error) {
+	if err := requiredID("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	resp, err := g.core.GetDriver(ctx, &restv2.GetDriverRequest{Id: req.GetId()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.GetDriverResponse{Driver: natural.DriverDetail(resp.GetDriver())}, nil
+}

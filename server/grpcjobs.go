@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"strconv"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/natural"
+)
+
+// This file and the other grpc*.go files are the gRPC API (package
+// jobboard.v2): each method converts the natural request into the lenient
+// form (package natural), lets the service REST uses too answer it, and
+// converts the answer back. Checks only gRPC needs, such as a missing id,
+// are made here; every other rule is the core's.
+
+// grpcJobs serves jobboard.v2.JobService over the core JobService.
+type grpcJobs struct {
+	jobboardv2.UnimplementedJobServiceServer
+	core *JobService
+}
+
+// requiredID refuses a missing id: 0 is never an id, and answering NotFound
+// for it would hide the caller's mistake.
+func requiredID(field string, id int64) error {
+	if id == 0 {
+		return invalidFieldText(field, "0 (unset) is not valid; the field is required")
+	}
+	return nil
+}
+
+func (g *grpcJobs) ListJobs(ctx context.Context, req *jobboardv2.ListJobsRequest) (*jobboardv2.ListJobsResponse, error) {
+	page, err := g.core.ListJobs(ctx, &restv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.ListJobsResponse{Jobs: natural.Jobs(page.GetJobs()), NextPageToken: page.GetNextPageToken()}, nil
+}
+
+func (g *grpcJobs) PostJobs(ctx context.Context, req *jobboardv2.PostJobsRequest) (*jobboardv2.PostJobsResponse, error) {
+	resp, err := g.core.PostJobs(ctx, &restv2.PostJobsRequest{Jobs: natural.JobInputs(req.GetJobs())})
+	if err != nil {
+		return nil, err
+	}
+	return natural.PostJobsResponse(resp), nil
+}
+
+func (g *grpcJobs) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (*jobboardv2.GetJobResponse, error) {
+	if err := requiredID("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	resp, err := g.core.GetJob(ctx, &restv2.GetJobRequest{Id: req.GetId()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.GetJobResponse{Job: natural.Job(resp.GetJob())}, nil
+}
+
+func (g *grpcJobs) DeleteJob(ctx context.Context, req *jobboardv2.DeleteJobRequest) (*jobboardv2.DeleteJobResponse, error) {
+	if err := requiredID("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	resp, err := g.core.DeleteJob(ctx, &restv2.DeleteJobRequest{Id: strconv.FormatInt(req.GetId(), 10)})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.DeleteJobResponse{Summary: natural.Summary(resp.GetSummary())}, nil
+}
+
+func (g *grpcJobs) DeleteJobs(ctx context.Context, req *jobboardv2.DeleteJobsRequest) (*jobboardv2.DeleteJobsResponse, error) {
+	ids := make([]string, len(req.GetIds()))
+	for i, id := range req.GetIds() {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	resp, err := g.core.DeleteJobs(ctx, &restv2.DeleteJobsRequest{Ids: ids})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.DeleteJobsResponse{Summary: natural.Summary(resp.GetSummary())}, nil
+}
+
+func (g *grpcJobs) DeleteJobByReference(ctx context.Context, req *jobboardv2.DeleteJobByReferenceRequest) (*jobboardv2.DeleteJobByReferenceResponse, error) {
+	resp, err := g.core.DeleteJobByReference(ctx, &restv2.DeleteJobByReferenceRequest{ReferenceNumber: req.GetReferenceNumber()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.DeleteJobByReferenceResponse{Summary: natural.Summary(resp.GetSummary())}, nil
+}
+
+func (g *grpcJobs) DeleteJobsByReference(ctx context.Context, req *jobboardv2.DeleteJobsByReferenceRequest) (*jobboardv2.DeleteJobsByReferenceResponse, error) {
+	resp, err := g.core.DeleteJobsByReference(ctx, &restv2.DeleteJobsByReferenceRequest{ReferenceNumbers: req.GetReferenceNumbers()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.DeleteJobsByReferenceResponse{Summary: natural.Summary(resp.GetSummary())}, nil
+}

@@ -1,0 +1,149 @@
+package natural
+
+import (
+	"strconv"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+)
+
+// JobInput is a natural job in the lenient form the validation checks.
+func JobInput(in *jobboardv2.JobInput) *restv2.JobInput {
+	out := &restv2.JobInput{
+		ReferenceNumber: ptr(in.GetReferenceNumber()), Title: ptr(in.GetTitle()), City: in.City,
+		State: ptr(in.GetState()), PostalCode: in.PostalCode,
+		DriverType:     optionalLabel(DriverTypes, in.GetDriverType()),
+		Preference:     optionalLabel(Preferences, in.GetPreference()),
+		FreightType:    optionalLabel(FreightTypes, in.GetFreightType()),
+		PayFrequency:   optionalLabel(PayFrequencies, in.GetPayFrequency()),
+		EmploymentType: labels(EmploymentTypes, in.GetEmploymentType()),
+		RouteType:      labels(RouteTypes, in.GetRouteType()),
+		Description:    ptr(in.GetDescription()), Requirements: in.Requirements,
+		TwicOnly:     ptr(strconv.FormatBool(in.GetTwicOnly())),
+		LicenseClass: optionalLabel(LicenseClasses, in.GetLicenseClass()),
+	}
+	if in.PayAmountMinCents != nil {
+		out.PayAmountMin = ptr(Decimal(in.GetPayAmountMinCents()))
+	}
+	if in.PayAmountMaxCents != nil {
+		out.PayAmountMax = ptr(Decimal(in.GetPayAmountMaxCents()))
+	}
+	return out
+}
+
+// JobInputs converts a list of jobs.
+func JobInputs(in []*jobboardv2.JobInput) []*restv2.JobInput {
+	out := make([]*restv2.JobInput, len(in))
+	for i, j := range in {
+		out[i] = JobInput(j)
+	}
+	return out
+}
+
+// Job is a stored job, as the core answers it, in the natural form.
+func Job(j *restv2.Job) *jobboardv2.Job {
+	out := &jobboardv2.Job{
+		Id: j.GetId(), Date: j.GetDate(), ReferenceNumber: j.GetReferenceNumber(), Title: j.GetTitle(),
+		City: j.City, State: j.GetState(), PostalCode: j.PostalCode,
+		DriverType:     valueOf(DriverTypes, &j.DriverType),
+		Preference:     valueOf(Preferences, j.Preference),
+		FreightType:    valueOf(FreightTypes, &j.FreightType),
+		PayFrequency:   valueOf(PayFrequencies, j.PayFrequency),
+		EmploymentType: values(EmploymentTypes, j.GetEmploymentType()),
+		RouteType:      values(RouteTypes, j.GetRouteType()),
+		Description:    j.GetDescription(), Requirements: j.Requirements, TwicOnly: j.GetTwicOnly(),
+		LicenseClass: valueOf(LicenseClasses, j.LicenseClass),
+	}
+	if j.PayAmountMin != nil {
+		out.PayAmountMinCents = ptr(Cents(j.GetPayAmountMin()))
+	}
+	if j.PayAmountMax != nil {
+		out.PayAmountMaxCents = ptr(Cents(j.GetPayAmountMax()))
+	}
+	return out
+}
+
+// Jobs converts a list of jobs.
+func Jobs(in []*restv2.Job) []*jobboardv2.Job {
+	out := make([]*jobboardv2.Job, len(in))
+	for i, j := range in {
+		out[i] = Job(j)
+	}
+	return out
+}
+
+// renamedFields are the lenient form's field names whose natural field has
+// another name, and how an entry's value reads in the natural field.
+var renamedFields = map[string]struct {
+	name  string
+	value func(string) string
+}{
+	"payAmountMin": {"payAmountMinCents", centsText},
+	"payAmountMax": {"payAmountMaxCents", centsText},
+}
+
+// centsText is a decimal the adapter wrote from cents, as those cents.
+func centsText(decimal string) string {
+	neg := len(decimal) > 0 && decimal[0] == '-'
+	if neg {
+		decimal = decimal[1:]
+	}
+	c := Cents(decimal)
+	if neg {
+		c = -c
+	}
+	return itoa(c)
+}
+
+// Entries converts problem entries, naming the natural fields.
+func Entries(in []*restv2.BatchEntry) []*jobboardv2.BatchEntry {
+	out := make([]*jobboardv2.BatchEntry, len(in))
+	for i, e := range in {
+		out[i] = entry(e)
+	}
+	return out
+}
+
+func entry(e *restv2.BatchEntry) *jobboardv2.BatchEntry {
+	out := &jobboardv2.BatchEntry{Index: e.Index, Id: e.Id, ReferenceNumber: e.ReferenceNumber,
+		Field: e.Field, Value: e.Value, Message: e.GetMessage()}
+	if r, ok := renamedFields[e.GetField()]; ok {
+		out.Field = ptr(r.name)
+		if e.Value != nil {
+			out.Value = ptr(r.value(e.GetValue()))
+		}
+	}
+	return out
+}
+
+// Summary converts a delete's or a post's counts and problems.
+func Summary(s *restv2.BatchSummary) *jobboardv2.BatchSummary {
+	if s == nil {
+		return nil
+	}
+	out := &jobboardv2.BatchSummary{Unchanged: s.Unchanged, Updated: s.Updated, Added: s.Added,
+		Deleted: s.Deleted, Errors: s.Errors, ErrorMessages: ErrorMessages(s.ErrorMessages)}
+	return out
+}
+
+// ErrorMessages converts the four lists of problems.
+func ErrorMessages(m *restv2.ErrorMessages) *jobboardv2.ErrorMessages {
+	if m == nil {
+		return nil
+	}
+	list := func(l *restv2.ErrorList) *jobboardv2.ErrorList {
+		if l == nil {
+			return nil
+		}
+		return &jobboardv2.ErrorList{Errors: Entries(l.Errors)}
+	}
+	return &jobboardv2.ErrorMessages{MissingErrors: list(m.MissingErrors), InvalidErrors: list(m.InvalidErrors),
+		DuplicationErrors: list(m.DuplicationErrors), LimitErrors: list(m.LimitErrors)}
+}
+
+// PostJobsResponse converts a post's answer.
+func PostJobsResponse(r *restv2.PostJobsResponse) *jobboardv2.PostJobsResponse {
+	return &jobboardv2.PostJobsResponse{Unchanged: r.Unchanged, Updated: r.Updated, Added: r.Added,
+		Deleted: r.Deleted, Errors: r.Errors, ErrorMessages: ErrorMessages(r.ErrorMessages),
+		IgnoredValues: Entries(r.IgnoredValues)}
+}

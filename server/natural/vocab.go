@@ -1,0 +1,92 @@
+package natural
+
+import (
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+)
+
+// Vocabulary is a closed set of labels and the enum whose values 1..n
+// stand for them, in order; the zero value (UNSPECIFIED) has no label.
+type Vocabulary[E ~int32] struct{ labels []string }
+
+// Labels returns the labels in canonical spelling, in enum order.
+func (v Vocabulary[E]) Labels() []string { return append([]string(nil), v.labels...) }
+
+// Label returns the label of e; false for UNSPECIFIED or an unknown number.
+func (v Vocabulary[E]) Label(e E) (string, bool) {
+	if e <= 0 || int(e) > len(v.labels) {
+		return "", false
+	}
+	return v.labels[e-1], true
+}
+
+// Value returns the enum value of a label in canonical spelling; false for
+// a label outside the vocabulary.
+func (v Vocabulary[E]) Value(label string) (E, bool) {
+	for i, l := range v.labels {
+		if l == label {
+			return E(i + 1), true
+		}
+	}
+	return 0, false
+}
+
+// The vocabularies, in the order of their enums in proto/jobboard/v2.
+var (
+	DriverTypes     = Vocabulary[jobboardv2.DriverType]{[]string{"Owner Operator", "Company Driver", "Student"}}
+	Preferences     = Vocabulary[jobboardv2.Preference]{[]string{"Lease Purchase", "Team", "Team Solo", "Lease Purchase Team", "Lease Purchase Team Solo"}}
+	FreightTypes    = Vocabulary[jobboardv2.FreightType]{[]string{"Box", "Car Hauler", "Drop and Hook", "Dry Bulk", "Dry Van", "Flatbed", "Hopper Bottom", "Intermodal", "Oil Field", "Oversize Load", "Refrigerated", "Tanker", "Yard Spotter"}}
+	PayFrequencies  = Vocabulary[jobboardv2.PayFrequency]{[]string{"Hourly", "Weekly", "Per Mile"}}
+	EmploymentTypes = Vocabulary[jobboardv2.EmploymentType]{[]string{"Full-Time", "Part-Time", "Temporary", "Permanent"}}
+	RouteTypes      = Vocabulary[jobboardv2.RouteType]{[]string{"Dedicated", "Local", "LTL", "OTR", "Regional"}}
+	LicenseClasses  = Vocabulary[jobboardv2.LicenseClass]{[]string{"A", "B", "C", "None"}}
+	Certifications  = Vocabulary[jobboardv2.Certification]{[]string{"Doubles/Triples (T)", "HAZMAT (H)", "Tank Vehicles (N)", "Tanker + HAZMAT (X)"}}
+	// CertificationCodes are the one-letter codes of Certifications, in the same order.
+	CertificationCodes = Vocabulary[jobboardv2.Certification]{[]string{"T", "H", "N", "X"}}
+	// JobImportStatuses are an import's states as the store writes them.
+	JobImportStatuses = Vocabulary[jobboardv2.JobImportStatus]{[]string{"pending", "running", "complete"}}
+)
+
+// optionalLabel is the label of e as an optional text: nil for UNSPECIFIED,
+// and the enum number as text for a number outside the vocabulary, which
+// the validation then refuses with the value named.
+func optionalLabel[E ~int32](v Vocabulary[E], e E) *string {
+	if e == 0 {
+		return nil
+	}
+	if l, ok := v.Label(e); ok {
+		return &l
+	}
+	return ptr(itoa(int64(e)))
+}
+
+// labels maps a list of enum values to their labels, as optionalLabel does.
+func labels[E ~int32](v Vocabulary[E], es []E) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		if l := optionalLabel(v, e); l != nil {
+			out = append(out, *l)
+		} else {
+			out = append(out, "")
+		}
+	}
+	return out
+}
+
+// values maps stored labels to enum values; a label outside the
+// vocabulary (never stored: the validation accepts only these) is UNSPECIFIED.
+func values[E ~int32](v Vocabulary[E], ls []string) []E {
+	out := make([]E, len(ls))
+	for i, l := range ls {
+		out[i], _ = v.Value(l)
+	}
+	return out
+}
+
+// valueOf is the enum value of an optional stored label.
+func valueOf[E ~int32](v Vocabulary[E], l *string) E {
+	if l == nil {
+		return 0
+	}
+	e, _ := v.Value(*l)
+	return e
+}
