@@ -347,18 +347,9 @@ func newDriverIntakeService(st *store.Store) *DriverIntakeService {
 
 // SubmitApplication validates and records one application.
 func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboardv2.SubmitApplicationRequest) (*jobboardv2.SubmitApplicationResponse, error) {
-	caller, err := callerFrom(ctx)
-	if err != nil && !isInternal(ctx) {
+	accountID, err := intakeAccount(ctx, req.GetAccountId())
+	if err != nil {
 		return nil, err
-	}
-	// The account comes from the request or from x-account-id; when both
-	// are given they must agree.
-	accountID := req.GetAccountId()
-	switch {
-	case accountID == 0:
-		accountID = caller.AccountID
-	case caller.AccountID != 0 && caller.AccountID != accountID:
-		return nil, status.Errorf(codes.InvalidArgument, "account_id: %d differs from x-account-id %d", accountID, caller.AccountID)
 	}
 	ids, err := ImportApplications(ctx, s.store, accountID, []*jobboardv2.DriverApplication{req.GetApplication()})
 	if err != nil {
@@ -367,25 +358,103 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 	return &jobboardv2.SubmitApplicationResponse{DriverId: ids[0]}, nil
 }
 
+// MaxBatchApplications is the most applications SubmitApplications takes in
+// one call: a batch is one transaction, and a thousand keep it to a few
+// seconds and a request of a few MiB.
+const MaxBatchApplications = 1000
+
+// SubmitApplications validates a batch of applications and records them
+// all or none, as the CLI import does.
+func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobboardv2.SubmitApplicationsRequest) (*jobboardv2.SubmitApplicationsResponse, error) {
+	accountID, err := intakeAccount(ctx, req.GetAccountId())
+	if err != nil {
+		return nil, err
+	}
+	switch n := len(req.GetApplications()); {
+	case n == 0:
+		return nil, violationsError([]Violation{{Field: "applications",
+			Rule: fmt.Sprintf("is required: 1 to %d applications", MaxBatchApplications)}})
+	case n > MaxBatchApplications:
+		return nil, violationsError([]Violation{{Field: "applications",
+			Rule: fmt.Sprintf("holds %d applications; one call takes at most %d, so send them in several calls", n, MaxBatchApplications)}})
+	}
+	ids, err := importApplications(ctx, s.store, accountID, req.GetApplications(), batchEntryPath)
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.SubmitApplicationsResponse{DriverIds: ids}, nil
+}
+
+// intakeAccount is the account an intake call records applications to: the
+// request's account_id or x-account-id; when both are given they must agree.
+func intakeAccount(ctx context.Context, requested int64) (int64, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil && !isInternal(ctx) {
+		return 0, err
+	}
+	switch {
+	case requested == 0:
+		return caller.AccountID, nil
+	case caller.AccountID != 0 && caller.AccountID != requested:
+		return 0, status.Errorf(codes.InvalidArgument, "account_id: %d differs from x-account-id %d", requested, caller.AccountID)
+	}
+	return requested, nil
+}
+
 func isInternal(ctx context.Context) bool {
 	c, ok := ctx.Value(callerKey{}).(Caller)
 	return ok && c.Internal
+}
+
+// entryPath names, in a problem, a field of the i-th application of a
+// request; field "" names the application itself.
+type entryPath func(i int, field string) string
+
+// singleEntryPath names the fields of a request of one application.
+func singleEntryPath(_ int, field string) string {
+	if field == "" {
+		return "application"
+	}
+	return field
+}
+
+// fileEntryPath names the entries of a file by index: "[3] email".
+func fileEntryPath(i int, field string) string {
+	if field == "" {
+		return fmt.Sprintf("[%d]", i)
+	}
+	return fmt.Sprintf("[%d] %s", i, field)
+}
+
+// batchEntryPath names the fields of SubmitApplicationsRequest:
+// "applications[3].email".
+func batchEntryPath(i int, field string) string {
+	if field == "" {
+		return fmt.Sprintf("applications[%d]", i)
+	}
+	return fmt.Sprintf("applications[%d].%s", i, field)
 }
 
 // ImportApplications validates applications to one account and stores them
 // all or none. Problems are INVALID_ARGUMENT naming each entry's index when
 // there is more than one entry.
 func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, len(apps) > 1)
+	path := singleEntryPath
+	if len(apps) > 1 {
+		path = fileEntryPath
+	}
+	return importApplications(ctx, st, accountID, apps, path)
 }
 
 // ImportApplicationFile is ImportApplications for the entries of a file:
 // its problems always name the entry's index, even of a file of one.
 func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, true)
+	return importApplications(ctx, st, accountID, apps, fileEntryPath)
 }
 
-func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, indexed bool) ([]int64, error) {
+// importApplications checks every application, then stores them in one
+// transaction; problems name their field through path.
+func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, path entryPath) ([]int64, error) {
 	if accountID <= 0 {
 		return nil, status.Error(codes.InvalidArgument, "account_id: is required")
 	}
@@ -394,37 +463,39 @@ func importApplications(ctx context.Context, st *store.Store, accountID int64, a
 	} else if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	var problems []string
-	now := time.Now()
-	valid := make([]store.Application, len(apps))
-	for i, in := range apps {
-		if in == nil {
-			problems = append(problems, fmt.Sprintf("[%d]: application is required", i))
-			continue
-		}
-		app, ps := checkApplication(accountID, in, now)
-		for _, p := range ps {
-			if indexed {
-				p = fmt.Sprintf("[%d] %s", i, p)
-			}
-			problems = append(problems, p)
-		}
-		valid[i] = app
-	}
+	valid, problems := checkApplications(accountID, apps, time.Now(), path)
 	if len(problems) > 0 {
-		return nil, status.Error(codes.InvalidArgument, strings.Join(problems, "; "))
+		return nil, violationsError(problems)
 	}
 	ids, err := st.SaveApplications(ctx, valid)
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
-		msg := unknown.Error()
-		if indexed {
-			msg = fmt.Sprintf("[%d] %s", unknown.Index, msg)
-		}
-		return nil, status.Error(codes.InvalidArgument, msg)
+		return nil, violationsError([]Violation{{
+			Field: path(unknown.Index, fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)),
+			Value: unknown.Reference, Rule: "is not the reference number of one of the account's jobs"}})
 	}
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
 	return ids, nil
+}
+
+// checkApplications checks each application, received at now, and
+// converts it for the store; the problems' fields are named through path.
+func checkApplications(accountID int64, apps []*jobboardv2.DriverApplication, now time.Time, path entryPath) ([]store.Application, []Violation) {
+	var problems []Violation
+	valid := make([]store.Application, len(apps))
+	for i, in := range apps {
+		if in == nil {
+			problems = append(problems, Violation{Field: path(i, ""), Rule: "is required"})
+			continue
+		}
+		app, ps := checkApplication(accountID, in, now)
+		for _, p := range ps {
+			p.Field = path(i, p.Field)
+			problems = append(problems, p)
+		}
+		valid[i] = app
+	}
+	return valid, problems
 }

@@ -1551,6 +1551,125 @@ func (x *JobApplicationInput) GetCreatedAt() string {
 	return ""
 }
 
+// SubmitApplicationsRequest is a batch of applications to one account.
+//
+// A batch is one unary call rather than a client stream: it is stored in one
+// transaction, all or none, and a unary call holds no transaction open while
+// the client sends, can be retried whole (see below), and has a request size
+// limit of its own. Larger migrations send several batches.
+//
+// Every application is checked as SubmitApplication checks it. When any is
+// invalid, nothing is stored and the call fails with INVALID_ARGUMENT naming
+// each problem by its index and field, such as
+// `applications[12].email: "x" is not an e-mail address`.
+//
+// A retried batch (after UNAVAILABLE or a lost answer) stores nothing twice:
+// a driver is matched by e-mail, the account's profile of the driver is
+// replaced only by an application sent at the same time or later, and a job
+// application is kept once per driver and job. Sending the same batch again
+// answers the same driver ids and leaves the account as one call did.
+type SubmitApplicationsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The account applied to. It may be left out when x-account-id names it;
+	// when both are given they must agree.
+	AccountId int64 `protobuf:"varint,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The applications, 1 to 1,000. The same driver (e-mail) may appear more
+	// than once; the application sent last wins, as with separate calls.
+	Applications  []*DriverApplication `protobuf:"bytes,2,rep,name=applications,proto3" json:"applications,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitApplicationsRequest) Reset() {
+	*x = SubmitApplicationsRequest{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitApplicationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitApplicationsRequest) ProtoMessage() {}
+
+func (x *SubmitApplicationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitApplicationsRequest.ProtoReflect.Descriptor instead.
+func (*SubmitApplicationsRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SubmitApplicationsRequest) GetAccountId() int64 {
+	if x != nil {
+		return x.AccountId
+	}
+	return 0
+}
+
+func (x *SubmitApplicationsRequest) GetApplications() []*DriverApplication {
+	if x != nil {
+		return x.Applications
+	}
+	return nil
+}
+
+// SubmitApplicationsResponse identifies the drivers.
+type SubmitApplicationsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id of each application, in the order of the request.
+	DriverIds     []int64 `protobuf:"varint,1,rep,packed,name=driver_ids,json=driverIds,proto3" json:"driver_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitApplicationsResponse) Reset() {
+	*x = SubmitApplicationsResponse{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitApplicationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitApplicationsResponse) ProtoMessage() {}
+
+func (x *SubmitApplicationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitApplicationsResponse.ProtoReflect.Descriptor instead.
+func (*SubmitApplicationsResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SubmitApplicationsResponse) GetDriverIds() []int64 {
+	if x != nil {
+		return x.DriverIds
+	}
+	return nil
+}
+
 var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
@@ -1760,12 +1879,20 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\treference\x18\x01 \x01(\tR\treference\x12\"\n" +
 	"\ris_direct_app\x18\x02 \x01(\bR\visDirectApp\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\tR\tcreatedAt2\xad\x01\n" +
+	"created_at\x18\x03 \x01(\tR\tcreatedAt\"~\n" +
+	"\x19SubmitApplicationsRequest\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\x03R\taccountId\x12B\n" +
+	"\fapplications\x18\x02 \x03(\v2\x1e.jobboard.v2.DriverApplicationR\fapplications\";\n" +
+	"\x1aSubmitApplicationsResponse\x12\x1d\n" +
+	"\n" +
+	"driver_ids\x18\x01 \x03(\x03R\tdriverIds2\xad\x01\n" +
 	"\rDriverService\x12P\n" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\x12J\n" +
-	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2y\n" +
+	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2\xe0\x01\n" +
 	"\x13DriverIntakeService\x12b\n" +
-	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\x12e\n" +
+	"\x12SubmitApplications\x12&.jobboard.v2.SubmitApplicationsRequest\x1a'.jobboard.v2.SubmitApplicationsResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_drivers_proto_rawDescOnce sync.Once
@@ -1779,20 +1906,22 @@ func file_jobboard_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_v2_drivers_proto_rawDescData
 }
 
-var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_jobboard_v2_drivers_proto_goTypes = []any{
-	(*ListDriversRequest)(nil),        // 0: jobboard.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),       // 1: jobboard.v2.ListDriversResponse
-	(*DriverSummary)(nil),             // 2: jobboard.v2.DriverSummary
-	(*DriverDetail)(nil),              // 3: jobboard.v2.DriverDetail
-	(*Employment)(nil),                // 4: jobboard.v2.Employment
-	(*JobApplication)(nil),            // 5: jobboard.v2.JobApplication
-	(*GetDriverRequest)(nil),          // 6: jobboard.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),         // 7: jobboard.v2.GetDriverResponse
-	(*SubmitApplicationRequest)(nil),  // 8: jobboard.v2.SubmitApplicationRequest
-	(*SubmitApplicationResponse)(nil), // 9: jobboard.v2.SubmitApplicationResponse
-	(*DriverApplication)(nil),         // 10: jobboard.v2.DriverApplication
-	(*JobApplicationInput)(nil),       // 11: jobboard.v2.JobApplicationInput
+	(*ListDriversRequest)(nil),         // 0: jobboard.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),        // 1: jobboard.v2.ListDriversResponse
+	(*DriverSummary)(nil),              // 2: jobboard.v2.DriverSummary
+	(*DriverDetail)(nil),               // 3: jobboard.v2.DriverDetail
+	(*Employment)(nil),                 // 4: jobboard.v2.Employment
+	(*JobApplication)(nil),             // 5: jobboard.v2.JobApplication
+	(*GetDriverRequest)(nil),           // 6: jobboard.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),          // 7: jobboard.v2.GetDriverResponse
+	(*SubmitApplicationRequest)(nil),   // 8: jobboard.v2.SubmitApplicationRequest
+	(*SubmitApplicationResponse)(nil),  // 9: jobboard.v2.SubmitApplicationResponse
+	(*DriverApplication)(nil),          // 10: jobboard.v2.DriverApplication
+	(*JobApplicationInput)(nil),        // 11: jobboard.v2.JobApplicationInput
+	(*SubmitApplicationsRequest)(nil),  // 12: jobboard.v2.SubmitApplicationsRequest
+	(*SubmitApplicationsResponse)(nil), // 13: jobboard.v2.SubmitApplicationsResponse
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	2,  // 0: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
@@ -1802,17 +1931,20 @@ var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	10, // 4: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
 	4,  // 5: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
 	11, // 6: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	0,  // 7: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	6,  // 8: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	8,  // 9: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	1,  // 10: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	7,  // 11: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	9,  // 12: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	10, // 7: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
+	0,  // 8: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	6,  // 9: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	8,  // 10: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	12, // 11: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	1,  // 12: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	7,  // 13: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	9,  // 14: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	13, // 15: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	12, // [12:16] is the sub-list for method output_type
+	8,  // [8:12] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }
@@ -1830,7 +1962,7 @@ func file_jobboard_v2_drivers_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_drivers_proto_rawDesc), len(file_jobboard_v2_drivers_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
