@@ -197,6 +197,32 @@ func TestExamples(t *testing.T) {
 		}
 	})
 
+	t.Run("intake-client", func(t *testing.T) {
+		// Another module using the client package, as an internal service
+		// would: it submits three applications and lists them.
+		bin := filepath.Join(t.TempDir(), "intake-client")
+		if out, err := example("", "go", "-C", "examples/intake-client", "build", "-o", bin, "."); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+		run := func(token string) (string, error) {
+			cmd := exec.Command(bin, "-addr", svc.grpcAddr, "-account", fmt.Sprint(a.ID))
+			cmd.Env = append(os.Environ(), "JOBBOARD_INTERNAL_TOKEN="+token)
+			out, err := cmd.CombinedOutput()
+			return string(out), err
+		}
+		for round := 1; round <= 2; round++ { // the same batch again stores nothing twice
+			out, err := run(internalToken)
+			if err != nil || !regexp.MustCompile(`(?m)^SubmitApplications: 3 applications stored, driver ids \[\d+ \d+ \d+\]$`).MatchString(out) ||
+				!strings.Contains(out, "ListDrivers: 3 drivers named Intake\n") ||
+				!regexp.MustCompile(`(?m)^  \d+\tLuis Intake\tluis.intake@example.com\tLaredo, TX\tsent 2026-11-02T14:00:00\+00:00$`).MatchString(out) {
+				t.Errorf("intake-client, round %d: %v\n%s", round, err, out)
+			}
+		}
+		if out, err := run("wrong-token"); err == nil || !strings.Contains(out, "SubmitApplications: Unauthenticated") {
+			t.Errorf("intake-client with a wrong token: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("post-jobs-xml.sh", func(t *testing.T) {
 		out, err := example(a.APIKey, "bash", "examples/post-jobs-xml.sh")
 		if err != nil || !strings.Contains(out, "<added>2</added>") || !strings.HasSuffix(out, "\nadded 2, updated 0, unchanged 0, errors 0\n") {
