@@ -266,3 +266,42 @@ func TestExamples(t *testing.T) {
 		t.Errorf("XF100 stored as %+v", j)
 	}
 }
+
+// TestReadmeGoClientBuilds: the Go program of the README's "Go client"
+// section compiles, as a module of its own beside examples/intake-client
+// (whose run TestExamples checks).
+func TestReadmeGoClientBuilds(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)\n### Go client\n.*?\n```go\n(.*?)\n```\n").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README: no ```go block in the section \"### Go client\"")
+	}
+	dir := t.TempDir()
+	mod, err := os.ReadFile(filepath.Join(root, "examples", "intake-client", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "examples", "intake-client", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"go.mod":  bytes.Replace(mod, []byte("=> ../.."), []byte("=> "+root), 1),
+		"go.sum":  sum,
+		"main.go": m[1],
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "readme-client"), ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("the README's Go client does not build: %v\n%s\n%s", err, out, m[1])
+	}
+}
