@@ -44,9 +44,10 @@ type intakeRun struct {
 // same database in the same run, turn about; and, for context,
 // SubmitApplication one call at a time.
 func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
+	// Quick: one call's worth, so the scenario adds some ten seconds.
 	n, rounds, singles := 10_000, max(1, h.opts.rounds/5), 500
 	if h.opts.quick {
-		n, singles = 2_000, 100
+		n, singles = server.MaxBatchApplications, 50
 	}
 	a, err := h.newAccount(ctx, "Bench Intake")
 	if err != nil {
