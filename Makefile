@@ -16,6 +16,10 @@ help: ## list the targets
 run: build postgres ## serve on 127.0.0.1: 8080 (REST), 9090 (gRPC) and 9464 (metrics), with a local database and a demo account
 	bin/jobboard dev
 
+.PHONY: run-tls
+run-tls: build postgres ## make run over TLS, with a local CA and certificates made in .data/tls (README "TLS")
+	bin/jobboard dev --tls
+
 .PHONY: reset
 reset: build ## remove .data/, so the next make run starts with an empty database and a new demo account (refused while make run is running)
 	bin/jobboard dev --reset

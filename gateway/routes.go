@@ -8,13 +8,14 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
-// Body limits (docs/api.md, Limits against abuse).
+// Body limits (docs/api.md, Limits against abuse), the same as gRPC's.
 const (
-	jobsPostLimit  = 16 << 20
-	jobImportLimit = 64 << 20
-	defaultLimit   = 1 << 20
+	jobsPostLimit  = rules.JobsPostLimit
+	jobImportLimit = rules.JobImportLimit
+	defaultLimit   = rules.DefaultLimit
 )
 
 // route is what the gateway knows of one REST route beyond what http.yaml

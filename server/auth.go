@@ -29,8 +29,12 @@ import (
 type Caller struct {
 	AccountID int64
 	// Internal is true for the board's own services, which authenticate with
-	// the internal token and name the account in x-account-id.
+	// the internal token or a client certificate and name the account in
+	// x-account-id.
 	Internal bool
+	// Certificate is the subject of the verified client certificate an
+	// internal caller authenticated with; empty for every other caller.
+	Certificate string
 }
 
 type callerKey struct{}
@@ -255,11 +259,11 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 				return Caller{Internal: true}, nil
 			}
 		}
-		return Caller{}, status.Error(codes.InvalidArgument, "x-account-id: internal calls must name the account they act for")
+		return Caller{}, invalidFieldText("x-account-id", "internal calls must name the account they act for")
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
-		return Caller{}, status.Errorf(codes.InvalidArgument, "x-account-id: %q is not an account id (a positive integer)", raw)
+		return Caller{}, invalidField("x-account-id", raw, "is not an account id (a positive integer)")
 	}
 	err = a.store.CheckAccount(ctx, id)
 	if a.duringOutage(ctx, err) {

@@ -120,14 +120,15 @@ func stringField(num protowire.Number, v []byte) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
 }
 
-// TestGRPCAuthenticatesBeforeDecoding: a 4 MiB message of invalid UTF-8
+// TestGRPCAuthenticatesBeforeDecoding: a 1 MiB message of invalid UTF-8
 // is refused for its credentials, never read as a message, unless the
 // credentials are good: then it is InvalidArgument naming the field.
 func TestGRPCAuthenticatesBeforeDecoding(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	conn := f.conn(t, "127.0.0.1")
-	// first_name (6): 4 MiB less the tag and length, all 0xff.
-	body := stringField(6, bytes.Repeat([]byte{0xff}, 4<<20-8))
+	// first_name (6): the 1 MiB ListDrivers takes, less the tag and
+	// length, all 0xff.
+	body := stringField(6, bytes.Repeat([]byte{0xff}, 1<<20-4))
 	for _, tt := range []struct {
 		name string
 		ctx  context.Context

@@ -2,18 +2,19 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // grpc-go answers a request message that does not decode with Internal, a
@@ -22,16 +23,20 @@ import (
 // through decodeTarget, which requestCodec fills and which carries the
 // decoding error back to the method as InvalidArgument, naming the field.
 
-// decodeTarget is a request message to decode into; err is why it could
-// not be. It embeds the message so that anything in grpc-go looking at
-// what is being received still sees a proto.Message.
+// decodeTarget is a request message to decode into, sent to method, which
+// takes at most limit bytes; err is why it could not be decoded. It embeds
+// the message so that anything in grpc-go looking at what is being received
+// still sees a proto.Message.
 type decodeTarget struct {
 	proto.Message
-	err error
+	method string
+	limit  int
+	err    error
 }
 
 // requestCodec is grpc-go's proto codec, except that a decodeTarget's
-// decoding error is kept in it rather than returned.
+// decoding error is kept in it rather than returned, and that a message
+// over its method's limit (requestLimits) is refused undecoded.
 type requestCodec struct{}
 
 func (requestCodec) Name() string { return protocodec.Name }
@@ -44,7 +49,15 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	base := encoding.GetCodecV2(protocodec.Name)
 	t, ok := v.(*decodeTarget)
 	if !ok {
+		// Health and reflection, which take small messages.
+		if data.Len() > rules.DefaultLimit {
+			return fmt.Errorf("a request message of %s bytes is larger than the %s this method takes", groupDigits(data.Len()), mebibytes(rules.DefaultLimit))
+		}
 		return base.Unmarshal(data, v)
+	}
+	if data.Len() > t.limit {
+		t.err = tooLarge(t.method, t.limit, data.Len())
+		return nil
 	}
 	if err := base.Unmarshal(data, t.Message); err != nil {
 		t.err = decodeError(t.Message.ProtoReflect().Descriptor(), data.Materialize(), err)
@@ -52,49 +65,94 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// registerDecoding registers a service whose unary methods decode their
-// request through a decodeTarget, so a message that does not decode is
-// InvalidArgument. (The services have no streaming methods.)
+// registerDecoding registers a service whose methods decode their request
+// messages through a decodeTarget, so a message that does not decode is
+// InvalidArgument and one over the method's limit ResourceExhausted, in
+// words naming the limit (requestLimits). A streaming method's limit holds
+// for each message of the stream.
+//
+// A generated handler returns a decoding error before it calls the
+// interceptors; such a call still goes through them here, with the error
+// as its answer, so that it has its access log line and its metrics.
 func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 	d := *desc
 	d.Methods = make([]grpc.MethodDesc, len(desc.Methods))
 	for i, m := range desc.Methods {
 		handler := m.Handler
+		method := "/" + desc.ServiceName + "/" + m.MethodName
+		limit := requestLimit(method)
 		d.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName,
 			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-				return handler(srv, ctx, func(v any) error {
-					msg, ok := v.(proto.Message)
-					if !ok {
-						return dec(v)
+				var received any
+				var decodeErr error
+				out, err := handler(srv, ctx, func(v any) error {
+					received = v
+					if msg, ok := v.(proto.Message); ok {
+						t := &decodeTarget{Message: msg, method: method, limit: limit}
+						if decodeErr = dec(t); decodeErr == nil {
+							decodeErr = t.err
+						}
+					} else {
+						decodeErr = dec(v)
 					}
-					t := &decodeTarget{Message: msg}
-					if err := dec(t); err != nil {
-						return err
-					}
-					return t.err
+					return decodeErr
 				}, ic)
+				if decodeErr == nil || ic == nil {
+					return out, err
+				}
+				return ic(ctx, received, &grpc.UnaryServerInfo{Server: srv, FullMethod: method},
+					func(context.Context, any) (any, error) { return nil, decodeErr })
 			}}
+	}
+	d.Streams = make([]grpc.StreamDesc, len(desc.Streams))
+	for i, sd := range desc.Streams {
+		handler := sd.Handler
+		method := "/" + desc.ServiceName + "/" + sd.StreamName
+		d.Streams[i] = sd
+		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
+			return handler(srv, &decodingStream{ServerStream: ss, method: method, limit: requestLimit(method)})
+		}
 	}
 	srv.RegisterService(&d, impl)
 }
 
+// decodingStream receives a stream's messages through a decodeTarget.
+type decodingStream struct {
+	grpc.ServerStream
+	method string
+	limit  int
+}
+
+func (s *decodingStream) RecvMsg(m any) error {
+	msg, ok := m.(proto.Message)
+	if !ok {
+		return s.ServerStream.RecvMsg(m)
+	}
+	t := &decodeTarget{Message: msg, method: s.method, limit: s.limit}
+	if err := s.ServerStream.RecvMsg(t); err != nil {
+		return err
+	}
+	return t.err
+}
+
 // decodeError explains why raw is not a message of type md: the first
-// string field that is not UTF-8, by name, as the REST API names a query
-// parameter, or else the decoder's own words. Values are cut to maxEchoed
-// bytes (docs/api.md, Limits against abuse).
+// string field that is not UTF-8, by its path ("first_name",
+// "jobs[2].title"), or else the decoder's own words about the request as a
+// whole. Values are cut to maxEchoed characters (docs/api.md, Limits against
+// abuse).
 func decodeError(md protoreflect.MessageDescriptor, raw []byte, err error) error {
 	if field, value, ok := invalidUTF8(md, raw, ""); ok {
-		if len(value) > maxEchoed {
-			value = value[:maxEchoed]
-		}
-		return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; values must be UTF-8 text without NUL characters", field, value)
+		return invalidField(field, string(value), "is not valid; values must be UTF-8 text without NUL characters")
 	}
-	return status.Errorf(codes.InvalidArgument, "request: not a valid %s message: %v", md.FullName(), err)
+	return invalidArgument(fieldViolation{label: "request",
+		description: fmt.Sprintf("not a valid %s message: %v", md.FullName(), err)})
 }
 
 // invalidUTF8 walks the wire form of a message and returns the path and
-// bytes of the first string field, at any depth, that is not UTF-8.
+// bytes of the first string field, at any depth, that is not UTF-8. An
+// element of a repeated field is named by its index.
 func invalidUTF8(md protoreflect.MessageDescriptor, b []byte, prefix string) (string, []byte, bool) {
+	seen := map[protowire.Number]int{} // elements of each repeated field so far
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -115,6 +173,10 @@ func invalidUTF8(md protoreflect.MessageDescriptor, b []byte, prefix string) (st
 		}
 		b = b[n:]
 		name := prefix + string(fd.Name())
+		if fd.IsList() {
+			name = fmt.Sprintf("%s[%d]", name, seen[num])
+			seen[num]++
+		}
 		switch fd.Kind() {
 		case protoreflect.StringKind:
 			if !utf8.Valid(v) {
@@ -142,9 +204,6 @@ func checkText(msg proto.Message) error {
 			return true
 		}
 		if s := v.String(); !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			if len(s) > maxEchoed {
-				s = s[:maxEchoed]
-			}
 			bad = badParam(string(fd.Name()), s, "values must be UTF-8 text without NUL characters")
 			return false
 		}

@@ -14,7 +14,8 @@ import (
 
 // FuzzRequestDecode: whatever bytes a gRPC client sends as a request, the
 // codec never fails the call itself (grpc-go would make that Internal) and
-// never panics; a message that does not decode is InvalidArgument.
+// never panics; a message that does not decode is InvalidArgument with a
+// BadRequest.
 func FuzzRequestDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(stringField(6, []byte("Ann\xff")))                                                // ListDrivers first_name
@@ -24,7 +25,7 @@ func FuzzRequestDecode(f *testing.F) {
 	f.Add(protowire.AppendTag(nil, 0, protowire.VarintType))                                // field number 0
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, msg := range []proto.Message{&jobboardv2.ListDriversRequest{}, &jobboardv2.PostJobsRequest{}} {
-			target := &decodeTarget{Message: msg}
+			target := &decodeTarget{Message: msg, limit: maxRequestLimit}
 			if err := (requestCodec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(raw)}, target); err != nil {
 				t.Fatalf("codec failed the call: %v", err)
 			}
@@ -32,8 +33,8 @@ func FuzzRequestDecode(f *testing.F) {
 			if (decodeErr == nil) != (target.err == nil) {
 				t.Fatalf("decoding error %v, codec's %v", decodeErr, target.err)
 			}
-			if target.err != nil && status.Code(target.err) != codes.InvalidArgument {
-				t.Fatalf("codec's error %v, want InvalidArgument", target.err)
+			if target.err != nil && (status.Code(target.err) != codes.InvalidArgument || len(violations(target.err)) != 1) {
+				t.Fatalf("codec's error %v, want InvalidArgument with one field violation", target.err)
 			}
 		}
 	})

@@ -96,9 +96,9 @@ func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
 	return time.Time{}, false, fmt.Errorf("%q is not a date (YYYY-MM-DD) or date-time (RFC 3339)", s)
 }
 
-// appCheck collects the problems of one application; their fields are
-// relative to the application.
-type appCheck struct{ problems []Violation }
+// appCheck collects the problems of one application, each naming its field
+// as in the application ("sent", "job_applications[0].reference").
+type appCheck struct{ problems []fieldViolation }
 
 // sent reads when the application was submitted: required, a date or
 // date-time, and at most maxSentAhead after now. A sent in the future would
@@ -123,8 +123,14 @@ func (c *appCheck) sent(raw string, now time.Time) time.Time {
 // dateTimeRule is the rule of the date-time fields.
 const dateTimeRule = "is not a date (YYYY-MM-DD) or date-time (RFC 3339)"
 
+// fail notes that the field's value breaks the rule: `"value" rule`, the
+// value cut to maxEchoed characters; a missing value is the rule alone.
 func (c *appCheck) fail(field, value, rule string) {
-	c.problems = append(c.problems, Violation{Field: field, Value: value, Rule: rule})
+	description := rule
+	if value != "" {
+		description = fmt.Sprintf("%q %s", truncate(value, maxEchoed), rule)
+	}
+	c.problems = append(c.problems, fieldViolation{field: field, label: field, description: description})
 }
 
 // text returns the trimmed value, refusing NUL characters.
@@ -159,7 +165,7 @@ const maxSentAhead = 5 * time.Minute
 // checkApplication validates a submitted application, received at now, and
 // converts it for the store. The problems name the field, the value and the
 // rule, in the order of the fields.
-func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []Violation) {
+func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []fieldViolation) {
 	var c appCheck
 	app := store.Application{AccountID: accountID, Profile: c.profile(in)}
 	app.Sent = c.sent(in.GetSent(), now)

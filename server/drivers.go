@@ -74,7 +74,7 @@ func (s *DriverService) GetDriver(ctx context.Context, req *jobboardv2.GetDriver
 
 // badParam is the INVALID_ARGUMENT for a query parameter.
 func badParam(name, value, allowed string) error {
-	return status.Errorf(codes.InvalidArgument, "%s: %q is not valid; %s", name, value, allowed)
+	return invalidField(name, value, "is not valid; "+allowed)
 }
 
 // DriverFilter checks the query parameters of docs/api.md, Drivers, and turns
@@ -197,9 +197,9 @@ func (s *DriverService) filterRadius(ctx context.Context, req *jobboardv2.ListDr
 	case radius == "" && zip == "":
 		return nil
 	case zip == "":
-		return status.Error(codes.InvalidArgument, "lives_within_radius: needs lives_within_zip, the centre of the radius")
+		return invalidFieldText("lives_within_radius", "needs lives_within_zip, the centre of the radius")
 	case radius == "":
-		return status.Error(codes.InvalidArgument, "lives_within_zip: needs lives_within_radius, the radius in miles")
+		return invalidFieldText("lives_within_zip", "needs lives_within_radius, the radius in miles")
 	}
 	miles, err := strconv.Atoi(radius)
 	if err != nil || miles < 1 || miles > maxRadiusMiles {
@@ -360,7 +360,7 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 
 // MaxBatchApplications is the most applications SubmitApplications takes in
 // one call: a batch is one transaction, and a thousand keep it to a few
-// seconds and a request of a few MiB.
+// seconds and a request well within its size limit.
 const MaxBatchApplications = 1000
 
 // SubmitApplications validates a batch of applications and records them
@@ -372,13 +372,12 @@ func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobbo
 	}
 	switch n := len(req.GetApplications()); {
 	case n == 0:
-		return nil, violationsError([]Violation{{Field: "applications",
-			Rule: fmt.Sprintf("is required: 1 to %d applications", MaxBatchApplications)}})
+		return nil, invalidFieldText("applications", fmt.Sprintf("is required: 1 to %d applications", MaxBatchApplications))
 	case n > MaxBatchApplications:
-		return nil, violationsError([]Violation{{Field: "applications",
-			Rule: fmt.Sprintf("holds %d applications; one call takes at most %d, so send them in several calls", n, MaxBatchApplications)}})
+		return nil, invalidFieldText("applications",
+			fmt.Sprintf("holds %d applications; one call takes at most %d, so send them in several calls", n, MaxBatchApplications))
 	}
-	ids, err := importApplications(ctx, s.store, accountID, req.GetApplications(), batchEntryPath)
+	ids, err := importApplications(ctx, s.store, accountID, req.GetApplications(), batchEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +395,7 @@ func intakeAccount(ctx context.Context, requested int64) (int64, error) {
 	case requested == 0:
 		return caller.AccountID, nil
 	case caller.AccountID != 0 && caller.AccountID != requested:
-		return 0, status.Errorf(codes.InvalidArgument, "account_id: %d differs from x-account-id %d", requested, caller.AccountID)
+		return 0, invalidFieldText("account_id", fmt.Sprintf("%d differs from x-account-id %d", requested, caller.AccountID))
 	}
 	return requested, nil
 }
@@ -406,73 +405,90 @@ func isInternal(ctx context.Context) bool {
 	return ok && c.Internal
 }
 
-// entryPath names, in a problem, a field of the i-th application of a
-// request; field "" names the application itself.
-type entryPath func(i int, field string) string
+// entries says how the problems of the applications of a request are
+// named: in the message, and as the path of the field a gRPC caller finds
+// in the google.rpc.BadRequest.
+type entries int
 
-// singleEntryPath names the fields of a request of one application.
-func singleEntryPath(_ int, field string) string {
-	if field == "" {
+const (
+	// singleEntry is SubmitApplication's one application: "email" in the
+	// message, application.email as the path.
+	singleEntry entries = iota
+	// fileEntries are the entries of an import file: "[3] email" in the
+	// message, applications[3].email as the path.
+	fileEntries
+	// batchEntries are SubmitApplications': applications[3].email in both.
+	batchEntries
+)
+
+// path is where a gRPC caller finds application i.
+func (e entries) path(i int) string {
+	if e == singleEntry {
 		return "application"
 	}
-	return field
+	return fmt.Sprintf("applications[%d]", i)
 }
 
-// fileEntryPath names the entries of a file by index: "[3] email".
-func fileEntryPath(i int, field string) string {
-	if field == "" {
-		return fmt.Sprintf("[%d]", i)
+// place names a problem of application i, whose field is relative to the
+// application; a problem without a field is of the application itself.
+func (e entries) place(p fieldViolation, i int) fieldViolation {
+	if p.field == "" {
+		p.field = e.path(i)
+	} else {
+		p.field = e.path(i) + "." + p.field
 	}
-	return fmt.Sprintf("[%d] %s", i, field)
-}
-
-// batchEntryPath names the fields of SubmitApplicationsRequest:
-// "applications[3].email".
-func batchEntryPath(i int, field string) string {
-	if field == "" {
-		return fmt.Sprintf("applications[%d]", i)
+	switch {
+	case e == fileEntries && p.label == "":
+		p.label = fmt.Sprintf("[%d]", i)
+	case e == fileEntries:
+		p.label = fmt.Sprintf("[%d] %s", i, p.label)
+	case e == batchEntries:
+		p.label = p.field
+	case p.label == "":
+		p.label = p.field
 	}
-	return fmt.Sprintf("applications[%d].%s", i, field)
+	return p
 }
 
 // ImportApplications validates applications to one account and stores them
 // all or none. Problems are INVALID_ARGUMENT naming each entry's index when
 // there is more than one entry.
 func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	path := singleEntryPath
+	naming := singleEntry
 	if len(apps) > 1 {
-		path = fileEntryPath
+		naming = fileEntries
 	}
-	return importApplications(ctx, st, accountID, apps, path)
+	return importApplications(ctx, st, accountID, apps, naming)
 }
 
 // ImportApplicationFile is ImportApplications for the entries of a file:
 // its problems always name the entry's index, even of a file of one.
 func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, fileEntryPath)
+	return importApplications(ctx, st, accountID, apps, fileEntries)
 }
 
 // importApplications checks every application, then stores them in one
-// transaction; problems name their field through path.
-func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, path entryPath) ([]int64, error) {
+// transaction; naming says how problems name their application.
+func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, naming entries) ([]int64, error) {
 	if accountID <= 0 {
-		return nil, status.Error(codes.InvalidArgument, "account_id: is required")
+		return nil, invalidFieldText("account_id", "is required")
 	}
 	if _, err := st.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
 		return nil, status.Errorf(codes.NotFound, "account_id: account %d not found", accountID)
 	} else if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	valid, problems := checkApplications(accountID, apps, time.Now(), path)
+	valid, problems := checkApplications(accountID, apps, time.Now(), naming)
 	if len(problems) > 0 {
-		return nil, violationsError(problems)
+		return nil, invalidArgument(problems...)
 	}
 	ids, err := st.SaveApplications(ctx, valid)
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
-		return nil, violationsError([]Violation{{
-			Field: path(unknown.Index, fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)),
-			Value: unknown.Reference, Rule: "is not the reference number of one of the account's jobs"}})
+		field := fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)
+		return nil, invalidArgument(naming.place(fieldViolation{field: field, label: field,
+			description: fmt.Sprintf("%q is not the reference number of one of the account's jobs", truncate(unknown.Reference, maxEchoed))},
+			unknown.Index))
 	}
 	if err != nil {
 		return nil, internalError(ctx, err)
@@ -481,19 +497,19 @@ func importApplications(ctx context.Context, st *store.Store, accountID int64, a
 }
 
 // checkApplications checks each application, received at now, and
-// converts it for the store; the problems' fields are named through path.
-func checkApplications(accountID int64, apps []*jobboardv2.DriverApplication, now time.Time, path entryPath) ([]store.Application, []Violation) {
-	var problems []Violation
+// converts it for the store; naming says how problems name their
+// application.
+func checkApplications(accountID int64, apps []*jobboardv2.DriverApplication, now time.Time, naming entries) ([]store.Application, []fieldViolation) {
+	var problems []fieldViolation
 	valid := make([]store.Application, len(apps))
 	for i, in := range apps {
 		if in == nil {
-			problems = append(problems, Violation{Field: path(i, ""), Rule: "is required"})
+			problems = append(problems, naming.place(fieldViolation{description: "is required"}, i))
 			continue
 		}
 		app, ps := checkApplication(accountID, in, now)
 		for _, p := range ps {
-			p.Field = path(i, p.Field)
-			problems = append(problems, p)
+			problems = append(problems, naming.place(p, i))
 		}
 		valid[i] = app
 	}

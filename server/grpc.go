@@ -249,6 +249,9 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
+	// Each method's own limit is checked before decoding (requestLimits);
+	// opts may still set another.
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit)}, opts...)
 	srv := grpc.NewServer(append(opts,
 		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
 			if !known[info.FullMethodName] || !methodNeedsAuth(info.FullMethodName) {
@@ -282,8 +285,9 @@ const tapLookupTimeout = 5 * time.Second
 
 // authenticateTap authenticates a call from its headers before grpc-go
 // reads its request message, so a client without valid credentials cannot
-// make the server read, buffer or decode a message (up to 4 MiB) first. The
-// status it returns reaches the client as it is, details included.
+// make the server read, buffer or decode a message (up to maxRequestLimit)
+// first. The status it returns reaches the client as it is, details
+// included.
 //
 // grpc-go runs it on the connection's reader goroutine, holding the
 // transport's lock: while it waits, no other frame of that connection is
@@ -301,7 +305,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	}
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()
-	caller, err := s.Auth.AuthenticateGRPC(lookupCtx, info.FullMethodName, info.Header, client)
+	caller, err := s.Auth.AuthenticateGRPCPeer(lookupCtx, info.FullMethodName, info.Header, client)
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
@@ -343,6 +347,7 @@ func requireCaller(ctx context.Context, method string) error {
 	}
 	// The tap handle found the caller before this call's log line began.
 	calllog.NoteAccount(ctx, c.AccountID)
+	noteCertificate(ctx, c)
 	return nil
 }
 

@@ -62,16 +62,18 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *jobboardv2.
 		return nil, err
 	}
 	if n := len(req.GetJobs()); n > rules.MaxImportJobs {
-		return nil, status.Errorf(codes.InvalidArgument, "jobs: %d jobs is more than the %d an import may hold", n, rules.MaxImportJobs)
+		return nil, invalidFieldText("jobs", fmt.Sprintf("%d jobs is more than the %d an import may hold", n, rules.MaxImportJobs))
 	}
 	if req.CallbackUrl != nil {
 		if err := webhook.CheckURL(ctx, req.GetCallbackUrl(), s.allowPrivateCallbacks); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "callbackUrl: %s %s", quoted(req.GetCallbackUrl()), err)
+			return nil, invalidArgument(fieldViolation{field: "callback_url", label: "callbackUrl",
+				description: quoted(req.GetCallbackUrl()) + " " + err.Error()})
 		}
 	}
 	key := first(metadataOf(ctx), callmeta.IdempotencyKey)
 	if len(key) > maxIdempotencyKey {
-		return nil, status.Errorf(codes.InvalidArgument, "Idempotency-Key: %d characters is longer than the %d allowed", len(key), maxIdempotencyKey)
+		return nil, invalidArgument(fieldViolation{field: callmeta.IdempotencyKey, label: "Idempotency-Key",
+			description: fmt.Sprintf("%d characters is longer than the %d allowed", len(key), maxIdempotencyKey)})
 	}
 	payload, err := importPayload(req.GetJobs())
 	if err != nil {
@@ -135,6 +137,9 @@ func (s *JobImportService) baseURL(ctx context.Context) string {
 	scheme := "http"
 	if p := forwarded.Proto(first(md, callmeta.ForwardedProto)); p != "" {
 		scheme = p
+	} else if calledOverTLS(ctx) {
+		// A gRPC call over TLS: the REST port serves TLS as well.
+		scheme = "https"
 	}
 	host := forwarded.Host(first(md, callmeta.ForwardedHost))
 	if host == "" {

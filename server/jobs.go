@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
@@ -21,12 +18,15 @@ import (
 // Jobs; the limits of a request are in internal/rules).
 const MaxActiveJobs = 10_000
 
-// tooManyItems refuses a request listing more than rules.MaxListItems.
-func tooManyItems(n int) error {
+// tooManyItems refuses a request whose list field holds more than
+// rules.MaxListItems.
+func tooManyItems(field string, n int) error {
 	if n <= rules.MaxListItems {
 		return nil
 	}
-	return status.Errorf(codes.InvalidArgument, "the request lists %d items, more than %d; a post processes the first %d jobs, so send the rest in further requests", n, rules.MaxListItems, rules.MaxJobsPerPost)
+	return invalidArgument(fieldViolation{field: field, description: fmt.Sprintf(
+		"the request lists %d items, more than %d; a post processes the first %d jobs, so send the rest in further requests",
+		n, rules.MaxListItems, rules.MaxJobsPerPost)})
 }
 
 // JobService implements jobboard.v2.JobService.
@@ -62,7 +62,7 @@ func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsReque
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "page_size: %d is negative; a page holds 1-%d jobs", size, maxJobsPage)
+		return nil, invalidFieldText("page_size", fmt.Sprintf("%d is negative; a page holds 1-%d jobs", size, maxJobsPage))
 	case size == 0:
 		size = defaultJobsPage
 	case size > maxJobsPage:
@@ -72,7 +72,7 @@ func (s *JobService) ListJobs(ctx context.Context, req *jobboardv2.ListJobsReque
 	if token := req.GetPageToken(); token != "" {
 		after, err = strconv.ParseInt(token, 10, 64)
 		if err != nil || after <= 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "page_token: %s is not a next_page_token this service answered", quoted(token))
+			return nil, invalidFieldText("page_token", quoted(token)+" is not a next_page_token this service answered")
 		}
 	}
 	page, err := s.store.ListJobsPage(ctx, caller.AccountID, after, size, jobsPageBytes)
@@ -106,7 +106,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *jobboardv2.PostJobsReque
 	if err != nil {
 		return nil, err
 	}
-	if err := tooManyItems(len(req.GetJobs())); err != nil {
+	if err := tooManyItems("jobs", len(req.GetJobs())); err != nil {
 		return nil, err
 	}
 	batch := s.checkJobs(req.GetJobs(), rules.MaxJobsPerPost)
@@ -318,6 +318,7 @@ func (s *JobService) DeleteJobsByReference(ctx context.Context, req *jobboardv2.
 // was a list, whose entries then carry their index.
 func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) (*jobboardv2.BatchSummary, error) {
 	return deleteJobs(ctx, ids, listed, jobKey[int64]{
+		field: "ids",
 		parse: func(raw string) (int64, string) {
 			id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 			if err != nil {
@@ -334,6 +335,7 @@ func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) 
 // deleteByReference deletes the jobs named by reference numbers.
 func (s *JobService) deleteByReference(ctx context.Context, refs []string, listed bool) (*jobboardv2.BatchSummary, error) {
 	return deleteJobs(ctx, refs, listed, jobKey[string]{
+		field: "reference_numbers",
 		parse: func(raw string) (string, string) {
 			ref := strings.TrimSpace(raw)
 			if ref == "" || strings.ContainsRune(ref, 0) {
@@ -349,6 +351,8 @@ func (s *JobService) deleteByReference(ctx context.Context, refs []string, liste
 
 // jobKey is how one form of delete names jobs: by id or by reference.
 type jobKey[K comparable] struct {
+	// field is the request's list of keys.
+	field string
 	// parse reads a key as sent, or returns why it is not one.
 	parse func(raw string) (K, string)
 	// name sets the key on an entry.
@@ -368,7 +372,7 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	if err != nil {
 		return nil, err
 	}
-	if err := tooManyItems(len(raw)); err != nil {
+	if err := tooManyItems(k.field, len(raw)); err != nil {
 		return nil, err
 	}
 	sum := newSummary()

@@ -39,6 +39,12 @@ type config struct {
 	authFailureLimit     string
 	authFailureBurst     string
 	metricsAddr          string
+	// The transport of the API listeners (transport.go).
+	tlsCertFile          string
+	tlsKeyFile           string
+	internalClientCAFile string
+	grpcMaxConnAge       string
+	grpcMaxConnAgeGrace  string
 }
 
 // setting registers a string flag that starts from env when it is set, and
@@ -108,6 +114,7 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 		"PostgreSQL URL of a streaming replica serving the drivers list and detail; the primary serves them while it is unreachable (default: DATABASE_URL)")
 	setting(fs, &c.metricsAddr, "metrics-addr", "JOBBOARD_METRICS_ADDR", d.metricsAddr,
 		"listen address of the Prometheus metrics (/metrics), apart from the API; empty: off")
+	c.transportFlags(fs)
 }
 
 // serverConfig checks the service settings, naming the first bad one.

@@ -29,7 +29,7 @@ import (
 func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var cfg config
 	var dataDir string
-	var reset bool
+	var reset, useTLS bool
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	cfg.databaseFlag(fs)
 	fs.Lookup("database-url").Usage = "PostgreSQL connection URL; empty: a local PostgreSQL in the data folder (env DATABASE_URL)"
@@ -37,6 +37,7 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Lookup("internal-token").Usage = "token the board's internal services call gRPC with; empty: one kept in the data folder (env JOBBOARD_INTERNAL_TOKEN)"
 	fs.StringVar(&dataDir, "data", devDataDir, "folder for the local database, the demo account's key and webhook secret, and the internal token")
 	fs.BoolVar(&reset, "reset", false, "remove the data folder and exit, instead of serving; the next start begins with an empty database and a new demo account")
+	fs.BoolVar(&useTLS, "tls", false, "serve REST and gRPC over TLS with a local CA and certificates made in DATA/tls at the first start, taking its client certificate for internal services")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -48,6 +49,11 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
+	}
+	if useTLS {
+		if err := cfg.useDevTLS(dataDir); err != nil {
+			return err
+		}
 	}
 	local := cfg.databaseURL == ""
 	if local {
@@ -150,7 +156,7 @@ func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
 }
 
 // devDataEntries are all that dev puts in its data folder.
-var devDataEntries = map[string]bool{"postgres": true, demoKeyFile: true, demoSecretFile: true, "internal-token": true}
+var devDataEntries = map[string]bool{"postgres": true, demoKeyFile: true, demoSecretFile: true, "internal-token": true, devTLSFolder: true}
 
 // checkDevData refuses a folder that holds anything dev does not make, or
 // a postgres/ that is not a cluster folder of dev's.
@@ -295,6 +301,14 @@ func demoJobs() []*jobboardv2.JobInput {
 func printBanner(w io.Writer, cfg config, creds demoCredentials, dataDir string, local bool) {
 	base := "http://" + displayAddr(cfg.httpAddr)
 	grpcAddr := displayAddr(cfg.grpcAddr)
+	curlTLS, grpcurlTLS, certTry := "", "-plaintext", ""
+	if cfg.tlsCertFile != "" {
+		tlsFile := func(name string) string { return filepath.Join(dataDir, devTLSFolder, name) }
+		base = "https://" + displayAddr(cfg.httpAddr)
+		curlTLS, grpcurlTLS = " --cacert "+tlsFile(devCAFile), "-cacert "+tlsFile(devCAFile)
+		certTry = fmt.Sprintf("\n  .bin/grpcurl %s -cert %s -key %s -H 'x-account-id: %d' %s jobboard.v2.JobService/ListJobs",
+			grpcurlTLS, tlsFile(devClientFile), tlsFile(devClientKeyFile), creds.id, grpcAddr)
+	}
 	metricsURL := "off"
 	if cfg.metricsAddr != "" {
 		metricsURL = "http://" + displayAddr(cfg.metricsAddr) + "/metrics"
@@ -318,16 +332,16 @@ The internal token for the driver intake is in %s.
   export DATABASE_URL='%s'
 
 Try:
-  curl -u %s: %s/api/v2.0/jobs.json
-  curl -u %s: %s/api/v2.0/jobs.xml
-  curl -u %s: '%s/api/v2.0/drivers.json?state=TX&max=5'
+  curl%s -u %s: %s/api/v2.0/jobs.json
+  curl%s -u %s: %s/api/v2.0/jobs.xml
+  curl%s -u %s: '%s/api/v2.0/drivers.json?state=TX&max=5'
   make tools   # once: installs grpcurl into .bin/
-  .bin/grpcurl -plaintext -H 'authorization: Bearer %s' %s jobboard.v2.JobService/ListJobs
+  .bin/grpcurl %s -H 'authorization: Bearer %s' %s jobboard.v2.JobService/ListJobs%s
 
 Press Ctrl-C to stop.
 `, base, base, grpcAddr, metricsURL, creds.id, creds.apiKey, file(demoKeyFile), creds.webhookSecret, file(demoSecretFile),
-		file("internal-token"), databaseHint(dataDir, local), redact(cfg.databaseURL), creds.apiKey, base, creds.apiKey, base, creds.apiKey, base,
-		creds.apiKey, grpcAddr)
+		file("internal-token"), databaseHint(dataDir, local), redact(cfg.databaseURL), curlTLS, creds.apiKey, base, curlTLS, creds.apiKey, base,
+		curlTLS, creds.apiKey, base, grpcurlTLS, creds.apiKey, grpcAddr, certTry)
 }
 
 // databaseHint says how the admin commands reach dev's database: by

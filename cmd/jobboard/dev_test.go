@@ -186,6 +186,7 @@ type devRun struct {
 	done                chan error // the process's exit; nil once waited for
 	banner, dbURL       string
 	http, grpc, metrics string
+	stderr              *logtest.Buffer // dev's log
 }
 
 // startDev starts dev with its own local PostgreSQL in dataDir and waits
@@ -197,14 +198,15 @@ func startDev(t *testing.T, dataDir string) *devRun {
 
 // startDevAt is startDev listening on the given REST, gRPC and metrics
 // addresses, for a restart on the same ones.
-func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string) *devRun {
+func startDevAt(t *testing.T, dataDir, httpAddr, grpcAddr, metricsAddr string, flags ...string) *devRun {
 	t.Helper()
 	d := &devRun{t: t, http: httpAddr, grpc: grpcAddr, metrics: metricsAddr}
-	d.cmd = exec.Command(jobboardBinary(t), "dev", "--data", dataDir, "--http-addr", d.http, "--grpc-addr", d.grpc,
-		"--metrics-addr", d.metrics)
+	d.cmd = exec.Command(jobboardBinary(t), append([]string{"dev", "--data", dataDir, "--http-addr", d.http, "--grpc-addr", d.grpc,
+		"--metrics-addr", d.metrics}, flags...)...)
 	d.cmd.Env = devEnv()
 	var stdout, stderr logtest.Buffer
 	d.cmd.Stdout, d.cmd.Stderr = &stdout, &stderr
+	d.stderr = &stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

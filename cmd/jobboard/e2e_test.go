@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -144,15 +146,30 @@ type service struct {
 	// set JOBBOARD_METRICS_ADDR.
 	metricsBase string
 	stderr      *bytes.Buffer
+	// client makes the REST requests: http.DefaultClient, or one that
+	// trusts the CA of a service serving TLS.
+	client *http.Client
 }
 
 const internalToken = "internal-test-token"
 
 func startService(t *testing.T, env []string) *service {
 	t.Helper()
-	s := &service{t: t, httpBase: "http://" + freeAddr(t), grpcAddr: freeAddr(t), stderr: &bytes.Buffer{}}
+	return startServiceOver(t, env, nil)
+}
+
+// startServiceOver is startService for a service whose env sets TLS with a
+// certificate chaining to roots; nil roots is plaintext.
+func startServiceOver(t *testing.T, env []string, roots *x509.CertPool) *service {
+	t.Helper()
+	httpAddr := freeAddr(t)
+	s := &service{t: t, httpBase: "http://" + httpAddr, grpcAddr: freeAddr(t), stderr: &bytes.Buffer{}, client: http.DefaultClient}
+	if roots != nil {
+		s.httpBase = "https://" + httpAddr
+		s.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}}
+	}
 	s.cmd = exec.Command(jobboardBinary(t), "serve")
-	env = append(env, "JOBBOARD_HTTP_ADDR="+strings.TrimPrefix(s.httpBase, "http://"),
+	env = append(env, "JOBBOARD_HTTP_ADDR="+httpAddr,
 		"JOBBOARD_GRPC_ADDR="+s.grpcAddr, "JOBBOARD_INTERNAL_TOKEN="+internalToken)
 	// Each service gets a metrics address of its own: the default, :9464,
 	// is one for the whole machine.
@@ -173,7 +190,7 @@ func startService(t *testing.T, env []string) *service {
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(s.httpBase + "/readyz")
+		resp, err := s.client.Get(s.httpBase + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -212,7 +229,7 @@ func (s *service) requestWithHeader(header http.Header, auth, key, method, path,
 	if body != "" {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -84,7 +84,9 @@ var readmeChecks = []readmeCheck{
 	{"DriverIntakeService/SubmitApplications", `"driverIds": \[\s*"\d+",\s*"\d+"\s*\]`, "the batch intake takes both drivers"},
 	{"examples/intake-client", `(?m)^SubmitApplications: 3 applications stored(?s:.*)^ListDrivers: 3 drivers named Intake$`,
 		"the Go client example stores and lists its batch"},
-	{"DriverService/ListDrivers", `"last_?[nN]ame": "Ruiz"`, "Ana is listed"},
+	{`{"email": "ana.ruiz@example.com"}`, `"last_?[nN]ame": "Ruiz"`, "Ana is listed"},
+	{`{"state": "ZZ"}`, `(?s)Code: InvalidArgument\n.*"field": "state",\s*"description": "\\"ZZ\\" is not valid; allowed: .*\ngrpcurl exited with 67\n$`,
+		"an invalid filter comes back with a BadRequest naming it"},
 	{"examples/grpc-client", `ListJobs: \d+ active jobs\n(?s:.*)\nadded \d+, updated \d+, unchanged \d+, errors 0\n$`,
 		"both examples report success"},
 }
@@ -122,6 +124,44 @@ func TestReadmeExamples(t *testing.T) {
 				r.runBlock(t, prelude, b)
 			}
 		})
+	}
+}
+
+// readmeTLSChecks are readmeChecks for the README's "TLS" section.
+var readmeTLSChecks = []readmeCheck{
+	{"https://localhost:8080/api/v2.0/jobs.json", `"referenceNumber":"DEMO1001"`, "REST answers over HTTPS"},
+	{"-cert .data/tls/client.pem", `"referenceNumber": "DEMO1001"`, "the client certificate acts for the demo account"},
+}
+
+// TestReadmeTLSExamples runs the ```sh blocks of the README's "TLS" section
+// against `jobboard dev --tls` (make run-tls), which makes the certificates
+// the blocks use, and checks that the call by certificate is logged with
+// its subject as the caller.
+func TestReadmeTLSExamples(t *testing.T) {
+	blocks := readmeBlocks(t, filepath.Join(repoRoot(t), "README.md"), "TLS")
+	for _, c := range readmeTLSChecks {
+		if !containsBlock(blocks, c.in) {
+			t.Errorf("no README block contains %q, which a check expects (%s)", c.in, c.why)
+		}
+	}
+	r := newReadmeRun(t)
+	r.dev = startDevAt(t, r.dataDir, freeAddr(t), freeAddr(t), freeAddr(t), "--tls")
+	defer r.dev.stop()
+	for _, want := range []string{"REST     https://", "-cacert " + r.dataDir + "/tls/ca.pem -cert " + r.dataDir + "/tls/client.pem"} {
+		if !strings.Contains(r.dev.banner, want) {
+			t.Errorf("the banner of dev --tls has no %q:\n%s", want, r.dev.banner)
+		}
+	}
+	for i, b := range blocks {
+		prelude := ""
+		if i > 0 {
+			prelude = blocks[0].text
+		}
+		r.runBlockChecked(t, prelude, b, readmeTLSChecks)
+	}
+	const caller = `"account_id":1,"caller":"CN=example-internal-service,O=jobboard dev"`
+	if !strings.Contains(r.dev.stderr.String(), caller) {
+		t.Errorf("no access line with %s:\n%s", caller, r.dev.stderr.String())
 	}
 }
 
@@ -216,6 +256,12 @@ func (r *readmeRun) command(ctx context.Context, prelude string, b readmeBlock) 
 // runBlock runs a block to its end and checks its exit and its output.
 func (r *readmeRun) runBlock(t *testing.T, prelude string, b readmeBlock) {
 	t.Helper()
+	r.runBlockChecked(t, prelude, b, readmeChecks)
+}
+
+// runBlockChecked is runBlock with the checks of the block's section.
+func (r *readmeRun) runBlockChecked(t *testing.T, prelude string, b readmeBlock, checks []readmeCheck) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := r.command(ctx, prelude, b)
@@ -225,7 +271,7 @@ func (r *readmeRun) runBlock(t *testing.T, prelude string, b readmeBlock) {
 		t.Errorf("README line %d: %v\n%s\nstdout:\n%s\nstderr:\n%s", b.line, err, b.text, stdout.String(), stderr.String())
 		return
 	}
-	for _, c := range readmeChecks {
+	for _, c := range checks {
 		if strings.Contains(b.text, c.in) && !regexp.MustCompile(c.want).MatchString(stdout.String()) {
 			t.Errorf("README line %d: %s: no %q in\n%s", b.line, c.why, c.want, stdout.String())
 		}

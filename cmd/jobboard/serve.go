@@ -40,6 +40,9 @@ func serveCommand(ctx context.Context, args []string) error {
 	if _, err := cfg.serverConfig(); err != nil {
 		return err
 	}
+	if _, err := cfg.transport(); err != nil {
+		return err
+	}
 	stopTracing, err := startTracing(ctx)
 	if err != nil {
 		return err
@@ -79,6 +82,17 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	// One registry per serving process, shared by the HTTP, gRPC, queue
 	// and database metrics and exposed at /metrics on a listener of its own.
 	scfg.Metrics = metrics.New()
+	tr, err := cfg.transport()
+	if err != nil {
+		return err
+	}
+	grpcOpts, err := tr.grpcOptions(scfg.Metrics)
+	if err != nil {
+		return err
+	}
+	if err := tr.watch(scfg.Metrics); err != nil {
+		return err
+	}
 	svcs, err := server.NewServices(st, scfg)
 	if err != nil {
 		return err
@@ -103,6 +117,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}()
 	srv := servers{svcs: svcs, shuttingDown: new(atomicBool)}
 	srv.http, srv.metrics = httpServers(st, api, scfg.Metrics, srv.shuttingDown)
+	srv.http.TLSConfig = tr.restTLS()
 	lns, err := listen(cfg)
 	if err != nil {
 		return err
@@ -113,9 +128,9 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 			return err
 		}
 	}
-	srv.grpc = svcs.NewGRPCServer(tracing.GRPCServerOptions()...)
+	srv.grpc = svcs.NewGRPCServer(append(tracing.GRPCServerOptions(), grpcOpts...)...)
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	slog.Info("serving", lns.logAttrs()...)
+	slog.Info("serving", append(lns.logAttrs(), "tls", tr.tls(), "client_certificates", tr.clientCAs != nil)...)
 	if ready != nil {
 		ready()
 	}
@@ -220,9 +235,14 @@ func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shutting
 	return apiSrv, metricsSrv
 }
 
-// serveHTTP serves srv on ln until it is shut down.
+// serveHTTP serves srv on ln until it is shut down, over TLS when srv
+// has a TLS configuration.
 func serveHTTP(name string, srv *http.Server, ln net.Listener) error {
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	serve := srv.Serve
+	if srv.TLSConfig != nil {
+		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
+	}
+	if err := serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("%s server: %w", name, err)
 	}
 	return nil

@@ -1,6 +1,6 @@
 // Package rules holds the request rules that the REST gateway and the gRPC
 // services both apply, so that the two cannot drift apart: how many items a
-// request may list and how a boolean is spelled. The gateway refuses an
+// request may list, how large it may be and how a boolean is spelled. The gateway refuses an
 // oversized body while decoding it, before the service would; the service
 // applies the same limits to gRPC callers.
 package rules
@@ -18,6 +18,15 @@ const (
 	MaxListItems = 10_000
 	// MaxImportJobs is the most jobs one import may list.
 	MaxImportJobs = 50_000
+)
+
+// The largest request of an operation, in bytes: a REST body, or a gRPC
+// request message (whose protobuf form is smaller than the JSON of the same
+// request, so a gRPC caller can send whatever a REST caller can).
+const (
+	JobsPostLimit  = 16 << 20
+	JobImportLimit = 64 << 20
+	DefaultLimit   = 1 << 20
 )
 
 // Bool reads a boolean as the API spells it: true or 1, false or 0, in any

@@ -15,21 +15,21 @@ func TestApplicationViolations(t *testing.T) {
 	bad.LastLicenseSuspension = new(int32(1800))
 	apps := []*jobboardv2.DriverApplication{nil, bad}
 	tests := []struct {
-		name string
-		path entryPath
-		want []string
+		name   string
+		naming entries
+		want   []string
 	}{
-		{"a file", fileEntryPath, []string{`[0]: is required`, `[1] email: "ida@" is not an e-mail address`,
+		{"a file", fileEntries, []string{`[0]: is required`, `[1] email: "ida@" is not an e-mail address`,
 			`[1] last_license_suspension: "1800" is not a year (1900 to 2100)`}},
-		{"a batch", batchEntryPath, []string{`applications[0]: is required`, `applications[1].email: "ida@" is not an e-mail address`,
+		{"a batch", batchEntries, []string{`applications[0]: is required`, `applications[1].email: "ida@" is not an e-mail address`,
 			`applications[1].last_license_suspension: "1800" is not a year (1900 to 2100)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := checkApplications(1, apps, time.Now(), tt.path)
+			_, problems := checkApplications(1, apps, time.Now(), tt.naming)
 			var got []string
 			for _, p := range problems {
-				got = append(got, p.String())
+				got = append(got, p.text())
 			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %q, want %q", got, tt.want)
@@ -39,7 +39,8 @@ func TestApplicationViolations(t *testing.T) {
 					t.Errorf("problem %d: %q, want %q", i, got[i], tt.want[i])
 				}
 			}
-			if v := problems[1]; v.Value != "ida@" || v.Rule != "is not an e-mail address" {
+			// The path a gRPC caller finds in the BadRequest is the same.
+			if v := problems[1]; v.field != "applications[1].email" || v.description != `"ida@" is not an e-mail address` {
 				t.Errorf("the e-mail's violation: %+v", v)
 			}
 		})

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+)
+
+// violations returns the BadRequest field violations of err as
+// "field | description" lines.
+func violations(err error) []string {
+	var out []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				out = append(out, v.GetField()+" | "+v.GetDescription())
+			}
+		}
+	}
+	return out
+}
+
+func TestInvalidArgumentWords(t *testing.T) {
+	long := strings.Repeat("é", 2000)
+	for _, tt := range []struct {
+		name       string
+		err        error
+		message    string
+		violations []string
+	}{
+		{"a value and a rule", invalidField("state", "ZZ", "is not valid; allowed: a state"),
+			`state: "ZZ" is not valid; allowed: a state`, []string{`state | "ZZ" is not valid; allowed: a state`}},
+		{"a value cut to 1,024 characters", invalidField("email", long, "is too long"),
+			`email: "` + strings.Repeat("é", 1024) + `…" is too long`,
+			[]string{`email | "` + strings.Repeat("é", 1024) + `…" is too long`}},
+		{"a value that is not text", invalidField("first_name", "Ann\xc3", "is not valid"),
+			`first_name: "Ann\xc3" is not valid`, []string{`first_name | "Ann\xc3" is not valid`}},
+		{"words of the caller", invalidFieldText("page_size", "-1 is negative"),
+			"page_size: -1 is negative", []string{"page_size | -1 is negative"}},
+		{"a label of REST's", invalidArgument(fieldViolation{field: "callback_url", label: "callbackUrl", description: `"x" is not a URL`}),
+			`callbackUrl: "x" is not a URL`, []string{`callback_url | "x" is not a URL`}},
+		{"no label", invalidArgument(fieldViolation{field: "jobs", description: "the request lists 3 items"}),
+			"the request lists 3 items", []string{"jobs | the request lists 3 items"}},
+		{"several", invalidArgument(
+			fieldViolation{field: "application.sent", label: "sent", description: "is required"},
+			fieldViolation{field: "application.zip", label: "zip", description: `"1" is not a ZIP code`}),
+			`sent: is required; zip: "1" is not a ZIP code`,
+			[]string{"application.sent | is required", `application.zip | "1" is not a ZIP code`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := status.Convert(tt.err)
+			if st.Code() != codes.InvalidArgument || st.Message() != tt.message {
+				t.Errorf("got %v %q, want InvalidArgument %q", st.Code(), st.Message(), tt.message)
+			}
+			if got := violations(tt.err); strings.Join(got, "\n") != strings.Join(tt.violations, "\n") {
+				t.Errorf("violations %q, want %q", got, tt.violations)
+			}
+		})
+	}
+}
+
+// TestEveryInvalidArgumentHasDetails: the services make InvalidArgument
+// only through badrequest.go, so none goes without its BadRequest.
+func TestEveryInvalidArgumentHasDetails(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "badrequest.go" {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "codes.InvalidArgument") {
+			t.Errorf("%s makes an InvalidArgument of its own: use invalidField or invalidArgument", name)
+		}
+	}
+}
+
+// TestGRPCErrorDetails: over a real connection, each kind of invalid
+// request comes back with a BadRequest naming the field, the value and the
+// rule, and a rate-limited call with its RetryInfo.
+func TestGRPCErrorDetails(t *testing.T) {
+	f := newGRPCFixture(t, Config{InternalToken: "internal-secret", RateLimit: 0.01, RateBurst: 20})
+	conn := f.conn(t, "127.0.0.1")
+	ctx := withKey(f.a.APIKey)
+	drivers := jobboardv2.NewDriverServiceClient(conn)
+	jobs := jobboardv2.NewJobServiceClient(conn)
+	job, err := proto.Marshal(validInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	number := func(m proto.Message, name protoreflect.Name) protowire.Number {
+		return m.ProtoReflect().Descriptor().Fields().ByName(name).Number()
+	}
+	title, list := number(&jobboardv2.JobInput{}, "title"), number(&jobboardv2.PostJobsRequest{}, "jobs")
+	badJob := append(job, stringField(title, []byte("Dr\xffver"))...) // sent again: the last one counts
+	posts := append(stringField(list, job), stringField(list, badJob)...)
+	firstName := number(&jobboardv2.ListDriversRequest{}, "first_name")
+	for _, tt := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"a filter", func() error {
+			_, err := drivers.ListDrivers(ctx, &jobboardv2.ListDriversRequest{State: "ZZ"})
+			return err
+		}, `state | "ZZ" is not valid; allowed: the two-letter code of a US state or DC`},
+		{"text that is not UTF-8", func() error {
+			return listDriversRaw(ctx, conn, stringField(firstName, []byte("Ann\xc3")))
+		}, `first_name | "Ann\xc3" is not valid; values must be UTF-8 text without NUL characters`},
+		{"a field of the second job", func() error {
+			var out []byte
+			return conn.Invoke(ctx, jobboardv2.JobService_PostJobs_FullMethodName, &posts, &out, grpc.ForceCodecV2(rawCodec{}))
+		}, `jobs[1].title | "Dr\xffver" is not valid; values must be UTF-8 text without NUL characters`},
+		{"a page size", func() error {
+			_, err := jobs.ListJobs(ctx, &jobboardv2.ListJobsRequest{PageSize: -1})
+			return err
+		}, "page_size | -1 is negative; a page holds 1-1000 jobs"},
+		{"an x-account-id", func() error {
+			internal := metadata.AppendToOutgoingContext(context.Background(),
+				"authorization", "Bearer internal-secret", "x-account-id", "abc")
+			_, err := drivers.ListDrivers(internal, &jobboardv2.ListDriversRequest{})
+			return err
+		}, `x-account-id | "abc" is not an account id (a positive integer)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if status.Code(err) != codes.InvalidArgument || strings.Join(violations(err), "\n") != tt.want {
+				t.Errorf("got %v with violations %q, want InvalidArgument with %q", err, violations(err), tt.want)
+			}
+		})
+	}
+	t.Run("a rate limit", func(t *testing.T) {
+		var err error
+		for range 30 {
+			if _, err = jobs.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) == codes.ResourceExhausted {
+				break
+			}
+		}
+		var retry *errdetails.RetryInfo
+		for _, d := range status.Convert(err).Details() {
+			if r, ok := d.(*errdetails.RetryInfo); ok {
+				retry = r
+			}
+		}
+		if status.Code(err) != codes.ResourceExhausted || retry.GetRetryDelay().AsDuration() <= 0 {
+			t.Errorf("over the rate limit: %v with details %v, want ResourceExhausted with a RetryInfo", err, status.Convert(err).Details())
+		}
+	})
+}
