@@ -134,6 +134,26 @@ func TestSubmitApplications(t *testing.T) {
 		}
 	})
 
+	t.Run("the size limit is 16 MiB", func(t *testing.T) {
+		// 1,000 applications of some 2.2 KB: over the 1 MiB of other
+		// methods, within SubmitApplications' own limit.
+		apps := batchOf("large", 1000)
+		for _, app := range apps {
+			app.FreightExperience = new(strings.Repeat("Flatbed, step deck, oversize. ", 70))
+		}
+		forB := metadata.AppendToOutgoingContext(internal, "x-account-id", fmt.Sprint(b.ID))
+		if _, err := intake.SubmitApplications(forB, &jobboardv2.SubmitApplicationsRequest{Applications: apps}); err != nil {
+			t.Errorf("1,000 applications of 2.2 KB: %v", err)
+		}
+		for _, app := range apps {
+			*app.FreightExperience = strings.Repeat("x", 17_000)
+		}
+		_, err := intake.SubmitApplications(forB, &jobboardv2.SubmitApplicationsRequest{Applications: apps})
+		if status.Code(err) != codes.ResourceExhausted || !strings.HasPrefix(status.Convert(err).Message(), "SubmitApplications takes at most 16 MiB") {
+			t.Errorf("1,000 applications of 17 KB: %v, want ResourceExhausted naming 16 MiB", err)
+		}
+	})
+
 	t.Run("only internal callers", func(t *testing.T) {
 		req := &jobboardv2.SubmitApplicationsRequest{AccountId: a.ID, Applications: batchOf("key", 2)}
 		if _, err := intake.SubmitApplications(withKey(a.APIKey), req); status.Code(err) != codes.PermissionDenied {
