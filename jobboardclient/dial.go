@@ -44,8 +44,9 @@ type Options struct {
 	// DefaultRetryPolicy.
 	Retry RetryPolicy
 	// KeepaliveTime is how long a connection with a call in flight may stay
-	// silent before the client pings it; 0 means 5 minutes, negative no
-	// pings.
+	// silent before the client pings it; 0 means 1 minute, negative no
+	// pings. The board takes a ping every 5 s at most; a server with
+	// grpc-go's default policy one every 5 minutes.
 	KeepaliveTime time.Duration
 	// WaitConnected makes Dial return only once the connection is up, or
 	// with an error when ctx ends first. Otherwise Dial returns at once and
@@ -74,7 +75,7 @@ func (c *Conn) Close() error { return c.cc.Close() }
 
 // Defaults of the connection.
 const (
-	defaultKeepaliveTime = 5 * time.Minute
+	defaultKeepaliveTime = time.Minute
 	keepaliveTimeout     = 20 * time.Second
 	// maxRetryBuffer is the largest request grpc-go keeps to retry: the
 	// board's largest, an import of 64 MiB. grpc-go's default, 256 KiB,

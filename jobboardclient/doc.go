@@ -69,11 +69,14 @@
 //
 // # Keepalive
 //
-// While a call is in flight, the client pings a silent connection after 5
-// minutes and gives it up 20 seconds later without an answer. 5 minutes is
-// the shortest interval a grpc-go server's default enforcement policy
-// accepts; a shorter Options.KeepaliveTime is only safe against servers
-// whose policy allows it. The board closes connections after
-// JOBBOARD_GRPC_MAX_CONNECTION_AGE (5 minutes by default) in any case, and
-// the client reconnects by itself.
+// While a call is in flight, the client pings a connection that has been
+// silent for a minute and gives it up 20 seconds later without an answer,
+// so a call to a server that vanished (a crashed host, a dropped NAT entry)
+// fails over to a new connection rather than hang until its deadline. The
+// board lets clients ping every 5 seconds or more seldom, and pings idle
+// connections itself every 2 minutes. A grpc-go server with the default
+// enforcement policy takes a ping every 5 minutes at most: against such a
+// server, set Options.KeepaliveTime to 5 minutes or more. The board closes
+// connections after JOBBOARD_GRPC_MAX_CONNECTION_AGE (5 minutes by default)
+// in any case, and the client reconnects by itself.
 package jobboardclient

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/tcprelay"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/jobboardclient"
 )
 
@@ -94,4 +96,52 @@ func TestGoClient(t *testing.T) {
 			conn.Close()
 		}
 	})
+}
+
+// TestGoClientTLS: the client package against the real server over TLS:
+// verifying the server against the CA file, and authenticating with a
+// client certificate of the internal CA alone (no token), acting for an
+// account, on the batch intake and the drivers list.
+func TestGoClientTLS(t *testing.T) {
+	env := migratedEnv(t)
+	a := createAccount(t, env, "Client TLS Carrier")
+	f := newTLSFiles(t)
+	svc := startServiceOver(t, append(env, f.env()...), f.roots)
+	p, err := f.ca.Client("migration-service", "TruckJobs internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := f.path("client.pem"), f.path("client-key.pem")
+	f.write(t, certFile, p.CertPEM)
+	f.write(t, keyFile, p.KeyPEM)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := jobboardclient.Dial(ctx, svc.grpcAddr, jobboardclient.Options{CAFile: f.caFile,
+		CertFile: certFile, KeyFile: keyFile, WaitConnected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	forA := jobboardclient.ActFor(ctx, a.ID)
+	if _, err := conn.Intake.SubmitApplications(forA, &jobboardv2.SubmitApplicationsRequest{Applications: batchOf("tls", 3)}); err != nil {
+		t.Fatalf("SubmitApplications with a client certificate: %v", err)
+	}
+	list, err := conn.Drivers.ListDrivers(forA, &jobboardv2.ListDriversRequest{})
+	if err != nil || list.GetTotalCount() != 3 {
+		t.Errorf("ListDrivers with a client certificate: %v %v, want 3", list, err)
+	}
+	testfix.Eventually(5*time.Second, func() bool { return strings.Contains(svc.stderr.String(), "CN=migration-service") })
+	if !strings.Contains(svc.stderr.String(), "CN=migration-service") {
+		t.Errorf("the server did not log the certificate's subject as the caller:\n%s", svc.stderr.String())
+	}
+	// Without the CA file the system's roots do not know the server.
+	other, err := jobboardclient.Dial(ctx, svc.grpcAddr, jobboardclient.Options{InternalToken: internalToken,
+		Retry: jobboardclient.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Drivers.ListDrivers(forA, &jobboardv2.ListDriversRequest{}); status.Code(err) != codes.Unavailable {
+		t.Errorf("a server the roots do not know: %v, want Unavailable", err)
+	}
 }
