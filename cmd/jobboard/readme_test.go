@@ -131,6 +131,8 @@ func TestReadmeExamples(t *testing.T) {
 var readmeTLSChecks = []readmeCheck{
 	{"https://localhost:8080/api/v2.0/jobs.json", `"referenceNumber":"DEMO1001"`, "REST answers over HTTPS"},
 	{"-cert .data/tls/client.pem", `"referenceNumber": "DEMO1001"`, "the client certificate acts for the demo account"},
+	{`-cert "$PWD/.data/tls/client.pem"`, `(?m)^SubmitApplications: 3 applications stored(?s:.*)^ListDrivers: 3 drivers named Intake$`,
+		"the Go client example authenticates by certificate"},
 }
 
 // TestReadmeTLSExamples runs the ```sh blocks of the README's "TLS" section
