@@ -192,7 +192,7 @@ func (h *harness) startServer(ctx context.Context, name string, env ...string) (
 		"JOBBOARD_METRICS_ADDR="+freeAddr(),
 		// The scenarios measure throughput on one key, far above any
 		// per-key rate a client would be granted.
-		"JOBBOARD_RATE_LIMIT=0")
+		"JOBBOARD_RATE_LIMIT=0", "JOBBOARD_INTERNAL_TOKEN="+benchInternalToken)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {

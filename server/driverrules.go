@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/mail"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,7 +104,7 @@ func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
 }
 
 // appCheck collects the problems of one application, each naming its field
-// as in the application ("sent", "job_applications[0].job_reference").
+// as in the application ("sent", "job_applications[0].reference").
 type appCheck struct{ problems []fieldViolation }
 
 // sent reads when the application was submitted: required, a date or
@@ -118,22 +119,31 @@ func (c *appCheck) sent(raw string, now time.Time) time.Time {
 	t, _, err := parseDateTime(sent)
 	switch {
 	case err != nil:
-		c.fail("sent", "%v", err)
+		c.fail("sent", sent, dateTimeRule)
 	case t.After(now.Add(maxSentAhead)):
-		c.fail("sent", "%q is more than %d minutes after the server's time %s; an application cannot be sent in the future",
-			sent, int(maxSentAhead/time.Minute), now.UTC().Format(time.RFC3339))
+		c.fail("sent", sent, fmt.Sprintf("is more than %d minutes after the server's time %s; an application cannot be sent in the future",
+			int(maxSentAhead/time.Minute), now.UTC().Format(time.RFC3339)))
 	}
 	return t
 }
 
-func (c *appCheck) fail(field, format string, a ...any) {
-	c.problems = append(c.problems, fieldViolation{field: field, label: field, description: fmt.Sprintf(format, a...)})
+// dateTimeRule is the rule of the date-time fields.
+const dateTimeRule = "is not a date (YYYY-MM-DD) or date-time (RFC 3339)"
+
+// fail notes that the field's value breaks the rule: `"value" rule`, the
+// value cut to maxEchoed characters; a missing value is the rule alone.
+func (c *appCheck) fail(field, value, rule string) {
+	description := rule
+	if value != "" {
+		description = fmt.Sprintf("%q %s", truncate(value, maxEchoed), rule)
+	}
+	c.problems = append(c.problems, fieldViolation{field: field, label: field, description: description})
 }
 
 // text returns the trimmed value, refusing NUL characters.
 func (c *appCheck) text(field, v string) string {
 	if strings.ContainsRune(v, 0) {
-		c.fail(field, "%q contains a NUL character", v)
+		c.fail(field, v, "contains a NUL character")
 	}
 	return strings.TrimSpace(v)
 }
@@ -141,7 +151,7 @@ func (c *appCheck) text(field, v string) string {
 func (c *appCheck) required(field, v string) string {
 	s := c.text(field, v)
 	if s == "" {
-		c.fail(field, "is required")
+		c.fail(field, "", "is required")
 	}
 	return s
 }
@@ -189,11 +199,11 @@ func (c *appCheck) profile(in *jobboardv2.DriverApplication) store.DriverProfile
 	p.State = c.residenceState(in.GetState())
 	p.Zip = c.zip(in.GetZip())
 	if p.Email != "" && !validEmail(p.Email) {
-		c.fail("email", "%q is not an e-mail address", p.Email)
+		c.fail("email", p.Email, "is not an e-mail address")
 	}
 	if p.Phone != "" {
 		if _, ok := phoneDigits(p.Phone); !ok {
-			c.fail("phone", "%q is not a US phone number (10 digits, optionally +1)", p.Phone)
+			c.fail("phone", p.Phone, "is not a US phone number (10 digits, optionally +1)")
 		}
 	}
 	p.DriverType = c.driverType(in.GetDriverType())
@@ -228,7 +238,7 @@ func (c *appCheck) history(p *store.DriverProfile, in *jobboardv2.DriverApplicat
 func (c *appCheck) residenceState(raw string) string {
 	st := strings.ToUpper(c.required("state", raw))
 	if st != "" && !usstate.IsCode(st) {
-		c.fail("state", "%q is not a US state code (two letters such as TX)", raw)
+		c.fail("state", raw, "is not a US state code (two letters such as TX)")
 	}
 	return st
 }
@@ -240,7 +250,7 @@ func (c *appCheck) zip(raw string) string {
 		return ""
 	}
 	if !zipPattern.MatchString(zip) {
-		c.fail("zip", "%q is not a ZIP code (12345 or 12345-6789)", zip)
+		c.fail("zip", zip, "is not a ZIP code (12345 or 12345-6789)")
 	}
 	if m := zipPattern.FindStringSubmatch(zip); m != nil && m[2] != "" {
 		zip = m[1] + "-" + m[2]
@@ -256,7 +266,7 @@ func (c *appCheck) driverType(raw string) string {
 	}
 	canon, ok := canonical(driverTypes, dt)
 	if !ok {
-		c.fail("driver_type", "%q is not one of %s", dt, strings.Join(driverTypes, ", "))
+		c.fail("driver_type", dt, "is not one of "+strings.Join(driverTypes, ", "))
 	}
 	return canon
 }
@@ -264,7 +274,7 @@ func (c *appCheck) driverType(raw string) string {
 func (c *appCheck) experience(raw string) string {
 	exp := c.required("experience", raw)
 	if exp != "" && !experiencePattern.MatchString(exp) {
-		c.fail("experience", "%q is not a number of years such as 2 or 0.5", exp)
+		c.fail("experience", exp, "is not a number of years such as 2 or 0.5")
 	}
 	return exp
 }
@@ -275,7 +285,7 @@ func (c *appCheck) endorsements(raw []string) []string {
 	for _, e := range raw {
 		code, ok := certificationCode(e)
 		if !ok {
-			c.fail("endorsements", "%q is not one of T, H, N, X", e)
+			c.fail("endorsements", e, "is not one of T, H, N, X")
 			continue
 		}
 		if !contains(codes, code) {
@@ -293,7 +303,7 @@ func (c *appCheck) licenseState(raw *string) *string {
 	}
 	name, ok := usstate.Name(*ls)
 	if !ok {
-		c.fail("license_state", "%q is not a US state name or code", *ls)
+		c.fail("license_state", *ls, "is not a US state name or code")
 	}
 	return &name
 }
@@ -306,7 +316,7 @@ func (c *appCheck) birthDate(raw *string) *string {
 	}
 	d, err := parseBirthDate(*dob)
 	if err != nil {
-		c.fail("date_of_birth", "%q is not a date (MM/DD/YYYY or YYYY-MM-DD)", *dob)
+		c.fail("date_of_birth", *dob, "is not a date (MM/DD/YYYY or YYYY-MM-DD)")
 	}
 	return &d
 }
@@ -314,7 +324,7 @@ func (c *appCheck) birthDate(raw *string) *string {
 // year checks an optional calendar year.
 func (c *appCheck) year(field string, v *int32) *int32 {
 	if v != nil && (*v < 1900 || *v > 2100) {
-		c.fail(field, "%d is not a year", *v)
+		c.fail(field, strconv.Itoa(int(*v)), "is not a year (1900 to 2100)")
 	}
 	return v
 }
@@ -325,23 +335,26 @@ func (c *appCheck) employment(f string, e *jobboardv2.Employment) store.Employme
 	emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}
 	emp.State = strings.ToUpper(c.required(f+".state", e.GetState()))
 	if emp.State != "" && !usstate.IsCode(emp.State) {
-		c.fail(f+".state", "%q is not a US state code", e.GetState())
+		c.fail(f+".state", e.GetState(), "is not a US state code")
 	}
 	if _, ok := phoneDigits(emp.Phone); emp.Phone != "" && !ok {
-		c.fail(f+".phone", "%q is not a US phone number", emp.Phone)
+		c.fail(f+".phone", emp.Phone, "is not a US phone number")
 	}
-	start, err := time.Parse(time.DateOnly, strings.TrimSpace(e.GetStartDate()))
-	if err != nil {
-		c.fail(f+".start_date", "%q is not a date (YYYY-MM-DD)", e.GetStartDate())
+	var start time.Time
+	if raw := c.required(f+".start_date", e.GetStartDate()); raw != "" {
+		var err error
+		if start, err = time.Parse(time.DateOnly, raw); err != nil {
+			c.fail(f+".start_date", e.GetStartDate(), "is not a date (YYYY-MM-DD)")
+		}
 	}
 	emp.StartDate = start.Format(time.DateOnly)
 	if e.EndDate != nil && strings.TrimSpace(*e.EndDate) != "" {
 		end, err := time.Parse(time.DateOnly, strings.TrimSpace(*e.EndDate))
 		switch {
 		case err != nil:
-			c.fail(f+".end_date", "%q is not a date (YYYY-MM-DD)", *e.EndDate)
+			c.fail(f+".end_date", *e.EndDate, "is not a date (YYYY-MM-DD)")
 		case end.Before(start):
-			c.fail(f+".end_date", "%q is before start_date", *e.EndDate)
+			c.fail(f+".end_date", *e.EndDate, "is before start_date")
 		}
 		emp.EndDate = ptr(end.Format(time.DateOnly))
 	}
@@ -356,7 +369,7 @@ func (c *appCheck) jobApplication(f string, ja *jobboardv2.JobApplicationInput, 
 	if strings.TrimSpace(ja.GetCreatedAt()) != "" {
 		t, _, err := parseDateTime(ja.GetCreatedAt())
 		if err != nil {
-			c.fail(f+".created_at", "%v", err)
+			c.fail(f+".created_at", ja.GetCreatedAt(), dateTimeRule)
 		}
 		in.CreatedAt = t
 	}

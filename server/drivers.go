@@ -351,18 +351,9 @@ func newDriverIntakeService(st *store.Store) *DriverIntakeService {
 
 // SubmitApplication validates and records one application.
 func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboardv2.SubmitApplicationRequest) (*jobboardv2.SubmitApplicationResponse, error) {
-	caller, err := callerFrom(ctx)
-	if err != nil && !isInternal(ctx) {
+	accountID, err := intakeAccount(ctx, req.GetAccountId())
+	if err != nil {
 		return nil, err
-	}
-	// The account comes from the request or from x-account-id; when both
-	// are given they must agree.
-	accountID := req.GetAccountId()
-	switch {
-	case accountID == 0:
-		accountID = caller.AccountID
-	case caller.AccountID != 0 && caller.AccountID != accountID:
-		return nil, invalidFieldText("account_id", fmt.Sprintf("%d differs from x-account-id %d", accountID, caller.AccountID))
 	}
 	ids, err := ImportApplications(ctx, s.store, accountID, []*jobboardv2.DriverApplication{req.GetApplication()})
 	if err != nil {
@@ -371,25 +362,46 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 	return &jobboardv2.SubmitApplicationResponse{DriverId: ids[0]}, nil
 }
 
-// applicationPath is where a gRPC caller finds application i: the one
-// application of a SubmitApplication, or element i of the applications of a
-// batch.
-func applicationPath(i int, indexed bool) string {
-	if !indexed {
-		return "application"
+// MaxBatchApplications is the most applications SubmitApplications takes in
+// one call: a batch is one transaction, and a thousand keep it to a few
+// seconds and a request well within its size limit.
+const MaxBatchApplications = 1000
+
+// SubmitApplications validates a batch of applications and records them
+// all or none, as the CLI import does.
+func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobboardv2.SubmitApplicationsRequest) (*jobboardv2.SubmitApplicationsResponse, error) {
+	accountID, err := intakeAccount(ctx, req.GetAccountId())
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("applications[%d]", i)
+	switch n := len(req.GetApplications()); {
+	case n == 0:
+		return nil, invalidFieldText("applications", fmt.Sprintf("is required: 1 to %d applications", MaxBatchApplications))
+	case n > MaxBatchApplications:
+		return nil, invalidFieldText("applications",
+			fmt.Sprintf("holds %d applications; one call takes at most %d, so send them in several calls", n, MaxBatchApplications))
+	}
+	ids, err := importApplications(ctx, s.store, accountID, req.GetApplications(), batchEntries)
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.SubmitApplicationsResponse{DriverIds: ids}, nil
 }
 
-// inApplication places a problem of application i: its field becomes a
-// path from the request, and its message names the entry by index when
-// there are several.
-func inApplication(p fieldViolation, i int, indexed bool) fieldViolation {
-	if indexed {
-		p.label = fmt.Sprintf("[%d] %s", i, p.label)
+// intakeAccount is the account an intake call records applications to: the
+// request's account_id or x-account-id; when both are given they must agree.
+func intakeAccount(ctx context.Context, requested int64) (int64, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil && !isInternal(ctx) {
+		return 0, err
 	}
-	p.field = applicationPath(i, indexed) + "." + p.field
-	return p
+	switch {
+	case requested == 0:
+		return caller.AccountID, nil
+	case caller.AccountID != 0 && caller.AccountID != requested:
+		return 0, invalidFieldText("account_id", fmt.Sprintf("%d differs from x-account-id %d", requested, caller.AccountID))
+	}
+	return requested, nil
 }
 
 func isInternal(ctx context.Context) bool {
@@ -397,20 +409,71 @@ func isInternal(ctx context.Context) bool {
 	return ok && c.Internal
 }
 
+// entries says how the problems of the applications of a request are
+// named: in the message, and as the path of the field a gRPC caller finds
+// in the google.rpc.BadRequest.
+type entries int
+
+const (
+	// singleEntry is SubmitApplication's one application: "email" in the
+	// message, application.email as the path.
+	singleEntry entries = iota
+	// fileEntries are the entries of an import file: "[3] email" in the
+	// message, applications[3].email as the path.
+	fileEntries
+	// batchEntries are SubmitApplications': applications[3].email in both.
+	batchEntries
+)
+
+// path is where a gRPC caller finds application i.
+func (e entries) path(i int) string {
+	if e == singleEntry {
+		return "application"
+	}
+	return fmt.Sprintf("applications[%d]", i)
+}
+
+// place names a problem of application i, whose field is relative to the
+// application; a problem without a field is of the application itself.
+func (e entries) place(p fieldViolation, i int) fieldViolation {
+	if p.field == "" {
+		p.field = e.path(i)
+	} else {
+		p.field = e.path(i) + "." + p.field
+	}
+	switch {
+	case e == fileEntries && p.label == "":
+		p.label = fmt.Sprintf("[%d]", i)
+	case e == fileEntries:
+		p.label = fmt.Sprintf("[%d] %s", i, p.label)
+	case e == batchEntries:
+		p.label = p.field
+	case p.label == "":
+		p.label = p.field
+	}
+	return p
+}
+
 // ImportApplications validates applications to one account and stores them
 // all or none. Problems are INVALID_ARGUMENT naming each entry's index when
 // there is more than one entry.
 func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, len(apps) > 1)
+	naming := singleEntry
+	if len(apps) > 1 {
+		naming = fileEntries
+	}
+	return importApplications(ctx, st, accountID, apps, naming)
 }
 
 // ImportApplicationFile is ImportApplications for the entries of a file:
 // its problems always name the entry's index, even of a file of one.
 func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, true)
+	return importApplications(ctx, st, accountID, apps, fileEntries)
 }
 
-func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, indexed bool) ([]int64, error) {
+// importApplications checks every application, then stores them in one
+// transaction; naming says how problems name their application.
+func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, naming entries) ([]int64, error) {
 	if accountID <= 0 {
 		return nil, invalidFieldText("account_id", "is required")
 	}
@@ -419,34 +482,40 @@ func importApplications(ctx context.Context, st *store.Store, accountID int64, a
 	} else if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	var problems []fieldViolation
-	now := time.Now()
-	valid := make([]store.Application, len(apps))
-	for i, in := range apps {
-		if in == nil {
-			problems = append(problems, fieldViolation{field: applicationPath(i, indexed), label: fmt.Sprintf("[%d]", i),
-				description: "application is required"})
-			continue
-		}
-		app, ps := checkApplication(accountID, in, now)
-		for _, p := range ps {
-			problems = append(problems, inApplication(p, i, indexed))
-		}
-		valid[i] = app
-	}
+	valid, problems := checkApplications(accountID, apps, time.Now(), naming)
 	if len(problems) > 0 {
 		return nil, invalidArgument(problems...)
 	}
 	ids, err := st.SaveApplications(ctx, valid)
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
-		const field = "job_applications"
-		description := strings.TrimPrefix(unknown.Error(), field+": ")
-		return nil, invalidArgument(inApplication(fieldViolation{field: field, label: field, description: description},
-			unknown.Index, indexed))
+		field := fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)
+		return nil, invalidArgument(naming.place(fieldViolation{field: field, label: field,
+			description: fmt.Sprintf("%q is not the reference number of one of the account's jobs", truncate(unknown.Reference, maxEchoed))},
+			unknown.Index))
 	}
 	if err != nil {
 		return nil, internalError(ctx, err)
 	}
 	return ids, nil
+}
+
+// checkApplications checks each application, received at now, and
+// converts it for the store; naming says how problems name their
+// application.
+func checkApplications(accountID int64, apps []*jobboardv2.DriverApplication, now time.Time, naming entries) ([]store.Application, []fieldViolation) {
+	var problems []fieldViolation
+	valid := make([]store.Application, len(apps))
+	for i, in := range apps {
+		if in == nil {
+			problems = append(problems, naming.place(fieldViolation{description: "is required"}, i))
+			continue
+		}
+		app, ps := checkApplication(accountID, in, now)
+		for _, p := range ps {
+			problems = append(problems, naming.place(p, i))
+		}
+		valid[i] = app
+	}
+	return valid, problems
 }

@@ -337,7 +337,7 @@ func TestImportApplicationsRejects(t *testing.T) {
 		{"required", func(a *jobboardv2.DriverApplication) { a.LastName = " " }, `last_name: is required`},
 		{"unknown job", func(a *jobboardv2.DriverApplication) {
 			a.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "NOPE"}}
-		}, `[1] job_applications: account has no job with reference "NOPE"`},
+		}, `[1] job_applications[0].reference: "NOPE" is not the reference number of one of the account's jobs`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

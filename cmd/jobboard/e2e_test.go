@@ -527,7 +527,7 @@ func (e *endToEnd) driversImport(t *testing.T) {
 	cmd := exec.Command(jobboardBinary(t), "drivers", "import", "--account", fmt.Sprint(a.ID), file)
 	cmd.Env = append(os.Environ(), env...)
 	msg, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(msg), `account has no job with reference "NOPE"`) {
+	if err == nil || !strings.Contains(string(msg), `[0] job_applications[0].reference: "NOPE" is not the reference number of one of the account's jobs`) {
 		t.Errorf("bad import: %v %s", err, msg)
 	}
 	code, _, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?email=LU2@example.com", "")

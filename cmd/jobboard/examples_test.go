@@ -200,6 +200,32 @@ func TestExamples(t *testing.T) {
 		}
 	})
 
+	t.Run("intake-client", func(t *testing.T) {
+		// Another module using the client package, as an internal service
+		// would: it submits three applications and lists them.
+		bin := filepath.Join(t.TempDir(), "intake-client")
+		if out, err := example("", "go", "-C", "examples/intake-client", "build", "-o", bin, "."); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+		run := func(token string) (string, error) {
+			cmd := exec.Command(bin, "-addr", svc.grpcAddr, "-account", fmt.Sprint(a.ID))
+			cmd.Env = append(os.Environ(), "JOBBOARD_INTERNAL_TOKEN="+token)
+			out, err := cmd.CombinedOutput()
+			return string(out), err
+		}
+		for round := 1; round <= 2; round++ { // the same batch again stores nothing twice
+			out, err := run(internalToken)
+			if err != nil || !regexp.MustCompile(`(?m)^SubmitApplications: 3 applications stored, driver ids \[\d+ \d+ \d+\]$`).MatchString(out) ||
+				!strings.Contains(out, "ListDrivers: 3 drivers named Intake\n") ||
+				!regexp.MustCompile(`(?m)^  \d+\tLuis Intake\tluis.intake@example.com\tLaredo, TX\tsent 2026-11-02T14:00:00Z$`).MatchString(out) {
+				t.Errorf("intake-client, round %d: %v\n%s", round, err, out)
+			}
+		}
+		if out, err := run("wrong-token"); err == nil || !strings.Contains(out, "SubmitApplications: Unauthenticated") {
+			t.Errorf("intake-client with a wrong token: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("post-jobs-xml.sh", func(t *testing.T) {
 		out, err := example(a.APIKey, "bash", "examples/post-jobs-xml.sh")
 		if err != nil || !strings.Contains(out, "<added>2</added>") || !strings.HasSuffix(out, "\nadded 2, updated 0, unchanged 0, errors 0\n") {
@@ -241,5 +267,44 @@ func TestExamples(t *testing.T) {
 	}
 	if j := jobs[1]; j.TwicOnly || j.Description != "<p>Home <b>every weekend</b>. Late-model trucks, no touch freight.</p>" {
 		t.Errorf("XF100 stored as %+v", j)
+	}
+}
+
+// TestReadmeGoClientBuilds: the Go program of the README's "Go client"
+// section compiles, as a module of its own beside examples/intake-client
+// (whose run TestExamples checks).
+func TestReadmeGoClientBuilds(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)\n### Go client\n.*?\n```go\n(.*?)\n```\n").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README: no ```go block in the section \"### Go client\"")
+	}
+	dir := t.TempDir()
+	mod, err := os.ReadFile(filepath.Join(root, "examples", "intake-client", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "examples", "intake-client", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"go.mod":  bytes.Replace(mod, []byte("=> ../.."), []byte("=> "+root), 1),
+		"go.sum":  sum,
+		"main.go": m[1],
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "readme-client"), ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("the README's Go client does not build: %v\n%s\n%s", err, out, m[1])
 	}
 }

@@ -81,7 +81,10 @@ var readmeChecks = []readmeCheck{
 	{`"callbackUrl"`, `"callbackUrl": "http://127\.0\.0\.1:\d+/hooks/jobs"`, "imports show finds the import"},
 	{"JobService/GetJob", `"employmentType": \[\s*"EMPLOYMENT_TYPE_FULL_TIME",\s*"EMPLOYMENT_TYPE_PERMANENT"\s*\]`,
 		"gRPC returns every employmentType, as enum values"},
-	{"SubmitApplication", `"driverId": "\d+"`, "the intake takes Ana"},
+	{"DriverIntakeService/SubmitApplication\n", `"driverId": "\d+"`, "the intake takes Ana"},
+	{"DriverIntakeService/SubmitApplications", `"driverIds": \[\s*"\d+",\s*"\d+"\s*\]`, "the batch intake takes both drivers"},
+	{"examples/intake-client", `(?m)^SubmitApplications: 3 applications stored(?s:.*)^ListDrivers: 3 drivers named Intake$`,
+		"the Go client example stores and lists its batch"},
 	{"CERTIFICATION_HAZMAT", `"lastName": "Ruiz",(?s:.*)"driverType": "DRIVER_TYPE_OWNER_OPERATOR"`, "Ana is listed, her type an enum value"},
 	{`{"state": "ZZ"}`, `(?s)Code: InvalidArgument\n.*"field": "state",\s*"description": "\\"ZZ\\" is not valid; allowed: .*\ngrpcurl exited with 67\n$`,
 		"an invalid filter comes back with a BadRequest naming it"},
@@ -129,6 +132,8 @@ func TestReadmeExamples(t *testing.T) {
 var readmeTLSChecks = []readmeCheck{
 	{"https://localhost:8080/api/v2.0/jobs.json", `"referenceNumber":"DEMO1001"`, "REST answers over HTTPS"},
 	{"-cert .data/tls/client.pem", `"referenceNumber": "DEMO1001"`, "the client certificate acts for the demo account"},
+	{`-cert "$PWD/.data/tls/client.pem"`, `(?m)^SubmitApplications: 3 applications stored(?s:.*)^ListDrivers: 3 drivers named Intake$`,
+		"the Go client example authenticates by certificate"},
 }
 
 // TestReadmeTLSExamples runs the ```sh blocks of the README's "TLS" section

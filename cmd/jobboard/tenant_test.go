@@ -185,6 +185,9 @@ func TestTenantIsolationSweep(t *testing.T) {
 			"SubmitApplication": func(ctx context.Context) (any, error) {
 				return intakeC.SubmitApplication(ctx, &jobboardv2.SubmitApplicationRequest{AccountId: a.ID})
 			},
+			"SubmitApplications": func(ctx context.Context) (any, error) {
+				return intakeC.SubmitApplications(ctx, &jobboardv2.SubmitApplicationsRequest{AccountId: a.ID})
+			},
 		}
 		wantCode := map[string]codes.Code{"GetJob": codes.NotFound, "GetDriver": codes.NotFound, "GetJobImport": codes.NotFound}
 		protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
@@ -206,7 +209,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 				resp, err := call(ctx)
 				what := name + " with " + who
 				want := wantCode[name]
-				if name == "SubmitApplication" {
+				if name == "SubmitApplication" || name == "SubmitApplications" {
 					// Only the internal token may call the intake, and for
 					// any account; an account key is refused outright.
 					if who == "B's key" {

@@ -81,11 +81,12 @@ type Application struct {
 // UnknownJobError is an application naming a job the account does not have.
 type UnknownJobError struct {
 	Index     int // the application's position in the batch
+	JobIndex  int // the job application's position in the application
 	Reference string
 }
 
 func (e *UnknownJobError) Error() string {
-	return fmt.Sprintf("job_applications: account has no job with reference %q", e.Reference)
+	return fmt.Sprintf("job_applications[%d].reference: account has no job with reference %q", e.JobIndex, e.Reference)
 }
 
 // The applications columns that copy the profile's searchable fields in the
@@ -281,10 +282,10 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 	var direct []bool
 	var created []time.Time
 	seen := map[int64]bool{}
-	for _, a := range apps {
+	for i, a := range apps {
 		id, ok := idOf[a.Reference]
 		if !ok {
-			return &UnknownJobError{Reference: a.Reference}
+			return &UnknownJobError{JobIndex: i, Reference: a.Reference}
 		}
 		if seen[id] { // one row per job: the first mention wins
 			continue

@@ -1672,6 +1672,125 @@ func (x *JobApplicationInput) GetCreatedAt() string {
 	return ""
 }
 
+// SubmitApplicationsRequest is a batch of applications to one account.
+//
+// A batch is one unary call rather than a client stream: it is stored in one
+// transaction, all or none, and a unary call holds no transaction open while
+// the client sends, can be retried whole (see below), and has a request size
+// limit of its own. Larger migrations send several batches.
+//
+// Every application is checked as SubmitApplication checks it. When any is
+// invalid, nothing is stored and the call fails with INVALID_ARGUMENT naming
+// each problem by its index and field, such as
+// `applications[12].email: "x" is not an e-mail address`.
+//
+// A retried batch (after UNAVAILABLE or a lost answer) stores nothing twice:
+// a driver is matched by e-mail, the account's profile of the driver is
+// replaced only by an application sent at the same time or later, and a job
+// application is kept once per driver and job. Sending the same batch again
+// answers the same driver ids and leaves the account as one call did.
+type SubmitApplicationsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The account applied to. It may be left out when x-account-id names it;
+	// when both are given they must agree.
+	AccountId int64 `protobuf:"varint,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The applications, 1 to 1,000. The same driver (e-mail) may appear more
+	// than once; the application sent last wins, as with separate calls.
+	Applications  []*DriverApplication `protobuf:"bytes,2,rep,name=applications,proto3" json:"applications,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitApplicationsRequest) Reset() {
+	*x = SubmitApplicationsRequest{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitApplicationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitApplicationsRequest) ProtoMessage() {}
+
+func (x *SubmitApplicationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitApplicationsRequest.ProtoReflect.Descriptor instead.
+func (*SubmitApplicationsRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SubmitApplicationsRequest) GetAccountId() int64 {
+	if x != nil {
+		return x.AccountId
+	}
+	return 0
+}
+
+func (x *SubmitApplicationsRequest) GetApplications() []*DriverApplication {
+	if x != nil {
+		return x.Applications
+	}
+	return nil
+}
+
+// SubmitApplicationsResponse identifies the drivers.
+type SubmitApplicationsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id of each application, in the order of the request.
+	DriverIds     []int64 `protobuf:"varint,1,rep,packed,name=driver_ids,json=driverIds,proto3" json:"driver_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitApplicationsResponse) Reset() {
+	*x = SubmitApplicationsResponse{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitApplicationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitApplicationsResponse) ProtoMessage() {}
+
+func (x *SubmitApplicationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitApplicationsResponse.ProtoReflect.Descriptor instead.
+func (*SubmitApplicationsResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SubmitApplicationsResponse) GetDriverIds() []int64 {
+	if x != nil {
+		return x.DriverIds
+	}
+	return nil
+}
+
 var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
@@ -1885,7 +2004,14 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\treference\x18\x01 \x01(\tR\treference\x12\"\n" +
 	"\ris_direct_app\x18\x02 \x01(\bR\visDirectApp\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\tR\tcreatedAt*\xad\x01\n" +
+	"created_at\x18\x03 \x01(\tR\tcreatedAt\"~\n" +
+	"\x19SubmitApplicationsRequest\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\x03R\taccountId\x12B\n" +
+	"\fapplications\x18\x02 \x03(\v2\x1e.jobboard.v2.DriverApplicationR\fapplications\";\n" +
+	"\x1aSubmitApplicationsResponse\x12\x1d\n" +
+	"\n" +
+	"driver_ids\x18\x01 \x03(\x03R\tdriverIds*\xad\x01\n" +
 	"\rCertification\x12\x1d\n" +
 	"\x19CERTIFICATION_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dCERTIFICATION_DOUBLES_TRIPLES\x10\x01\x12\x18\n" +
@@ -1901,9 +2027,10 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x11DRIVER_ORDER_SENT\x10\x052\xad\x01\n" +
 	"\rDriverService\x12P\n" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\x12J\n" +
-	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2y\n" +
+	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2\xe0\x01\n" +
 	"\x13DriverIntakeService\x12b\n" +
-	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\x12e\n" +
+	"\x12SubmitApplications\x12&.jobboard.v2.SubmitApplicationsRequest\x1a'.jobboard.v2.SubmitApplicationsResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_drivers_proto_rawDescOnce sync.Once
@@ -1918,55 +2045,60 @@ func file_jobboard_v2_drivers_proto_rawDescGZIP() []byte {
 }
 
 var file_jobboard_v2_drivers_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_jobboard_v2_drivers_proto_goTypes = []any{
-	(Certification)(0),                // 0: jobboard.v2.Certification
-	(DriverOrder)(0),                  // 1: jobboard.v2.DriverOrder
-	(*ListDriversRequest)(nil),        // 2: jobboard.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),       // 3: jobboard.v2.ListDriversResponse
-	(*DriverSummary)(nil),             // 4: jobboard.v2.DriverSummary
-	(*DriverDetail)(nil),              // 5: jobboard.v2.DriverDetail
-	(*Employment)(nil),                // 6: jobboard.v2.Employment
-	(*JobApplication)(nil),            // 7: jobboard.v2.JobApplication
-	(*GetDriverRequest)(nil),          // 8: jobboard.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),         // 9: jobboard.v2.GetDriverResponse
-	(*SubmitApplicationRequest)(nil),  // 10: jobboard.v2.SubmitApplicationRequest
-	(*SubmitApplicationResponse)(nil), // 11: jobboard.v2.SubmitApplicationResponse
-	(*DriverApplication)(nil),         // 12: jobboard.v2.DriverApplication
-	(*JobApplicationInput)(nil),       // 13: jobboard.v2.JobApplicationInput
-	(DriverType)(0),                   // 14: jobboard.v2.DriverType
-	(*timestamppb.Timestamp)(nil),     // 15: google.protobuf.Timestamp
+	(Certification)(0),                 // 0: jobboard.v2.Certification
+	(DriverOrder)(0),                   // 1: jobboard.v2.DriverOrder
+	(*ListDriversRequest)(nil),         // 2: jobboard.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),        // 3: jobboard.v2.ListDriversResponse
+	(*DriverSummary)(nil),              // 4: jobboard.v2.DriverSummary
+	(*DriverDetail)(nil),               // 5: jobboard.v2.DriverDetail
+	(*Employment)(nil),                 // 6: jobboard.v2.Employment
+	(*JobApplication)(nil),             // 7: jobboard.v2.JobApplication
+	(*GetDriverRequest)(nil),           // 8: jobboard.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),          // 9: jobboard.v2.GetDriverResponse
+	(*SubmitApplicationRequest)(nil),   // 10: jobboard.v2.SubmitApplicationRequest
+	(*SubmitApplicationResponse)(nil),  // 11: jobboard.v2.SubmitApplicationResponse
+	(*DriverApplication)(nil),          // 12: jobboard.v2.DriverApplication
+	(*JobApplicationInput)(nil),        // 13: jobboard.v2.JobApplicationInput
+	(*SubmitApplicationsRequest)(nil),  // 14: jobboard.v2.SubmitApplicationsRequest
+	(*SubmitApplicationsResponse)(nil), // 15: jobboard.v2.SubmitApplicationsResponse
+	(DriverType)(0),                    // 16: jobboard.v2.DriverType
+	(*timestamppb.Timestamp)(nil),      // 17: google.protobuf.Timestamp
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	0,  // 0: jobboard.v2.ListDriversRequest.certification:type_name -> jobboard.v2.Certification
-	14, // 1: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
-	15, // 2: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
-	15, // 3: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
+	16, // 1: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
+	17, // 2: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
+	17, // 3: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
 	1,  // 4: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
 	4,  // 5: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	14, // 6: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
-	15, // 7: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
-	14, // 8: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
-	15, // 9: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
+	16, // 6: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
+	17, // 7: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
+	16, // 8: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
+	17, // 9: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
 	0,  // 10: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
 	6,  // 11: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
 	7,  // 12: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	15, // 13: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
+	17, // 13: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
 	5,  // 14: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
 	12, // 15: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
 	6,  // 16: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
 	13, // 17: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	2,  // 18: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	8,  // 19: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	10, // 20: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	3,  // 21: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	9,  // 22: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	11, // 23: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	21, // [21:24] is the sub-list for method output_type
-	18, // [18:21] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	12, // 18: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
+	2,  // 19: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	8,  // 20: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	10, // 21: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	14, // 22: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	3,  // 23: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	9,  // 24: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	11, // 25: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	15, // 26: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	23, // [23:27] is the sub-list for method output_type
+	19, // [19:23] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }
@@ -1986,7 +2118,7 @@ func file_jobboard_v2_drivers_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_drivers_proto_rawDesc), len(file_jobboard_v2_drivers_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -175,7 +175,8 @@ var DriverService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	DriverIntakeService_SubmitApplication_FullMethodName = "/jobboard.v2.DriverIntakeService/SubmitApplication"
+	DriverIntakeService_SubmitApplication_FullMethodName  = "/jobboard.v2.DriverIntakeService/SubmitApplication"
+	DriverIntakeService_SubmitApplications_FullMethodName = "/jobboard.v2.DriverIntakeService/SubmitApplications"
 )
 
 // DriverIntakeServiceClient is the client API for DriverIntakeService service.
@@ -191,6 +192,10 @@ type DriverIntakeServiceClient interface {
 	// it, and no other account sees it. A sent more than 5 minutes in the
 	// future is INVALID_ARGUMENT.
 	SubmitApplication(ctx context.Context, in *SubmitApplicationRequest, opts ...grpc.CallOption) (*SubmitApplicationResponse, error)
+	// SubmitApplications records up to 1,000 applications to one account, all
+	// or none, as `jobboard drivers import` does: for moving applications in
+	// bulk, such as a migration from another board.
+	SubmitApplications(ctx context.Context, in *SubmitApplicationsRequest, opts ...grpc.CallOption) (*SubmitApplicationsResponse, error)
 }
 
 type driverIntakeServiceClient struct {
@@ -211,6 +216,16 @@ func (c *driverIntakeServiceClient) SubmitApplication(ctx context.Context, in *S
 	return out, nil
 }
 
+func (c *driverIntakeServiceClient) SubmitApplications(ctx context.Context, in *SubmitApplicationsRequest, opts ...grpc.CallOption) (*SubmitApplicationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitApplicationsResponse)
+	err := c.cc.Invoke(ctx, DriverIntakeService_SubmitApplications_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DriverIntakeServiceServer is the server API for DriverIntakeService service.
 // All implementations must embed UnimplementedDriverIntakeServiceServer
 // for forward compatibility.
@@ -224,6 +239,10 @@ type DriverIntakeServiceServer interface {
 	// it, and no other account sees it. A sent more than 5 minutes in the
 	// future is INVALID_ARGUMENT.
 	SubmitApplication(context.Context, *SubmitApplicationRequest) (*SubmitApplicationResponse, error)
+	// SubmitApplications records up to 1,000 applications to one account, all
+	// or none, as `jobboard drivers import` does: for moving applications in
+	// bulk, such as a migration from another board.
+	SubmitApplications(context.Context, *SubmitApplicationsRequest) (*SubmitApplicationsResponse, error)
 	mustEmbedUnimplementedDriverIntakeServiceServer()
 }
 
@@ -236,6 +255,9 @@ type UnimplementedDriverIntakeServiceServer struct{}
 
 func (UnimplementedDriverIntakeServiceServer) SubmitApplication(context.Context, *SubmitApplicationRequest) (*SubmitApplicationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitApplication not implemented")
+}
+func (UnimplementedDriverIntakeServiceServer) SubmitApplications(context.Context, *SubmitApplicationsRequest) (*SubmitApplicationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitApplications not implemented")
 }
 func (UnimplementedDriverIntakeServiceServer) mustEmbedUnimplementedDriverIntakeServiceServer() {}
 func (UnimplementedDriverIntakeServiceServer) testEmbeddedByValue()                             {}
@@ -276,6 +298,24 @@ func _DriverIntakeService_SubmitApplication_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DriverIntakeService_SubmitApplications_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitApplicationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DriverIntakeServiceServer).SubmitApplications(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DriverIntakeService_SubmitApplications_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DriverIntakeServiceServer).SubmitApplications(ctx, req.(*SubmitApplicationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DriverIntakeService_ServiceDesc is the grpc.ServiceDesc for DriverIntakeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -286,6 +326,10 @@ var DriverIntakeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SubmitApplication",
 			Handler:    _DriverIntakeService_SubmitApplication_Handler,
+		},
+		{
+			MethodName: "SubmitApplications",
+			Handler:    _DriverIntakeService_SubmitApplications_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
