@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -266,16 +267,21 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
+	anonymous := newAnonymousCalls(maxAnonymousCallsPerAddress)
 	// Each method's own limit is checked before decoding (requestLimits);
 	// opts may still set another.
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit)}, opts...)
 	srv := grpc.NewServer(append(opts,
 		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
-			if !known[info.FullMethodName] || !methodNeedsAuth(info.FullMethodName) {
+			if !known[info.FullMethodName] {
 				return ctx, nil // grpc-go answers Unimplemented for unknown methods, unread
+			}
+			if !methodNeedsAuth(info.FullMethodName) {
+				return anonymous.admit(ctx, peerHost(ctx))
 			}
 			return s.authenticateTap(ctx, info)
 		}),
+		grpc.StatsHandler(anonymousRelease{anonymous}),
 		grpc.ForceServerCodecV2(requestCodec{}),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
 	// The gRPC API is package jobboard.v2; the REST package's services are
@@ -383,6 +389,18 @@ func queueDepth(st *store.Store) metrics.QueueDepthFunc {
 		}
 		return out, nil
 	}
+}
+
+// peerHost is the IP address of a call's peer, "" when unknown.
+func peerHost(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
+		return host
+	}
+	return p.Addr.String()
 }
 
 // methodNeedsAuth exempts health checks and reflection from authentication.
