@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +13,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/intake"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -115,13 +118,18 @@ func intakeApplications(accountID int64, n int, seed uint64, tag string) []*jobb
 // applicationInput is the intake's message for a store application.
 func applicationInput(a *store.Application) *jobboardv2.DriverApplication {
 	p := a.Profile
+	driverType, _ := natural.DriverTypes.Value(p.DriverType)
 	in := &jobboardv2.DriverApplication{FirstName: p.FirstName, LastName: p.LastName, Address: p.Address,
-		City: p.City, State: p.State, Zip: p.Zip, Email: p.Email, Phone: p.Phone, DriverType: p.DriverType,
-		Experience: p.Experience, Sent: a.Sent.UTC().Format(time.RFC3339), Endorsements: p.Endorsements,
+		City: p.City, State: p.State, Zip: p.Zip, Email: p.Email, Phone: p.Phone, DriverType: driverType,
+		Experience: p.Experience, Sent: timestamppb.New(a.Sent),
 		LicenseState: p.LicenseState, LicenseClass: p.LicenseClass, DateOfBirth: p.DateOfBirth}
+	for _, code := range p.Endorsements {
+		c, _ := natural.CertificationCodes.Value(code)
+		in.Certifications = append(in.Certifications, c)
+	}
 	for _, j := range a.JobApps {
 		in.JobApplications = append(in.JobApplications, &jobboardv2.JobApplicationInput{Reference: j.Reference,
-			IsDirectApp: j.IsDirectApp, CreatedAt: j.CreatedAt.UTC().Format(time.RFC3339)})
+			IsDirectApp: j.IsDirectApp, CreatedAt: timestamppb.New(j.CreatedAt)})
 	}
 	return in
 }
@@ -148,7 +156,11 @@ func timeIntakeBatches(ctx context.Context, intake jobboardv2.DriverIntakeServic
 // storing, as an operator runs it.
 func timeDriversImport(ctx context.Context, h *harness, a account, apps []*jobboardv2.DriverApplication, round int) (time.Duration, error) {
 	file := filepath.Join(h.dir, fmt.Sprintf("intake-%d.json", round))
-	if err := os.WriteFile(file, applicationsFile(apps), 0o644); err != nil {
+	data, err := applicationsFile(apps)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		return 0, err
 	}
 	defer os.Remove(file)
@@ -164,19 +176,14 @@ func timeDriversImport(ctx context.Context, h *harness, a account, apps []*jobbo
 	return took, nil
 }
 
-// applicationsFile is the JSON array drivers import reads.
-func applicationsFile(apps []*jobboardv2.DriverApplication) []byte {
-	var b bytes.Buffer
-	b.WriteByte('[')
+// applicationsFile is the JSON array drivers import reads: the same
+// applications in the lenient form, as a file gives them.
+func applicationsFile(apps []*jobboardv2.DriverApplication) ([]byte, error) {
+	entries := make([]intake.Application, len(apps))
 	for i, app := range apps {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		entry, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(app)
-		b.Write(entry)
+		entries[i] = natural.Application(app)
 	}
-	b.WriteByte(']')
-	return b.Bytes()
+	return json.Marshal(entries)
 }
 
 // timeSingleCalls sends each application in a call of its own, one after

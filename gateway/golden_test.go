@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -154,25 +154,25 @@ func seedDrivers(a *api) {
 	a.post(fullJob)
 	s := func(v string) *string { return &v }
 	year := func(v int32) *int32 { return &v }
-	full := &jobboardv2.DriverApplication{
+	full := &intake.Application{
 		FirstName: "Rosa", LastName: "Álvarez", Address: "12 Depot Rd", Address2: s("Apt 4 & 5"), City: "Laredo",
 		State: "TX", Zip: "78040", Email: "rosa@example.com", Phone: "+1 956-555-0142", DriverType: "Owner Operator",
 		Experience: "12", Sent: "2026-11-02T14:05:09Z", Endorsements: []string{"H", "T"},
 		FreightExperience: s("Dry Van, Reefer"), FreightPreferences: s("Flatbed"), LicenseState: s("tx"),
 		PreferredAssignments: s("Regional"), PreferredRegions: s("Southwest"), HasTeam: s(""), LicenseClass: s("A"),
 		DateOfBirth: s("1984-07-09"), TwicCard: s("Yes"), Accidents: s("0"), MovingViolations: s("1"),
-		LastLicenseSuspension: year(2015), LastDui: nil, InterestedLeasePurchase: s("No"), Teams: s("Solo"),
+		LastLicenseSuspension: year(2015), LastDUI: nil, InterestedLeasePurchase: s("No"), Teams: s("Solo"),
 		TrucksOwned: s(""), IsPremium: true,
-		EmploymentHistory: []*jobboardv2.Employment{
+		EmploymentHistory: []intake.Employment{
 			{Company: "Border Freight", State: "TX", Phone: "9565550100", StartDate: "2019-03-01"},
 			{Company: "Acme <Haul>", State: "NM", Phone: "5055550100", StartDate: "2014-01-15", EndDate: s("2019-02-28")},
 		},
-		JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "FULL1", IsDirectApp: true, CreatedAt: "2026-11-02T15:00:00Z"}},
+		JobApplications: []intake.JobApplication{{Reference: "FULL1", IsDirectApp: true, CreatedAt: "2026-11-02T15:00:00Z"}},
 	}
-	minimal := &jobboardv2.DriverApplication{FirstName: "Sam", LastName: "Ng", Address: "9 Elm St", City: "Newark",
+	minimal := &intake.Application{FirstName: "Sam", LastName: "Ng", Address: "9 Elm St", City: "Newark",
 		State: "NJ", Zip: "07102", Email: "sam@example.com", Phone: "9735550101", DriverType: "Student",
 		Experience: "0.5", Sent: "2026-10-30"}
-	if _, err := server.ImportApplications(context.Background(), a.store, a.acct, []*jobboardv2.DriverApplication{full, minimal}); err != nil {
+	if _, err := server.ImportApplications(context.Background(), a.store, a.acct, []*intake.Application{full, minimal}); err != nil {
 		a.t.Fatal(err)
 	}
 }

@@ -113,6 +113,8 @@ func TestGRPCErrorDetails(t *testing.T) {
 	badJob := append(job, stringField(title, []byte("Dr\xffver"))...) // sent again: the last one counts
 	posts := append(stringField(list, job), stringField(list, badJob)...)
 	firstName := number(&jobboardv2.ListDriversRequest{}, "first_name")
+	intakeC := jobboardv2.NewDriverIntakeServiceClient(conn)
+	internal := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer internal-secret")
 	for _, tt := range []struct {
 		name string
 		call func() error
@@ -137,6 +139,28 @@ func TestGRPCErrorDetails(t *testing.T) {
 			_, err := jobs.ListJobs(ctx, &jobboardv2.ListJobsRequest{PageSize: -1})
 			return err
 		}, "page_size | -1 is negative; a page holds 1-1000 jobs"},
+		{"typed fields of a batch's application", func() error {
+			good := patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z")
+			bad := patApplication("kim@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z")
+			bad.DriverType, bad.Sent = 9, nil
+			bad.Certifications = []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_UNSPECIFIED}
+			_, err := intakeC.SubmitApplications(internal, &jobboardv2.SubmitApplicationsRequest{
+				AccountId: f.a.AccountID, Applications: []*jobboardv2.DriverApplication{good, bad}})
+			return err
+		}, `applications[1].driver_type | "9" is not one of Owner Operator, Company Driver, Student` + "\n" +
+			`applications[1].certifications | "CERTIFICATION_UNSPECIFIED" is not one of T, H, N, X` + "\n" +
+			`applications[1].sent | is required`},
+		{"one application's certification", func() error {
+			app := patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z")
+			app.Certifications = append(app.Certifications, 7)
+			_, err := intakeC.SubmitApplication(internal, &jobboardv2.SubmitApplicationRequest{AccountId: f.a.AccountID, Application: app})
+			return err
+		}, `application.certifications | "7" is not one of T, H, N, X`},
+		{"an application without an account", func() error {
+			app := patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z")
+			_, err := intakeC.SubmitApplication(internal, &jobboardv2.SubmitApplicationRequest{Application: app})
+			return err
+		}, `account_id | is required`},
 		{"an x-account-id", func() error {
 			internal := metadata.AppendToOutgoingContext(context.Background(),
 				"authorization", "Bearer internal-secret", "x-account-id", "abc")

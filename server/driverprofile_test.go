@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
@@ -26,11 +27,19 @@ type profileFixture struct {
 	ctxA, ctxB   context.Context
 }
 
+// patApplication is Pat's application as a gRPC caller sends it; sent is RFC 3339.
 func patApplication(email, address, city, state, zip, accidents, employer, sent string) *jobboardv2.DriverApplication {
-	a := applicant("Pat", "Quinn", state, zip, "Company Driver", "4", sent, "H")
-	a.Email, a.Address, a.City, a.Accidents = email, address, city, ptr(accidents)
-	a.EmploymentHistory = []*jobboardv2.Employment{{Company: employer, State: state, Phone: "2125550111", StartDate: "2020-01-01"}}
-	return a
+	at, err := time.Parse(time.RFC3339, sent)
+	if err != nil {
+		panic(err)
+	}
+	return &jobboardv2.DriverApplication{FirstName: "Pat", LastName: "Quinn", Address: address, City: city,
+		State: state, Zip: zip, Email: email, Phone: "212-555-0118", Experience: "4",
+		DriverType:        jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
+		Sent:              timestamppb.New(at),
+		Certifications:    []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_HAZMAT},
+		Accidents:         ptr(accidents),
+		EmploymentHistory: []*jobboardv2.Employment{{Company: employer, State: state, Phone: "2125550111", StartDate: "2020-01-01"}}}
 }
 
 func newProfileFixture(t *testing.T) *profileFixture {
@@ -42,7 +51,8 @@ func newProfileFixture(t *testing.T) *profileFixture {
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}), ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
 	f.idA = f.submit(t, a.AccountID, patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z"))
 	bApp := patApplication("PAT@Example.com", "2 Bravo Ave", "Dallas", "TX", "75201", "two in 2024", "BravoCo", "2026-02-10T10:00:00Z")
-	bApp.DriverType, bApp.Experience, bApp.Endorsements = "Owner Operator", "12", []string{"X"}
+	bApp.DriverType, bApp.Experience = jobboardv2.DriverType_DRIVER_TYPE_OWNER_OPERATOR, "12"
+	bApp.Certifications = []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_TANKER_HAZMAT}
 	f.idB = f.submit(t, b.AccountID, bApp)
 	return f
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/usstate"
+	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -172,32 +172,32 @@ const maxSentAhead = 5 * time.Minute
 // checkApplication validates a submitted application, received at now, and
 // converts it for the store. The problems name the field, the value and the
 // rule, in the order of the fields.
-func checkApplication(accountID int64, in *jobboardv2.DriverApplication, now time.Time) (store.Application, []fieldViolation) {
+func checkApplication(accountID int64, in *intake.Application, now time.Time) (store.Application, []fieldViolation) {
 	var c appCheck
 	app := store.Application{AccountID: accountID, Profile: c.profile(in)}
-	app.Sent = c.sent(in.GetSent(), now)
-	for i, e := range in.GetEmploymentHistory() {
+	app.Sent = c.sent(in.Sent, now)
+	for i, e := range in.EmploymentHistory {
 		app.Employment = append(app.Employment, c.employment(fmt.Sprintf("employment_history[%d]", i), e))
 	}
-	for i, ja := range in.GetJobApplications() {
+	for i, ja := range in.JobApplications {
 		app.JobApps = append(app.JobApps, c.jobApplication(fmt.Sprintf("job_applications[%d]", i), ja, app.Sent))
 	}
 	return app, c.problems
 }
 
 // profile checks the fields that describe the driver.
-func (c *appCheck) profile(in *jobboardv2.DriverApplication) store.DriverProfile {
+func (c *appCheck) profile(in *intake.Application) store.DriverProfile {
 	p := store.DriverProfile{DriverBasics: store.DriverBasics{
-		FirstName: c.required("first_name", in.GetFirstName()),
-		LastName:  c.required("last_name", in.GetLastName()),
-		Address:   c.required("address", in.GetAddress()),
+		FirstName: c.required("first_name", in.FirstName),
+		LastName:  c.required("last_name", in.LastName),
+		Address:   c.required("address", in.Address),
 		Address2:  c.optional("address2", in.Address2),
-		City:      c.required("city", in.GetCity()),
-		Email:     c.required("email", in.GetEmail()),
-		Phone:     c.required("phone", in.GetPhone()),
-	}, IsPremium: in.GetIsPremium()}
-	p.State = c.residenceState(in.GetState())
-	p.Zip = c.zip(in.GetZip())
+		City:      c.required("city", in.City),
+		Email:     c.required("email", in.Email),
+		Phone:     c.required("phone", in.Phone),
+	}, IsPremium: in.IsPremium}
+	p.State = c.residenceState(in.State)
+	p.Zip = c.zip(in.Zip)
 	if p.Email != "" && !validEmail(p.Email) {
 		c.fail("email", p.Email, "is not an e-mail address")
 	}
@@ -206,16 +206,16 @@ func (c *appCheck) profile(in *jobboardv2.DriverApplication) store.DriverProfile
 			c.fail("phone", p.Phone, "is not a US phone number (10 digits, optionally +1)")
 		}
 	}
-	p.DriverType = c.driverType(in.GetDriverType())
-	p.Experience = c.experience(in.GetExperience())
-	p.Endorsements = c.endorsements(in.GetEndorsements())
+	p.DriverType = c.driverType(in.DriverType)
+	p.Experience = c.experience(in.Experience)
+	p.Endorsements = c.endorsements(in.Endorsements)
 	c.history(&p, in)
 	return p
 }
 
 // history checks the optional fields about the driver's licence, record
 // and preferences.
-func (c *appCheck) history(p *store.DriverProfile, in *jobboardv2.DriverApplication) {
+func (c *appCheck) history(p *store.DriverProfile, in *intake.Application) {
 	p.FreightExperience = c.optional("freight_experience", in.FreightExperience)
 	p.FreightPreferences = c.optional("freight_preferences", in.FreightPreferences)
 	p.LicenseState = c.licenseState(in.LicenseState)
@@ -228,7 +228,7 @@ func (c *appCheck) history(p *store.DriverProfile, in *jobboardv2.DriverApplicat
 	p.Accidents = c.optional("accidents", in.Accidents)
 	p.MovingViolations = c.optional("moving_violations", in.MovingViolations)
 	p.LastLicenseSuspension = c.year("last_license_suspension", in.LastLicenseSuspension)
-	p.LastDUI = c.year("last_dui", in.LastDui)
+	p.LastDUI = c.year("last_dui", in.LastDUI)
 	p.InterestedLeasePurchase = c.optional("interested_lease_purchase", in.InterestedLeasePurchase)
 	p.Teams = c.optional("teams", in.Teams)
 	p.TrucksOwned = c.optional("trucks_owned", in.TrucksOwned)
@@ -331,20 +331,20 @@ func (c *appCheck) year(field string, v *int32) *int32 {
 
 // employment checks one entry of the employment history; f names it in
 // the problems.
-func (c *appCheck) employment(f string, e *jobboardv2.Employment) store.Employment {
-	emp := store.Employment{Company: c.required(f+".company", e.GetCompany()), Phone: c.required(f+".phone", e.GetPhone())}
-	emp.State = strings.ToUpper(c.required(f+".state", e.GetState()))
+func (c *appCheck) employment(f string, e intake.Employment) store.Employment {
+	emp := store.Employment{Company: c.required(f+".company", e.Company), Phone: c.required(f+".phone", e.Phone)}
+	emp.State = strings.ToUpper(c.required(f+".state", e.State))
 	if emp.State != "" && !usstate.IsCode(emp.State) {
-		c.fail(f+".state", e.GetState(), "is not a US state code")
+		c.fail(f+".state", e.State, "is not a US state code")
 	}
 	if _, ok := phoneDigits(emp.Phone); emp.Phone != "" && !ok {
 		c.fail(f+".phone", emp.Phone, "is not a US phone number")
 	}
 	var start time.Time
-	if raw := c.required(f+".start_date", e.GetStartDate()); raw != "" {
+	if raw := c.required(f+".start_date", e.StartDate); raw != "" {
 		var err error
 		if start, err = time.Parse(time.DateOnly, raw); err != nil {
-			c.fail(f+".start_date", e.GetStartDate(), "is not a date (YYYY-MM-DD)")
+			c.fail(f+".start_date", e.StartDate, "is not a date (YYYY-MM-DD)")
 		}
 	}
 	emp.StartDate = start.Format(time.DateOnly)
@@ -364,12 +364,12 @@ func (c *appCheck) employment(f string, e *jobboardv2.Employment) store.Employme
 // jobApplication checks one job the driver applied to; f names it in the
 // problems. Without a created_at it was created when the application was
 // sent.
-func (c *appCheck) jobApplication(f string, ja *jobboardv2.JobApplicationInput, sent time.Time) store.JobApplicationInput {
-	in := store.JobApplicationInput{Reference: c.required(f+".reference", ja.GetReference()), IsDirectApp: ja.GetIsDirectApp(), CreatedAt: sent}
-	if strings.TrimSpace(ja.GetCreatedAt()) != "" {
-		t, _, err := parseDateTime(ja.GetCreatedAt())
+func (c *appCheck) jobApplication(f string, ja intake.JobApplication, sent time.Time) store.JobApplicationInput {
+	in := store.JobApplicationInput{Reference: c.required(f+".reference", ja.Reference), IsDirectApp: ja.IsDirectApp, CreatedAt: sent}
+	if strings.TrimSpace(ja.CreatedAt) != "" {
+		t, _, err := parseDateTime(ja.CreatedAt)
 		if err != nil {
-			c.fail(f+".created_at", ja.GetCreatedAt(), dateTimeRule)
+			c.fail(f+".created_at", ja.CreatedAt, dateTimeRule)
 		}
 		in.CreatedAt = t
 	}

@@ -16,6 +16,8 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/usstate"
+	"github.com/truckjobs/jobboard/server/intake"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -355,7 +357,8 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 	if err != nil {
 		return nil, err
 	}
-	ids, err := ImportApplications(ctx, s.store, accountID, []*jobboardv2.DriverApplication{req.GetApplication()})
+	apps := []*intake.Application{applicationOf(req.GetApplication())}
+	ids, err := importApplications(ctx, s.store, accountID, apps, singleEntry, natural.ApplicationField)
 	if err != nil {
 		return nil, err
 	}
@@ -381,11 +384,25 @@ func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobbo
 		return nil, invalidFieldText("applications",
 			fmt.Sprintf("holds %d applications; one call takes at most %d, so send them in several calls", n, MaxBatchApplications))
 	}
-	ids, err := importApplications(ctx, s.store, accountID, req.GetApplications(), batchEntries)
+	apps := make([]*intake.Application, len(req.GetApplications()))
+	for i, in := range req.GetApplications() {
+		apps[i] = applicationOf(in)
+	}
+	ids, err := importApplications(ctx, s.store, accountID, apps, batchEntries, natural.ApplicationField)
 	if err != nil {
 		return nil, err
 	}
 	return &jobboardv2.SubmitApplicationsResponse{DriverIds: ids}, nil
+}
+
+// applicationOf is a natural application in the lenient form the core
+// checks; nil stays nil, a missing application.
+func applicationOf(in *jobboardv2.DriverApplication) *intake.Application {
+	if in == nil {
+		return nil
+	}
+	app := natural.Application(in)
+	return &app
 }
 
 // intakeAccount is the account an intake call records applications to: the
@@ -457,23 +474,28 @@ func (e entries) place(p fieldViolation, i int) fieldViolation {
 // ImportApplications validates applications to one account and stores them
 // all or none. Problems are INVALID_ARGUMENT naming each entry's index when
 // there is more than one entry.
-func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
+func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*intake.Application) ([]int64, error) {
 	naming := singleEntry
 	if len(apps) > 1 {
 		naming = fileEntries
 	}
-	return importApplications(ctx, st, accountID, apps, naming)
+	return importApplications(ctx, st, accountID, apps, naming, sameName)
 }
 
 // ImportApplicationFile is ImportApplications for the entries of a file:
 // its problems always name the entry's index, even of a file of one.
-func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, fileEntries)
+func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*intake.Application) ([]int64, error) {
+	return importApplications(ctx, st, accountID, apps, fileEntries, sameName)
 }
 
+// sameName names a field of an application as the lenient form does.
+func sameName(field string) string { return field }
+
 // importApplications checks every application, then stores them in one
-// transaction; naming says how problems name their application.
-func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*jobboardv2.DriverApplication, naming entries) ([]int64, error) {
+// transaction; naming says how problems name their application, rename how
+// they name its fields (the gRPC intake's names differ from the lenient ones).
+func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*intake.Application,
+	naming entries, rename func(string) string) ([]int64, error) {
 	if accountID <= 0 {
 		return nil, invalidFieldText("account_id", "is required")
 	}
@@ -482,7 +504,7 @@ func importApplications(ctx context.Context, st *store.Store, accountID int64, a
 	} else if err != nil {
 		return nil, internalError(ctx, err)
 	}
-	valid, problems := checkApplications(accountID, apps, time.Now(), naming)
+	valid, problems := checkApplications(accountID, apps, time.Now(), naming, rename)
 	if len(problems) > 0 {
 		return nil, invalidArgument(problems...)
 	}
@@ -501,9 +523,10 @@ func importApplications(ctx context.Context, st *store.Store, accountID int64, a
 }
 
 // checkApplications checks each application, received at now, and
-// converts it for the store; naming says how problems name their
-// application.
-func checkApplications(accountID int64, apps []*jobboardv2.DriverApplication, now time.Time, naming entries) ([]store.Application, []fieldViolation) {
+// converts it for the store; naming and rename say how problems name their
+// application and its fields.
+func checkApplications(accountID int64, apps []*intake.Application, now time.Time,
+	naming entries, rename func(string) string) ([]store.Application, []fieldViolation) {
 	var problems []fieldViolation
 	valid := make([]store.Application, len(apps))
 	for i, in := range apps {
@@ -513,6 +536,7 @@ func checkApplications(accountID int64, apps []*jobboardv2.DriverApplication, no
 		}
 		app, ps := checkApplication(accountID, in, now)
 		for _, p := range ps {
+			p.field, p.label = rename(p.field), rename(p.label)
 			problems = append(problems, naming.place(p, i))
 		}
 		valid[i] = app

@@ -12,15 +12,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
 // applicant builds an application; edit adjusts it.
-func applicant(first, last, state, zip, driverType, experience, sent string, endorsements ...string) *jobboardv2.DriverApplication {
-	return &jobboardv2.DriverApplication{
+func applicant(first, last, state, zip, driverType, experience, sent string, endorsements ...string) *intake.Application {
+	return &intake.Application{
 		FirstName: first, LastName: last, Address: "1 Main St", City: "Town", State: state, Zip: zip,
 		Email: strings.ToLower(first+"."+last) + "@example.com", Phone: "212-555-01" + fmt.Sprint(10+len(first+last)),
 		DriverType: driverType, Experience: experience, Sent: sent, Endorsements: endorsements,
@@ -57,21 +57,21 @@ func newDriversFixture(t *testing.T) *driversFixture {
 
 	ann := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-01-05T10:00:00Z", "T")
 	ann.Phone = "(212) 555-0101"
-	ann.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "J1", IsDirectApp: true}}
+	ann.JobApplications = []intake.JobApplication{{Reference: "J1", IsDirectApp: true}}
 	bob := applicant("Bob", "Smith", "nj", "07030", "owner operator", "3", "2026-01-31T23:59:59Z", "H", "N")
 	bob.Phone = "+1 201 555 0102"
 	cara := applicant("Cara", "Diaz", "PA", "19103", "Student", "10", "2026-02-01", "X")
-	cara.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "J2", CreatedAt: "2026-02-02T08:00:00+0100"}}
+	cara.JobApplications = []intake.JobApplication{{Reference: "J2", CreatedAt: "2026-02-02T08:00:00+0100"}}
 	dan := applicant("Dan", "Brown", "TX", "73301", "Company Driver", "1.5", "2025-12-31T23:59:59+00:00")
 	eve := applicant("Eve", "Smith", "CA", "99999", "Owner Operator", "2", "2026-01-15T12:00:00")
-	ids, err := ImportApplications(ctx, st, a.AccountID, []*jobboardv2.DriverApplication{ann, bob, cara, dan, eve})
+	ids, err := ImportApplications(ctx, st, a.AccountID, []*intake.Application{ann, bob, cara, dan, eve})
 	if err != nil {
 		t.Fatal(err)
 	}
 	annLater := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-03-01T09:00:00Z", "T")
 	annLater.Phone = "212 555 0199"
 	finn := applicant("Finn", "Ray", "OH", "43215", "Student", "0", "2026-03-02T09:00:00Z")
-	if _, err := ImportApplications(ctx, st, b.AccountID, []*jobboardv2.DriverApplication{annLater, finn}); err != nil {
+	if _, err := ImportApplications(ctx, st, b.AccountID, []*intake.Application{annLater, finn}); err != nil {
 		t.Fatal(err)
 	}
 	// A job deleted after drivers applied to it still counts for them.
@@ -321,29 +321,29 @@ func TestImportApplicationsRejects(t *testing.T) {
 	good := applicant("Gil", "Ok", "TX", "75201", "Student", "1", "2026-01-01")
 	tests := []struct {
 		name string
-		edit func(a *jobboardv2.DriverApplication)
+		edit func(a *intake.Application)
 		want string
 	}{
-		{"state", func(a *jobboardv2.DriverApplication) { a.State = "XX" }, `state: "XX" is not a US state code`},
-		{"zip", func(a *jobboardv2.DriverApplication) { a.Zip = "7520" }, `zip: "7520" is not a ZIP code`},
-		{"email", func(a *jobboardv2.DriverApplication) { a.Email = "gil@" }, `email: "gil@" is not an e-mail address`},
-		{"phone", func(a *jobboardv2.DriverApplication) { a.Phone = "555-01" }, `phone: "555-01" is not a US phone number`},
-		{"sent", func(a *jobboardv2.DriverApplication) { a.Sent = "01/02/2026" }, `sent: "01/02/2026" is not a date`},
-		{"sent in the future", func(a *jobboardv2.DriverApplication) { a.Sent = "2099-01-01" }, `[1] sent: "2099-01-01" is more than 5 minutes after the server's time`},
-		{"driver type", func(a *jobboardv2.DriverApplication) { a.DriverType = "Pilot" }, `driver_type: "Pilot" is not one of`},
-		{"experience", func(a *jobboardv2.DriverApplication) { a.Experience = "lots" }, `experience: "lots" is not a number`},
-		{"endorsement", func(a *jobboardv2.DriverApplication) { a.Endorsements = []string{"Z"} }, `endorsements: "Z" is not one of T, H, N, X`},
-		{"birth date", func(a *jobboardv2.DriverApplication) { a.DateOfBirth = ptr("31/12/1990") }, `date_of_birth: "31/12/1990" is not a date`},
-		{"required", func(a *jobboardv2.DriverApplication) { a.LastName = " " }, `last_name: is required`},
-		{"unknown job", func(a *jobboardv2.DriverApplication) {
-			a.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "NOPE"}}
+		{"state", func(a *intake.Application) { a.State = "XX" }, `state: "XX" is not a US state code`},
+		{"zip", func(a *intake.Application) { a.Zip = "7520" }, `zip: "7520" is not a ZIP code`},
+		{"email", func(a *intake.Application) { a.Email = "gil@" }, `email: "gil@" is not an e-mail address`},
+		{"phone", func(a *intake.Application) { a.Phone = "555-01" }, `phone: "555-01" is not a US phone number`},
+		{"sent", func(a *intake.Application) { a.Sent = "01/02/2026" }, `sent: "01/02/2026" is not a date`},
+		{"sent in the future", func(a *intake.Application) { a.Sent = "2099-01-01" }, `[1] sent: "2099-01-01" is more than 5 minutes after the server's time`},
+		{"driver type", func(a *intake.Application) { a.DriverType = "Pilot" }, `driver_type: "Pilot" is not one of`},
+		{"experience", func(a *intake.Application) { a.Experience = "lots" }, `experience: "lots" is not a number`},
+		{"endorsement", func(a *intake.Application) { a.Endorsements = []string{"Z"} }, `endorsements: "Z" is not one of T, H, N, X`},
+		{"birth date", func(a *intake.Application) { a.DateOfBirth = ptr("31/12/1990") }, `date_of_birth: "31/12/1990" is not a date`},
+		{"required", func(a *intake.Application) { a.LastName = " " }, `last_name: is required`},
+		{"unknown job", func(a *intake.Application) {
+			a.JobApplications = []intake.JobApplication{{Reference: "NOPE"}}
 		}, `[1] job_applications[0].reference: "NOPE" is not the reference number of one of the account's jobs`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := applicant("Hal", "Bad", "TX", "75201", "Student", "1", "2026-01-01")
 			tt.edit(bad)
-			_, err := ImportApplications(ctx, st, acct.AccountID, []*jobboardv2.DriverApplication{good, bad})
+			_, err := ImportApplications(ctx, st, acct.AccountID, []*intake.Application{good, bad})
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tt.want) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
@@ -365,7 +365,7 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 	upper.Email = "ÉMILE@example.com"
 	lower := applicant("José", "Ñúñez", "TX", "75201", "Student", "1", "2026-01-02")
 	lower.Email = "émile@example.com"
-	ids, err := ImportApplications(ctx, st, acct.AccountID, []*jobboardv2.DriverApplication{upper, lower})
+	ids, err := ImportApplications(ctx, st, acct.AccountID, []*intake.Application{upper, lower})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,8 +401,8 @@ func TestDriverListQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	gus := applicant("Gus", "Ortiz", "NY", "10001", "Student", "1", "2026-02-03T10:00:00Z")
-	gus.JobApplications = []*jobboardv2.JobApplicationInput{{Reference: "J1"}, {Reference: "J3"}}
-	if _, err := ImportApplications(ctx, f.st, caller.AccountID, []*jobboardv2.DriverApplication{gus}); err != nil {
+	gus.JobApplications = []intake.JobApplication{{Reference: "J1"}, {Reference: "J3"}}
+	if _, err := ImportApplications(ctx, f.st, caller.AccountID, []*intake.Application{gus}); err != nil {
 		t.Fatal(err)
 	}
 	for _, req := range []*restv2.ListDriversRequest{

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/intake"
 )
 
 // naturalJob is a valid job in the gRPC form.
@@ -172,7 +174,7 @@ func TestGRPCListJobsPaging(t *testing.T) {
 func TestGRPCListDriversPaging(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	states, types := []string{"MO", "TX", "OH"}, []string{"Student", "Company Driver", "Owner Operator"}
-	var apps []*jobboardv2.DriverApplication
+	var apps []*intake.Application
 	for i := range 23 {
 		// Repeated last names, states, types and times make ties that the id must break.
 		apps = append(apps, applicant(fmt.Sprintf("Ann%d", i), []string{"Lee", "Diaz", "Ng", "Lee"}[i%4], states[i%3], "64801",
@@ -294,5 +296,49 @@ func TestGRPCReadsAFullAccount(t *testing.T) {
 	t.Logf("figures: %d jobs of 5,000 characters in %d pages, the largest %d bytes", len(seen), pages, largest)
 	if len(seen) != MaxActiveJobs || largest > 4<<20 {
 		t.Errorf("%d jobs read, the largest page %d bytes", len(seen), largest)
+	}
+}
+
+// TestGRPCListDriversPageBytes: drivers whose texts are large (no field
+// length is limited) come in pages cut under driversPageBytes, each driver
+// once, so a client with gRPC's 4 MiB default reads them all.
+func TestGRPCListDriversPageBytes(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	address := strings.Repeat("Long Haul Road ", 800_000/15)
+	var apps []*intake.Application
+	for i := range 5 {
+		app := applicant(fmt.Sprintf("Big%d", i), "Lee", "MO", "64801", "Student", "2", "2026-10-01T08:00:00Z")
+		app.Address = address
+		apps = append(apps, app)
+	}
+	if _, err := ImportApplications(context.Background(), f.st, f.a.AccountID, apps); err != nil {
+		t.Fatal(err)
+	}
+	drivers := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
+	seen := map[int64]bool{}
+	req := &jobboardv2.ListDriversRequest{PageSize: 1000}
+	var sizes []int
+	for {
+		page, err := drivers.ListDrivers(withKey(f.a.APIKey), req)
+		if err != nil {
+			t.Fatalf("page %d: %v", len(sizes)+1, err)
+		}
+		sizes = append(sizes, len(page.Drivers))
+		if proto.Size(page) > driversPageBytes+len(address)+1024 {
+			t.Errorf("page %d: %d bytes", len(sizes), proto.Size(page))
+		}
+		for _, d := range page.Drivers {
+			if seen[d.Id] {
+				t.Fatalf("driver %d read twice", d.Id)
+			}
+			seen[d.Id] = true
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	if len(seen) != 5 || !slices.Equal(sizes, []int{2, 2, 1}) {
+		t.Errorf("read %d drivers in pages of %v, want 5 in pages of [2 2 1]", len(seen), sizes)
 	}
 }

@@ -62,18 +62,37 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	}
 	more := len(items) > size
 	items = items[:min(len(items), size)]
-	out := &jobboardv2.ListDriversResponse{Drivers: make([]*jobboardv2.DriverSummary, len(items)), TotalSize: total}
-	for i := range items {
-		out.Drivers[i] = natural.DriverSummary(driverSummary(&items[i]))
-	}
-	if more {
-		position, err := json.Marshal(store.CursorOf(items[len(items)-1]))
+	out := &jobboardv2.ListDriversResponse{TotalSize: total}
+	if out.Drivers, more = driversPage(items, more); more {
+		position, err := json.Marshal(store.CursorOf(items[len(out.Drivers)-1]))
 		if err != nil {
 			return nil, internalError(ctx, err)
 		}
 		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, position)
 	}
 	return out, nil
+}
+
+// driversPageBytes bounds the encoded drivers of one gRPC page, so that a
+// page stays under the 4 MiB a client takes by default. The validation
+// limits no text field's length (a name is only what the request's size
+// limit lets through), so a thousand rows are not bounded by the fields:
+// the page is cut instead, and next_page_token continues after its last row.
+const driversPageBytes = 2 << 20
+
+// driversPage converts the rows of a page, as many as fit driversPageBytes
+// (at least one); more is true when rows follow, including those cut.
+func driversPage(items []store.DriverListItem, more bool) ([]*jobboardv2.DriverSummary, bool) {
+	out := make([]*jobboardv2.DriverSummary, 0, len(items))
+	size := 0
+	for i := range items {
+		d := natural.DriverSummary(driverSummary(&items[i]))
+		if size += proto.Size(d); i > 0 && size > driversPageBytes {
+			return out, true
+		}
+		out = append(out, d)
+	}
+	return out, more
 }
 
 // cursor reads where a page token says the page starts: after the row of

@@ -16,10 +16,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/gateway"
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -363,7 +363,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 		return err
 	}
 	var account int64
-	var apps []*jobboardv2.DriverApplication
+	var apps []*intake.Application
 	return storeCommand{name: "drivers import", nargs: 1,
 		flags: func(fs *flag.FlagSet) {
 			fs.Int64Var(&account, "account", 0, "the account the drivers applied to (required)")

@@ -5,20 +5,18 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/intake"
 )
 
 // parseDriverFile reads a JSON array of drivers in the detail representation.
 // Derived fields (id, has_job_apps, job_id, title) are ignored; endorsement
 // is the text form or a list of codes.
-func parseDriverFile(data []byte) ([]*jobboardv2.DriverApplication, error) {
+func parseDriverFile(data []byte) ([]*intake.Application, error) {
 	var raw []map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("not a JSON array of drivers: %w", err)
 	}
-	apps := make([]*jobboardv2.DriverApplication, len(raw))
+	apps := make([]*intake.Application, len(raw))
 	for i, entry := range raw {
 		if e, ok := entry["endorsement"]; ok {
 			codes, err := endorsementCodes(e)
@@ -29,8 +27,8 @@ func parseDriverFile(data []byte) ([]*jobboardv2.DriverApplication, error) {
 			delete(entry, "endorsement")
 		}
 		b, _ := json.Marshal(entry)
-		apps[i] = &jobboardv2.DriverApplication{}
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, apps[i]); err != nil {
+		apps[i] = &intake.Application{}
+		if err := json.Unmarshal(b, apps[i]); err != nil {
 			return nil, fmt.Errorf("[%d]: %v", i, err)
 		}
 	}

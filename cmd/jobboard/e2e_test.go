@@ -32,6 +32,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/pgtest"
@@ -474,8 +475,8 @@ func (e *endToEnd) driverIntake(t *testing.T) {
 	a, b, svc, conn := e.a, e.b, e.svc, e.conn
 	intake := jobboardv2.NewDriverIntakeServiceClient(conn)
 	app := &jobboardv2.DriverApplication{FirstName: "Ira", LastName: "Cole", Address: "5 Pike St", City: "Joplin",
-		State: "MO", Zip: "64801", Email: "ira@example.com", Phone: "4175550100", DriverType: "Company Driver",
-		Experience: "4", Sent: "2026-11-01T08:00:00Z", JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "E1"}}}
+		State: "MO", Zip: "64801", Email: "ira@example.com", Phone: "4175550100", DriverType: jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
+		Experience: "4", Sent: timestamppb.New(time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)), JobApplications: []*jobboardv2.JobApplicationInput{{Reference: "E1"}}}
 	req := &jobboardv2.SubmitApplicationRequest{AccountId: a.ID, Application: app}
 	if _, err := intake.SubmitApplication(withKey(a.APIKey), req); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("intake with an employer key: %v, want PermissionDenied", err)

@@ -143,10 +143,11 @@ func TestGrpcurl(t *testing.T) {
 		t.Errorf("ListJobs: %s", out)
 	}
 	out = run("-H", "authorization: Bearer "+internalToken, "-H", fmt.Sprintf("x-account-id: %d", a.ID),
-		"-d", `{"application": {"first_name": "Ana", "last_name": "Ruiz", "address": "14 Depot Rd", "city": "Laredo",
+		"-d", `{"application": {"firstName": "Ana", "lastName": "Ruiz", "address": "14 Depot Rd", "city": "Laredo",
 		"state": "TX", "zip": "78040", "email": "ana.ruiz@example.com", "phone": "+1 956 555 0142",
-		"driver_type": "Owner Operator", "experience": "6", "sent": "2026-11-20T15:04:05Z",
-		"job_applications": [{"reference": "G100", "is_direct_app": true}]}}`,
+		"driverType": "DRIVER_TYPE_OWNER_OPERATOR", "experience": "6", "sent": "2026-11-20T15:04:05Z",
+		"certifications": ["CERTIFICATION_HAZMAT"],
+		"jobApplications": [{"reference": "G100", "isDirectApp": true, "createdAt": "2026-11-20T15:00:00Z"}]}}`,
 		svc.grpcAddr, "jobboard.v2.DriverIntakeService/SubmitApplication")
 	if !regexp.MustCompile(`"driverId": "\d+"`).MatchString(out) {
 		t.Errorf("SubmitApplication: %s", out)

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
@@ -19,8 +21,9 @@ import (
 func batchApplicant(tag string, i int) *jobboardv2.DriverApplication {
 	return &jobboardv2.DriverApplication{FirstName: "Bea", LastName: fmt.Sprintf("Batch%d", i), Address: "9 Yard Rd",
 		City: "Joliet", State: "IL", Zip: "60432", Email: fmt.Sprintf("bea.%s.%d@example.com", tag, i),
-		Phone: "815-555-0100", DriverType: "Company Driver", Experience: "3", Sent: "2026-10-01T08:00:00Z",
-		Endorsements: []string{"H"}}
+		Phone: "815-555-0100", DriverType: jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER, Experience: "3",
+		Sent:           timestamppb.New(time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC)),
+		Certifications: []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_HAZMAT}}
 }
 
 func batchOf(tag string, n int) []*jobboardv2.DriverApplication {

@@ -85,7 +85,7 @@ var readmeChecks = []readmeCheck{
 	{"DriverIntakeService/SubmitApplications", `"driverIds": \[\s*"\d+",\s*"\d+"\s*\]`, "the batch intake takes both drivers"},
 	{"examples/intake-client", `(?m)^SubmitApplications: 3 applications stored(?s:.*)^ListDrivers: 3 drivers named Intake$`,
 		"the Go client example stores and lists its batch"},
-	{"CERTIFICATION_HAZMAT", `"lastName": "Ruiz",(?s:.*)"driverType": "DRIVER_TYPE_OWNER_OPERATOR"`, "Ana is listed, her type an enum value"},
+	{`"certification": "CERTIFICATION_HAZMAT"`, `"lastName": "Ruiz",(?s:.*)"driverType": "DRIVER_TYPE_OWNER_OPERATOR"`, "Ana is listed, her type an enum value"},
 	{`{"state": "ZZ"}`, `(?s)Code: InvalidArgument\n.*"field": "state",\s*"description": "\\"ZZ\\" is not valid; allowed: .*\ngrpcurl exited with 67\n$`,
 		"an invalid filter comes back with a BadRequest naming it"},
 	{"examples/grpc-client", `ListJobs: \d+ active jobs\n(?s:.*)\nadded \d+, updated \d+, unchanged \d+, errors 0\n$`,

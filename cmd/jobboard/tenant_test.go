@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -243,13 +244,13 @@ func TestTenantIsolationSweep(t *testing.T) {
 		intakeC := jobboardv2.NewDriverIntakeServiceClient(svc.grpcConn())
 		ctx := metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID))
 		app := &jobboardv2.DriverApplication{FirstName: "Al", LastName: "Pha", Address: "9 Bravo Ave", City: "Dallas",
-			State: "TX", Zip: "75201", Email: strings.ToUpper(secretEmail), Phone: "2145550199", DriverType: "Company Driver",
-			Experience: "7", Sent: "2099-01-01T00:00:00Z"}
+			State: "TX", Zip: "75201", Email: strings.ToUpper(secretEmail), Phone: "2145550199", DriverType: jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
+			Experience: "7", Sent: timestamppb.New(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC))}
 		_, err := intakeC.SubmitApplication(ctx, &jobboardv2.SubmitApplicationRequest{Application: app})
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `sent: "2099-01-01T00:00:00Z"`) {
 			t.Errorf("a sent in 2099: %v", err)
 		}
-		app.Sent = time.Now().UTC().Format(time.RFC3339)
+		app.Sent = timestamppb.Now()
 		resp, err := intakeC.SubmitApplication(ctx, &jobboardv2.SubmitApplicationRequest{Application: app})
 		if err != nil || resp.DriverId != driverID {
 			t.Fatalf("B's application: %v %v, want driver %d", resp, err, driverID)

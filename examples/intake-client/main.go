@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/jobboardclient"
@@ -88,8 +89,10 @@ func run(addr string, account int64, o jobboardclient.Options) error {
 func applications() []*jobboardv2.DriverApplication {
 	driver := func(first, email, city, state, zip, phone string) *jobboardv2.DriverApplication {
 		return &jobboardv2.DriverApplication{FirstName: first, LastName: "Intake", Address: "100 Terminal Rd",
-			City: city, State: state, Zip: zip, Email: email, Phone: phone, DriverType: "Company Driver",
-			Experience: "5", Sent: "2026-11-02T14:00:00Z", Endorsements: []string{"T", "H"}}
+			City: city, State: state, Zip: zip, Email: email, Phone: phone, DriverType: jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
+			Experience: "5", Sent: timestamppb.New(time.Date(2026, 11, 2, 14, 0, 0, 0, time.UTC)),
+			Certifications: []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_DOUBLES_TRIPLES,
+				jobboardv2.Certification_CERTIFICATION_HAZMAT}}
 	}
 	return []*jobboardv2.DriverApplication{
 		driver("Rosa", "rosa.intake@example.com", "Memphis", "TN", "38103", "901-555-0110"),

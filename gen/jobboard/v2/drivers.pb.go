@@ -1281,8 +1281,18 @@ func (x *SubmitApplicationResponse) GetDriverId() int64 {
 	return 0
 }
 
-// DriverApplication is a driver's application as submitted. Text is kept as
-// given; formats are checked: state codes, ZIP, e-mail, phone, dates, enums.
+// DriverApplication is a driver's application as submitted, in the types
+// DriverDetail answers it with: the DriverType and Certification enums, a
+// Timestamp for sent. Text is kept as given; formats are checked: state
+// codes, ZIP, e-mail, phone, dates.
+//
+// experience is text on both sides, "years as given": the board stores and
+// shows what the driver wrote ("2", "0.5"), which a double would turn into
+// another spelling, and min_experience_years filters on it as a number.
+// The yes/no details (has_team, twic_card, interested_lease_purchase) are
+// kept as given too: they are the driver's own answers, stored as text and
+// answered as given by DriverDetail, and a bool would lose any answer but
+// yes or no. is_premium and is_direct_app are the board's own flags: bools.
 type DriverApplication struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required.
@@ -1303,15 +1313,15 @@ type DriverApplication struct {
 	Email string `protobuf:"bytes,8,opt,name=email,proto3" json:"email,omitempty"`
 	// Required; 10 digits, optionally with +1 and punctuation.
 	Phone string `protobuf:"bytes,9,opt,name=phone,proto3" json:"phone,omitempty"`
-	// Required; Owner Operator, Company Driver or Student.
-	DriverType string `protobuf:"bytes,10,opt,name=driver_type,json=driverType,proto3" json:"driver_type,omitempty"`
+	// Required.
+	DriverType DriverType `protobuf:"varint,10,opt,name=driver_type,json=driverType,proto3,enum=jobboard.v2.DriverType" json:"driver_type,omitempty"`
 	// Required; years as a number, such as "2" or "0.5".
 	Experience string `protobuf:"bytes,11,opt,name=experience,proto3" json:"experience,omitempty"`
-	// Required; when the application was submitted: YYYY-MM-DD, YYYY-MM-DDThh:mm:ss (UTC) or RFC 3339;
-	// at most 5 minutes after the server's clock.
-	Sent string `protobuf:"bytes,12,opt,name=sent,proto3" json:"sent,omitempty"`
-	// Certification codes: T, H, N, X.
-	Endorsements []string `protobuf:"bytes,13,rep,name=endorsements,proto3" json:"endorsements,omitempty"`
+	// Required; when the application was submitted, stored to the second; at
+	// most 5 minutes after the server's clock.
+	Sent *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=sent,proto3" json:"sent,omitempty"`
+	// The endorsements, each once in any order; answered in the order T, H, N, X.
+	Certifications []Certification `protobuf:"varint,13,rep,packed,name=certifications,proto3,enum=jobboard.v2.Certification" json:"certifications,omitempty"`
 	// Optional detail, kept as given.
 	FreightExperience *string `protobuf:"bytes,14,opt,name=freight_experience,json=freightExperience,proto3,oneof" json:"freight_experience,omitempty"`
 	// Optional detail, kept as given.
@@ -1346,7 +1356,7 @@ type DriverApplication struct {
 	TrucksOwned *string `protobuf:"bytes,29,opt,name=trucks_owned,json=trucksOwned,proto3,oneof" json:"trucks_owned,omitempty"`
 	// Whether the driver has a premium profile.
 	IsPremium bool `protobuf:"varint,30,opt,name=is_premium,json=isPremium,proto3" json:"is_premium,omitempty"`
-	// Past employers.
+	// Past employers; start_date and end_date are days, YYYY-MM-DD.
 	EmploymentHistory []*Employment `protobuf:"bytes,31,rep,name=employment_history,json=employmentHistory,proto3" json:"employment_history,omitempty"`
 	// Applications to the account's jobs, by reference number.
 	JobApplications []*JobApplicationInput `protobuf:"bytes,32,rep,name=job_applications,json=jobApplications,proto3" json:"job_applications,omitempty"`
@@ -1447,11 +1457,11 @@ func (x *DriverApplication) GetPhone() string {
 	return ""
 }
 
-func (x *DriverApplication) GetDriverType() string {
+func (x *DriverApplication) GetDriverType() DriverType {
 	if x != nil {
 		return x.DriverType
 	}
-	return ""
+	return DriverType_DRIVER_TYPE_UNSPECIFIED
 }
 
 func (x *DriverApplication) GetExperience() string {
@@ -1461,16 +1471,16 @@ func (x *DriverApplication) GetExperience() string {
 	return ""
 }
 
-func (x *DriverApplication) GetSent() string {
+func (x *DriverApplication) GetSent() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Sent
 	}
-	return ""
+	return nil
 }
 
-func (x *DriverApplication) GetEndorsements() []string {
+func (x *DriverApplication) GetCertifications() []Certification {
 	if x != nil {
-		return x.Endorsements
+		return x.Certifications
 	}
 	return nil
 }
@@ -1615,8 +1625,8 @@ type JobApplicationInput struct {
 	Reference string `protobuf:"bytes,1,opt,name=reference,proto3" json:"reference,omitempty"`
 	// Whether the driver applied on the job itself.
 	IsDirectApp bool `protobuf:"varint,2,opt,name=is_direct_app,json=isDirectApp,proto3" json:"is_direct_app,omitempty"`
-	// When; same formats as sent. Defaults to sent.
-	CreatedAt     string `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When, stored to the second; the application's sent when unset.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1665,11 +1675,11 @@ func (x *JobApplicationInput) GetIsDirectApp() bool {
 	return false
 }
 
-func (x *JobApplicationInput) GetCreatedAt() string {
+func (x *JobApplicationInput) GetCreatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreatedAt
 	}
-	return ""
+	return nil
 }
 
 // SubmitApplicationsRequest is a batch of applications to one account.
@@ -1940,7 +1950,7 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"account_id\x18\x01 \x01(\x03R\taccountId\x12@\n" +
 	"\vapplication\x18\x02 \x01(\v2\x1e.jobboard.v2.DriverApplicationR\vapplication\"8\n" +
 	"\x19SubmitApplicationResponse\x12\x1b\n" +
-	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\"\xad\f\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\"\x82\r\n" +
 	"\x11DriverApplication\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x01 \x01(\tR\tfirstName\x12\x1b\n" +
@@ -1951,15 +1961,15 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x12\x10\n" +
 	"\x03zip\x18\a \x01(\tR\x03zip\x12\x14\n" +
 	"\x05email\x18\b \x01(\tR\x05email\x12\x14\n" +
-	"\x05phone\x18\t \x01(\tR\x05phone\x12\x1f\n" +
+	"\x05phone\x18\t \x01(\tR\x05phone\x128\n" +
 	"\vdriver_type\x18\n" +
-	" \x01(\tR\n" +
+	" \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
 	"driverType\x12\x1e\n" +
 	"\n" +
 	"experience\x18\v \x01(\tR\n" +
-	"experience\x12\x12\n" +
-	"\x04sent\x18\f \x01(\tR\x04sent\x12\"\n" +
-	"\fendorsements\x18\r \x03(\tR\fendorsements\x122\n" +
+	"experience\x12.\n" +
+	"\x04sent\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x04sent\x12B\n" +
+	"\x0ecertifications\x18\r \x03(\x0e2\x1a.jobboard.v2.CertificationR\x0ecertifications\x122\n" +
 	"\x12freight_experience\x18\x0e \x01(\tH\x01R\x11freightExperience\x88\x01\x01\x124\n" +
 	"\x13freight_preferences\x18\x0f \x01(\tH\x02R\x12freightPreferences\x88\x01\x01\x12(\n" +
 	"\rlicense_state\x18\x10 \x01(\tH\x03R\flicenseState\x88\x01\x01\x128\n" +
@@ -1999,12 +2009,12 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\t_last_duiB\x1c\n" +
 	"\x1a_interested_lease_purchaseB\b\n" +
 	"\x06_teamsB\x0f\n" +
-	"\r_trucks_owned\"v\n" +
+	"\r_trucks_owned\"\x92\x01\n" +
 	"\x13JobApplicationInput\x12\x1c\n" +
 	"\treference\x18\x01 \x01(\tR\treference\x12\"\n" +
-	"\ris_direct_app\x18\x02 \x01(\bR\visDirectApp\x12\x1d\n" +
+	"\ris_direct_app\x18\x02 \x01(\bR\visDirectApp\x129\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\tR\tcreatedAt\"~\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"~\n" +
 	"\x19SubmitApplicationsRequest\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\x03R\taccountId\x12B\n" +
@@ -2083,22 +2093,26 @@ var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	17, // 13: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
 	5,  // 14: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
 	12, // 15: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	6,  // 16: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
-	13, // 17: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	12, // 18: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
-	2,  // 19: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	8,  // 20: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	10, // 21: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	14, // 22: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
-	3,  // 23: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	9,  // 24: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	11, // 25: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	15, // 26: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
-	23, // [23:27] is the sub-list for method output_type
-	19, // [19:23] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	16, // 16: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
+	17, // 17: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
+	0,  // 18: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
+	6,  // 19: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
+	13, // 20: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
+	17, // 21: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
+	12, // 22: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
+	2,  // 23: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	8,  // 24: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	10, // 25: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	14, // 26: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	3,  // 27: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	9,  // 28: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	11, // 29: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	15, // 30: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	27, // [27:31] is the sub-list for method output_type
+	23, // [23:27] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }
