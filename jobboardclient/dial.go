@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/certreload"
 )
 
 // Options say how Dial connects. The zero value is TLS against the
@@ -165,11 +166,14 @@ func transportCredentials(o Options) (credentials.TransportCredentials, error) {
 		if o.CertFile == "" || o.KeyFile == "" {
 			return nil, errors.New("jobboardclient: a client certificate needs both CertFile and KeyFile")
 		}
-		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		// The files are read again at handshakes when they may have
+		// changed: a long-running service keeps working across a renewal
+		// of a short-lived certificate.
+		pair, err := certreload.Load(o.CertFile, o.KeyFile, certreload.DefaultCheckEvery)
 		if err != nil {
 			return nil, fmt.Errorf("jobboardclient: client certificate: %w", err)
 		}
-		cfg.Certificates = []tls.Certificate{cert}
+		cfg.GetClientCertificate = pair.GetClientCertificate
 	}
 	return credentials.NewTLS(cfg), nil
 }

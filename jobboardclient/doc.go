@@ -45,7 +45,9 @@
 // RetryPolicy.MaxBackoff (gRPC picks a random wait up to that backoff). No
 // other code is retried: an error the server answered stays the answer.
 // The policy is a gRPC service config, so grpc-go does the retrying, under
-// each call's deadline.
+// each call's deadline. Retries are throttled per connection: while most of
+// its calls fail (a long outage), grpc-go stops retrying until calls
+// succeed again, so clients do not multiply the load on servers coming back.
 //
 // Only the methods that leave the board as one call would when repeated are
 // retried; that is every method of the API today:

@@ -78,7 +78,15 @@ func (p RetryPolicy) serviceConfig() (string, error) {
 			"retryableStatusCodes": []string{"UNAVAILABLE"},
 		}
 	}
-	b, err := json.Marshal(map[string]any{"methodConfig": []any{method}})
+	config := map[string]any{"methodConfig": []any{method}}
+	if p.MaxAttempts > 1 {
+		// Retries stop while most calls of the connection fail (a long
+		// outage) rather than multiplying the load on the servers coming
+		// back: each failure takes a token, each success gives a tenth of
+		// one back, and retries are made while over half of them remain.
+		config["retryThrottling"] = map[string]any{"maxTokens": 10, "tokenRatio": 0.1}
+	}
+	b, err := json.Marshal(config)
 	return string(b), err
 }
 

@@ -176,6 +176,7 @@ func TestServiceConfig(t *testing.T) {
 		MethodConfig []struct {
 			RetryPolicy map[string]any
 		}
+		RetryThrottling map[string]any
 	}
 	if err := json.Unmarshal([]byte(cfg), &parsed); err != nil || len(parsed.MethodConfig) != 1 {
 		t.Fatalf("%s: %v", cfg, err)
@@ -183,6 +184,9 @@ func TestServiceConfig(t *testing.T) {
 	p := parsed.MethodConfig[0].RetryPolicy
 	if p["initialBackoff"] != "0.2s" || p["maxBackoff"] != "5s" || p["maxAttempts"] != 5.0 || p["backoffMultiplier"] != 2.0 {
 		t.Errorf("retry policy %v", p)
+	}
+	if th := parsed.RetryThrottling; th["maxTokens"] != 10.0 || th["tokenRatio"] != 0.1 {
+		t.Errorf("retry throttling %v", th)
 	}
 	for _, bad := range []RetryPolicy{
 		{MaxAttempts: -1},

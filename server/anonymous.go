@@ -13,74 +13,105 @@ import (
 // Health checks and reflection answer without credentials, as probes and
 // grpcurl expect. grpc-go reads a whole request message before any code of
 // ours sees its size, and the server's receive limit is the largest
-// method's (a 64 MiB import), so each such call lets a client without
-// credentials make the server hold up to that much. anonymousCalls bounds
-// how many of them one client address has in flight, so what a client
-// without credentials can make the server hold is bounded too
-// (maxAnonymousCallsPerAddress × 64 MiB), and one client holding its share
-// does not starve the load balancer's health checks from another address.
+// method's (a 64 MiB import), so a call of theirs lets a client without
+// credentials make the server hold up to that much while the message is
+// read. anonymousCalls bounds how many such calls are reading a message at
+// once: per client (an IPv6 /64 counting as one, and the address a trusted
+// proxy forwards for rather than the proxy's), so that one client does not
+// starve a load balancer's health checks, and in all, so that many clients
+// together hold a bounded amount.
+//
+// A call holds its place until its first message has been read, or, for
+// reflection's stream, whose every message may be large, until it ends. A
+// health Watch, which sends one small message and then waits for changes,
+// holds nothing while it waits.
 type anonymousCalls struct {
-	mu       sync.Mutex
-	inFlight map[string]int
-	limit    int
+	mu        sync.Mutex
+	inFlight  map[string]int
+	total     int
+	perClient int
+	overall   int
 }
 
-// maxAnonymousCallsPerAddress is how many health or reflection calls one
-// client address may have in flight. A load balancer checks one at a time
-// and grpcurl opens one reflection stream per command.
-const maxAnonymousCallsPerAddress = 4
+// Limits of anonymousCalls: a load balancer checks one at a time, grpcurl
+// opens one reflection stream per command. The bound on what clients
+// without credentials can make the server hold is overall × 64 MiB.
+const (
+	maxAnonymousCallsPerClient = 4
+	maxAnonymousCalls          = 16
+)
 
-func newAnonymousCalls(limit int) *anonymousCalls {
-	return &anonymousCalls{inFlight: map[string]int{}, limit: limit}
+func newAnonymousCalls(perClient, overall int) *anonymousCalls {
+	return &anonymousCalls{inFlight: map[string]int{}, perClient: perClient, overall: overall}
 }
 
-// anonymousSlot is the context key of the address whose count an admitted
-// call holds until it ends.
-type anonymousSlot struct{}
+// anonymousSlot is the place an admitted call holds.
+type anonymousSlot struct {
+	calls  *anonymousCalls
+	client string
+	// holdWholeCall keeps the place until the call ends (a stream whose
+	// every message is read through the same limit).
+	holdWholeCall bool
+	once          sync.Once
+}
 
-// admit counts a call from address, or refuses it when the address already
-// has its limit in flight.
-func (a *anonymousCalls) admit(ctx context.Context, address string) (context.Context, error) {
+type anonymousSlotKey struct{}
+
+// admit counts a call from client, or refuses it when the client or all
+// clients together have their limit in flight. The place is given back when
+// the call's context ends, whatever ends it, or earlier by release.
+func (a *anonymousCalls) admit(ctx context.Context, client string, holdWholeCall bool) (context.Context, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.inFlight[address] >= a.limit {
+	switch {
+	case a.inFlight[client] >= a.perClient:
+		a.mu.Unlock()
 		return nil, status.Error(codes.ResourceExhausted, fmt.Sprintf(
-			"this address already has %d health or reflection calls in flight, the most it may have; retry when one has ended", a.limit))
+			"this client already has %d health or reflection calls in flight, the most it may have; retry when one has ended", a.perClient))
+	case a.total >= a.overall:
+		a.mu.Unlock()
+		return nil, status.Error(codes.ResourceExhausted, fmt.Sprintf(
+			"the server already has %d health or reflection calls in flight, the most it takes; retry in a moment", a.overall))
 	}
-	a.inFlight[address]++
-	return context.WithValue(ctx, anonymousSlot{}, address), nil
+	a.inFlight[client]++
+	a.total++
+	a.mu.Unlock()
+	slot := &anonymousSlot{calls: a, client: client, holdWholeCall: holdWholeCall}
+	// The call's context ends on every path, including the ones where
+	// grpc-go drops a call without reporting its end to a stats handler.
+	context.AfterFunc(ctx, slot.release)
+	return context.WithValue(ctx, anonymousSlotKey{}, slot), nil
 }
 
-// release gives back the count a call took, when ctx is an admitted call's.
-func (a *anonymousCalls) release(ctx context.Context) {
-	address, ok := ctx.Value(anonymousSlot{}).(string)
-	if !ok {
+// release gives the place back, once.
+func (s *anonymousSlot) release() {
+	s.once.Do(func() {
+		a := s.calls
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.total--
+		if a.inFlight[s.client]--; a.inFlight[s.client] <= 0 {
+			delete(a.inFlight, s.client)
+		}
+	})
+}
+
+// anonymousRelease is a stats handler that gives a call's place back as
+// soon as its request message has been read, for calls that read only one.
+type anonymousRelease struct{}
+
+func (anonymousRelease) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (anonymousRelease) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.InPayload); !ok {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.inFlight[address]--; a.inFlight[address] <= 0 {
-		delete(a.inFlight, address)
+	if slot, ok := ctx.Value(anonymousSlotKey{}).(*anonymousSlot); ok && !slot.holdWholeCall {
+		slot.release()
 	}
 }
 
-// anonymousRelease is a stats handler that releases a call's count when
-// the call ends: grpc-go reports the end of every call it began to handle,
-// whether or not its message could be read.
-type anonymousRelease struct{ calls *anonymousCalls }
-
-func (r anonymousRelease) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+func (anonymousRelease) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
 	return ctx
 }
 
-func (r anonymousRelease) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if _, ok := s.(*stats.End); ok {
-		r.calls.release(ctx)
-	}
-}
-
-func (r anonymousRelease) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
-}
-
-func (r anonymousRelease) HandleConn(context.Context, stats.ConnStats) {}
+func (anonymousRelease) HandleConn(context.Context, stats.ConnStats) {}

@@ -47,9 +47,18 @@ func invalidFieldText(field, description string) error {
 	return invalidArgument(fieldViolation{field: field, label: field, description: description})
 }
 
+// maxViolations is the most violations an error lists one by one; the
+// rest are counted, so that an error stays within a small multiple of a
+// normal one (a batch of 1,000 applications each wrong in every field).
+const maxViolations = 100
+
 // invalidArgument is InvalidArgument for the violations, its message their
-// texts joined by "; ".
+// texts joined by "; ", the first maxViolations of them.
 func invalidArgument(vs ...fieldViolation) error {
+	if len(vs) > maxViolations {
+		more := fieldViolation{description: fmt.Sprintf("and %d more problems", len(vs)-maxViolations)}
+		vs = append(vs[:maxViolations:maxViolations], more)
+	}
 	texts := make([]string, len(vs))
 	detail := &errdetails.BadRequest{}
 	for i, v := range vs {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,4 +193,21 @@ func TestGRPCErrorDetails(t *testing.T) {
 			t.Errorf("over the rate limit: %v with details %v, want ResourceExhausted with a RetryInfo", err, status.Convert(err).Details())
 		}
 	})
+}
+
+// TestInvalidArgumentCapped: past maxViolations the violations are counted,
+// not listed.
+func TestInvalidArgumentCapped(t *testing.T) {
+	var vs []fieldViolation
+	for i := range maxViolations + 150 {
+		f := fmt.Sprintf("applications[%d].email", i)
+		vs = append(vs, fieldViolation{field: f, label: f, description: `"x" is not an e-mail address`})
+	}
+	err := invalidArgument(vs...)
+	got := violations(err)
+	if len(got) != maxViolations+1 || got[maxViolations] != " | and 150 more problems" ||
+		!strings.HasSuffix(status.Convert(err).Message(), `; and 150 more problems`) {
+		t.Errorf("%d violations: %d listed, the last %q; message ends %q", len(vs), len(got), got[len(got)-1],
+			status.Convert(err).Message()[len(status.Convert(err).Message())-40:])
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/intake"
@@ -140,10 +141,19 @@ func (c *appCheck) fail(field, value, rule string) {
 	c.problems = append(c.problems, fieldViolation{field: field, label: field, description: description})
 }
 
-// text returns the trimmed value, refusing NUL characters.
+// maxApplicationText is the most characters of one text field of an
+// application. Without a bound one driver could make a page of ListDrivers,
+// or GetDriver, larger than the 4 MiB a gRPC client receives by default.
+const maxApplicationText = 1000
+
+// text returns the trimmed value, refusing NUL characters and values longer
+// than maxApplicationText.
 func (c *appCheck) text(field, v string) string {
-	if strings.ContainsRune(v, 0) {
+	switch {
+	case strings.ContainsRune(v, 0):
 		c.fail(field, v, "contains a NUL character")
+	case utf8.RuneCountInString(v) > maxApplicationText:
+		c.fail(field, v, "is longer than 1,000 characters")
 	}
 	return strings.TrimSpace(v)
 }
@@ -176,13 +186,35 @@ func checkApplication(accountID int64, in *intake.Application, now time.Time) (s
 	var c appCheck
 	app := store.Application{AccountID: accountID, Profile: c.profile(in)}
 	app.Sent = c.sent(in.Sent, now)
-	for i, e := range in.EmploymentHistory {
-		app.Employment = append(app.Employment, c.employment(fmt.Sprintf("employment_history[%d]", i), e))
+	if c.listWithin("employment_history", len(in.EmploymentHistory), maxEmployments) {
+		for i, e := range in.EmploymentHistory {
+			app.Employment = append(app.Employment, c.employment(fmt.Sprintf("employment_history[%d]", i), e))
+		}
 	}
-	for i, ja := range in.JobApplications {
-		app.JobApps = append(app.JobApps, c.jobApplication(fmt.Sprintf("job_applications[%d]", i), ja, app.Sent))
+	if c.listWithin("job_applications", len(in.JobApplications), maxJobApplications) {
+		for i, ja := range in.JobApplications {
+			app.JobApps = append(app.JobApps, c.jobApplication(fmt.Sprintf("job_applications[%d]", i), ja, app.Sent))
+		}
 	}
 	return app, c.problems
+}
+
+// The most entries of an application's lists. Like maxApplicationText they
+// keep one driver's detail, and the errors about one application, within a
+// small multiple of a normal one's.
+const (
+	maxEmployments     = 50
+	maxJobApplications = 1000
+)
+
+// listWithin refuses a list longer than limit as one problem, whose
+// entries are then not checked one by one.
+func (c *appCheck) listWithin(field string, n, limit int) bool {
+	if n <= limit {
+		return true
+	}
+	c.fail(field, "", fmt.Sprintf("holds %d entries, more than %d", n, limit))
+	return false
 }
 
 // profile checks the fields that describe the driver.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"time"
 
@@ -267,7 +266,7 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
-	anonymous := newAnonymousCalls(maxAnonymousCallsPerAddress)
+	anonymous := newAnonymousCalls(maxAnonymousCallsPerClient, maxAnonymousCalls)
 	// Each method's own limit is checked before decoding (requestLimits);
 	// opts may still set another.
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit)}, opts...)
@@ -277,11 +276,14 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 				return ctx, nil // grpc-go answers Unimplemented for unknown methods, unread
 			}
 			if !methodNeedsAuth(info.FullMethodName) {
-				return anonymous.admit(ctx, peerHost(ctx))
+				// Reflection's stream reads a message per request, each
+				// through the same limit: it holds its place throughout.
+				return anonymous.admit(ctx, addressKey(s.callingClient(ctx, info)),
+					strings.HasPrefix(info.FullMethodName, "/grpc.reflection."))
 			}
 			return s.authenticateTap(ctx, info)
 		}),
-		grpc.StatsHandler(anonymousRelease{anonymous}),
+		grpc.StatsHandler(anonymousRelease{}),
 		grpc.ForceServerCodecV2(requestCodec{}),
 		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
 	// The gRPC API is package jobboard.v2; the REST package's services are
@@ -324,10 +326,7 @@ const tapLookupTimeout = 5 * time.Second
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	call := calllog.Start(first(info.Header, "x-request-id"))
-	var client string
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		client = s.trustedProxies.Client(p.Addr.String(), strings.Join(info.Header.Get("x-forwarded-for"), ","))
-	}
+	client := s.callingClient(ctx, info)
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()
 	caller, err := s.Auth.AuthenticateGRPCPeer(lookupCtx, info.FullMethodName, info.Header, client)
@@ -391,16 +390,14 @@ func queueDepth(st *store.Store) metrics.QueueDepthFunc {
 	}
 }
 
-// peerHost is the IP address of a call's peer, "" when unknown.
-func peerHost(ctx context.Context) string {
+// callingClient is the address a call comes from: its peer's, or the one
+// a trusted proxy forwards for; "" when unknown.
+func (s *Services) callingClient(ctx context.Context, info *tap.Info) string {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
 		return ""
 	}
-	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-		return host
-	}
-	return p.Addr.String()
+	return s.trustedProxies.Client(p.Addr.String(), strings.Join(info.Header.Get("x-forwarded-for"), ","))
 }
 
 // methodNeedsAuth exempts health checks and reflection from authentication.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,44 @@ func TestApplicationViolations(t *testing.T) {
 				t.Errorf("the e-mail's violation: %+v", v)
 			}
 		})
+	}
+}
+
+// TestApplicationTextLength: a text field of 1,000 characters is taken, one
+// more is refused naming the field, required or optional alike.
+func TestApplicationTextLength(t *testing.T) {
+	long := strings.Repeat("é", maxApplicationText)
+	for _, tt := range []struct {
+		name string
+		set  func(a *intake.Application, v string)
+		path string
+	}{
+		{"a required field", func(a *intake.Application, v string) { a.Address = v }, "[0] address"},
+		{"an optional field", func(a *intake.Application, v string) { a.FreightExperience = &v }, "[0] freight_experience"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			app := applicant("Ida", "Ray", "TX", "75201", "Student", "1", "2026-01-01")
+			tt.set(app, long)
+			if _, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName); len(problems) != 0 {
+				t.Errorf("%d characters: %v", maxApplicationText, problems)
+			}
+			tt.set(app, long+"x")
+			_, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName)
+			if len(problems) != 1 || !strings.HasPrefix(problems[0].text(), tt.path+`: "éé`) ||
+				!strings.HasSuffix(problems[0].text(), " is longer than 1,000 characters") {
+				t.Errorf("%d characters: %v", maxApplicationText+1, problems)
+			}
+		})
+	}
+}
+
+// TestApplicationListLength: an application's lists have a most entries;
+// past it the list is one problem.
+func TestApplicationListLength(t *testing.T) {
+	app := applicant("Ida", "Ray", "TX", "75201", "Student", "1", "2026-01-01")
+	app.EmploymentHistory = make([]intake.Employment, maxEmployments+1)
+	_, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName)
+	if len(problems) != 1 || problems[0].text() != "[0] employment_history: holds 51 entries, more than 50" {
+		t.Errorf("%d employments: %v", maxEmployments+1, problems)
 	}
 }

@@ -39,12 +39,13 @@ const applicationsBatchLimit = 16 << 20
 // this limit, before the codec can refuse it. Only authenticated callers
 // reach a service method (the tap handle refuses the others before any
 // message is read) and they are rate limited, so one caller can make the
-// server hold 64 MiB for each call it has in flight, no more than it sends
-// (measured on jobboard dev: a 64 MiB ListDrivers, refused, raised the
+// server hold 64 MiB for each call it has in flight, at most 32 times what
+// it sends (gzip requests expand no more: server/compression.go) (measured on jobboard dev: a 64 MiB ListDrivers, refused, raised the
 // server's peak RSS from 44 to 98 MB; four at once to 251 MB).
 // Health and reflection are open: their messages are held the same way and
-// refused above rules.DefaultLimit before being decoded, so through them a
-// caller without credentials can make the server hold as much.
+// refused above rules.DefaultLimit before being decoded, so a caller
+// without credentials could make the server hold as much; anonymousCalls
+// bounds how many such calls are being read at once.
 //
 // A message over this limit (a CreateJobImport over 64 MiB) is refused by
 // grpc-go as soon as its length is read, before anything is held, and in its

@@ -62,6 +62,13 @@ func (p *Pair) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return p.current, nil
 }
 
+// GetClientCertificate is for a client's tls.Config: the same certificate,
+// sent whatever authorities the server names, so a server that does not
+// trust it refuses the handshake rather than taking an anonymous caller.
+func (p *Pair) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	return p.GetCertificate(nil)
+}
+
 // NotAfter is when the certificate served now expires.
 func (p *Pair) NotAfter() time.Time {
 	p.mu.Lock()

@@ -86,6 +86,12 @@ func TestReload(t *testing.T) {
 			t.Errorf("%s: logged %q, want %q", s.name, added, s.logged)
 		}
 	}
+	// A client presents the same certificate, reloaded the same way.
+	write(issue("fifth"))
+	clock = clock.Add(time.Minute)
+	if c, err := pair.GetClientCertificate(&tls.CertificateRequestInfo{}); err != nil || c.Leaf.Subject.CommonName != "fifth" {
+		t.Errorf("client certificate after a renewal: %v %v, want fifth", c, err)
+	}
 	if pair.NotAfter().Before(time.Now().Add(300 * 24 * time.Hour)) {
 		t.Errorf("NotAfter %v, want the served certificate's", pair.NotAfter())
 	}
