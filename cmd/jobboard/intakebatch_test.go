@@ -141,8 +141,9 @@ func TestSubmitApplications(t *testing.T) {
 		// 1,000 applications of some 2.2 KB: over the 1 MiB of other
 		// methods, within SubmitApplications' own limit.
 		apps := batchOf("large", 1000)
-		for _, app := range apps {
-			app.FreightExperience = new(strings.Repeat("Flatbed, step deck, oversize. ", 70))
+		for _, app := range apps { // two fields near their 1,000 characters
+			app.FreightExperience = new(strings.Repeat("Flatbed, step deck, oversize. ", 33))
+			app.FreightPreferences = new(strings.Repeat("Reefer, tanker, dry van, LTL. ", 33))
 		}
 		forB := metadata.AppendToOutgoingContext(internal, "x-account-id", fmt.Sprint(b.ID))
 		if _, err := intake.SubmitApplications(forB, &jobboardv2.SubmitApplicationsRequest{Applications: apps}); err != nil {
