@@ -31,14 +31,9 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	if err := checkText(req); err != nil {
 		return nil, err
 	}
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, invalidFieldText("page_size", fmt.Sprintf("%d is negative; a page holds 1-%d drivers", size, maxDriversPage))
-	case size == 0:
-		size = defaultDriversPage
-	case size > maxDriversPage:
-		size = maxDriversPage
+	size, err := pageSize(req.GetPageSize(), defaultDriversPage, maxDriversPage, "drivers")
+	if err != nil {
+		return nil, err
 	}
 	lenient := natural.ListDriversFilter(req)
 	f, err := g.core.DriverFilter(ctx, lenient)

@@ -67,14 +67,9 @@ func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) 
 	if err != nil {
 		return nil, err
 	}
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, invalidFieldText("page_size", fmt.Sprintf("%d is negative; a page holds 1-%d jobs", size, maxJobsPage))
-	case size == 0:
-		size = defaultJobsPage
-	case size > maxJobsPage:
-		size = maxJobsPage
+	size, err := pageSize(req.GetPageSize(), defaultJobsPage, maxJobsPage, "jobs")
+	if err != nil {
+		return nil, err
 	}
 	var after int64
 	if token := req.GetPageToken(); token != "" {

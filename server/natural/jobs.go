@@ -32,13 +32,7 @@ func JobInput(in *jobboardv2.JobInput) *restv2.JobInput {
 }
 
 // JobInputs converts a list of jobs.
-func JobInputs(in []*jobboardv2.JobInput) []*restv2.JobInput {
-	out := make([]*restv2.JobInput, len(in))
-	for i, j := range in {
-		out[i] = JobInput(j)
-	}
-	return out
-}
+func JobInputs(in []*jobboardv2.JobInput) []*restv2.JobInput { return each(in, JobInput) }
 
 // Job is a stored job, as the core answers it, in the natural form.
 func Job(j *restv2.Job) *jobboardv2.Job {
@@ -64,13 +58,7 @@ func Job(j *restv2.Job) *jobboardv2.Job {
 }
 
 // Jobs converts a list of jobs.
-func Jobs(in []*restv2.Job) []*jobboardv2.Job {
-	out := make([]*jobboardv2.Job, len(in))
-	for i, j := range in {
-		out[i] = Job(j)
-	}
-	return out
-}
+func Jobs(in []*restv2.Job) []*jobboardv2.Job { return each(in, Job) }
 
 // renamedFields are the lenient form's field names whose natural field has
 // another name, and how an entry's value reads in the natural field.
@@ -96,13 +84,7 @@ func centsText(decimal string) string {
 }
 
 // Entries converts problem entries, naming the natural fields.
-func Entries(in []*restv2.BatchEntry) []*jobboardv2.BatchEntry {
-	out := make([]*jobboardv2.BatchEntry, len(in))
-	for i, e := range in {
-		out[i] = entry(e)
-	}
-	return out
-}
+func Entries(in []*restv2.BatchEntry) []*jobboardv2.BatchEntry { return each(in, entry) }
 
 func entry(e *restv2.BatchEntry) *jobboardv2.BatchEntry {
 	out := &jobboardv2.BatchEntry{Index: e.Index, Id: e.Id, ReferenceNumber: e.ReferenceNumber,

@@ -61,23 +61,28 @@ func optionalLabel[E ~int32](v Vocabulary[E], e E) *string {
 
 // labels maps a list of enum values to their labels, as optionalLabel does.
 func labels[E ~int32](v Vocabulary[E], es []E) []string {
-	out := make([]string, 0, len(es))
-	for _, e := range es {
+	return each(es, func(e E) string {
 		if l := optionalLabel(v, e); l != nil {
-			out = append(out, *l)
-		} else {
-			out = append(out, "")
+			return *l
 		}
-	}
-	return out
+		return ""
+	})
 }
 
 // values maps stored labels to enum values; a label outside the
 // vocabulary (never stored: the validation accepts only these) is UNSPECIFIED.
 func values[E ~int32](v Vocabulary[E], ls []string) []E {
-	out := make([]E, len(ls))
-	for i, l := range ls {
-		out[i], _ = v.Value(l)
+	return each(ls, func(l string) E {
+		e, _ := v.Value(l)
+		return e
+	})
+}
+
+// each converts every element of a list, keeping their order.
+func each[T, U any](in []T, convert func(T) U) []U {
+	out := make([]U, len(in))
+	for i, x := range in {
+		out[i] = convert(x)
 	}
 	return out
 }
