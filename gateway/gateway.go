@@ -35,6 +35,9 @@ type Config struct {
 	Jobs    restv2.JobServiceServer
 	Drivers restv2.DriverServiceServer
 	Imports restv2.JobImportServiceServer
+	// Webhooks and Events are the lead events' services (JSON only).
+	Webhooks restv2.WebhookServiceServer
+	Events   restv2.EventServiceServer
 	// Authenticate resolves an API key to a context carrying its account,
 	// or fails with a gRPC status (Unauthenticated for a bad key,
 	// ResourceExhausted past a rate limit). client is the address the
@@ -82,6 +85,12 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	}
 	if err := restv2.RegisterJobImportServiceHandlerServer(ctx, mux, cfg.Imports); err != nil {
 		return nil, fmt.Errorf("register job import routes: %w", err)
+	}
+	if err := restv2.RegisterWebhookServiceHandlerServer(ctx, mux, cfg.Webhooks); err != nil {
+		return nil, fmt.Errorf("register webhook routes: %w", err)
+	}
+	if err := restv2.RegisterEventServiceHandlerServer(ctx, mux, cfg.Events); err != nil {
+		return nil, fmt.Errorf("register event routes: %w", err)
 	}
 	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
 		return nil, err

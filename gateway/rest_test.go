@@ -47,7 +47,7 @@ func newAPI(t testing.TB) *api {
 		t.Fatal(err)
 	}
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers,
-		Imports: svcs.Imports, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary()})
+		Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,16 @@ var routeTable = []route{
 	{method: http.MethodGet, pattern: "drivers.{format}/{id}", request: &restv2.GetDriverRequest{}, numericID: true},
 	{method: http.MethodPost, pattern: "job-imports", request: &restv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit},
 	{method: http.MethodGet, pattern: "job-imports/{id}", request: &restv2.GetJobImportRequest{}},
+	{method: http.MethodPost, pattern: "webhooks", request: &restv2.CreateWebhookRequest{}, body: "webhook"},
+	{method: http.MethodGet, pattern: "webhooks", request: &restv2.ListWebhooksRequest{}},
+	{method: http.MethodGet, pattern: "webhooks/{id}", request: &restv2.GetWebhookRequest{}},
+	{method: http.MethodPatch, pattern: "webhooks/{id}", request: &restv2.UpdateWebhookRequest{}, body: "webhook"},
+	{method: http.MethodDelete, pattern: "webhooks/{id}", request: &restv2.DeleteWebhookRequest{}},
+	{method: http.MethodPost, pattern: "webhooks/{id}/rotate-secret", request: &restv2.RotateWebhookSecretRequest{}},
+	{method: http.MethodPost, pattern: "webhooks/{id}/test", request: &restv2.TestWebhookRequest{}},
+	{method: http.MethodGet, pattern: "webhooks/{id}/deliveries", request: &restv2.ListWebhookDeliveriesRequest{}},
+	{method: http.MethodPost, pattern: "webhooks/{id}/deliveries/{event_id}/redeliver", request: &restv2.RedeliverWebhookEventRequest{}},
+	{method: http.MethodGet, pattern: "events", request: &restv2.ListEventsRequest{}},
 }
 
 // routes indexes routeTable by method and full path pattern, one entry for

@@ -38,7 +38,11 @@ type Services struct {
 	Drivers *DriverService
 	Intake  *DriverIntakeService
 	Imports *JobImportService
-	Health  *health.Server
+	// Webhooks and Events are the account's lead events (docs/api.md,
+	// Events and webhooks).
+	Webhooks *WebhookService
+	Events   *EventService
+	Health   *health.Server
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
 	Queue *river.Client[*sql.Tx]
@@ -156,7 +160,10 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	if attempts <= 0 {
 		attempts = DefaultImportAttempts
 	}
-	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, publicURL: cfg.PublicURL, restPort: cfg.RESTPort, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
+	links := linkBase{publicURL: cfg.PublicURL, restPort: cfg.RESTPort}
+	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
+	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks}
+	s.Events = &EventService{store: st, links: links}
 	return s, nil
 }
 
@@ -292,6 +299,8 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, &grpcDrivers{core: s.Drivers})
 	registerDecoding(srv, &jobboardv2.DriverIntakeService_ServiceDesc, s.Intake)
 	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, &grpcImports{core: s.Imports})
+	registerDecoding(srv, &jobboardv2.WebhookService_ServiceDesc, &grpcWebhooks{core: s.Webhooks})
+	registerDecoding(srv, &jobboardv2.EventService_ServiceDesc, &grpcEvents{core: s.Events})
 	healthpb.RegisterHealthServer(srv, s.Health)
 	// Reflection answers from descriptors with comments, so grpcurl
 	// describe shows the API documentation.

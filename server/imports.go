@@ -49,8 +49,7 @@ type JobImportService struct {
 	queue *river.Client[*sql.Tx]
 	// importAttempts is how many times the queue tries an import.
 	importAttempts int
-	publicURL      string
-	restPort       string
+	links          linkBase
 	// allowPrivateCallbacks lifts the public-address rule (development, tests).
 	allowPrivateCallbacks bool
 }
@@ -88,7 +87,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		Payload:        payload,
 		CallbackURL:    req.CallbackUrl,
 		DeleteJobs:     req.GetDeleteJobs(),
-		BaseURL:        s.baseURL(ctx),
+		BaseURL:        s.links.baseURL(ctx),
 		IdempotencyKey: key,
 		RequestHash:    hash,
 		RequestID:      requestIDOf(ctx),
@@ -124,14 +123,21 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobI
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
 
+// linkBase makes the absolute links answers carry (links.self, links.next).
+type linkBase struct {
+	publicURL string
+	// restPort is where REST listens, for links answered to gRPC calls.
+	restPort string
+}
+
 // baseURL is the absolute base of links: JOBBOARD_PUBLIC_URL, or else the
 // host the REST request came to (the gateway passes it as x-forwarded-host),
 // or the host a trusted proxy says a gRPC client called, or the host of the
 // gRPC authority on the REST port. Untrusted peers' forwarding metadata
 // never gets here (untrustedForwarding).
-func (s *JobImportService) baseURL(ctx context.Context) string {
-	if s.publicURL != "" {
-		return strings.TrimRight(s.publicURL, "/")
+func (l linkBase) baseURL(ctx context.Context) string {
+	if l.publicURL != "" {
+		return strings.TrimRight(l.publicURL, "/")
 	}
 	md := metadataOf(ctx)
 	scheme := "http"
@@ -144,8 +150,8 @@ func (s *JobImportService) baseURL(ctx context.Context) string {
 	host := forwarded.Host(first(md, callmeta.ForwardedHost))
 	if host == "" {
 		host = first(md, ":authority")
-		if h, _, err := net.SplitHostPort(host); err == nil && s.restPort != "" {
-			host = net.JoinHostPort(h, s.restPort)
+		if h, _, err := net.SplitHostPort(host); err == nil && l.restPort != "" {
+			host = net.JoinHostPort(h, l.restPort)
 		}
 	}
 	return (&url.URL{Scheme: scheme, Host: host}).String()

@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	}
 	logDatabaseRoute(st.Route())
-	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Boundary: server.ErrorBoundary(),
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Boundary: server.ErrorBoundary(),
 		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies})
 	if err != nil {
 		return err

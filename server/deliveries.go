@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/riverqueue/river"
+
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// deliveryArgs is the queue job that delivers one event to one endpoint.
+// Generation is the endpoint's when the delivery was queued; under any
+// other the delivery is dropped, so retries pending when the endpoint was
+// disabled never resume once it is enabled again.
+type deliveryArgs struct {
+	// EventID and EndpointID are UUIDs, as stored.
+	EventID    string `json:"event_id"`
+	EndpointID string `json:"endpoint_id"`
+	Generation int    `json:"generation"`
+}
+
+// Kind names the queue job.
+func (deliveryArgs) Kind() string { return "webhook_delivery" }
+
+// deliveryQueue is the queue deliveries wait in, apart from imports and
+// their callbacks, so that slow receivers never hold an import back.
+const deliveryQueue = "webhooks"
+
+// queueDeliveries queues, in tx, one delivery of each event to each
+// enabled endpoint of the event's account subscribed to its type, each
+// tried at most attempts times. Test events go to their one endpoint
+// (the test action queues them), never through here.
+func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.Tx, events []store.Event, attempts int) error {
+	targets := map[int64][]store.DeliveryTarget{}
+	var jobs []river.InsertManyParams
+	for _, e := range events {
+		if e.Type == store.EventWebhookTest {
+			continue
+		}
+		endpoints, seen := targets[e.AccountID]
+		if !seen {
+			var err error
+			if endpoints, err = store.DeliveryTargets(ctx, tx, e.AccountID); err != nil {
+				return err
+			}
+			targets[e.AccountID] = endpoints
+		}
+		eventUUID, _ := store.ParseEventID(e.ID)
+		for _, t := range endpoints {
+			if !slices.Contains(t.EventTypes, e.Type) {
+				continue
+			}
+			jobs = append(jobs, river.InsertManyParams{
+				Args:       deliveryArgs{EventID: eventUUID, EndpointID: t.EndpointID, Generation: t.Generation},
+				InsertOpts: &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: attempts},
+			})
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	if _, err := client.InsertManyFastTx(ctx, tx, jobs); err != nil {
+		return fmt.Errorf("queue deliveries: %w", err)
+	}
+	return nil
+}

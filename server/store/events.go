@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Event types (docs/api.md, Events).
+const (
+	EventApplicationReceived = "driver.application.received"
+	EventImportCompleted     = "job_import.completed"
+	EventWebhookTest         = "webhook.test"
+)
+
+// Event is a stored lead event.
+type Event struct {
+	// ID is the public form, evt_ and 32 hex digits.
+	ID        string
+	AccountID int64
+	// Seq orders the account's events as their transactions committed.
+	Seq       int64
+	Type      string
+	CreatedAt time.Time
+	// Data is the event's object as REST JSON.
+	Data []byte
+}
+
+// NewEvent is an event to write.
+type NewEvent struct {
+	Type string
+	Data []byte
+}
+
+// InsertEvents writes events of one account in tx and returns them with
+// their ids, numbers and times, in the order given. It takes the account's
+// event sequence row, which the transaction then holds until it ends: call
+// it last, just before committing, so other writers of the account's events
+// wait as briefly as can be.
+func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []NewEvent) ([]Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	var last int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
+		ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
+		RETURNING last_seq`, accountID, len(events)).Scan(&last)
+	if err != nil {
+		return nil, fmt.Errorf("number events: %w", err)
+	}
+	first := last - int64(len(events)) + 1
+	types := make([]string, len(events))
+	data := make([]string, len(events))
+	for i, e := range events {
+		types[i], data[i] = e.Type, string(e.Data)
+	}
+	rows, err := tx.QueryContext(ctx, `INSERT INTO events (account_id, seq, type, data)
+		SELECT $1, $2 + u.ord - 1, u.type, u.data::json
+		  FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(type, data, ord)
+		RETURNING id, seq, created_at`, accountID, first, pq.Array(types), pq.Array(data))
+	if err != nil {
+		return nil, fmt.Errorf("insert events: %w", err)
+	}
+	defer rows.Close()
+	out := make([]Event, len(events))
+	for rows.Next() {
+		var id string
+		var seq int64
+		var created time.Time
+		if err := rows.Scan(&id, &seq, &created); err != nil {
+			return nil, fmt.Errorf("insert events: %w", err)
+		}
+		i := seq - first
+		out[i] = Event{ID: EventID(id), AccountID: accountID, Seq: seq, Type: events[i].Type,
+			CreatedAt: created, Data: events[i].Data}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("insert events: %w", err)
+	}
+	return out, nil
+}
+
+// Public id prefixes: an event's, an endpoint's.
+const (
+	eventIDPrefix    = "evt_"
+	endpointIDPrefix = "we_"
+)
+
+// EventID is the public id of the event with UUID u.
+func EventID(u string) string { return publicID(eventIDPrefix, u) }
+
+// EndpointID is the public id of the webhook endpoint with UUID u.
+func EndpointID(u string) string { return publicID(endpointIDPrefix, u) }
+
+// ParseEventID returns the UUID of a public event id; ok is false when id
+// is not evt_ and 32 hex digits.
+func ParseEventID(id string) (string, bool) { return parsePublicID(eventIDPrefix, id) }
+
+// ParseEndpointID returns the UUID of a public endpoint id; ok is false when
+// id is not we_ and 32 hex digits.
+func ParseEndpointID(id string) (string, bool) { return parsePublicID(endpointIDPrefix, id) }
+
+func publicID(prefix, u string) string { return prefix + strings.ReplaceAll(u, "-", "") }
+
+func parsePublicID(prefix, id string) (string, bool) {
+	h, ok := strings.CutPrefix(id, prefix)
+	if !ok || len(h) != 32 {
+		return "", false
+	}
+	if _, err := hex.DecodeString(h); err != nil {
+		return "", false
+	}
+	h = strings.ToLower(h)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+}
+
+// DeliveryTarget is an enabled endpoint an event is to be delivered to.
+type DeliveryTarget struct {
+	// EndpointID is the endpoint's UUID.
+	EndpointID string
+	Generation int
+	// EventTypes are the types it is subscribed to.
+	EventTypes []string
+}
+
+// DeliveryTargets returns, in tx, the enabled endpoints of an account. In
+// the transaction that writes events, it is what the events are delivered
+// to: an endpoint disabled at that moment never gets them.
+func DeliveryTargets(ctx context.Context, tx *sql.Tx, accountID int64) ([]DeliveryTarget, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, generation, events FROM webhook_endpoints
+		WHERE account_id = $1 AND enabled ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("delivery targets: %w", err)
+	}
+	defer rows.Close()
+	var out []DeliveryTarget
+	for rows.Next() {
+		var t DeliveryTarget
+		if err := rows.Scan(&t.EndpointID, &t.Generation, pq.Array(&t.EventTypes)); err != nil {
+			return nil, fmt.Errorf("delivery targets: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("delivery targets: %w", err)
+	}
+	return out, nil
+}
