@@ -53,6 +53,16 @@ func render(f wire.Format, msg any) ([]byte, error) {
 		writeSummaryCounts(w, m, true)
 		writeEntries(w, "ignoredValues", "ignoredValue", m.IgnoredValues, true)
 		w.EndObject()
+	case *restv2.Event:
+		w = wire.New(f, len(m.GetData())+256)
+		writeEvent(w, m)
+	case *restv2.ListEventsResponse:
+		size := 64
+		for _, e := range m.GetData() {
+			size += len(e.GetData()) + 160
+		}
+		w = wire.New(f, size)
+		writeEventPage(w, m)
 	case *restv2.BatchSummary:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, false)

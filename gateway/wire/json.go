@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -95,6 +96,11 @@ func (w *jsonWriter) NullableInt(name string, v *int64) {
 func (w *jsonWriter) Bool(name string, v bool) {
 	w.member(name)
 	w.buf = strconv.AppendBool(w.buf, v)
+}
+
+func (w *jsonWriter) JSONValue(name string, v []byte) {
+	w.member(name)
+	w.buf = append(w.buf, bytes.TrimSpace(v)...)
 }
 
 func (w *jsonWriter) null(name string) {

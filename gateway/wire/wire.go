@@ -33,6 +33,11 @@ type Writer interface {
 	// NullableInt writes v, or a null when v is nil.
 	NullableInt(name string, v *int64)
 	Bool(name string, v bool)
+	// JSONValue writes v, a JSON value written earlier by this package,
+	// as it is: an event's object, kept as the text of its time. Only the
+	// JSON-only routes (events and webhooks) have such values; XML writes
+	// the text, escaped, so nothing is ever lost.
+	JSONValue(name string, v []byte)
 
 	// Bytes returns the finished document.
 	Bytes() []byte

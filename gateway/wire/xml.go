@@ -113,6 +113,8 @@ func (w *xmlWriter) Bool(name string, v bool) {
 	w.close()
 }
 
+func (w *xmlWriter) JSONValue(name string, v []byte) { w.String(name, string(v)) }
+
 func (w *xmlWriter) Bytes() []byte { return append(w.buf, '\n') }
 
 // xmlChar reports whether XML 1.0 allows r in a document.
