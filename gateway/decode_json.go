@@ -31,6 +31,8 @@ func decodeJSON(data []byte, msg any) error {
 		})
 	case *restv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
+	case *restv2.Webhook:
+		err = jsonWebhook(dec, m)
 	case *restv2.DeleteJobsRequest:
 		err = jsonArray(dec, "the body must be a JSON array of job ids", listItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })

@@ -69,6 +69,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithMiddlewares(g.prepare),
 		runtime.WithForwardResponseOption(pagingHeaders),
 		runtime.WithForwardResponseOption(acceptedImport),
+		runtime.WithForwardResponseOption(webhookStatus),
 		// Idempotency-Key reaches the service as metadata, as gRPC callers send it.
 		runtime.WithIncomingHeaderMatcher(func(h string) (string, bool) {
 			if strings.EqualFold(h, "Idempotency-Key") {
@@ -270,6 +271,20 @@ func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message)
 	if created, ok := msg.(*restv2.CreateJobImportResponse); ok {
 		w.Header().Set("Location", created.GetLinks().GetSelf())
 		w.WriteHeader(http.StatusAccepted)
+	}
+	return nil
+}
+
+// webhookStatus answers a created endpoint with 201 and its Location, and
+// a deleted one with 204 and no body.
+func webhookStatus(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
+	switch m := msg.(type) {
+	case *restv2.CreateWebhookResponse:
+		w.Header().Set("Location", m.GetLinks().GetSelf())
+		w.WriteHeader(http.StatusCreated)
+	case *restv2.DeleteWebhookResponse:
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNoContent)
 	}
 	return nil
 }

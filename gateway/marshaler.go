@@ -64,9 +64,15 @@ func (m marshaler) decode(data []byte, v any, list deleteList) error {
 		if _, isImport := v.(*restv2.CreateJobImportRequest); isImport {
 			return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 		}
+		if _, isWebhook := v.(**restv2.Webhook); isWebhook {
+			return errors.New(webhookShape)
+		}
 		return io.EOF
 	}
 	switch field := v.(type) {
+	case **restv2.Webhook:
+		*field = &restv2.Webhook{}
+		return m.decodeMessage(data, *field)
 	case *[]*restv2.JobInput:
 		req := &restv2.PostJobsRequest{}
 		err := m.decodeMessage(data, req)

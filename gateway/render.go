@@ -63,6 +63,19 @@ func render(f wire.Format, msg any) ([]byte, error) {
 		}
 		w = wire.New(f, size)
 		writeEventPage(w, m)
+	case *restv2.CreateWebhookResponse:
+		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
+	case *restv2.GetWebhookResponse:
+		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
+	case *restv2.UpdateWebhookResponse:
+		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
+	case *restv2.RotateWebhookSecretResponse:
+		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
+	case *restv2.ListWebhooksResponse:
+		w = wire.New(f, 512*len(m.GetData())+64)
+		writeWebhookList(w, m)
+	case *restv2.DeleteWebhookResponse:
+		return nil, nil // 204: no body
 	case *restv2.BatchSummary:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, false)

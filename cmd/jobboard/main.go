@@ -30,6 +30,7 @@ Usage:
   jobboard accounts rotate-webhook-secret --account ID
                                       replace the account's callback signing secret; prints it once
   jobboard imports show IMPORT_ID     an import's state and its callback delivery attempts
+  jobboard webhooks list --account ID the account's webhook endpoints (URLs cut to their host, no secrets)
   jobboard drivers import --account ID FILE
                                       import driver applications (JSON, detail form), all or none
   jobboard demo seed --account ID [--drivers N]
@@ -96,6 +97,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return keysCommand(ctx, args[1:], stdout)
 	case "imports":
 		return importsCommand(ctx, args[1:], stdout)
+	case "webhooks":
+		return webhooksCommand(ctx, args[1:], stdout)
 	case "demo":
 		return demoCommand(ctx, args[1:], stdout)
 	case "dev":
