@@ -188,6 +188,13 @@ func TestOpenAPIDescribesTheWire(t *testing.T) {
 	if _, ok := create.Responses["202"].Headers["Location"]; !ok {
 		t.Errorf("POST /api/v2.0/job-imports: no 202 with a Location header: %+v", create.Responses)
 	}
+	webhooks := doc.Paths["/api/v2.0/webhooks"]["post"]
+	if _, ok := webhooks.Responses["201"].Headers["Location"]; !ok || webhooks.Responses["422"].Schema == nil {
+		t.Errorf("POST /api/v2.0/webhooks: want 201 with a Location header and 422: %+v", webhooks.Responses)
+	}
+	if r, ok := doc.Paths["/api/v2.0/webhooks/{id}"]["delete"].Responses["204"]; !ok || len(r.Schema) != 0 {
+		t.Errorf("DELETE /api/v2.0/webhooks/{id}: want 204 without a body: %+v", r)
+	}
 	if got := doc.Paths["/api/v2.0/drivers.json"]["get"].Responses["200"].Headers; got["X-Total-Count"] == nil || got["Link"] == nil {
 		t.Errorf("drivers list: headers %v, want X-Total-Count and Link", got)
 	}
