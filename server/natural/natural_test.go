@@ -40,6 +40,9 @@ func TestEveryEnumValueBothWays(t *testing.T) {
 		"CertCodes":       vocab(CertificationCodes, jobboardv2.Certification(0).Descriptor()),
 		"JobImportStatus": vocab(JobImportStatuses, jobboardv2.JobImportStatus(0).Descriptor()),
 		"DriverOrder":     vocab(driverOrders, jobboardv2.DriverOrder(0).Descriptor()),
+		"EventType":       vocab(EventTypes, jobboardv2.EventType(0).Descriptor()),
+		"WebhookAuthType": vocab(WebhookAuthTypes, jobboardv2.WebhookAuthType(0).Descriptor()),
+		"DisabledReason":  vocab(WebhookDisabledReasons, jobboardv2.WebhookDisabledReason(0).Descriptor()),
 	}
 	for name, c := range cases {
 		values := c.enum.Values()
