@@ -72,7 +72,7 @@ func checkNoSecret(t *testing.T, out string) {
 func TestNoCommandPrintsSecrets(t *testing.T) {
 	env := []string{"JOBBOARD_INTERNAL_TOKEN=" + secretToken, "DATABASE_URL=" + closedURL(t)}
 	commands := [][]string{{"serve"}, {"migrate"}, {"dev"}, {"accounts", "create"}, {"accounts", "list"},
-		{"accounts", "rotate-webhook-secret"}, {"keys", "create"}, {"keys", "revoke"}, {"imports", "show"},
+		{"accounts", "rotate-webhook-secret"}, {"keys", "create"}, {"keys", "revoke"}, {"imports", "show"}, {"webhooks", "list"},
 		{"drivers", "import"}, {"demo", "seed"}}
 	type tc struct {
 		name string
