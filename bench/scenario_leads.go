@@ -191,18 +191,11 @@ func (ls *leadSetup) intake(ctx context.Context, a account, n int) (time.Duratio
 		"x-account-id", strconv.FormatInt(a.ID, 10))
 	ls.round++
 	apps := intakeApplications(a.ID, n, uint64(ls.round), fmt.Sprintf("lead%d.", ls.round))
-	start := time.Now()
-	for from := 0; from < len(apps); from += leadBatch {
-		part := apps[from:min(len(apps), from+leadBatch)]
-		resp, err := client.SubmitApplications(ctx, &jobboardv2.SubmitApplicationsRequest{Applications: part})
-		if err != nil {
-			return 0, fmt.Errorf("SubmitApplications: %w", err)
-		}
-		if len(resp.DriverIds) != len(part) {
-			return 0, fmt.Errorf("%d driver ids for %d applications", len(resp.DriverIds), len(part))
-		}
+	took, err := timeIntakeBatches(ctx, client, apps, leadBatch)
+	if err != nil {
+		return 0, fmt.Errorf("SubmitApplications: %w", err)
 	}
-	return time.Since(start), nil
+	return took, nil
 }
 
 // waitDeliveries waits until the receiver holds want distinct deliveries,
