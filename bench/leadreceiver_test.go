@@ -50,3 +50,39 @@ func TestLeadReceiver(t *testing.T) {
 		t.Errorf("counts: %s, %d repeated", c, c.repeated())
 	}
 }
+
+// TestCrashRowsJudge: the kill -9 row passes only when the kill came
+// before the last delivery, every pair arrived and no event changed
+// webhook-id; repeats are counted from the crash round alone.
+func TestCrashRowsJudge(t *testing.T) {
+	const n = 10 // 30 deliveries
+	before := leadCounts{distinct: 300, total: 302}
+	killed := time.Now()
+	restarted := killed.Add(time.Second)
+	after := leadCounts{distinct: 330, total: 337, last: restarted.Add(2 * time.Second)}
+	tests := []struct {
+		name           string
+		atKill, after  leadCounts
+		pass           bool
+		repeatsInTitle string
+	}{
+		{"killed after 10 of 30", leadCounts{distinct: 310}, after, true, ": 5"},
+		{"every delivery before the kill", leadCounts{distinct: 330}, after, false, ": 5"},
+		{"one pair missing", leadCounts{distinct: 310}, leadCounts{distinct: 329, total: 336}, false, ": 5"},
+		{"an event under two webhook-ids", leadCounts{distinct: 310}, leadCounts{distinct: 330, total: 332, conflicts: 1}, false, ": 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := crashRows(n, before, tt.atKill, tt.after, killed, restarted)
+			if rows[0].pass != tt.pass {
+				t.Errorf("judged %v, want %v: %s", rows[0].pass, tt.pass, rows[0].note)
+			}
+			if !strings.HasSuffix(rows[1].name, tt.repeatsInTitle) {
+				t.Errorf("repeats row %q, want it to end %q", rows[1].name, tt.repeatsInTitle)
+			}
+		})
+	}
+	if got := crashRows(n, before, leadCounts{distinct: 310}, after, killed, restarted)[2].median; got != 2*time.Second {
+		t.Errorf("recovery %s, want 2s", got)
+	}
+}
