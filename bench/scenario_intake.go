@@ -80,7 +80,7 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 		apps := func(way string) []*jobboardv2.DriverApplication {
 			return intakeApplications(a.ID, size, uint64(r), fmt.Sprintf("%s%d.", way, r))
 		}
-		tb, err := timeIntakeBatches(ctx, intake, apps("g"))
+		tb, err := timeIntakeBatches(ctx, intake, apps("g"), server.MaxBatchApplications)
 		if err != nil {
 			return nil, fmt.Errorf("SubmitApplications: %w", err)
 		}
@@ -134,12 +134,12 @@ func applicationInput(a *store.Application) *jobboardv2.DriverApplication {
 	return in
 }
 
-// timeIntakeBatches sends the applications in batches of the most one call
-// takes, one call after the other, and times them all.
-func timeIntakeBatches(ctx context.Context, intake jobboardv2.DriverIntakeServiceClient, apps []*jobboardv2.DriverApplication) (time.Duration, error) {
+// timeIntakeBatches sends the applications in calls of batch, one call
+// after the other, and times them all.
+func timeIntakeBatches(ctx context.Context, intake jobboardv2.DriverIntakeServiceClient, apps []*jobboardv2.DriverApplication, batch int) (time.Duration, error) {
 	start := time.Now()
-	for from := 0; from < len(apps); from += server.MaxBatchApplications {
-		part := apps[from:min(len(apps), from+server.MaxBatchApplications)]
+	for from := 0; from < len(apps); from += batch {
+		part := apps[from:min(len(apps), from+batch)]
 		resp, err := intake.SubmitApplications(ctx, &jobboardv2.SubmitApplicationsRequest{Applications: part})
 		if err != nil {
 			return 0, err

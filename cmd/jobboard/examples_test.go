@@ -227,6 +227,15 @@ func TestExamples(t *testing.T) {
 		}
 	})
 
+	t.Run("lead-receiver", func(t *testing.T) {
+		// A module of its own, with the official Standard Webhooks library:
+		// its tests verify deliveries signed by server/webhook (a README
+		// test runs it against the server).
+		if out, err := example("", "go", "-C", "examples/lead-receiver", "test", "-count=1", "./..."); err != nil {
+			t.Errorf("go test examples/lead-receiver: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("post-jobs-xml.sh", func(t *testing.T) {
 		out, err := example(a.APIKey, "bash", "examples/post-jobs-xml.sh")
 		if err != nil || !strings.Contains(out, "<added>2</added>") || !strings.HasSuffix(out, "\nadded 2, updated 0, unchanged 0, errors 0\n") {

@@ -90,6 +90,20 @@ var readmeChecks = []readmeCheck{
 		"an invalid filter comes back with a BadRequest naming it"},
 	{"examples/grpc-client", `ListJobs: \d+ active jobs\n(?s:.*)\nadded \d+, updated \d+, unchanged \d+, errors 0\n$`,
 		"both examples report success"},
+	{"/api/v2.0/webhooks | tee", `^\{"data":\{"id":"we_[0-9a-f]{32}",(?s:.*)"secret":"whsec_`, "the endpoint is created with its secret"},
+	{"/webhooks/$HOOK/deliveries", `(?s)"eventType":"webhook\.test".*"statusCode":204`, "the test event reached the lead receiver"},
+	{"drivers import --account 1 .data/lead-driver.json", `^\{"imported":\s*1\}\n$`, "Dana's application is stored"},
+	{"api/v2.0/events?limit=2", `(?s)"links":\{"next":"http://[^"]+/api/v2\.0/events\?[^"]*after=evt_[0-9a-f]{32}.*"links":\{"next":"http://`,
+		"the feed pages by links.next"},
+	{"-X DELETE -w", `(?m)^204$`, "the endpoint is deleted"},
+}
+
+// readmeLeadChecks are what examples/lead-receiver, started by a block of
+// the "Lead events" section, must print after the block containing in.
+var readmeLeadChecks = []readmeCheck{
+	{"/webhooks/$HOOK/test", `(?m)^evt_[0-9a-f]{32} webhook\.test: endpoint we_[0-9a-f]{32}$`, "the receiver prints the test event"},
+	{"drivers import --account 1 .data/lead-driver.json", `(?m)^evt_[0-9a-f]{32} driver\.application\.received: driver \d+, Dana Lead$`,
+		"the receiver prints Dana's application"},
 }
 
 // TestReadmeExamples runs every ```sh block of the README's "Calling the
@@ -99,7 +113,7 @@ var readmeChecks = []readmeCheck{
 // first block (which takes the key), and curl fails on an HTTP error.
 func TestReadmeExamples(t *testing.T) {
 	blocks := readmeBlocks(t, filepath.Join(repoRoot(t), "README.md"), "Calling the API")
-	for _, c := range readmeChecks {
+	for _, c := range append(readmeChecks, readmeLeadChecks...) {
 		if !containsBlock(blocks, c.in) {
 			t.Errorf("no README block contains %q, which a check expects (%s)", c.in, c.why)
 		}
@@ -108,11 +122,13 @@ func TestReadmeExamples(t *testing.T) {
 	// The same ports in both runs, as make run's: an import keeps the
 	// address it was created at for its links.
 	httpAddr, grpcAddr, metricsAddr, receiverAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	leadReceiverAddr := freeAddr(t)
 	for run := 1; run <= 2; run++ {
 		t.Run(fmt.Sprintf("run %d", run), func(t *testing.T) {
 			r.dev = startDevAt(t, r.dataDir, httpAddr, grpcAddr, metricsAddr)
 			defer r.dev.stop()
 			r.receiver, r.receiverOut = receiverAddr, nil
+			r.leadReceiver, r.leadReceiverOut = leadReceiverAddr, nil
 			for i, b := range blocks {
 				if b.background {
 					r.startBackground(t, b)
@@ -183,10 +199,13 @@ type readmeRun struct {
 	root, work, dataDir string
 	jobboard, grpcurl   string
 	receiverBinary      string
+	leadReceiverBinary  string
 	env                 []string
 	dev                 *devRun
 	receiver            string          // the callback receiver's address in this run
 	receiverOut         *logtest.Buffer // what the receiver printed in this run
+	leadReceiver        string          // examples/lead-receiver's address in this run
+	leadReceiverOut     *logtest.Buffer // what it printed in this run
 }
 
 func newReadmeRun(t *testing.T) *readmeRun {
@@ -203,6 +222,13 @@ func newReadmeRun(t *testing.T) *readmeRun {
 	build.Dir = r.root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the receiver: %v\n%s", err, out)
+	}
+	// examples/lead-receiver is a module of its own.
+	r.leadReceiverBinary = filepath.Join(t.TempDir(), "lead-receiver")
+	build = exec.Command("go", "-C", "examples/lead-receiver", "build", "-o", r.leadReceiverBinary, ".")
+	build.Dir = r.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the lead receiver: %v\n%s", err, out)
 	}
 	// curl reads $CURL_HOME/.curlrc: with fail-with-body, an HTTP error
 	// fails the block, as the README says every call succeeds.
@@ -226,9 +252,10 @@ func newReadmeRun(t *testing.T) *readmeRun {
 //     from this checkout (what make run builds), and examples/ the
 //     checkout's, since blocks run in a folder of their own whose .data/ is
 //     the test's data folder (so .data/ stays as written);
-//   - the receiver is the one built from examples/webhook-receiver;
-//   - localhost:8080, localhost:9090 and 127.0.0.1:9999 are this run's
-//     ports of dev and of the receiver.
+//   - the receivers are those built from examples/webhook-receiver and
+//     examples/lead-receiver;
+//   - localhost:8080, localhost:9090, 127.0.0.1:9999 and 127.0.0.1:9998
+//     are this run's ports of dev and of the two receivers.
 func (r *readmeRun) script(prelude, block string) string {
 	var lines []string
 	for _, l := range strings.Split(prelude+block, "\n") {
@@ -238,12 +265,14 @@ func (r *readmeRun) script(prelude, block string) string {
 	}
 	return strings.NewReplacer(
 		"go -C examples/webhook-receiver run .", r.receiverBinary+" -addr "+r.receiver,
+		"go -C examples/lead-receiver run .", r.leadReceiverBinary+" -addr "+r.leadReceiver,
 		".bin/grpcurl", r.grpcurl,
 		"bin/jobboard", r.jobboard,
 		"examples/", r.root+"/examples/",
 		"localhost:8080", r.dev.http,
 		"localhost:9090", r.dev.grpc,
 		"127.0.0.1:9999", r.receiver,
+		"127.0.0.1:9998", r.leadReceiver,
 	).Replace(strings.Join(lines, "\n"))
 }
 
@@ -282,6 +311,27 @@ func (r *readmeRun) runBlockChecked(t *testing.T, prelude string, b readmeBlock,
 	if strings.Contains(b.text, `"callbackUrl"`) {
 		r.checkDelivered(t, b, stdout.String())
 	}
+	r.checkLeadReceiver(t, b)
+}
+
+// checkLeadReceiver: after a block that makes an event, the lead receiver
+// printed it as verified.
+func (r *readmeRun) checkLeadReceiver(t *testing.T, b readmeBlock) {
+	t.Helper()
+	for _, c := range readmeLeadChecks {
+		if !strings.Contains(b.text, c.in) {
+			continue
+		}
+		want := regexp.MustCompile(c.want)
+		if r.leadReceiverOut == nil {
+			t.Errorf("README line %d: %s: the lead receiver is not running", b.line, c.why)
+			continue
+		}
+		testfix.Eventually(20*time.Second, func() bool { return want.MatchString(r.leadReceiverOut.String()) })
+		if !want.MatchString(r.leadReceiverOut.String()) {
+			t.Errorf("README line %d: %s: no %q in\n%s", b.line, c.why, c.want, r.leadReceiverOut.String())
+		}
+	}
 }
 
 // checkDelivered: the receiver printed, as verified, the callback of the
@@ -319,7 +369,11 @@ func (r *readmeRun) startBackground(t *testing.T, b readmeBlock) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		<-done
 	})
-	r.receiverOut = out
+	if strings.Contains(b.text, "examples/lead-receiver") {
+		r.leadReceiverOut = out
+	} else {
+		r.receiverOut = out
+	}
 	testfix.Eventually(30*time.Second, func() bool {
 		select {
 		case <-done:
