@@ -69,6 +69,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithMiddlewares(g.prepare),
 		runtime.WithForwardResponseOption(pagingHeaders),
 		runtime.WithForwardResponseOption(acceptedImport),
+		runtime.WithForwardResponseOption(acceptedDelivery),
 		// Idempotency-Key reaches the service as metadata, as gRPC callers send it.
 		runtime.WithIncomingHeaderMatcher(func(h string) (string, bool) {
 			if strings.EqualFold(h, "Idempotency-Key") {
@@ -269,6 +270,19 @@ func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message
 func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
 	if created, ok := msg.(*restv2.CreateJobImportResponse); ok {
 		w.Header().Set("Location", created.GetLinks().GetSelf())
+		w.WriteHeader(http.StatusAccepted)
+	}
+	return nil
+}
+
+// acceptedDelivery answers a queued test or redelivery with 202; a
+// redelivery has no body, so no Content-Type either.
+func acceptedDelivery(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
+	switch msg.(type) {
+	case *restv2.TestWebhookResponse:
+		w.WriteHeader(http.StatusAccepted)
+	case *restv2.RedeliverWebhookEventResponse:
+		w.Header().Del("Content-Type")
 		w.WriteHeader(http.StatusAccepted)
 	}
 	return nil

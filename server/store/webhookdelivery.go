@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // DeliveryEndpoint is what a delivery needs of a webhook endpoint.
@@ -213,4 +215,11 @@ func (s *Store) DisableWebhookGone(ctx context.Context, endpointID string, gener
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// InTx runs fn in a transaction, committed when fn returns nil and rolled
+// back otherwise: for writes that must go with queue jobs inserted in the
+// same transaction.
+func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error { return fn(tx.Tx) })
 }
