@@ -317,3 +317,97 @@ func grepLines(s, word string) string {
 	}
 	return fmt.Sprint(strings.Join(out, "\n"))
 }
+
+// scriptedReceiver answers its deliveries with the statuses of script in
+// turn (the last repeats), counting them; a 302 points elsewhere.
+func scriptedReceiver(t *testing.T, script ...int) (*httptest.Server, func() (int, bool)) {
+	var mu sync.Mutex
+	n, followed := 0, false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.URL.Path == "/elsewhere" {
+			followed = true
+			return
+		}
+		code := script[min(n, len(script)-1)]
+		n++
+		if code == http.StatusFound {
+			http.Redirect(w, req, "/elsewhere", code)
+			return
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		return n, followed
+	}
+}
+
+// TestWebhookDeliveryRulesOverREST: deliveries started by the REST test
+// action follow the rules of the running binary's settings: a redirect is a
+// failed attempt, not followed, and retried; 410 disables as gone; failing
+// for JOBBOARD_WEBHOOK_DISABLE_AFTER disables as failing; the deliveries log
+// shows each.
+func TestWebhookDeliveryRulesOverREST(t *testing.T) {
+	env := migratedEnv(t)
+	a := createAccount(t, env, "Rules")
+	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true",
+		"JOBBOARD_CALLBACK_RETRY_SCHEDULE=150ms,150ms", "JOBBOARD_WEBHOOK_DISABLE_AFTER=100ms"))
+	db := openHookDB(t, env)
+	redirecting, redirects := scriptedReceiver(t, http.StatusFound, http.StatusOK)
+	gone, gones := scriptedReceiver(t, http.StatusGone)
+	failing, failures := scriptedReceiver(t, http.StatusInternalServerError)
+	for _, tt := range []struct {
+		name     string
+		url      string
+		count    func() (int, bool)
+		statuses string // the log's statusCodes, newest first
+		reason   string // disabledReason afterwards, "" for enabled
+	}{
+		{"redirect then 200", redirecting.URL, redirects, "200,302", ""},
+		{"410", gone.URL, gones, "410", "gone"},
+		{"failing", failing.URL, failures, "500,500", "failing"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			we, _ := db.endpoint(t, a.ID, tt.url)
+			base := "/api/v2.0/webhooks/" + we
+			if code, _, body := svc.request("bearer", a.APIKey, "POST", base+"/test", ""); code != 202 {
+				t.Fatalf("test: %d %s", code, body)
+			}
+			want := len(strings.Split(tt.statuses, ","))
+			var got []string
+			deadline := time.Now().Add(20 * time.Second)
+			for len(got) < want && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				_, _, body := svc.request("bearer", a.APIKey, "GET", base+"/deliveries", "")
+				var log struct{ Data []struct{ StatusCode int } }
+				if err := json.Unmarshal([]byte(body), &log); err != nil {
+					t.Fatalf("deliveries log %s: %v", body, err)
+				}
+				got = got[:0]
+				for _, d := range log.Data {
+					got = append(got, fmt.Sprint(d.StatusCode))
+				}
+			}
+			time.Sleep(500 * time.Millisecond) // no attempt after the last
+			n, followed := tt.count()
+			if strings.Join(got, ",") != tt.statuses || n != want || followed {
+				t.Errorf("statuses %v, %d requests, redirect followed %v; want %s", got, n, followed, tt.statuses)
+			}
+			var reason *string
+			id, _ := store.ParseEndpointID(we)
+			if err := db.db.QueryRow(`SELECT disabled_reason FROM webhook_endpoints WHERE id = $1`, id).Scan(&reason); err != nil {
+				t.Fatal(err)
+			}
+			if (reason == nil) != (tt.reason == "") || reason != nil && *reason != tt.reason {
+				t.Errorf("disabled reason %v, want %q", reason, tt.reason)
+			}
+		})
+	}
+	if !strings.Contains(svc.stderr.String(), `"msg":"webhook endpoint disabled"`) {
+		t.Errorf("no log line of a disabled endpoint:\n%s", svc.stderr)
+	}
+}
