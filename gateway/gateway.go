@@ -70,6 +70,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithForwardResponseOption(pagingHeaders),
 		runtime.WithForwardResponseOption(acceptedImport),
 		runtime.WithForwardResponseOption(webhookStatus),
+		runtime.WithForwardResponseOption(acceptedDelivery),
 		// Idempotency-Key reaches the service as metadata, as gRPC callers send it.
 		runtime.WithIncomingHeaderMatcher(func(h string) (string, bool) {
 			if strings.EqualFold(h, "Idempotency-Key") {
@@ -285,6 +286,19 @@ func webhookStatus(_ context.Context, w http.ResponseWriter, msg proto.Message) 
 	case *restv2.DeleteWebhookResponse:
 		w.Header().Del("Content-Type")
 		w.WriteHeader(http.StatusNoContent)
+	}
+	return nil
+}
+
+// acceptedDelivery answers a queued test or redelivery with 202; a
+// redelivery has no body, so no Content-Type either.
+func acceptedDelivery(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
+	switch msg.(type) {
+	case *restv2.TestWebhookResponse:
+		w.WriteHeader(http.StatusAccepted)
+	case *restv2.RedeliverWebhookEventResponse:
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusAccepted)
 	}
 	return nil
 }

@@ -76,6 +76,14 @@ func render(f wire.Format, msg any) ([]byte, error) {
 		writeWebhookList(w, m)
 	case *restv2.DeleteWebhookResponse:
 		return nil, nil // 204: no body
+	case *restv2.TestWebhookResponse:
+		writeTestWebhook(w, m)
+	case *restv2.ListWebhookDeliveriesResponse:
+		w = wire.New(f, 192*len(m.GetData())+64)
+		writeWebhookDeliveries(w, m)
+	case *restv2.RedeliverWebhookEventResponse:
+		// 202 without a body: the delivery is queued, there is nothing to show.
+		return nil, nil
 	case *restv2.BatchSummary:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, false)

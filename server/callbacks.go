@@ -49,34 +49,46 @@ func newWebhookID() string {
 	return "msg_" + hex.EncodeToString(b)
 }
 
+// retryPolicy is how callbacks and webhook deliveries are retried: the
+// wait before each retry and the bound on one attempt.
+type retryPolicy struct {
+	timeout  time.Duration
+	schedule []time.Duration
+}
+
+// maxAttempts is the first try plus one per scheduled retry.
+func (p retryPolicy) maxAttempts() int { return len(p.schedule) + 1 }
+
+// retryAt waits the scheduled time after the attempt that failed, give or
+// take 10%, so receivers coming back from an outage are not hit all at once.
+func (p retryPolicy) retryAt(attempt int) time.Time {
+	i := min(max(attempt-1, 0), len(p.schedule)-1)
+	wait := p.schedule[i]
+	jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
+	return time.Now().Add(wait + jitter)
+}
+
+// jobTimeout leaves the HTTP timeout room to expire first.
+func (p retryPolicy) jobTimeout() time.Duration { return p.timeout + 5*time.Second }
+
 // callbackWorker posts completed imports to their callbackUrl.
 type callbackWorker struct {
 	river.WorkerDefaults[callbackArgs]
-	store    *store.Store
-	client   *http.Client
-	timeout  time.Duration
-	schedule []time.Duration
+	retryPolicy
+	store  *store.Store
+	client *http.Client
 	// render writes the body: the JSON of retrieving the import.
 	render  func(proto.Message) ([]byte, error)
 	metrics *metrics.Metrics
 }
 
-// maxAttempts is the first try plus one per scheduled retry.
-func (w *callbackWorker) maxAttempts() int { return len(w.schedule) + 1 }
-
-// NextRetry waits the scheduled time for the attempt that failed, give or
-// take 10%, so receivers coming back from an outage are not hit all at once.
+// NextRetry follows the retry schedule.
 func (w *callbackWorker) NextRetry(job *river.Job[callbackArgs]) time.Time {
-	i := min(max(job.Attempt-1, 0), len(w.schedule)-1)
-	wait := w.schedule[i]
-	jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
-	return time.Now().Add(wait + jitter)
+	return w.retryAt(job.Attempt)
 }
 
 // Timeout leaves the HTTP timeout room to expire first.
-func (w *callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration {
-	return w.timeout + 5*time.Second
-}
+func (w *callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration { return w.jobTimeout() }
 
 // Work makes one delivery attempt and records it. A 2xx answer is success,
 // 410 Gone stops the retries, anything else (including a redirect, a

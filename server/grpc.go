@@ -89,6 +89,13 @@ type Config struct {
 	CallbackRetrySchedule []time.Duration
 	// CallbackTimeout bounds one attempt; 0 means DefaultCallbackTimeout.
 	CallbackTimeout time.Duration
+	// WebhookWorkers is how many webhook deliveries this process sends at
+	// once; 0 means DefaultWebhookWorkers. Deliveries follow the callbacks'
+	// schedule, timeout and address rule.
+	WebhookWorkers int
+	// WebhookDisableAfter is how long every attempt to an endpoint may fail
+	// before it is disabled; 0 means DefaultWebhookDisableAfter.
+	WebhookDisableAfter time.Duration
 	// RenderCallback writes a callback body, the JSON the REST API gives for
 	// retrieving the import. It is required for callbacks to be sent.
 	RenderCallback func(proto.Message) ([]byte, error)
@@ -153,7 +160,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 			return nil, err
 		}
 	}
-	if err := cfg.Metrics.WatchQueue(queueDepth(st), importArgs{}.Kind(), callbackArgs{}.Kind()); err != nil {
+	if err := cfg.Metrics.WatchQueue(queueDepth(st), importArgs{}.Kind(), callbackArgs{}.Kind(), deliveryArgs{}.Kind()); err != nil {
 		return nil, err
 	}
 	attempts := cfg.ImportAttempts
@@ -162,7 +169,8 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	links := linkBase{publicURL: cfg.PublicURL, restPort: cfg.RESTPort}
 	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
-	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks}
+	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks,
+		deliveryAttempts: cfg.retryPolicy().maxAttempts()}
 	s.Events = &EventService{store: st, links: links}
 	return s, nil
 }
@@ -180,23 +188,39 @@ func (s *Services) readPageTokenKey(st *store.Store) error {
 	return nil
 }
 
-// newQueue makes the job queue: the workers of imports, their callbacks
-// and the sweep of imports the queue gave up on, with the timeouts and
+// retryPolicy is how callbacks and deliveries are retried: cfg's schedule
+// and timeout, or the defaults.
+func (cfg Config) retryPolicy() retryPolicy {
+	p := retryPolicy{timeout: cfg.CallbackTimeout, schedule: cfg.CallbackRetrySchedule}
+	if len(p.schedule) == 0 {
+		p.schedule = DefaultCallbackRetrySchedule
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultCallbackTimeout
+	}
+	return p
+}
+
+// newQueue makes the job queue: the workers of imports, their callbacks,
+// webhook deliveries (in a queue of their own) and the sweep of imports the queue gave up on, with the timeouts and
 // schedules of cfg.
 func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql.Tx], *importSweeper, error) {
-	schedule := cfg.CallbackRetrySchedule
-	if len(schedule) == 0 {
-		schedule = DefaultCallbackRetrySchedule
-	}
-	timeout := cfg.CallbackTimeout
-	if timeout <= 0 {
-		timeout = DefaultCallbackTimeout
-	}
 	if cfg.RenderCallback == nil {
 		return nil, nil, errors.New("job queue: RenderCallback is required")
 	}
-	callbacks := &callbackWorker{store: st, client: webhook.NewClient(timeout, cfg.AllowPrivateCallbacks),
-		timeout: timeout, schedule: schedule, render: cfg.RenderCallback, metrics: cfg.Metrics}
+	retry := cfg.retryPolicy()
+	client := webhook.NewClient(retry.timeout, cfg.AllowPrivateCallbacks)
+	callbacks := &callbackWorker{retryPolicy: retry, store: st, client: client, render: cfg.RenderCallback, metrics: cfg.Metrics}
+	disableAfter := cfg.WebhookDisableAfter
+	if disableAfter <= 0 {
+		disableAfter = DefaultWebhookDisableAfter
+	}
+	deliveries := &deliveryWorker{retryPolicy: retry, store: st, client: client, render: cfg.RenderCallback,
+		disableAfter: disableAfter, metrics: cfg.Metrics}
+	webhookWorkers := cfg.WebhookWorkers
+	if webhookWorkers <= 0 {
+		webhookWorkers = DefaultWebhookWorkers
+	}
 	rescue := cfg.RescueStuckImportsAfter
 	if rescue <= 0 {
 		rescue = 10 * time.Minute
@@ -215,6 +239,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, callbackAttempts: callbacks.maxAttempts(),
 		timeout: jobTimeout, metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
+	river.AddWorker(workers, deliveries)
 	river.AddWorker(workers, sweeper)
 	sweepEvery := cfg.SweepImportsEvery
 	if sweepEvery <= 0 {
@@ -225,7 +250,8 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		maxWorkers = 2
 	}
 	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers},
+			deliveryQueue: {MaxWorkers: webhookWorkers}},
 		Workers: workers,
 		// Polling keeps the queue on plain database/sql (no LISTEN); a
 		// short interval keeps the wait between POST and processing small.

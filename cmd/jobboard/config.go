@@ -32,6 +32,8 @@ type config struct {
 	callbackAllowPrivate string
 	callbackSchedule     string
 	importRescueAfter    string
+	webhookWorkers       string
+	webhookDisableAfter  string
 	debugAddr            string
 	rateLimit            string
 	rateBurst            string
@@ -96,6 +98,10 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 		"let import callbacks go to loopback and private addresses (development only)")
 	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
+	setting(fs, &c.webhookWorkers, "webhook-workers", "JOBBOARD_WEBHOOK_WORKERS", strconv.Itoa(server.DefaultWebhookWorkers),
+		"webhook deliveries this process sends at once (they mostly wait on receivers)")
+	setting(fs, &c.webhookDisableAfter, "webhook-disable-after", "JOBBOARD_WEBHOOK_DISABLE_AFTER", "120h",
+		"how long every delivery to a webhook endpoint may fail before the endpoint is disabled (a Go duration)")
 	setting(fs, &c.importRescueAfter, "import-rescue-after", "JOBBOARD_IMPORT_RESCUE_AFTER", "10m",
 		"how long an import may stay running before another replica takes it over (its worker is presumed dead)")
 	setting(fs, &c.rateLimit, "rate-limit", "JOBBOARD_RATE_LIMIT", "50",
@@ -153,7 +159,13 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_HTTP_ADDR: %q is not a host:port address such as :8080", c.httpAddr)}
 	}
+	webhookWorkers, disableAfter, err := c.webhookSettings()
+	if err != nil {
+		return server.Config{}, err
+	}
 	return server.Config{
+		WebhookWorkers:          webhookWorkers,
+		WebhookDisableAfter:     disableAfter,
 		RESTPort:                restPort,
 		RescueStuckImportsAfter: rescue,
 		InternalToken:           c.internalToken,
@@ -167,6 +179,19 @@ func (c *config) serverConfig() (server.Config, error) {
 		AuthFailureLimit:        failureLimit,
 		AuthFailureBurst:        failureBurst,
 	}, nil
+}
+
+// webhookSettings checks the settings of webhook deliveries.
+func (c *config) webhookSettings() (int, time.Duration, error) {
+	workers, err := strconv.Atoi(c.webhookWorkers)
+	if err != nil || workers < 1 {
+		return 0, 0, usageError{fmt.Sprintf("JOBBOARD_WEBHOOK_WORKERS: %q is not a whole number of deliveries (1 or more)", c.webhookWorkers)}
+	}
+	after, err := time.ParseDuration(c.webhookDisableAfter)
+	if err != nil || after <= 0 {
+		return 0, 0, usageError{fmt.Sprintf("JOBBOARD_WEBHOOK_DISABLE_AFTER: %q is not a positive Go duration such as 120h", c.webhookDisableAfter)}
+	}
+	return workers, after, nil
 }
 
 // requireDatabase is the usage error of a command run without a database.

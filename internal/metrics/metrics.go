@@ -65,6 +65,33 @@ const (
 	CallbackGaveUp CallbackOutcome = "gave_up"
 )
 
+// WebhookOutcome is the result of one webhook delivery job run.
+type WebhookOutcome string
+
+const (
+	// WebhookDelivered: the endpoint answered 2xx.
+	WebhookDelivered WebhookOutcome = "delivered"
+	// WebhookFailedRetry: no answer or a non-2xx answer; another attempt
+	// follows on the retry schedule.
+	WebhookFailedRetry WebhookOutcome = "failed_retry"
+	// WebhookGaveUp: the last scheduled attempt failed too.
+	WebhookGaveUp WebhookOutcome = "gave_up"
+	// WebhookGone: the endpoint answered 410 Gone; it is disabled.
+	WebhookGone WebhookOutcome = "gone_410"
+	// WebhookFailing: the attempt failed and the endpoint, failing for
+	// JOBBOARD_WEBHOOK_DISABLE_AFTER, was disabled.
+	WebhookFailing WebhookOutcome = "disabled_failing"
+	// WebhookDropped: nothing was sent: the endpoint was deleted, disabled
+	// or enabled again since, or the event was cleaned up.
+	WebhookDropped WebhookOutcome = "dropped"
+)
+
+// Reasons an endpoint is disabled automatically.
+const (
+	DisabledGone    = "gone"
+	DisabledFailing = "failing"
+)
+
 // queueStates are the River job states the queue gauge reports: the work
 // waiting or under way. Finished jobs (completed, cancelled, discarded) are
 // history, not depth.
@@ -93,6 +120,9 @@ type Metrics struct {
 	importsFinished  *prometheus.CounterVec
 	importDuration   *prometheus.HistogramVec
 	callbackAttempts *prometheus.CounterVec
+	webhookAttempts  *prometheus.CounterVec
+	webhookDuration  prometheus.Histogram
+	webhooksDisabled *prometheus.CounterVec
 
 	// QueueCacheFor is how long a read of the queue depth is reused (set it
 	// before WatchQueue; tests that watch the queue change set 0).
@@ -131,11 +161,26 @@ func New() *Metrics {
 			Namespace: namespace, Name: "callback_delivery_attempts_total",
 			Help: "Import completion callback delivery attempts, by outcome: delivered, failed_retry, gone_410 or gave_up.",
 		}, []string{"outcome"}),
+		webhookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "webhook_deliveries_total",
+			Help: "Webhook delivery jobs run, by outcome: delivered, failed_retry, gave_up, gone_410 (endpoint disabled), disabled_failing (endpoint disabled after failing too long) or dropped (nothing sent: endpoint deleted or disabled, event cleaned up).",
+		}, []string{"outcome"}),
+		webhookDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "webhook_delivery_duration_seconds",
+			Help: "Time from sending a webhook delivery to its answer (or failure), whatever the outcome.",
+			// Receivers answer in milliseconds; the timeout is 15 s.
+			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15},
+		}),
+		webhooksDisabled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "webhook_endpoints_disabled_total",
+			Help: "Webhook endpoints the service disabled, by reason: gone (answered 410) or failing (every attempt failed for JOBBOARD_WEBHOOK_DISABLE_AFTER).",
+		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.grpc, m.importsFinished, m.importDuration, m.callbackAttempts,
+		m.webhookAttempts, m.webhookDuration, m.webhooksDisabled,
 	)
 	// Every label value that can occur starts at zero, so rates and alerts
 	// work from the first scrape instead of from the first event.
@@ -145,6 +190,12 @@ func New() *Metrics {
 	}
 	for _, o := range []CallbackOutcome{CallbackDelivered, CallbackFailedRetry, CallbackGone, CallbackGaveUp} {
 		m.callbackAttempts.WithLabelValues(string(o))
+	}
+	for _, o := range []WebhookOutcome{WebhookDelivered, WebhookFailedRetry, WebhookGaveUp, WebhookGone, WebhookFailing, WebhookDropped} {
+		m.webhookAttempts.WithLabelValues(string(o))
+	}
+	for _, r := range []string{DisabledGone, DisabledFailing} {
+		m.webhooksDisabled.WithLabelValues(r)
 	}
 	return m
 }
@@ -228,6 +279,26 @@ func (m *Metrics) CallbackAttempt(outcome CallbackOutcome) {
 		return
 	}
 	m.callbackAttempts.WithLabelValues(string(outcome)).Inc()
+}
+
+// WebhookDelivery records one run of a webhook delivery job; elapsed is
+// the time the request took, ignored for dropped deliveries.
+func (m *Metrics) WebhookDelivery(outcome WebhookOutcome, elapsed time.Duration) {
+	if m == nil {
+		return
+	}
+	m.webhookAttempts.WithLabelValues(string(outcome)).Inc()
+	if outcome != WebhookDropped {
+		m.webhookDuration.Observe(elapsed.Seconds())
+	}
+}
+
+// WebhookEndpointDisabled records an endpoint the service disabled.
+func (m *Metrics) WebhookEndpointDisabled(reason string) {
+	if m == nil {
+		return
+	}
+	m.webhooksDisabled.WithLabelValues(reason).Inc()
 }
 
 // WatchDB exposes the connection pool's statistics (go_sql_* with

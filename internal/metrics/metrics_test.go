@@ -36,6 +36,8 @@ func TestNilMetrics(t *testing.T) {
 	m.ObserveHTTP("/healthz", "GET", 200, time.Millisecond)
 	m.ImportFinished(ImportComplete, time.Second)
 	m.CallbackAttempt(CallbackDelivered)
+	m.WebhookDelivery(WebhookDelivered, time.Millisecond)
+	m.WebhookEndpointDisabled(DisabledGone)
 	if m.GRPC() != nil || m.Registry() != nil || m.WatchDB(nil) != nil || m.WatchQueue(nil) != nil {
 		t.Error("a nil *Metrics is not a no-op")
 	}
@@ -69,5 +71,26 @@ func TestQueueDepthCached(t *testing.T) {
 	}
 	if reads != 1 {
 		t.Errorf("5 scrapes read the queue %d times, want 1", reads)
+	}
+}
+
+// TestWebhookDelivery: a dropped delivery counts, but sent nothing to time.
+func TestWebhookDelivery(t *testing.T) {
+	m := New()
+	m.WebhookDelivery(WebhookDelivered, 30*time.Millisecond)
+	m.WebhookDelivery(WebhookDropped, time.Hour)
+	m.WebhookEndpointDisabled(DisabledFailing)
+	if got := value(t, m.webhookAttempts.WithLabelValues(string(WebhookDropped))); got != 1 {
+		t.Errorf("dropped: %v, want 1", got)
+	}
+	if got := value(t, m.webhooksDisabled.WithLabelValues(DisabledFailing)); got != 1 {
+		t.Errorf("disabled failing: %v, want 1", got)
+	}
+	var h dto.Metric
+	if err := m.webhookDuration.Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := h.GetHistogram().GetSampleCount(), h.GetHistogram().GetSampleSum(); n != 1 || sum > 1 {
+		t.Errorf("latency: %d samples summing %vs, want the delivered one only", n, sum)
 	}
 }

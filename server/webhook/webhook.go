@@ -50,14 +50,29 @@ func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
 
 // Headers sets the Standard Webhooks headers of a signed request.
 func Headers(h http.Header, secret, id string, timestamp time.Time, body []byte) error {
-	sig, err := Sign(secret, id, timestamp.Unix(), body)
-	if err != nil {
-		return err
+	return SignedHeaders(h, id, timestamp, body, secret)
+}
+
+// SignedHeaders sets the Standard Webhooks headers of a request signed by
+// each of secrets: webhook-signature lists one "v1,…" per secret, separated
+// by spaces, so a receiver holding any of them can verify it (a secret
+// being rotated signs alongside its successor).
+func SignedHeaders(h http.Header, id string, timestamp time.Time, body []byte, secrets ...string) error {
+	if len(secrets) == 0 {
+		return errors.New("no signing secret")
+	}
+	sigs := make([]string, len(secrets))
+	for i, secret := range secrets {
+		sig, err := Sign(secret, id, timestamp.Unix(), body)
+		if err != nil {
+			return err
+		}
+		sigs[i] = sig
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("webhook-id", id)
 	h.Set("webhook-timestamp", strconv.FormatInt(timestamp.Unix(), 10))
-	h.Set("webhook-signature", sig)
+	h.Set("webhook-signature", strings.Join(sigs, " "))
 	return nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // The Standard Webhooks known-answer vector.
@@ -127,4 +129,38 @@ func TestRedact(t *testing.T) {
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("RedactError kept the query: %v", err)
 	}
+}
+
+// TestSignedHeadersVerify: a request signed by one or two secrets verifies
+// with the official Standard Webhooks library under each of them, and not
+// under a secret it was not signed with.
+func TestSignedHeadersVerify(t *testing.T) {
+	current, previous, other := NewSecret(), NewSecret(), NewSecret()
+	body := []byte(`{"id":"evt_1","type":"webhook.test"}`)
+	for _, secrets := range [][]string{{current}, {current, previous}} {
+		h := http.Header{}
+		if err := SignedHeaders(h, "evt_1", time.Now(), body, secrets...); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(strings.Fields(h.Get("webhook-signature"))); n != len(secrets) {
+			t.Errorf("%d secrets: %d signatures in %q", len(secrets), n, h.Get("webhook-signature"))
+		}
+		for _, s := range secrets {
+			if err := verify(t, s, body, h); err != nil {
+				t.Errorf("%d secrets: not verified under one of them: %v", len(secrets), err)
+			}
+		}
+		if verify(t, other, body, h) == nil {
+			t.Errorf("%d secrets: verified under a secret that did not sign", len(secrets))
+		}
+	}
+}
+
+func verify(t *testing.T, secret string, body []byte, h http.Header) error {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wh.Verify(body, h)
 }

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/webhook"
+)
+
+// DefaultWebhookDisableAfter is how long every attempt to an endpoint may
+// fail before it is disabled: 5 days (contract §8).
+const DefaultWebhookDisableAfter = 5 * 24 * time.Hour
+
+// DefaultWebhookWorkers is how many deliveries one process sends at once.
+// A delivery mostly waits on the receiver (up to the 15 s timeout), so
+// many can run on few cores; 20 keeps a slow receiver from holding up the
+// others while staying well inside the database pool.
+const DefaultWebhookWorkers = 20
+
+// deliveryWorker sends an event to a webhook endpoint, one attempt a run,
+// retried on the schedule of import callbacks.
+type deliveryWorker struct {
+	river.WorkerDefaults[deliveryArgs]
+	retryPolicy
+	store  *store.Store
+	client *http.Client
+	// render writes the body: the event object, as in the feed.
+	render func(proto.Message) ([]byte, error)
+	// disableAfter is how long an endpoint may fail before it is disabled.
+	disableAfter time.Duration
+	metrics      *metrics.Metrics
+}
+
+// NextRetry follows the retry schedule.
+func (w *deliveryWorker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
+	return w.retryAt(job.Attempt)
+}
+
+// Timeout leaves the HTTP timeout room to expire first.
+func (w *deliveryWorker) Timeout(*river.Job[deliveryArgs]) time.Duration { return w.jobTimeout() }
+
+// delivery is one attempt about to be sent.
+type delivery struct {
+	endpoint store.DeliveryEndpoint
+	event    store.Event
+	req      *http.Request
+	log      *slog.Logger
+}
+
+// Work makes one attempt and records it. 2xx is success; 410 disables the
+// endpoint; anything else (a redirect, a timeout, a refused address) is
+// retried, unless the endpoint has failed for disableAfter, which disables
+// it. Deliveries to an endpoint deleted, disabled or enabled again since
+// they were queued are dropped unsent.
+func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
+	d, err := w.prepare(ctx, job)
+	if err != nil {
+		if errors.Is(err, &river.JobCancelError{}) {
+			w.metrics.WebhookDelivery(metrics.WebhookDropped, 0)
+		} else if job.Attempt >= job.MaxAttempts {
+			slog.ErrorContext(ctx, "webhook not delivered: the last attempt failed before sending; no more retries",
+				"endpoint", store.EndpointID(job.Args.EndpointID), "event", store.EventID(job.Args.EventID),
+				"attempts", job.Attempt, "error", err)
+		}
+		return err
+	}
+	started := time.Now()
+	resp, sendErr := w.client.Do(d.req)
+	elapsed := time.Since(started)
+	attempt := store.WebhookAttempt{EndpointID: d.endpoint.ID, EventID: job.Args.EventID, EventType: d.event.Type,
+		Attempt: job.Attempt, AttemptedAt: started, DurationMS: int(elapsed.Milliseconds())}
+	if sendErr != nil {
+		attempt.Error = ptr(webhook.RedactError(sendErr).Error())
+	} else {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		attempt.StatusCode = &resp.StatusCode
+	}
+	if err := w.store.RecordWebhookAttempt(context.WithoutCancel(ctx), attempt); err != nil {
+		slog.ErrorContext(ctx, "record webhook attempt", "error", err)
+	}
+	outcome, err := w.conclude(context.WithoutCancel(ctx), job, d, attempt.StatusCode, sendErr)
+	w.metrics.WebhookDelivery(outcome, elapsed)
+	return err
+}
+
+// prepare loads the endpoint and the event and builds the signed request,
+// or cancels the job when there is nothing to send any more.
+func (w *deliveryWorker) prepare(ctx context.Context, job *river.Job[deliveryArgs]) (delivery, error) {
+	var d delivery
+	var err error
+	d.endpoint, err = w.store.DeliveryEndpointByID(ctx, job.Args.EndpointID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return d, river.JobCancel(errors.New("webhook endpoint deleted"))
+	case err != nil:
+		return d, err
+	case !d.endpoint.Enabled || d.endpoint.Generation != job.Args.Generation:
+		return d, river.JobCancel(errors.New("webhook endpoint disabled since the delivery was queued"))
+	}
+	d.event, err = w.store.EventByUUID(ctx, job.Args.EventID)
+	if errors.Is(err, store.ErrNotFound) {
+		return d, river.JobCancel(errors.New("event cleaned up"))
+	}
+	if err != nil {
+		return d, err
+	}
+	body, err := w.render(eventMessage(d.event))
+	if err != nil {
+		return d, err
+	}
+	d.req, err = http.NewRequestWithContext(ctx, http.MethodPost, d.endpoint.URL, bytes.NewReader(body))
+	if err != nil {
+		return d, river.JobCancel(fmt.Errorf("webhook URL %q: %w", webhook.Redact(d.endpoint.URL), webhook.RedactError(err)))
+	}
+	now := time.Now()
+	if err := webhook.SignedHeaders(d.req.Header, d.event.ID, now, body, d.endpoint.SigningSecrets(now)...); err != nil {
+		return d, river.JobCancel(err)
+	}
+	if auth := authorization(d.endpoint); auth != "" {
+		d.req.Header.Set("Authorization", auth)
+	}
+	d.log = slog.With("endpoint", store.EndpointID(d.endpoint.ID), "event", d.event.ID, "attempt", job.Attempt,
+		"url", webhook.Redact(d.endpoint.URL))
+	return d, nil
+}
+
+// authorization is the Authorization header the endpoint asked for, or "".
+func authorization(e store.DeliveryEndpoint) string {
+	if e.AuthType == nil || e.AuthSecret == nil {
+		return ""
+	}
+	switch *e.AuthType {
+	case "basic":
+		user := ""
+		if e.AuthUsername != nil {
+			user = *e.AuthUsername
+		}
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+*e.AuthSecret))
+	case "bearer":
+		return "Bearer " + *e.AuthSecret
+	}
+	return ""
+}
+
+// conclude acts on the answer (status nil when none came) and returns the
+// attempt's outcome and the job's result.
+func (w *deliveryWorker) conclude(ctx context.Context, job *river.Job[deliveryArgs], d delivery, status *int, sendErr error) (metrics.WebhookOutcome, error) {
+	id, gen := d.endpoint.ID, job.Args.Generation
+	switch {
+	case status != nil && *status >= 200 && *status < 300:
+		d.log.InfoContext(ctx, "webhook delivered", "status", *status)
+		return metrics.WebhookDelivered, w.store.WebhookDelivered(ctx, id)
+	case status != nil && *status == http.StatusGone:
+		disabled, err := w.store.DisableWebhookGone(ctx, id, gen, time.Now())
+		if err != nil {
+			return metrics.WebhookFailedRetry, err
+		}
+		w.disabled(ctx, d, disabled, metrics.DisabledGone)
+		return metrics.WebhookGone, river.JobCancel(errors.New("endpoint answered 410 Gone"))
+	}
+	failure, why := sendErr, []any{"error", webhook.RedactError(sendErr)}
+	if failure == nil {
+		failure, why = fmt.Errorf("endpoint answered %d", *status), []any{"status", *status}
+	}
+	now := time.Now()
+	disabled, err := w.store.WebhookFailed(ctx, id, gen, now, now.Add(-w.disableAfter))
+	if err != nil {
+		return metrics.WebhookFailedRetry, errors.Join(failure, err)
+	}
+	if disabled {
+		w.disabled(ctx, d, true, metrics.DisabledFailing)
+		return metrics.WebhookFailing, river.JobCancel(failure)
+	}
+	// The last failed attempt says so, once, at error level, like
+	// callbacks (docs/api.md, Deliveries).
+	if job.Attempt >= job.MaxAttempts {
+		d.log.ErrorContext(ctx, "webhook not delivered: the last attempt failed; no more retries",
+			append(why, "attempts", job.Attempt)...)
+		return metrics.WebhookGaveUp, failure
+	}
+	d.log.WarnContext(ctx, "webhook delivery failed", why...)
+	return metrics.WebhookFailedRetry, failure
+}
+
+// disabled logs and counts an endpoint this attempt disabled, once: when
+// two attempts race, only the one whose update took effect does.
+func (w *deliveryWorker) disabled(ctx context.Context, d delivery, byThis bool, reason string) {
+	if !byThis {
+		return
+	}
+	w.metrics.WebhookEndpointDisabled(reason)
+	slog.WarnContext(ctx, "webhook endpoint disabled", "endpoint", store.EndpointID(d.endpoint.ID), "reason", reason)
+}

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+func (g *grpcWebhooks) TestWebhook(ctx context.Context, req *jobboardv2.TestWebhookRequest) (*jobboardv2.TestWebhookResponse, error) {
+	resp, err := g.core.TestWebhook(ctx, &restv2.TestWebhookRequest{Id: req.GetId()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.TestWebhookResponse{EventId: resp.GetData().GetEventId()}, nil
+}
+
+func (g *grpcWebhooks) RedeliverWebhookEvent(ctx context.Context, req *jobboardv2.RedeliverWebhookEventRequest) (*jobboardv2.RedeliverWebhookEventResponse, error) {
+	_, err := g.core.RedeliverWebhookEvent(ctx, &restv2.RedeliverWebhookEventRequest{Id: req.GetId(), EventId: req.GetEventId()})
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.RedeliverWebhookEventResponse{}, nil
+}
+
+// ListWebhookDeliveries answers the attempts in natural types; a limit of
+// 0 is the default.
+func (g *grpcWebhooks) ListWebhookDeliveries(ctx context.Context, req *jobboardv2.ListWebhookDeliveriesRequest) (*jobboardv2.ListWebhookDeliveriesResponse, error) {
+	limit := ""
+	if req.GetLimit() != 0 {
+		limit = strconv.Itoa(int(req.GetLimit()))
+	}
+	attempts, err := g.core.deliveries(ctx, req.GetId(), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*jobboardv2.WebhookDelivery, len(attempts))
+	for i, a := range attempts {
+		d := &jobboardv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: eventTypeValue(a.EventType),
+			Attempt: int32(a.Attempt), AttemptedAt: timestamppb.New(a.AttemptedAt),
+			StatusCode: int32Of(a.StatusCode), Duration: durationpb.New(time.Duration(a.DurationMS) * time.Millisecond)}
+		if a.Error != nil {
+			d.Error = *a.Error
+		}
+		out[i] = d
+	}
+	return &jobboardv2.ListWebhookDeliveriesResponse{Data: out}, nil
+}
+
+// eventTypeValue is the enum value of an event type's text.
+func eventTypeValue(t string) jobboardv2.EventType {
+	switch t {
+	case store.EventApplicationReceived:
+		return jobboardv2.EventType_EVENT_TYPE_DRIVER_APPLICATION_RECEIVED
+	case store.EventImportCompleted:
+		return jobboardv2.EventType_EVENT_TYPE_JOB_IMPORT_COMPLETED
+	case store.EventWebhookTest:
+		return jobboardv2.EventType_EVENT_TYPE_WEBHOOK_TEST
+	}
+	return jobboardv2.EventType_EVENT_TYPE_UNSPECIFIED
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/riverqueue/river"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// The deliveries log's page: 1 to maxDeliveriesPage attempts, 100 unless
+// asked.
+const (
+	defaultDeliveriesPage = 100
+	maxDeliveriesPage     = 1000
+)
+
+// errEndpointDisabled is a test or redelivery asked of a disabled endpoint.
+var errEndpointDisabled = errors.New("webhook endpoint disabled")
+
+// TestWebhook writes a webhook.test event and queues its delivery to the
+// endpoint, and only to it, in one transaction.
+func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhookRequest) (*restv2.TestWebhookResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var event store.Event
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
+		target, enabled, err := store.AccountEndpoint(ctx, tx, caller.AccountID, req.GetId())
+		if err != nil {
+			return err
+		}
+		if !enabled {
+			return errEndpointDisabled
+		}
+		data, err := json.Marshal(map[string]string{"webhookId": store.EndpointID(target.EndpointID)})
+		if err != nil {
+			return err
+		}
+		events, err := store.InsertEvents(ctx, tx, caller.AccountID, []store.NewEvent{{Type: store.EventWebhookTest, Data: data}})
+		if err != nil {
+			return err
+		}
+		event = events[0]
+		return s.queueDelivery(ctx, tx, event.ID, target)
+	})
+	if err != nil {
+		return nil, s.endpointError(ctx, err, req.GetId(), "test")
+	}
+	return &restv2.TestWebhookResponse{Data: &restv2.TestWebhookEvent{EventId: event.ID}}, nil
+}
+
+// RedeliverWebhookEvent queues a new delivery of one of the account's
+// events to the endpoint, with the event's id as webhook-id again. Any of
+// its events will do, one created while the endpoint was disabled too.
+func (s *WebhookService) RedeliverWebhookEvent(ctx context.Context, req *restv2.RedeliverWebhookEventRequest) (*restv2.RedeliverWebhookEventResponse, error) {
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var eventMissing bool
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
+		target, enabled, err := store.AccountEndpoint(ctx, tx, caller.AccountID, req.GetId())
+		if err != nil {
+			return err
+		}
+		event, err := store.AccountEvent(ctx, tx, caller.AccountID, req.GetEventId())
+		if err != nil {
+			eventMissing = errors.Is(err, store.ErrNotFound)
+			return err
+		}
+		if !enabled {
+			return errEndpointDisabled
+		}
+		return s.queueDelivery(ctx, tx, event.ID, target)
+	})
+	if eventMissing {
+		return nil, status.Errorf(codes.NotFound, "event %s not found", quoted(req.GetEventId()))
+	}
+	if err != nil {
+		return nil, s.endpointError(ctx, err, req.GetId(), "redeliver events")
+	}
+	return &restv2.RedeliverWebhookEventResponse{}, nil
+}
+
+// queueDelivery queues, in tx, one delivery of the event with public id
+// eventID to target, tried as often as any delivery.
+func (s *WebhookService) queueDelivery(ctx context.Context, tx *sql.Tx, eventID string, target store.DeliveryTarget) error {
+	eventUUID, _ := store.ParseEventID(eventID)
+	args := deliveryArgs{EventID: eventUUID, EndpointID: target.EndpointID, Generation: target.Generation}
+	if _, err := s.queue.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: s.deliveryAttempts}); err != nil {
+		return fmt.Errorf("queue delivery: %w", err)
+	}
+	return nil
+}
+
+// endpointError is the answer to an action on the endpoint id that failed
+// with err: NotFound for an endpoint the account does not have,
+// FailedPrecondition (422) for a disabled one.
+func (s *WebhookService) endpointError(ctx context.Context, err error, id, action string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return status.Errorf(codes.NotFound, "webhook endpoint %s not found", quoted(id))
+	case errors.Is(err, errEndpointDisabled):
+		return status.Errorf(codes.FailedPrecondition,
+			"webhook endpoint %s is disabled; enable it first (PATCH /api/v2.0/webhooks/%s with {\"enabled\": true}) to %s", id, id, action)
+	}
+	return internalError(ctx, err)
+}
+
+// ListWebhookDeliveries lists the endpoint's latest delivery attempts,
+// newest first.
+func (s *WebhookService) ListWebhookDeliveries(ctx context.Context, req *restv2.ListWebhookDeliveriesRequest) (*restv2.ListWebhookDeliveriesResponse, error) {
+	attempts, err := s.deliveries(ctx, req.GetId(), req.GetLimit())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*restv2.WebhookDelivery, len(attempts))
+	for i, a := range attempts {
+		out[i] = &restv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: a.EventType, Attempt: int32(a.Attempt),
+			AttemptedAt: a.AttemptedAt.UTC().Format(importTimeFormat), StatusCode: int32Of(a.StatusCode),
+			Error: a.Error, DurationMs: int64(a.DurationMS)}
+	}
+	return &restv2.ListWebhookDeliveriesResponse{Data: out}, nil
+}
+
+// deliveries reads the attempts ListWebhookDeliveries answers; limit is
+// the query parameter's text.
+func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]store.WebhookAttempt, error) {
+	n := defaultDeliveriesPage
+	if v := strings.TrimSpace(limit); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxDeliveriesPage {
+			return nil, invalidField("limit", limit, fmt.Sprintf("is not valid; allowed: a whole number from 1 to %d", maxDeliveriesPage))
+		}
+	}
+	return accountRecord(ctx, "webhook endpoint "+quoted(id), func(accountID int64) ([]store.WebhookAttempt, error) {
+		return s.store.WebhookAttempts(ctx, accountID, id, n)
+	})
+}
+
+func int32Of(p *int) *int32 {
+	if p == nil {
+		return nil
+	}
+	v := int32(*p)
+	return &v
+}
