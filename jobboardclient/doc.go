@@ -50,7 +50,7 @@
 // succeed again, so clients do not multiply the load on servers coming back.
 //
 // Only the methods that leave the board as one call would when repeated are
-// retried; that is every method of the API today:
+// retried:
 //
 //   - reads: JobService.ListJobs and GetJob, DriverService.ListDrivers and
 //     GetDriver, JobImportService.GetJobImport;
@@ -67,7 +67,23 @@
 //   - JobImportService.CreateJobImport: the connection gives a call without
 //     an idempotency-key one of its own, which every attempt of that call
 //     carries, so a retry answers the import the first attempt created
-//     rather than queueing a second one.
+//     rather than queueing a second one;
+//   - WebhookService.ListWebhooks, GetWebhook, ListWebhookDeliveries and
+//     EventService.ListEvents, which read; WebhookService.UpdateWebhook,
+//     which sets the values it is given (enabling an enabled endpoint
+//     changes nothing).
+//
+// These are not retried, and a caller who gets UNAVAILABLE from one looks
+// (ListWebhooks, ListWebhookDeliveries) before calling again:
+//
+//   - WebhookService.CreateWebhook: a repeat adds a second endpoint, and
+//     every event would be delivered twice;
+//   - WebhookService.RotateWebhookSecret: a repeat replaces the secret the
+//     first attempt made, and the secret before it stops signing at once;
+//   - WebhookService.TestWebhook and RedeliverWebhookEvent: a repeat sends
+//     the receiver one more delivery;
+//   - WebhookService.DeleteWebhook: a repeat of a delete that went through
+//     answers NOT_FOUND.
 //
 // # Keepalive
 //

@@ -44,6 +44,19 @@ var retriedMethods = []struct {
 	{"jobboard.v2.DriverService", []string{"ListDrivers", "GetDriver"}},
 	{"jobboard.v2.DriverIntakeService", []string{"SubmitApplication", "SubmitApplications"}},
 	{"jobboard.v2.JobImportService", []string{"CreateJobImport", "GetJobImport"}},
+	{"jobboard.v2.WebhookService", []string{"ListWebhooks", "GetWebhook", "UpdateWebhook", "ListWebhookDeliveries"}},
+	{"jobboard.v2.EventService", []string{"ListEvents"}},
+}
+
+// notRetriedMethods are the methods a repeat would change more than one
+// call does, or answer differently; the package documentation says how.
+// The caller who gets UNAVAILABLE from one of them looks before trying
+// again.
+var notRetriedMethods = []struct {
+	service string
+	methods []string
+}{
+	{"jobboard.v2.WebhookService", []string{"CreateWebhook", "DeleteWebhook", "RotateWebhookSecret", "TestWebhook", "RedeliverWebhookEvent"}},
 }
 
 // serviceConfig is the gRPC service config giving retriedMethods the
