@@ -42,7 +42,9 @@ type Services struct {
 	// Events and webhooks).
 	Webhooks *WebhookService
 	Events   *EventService
-	Health   *health.Server
+	// Outbox writes the events of what the services store.
+	Outbox *Outbox
+	Health *health.Server
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
 	Queue *river.Client[*sql.Tx]
@@ -120,7 +122,6 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Auth:    newAuthenticator(st, cfg.InternalToken),
 		Jobs:    NewJobService(st, now),
 		Drivers: NewDriverService(st),
-		Intake:  newDriverIntakeService(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
 
@@ -137,6 +138,10 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	s.Queue = queue
 	sweeper.queue = queue
+	if s.Outbox, err = NewOutbox(queue, cfg.RenderCallback, cfg.CallbackRetrySchedule); err != nil {
+		return nil, err
+	}
+	s.Intake = newDriverIntakeService(st, s.Outbox)
 	s.sweeper = sweeper
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
