@@ -363,3 +363,45 @@ func TestEventFeedWhileWriting(t *testing.T) {
 		t.Errorf("the poller saw %d events:\n%v\nthe feed holds %d:\n%v", len(seen), seen, len(want), want)
 	}
 }
+
+// TestImportCompletedEvent: a completed import has one job_import.completed
+// event whose data is the data member of GET job-imports/{id}, byte for
+// byte; the type filter tells it from application events.
+func TestImportCompletedEvent(t *testing.T) {
+	f := newImportFixture(t)
+	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
+	if _, err := ImportApplications(context.Background(), f.svcs.Imports.store, f.svcs.Outbox, accountA, drivers(1, "i")); err != nil {
+		t.Fatal(err)
+	}
+	req := threeJobs("")
+	req.CallbackUrl = nil
+	imp := f.run(t, f.ctxA, req)
+	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := gateway.RenderJSON(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.svcs.Events.ListEvents(f.ctxA, &restv2.ListEventsRequest{Type: "job_import.completed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || !bytes.Equal(page.Data[0].Data, answer.Data) {
+		t.Fatalf("job_import.completed events %v, want one with data\n%s", page.Data, answer.Data)
+	}
+	all, err := f.svcs.Events.ListEvents(f.ctxA, &restv2.ListEventsRequest{})
+	if err != nil || len(all.Data) != 2 || all.Data[0].Type != "driver.application.received" || all.Data[1].Id != page.Data[0].Id {
+		t.Errorf("every event: %v %v", all, err)
+	}
+	if b, err := f.svcs.Events.ListEvents(f.ctxB, &restv2.ListEventsRequest{}); err != nil || len(b.Data) != 0 {
+		t.Errorf("B's events: %v %v", b, err)
+	}
+}

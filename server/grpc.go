@@ -138,9 +138,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	s.Queue = queue
 	sweeper.queue = queue
-	if s.Outbox, err = NewOutbox(queue, cfg.RenderCallback, cfg.CallbackRetrySchedule); err != nil {
-		return nil, err
-	}
+	s.Outbox = sweeper.outbox
 	s.Intake = newDriverIntakeService(st, s.Outbox)
 	s.sweeper = sweeper
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
@@ -215,10 +213,13 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	if jobTimeout >= rescue {
 		return nil, nil, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", jobTimeout, rescue)
 	}
-	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), metrics: cfg.Metrics}
+	// Deliveries are tried as many times as callbacks; the outbox gets
+	// its queue once the client exists.
+	outbox := &Outbox{render: cfg.RenderCallback, attempts: DeliveryAttempts(schedule)}
+	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), outbox: outbox, metrics: cfg.Metrics}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, callbackAttempts: callbacks.maxAttempts(),
-		timeout: jobTimeout, metrics: cfg.Metrics})
+		outbox: outbox, timeout: jobTimeout, metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
 	river.AddWorker(workers, sweeper)
 	sweepEvery := cfg.SweepImportsEvery
@@ -250,6 +251,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	if err != nil {
 		return nil, nil, fmt.Errorf("job queue: %w", err)
 	}
+	outbox.queue = queue
 	return queue, sweeper, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"google.golang.org/protobuf/proto"
 
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -128,4 +130,32 @@ func (o *Outbox) renderData(m proto.Message) ([]byte, error) {
 		return nil, fmt.Errorf("render event data: %w", err)
 	}
 	return bytes.TrimRight(data, " \t\r\n"), nil
+}
+
+// importCompleted writes the job_import.completed event of an import in
+// the transaction that completes it. Its data is the import as the data
+// member of GET job-imports/{id} shows it once the transaction commits.
+func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, importID string) error {
+	imp, err := store.JobImportTx(ctx, tx, importID)
+	if err != nil {
+		return err
+	}
+	msg, err := importMessage(imp)
+	if err != nil {
+		return err
+	}
+	// Rendered as GET answers, then its data member kept byte for byte,
+	// so the event can never drift from what GET shows.
+	body, err := o.render(&restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)})
+	if err != nil {
+		return fmt.Errorf("render event data: %w", err)
+	}
+	var answer struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return fmt.Errorf("render event data: %w", err)
+	}
+	_, err = o.write(ctx, tx, imp.AccountID, []store.NewEvent{{Type: store.EventImportCompleted, Data: answer.Data}})
+	return err
 }
