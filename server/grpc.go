@@ -222,6 +222,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		outbox: outbox, timeout: jobTimeout, metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
 	river.AddWorker(workers, sweeper)
+	river.AddWorker(workers, &eventCleaner{store: st, now: time.Now})
 	sweepEvery := cfg.SweepImportsEvery
 	if sweepEvery <= 0 {
 		sweepEvery = DefaultSweepImportsEvery
@@ -244,7 +245,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepEvery),
 			func() (river.JobArgs, *river.InsertOpts) {
 				return importSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
-			}, &river.PeriodicJobOpts{RunOnStart: true})},
+			}, &river.PeriodicJobOpts{RunOnStart: true}), eventCleanupJob()},
 		Logger:     newQueueLogger(slog.Default().Handler(), queuePollInterval),
 		Middleware: tracing.QueueMiddleware(),
 	})
