@@ -172,7 +172,7 @@ func seedDrivers(a *api) {
 	minimal := &intake.Application{FirstName: "Sam", LastName: "Ng", Address: "9 Elm St", City: "Newark",
 		State: "NJ", Zip: "07102", Email: "sam@example.com", Phone: "9735550101", DriverType: "Student",
 		Experience: "0.5", Sent: "2026-10-30"}
-	if _, err := server.ImportApplications(context.Background(), a.store, a.acct, []*intake.Application{full, minimal}); err != nil {
+	if _, err := server.ImportApplications(context.Background(), a.store, a.outbox, a.acct, []*intake.Application{full, minimal}); err != nil {
 		a.t.Fatal(err)
 	}
 }

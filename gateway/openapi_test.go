@@ -198,6 +198,18 @@ func TestOpenAPIDescribesTheWire(t *testing.T) {
 	if got := doc.Paths["/api/v2.0/drivers.json"]["get"].Responses["200"].Headers; got["X-Total-Count"] == nil || got["Link"] == nil {
 		t.Errorf("drivers list: headers %v, want X-Total-Count and Link", got)
 	}
+	var defs struct {
+		Definitions map[string]struct {
+			Properties map[string]struct{ Type string }
+		}
+	}
+	if err := json.Unmarshal(jobboard.OpenAPI, &defs); err != nil {
+		t.Fatal(err)
+	}
+	// An event's data is written as the JSON object it stores.
+	if got := defs.Definitions["v2Event"].Properties["data"].Type; got != "object" {
+		t.Errorf("Event.data: type %q, want object", got)
+	}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
 			if ref := op.Responses["401"].Schema["$ref"]; ref != "#/definitions/v2ErrorResponse" {

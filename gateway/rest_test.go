@@ -37,6 +37,8 @@ type api struct {
 	key     string
 	store   *store.Store
 	acct    int64
+	// outbox writes the events of applications stored directly.
+	outbox *server.Outbox
 }
 
 func newAPI(t testing.TB) *api {
@@ -54,7 +56,7 @@ func newAPI(t testing.TB) *api {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	creds := testfix.NewAccount(t, st, "Acme Freight")
-	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID}
+	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID, outbox: svcs.Outbox}
 }
 
 // do sends a request with the account's key as HTTP Basic user name.

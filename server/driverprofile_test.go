@@ -46,7 +46,7 @@ func newProfileFixture(t *testing.T) *profileFixture {
 	t.Helper()
 	st, a, b := twoAccounts(t)
 	ctx := context.Background()
-	f := &profileFixture{drivers: NewDriverService(st), intake: newDriverIntakeService(st),
+	f := &profileFixture{drivers: NewDriverService(st), intake: newDriverIntakeService(st, testOutbox(t, st)),
 		ctx: ContextWithCaller(ctx, Caller{Internal: true}), acctA: a.AccountID, acctB: b.AccountID,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}), ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
 	f.idA = f.submit(t, a.AccountID, patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z"))

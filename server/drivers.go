@@ -344,11 +344,13 @@ func driverDetail(d *store.DriverDetail) *restv2.DriverDetail {
 type DriverIntakeService struct {
 	jobboardv2.UnimplementedDriverIntakeServiceServer
 	store *store.Store
+	// outbox writes each stored application's event.
+	outbox *Outbox
 }
 
-// newDriverIntakeService returns the intake over st.
-func newDriverIntakeService(st *store.Store) *DriverIntakeService {
-	return &DriverIntakeService{store: st}
+// newDriverIntakeService returns the intake over st, writing events to ob.
+func newDriverIntakeService(st *store.Store, ob *Outbox) *DriverIntakeService {
+	return &DriverIntakeService{store: st, outbox: ob}
 }
 
 // SubmitApplication validates and records one application.
@@ -358,7 +360,7 @@ func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboa
 		return nil, err
 	}
 	apps := []*intake.Application{applicationOf(req.GetApplication())}
-	ids, err := importApplications(ctx, s.store, accountID, apps, singleEntry, natural.ApplicationField)
+	ids, err := importApplications(ctx, s.store, s.outbox, accountID, apps, singleEntry, natural.ApplicationField)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +390,7 @@ func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobbo
 	for i, in := range req.GetApplications() {
 		apps[i] = applicationOf(in)
 	}
-	ids, err := importApplications(ctx, s.store, accountID, apps, batchEntries, natural.ApplicationField)
+	ids, err := importApplications(ctx, s.store, s.outbox, accountID, apps, batchEntries, natural.ApplicationField)
 	if err != nil {
 		return nil, err
 	}
@@ -473,28 +475,28 @@ func (e entries) place(p fieldViolation, i int) fieldViolation {
 
 // ImportApplications validates applications to one account and stores them
 // all or none. Problems are INVALID_ARGUMENT naming each entry's index when
-// there is more than one entry.
-func ImportApplications(ctx context.Context, st *store.Store, accountID int64, apps []*intake.Application) ([]int64, error) {
+// there is more than one entry. ob writes each application's event.
+func ImportApplications(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application) ([]int64, error) {
 	naming := singleEntry
 	if len(apps) > 1 {
 		naming = fileEntries
 	}
-	return importApplications(ctx, st, accountID, apps, naming, sameName)
+	return importApplications(ctx, st, ob, accountID, apps, naming, sameName)
 }
 
 // ImportApplicationFile is ImportApplications for the entries of a file:
 // its problems always name the entry's index, even of a file of one.
-func ImportApplicationFile(ctx context.Context, st *store.Store, accountID int64, apps []*intake.Application) ([]int64, error) {
-	return importApplications(ctx, st, accountID, apps, fileEntries, sameName)
+func ImportApplicationFile(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application) ([]int64, error) {
+	return importApplications(ctx, st, ob, accountID, apps, fileEntries, sameName)
 }
 
 // sameName names a field of an application as the lenient form does.
 func sameName(field string) string { return field }
 
 // importApplications checks every application, then stores them in one
-// transaction; naming says how problems name their application, rename how
+// transaction with their events (ob); naming says how problems name their application, rename how
 // they name its fields (the gRPC intake's names differ from the lenient ones).
-func importApplications(ctx context.Context, st *store.Store, accountID int64, apps []*intake.Application,
+func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application,
 	naming entries, rename func(string) string) ([]int64, error) {
 	if accountID <= 0 {
 		return nil, invalidFieldText("account_id", "is required")
@@ -508,7 +510,7 @@ func importApplications(ctx context.Context, st *store.Store, accountID int64, a
 	if len(problems) > 0 {
 		return nil, invalidArgument(problems...)
 	}
-	ids, err := st.SaveApplications(ctx, valid)
+	ids, err := st.SaveApplications(ctx, valid, ob.applicationsReceived)
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
 		field := fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)

@@ -64,14 +64,14 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	cara.JobApplications = []intake.JobApplication{{Reference: "J2", CreatedAt: "2026-02-02T08:00:00+0100"}}
 	dan := applicant("Dan", "Brown", "TX", "73301", "Company Driver", "1.5", "2025-12-31T23:59:59+00:00")
 	eve := applicant("Eve", "Smith", "CA", "99999", "Owner Operator", "2", "2026-01-15T12:00:00")
-	ids, err := ImportApplications(ctx, st, a.AccountID, []*intake.Application{ann, bob, cara, dan, eve})
+	ids, err := ImportApplications(ctx, st, testOutbox(t, st), a.AccountID, []*intake.Application{ann, bob, cara, dan, eve})
 	if err != nil {
 		t.Fatal(err)
 	}
 	annLater := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-03-01T09:00:00Z", "T")
 	annLater.Phone = "212 555 0199"
 	finn := applicant("Finn", "Ray", "OH", "43215", "Student", "0", "2026-03-02T09:00:00Z")
-	if _, err := ImportApplications(ctx, st, b.AccountID, []*intake.Application{annLater, finn}); err != nil {
+	if _, err := ImportApplications(ctx, st, testOutbox(t, st), b.AccountID, []*intake.Application{annLater, finn}); err != nil {
 		t.Fatal(err)
 	}
 	// A job deleted after drivers applied to it still counts for them.
@@ -343,7 +343,7 @@ func TestImportApplicationsRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := applicant("Hal", "Bad", "TX", "75201", "Student", "1", "2026-01-01")
 			tt.edit(bad)
-			_, err := ImportApplications(ctx, st, acct.AccountID, []*intake.Application{good, bad})
+			_, err := ImportApplications(ctx, st, testOutbox(t, st), acct.AccountID, []*intake.Application{good, bad})
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tt.want) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
@@ -365,7 +365,7 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 	upper.Email = "ÉMILE@example.com"
 	lower := applicant("José", "Ñúñez", "TX", "75201", "Student", "1", "2026-01-02")
 	lower.Email = "émile@example.com"
-	ids, err := ImportApplications(ctx, st, acct.AccountID, []*intake.Application{upper, lower})
+	ids, err := ImportApplications(ctx, st, testOutbox(t, st), acct.AccountID, []*intake.Application{upper, lower})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestDriverListQueries(t *testing.T) {
 	}
 	gus := applicant("Gus", "Ortiz", "NY", "10001", "Student", "1", "2026-02-03T10:00:00Z")
 	gus.JobApplications = []intake.JobApplication{{Reference: "J1"}, {Reference: "J3"}}
-	if _, err := ImportApplications(ctx, f.st, caller.AccountID, []*intake.Application{gus}); err != nil {
+	if _, err := ImportApplications(ctx, f.st, testOutbox(t, f.st), caller.AccountID, []*intake.Application{gus}); err != nil {
 		t.Fatal(err)
 	}
 	for _, req := range []*restv2.ListDriversRequest{

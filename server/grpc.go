@@ -42,7 +42,9 @@ type Services struct {
 	// Events and webhooks).
 	Webhooks *WebhookService
 	Events   *EventService
-	Health   *health.Server
+	// Outbox writes the events of what the services store.
+	Outbox *Outbox
+	Health *health.Server
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
 	Queue *river.Client[*sql.Tx]
@@ -127,7 +129,6 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		Auth:    newAuthenticator(st, cfg.InternalToken),
 		Jobs:    NewJobService(st, now),
 		Drivers: NewDriverService(st),
-		Intake:  newDriverIntakeService(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
 
@@ -144,6 +145,8 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	s.Queue = queue
 	sweeper.queue = queue
+	s.Outbox = sweeper.outbox
+	s.Intake = newDriverIntakeService(st, s.Outbox)
 	s.sweeper = sweeper
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
@@ -202,7 +205,8 @@ func (cfg Config) retryPolicy() retryPolicy {
 }
 
 // newQueue makes the job queue: the workers of imports, their callbacks,
-// webhook deliveries (in a queue of their own) and the sweep of imports the queue gave up on, with the timeouts and
+// webhook deliveries (in a queue of their own), the sweep of imports the
+// queue gave up on and the clean-up of old events, with the timeouts and
 // schedules of cfg.
 func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql.Tx], *importSweeper, error) {
 	if cfg.RenderCallback == nil {
@@ -234,13 +238,17 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	if jobTimeout >= rescue {
 		return nil, nil, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", jobTimeout, rescue)
 	}
-	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), metrics: cfg.Metrics}
+	// Deliveries are tried as many times as callbacks; the outbox gets
+	// its queue once the client exists.
+	outbox := &Outbox{render: cfg.RenderCallback, attempts: retry.maxAttempts()}
+	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), outbox: outbox, metrics: cfg.Metrics}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, callbackAttempts: callbacks.maxAttempts(),
-		timeout: jobTimeout, metrics: cfg.Metrics})
+		outbox: outbox, timeout: jobTimeout, metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
 	river.AddWorker(workers, deliveries)
 	river.AddWorker(workers, sweeper)
+	river.AddWorker(workers, &eventCleaner{store: st, now: time.Now})
 	sweepEvery := cfg.SweepImportsEvery
 	if sweepEvery <= 0 {
 		sweepEvery = DefaultSweepImportsEvery
@@ -264,13 +272,14 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepEvery),
 			func() (river.JobArgs, *river.InsertOpts) {
 				return importSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
-			}, &river.PeriodicJobOpts{RunOnStart: true})},
+			}, &river.PeriodicJobOpts{RunOnStart: true}), eventCleanupJob()},
 		Logger:     newQueueLogger(slog.Default().Handler(), queuePollInterval),
 		Middleware: tracing.QueueMiddleware(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job queue: %w", err)
 	}
+	outbox.queue = queue
 	return queue, sweeper, nil
 }
 

@@ -179,7 +179,7 @@ func TestGRPCListDriversPaging(t *testing.T) {
 		apps = append(apps, applicant(fmt.Sprintf("Ann%d", i), []string{"Lee", "Diaz", "Ng", "Lee"}[i%4], states[i%3], "64801",
 			types[i%3], "2", fmt.Sprintf("2026-10-%02dT08:00:00Z", 1+i%5)))
 	}
-	if _, err := ImportApplications(context.Background(), f.st, f.a.AccountID, apps); err != nil {
+	if _, err := ImportApplications(context.Background(), f.st, testOutbox(t, f.st), f.a.AccountID, apps); err != nil {
 		t.Fatal(err)
 	}
 	drivers := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
@@ -315,7 +315,7 @@ func TestGRPCListDriversPageBytes(t *testing.T) {
 		app.LastName = long
 		apps = append(apps, app)
 	}
-	if _, err := ImportApplications(context.Background(), f.st, f.a.AccountID, apps); err != nil {
+	if _, err := ImportApplications(context.Background(), f.st, testOutbox(t, f.st), f.a.AccountID, apps); err != nil {
 		t.Fatal(err)
 	}
 	client := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))

@@ -197,6 +197,8 @@ type importWorker struct {
 	jobs  *JobService
 	// callbackAttempts is how many tries a completion callback gets.
 	callbackAttempts int
+	// outbox writes the job_import.completed event.
+	outbox *Outbox
 	// timeout is how long one attempt may run, named in the results of an
 	// import whose last attempt ran out of time.
 	timeout time.Duration
@@ -283,11 +285,14 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 }
 
 // completeJob runs in the transaction that completes the import: the
-// callback is queued with the results it reports (both or neither), and
-// the queue job is marked done.
+// callback and the job_import.completed event are written with the
+// results they report (all or none), and the queue job is marked done.
 func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[importArgs], imp store.JobImport, ran bool) error {
 	if ran {
 		if err := queueCallback(ctx, river.ClientFromContext[*sql.Tx](ctx), tx, imp, w.callbackAttempts); err != nil {
+			return err
+		}
+		if err := w.outbox.importCompleted(ctx, tx, imp.ID); err != nil {
 			return err
 		}
 	}

@@ -84,7 +84,9 @@ type importSweeper struct {
 	// queue inserts the callbacks; set once the client exists.
 	queue            *river.Client[*sql.Tx]
 	callbackAttempts int
-	metrics          *metrics.Metrics
+	// outbox writes the job_import.completed events; the queue's own.
+	outbox  *Outbox
+	metrics *metrics.Metrics
 }
 
 // Work runs one sweep.
@@ -113,7 +115,10 @@ func (w *importSweeper) sweep(ctx context.Context) (int, error) {
 				if !failed {
 					return nil
 				}
-				return queueCallback(ctx, w.queue, tx, imp, w.callbackAttempts)
+				if err := queueCallback(ctx, w.queue, tx, imp, w.callbackAttempts); err != nil {
+					return err
+				}
+				return w.outbox.importCompleted(ctx, tx, imp.ID)
 			})
 		if errors.Is(err, store.ErrNotFound) {
 			continue // deleted with its account meanwhile

@@ -194,15 +194,21 @@ func TestImportSweep(t *testing.T) {
 			if got.Data.Status != tt.status {
 				t.Fatalf("status %s, want %s", got.Data.Status, tt.status)
 			}
-			var callbacks int
+			var callbacks, events int
 			if err := db.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'job_import_callback' AND args->>'import_id' = $1`, tt.id).Scan(&callbacks); err != nil {
 				t.Fatal(err)
 			}
+			if err := db.QueryRow(`SELECT count(*) FROM events WHERE type = 'job_import.completed' AND data->>'id' = $1`, tt.id).Scan(&events); err != nil {
+				t.Fatal(err)
+			}
 			if tt.message == "" {
-				if got.Data.Results != nil || callbacks != 0 {
-					t.Errorf("an import the queue still holds was touched: %v, %d callbacks", got.Data, callbacks)
+				if got.Data.Results != nil || callbacks != 0 || events != 0 {
+					t.Errorf("an import the queue still holds was touched: %v, %d callbacks, %d events", got.Data, callbacks, events)
 				}
 				return
+			}
+			if events != 1 {
+				t.Errorf("%d job_import.completed events, want 1", events)
 			}
 			r := got.Data.Results
 			if r.Failed != 3 || r.Processed != 3 || len(r.Errors) != 1 || r.Errors[0].ReferenceNumber != nil ||

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/gateway"
@@ -382,7 +384,11 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			return nil
 		},
 		run: func(ctx context.Context, st *store.Store, rest []string) error {
-			if _, err := server.ImportApplicationFile(ctx, st, account, apps); err != nil {
+			ob, err := cliOutbox(st)
+			if err != nil {
+				return err
+			}
+			if _, err := server.ImportApplicationFile(ctx, st, ob, account, apps); err != nil {
 				return fmt.Errorf("%s: nothing imported: %s", rest[0], status.Convert(err).Message())
 			}
 			return printJSON(stdout, map[string]int{"imported": len(apps)})
@@ -422,4 +428,19 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 			return printJSON(stdout, map[string]any{"seeded": n, "seconds": time.Since(started).Seconds()})
 		}}.exec(ctx, args)
+}
+
+// cliOutbox is the outbox of a command that stores what has events: its
+// queue client only inserts (the server's queue delivers), with the
+// server's delivery attempts from JOBBOARD_CALLBACK_RETRY_SCHEDULE.
+func cliOutbox(st *store.Store) (*server.Outbox, error) {
+	schedule, err := parseRetrySchedule(os.Getenv("JOBBOARD_CALLBACK_RETRY_SCHEDULE"))
+	if err != nil {
+		return nil, err
+	}
+	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	return server.NewOutbox(queue, gateway.RenderJSON, schedule)
 }

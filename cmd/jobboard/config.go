@@ -129,15 +129,9 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil {
 		return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_CALLBACK_ALLOW_PRIVATE: %q is not true or false", c.callbackAllowPrivate)}
 	}
-	var schedule []time.Duration
-	if strings.TrimSpace(c.callbackSchedule) != "" {
-		for _, part := range strings.Split(c.callbackSchedule, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(part))
-			if err != nil || d <= 0 {
-				return server.Config{}, usageError{fmt.Sprintf("JOBBOARD_CALLBACK_RETRY_SCHEDULE: %q is not a positive Go duration such as 5s or 2h", part)}
-			}
-			schedule = append(schedule, d)
-		}
+	schedule, err := parseRetrySchedule(c.callbackSchedule)
+	if err != nil {
+		return server.Config{}, err
 	}
 	rescue, err := time.ParseDuration(c.importRescueAfter)
 	if err != nil || rescue < 2*time.Second {
@@ -192,6 +186,23 @@ func (c *config) webhookSettings() (int, time.Duration, error) {
 		return 0, 0, usageError{fmt.Sprintf("JOBBOARD_WEBHOOK_DISABLE_AFTER: %q is not a positive Go duration such as 120h", c.webhookDisableAfter)}
 	}
 	return workers, after, nil
+}
+
+// parseRetrySchedule reads JOBBOARD_CALLBACK_RETRY_SCHEDULE; empty is nil,
+// the default schedule.
+func parseRetrySchedule(text string) ([]time.Duration, error) {
+	var schedule []time.Duration
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(text, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, usageError{fmt.Sprintf("JOBBOARD_CALLBACK_RETRY_SCHEDULE: %q is not a positive Go duration such as 5s or 2h", part)}
+		}
+		schedule = append(schedule, d)
+	}
+	return schedule, nil
 }
 
 // requireDatabase is the usage error of a command run without a database.

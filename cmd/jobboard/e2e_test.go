@@ -516,9 +516,22 @@ func (e *endToEnd) driversImport(t *testing.T) {
 	if err := os.WriteFile(file, []byte(good), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	before := e.events(t)
 	out := runCommand(t, env, "drivers", "import", "--account", fmt.Sprint(a.ID), file)
 	if strings.TrimSpace(out) != `{"imported":1}` {
 		t.Errorf("import printed %q", out)
+	}
+	// The import wrote the driver's event, its data what GET shows.
+	after := e.events(t)
+	if len(after) != len(before)+1 {
+		t.Fatalf("%d events after importing one driver, %d before", len(after), len(before))
+	}
+	last := after[len(after)-1]
+	var driver struct{ ID int64 }
+	_ = json.Unmarshal(last.Data, &driver)
+	code, _, detail := svc.request("basic", a.APIKey, "GET", fmt.Sprintf("/api/v2.0/drivers.json/%d", driver.ID), "")
+	if last.Type != "driver.application.received" || code != 200 || string(last.Data) != strings.TrimSuffix(detail, "\n") {
+		t.Errorf("the imported driver's event %s %s, GET %d %s", last.Type, last.Data, code, detail)
 	}
 	bad := strings.Replace(good, `"reference": "E2"`, `"reference": "NOPE"`, 1)
 	bad = strings.Replace(bad, "lu@example.com", "lu2@example.com", 1)
@@ -534,6 +547,37 @@ func (e *endToEnd) driversImport(t *testing.T) {
 	code, _, body := svc.request("basic", a.APIKey, "GET", "/api/v2.0/drivers.json?email=LU2@example.com", "")
 	if code != 200 || body != "[]\n" {
 		t.Errorf("a failed import left data: %s", body)
+	}
+	if n := len(e.events(t)); n != len(after) {
+		t.Errorf("a failed import left %d events", n-len(after))
+	}
+}
+
+// feedEvent is an event of the REST feed, its data as sent.
+type feedEvent struct {
+	Type string
+	Data json.RawMessage
+}
+
+// events reads every event of account A from the feed, following links.next.
+func (e *endToEnd) events(t *testing.T) []feedEvent {
+	t.Helper()
+	var all []feedEvent
+	next := "/api/v2.0/events?limit=1000"
+	for {
+		code, _, body := e.svc.request("basic", e.a.APIKey, "GET", next, "")
+		var page struct {
+			Data  []feedEvent
+			Links struct{ Next string }
+		}
+		if err := json.Unmarshal([]byte(body), &page); code != 200 || err != nil {
+			t.Fatalf("GET %s: %d %s", next, code, body)
+		}
+		if len(page.Data) == 0 {
+			return all
+		}
+		all = append(all, page.Data...)
+		next = strings.TrimPrefix(page.Links.Next, e.svc.httpBase)
 	}
 }
 

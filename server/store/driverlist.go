@@ -463,27 +463,69 @@ func (s *Store) Driver(ctx context.Context, accountID, id int64) (DriverDetail, 
 }
 
 func driverDetail(ctx context.Context, db *sqlx.DB, accountID, id int64) (DriverDetail, error) {
-	var d DriverDetail
-	err := db.GetContext(ctx, &d, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, `+driverDetailColumns+`
-		  FROM applications a
-		 WHERE a.account_id = $1 AND a.driver_id = $2`, accountID, id)
-	if errors.Is(err, sql.ErrNoRows) {
+	details, err := driverDetails(ctx, db, accountID, []int64{id})
+	if err != nil {
+		return DriverDetail{}, err
+	}
+	d, ok := details[id]
+	if !ok {
 		return DriverDetail{}, ErrNotFound
 	}
-	if err != nil {
-		return DriverDetail{}, fmt.Errorf("get driver %d: %w", id, err)
-	}
-	d.Employment = []Employment{}
-	if err := db.SelectContext(ctx, &d.Employment, `SELECT company, state, phone,
-		to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date
-		FROM employment_history WHERE account_id = $1 AND driver_id = $2 ORDER BY position`, accountID, id); err != nil {
-		return DriverDetail{}, fmt.Errorf("get employment history: %w", err)
-	}
-	d.JobApps = []JobApplication{}
-	if err := db.SelectContext(ctx, &d.JobApps, `SELECT ja.job_id, j.title, j.reference_number, ja.is_direct_app, ja.created_at
-		FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
-		WHERE ja.account_id = $1 AND ja.driver_id = $2 ORDER BY ja.created_at, ja.job_id`, accountID, id); err != nil {
-		return DriverDetail{}, fmt.Errorf("get job applications: %w", err)
-	}
 	return d, nil
+}
+
+// DriverDetailsTx reads, in tx, the account's applicants with the given
+// ids as GET drivers.json/{id} shows them; an id that did not apply to the
+// account is missing from the map. Three statements, whatever the number.
+func DriverDetailsTx(ctx context.Context, tx *sqlx.Tx, accountID int64, ids []int64) (map[int64]DriverDetail, error) {
+	return driverDetails(ctx, tx, accountID, ids)
+}
+
+// driverDetails reads several applicants of an account, each with its
+// employment history and job applications, in one statement for each.
+func driverDetails(ctx context.Context, q sqlx.QueryerContext, accountID int64, ids []int64) (map[int64]DriverDetail, error) {
+	var found []DriverDetail
+	if err := sqlx.SelectContext(ctx, q, &found, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, `+driverDetailColumns+`
+		  FROM applications a
+		 WHERE a.account_id = $1 AND a.driver_id = ANY($2)`, accountID, pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("get drivers: %w", err)
+	}
+	out := make(map[int64]DriverDetail, len(found))
+	for _, d := range found {
+		d.Employment, d.JobApps = []Employment{}, []JobApplication{}
+		out[d.ID] = d
+	}
+	var employment []struct {
+		DriverID int64 `db:"driver_id"`
+		Employment
+	}
+	if err := sqlx.SelectContext(ctx, q, &employment, `SELECT driver_id, company, state, phone,
+		to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date
+		FROM employment_history WHERE account_id = $1 AND driver_id = ANY($2) ORDER BY driver_id, position`,
+		accountID, pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("get employment history: %w", err)
+	}
+	for _, e := range employment {
+		if d, ok := out[e.DriverID]; ok {
+			d.Employment = append(d.Employment, e.Employment)
+			out[e.DriverID] = d
+		}
+	}
+	var jobApps []struct {
+		DriverID int64 `db:"driver_id"`
+		JobApplication
+	}
+	if err := sqlx.SelectContext(ctx, q, &jobApps, `SELECT ja.driver_id, ja.job_id, j.title, j.reference_number, ja.is_direct_app, ja.created_at
+		FROM job_applications ja JOIN jobs j ON j.id = ja.job_id
+		WHERE ja.account_id = $1 AND ja.driver_id = ANY($2) ORDER BY ja.driver_id, ja.created_at, ja.job_id`,
+		accountID, pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("get job applications: %w", err)
+	}
+	for _, j := range jobApps {
+		if d, ok := out[j.DriverID]; ok {
+			d.JobApps = append(d.JobApps, j.JobApplication)
+			out[j.DriverID] = d
+		}
+	}
+	return out, nil
 }

@@ -143,7 +143,12 @@ func profileArgs(p *DriverProfile) []any {
 // SaveApplications stores applications in one transaction: all or none. It
 // returns each application's driver id. An application naming an unknown
 // job fails the whole batch with an *UnknownJobError.
-func (s *Store) SaveApplications(ctx context.Context, apps []Application) ([]int64, error) {
+//
+// then runs last in the same transaction with the stored
+// applications and their driver ids: what it writes (the outbox's events)
+// commits with them or not at all, and its error rolls the batch back.
+func (s *Store) SaveApplications(ctx context.Context, apps []Application,
+	then func(ctx context.Context, tx *sqlx.Tx, apps []Application, ids []int64) error) ([]int64, error) {
 	ids := make([]int64, len(apps))
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		for i, a := range apps {
@@ -157,7 +162,7 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application) ([]int
 			}
 			ids[i] = id
 		}
-		return nil
+		return then(ctx, tx, apps, ids)
 	})
 	return ids, err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/jmoiron/sqlx/reflectx"
 	"github.com/lib/pq"
 )
 
@@ -112,6 +113,22 @@ func (s *Store) JobImport(ctx context.Context, accountID int64, id string) (JobI
 	}
 	var imp JobImport
 	err := s.db.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE account_id = $1 AND id = $2`, accountID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, fmt.Errorf("get job import: %w", err)
+	}
+	return imp, nil
+}
+
+// JobImportTx reads an import in tx, as the transaction that completes it
+// sees it.
+func JobImportTx(ctx context.Context, tx *sql.Tx, id string) (JobImport, error) {
+	var imp JobImport
+	// The mapper is the store's: sqlx's default, by db tags.
+	x := &sqlx.Tx{Tx: tx, Mapper: reflectx.NewMapperFunc("db", sqlx.NameMapper)}
+	err := x.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return JobImport{}, ErrNotFound
 	}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// Feed page sizes (docs/api.md, Events feed).
+const (
+	defaultEventLimit = 100
+	maxEventLimit     = 1000
+)
+
+// eventTypes are the types an event has, as the feed's type filter names them.
+var eventTypes = []string{store.EventApplicationReceived, store.EventImportCompleted, store.EventWebhookTest}
+
+// eventQuery is a checked feed request.
+type eventQuery struct {
+	after     string // as given, evt_...; empty for the oldest kept
+	afterSeq  int64
+	eventType string // empty for every type
+	limit     int
+}
+
+// ListEvents answers a page of the calling account's feed with the
+// address of the following one.
+func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsRequest) (*restv2.ListEventsResponse, error) {
+	limit := defaultEventLimit
+	if text := req.GetLimit(); text != "" {
+		n, err := strconv.Atoi(text)
+		if err != nil || n < 1 || n > maxEventLimit {
+			return nil, invalidField("limit", text, fmt.Sprintf("is not a number from 1 to %d", maxEventLimit))
+		}
+		limit = n
+	}
+	events, q, err := s.page(ctx, req.GetAfter(), req.GetType(), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &restv2.ListEventsResponse{Data: make([]*restv2.Event, len(events))}
+	for i, e := range events {
+		out.Data[i] = eventMessage(e)
+	}
+	next := url.Values{}
+	if after := nextAfter(q, events); after != "" {
+		next.Set("after", after)
+	}
+	if req.GetType() != "" {
+		next.Set("type", req.GetType())
+	}
+	if req.GetLimit() != "" {
+		next.Set("limit", req.GetLimit())
+	}
+	link := s.links.baseURL(ctx) + "/api/v2.0/events"
+	if len(next) > 0 {
+		link += "?" + next.Encode()
+	}
+	out.Links = &restv2.EventLinks{Next: link}
+	return out, nil
+}
+
+// page checks a feed request of the calling account and reads its events.
+func (s *EventService) page(ctx context.Context, after, eventType string, limit int) ([]store.Event, eventQuery, error) {
+	q := eventQuery{after: after, eventType: eventType, limit: limit}
+	caller, err := callerFrom(ctx)
+	if err != nil {
+		return nil, q, err
+	}
+	if eventType != "" && !slices.Contains(eventTypes, eventType) {
+		return nil, q, invalidField("type", eventType, fmt.Sprintf("is not an event type: %s, %s or %s",
+			eventTypes[0], eventTypes[1], eventTypes[2]))
+	}
+	if after != "" {
+		// Malformed, unknown, another account's or cleaned up: one
+		// answer, so it never tells another account's ids from unknown ones.
+		unknown := invalidField("after", after, "is not one of the account's events (events are kept 30 days)")
+		id, ok := store.ParseEventID(after)
+		if !ok {
+			return nil, q, unknown
+		}
+		q.afterSeq, err = s.store.EventSeq(ctx, caller.AccountID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, q, unknown
+		}
+		if err != nil {
+			return nil, q, internalError(ctx, err)
+		}
+	}
+	events, err := s.store.EventFeed(ctx, caller.AccountID, q.afterSeq, eventType, limit)
+	if err != nil {
+		return nil, q, internalError(ctx, err)
+	}
+	return events, q, nil
+}
+
+// nextAfter is where the page after events starts: its last event, or
+// the request's own position when it is empty.
+func nextAfter(q eventQuery, events []store.Event) string {
+	if len(events) == 0 {
+		return q.after
+	}
+	return events[len(events)-1].ID
+}

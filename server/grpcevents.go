@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// naturalEventTypes are the gRPC names of the event types.
+var naturalEventTypes = map[string]jobboardv2.EventType{
+	store.EventApplicationReceived: jobboardv2.EventType_EVENT_TYPE_DRIVER_APPLICATION_RECEIVED,
+	store.EventImportCompleted:     jobboardv2.EventType_EVENT_TYPE_JOB_IMPORT_COMPLETED,
+	store.EventWebhookTest:         jobboardv2.EventType_EVENT_TYPE_WEBHOOK_TEST,
+}
+
+// ListEvents is the feed with an enum type, an int32 limit (0: the
+// default; outside 1-1000 refused, as over REST) and next_after in place
+// of links.next.
+func (g *grpcEvents) ListEvents(ctx context.Context, req *jobboardv2.ListEventsRequest) (*jobboardv2.ListEventsResponse, error) {
+	limit := int(req.GetLimit())
+	switch {
+	case limit == 0:
+		limit = defaultEventLimit
+	case limit < 1 || limit > maxEventLimit:
+		return nil, invalidFieldText("limit", fmt.Sprintf("%d is not a number from 1 to %d", limit, maxEventLimit))
+	}
+	eventType := ""
+	if t := req.GetType(); t != jobboardv2.EventType_EVENT_TYPE_UNSPECIFIED {
+		for name, natural := range naturalEventTypes {
+			if natural == t {
+				eventType = name
+			}
+		}
+		if eventType == "" {
+			return nil, invalidFieldText("type", fmt.Sprintf("%d is not an event type", t))
+		}
+	}
+	events, q, err := g.core.page(ctx, req.GetAfter(), eventType, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &jobboardv2.ListEventsResponse{Data: make([]*jobboardv2.Event, len(events)), NextAfter: nextAfter(q, events)}
+	for i, e := range events {
+		if out.Data[i], err = naturalEvent(e); err != nil {
+			return nil, internalError(ctx, err)
+		}
+	}
+	return out, nil
+}
+
+// naturalEvent is an event with its stored JSON data as a Struct.
+func naturalEvent(e store.Event) (*jobboardv2.Event, error) {
+	data := &structpb.Struct{}
+	if err := protojson.Unmarshal(e.Data, data); err != nil {
+		return nil, fmt.Errorf("event %s data: %w", e.ID, err)
+	}
+	return &jobboardv2.Event{Id: e.ID, Type: naturalEventTypes[e.Type], CreatedAt: timestamppb.New(e.CreatedAt), Data: data}, nil
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/proto"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// Outbox writes lead events in the transaction that stores what they
+// report, and queues their deliveries in it: a committed application or
+// import completion always has its event, a rolled-back one never does.
+type Outbox struct {
+	// queue inserts the deliveries; it need not work them (the CLI's
+	// client has no workers: the server's queue does).
+	queue *river.Client[*sql.Tx]
+	// render writes an event's data as the REST API shows the object.
+	render func(proto.Message) ([]byte, error)
+	// attempts is how many times each delivery is tried.
+	attempts int
+}
+
+// NewOutbox returns the outbox inserting deliveries through queue, each
+// tried DeliveryAttempts(schedule) times, and rendering event data with
+// render (gateway.RenderJSON).
+func NewOutbox(queue *river.Client[*sql.Tx], render func(proto.Message) ([]byte, error), schedule []time.Duration) (*Outbox, error) {
+	if queue == nil || render == nil {
+		return nil, errors.New("outbox: a queue and a renderer are required")
+	}
+	return &Outbox{queue: queue, render: render, attempts: DeliveryAttempts(schedule)}, nil
+}
+
+// DeliveryAttempts is how many times a delivery is tried with a retry
+// schedule (nil: DefaultCallbackRetrySchedule): once, and once per retry.
+func DeliveryAttempts(schedule []time.Duration) int {
+	if len(schedule) == 0 {
+		schedule = DefaultCallbackRetrySchedule
+	}
+	return len(schedule) + 1
+}
+
+// write stores events of one account in tx and queues their deliveries.
+// It takes the account's event sequence row: call it last in tx.
+func (o *Outbox) write(ctx context.Context, tx *sql.Tx, accountID int64, events []store.NewEvent) ([]store.Event, error) {
+	stored, err := store.InsertEvents(ctx, tx, accountID, events)
+	if err != nil {
+		return nil, err
+	}
+	if err := queueDeliveries(ctx, o.queue, tx, stored, o.attempts); err != nil {
+		return nil, err
+	}
+	return stored, nil
+}
+
+// applicationsReceived writes one driver.application.received event per
+// application in tx, the batch's last step (store.SaveApplications' then).
+// Each event's data is the driver as GET drivers.json/{id} shows the
+// account, read after the whole batch is saved: the events are created as
+// the transaction ends, so two applications of one driver in a batch both
+// carry the driver's final state, which is what the account sees once the
+// batch commits.
+func (o *Outbox) applicationsReceived(ctx context.Context, tx *sqlx.Tx, apps []store.Application, ids []int64) error {
+	if len(apps) == 0 {
+		return nil
+	}
+	// The intake stores a batch for one account; group anyway, so the
+	// events of each account are numbered by its own sequence.
+	var accounts []int64
+	byAccount := map[int64][]int64{}
+	for i, a := range apps {
+		if _, seen := byAccount[a.AccountID]; !seen {
+			accounts = append(accounts, a.AccountID)
+		}
+		byAccount[a.AccountID] = append(byAccount[a.AccountID], ids[i])
+	}
+	for _, account := range accounts {
+		events, err := o.driverEvents(ctx, tx, account, byAccount[account])
+		if err != nil {
+			return err
+		}
+		if _, err := o.write(ctx, tx.Tx, account, events); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// driverEvents renders the application events of an account's drivers,
+// one per id in order (an id given twice gets two events), reading every
+// driver at once.
+func (o *Outbox) driverEvents(ctx context.Context, tx *sqlx.Tx, accountID int64, ids []int64) ([]store.NewEvent, error) {
+	details, err := store.DriverDetailsTx(ctx, tx, accountID, ids)
+	if err != nil {
+		return nil, err
+	}
+	rendered := make(map[int64][]byte, len(details))
+	events := make([]store.NewEvent, len(ids))
+	for i, id := range ids {
+		data, ok := rendered[id]
+		if !ok {
+			d, found := details[id]
+			if !found {
+				return nil, fmt.Errorf("application event: driver %d of account %d not found after saving", id, accountID)
+			}
+			if data, err = o.renderData(driverDetail(&d)); err != nil {
+				return nil, err
+			}
+			rendered[id] = data
+		}
+		events[i] = store.NewEvent{Type: store.EventApplicationReceived, Data: data}
+	}
+	return events, nil
+}
+
+// renderData is m's REST JSON without the renderer's final newline: the
+// text an event stores and the feed and deliveries write back verbatim.
+func (o *Outbox) renderData(m proto.Message) ([]byte, error) {
+	data, err := o.render(m)
+	if err != nil {
+		return nil, fmt.Errorf("render event data: %w", err)
+	}
+	return bytes.TrimRight(data, " \t\r\n"), nil
+}
+
+// importCompleted writes the job_import.completed event of an import in
+// the transaction that completes it. Its data is the import as the data
+// member of GET job-imports/{id} shows it once the transaction commits.
+func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, importID string) error {
+	imp, err := store.JobImportTx(ctx, tx, importID)
+	if err != nil {
+		return err
+	}
+	msg, err := importMessage(imp)
+	if err != nil {
+		return err
+	}
+	// Rendered as GET answers, then its data member kept byte for byte,
+	// so the event can never drift from what GET shows.
+	body, err := o.render(&restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)})
+	if err != nil {
+		return fmt.Errorf("render event data: %w", err)
+	}
+	var answer struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return fmt.Errorf("render event data: %w", err)
+	}
+	_, err = o.write(ctx, tx, imp.AccountID, []store.NewEvent{{Type: store.EventImportCompleted, Data: answer.Data}})
+	return err
+}

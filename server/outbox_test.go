@@ -1,0 +1,26 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+
+	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// testOutbox is an outbox over st whose queue client only inserts, as the
+// CLI's does.
+func testOutbox(t testing.TB, st *store.Store) *Outbox {
+	t.Helper()
+	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := NewOutbox(queue, gateway.RenderJSON, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ob
+}
