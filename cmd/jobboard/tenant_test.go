@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
@@ -70,9 +71,25 @@ func TestTenantIsolationSweep(t *testing.T) {
 	importPath := strings.TrimPrefix(hdr.Get("Location"), svc.httpBase)
 	importID := importPath[strings.LastIndex(importPath, "/")+1:]
 
+	// A's webhook endpoint, and A's first event (the application's).
+	code, _, body = svc.request("basic", a.APIKey, "POST", "/api/v2.0/webhooks",
+		`{"url":"http://127.0.0.1:9/alpha-hook","description":"alpha hook"}`)
+	var endpoint struct{ Data struct{ ID string } }
+	if code != 201 || json.Unmarshal([]byte(body), &endpoint) != nil {
+		t.Fatalf("A's endpoint: %d %s", code, body)
+	}
+	webhookID := endpoint.Data.ID
+	_, _, body = svc.request("basic", a.APIKey, "GET", "/api/v2.0/events?type=driver.application.received", "")
+	var feed struct{ Data []struct{ ID string } }
+	if err := json.Unmarshal([]byte(body), &feed); err != nil || len(feed.Data) != 1 {
+		t.Fatalf("A's events: %s", body)
+	}
+	eventID := feed.Data[0].ID
+
 	aState := func() string {
 		var out []string
-		for _, p := range []string{"/api/v2.0/jobs.json", "/api/v2.0/drivers.json", fmt.Sprintf("/api/v2.0/drivers.json/%d", driverID)} {
+		for _, p := range []string{"/api/v2.0/jobs.json", "/api/v2.0/drivers.json", fmt.Sprintf("/api/v2.0/drivers.json/%d", driverID),
+			"/api/v2.0/webhooks", "/api/v2.0/events"} {
 			code, _, body := svc.request("basic", a.APIKey, "GET", p, "")
 			out = append(out, fmt.Sprintf("%s %d %s", p, code, body))
 		}
@@ -90,7 +107,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 	// not-found message.
 	leaks := func(t *testing.T, what, answer string) {
 		t.Helper()
-		for _, secret := range []string{secretTitle, secretEmail, "4025550100", "ALPHA2", "alpha-callback"} {
+		for _, secret := range []string{secretTitle, secretEmail, "4025550100", "ALPHA2", "alpha-callback", "alpha-hook", "alpha hook", eventID} {
 			if strings.Contains(answer, secret) {
 				t.Errorf("%s shows A's %q: %.400s", what, secret, answer)
 			}
@@ -134,6 +151,34 @@ func TestTenantIsolationSweep(t *testing.T) {
 				leaks(t, what, body)
 			}
 		}
+		// Lead events are JSON only; B holds A's endpoint and event ids.
+		hook := "/api/v2.0/webhooks/" + webhookID
+		for _, c := range []struct {
+			method, path, body string
+			want               int
+		}{
+			{"GET", "/api/v2.0/webhooks", "", 200},
+			{"GET", hook, "", 404},
+			{"PATCH", hook, `{"enabled":false}`, 404},
+			{"POST", hook + "/rotate-secret", "", 404},
+			{"POST", hook + "/test", "", 404},
+			{"GET", hook + "/deliveries", "", 404},
+			{"POST", hook + "/deliveries/" + eventID + "/redeliver", "", 404},
+			{"DELETE", hook, "", 404},
+			{"GET", "/api/v2.0/events", "", 200},
+			{"GET", "/api/v2.0/events?after=" + eventID, "", 400},
+		} {
+			code, _, body := svc.request("bearer", b.APIKey, c.method, c.path, c.body)
+			what := c.method + " " + c.path
+			if code != c.want {
+				t.Errorf("%s as B: %d, want %d: %.300s", what, code, c.want, body)
+			}
+			if c.want == 400 {
+				// The message echoes the after B sent, which B knows.
+				body = strings.ReplaceAll(body, eventID, "")
+			}
+			leaks(t, what, body)
+		}
 		code, _, body := svc.request("basic", b.APIKey, "GET", importPath, "")
 		if code != 404 {
 			t.Errorf("A's import as B: %d %s", code, body)
@@ -151,6 +196,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 		conn := svc.grpcConn()
 		jobsC, driversC := jobboardv2.NewJobServiceClient(conn), jobboardv2.NewDriverServiceClient(conn)
 		importsC, intakeC := jobboardv2.NewJobImportServiceClient(conn), jobboardv2.NewDriverIntakeServiceClient(conn)
+		webhooksC, eventsC := jobboardv2.NewWebhookServiceClient(conn), jobboardv2.NewEventServiceClient(conn)
 		asB := map[string]context.Context{
 			"B's key":              withKey(b.APIKey),
 			"internal token for B": metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID)),
@@ -190,7 +236,47 @@ func TestTenantIsolationSweep(t *testing.T) {
 				return intakeC.SubmitApplications(ctx, &jobboardv2.SubmitApplicationsRequest{AccountId: a.ID})
 			},
 		}
-		wantCode := map[string]codes.Code{"GetJob": codes.NotFound, "GetDriver": codes.NotFound, "GetJobImport": codes.NotFound}
+		for name, call := range map[string]func(ctx context.Context) (any, error){
+			"ListWebhooks": func(ctx context.Context) (any, error) {
+				return webhooksC.ListWebhooks(ctx, &jobboardv2.ListWebhooksRequest{})
+			},
+			"GetWebhook": func(ctx context.Context) (any, error) {
+				return webhooksC.GetWebhook(ctx, &jobboardv2.GetWebhookRequest{Id: webhookID})
+			},
+			"UpdateWebhook": func(ctx context.Context) (any, error) {
+				return webhooksC.UpdateWebhook(ctx, &jobboardv2.UpdateWebhookRequest{Id: webhookID,
+					Webhook: &jobboardv2.Webhook{}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"enabled"}}})
+			},
+			"DeleteWebhook": func(ctx context.Context) (any, error) {
+				return webhooksC.DeleteWebhook(ctx, &jobboardv2.DeleteWebhookRequest{Id: webhookID})
+			},
+			"RotateWebhookSecret": func(ctx context.Context) (any, error) {
+				return webhooksC.RotateWebhookSecret(ctx, &jobboardv2.RotateWebhookSecretRequest{Id: webhookID})
+			},
+			"TestWebhook": func(ctx context.Context) (any, error) {
+				return webhooksC.TestWebhook(ctx, &jobboardv2.TestWebhookRequest{Id: webhookID})
+			},
+			"ListWebhookDeliveries": func(ctx context.Context) (any, error) {
+				return webhooksC.ListWebhookDeliveries(ctx, &jobboardv2.ListWebhookDeliveriesRequest{Id: webhookID})
+			},
+			"RedeliverWebhookEvent": func(ctx context.Context) (any, error) {
+				return webhooksC.RedeliverWebhookEvent(ctx, &jobboardv2.RedeliverWebhookEventRequest{Id: webhookID, EventId: eventID})
+			},
+			"ListEvents": func(ctx context.Context) (any, error) {
+				return eventsC.ListEvents(ctx, &jobboardv2.ListEventsRequest{})
+			},
+		} {
+			calls[name] = call
+		}
+		// CreateWebhook makes B's own endpoint: it has no case to refuse,
+		// and B's list must then show it and not A's.
+		calls["CreateWebhook"] = func(ctx context.Context) (any, error) {
+			return webhooksC.CreateWebhook(ctx, &jobboardv2.CreateWebhookRequest{Webhook: &jobboardv2.Webhook{Url: "http://127.0.0.1:9/bravo"}})
+		}
+		wantCode := map[string]codes.Code{"GetJob": codes.NotFound, "GetDriver": codes.NotFound, "GetJobImport": codes.NotFound,
+			"GetWebhook": codes.NotFound, "UpdateWebhook": codes.NotFound, "DeleteWebhook": codes.NotFound,
+			"RotateWebhookSecret": codes.NotFound, "TestWebhook": codes.NotFound, "ListWebhookDeliveries": codes.NotFound,
+			"RedeliverWebhookEvent": codes.NotFound}
 		protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 			if fd.Package() != "jobboard.v2" {
 				return true
