@@ -405,3 +405,31 @@ func TestImportCompletedEvent(t *testing.T) {
 		t.Errorf("B's events: %v %v", b, err)
 	}
 }
+
+// TestRepeatedApplicationsNoEvent: a batch sent again (a retried call, a
+// file imported twice) is the same applications: stored again, no second
+// event; the same driver with a newer sent is a new application and has one.
+func TestRepeatedApplicationsNoEvent(t *testing.T) {
+	f := newEventsFixture(t)
+	ann := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-01-05T10:00:00Z", "T")
+	bob := applicant("Bob", "Smith", "TX", "73301", "Student", "1", "2026-01-07T10:00:00Z")
+	for _, step := range []struct {
+		name string
+		apps []*intake.Application
+		want int
+	}{
+		{"first", []*intake.Application{ann, bob}, 2},
+		{"the same batch again", []*intake.Application{ann, bob}, 2},
+		{"Ann again, newer", []*intake.Application{applicant("Ann", "Lee", "NJ", "07030", "Student", "1", "2026-01-09T10:00:00Z")}, 3},
+		{"Bob twice in one batch, newer", []*intake.Application{
+			applicant("Bob", "Smith", "TX", "73301", "Student", "2", "2026-01-10T10:00:00Z"),
+			applicant("Bob", "Smith", "TX", "73301", "Student", "2", "2026-01-10T10:00:00Z")}, 4},
+	} {
+		if err := f.submit(t, f.a.AccountID, step.apps...); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := len(f.feed(t, f.a.APIKey, "/api/v2.0/events").Data); got != step.want {
+			t.Errorf("%s: %d events, want %d", step.name, got, step.want)
+		}
+	}
+}

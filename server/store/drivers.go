@@ -144,15 +144,20 @@ func profileArgs(p *DriverProfile) []any {
 // returns each application's driver id. An application naming an unknown
 // job fails the whole batch with an *UnknownJobError.
 //
-// then runs last in the same transaction with the stored
-// applications and their driver ids: what it writes (the outbox's events)
-// commits with them or not at all, and its error rolls the batch back.
+// then runs last in the same transaction with the applications received
+// and their driver ids: what it writes (the outbox's events) commits with
+// them or not at all, and its error rolls the batch back. An application
+// the account already has, from the same driver with the same sent (a
+// retried call, a file imported again), is stored again but not received
+// again, so it is not passed to then.
 func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 	then func(ctx context.Context, tx *sqlx.Tx, apps []Application, ids []int64) error) ([]int64, error) {
 	ids := make([]int64, len(apps))
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var received []Application
+		var receivedIDs []int64
 		for i, a := range apps {
-			id, err := saveApplication(ctx, tx, a)
+			id, repeat, err := saveApplication(ctx, tx, a)
 			var unknown *UnknownJobError
 			if errors.As(err, &unknown) {
 				unknown.Index = i
@@ -161,8 +166,11 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 				return err
 			}
 			ids[i] = id
+			if !repeat {
+				received, receivedIDs = append(received, a), append(receivedIDs, id)
+			}
 		}
-		return then(ctx, tx, apps, ids)
+		return then(ctx, tx, received, receivedIDs)
 	})
 	return ids, err
 }
@@ -172,7 +180,8 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 // An existing row takes it only when it is at least as new as the row's
 // sent, so the newest application to that account wins whichever arrives
 // first, and an older one leaves the row as it is. It returns a row only
-// when it wrote.
+// when it wrote, saying whether the row already had this sent: the same
+// application again.
 var saveApplicationSQL = func() string {
 	params := make([]string, 0, len(profileFields)+3)
 	var cols, vals []string
@@ -190,48 +199,50 @@ var saveApplicationSQL = func() string {
 		c = strings.TrimSpace(c)
 		sets = append(sets, c+" = EXCLUDED."+c)
 	}
-	return `WITH p AS (SELECT ` + strings.Join(params, ", ") + `)
+	return `WITH p AS (SELECT ` + strings.Join(params, ", ") + `),
+		old AS (SELECT sent FROM applications WHERE account_id = $1 AND driver_id = $2)
 		INSERT INTO applications (account_id, driver_id, sent, ` + strings.Join(cols, ", ") + `, ` + searchColumns + `)
 		SELECT $1, $2, $3, ` + strings.Join(vals, ", ") + `, ` + searchValues + `
 		  FROM p LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)
 		ON CONFLICT (account_id, driver_id) DO UPDATE SET ` + strings.Join(sets, ", ") + `
 		WHERE applications.sent <= EXCLUDED.sent
-		RETURNING true`
+		RETURNING (SELECT sent FROM old) IS NOT DISTINCT FROM applications.sent`
 }()
 
 // isSearchColumn reports whether a profile column is also one of
 // searchColumns, with the same value.
 func isSearchColumn(c string) bool { return c == "state" || c == "driver_type" || c == "endorsements" }
 
-func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (int64, error) {
+// saveApplication stores one application and returns its driver's id, and
+// whether the account already had it (its row had this sent).
+func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (id int64, repeat bool, err error) {
 	p := a.Profile
 	key := FoldCase(p.Email)
 	// The person: one id per case-folded e-mail, nothing else.
-	var id int64
-	err := tx.GetContext(ctx, &id, `INSERT INTO drivers (email_key) VALUES ($1)
+	err = tx.GetContext(ctx, &id, `INSERT INTO drivers (email_key) VALUES ($1)
 		ON CONFLICT (email_key) DO NOTHING RETURNING id`, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE email_key = $1`, key)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("save driver: %w", err)
+		return 0, false, fmt.Errorf("save driver: %w", err)
 	}
 	args := append([]any{a.AccountID, id, a.Sent}, profileArgs(&p)...)
 	args = append(args, key, FoldCase(p.FirstName), FoldCase(p.LastName))
-	var written bool
-	err = tx.GetContext(ctx, &written, saveApplicationSQL, args...)
+	err = tx.GetContext(ctx, &repeat, saveApplicationSQL, args...)
+	written := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("save application: %w", err)
+		return 0, false, fmt.Errorf("save application: %w", err)
 	}
 	if written {
 		if err := replaceEmployment(ctx, tx, a.AccountID, id, a.Employment); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	if err := saveJobApplications(ctx, tx, a.AccountID, id, a.JobApps); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return id, nil
+	return id, repeat, nil
 }
 
 func replaceEmployment(ctx context.Context, tx *sqlx.Tx, accountID, driverID int64, history []Employment) error {

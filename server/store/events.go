@@ -46,23 +46,21 @@ func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []New
 	if len(events) == 0 {
 		return nil, nil
 	}
-	var last int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
-		ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
-		RETURNING last_seq`, accountID, len(events)).Scan(&last)
-	if err != nil {
-		return nil, fmt.Errorf("number events: %w", err)
-	}
-	first := last - int64(len(events)) + 1
 	types := make([]string, len(events))
 	data := make([]string, len(events))
 	for i, e := range events {
 		types[i], data[i] = e.Type, string(e.Data)
 	}
-	rows, err := tx.QueryContext(ctx, `INSERT INTO events (account_id, seq, type, data)
-		SELECT $1, $2 + u.ord - 1, u.type, u.data::json
-		  FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(type, data, ord)
-		RETURNING id, seq, created_at`, accountID, first, pq.Array(types), pq.Array(data))
+	// One statement, one round trip: the numbers are taken and the events
+	// written together (the intake of a single application pays for each).
+	rows, err := tx.QueryContext(ctx, `WITH s AS (
+			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
+			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
+			RETURNING last_seq - $2 AS before)
+		INSERT INTO events (account_id, seq, type, data)
+		SELECT $1, s.before + u.ord, u.type, u.data::json
+		  FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(type, data, ord)
+		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`, accountID, len(events), pq.Array(types), pq.Array(data))
 	if err != nil {
 		return nil, fmt.Errorf("insert events: %w", err)
 	}
@@ -70,12 +68,11 @@ func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []New
 	out := make([]Event, len(events))
 	for rows.Next() {
 		var id string
-		var seq int64
+		var seq, i int64
 		var created time.Time
-		if err := rows.Scan(&id, &seq, &created); err != nil {
+		if err := rows.Scan(&id, &seq, &created, &i); err != nil {
 			return nil, fmt.Errorf("insert events: %w", err)
 		}
-		i := seq - first
 		out[i] = Event{ID: EventID(id), AccountID: accountID, Seq: seq, Type: events[i].Type,
 			CreatedAt: created, Data: events[i].Data}
 	}
