@@ -263,8 +263,12 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		Workers: workers,
 		// Polling keeps the queue on plain database/sql (no LISTEN); a
 		// short interval keeps the wait between POST and processing small.
-		PollOnly:             true,
-		FetchPollInterval:    queuePollInterval,
+		PollOnly:          true,
+		FetchPollInterval: queuePollInterval,
+		// A busy queue fetches again this soon after a fetch that filled
+		// its workers: River's 100 ms would cap deliveries at ten times the
+		// workers a second however fast the receivers answer.
+		FetchCooldown:        queueFetchCooldown,
 		JobTimeout:           jobTimeout,
 		RescueStuckJobsAfter: rescue,
 		// Only the leader queues the sweep, once a period; a sweep that
@@ -286,6 +290,9 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 // queuePollInterval is how often the queue looks for new work: the longest
 // an import waits between being accepted and being started on an idle server.
 const queuePollInterval = 200 * time.Millisecond
+
+// queueFetchCooldown is the least time between two fetches of a busy queue.
+const queueFetchCooldown = 10 * time.Millisecond
 
 // NewGRPCServer returns a gRPC server with every service, health and
 // reflection registered. Callers are authenticated by a tap handle, from
