@@ -408,7 +408,8 @@ func TestImportCompletedEvent(t *testing.T) {
 
 // TestRepeatedApplicationsNoEvent: a batch sent again (a retried call, a
 // file imported twice) is the same applications: stored again, no second
-// event; the same driver with a newer sent is a new application and has one.
+// event, even when the two race; anything changed (a newer sent, another
+// address with the same sent) is a new application and has one.
 func TestRepeatedApplicationsNoEvent(t *testing.T) {
 	f := newEventsFixture(t)
 	ann := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-01-05T10:00:00Z", "T")
@@ -424,6 +425,8 @@ func TestRepeatedApplicationsNoEvent(t *testing.T) {
 		{"Bob twice in one batch, newer", []*intake.Application{
 			applicant("Bob", "Smith", "TX", "73301", "Student", "2", "2026-01-10T10:00:00Z"),
 			applicant("Bob", "Smith", "TX", "73301", "Student", "2", "2026-01-10T10:00:00Z")}, 4},
+		{"Bob corrected, same sent", []*intake.Application{
+			applicant("Bob", "Smith", "TX", "75201", "Student", "2", "2026-01-10T10:00:00Z")}, 5},
 	} {
 		if err := f.submit(t, f.a.AccountID, step.apps...); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
@@ -431,5 +434,23 @@ func TestRepeatedApplicationsNoEvent(t *testing.T) {
 		if got := len(f.feed(t, f.a.APIKey, "/api/v2.0/events").Data); got != step.want {
 			t.Errorf("%s: %d events, want %d", step.name, got, step.want)
 		}
+	}
+	// The same new application sent twice at once: one event.
+	cy := applicant("Cy", "Ode", "OH", "43215", "Student", "1", "2026-01-11T10:00:00Z")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f.submit(t, f.a.AccountID, cy)
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("racing submissions: %v", errs)
+	}
+	if got := len(f.feed(t, f.a.APIKey, "/api/v2.0/events").Data); got != 6 {
+		t.Errorf("the same application sent twice at once: %d events, want 6", got)
 	}
 }

@@ -50,16 +50,20 @@ func DeliveryAttempts(schedule []time.Duration) int {
 }
 
 // write stores events of one account in tx and queues their deliveries.
-// It takes the account's event sequence row: call it last in tx.
+// The deliveries are queued first, under event ids made here, so that the
+// account's event sequence row, which InsertEvents takes, is held only for
+// that one statement and the commit: other writers of the account's events
+// wait as briefly as can be. Call it last in tx.
 func (o *Outbox) write(ctx context.Context, tx *sql.Tx, accountID int64, events []store.NewEvent) ([]store.Event, error) {
-	stored, err := store.InsertEvents(ctx, tx, accountID, events)
-	if err != nil {
+	queued := make([]store.Event, len(events))
+	for i := range events {
+		events[i].ID = store.NewEventUUID()
+		queued[i] = store.Event{ID: store.EventID(events[i].ID), AccountID: accountID, Type: events[i].Type}
+	}
+	if err := queueDeliveries(ctx, o.queue, tx, queued, o.attempts); err != nil {
 		return nil, err
 	}
-	if err := queueDeliveries(ctx, o.queue, tx, stored, o.attempts); err != nil {
-		return nil, err
-	}
-	return stored, nil
+	return store.InsertEvents(ctx, tx, accountID, events)
 }
 
 // applicationsReceived writes one driver.application.received event per

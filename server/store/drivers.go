@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -147,9 +149,9 @@ func profileArgs(p *DriverProfile) []any {
 // then runs last in the same transaction with the applications received
 // and their driver ids: what it writes (the outbox's events) commits with
 // them or not at all, and its error rolls the batch back. An application
-// the account already has, from the same driver with the same sent (a
-// retried call, a file imported again), is stored again but not received
-// again, so it is not passed to then.
+// the same as the last one the account took from that driver (a retried
+// call, a file imported again) is stored again but not received again, so
+// it is not passed to then.
 func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 	then func(ctx context.Context, tx *sqlx.Tx, apps []Application, ids []int64) error) ([]int64, error) {
 	ids := make([]int64, len(apps))
@@ -176,16 +178,21 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 }
 
 // saveApplicationSQL writes the account's row from one application: the
-// profile given as $4 onwards, in profileFields' order, then its three keys.
-// An existing row takes it only when it is at least as new as the row's
-// sent, so the newest application to that account wins whichever arrives
-// first, and an older one leaves the row as it is. It returns a row only
-// when it wrote, saying whether the row already had this sent: the same
-// application again.
+// profile given as $4 onwards, in profileFields' order, then its three keys
+// and the application's hash. An existing row takes it only when it is at
+// least as new as the row's sent, so the newest application to that account
+// wins whichever arrives first, and an older one leaves the row as it is.
+// It returns a row only when it wrote, saying whether the row's last
+// application had the same hash: the same application again. The upsert
+// compares against the row it locked, the latest committed one, so of two
+// identical submissions racing each other the second is the repeat.
 var saveApplicationSQL = func() string {
-	params := make([]string, 0, len(profileFields)+3)
+	params := make([]string, 0, len(profileFields)+4)
 	var cols, vals []string
-	sets := []string{"sent = EXCLUDED.sent"}
+	sets := []string{"sent = EXCLUDED.sent",
+		// SET reads the row as it was: received_again compares the old hash.
+		"received_again = applications.received_hash IS NOT DISTINCT FROM EXCLUDED.received_hash",
+		"received_hash = EXCLUDED.received_hash"}
 	for i, f := range profileFields {
 		params = append(params, fmt.Sprintf("$%d::%s AS %s", i+4, f.sqlType, f.column))
 		if !isSearchColumn(f.column) { // those come with searchValues
@@ -194,27 +201,40 @@ var saveApplicationSQL = func() string {
 		}
 	}
 	n := len(profileFields) + 4
-	params = append(params, fmt.Sprintf("$%d::text AS email_key, $%d::text AS first_name_key, $%d::text AS last_name_key", n, n+1, n+2))
+	params = append(params, fmt.Sprintf("$%d::text AS email_key, $%d::text AS first_name_key, $%d::text AS last_name_key, $%d::bytea AS received_hash",
+		n, n+1, n+2, n+3))
 	for _, c := range strings.Split(searchColumns, ",") {
 		c = strings.TrimSpace(c)
 		sets = append(sets, c+" = EXCLUDED."+c)
 	}
-	return `WITH p AS (SELECT ` + strings.Join(params, ", ") + `),
-		old AS (SELECT sent FROM applications WHERE account_id = $1 AND driver_id = $2)
-		INSERT INTO applications (account_id, driver_id, sent, ` + strings.Join(cols, ", ") + `, ` + searchColumns + `)
-		SELECT $1, $2, $3, ` + strings.Join(vals, ", ") + `, ` + searchValues + `
+	return `WITH p AS (SELECT ` + strings.Join(params, ", ") + `)
+		INSERT INTO applications (account_id, driver_id, sent, ` + strings.Join(cols, ", ") + `, ` + searchColumns + `, received_hash)
+		SELECT $1, $2, $3, ` + strings.Join(vals, ", ") + `, ` + searchValues + `, p.received_hash
 		  FROM p LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)
 		ON CONFLICT (account_id, driver_id) DO UPDATE SET ` + strings.Join(sets, ", ") + `
 		WHERE applications.sent <= EXCLUDED.sent
-		RETURNING (SELECT sent FROM old) IS NOT DISTINCT FROM applications.sent`
+		RETURNING received_again`
 }()
+
+// applicationHash identifies an application's content: the same driver
+// sending the same application again (a retried call, a file imported
+// twice) has the same hash; any change, a job applied to included, has
+// another.
+func applicationHash(a Application) ([]byte, error) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("hash application: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return sum[:], nil
+}
 
 // isSearchColumn reports whether a profile column is also one of
 // searchColumns, with the same value.
 func isSearchColumn(c string) bool { return c == "state" || c == "driver_type" || c == "endorsements" }
 
 // saveApplication stores one application and returns its driver's id, and
-// whether the account already had it (its row had this sent).
+// whether it repeats the last one the account's row took.
 func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (id int64, repeat bool, err error) {
 	p := a.Profile
 	key := FoldCase(p.Email)
@@ -228,7 +248,11 @@ func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (id int64,
 		return 0, false, fmt.Errorf("save driver: %w", err)
 	}
 	args := append([]any{a.AccountID, id, a.Sent}, profileArgs(&p)...)
-	args = append(args, key, FoldCase(p.FirstName), FoldCase(p.LastName))
+	hash, err := applicationHash(a)
+	if err != nil {
+		return 0, false, err
+	}
+	args = append(args, key, FoldCase(p.FirstName), FoldCase(p.LastName), hash)
 	err = tx.GetContext(ctx, &repeat, saveApplicationSQL, args...)
 	written := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {

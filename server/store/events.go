@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/lib/pq"
 )
 
@@ -33,9 +34,15 @@ type Event struct {
 
 // NewEvent is an event to write.
 type NewEvent struct {
+	// ID is the event's UUID (NewEventUUID), when the caller needs it
+	// before the event is written; empty, the database makes one.
+	ID   string
 	Type string
 	Data []byte
 }
+
+// NewEventUUID makes an event's UUID ahead of writing it.
+func NewEventUUID() string { return uuid.NewString() }
 
 // InsertEvents writes events of one account in tx and returns them with
 // their ids, numbers and times, in the order given. It takes the account's
@@ -46,21 +53,25 @@ func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []New
 	if len(events) == 0 {
 		return nil, nil
 	}
+	ids := make([]string, len(events))
 	types := make([]string, len(events))
 	data := make([]string, len(events))
 	for i, e := range events {
-		types[i], data[i] = e.Type, string(e.Data)
+		ids[i], types[i], data[i] = e.ID, e.Type, string(e.Data)
 	}
 	// One statement, one round trip: the numbers are taken and the events
 	// written together (the intake of a single application pays for each).
+	// created_at is the time of writing, not the transaction's start: an
+	// import's completion event is not dated before the import completed.
 	rows, err := tx.QueryContext(ctx, `WITH s AS (
 			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
 			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
 			RETURNING last_seq - $2 AS before)
-		INSERT INTO events (account_id, seq, type, data)
-		SELECT $1, s.before + u.ord, u.type, u.data::json
-		  FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(type, data, ord)
-		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`, accountID, len(events), pq.Array(types), pq.Array(data))
+		INSERT INTO events (id, account_id, seq, type, data, created_at)
+		SELECT coalesce(nullif(u.id, '')::uuid, gen_random_uuid()), $1, s.before + u.ord, u.type, u.data::json, clock_timestamp()
+		  FROM s, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, type, data, ord)
+		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`,
+		accountID, len(events), pq.Array(ids), pq.Array(types), pq.Array(data))
 	if err != nil {
 		return nil, fmt.Errorf("insert events: %w", err)
 	}
