@@ -82,7 +82,10 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	attempt := store.WebhookAttempt{EndpointID: d.endpoint.ID, EventID: job.Args.EventID, EventType: d.event.Type,
 		Attempt: job.Attempt, AttemptedAt: started, DurationMS: int(elapsed.Milliseconds())}
 	if sendErr != nil {
-		attempt.Error = ptr(webhook.RedactError(sendErr).Error())
+		// The record is the tenant's to read: a fixed description, never
+		// the client's error, which may name a resolved address. The log
+		// line of conclude keeps the error itself.
+		attempt.Error = ptr(webhook.Describe(sendErr, w.timeout))
 	} else {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()

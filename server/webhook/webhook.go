@@ -8,15 +8,19 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -173,4 +177,42 @@ func RedactError(err error) error {
 		uerr.URL = Redact(uerr.URL)
 	}
 	return err
+}
+
+// Describe is what an attempt's record says about a failed send: a fixed
+// description of the kind of failure, for the endpoint's owner to read.
+// The client's error is not shown, since for a refused connection it
+// carries the address the host resolved to, which the rule of callbacks
+// keeps from tenants (contract §5); the server's log keeps it.
+func Describe(err error, timeout time.Duration) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	var alertErr tls.AlertError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostnameErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedPort),
+		errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrInvalidHostPort):
+		return "address refused: the host resolved to an address that is not public"
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "no answer within " + timeout.String()
+	case errors.As(err, &dnsErr):
+		return "the host name does not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection reset or closed before an answer"
+	case errors.As(err, &certErr), errors.As(err, &recordErr), errors.As(err, &alertErr),
+		errors.As(err, &unknownAuthority), errors.As(err, &hostnameErr), errors.As(err, &invalidCert):
+		return "TLS handshake failed"
+	}
+	return "connection failed"
+}
+
+// isTimeout reports a timeout of the client or the network.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }
