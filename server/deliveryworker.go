@@ -29,12 +29,22 @@ const DefaultWebhookDisableAfter = 5 * 24 * time.Hour
 // others while staying well inside the database pool.
 const DefaultWebhookWorkers = 20
 
+// deliveryStore is what a delivery reads and records (*store.Store).
+type deliveryStore interface {
+	DeliveryEndpointByID(ctx context.Context, id string) (store.DeliveryEndpoint, error)
+	EventByUUID(ctx context.Context, id string) (store.Event, error)
+	RecordWebhookAttempt(ctx context.Context, a store.WebhookAttempt) error
+	WebhookDelivered(ctx context.Context, endpointID string) error
+	WebhookFailed(ctx context.Context, endpointID string, generation int, now, disableBefore time.Time) (bool, error)
+	DisableWebhookGone(ctx context.Context, endpointID string, generation int, now time.Time) (bool, error)
+}
+
 // deliveryWorker sends an event to a webhook endpoint, one attempt a run,
 // retried on the schedule of import callbacks.
 type deliveryWorker struct {
 	river.WorkerDefaults[deliveryArgs]
 	retryPolicy
-	store  *store.Store
+	store  deliveryStore
 	client *http.Client
 	// render writes the body: the event object, as in the feed.
 	render func(proto.Message) ([]byte, error)
@@ -165,11 +175,18 @@ func (w *deliveryWorker) conclude(ctx context.Context, job *river.Job[deliveryAr
 	switch {
 	case status != nil && *status >= 200 && *status < 300:
 		d.log.InfoContext(ctx, "webhook delivered", "status", *status)
-		return metrics.WebhookDelivered, w.store.WebhookDelivered(ctx, id)
+		// The receiver has the event: an error clearing the failure
+		// record must not make the queue send it again.
+		if err := w.store.WebhookDelivered(ctx, id); err != nil {
+			d.log.ErrorContext(ctx, "webhook delivered but its endpoint's failure record not cleared", "error", err)
+		}
+		return metrics.WebhookDelivered, nil
 	case status != nil && *status == http.StatusGone:
+		// The receiver said it wants no more: stop retrying even when the
+		// endpoint could not be disabled; the next event's 410 tries again.
 		disabled, err := w.store.DisableWebhookGone(ctx, id, gen, time.Now())
 		if err != nil {
-			return metrics.WebhookFailedRetry, err
+			d.log.ErrorContext(ctx, "endpoint answered 410 Gone but could not be disabled", "error", err)
 		}
 		w.disabled(ctx, d, disabled, metrics.DisabledGone)
 		return metrics.WebhookGone, river.JobCancel(errors.New("endpoint answered 410 Gone"))
