@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
@@ -32,13 +31,9 @@ type eventQuery struct {
 // ListEvents answers a page of the calling account's feed with the
 // address of the following one.
 func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsRequest) (*restv2.ListEventsResponse, error) {
-	limit := defaultEventLimit
-	if text := req.GetLimit(); text != "" {
-		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || n > maxEventLimit {
-			return nil, invalidField("limit", text, fmt.Sprintf("is not a number from 1 to %d", maxEventLimit))
-		}
-		limit = n
+	limit, err := limitParam(req.GetLimit(), defaultEventLimit, maxEventLimit)
+	if err != nil {
+		return nil, err
 	}
 	events, q, err := s.page(ctx, req.GetAfter(), req.GetType(), limit)
 	if err != nil {

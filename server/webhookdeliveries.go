@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/riverqueue/river"
 	"google.golang.org/grpc/codes"
@@ -137,13 +135,9 @@ func (s *WebhookService) ListWebhookDeliveries(ctx context.Context, req *restv2.
 // deliveries reads the attempts ListWebhookDeliveries answers; limit is
 // the query parameter's text.
 func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]store.WebhookAttempt, error) {
-	n := defaultDeliveriesPage
-	if v := strings.TrimSpace(limit); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxDeliveriesPage {
-			return nil, invalidField("limit", limit, fmt.Sprintf("is not valid; allowed: a whole number from 1 to %d", maxDeliveriesPage))
-		}
+	n, err := limitParam(limit, defaultDeliveriesPage, maxDeliveriesPage)
+	if err != nil {
+		return nil, err
 	}
 	return accountRecord(ctx, "webhook endpoint "+quoted(id), func(accountID int64) ([]store.WebhookAttempt, error) {
 		return s.store.WebhookAttempts(ctx, accountID, id, n)
