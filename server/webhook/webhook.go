@@ -84,6 +84,13 @@ func SignedHeaders(h http.Header, id string, timestamp time.Time, body []byte, s
 // addresses on any port.
 var guardian = ssrf.New(ssrf.WithAnyPort())
 
+// idleConns is how many idle connections the client keeps, in all and to
+// one host: enough for every delivery worker (server.DefaultWebhookWorkers,
+// 20) and the callback workers to send to one receiver at once without
+// dialling anew, which Go's default of 2 a host would make most of them do.
+// Reusing a connection is safe: the address check ran when it was dialled.
+const idleConns = 32
+
 // NewClient returns the client callbacks are sent with: no proxy, no
 // redirects followed, the given timeout, and unless allowPrivate, a dialer
 // that refuses non-public addresses after resolving them, on every
@@ -97,7 +104,8 @@ func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 		Proxy:               nil,
 		DialContext:         dialer.DialContext,
 		TLSHandshakeTimeout: timeout,
-		MaxIdleConns:        10,
+		MaxIdleConns:        idleConns,
+		MaxIdleConnsPerHost: idleConns,
 		IdleConnTimeout:     30 * time.Second,
 	}
 	return &http.Client{

@@ -3,11 +3,15 @@ package webhook
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,5 +207,44 @@ func TestDescribe(t *testing.T) {
 				t.Errorf("Describe(%v) = %q, want %q", err, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestClientKeepsConnectionsForEveryWorker: twenty deliveries at once to
+// one receiver, twice, dial twenty connections, not forty: the client
+// keeps an idle connection for each worker.
+func TestClientKeepsConnectionsForEveryWorker(t *testing.T) {
+	var dialled atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		time.Sleep(50 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialled.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := NewClient(5*time.Second, true)
+	const workers = 20
+	for range 2 {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := client.Post(srv.URL, "application/json", nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}()
+		}
+		wg.Wait()
+	}
+	if got := dialled.Load(); got != workers {
+		t.Errorf("%d connections dialled for two rounds of %d deliveries, want %d", got, workers, workers)
 	}
 }
