@@ -147,7 +147,8 @@ type WebhookEndpointChange struct {
 }
 
 // UpdateWebhookEndpoint applies a change to an endpoint of the account and
-// returns it as changed, or ErrNotFound.
+// returns it as changed, or ErrNotFound. A new url clears the run of
+// failures: they were another receiver's.
 func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID int64, id string, c WebhookEndpointChange) (WebhookEndpoint, error) {
 	authType, username, secret := authColumns(c.Auth)
 	enable := c.Enabled != nil && *c.Enabled
@@ -166,7 +167,8 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID int64, id s
 		auth_username = CASE WHEN $7 THEN $9 ELSE auth_username END,
 		auth_secret = CASE WHEN $7 THEN $10 ELSE auth_secret END,
 		generation = CASE WHEN $11 AND NOT enabled THEN generation + 1 ELSE generation END,
-		failing_since = CASE WHEN $11 AND NOT enabled THEN NULL ELSE failing_since END,
+		failing_since = CASE WHEN ($11 AND NOT enabled) OR ($3::text IS NOT NULL AND $3 <> url) THEN NULL
+			ELSE failing_since END,
 		disabled_reason = CASE WHEN $11 THEN NULL WHEN $12 AND enabled THEN 'manual' ELSE disabled_reason END,
 		disabled_at = CASE WHEN $11 THEN NULL WHEN $12 AND enabled THEN now() ELSE disabled_at END,
 		enabled = CASE WHEN $11 THEN true WHEN $12 THEN false ELSE enabled END
