@@ -70,15 +70,24 @@ type NewWebhookEndpoint struct {
 	Disabled bool
 }
 
+// endpointCreateLock is the class (first key) of the advisory locks that
+// serialise the endpoint creates of one account; the account id is the
+// second key.
+const endpointCreateLock = 17_0001
+
 // CreateWebhookEndpoint adds an endpoint to the account, or fails with
 // ErrTooManyEndpoints when it has MaxWebhookEndpoints already. The count is
-// taken under the account's row lock, so concurrent creates cannot both
-// pass it.
+// taken under an advisory lock of the account's, so concurrent creates
+// cannot both pass it. Not the account's row lock: a running import holds
+// that for its whole transaction, and a create would wait it out.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, e NewWebhookEndpoint) (WebhookEndpoint, error) {
 	var out WebhookEndpoint
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
+		// The id is folded into the int4 key; two accounts that share a
+		// key only take turns creating endpoints.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, ($2::bigint & 2147483647)::int4)`,
+			endpointCreateLock, accountID); err != nil {
+			return fmt.Errorf("lock webhook endpoints of account %d: %w", accountID, err)
 		}
 		var n int
 		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, accountID); err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -47,5 +48,27 @@ func TestWebhookURLChangeClearsFailures(t *testing.T) {
 		if cleared := got.FailingSince == nil; cleared != tt.cleared {
 			t.Errorf("%s: failing_since %v, want cleared %v", tt.name, got.FailingSince, tt.cleared)
 		}
+	}
+}
+
+// TestWebhookCreateDoesNotWaitForImport: a create does not wait for a
+// transaction holding the account's row, as a running import does.
+func TestWebhookCreateDoesNotWaitForImport(t *testing.T) {
+	st := pgtest.Store(t)
+	account := testfix.NewAccount(t, st, "A").AccountID
+	tx, err := st.DB().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, account); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err = st.CreateWebhookEndpoint(ctx, account, store.NewWebhookEndpoint{URL: "https://1.1.1.1/a",
+		Events: []string{store.EventApplicationReceived}, Secret: webhook.NewSecret()})
+	if err != nil {
+		t.Errorf("create while the account's row is held: %v", err)
 	}
 }
