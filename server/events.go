@@ -15,6 +15,12 @@ import (
 const (
 	defaultEventLimit = 100
 	maxEventLimit     = 1000
+	// eventPageBytes bounds the event data of one page: a page of 1000
+	// large drivers would otherwise be 100 MB and more, and over gRPC past
+	// the 4 MiB a client with default settings takes (contract §9). The
+	// page then holds fewer events than limit; links.next and next_after
+	// go on from its last one.
+	eventPageBytes = 2 << 20
 )
 
 // eventTypes are the types an event has, as the feed's type filter names them.
@@ -88,7 +94,7 @@ func (s *EventService) page(ctx context.Context, after, eventType string, limit 
 			return nil, q, internalError(ctx, err)
 		}
 	}
-	events, err := s.store.EventFeed(ctx, caller.AccountID, q.afterSeq, eventType, limit)
+	events, err := s.store.EventFeed(ctx, caller.AccountID, q.afterSeq, eventType, limit, eventPageBytes)
 	if err != nil {
 		return nil, q, internalError(ctx, err)
 	}
