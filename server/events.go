@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
+	"strings"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -22,9 +23,6 @@ const (
 	// go on from its last one.
 	eventPageBytes = 2 << 20
 )
-
-// eventTypes are the types an event has, as the feed's type filter names them.
-var eventTypes = []string{store.EventApplicationReceived, store.EventImportCompleted, store.EventWebhookTest}
 
 // eventQuery is a checked feed request.
 type eventQuery struct {
@@ -74,9 +72,10 @@ func (s *EventService) page(ctx context.Context, after, eventType string, limit 
 	if err != nil {
 		return nil, q, err
 	}
-	if eventType != "" && !slices.Contains(eventTypes, eventType) {
-		return nil, q, invalidField("type", eventType, fmt.Sprintf("is not an event type: %s, %s or %s",
-			eventTypes[0], eventTypes[1], eventTypes[2]))
+	if _, known := natural.EventTypes.Value(eventType); eventType != "" && !known {
+		types := natural.EventTypes.Labels()
+		return nil, q, invalidField("type", eventType, fmt.Sprintf("is not an event type: %s or %s",
+			strings.Join(types[:len(types)-1], ", "), types[len(types)-1]))
 	}
 	if after != "" {
 		// Malformed, unknown, another account's or cleaned up: one
