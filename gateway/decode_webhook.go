@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 )
 
 // A webhook body is read strictly, unlike the API's older resources: an
@@ -127,7 +128,8 @@ func jsonEventList(dec *jsontext.Decoder) ([]string, error) {
 		return err
 	})
 	if err == nil && len(out) == 0 {
-		err = errors.New("events: [] is empty; name at least one of driver.application.received, job_import.completed, or leave events out for all of them")
+		err = errors.New("events: [] is empty; name at least one of " + strings.Join(natural.SubscribableEventTypes(), ", ") +
+			", or leave events out for all of them")
 	}
 	return out, err
 }

@@ -484,3 +484,27 @@ func TestWebhookLimit(t *testing.T) {
 		t.Errorf("another account's create: %d %s", c.status, c.body)
 	}
 }
+
+// TestWebhookTestEventStaysWithItsEndpoint: a webhook.test event is
+// redelivered to the endpoint it tested and refused, 422 naming both, for
+// another endpoint of the account (contract §8).
+func TestWebhookTestEventStaysWithItsEndpoint(t *testing.T) {
+	a := newAPI(t)
+	tested := endpointOf(t, a.hook(a.key, "POST", "", `{"url":"http://1.1.1.1/tested"}`))["id"].(string)
+	other := endpointOf(t, a.hook(a.key, "POST", "", `{"url":"http://1.1.1.1/other"}`))["id"].(string)
+	c := a.hook(a.key, "POST", "/"+tested+"/test", "")
+	var test struct{ Data struct{ EventID string } }
+	if err := json.Unmarshal([]byte(c.body), &test); c.status != 202 || err != nil || test.Data.EventID == "" {
+		t.Fatalf("test: %d %s", c.status, c.body)
+	}
+	evt := test.Data.EventID
+	c = a.hook(a.key, "POST", "/"+other+"/deliveries/"+evt+"/redeliver", "")
+	want := `{"error":{"code":422,"status":"FAILED_PRECONDITION","message":"event ` + evt +
+		` is a webhook.test of endpoint ` + tested + ` and is delivered only to it, not to ` + other + `"}}`
+	if c.status != 422 || strings.TrimSpace(c.body) != want {
+		t.Errorf("redeliver to another endpoint: %d %s, want 422 %s", c.status, c.body, want)
+	}
+	if c := a.hook(a.key, "POST", "/"+tested+"/deliveries/"+evt+"/redeliver", ""); c.status != 202 {
+		t.Errorf("redeliver to the tested endpoint: %d %s", c.status, c.body)
+	}
+}

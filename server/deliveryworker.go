@@ -26,15 +26,29 @@ const DefaultWebhookDisableAfter = 5 * 24 * time.Hour
 // DefaultWebhookWorkers is how many deliveries one process sends at once.
 // A delivery mostly waits on the receiver (up to the 15 s timeout), so
 // many can run on few cores; 20 keeps a slow receiver from holding up the
-// others while staying well inside the database pool.
+// others. 20 is also the size of the database pool, which does not starve
+// it: a delivery takes a connection only for each of its few short
+// statements (load the endpoint and the event, record the attempt, update
+// the endpoint), each in its own implicit transaction, and holds none
+// while it waits on the receiver.
 const DefaultWebhookWorkers = 20
+
+// deliveryStore is what a delivery reads and records (*store.Store).
+type deliveryStore interface {
+	DeliveryEndpointByID(ctx context.Context, id string) (store.DeliveryEndpoint, error)
+	EventByUUID(ctx context.Context, id string) (store.Event, error)
+	RecordWebhookAttempt(ctx context.Context, a store.WebhookAttempt) error
+	WebhookDelivered(ctx context.Context, endpointID string) error
+	WebhookFailed(ctx context.Context, endpointID string, generation int, now, disableBefore time.Time) (bool, error)
+	DisableWebhookGone(ctx context.Context, endpointID string, generation int, now time.Time) (bool, error)
+}
 
 // deliveryWorker sends an event to a webhook endpoint, one attempt a run,
 // retried on the schedule of import callbacks.
 type deliveryWorker struct {
 	river.WorkerDefaults[deliveryArgs]
 	retryPolicy
-	store  *store.Store
+	store  deliveryStore
 	client *http.Client
 	// render writes the body: the event object, as in the feed.
 	render func(proto.Message) ([]byte, error)
@@ -82,7 +96,10 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	attempt := store.WebhookAttempt{EndpointID: d.endpoint.ID, EventID: job.Args.EventID, EventType: d.event.Type,
 		Attempt: job.Attempt, AttemptedAt: started, DurationMS: int(elapsed.Milliseconds())}
 	if sendErr != nil {
-		attempt.Error = ptr(webhook.RedactError(sendErr).Error())
+		// The record is the tenant's to read: a fixed description, never
+		// the client's error, which may name a resolved address. The log
+		// line of conclude keeps the error itself.
+		attempt.Error = ptr(webhook.Describe(sendErr, w.timeout))
 	} else {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -162,11 +179,18 @@ func (w *deliveryWorker) conclude(ctx context.Context, job *river.Job[deliveryAr
 	switch {
 	case status != nil && *status >= 200 && *status < 300:
 		d.log.InfoContext(ctx, "webhook delivered", "status", *status)
-		return metrics.WebhookDelivered, w.store.WebhookDelivered(ctx, id)
+		// The receiver has the event: an error clearing the failure
+		// record must not make the queue send it again.
+		if err := w.store.WebhookDelivered(ctx, id); err != nil {
+			d.log.ErrorContext(ctx, "webhook delivered but its endpoint's failure record not cleared", "error", err)
+		}
+		return metrics.WebhookDelivered, nil
 	case status != nil && *status == http.StatusGone:
+		// The receiver said it wants no more: stop retrying even when the
+		// endpoint could not be disabled; the next event's 410 tries again.
 		disabled, err := w.store.DisableWebhookGone(ctx, id, gen, time.Now())
 		if err != nil {
-			return metrics.WebhookFailedRetry, err
+			d.log.ErrorContext(ctx, "endpoint answered 410 Gone but could not be disabled", "error", err)
 		}
 		w.disabled(ctx, d, disabled, metrics.DisabledGone)
 		return metrics.WebhookGone, river.JobCancel(errors.New("endpoint answered 410 Gone"))

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -279,7 +280,8 @@ func TestDeliveryDropped(t *testing.T) {
 
 // TestDeliveryPrivateAddressRefused: without ALLOW_PRIVATE, a delivery to
 // a loopback address is refused at connection time and logged as a failed
-// attempt with no status.
+// attempt with no status, whose error names the rule and not the address
+// the host resolved to (contract §5).
 func TestDeliveryPrivateAddressRefused(t *testing.T) {
 	f := newDeliveryFixture(t, func(c *Config) { c.AllowPrivateCallbacks = false })
 	r := newReceiver(t, http.StatusOK)
@@ -288,14 +290,21 @@ func TestDeliveryPrivateAddressRefused(t *testing.T) {
 	got := f.attempts(t, f.accountA, e, 3)
 	f.settled(t)
 	for _, a := range got {
-		if a.StatusCode != nil || a.Error == nil || !strings.Contains(*a.Error, "prohibited") {
-			t.Errorf("attempt %d: status %v, error %v; want no status and the refusal", a.Attempt, a.StatusCode, a.Error)
+		const want = "address refused: the host resolved to an address that is not public"
+		if a.StatusCode != nil || a.Error == nil || *a.Error != want {
+			t.Errorf("attempt %d: status %v, error %v; want no status and %q", a.Attempt, a.StatusCode, a.Error, want)
+		}
+		if a.Error != nil && ipInText.MatchString(*a.Error) {
+			t.Errorf("attempt %d: error %q names an address", a.Attempt, *a.Error)
 		}
 	}
 	if r.count() != 0 {
 		t.Errorf("the private receiver got %d requests", r.count())
 	}
 }
+
+// ipInText finds an IPv4 or IPv6 address in a message.
+var ipInText = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+|::1|\[[0-9a-fA-F:]+\]`)
 
 // counterValue reads one labelled sample of a counter from the registry.
 func counterValue(t *testing.T, m *metrics.Metrics, name, label string) float64 {

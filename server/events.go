@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
-	"strconv"
+	"strings"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -16,10 +16,13 @@ import (
 const (
 	defaultEventLimit = 100
 	maxEventLimit     = 1000
+	// eventPageBytes bounds the event data of one page: a page of 1000
+	// large drivers would otherwise be 100 MB and more, and over gRPC past
+	// the 4 MiB a client with default settings takes (contract §9). The
+	// page then holds fewer events than limit; links.next and next_after
+	// go on from its last one.
+	eventPageBytes = 2 << 20
 )
-
-// eventTypes are the types an event has, as the feed's type filter names them.
-var eventTypes = []string{store.EventApplicationReceived, store.EventImportCompleted, store.EventWebhookTest}
 
 // eventQuery is a checked feed request.
 type eventQuery struct {
@@ -32,13 +35,9 @@ type eventQuery struct {
 // ListEvents answers a page of the calling account's feed with the
 // address of the following one.
 func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsRequest) (*restv2.ListEventsResponse, error) {
-	limit := defaultEventLimit
-	if text := req.GetLimit(); text != "" {
-		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || n > maxEventLimit {
-			return nil, invalidField("limit", text, fmt.Sprintf("is not a number from 1 to %d", maxEventLimit))
-		}
-		limit = n
+	limit, err := limitParam(req.GetLimit(), defaultEventLimit, maxEventLimit)
+	if err != nil {
+		return nil, err
 	}
 	events, q, err := s.page(ctx, req.GetAfter(), req.GetType(), limit)
 	if err != nil {
@@ -73,9 +72,10 @@ func (s *EventService) page(ctx context.Context, after, eventType string, limit 
 	if err != nil {
 		return nil, q, err
 	}
-	if eventType != "" && !slices.Contains(eventTypes, eventType) {
-		return nil, q, invalidField("type", eventType, fmt.Sprintf("is not an event type: %s, %s or %s",
-			eventTypes[0], eventTypes[1], eventTypes[2]))
+	if _, known := natural.EventTypes.Value(eventType); eventType != "" && !known {
+		types := natural.EventTypes.Labels()
+		return nil, q, invalidField("type", eventType, fmt.Sprintf("is not an event type: %s or %s",
+			strings.Join(types[:len(types)-1], ", "), types[len(types)-1]))
 	}
 	if after != "" {
 		// Malformed, unknown, another account's or cleaned up: one
@@ -93,7 +93,7 @@ func (s *EventService) page(ctx context.Context, after, eventType string, limit 
 			return nil, q, internalError(ctx, err)
 		}
 	}
-	events, err := s.store.EventFeed(ctx, caller.AccountID, q.afterSeq, eventType, limit)
+	events, err := s.store.EventFeed(ctx, caller.AccountID, q.afterSeq, eventType, limit, eventPageBytes)
 	if err != nil {
 		return nil, q, internalError(ctx, err)
 	}

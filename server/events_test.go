@@ -22,6 +22,7 @@ import (
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/intake"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // eventsFixture is the gRPC fixture with the REST gateway in front of the
@@ -452,5 +453,60 @@ func TestRepeatedApplicationsNoEvent(t *testing.T) {
 	}
 	if got := len(f.feed(t, f.a.APIKey, "/api/v2.0/events").Data); got != 6 {
 		t.Errorf("the same application sent twice at once: %d events, want 6", got)
+	}
+}
+
+// TestEventFeedPageBytes: a page holds no more than about 2 MiB of event
+// data whatever the limit (one event at least, however large), and paging
+// on from its last event sees every event once; over gRPC, a client with
+// the default 4 MiB receive limit reads a page at limit 1000.
+func TestEventFeedPageBytes(t *testing.T) {
+	f := newEventsFixture(t)
+	sizes := []int{900 << 10, 900 << 10, 900 << 10, 900 << 10, 900 << 10, 2500 << 10, 100}
+	ctx := context.Background()
+	tx, err := f.st.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var news []store.NewEvent
+	for i, n := range sizes {
+		news = append(news, store.NewEvent{Type: store.EventApplicationReceived,
+			Data: []byte(fmt.Sprintf(`{"id": %d, "notes": "%s"}`, i, strings.Repeat("x", n)))})
+	}
+	written, err := store.InsertEvents(ctx, tx, f.a.AccountID, news)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var seen, want, pages []string
+	for _, e := range written {
+		want = append(want, e.ID)
+	}
+	next := "/api/v2.0/events?limit=1000"
+	for range len(sizes) + 1 {
+		page := f.feed(t, f.a.APIKey, next)
+		if len(page.Data) == 0 {
+			break
+		}
+		total := 0
+		for _, e := range page.Data {
+			total += len(e.Data)
+			seen = append(seen, e.ID)
+		}
+		pages = append(pages, fmt.Sprint(len(page.Data)))
+		if len(page.Data) > 1 && total > 2<<20 {
+			t.Errorf("a page of %d events and %d bytes of data", len(page.Data), total)
+		}
+		next = page.Links.Next
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(want) || strings.Join(pages, ",") != "2,2,1,1,1" {
+		t.Errorf("pages of %v events saw %v, want %v", pages, seen, want)
+	}
+	events := jobboardv2.NewEventServiceClient(f.conn(t, "127.0.0.1"))
+	got, err := events.ListEvents(withKey(f.a.APIKey), &jobboardv2.ListEventsRequest{Limit: 1000})
+	if err != nil || len(got.Data) != 2 || got.NextAfter != written[1].ID {
+		t.Errorf("gRPC page at limit 1000: %d events, next_after %q, %v; want 2 and %s", len(got.GetData()), got.GetNextAfter(), err, written[1].ID)
 	}
 }

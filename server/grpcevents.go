@@ -9,15 +9,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
-
-// naturalEventTypes are the gRPC names of the event types.
-var naturalEventTypes = map[string]jobboardv2.EventType{
-	store.EventApplicationReceived: jobboardv2.EventType_EVENT_TYPE_DRIVER_APPLICATION_RECEIVED,
-	store.EventImportCompleted:     jobboardv2.EventType_EVENT_TYPE_JOB_IMPORT_COMPLETED,
-	store.EventWebhookTest:         jobboardv2.EventType_EVENT_TYPE_WEBHOOK_TEST,
-}
 
 // ListEvents is the feed with an enum type, an int32 limit (0: the
 // default; outside 1-1000 refused, as over REST) and next_after in place
@@ -32,12 +26,8 @@ func (g *grpcEvents) ListEvents(ctx context.Context, req *jobboardv2.ListEventsR
 	}
 	eventType := ""
 	if t := req.GetType(); t != jobboardv2.EventType_EVENT_TYPE_UNSPECIFIED {
-		for name, natural := range naturalEventTypes {
-			if natural == t {
-				eventType = name
-			}
-		}
-		if eventType == "" {
+		var known bool
+		if eventType, known = natural.EventTypes.Label(t); !known {
 			return nil, invalidFieldText("type", fmt.Sprintf("%d is not an event type", t))
 		}
 	}
@@ -60,5 +50,6 @@ func naturalEvent(e store.Event) (*jobboardv2.Event, error) {
 	if err := protojson.Unmarshal(e.Data, data); err != nil {
 		return nil, fmt.Errorf("event %s data: %w", e.ID, err)
 	}
-	return &jobboardv2.Event{Id: e.ID, Type: naturalEventTypes[e.Type], CreatedAt: timestamppb.New(e.CreatedAt), Data: data}, nil
+	eventType, _ := natural.EventTypes.Value(e.Type)
+	return &jobboardv2.Event{Id: e.ID, Type: eventType, CreatedAt: timestamppb.New(e.CreatedAt), Data: data}, nil
 }

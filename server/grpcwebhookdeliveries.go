@@ -10,6 +10,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -42,7 +43,7 @@ func (g *grpcWebhooks) ListWebhookDeliveries(ctx context.Context, req *jobboardv
 	}
 	out := make([]*jobboardv2.WebhookDelivery, len(attempts))
 	for i, a := range attempts {
-		d := &jobboardv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: eventTypeValue(a.EventType),
+		d := &jobboardv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: eventTypeOf(a.EventType),
 			Attempt: int32(a.Attempt), AttemptedAt: timestamppb.New(a.AttemptedAt),
 			StatusCode: int32Of(a.StatusCode), Duration: durationpb.New(time.Duration(a.DurationMS) * time.Millisecond)}
 		if a.Error != nil {
@@ -53,15 +54,9 @@ func (g *grpcWebhooks) ListWebhookDeliveries(ctx context.Context, req *jobboardv
 	return &jobboardv2.ListWebhookDeliveriesResponse{Data: out}, nil
 }
 
-// eventTypeValue is the enum value of an event type's text.
-func eventTypeValue(t string) jobboardv2.EventType {
-	switch t {
-	case store.EventApplicationReceived:
-		return jobboardv2.EventType_EVENT_TYPE_DRIVER_APPLICATION_RECEIVED
-	case store.EventImportCompleted:
-		return jobboardv2.EventType_EVENT_TYPE_JOB_IMPORT_COMPLETED
-	case store.EventWebhookTest:
-		return jobboardv2.EventType_EVENT_TYPE_WEBHOOK_TEST
-	}
-	return jobboardv2.EventType_EVENT_TYPE_UNSPECIFIED
+// eventTypeOf is the enum value of an event type's text, UNSPECIFIED for
+// a type the service no longer knows.
+func eventTypeOf(t string) jobboardv2.EventType {
+	v, _ := natural.EventTypes.Value(t)
+	return v
 }

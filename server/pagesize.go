@@ -1,6 +1,9 @@
 package server
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // pageSize is the page size a list request asks for (AIP-158): unset is
 // the list's default, more than its most is its most, negative is refused.
@@ -16,4 +19,19 @@ func pageSize(requested int32, defaultSize, maxSize int, items string) (int, err
 	default:
 		return size, nil
 	}
+}
+
+// limitParam is the REST limit query parameter of the feed and the
+// deliveries log: empty is defaultN, anything else must be the digits of
+// a number from 1 to maxN as given (spaces are not trimmed, as in every
+// other query parameter).
+func limitParam(text string, defaultN, maxN int) (int, error) {
+	if text == "" {
+		return defaultN, nil
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil || n < 1 || n > maxN {
+		return 0, invalidField("limit", text, fmt.Sprintf("is not valid; allowed: a whole number from 1 to %d", maxN))
+	}
+	return n, nil
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/riverqueue/river"
 	"google.golang.org/grpc/codes"
@@ -82,15 +80,53 @@ func (s *WebhookService) RedeliverWebhookEvent(ctx context.Context, req *restv2.
 		if !enabled {
 			return errEndpointDisabled
 		}
+		if err := testedElsewhere(event, target); err != nil {
+			return err
+		}
 		return s.queueDelivery(ctx, tx, event.ID, target)
 	})
 	if eventMissing {
 		return nil, status.Errorf(codes.NotFound, "event %s not found", quoted(req.GetEventId()))
 	}
+	var elsewhere otherEndpointsTest
+	if errors.As(err, &elsewhere) {
+		return nil, status.Errorf(codes.FailedPrecondition,
+			"event %s is a webhook.test of endpoint %s and is delivered only to it, not to %s",
+			req.GetEventId(), elsewhere.endpoint, req.GetId())
+	}
 	if err != nil {
 		return nil, s.endpointError(ctx, err, req.GetId(), "redeliver events")
 	}
 	return &restv2.RedeliverWebhookEventResponse{}, nil
+}
+
+// otherEndpointsTest is a redelivery of a webhook.test event to an
+// endpoint other than the one it tested.
+type otherEndpointsTest struct {
+	// endpoint is the public id of the endpoint the event tested.
+	endpoint string
+}
+
+func (e otherEndpointsTest) Error() string {
+	return "webhook.test event of endpoint " + e.endpoint
+}
+
+// testedElsewhere refuses to send a webhook.test event to any endpoint but
+// the one it tested (contract §8): its data names that endpoint.
+func testedElsewhere(event store.Event, target store.DeliveryTarget) error {
+	if event.Type != store.EventWebhookTest {
+		return nil
+	}
+	var data struct {
+		WebhookID string `json:"webhookId"`
+	}
+	if err := json.Unmarshal(event.Data, &data); err != nil {
+		return fmt.Errorf("webhook.test event %s: %w", event.ID, err)
+	}
+	if data.WebhookID != store.EndpointID(target.EndpointID) {
+		return otherEndpointsTest{endpoint: data.WebhookID}
+	}
+	return nil
 }
 
 // queueDelivery queues, in tx, one delivery of the event with public id
@@ -137,13 +173,9 @@ func (s *WebhookService) ListWebhookDeliveries(ctx context.Context, req *restv2.
 // deliveries reads the attempts ListWebhookDeliveries answers; limit is
 // the query parameter's text.
 func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]store.WebhookAttempt, error) {
-	n := defaultDeliveriesPage
-	if v := strings.TrimSpace(limit); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxDeliveriesPage {
-			return nil, invalidField("limit", limit, fmt.Sprintf("is not valid; allowed: a whole number from 1 to %d", maxDeliveriesPage))
-		}
+	n, err := limitParam(limit, defaultDeliveriesPage, maxDeliveriesPage)
+	if err != nil {
+		return nil, err
 	}
 	return accountRecord(ctx, "webhook endpoint "+quoted(id), func(accountID int64) ([]store.WebhookAttempt, error) {
 		return s.store.WebhookAttempts(ctx, accountID, id, n)

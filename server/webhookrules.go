@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -23,7 +24,7 @@ const (
 // subscribableEvents are the types an endpoint may ask for, in the order
 // they are stored and answered; webhook.test is sent by the test action
 // whatever the subscription.
-var subscribableEvents = []string{store.EventApplicationReceived, store.EventImportCompleted}
+var subscribableEvents = natural.SubscribableEventTypes()
 
 // checkEndpointURL applies the rules of an import's callbackUrl.
 func checkEndpointURL(ctx context.Context, raw string, allowPrivate bool) error {
@@ -36,14 +37,12 @@ func checkEndpointURL(ctx context.Context, raw string, allowPrivate bool) error 
 	return nil
 }
 
-// endpointEvents checks a subscription and returns it without repeats, in
-// the order of subscribableEvents. An empty list is refused: an endpoint
-// that wants nothing is disabled, not subscribed to nothing.
+// endpointEvents checks a non-empty subscription and returns it without
+// repeats, in the order of subscribableEvents. An empty list never comes
+// here: REST refuses [] as it decodes the body (an endpoint that wants
+// nothing is disabled, not subscribed to nothing), and over gRPC an empty
+// list means the field is unset.
 func endpointEvents(events []string) ([]string, error) {
-	if len(events) == 0 {
-		return nil, invalidFieldText("events", "[] is empty; name at least one of "+
-			strings.Join(subscribableEvents, ", ")+", or leave events out for all of them")
-	}
 	for i, e := range events {
 		field := fmt.Sprintf("events[%d]", i)
 		if e == store.EventWebhookTest {

@@ -70,15 +70,24 @@ type NewWebhookEndpoint struct {
 	Disabled bool
 }
 
+// endpointCreateLock is the class (first key) of the advisory locks that
+// serialise the endpoint creates of one account; the account id is the
+// second key.
+const endpointCreateLock = 17_0001
+
 // CreateWebhookEndpoint adds an endpoint to the account, or fails with
 // ErrTooManyEndpoints when it has MaxWebhookEndpoints already. The count is
-// taken under the account's row lock, so concurrent creates cannot both
-// pass it.
+// taken under an advisory lock of the account's, so concurrent creates
+// cannot both pass it. Not the account's row lock: a running import holds
+// that for its whole transaction, and a create would wait it out.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, e NewWebhookEndpoint) (WebhookEndpoint, error) {
 	var out WebhookEndpoint
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
+		// The id is folded into the int4 key; two accounts that share a
+		// key only take turns creating endpoints.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, ($2::bigint & 2147483647)::int4)`,
+			endpointCreateLock, accountID); err != nil {
+			return fmt.Errorf("lock webhook endpoints of account %d: %w", accountID, err)
 		}
 		var n int
 		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, accountID); err != nil {
@@ -147,7 +156,8 @@ type WebhookEndpointChange struct {
 }
 
 // UpdateWebhookEndpoint applies a change to an endpoint of the account and
-// returns it as changed, or ErrNotFound.
+// returns it as changed, or ErrNotFound. A new url clears the run of
+// failures: they were another receiver's.
 func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID int64, id string, c WebhookEndpointChange) (WebhookEndpoint, error) {
 	authType, username, secret := authColumns(c.Auth)
 	enable := c.Enabled != nil && *c.Enabled
@@ -166,7 +176,8 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID int64, id s
 		auth_username = CASE WHEN $7 THEN $9 ELSE auth_username END,
 		auth_secret = CASE WHEN $7 THEN $10 ELSE auth_secret END,
 		generation = CASE WHEN $11 AND NOT enabled THEN generation + 1 ELSE generation END,
-		failing_since = CASE WHEN $11 AND NOT enabled THEN NULL ELSE failing_since END,
+		failing_since = CASE WHEN ($11 AND NOT enabled) OR ($3::text IS NOT NULL AND $3 <> url) THEN NULL
+			ELSE failing_since END,
 		disabled_reason = CASE WHEN $11 THEN NULL WHEN $12 AND enabled THEN 'manual' ELSE disabled_reason END,
 		disabled_at = CASE WHEN $11 THEN NULL WHEN $12 AND enabled THEN now() ELSE disabled_at END,
 		enabled = CASE WHEN $11 THEN true WHEN $12 THEN false ELSE enabled END

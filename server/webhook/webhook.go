@@ -8,15 +8,19 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -80,6 +84,13 @@ func SignedHeaders(h http.Header, id string, timestamp time.Time, body []byte, s
 // addresses on any port.
 var guardian = ssrf.New(ssrf.WithAnyPort())
 
+// idleConns is how many idle connections the client keeps, in all and to
+// one host: enough for every delivery worker (server.DefaultWebhookWorkers,
+// 20) and the callback workers to send to one receiver at once without
+// dialling anew, which Go's default of 2 a host would make most of them do.
+// Reusing a connection is safe: the address check ran when it was dialled.
+const idleConns = 32
+
 // NewClient returns the client callbacks are sent with: no proxy, no
 // redirects followed, the given timeout, and unless allowPrivate, a dialer
 // that refuses non-public addresses after resolving them, on every
@@ -93,7 +104,8 @@ func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 		Proxy:               nil,
 		DialContext:         dialer.DialContext,
 		TLSHandshakeTimeout: timeout,
-		MaxIdleConns:        10,
+		MaxIdleConns:        idleConns,
+		MaxIdleConnsPerHost: idleConns,
 		IdleConnTimeout:     30 * time.Second,
 	}
 	return &http.Client{
@@ -173,4 +185,42 @@ func RedactError(err error) error {
 		uerr.URL = Redact(uerr.URL)
 	}
 	return err
+}
+
+// Describe is what an attempt's record says about a failed send: a fixed
+// description of the kind of failure, for the endpoint's owner to read.
+// The client's error is not shown, since for a refused connection it
+// carries the address the host resolved to, which the rule of callbacks
+// keeps from tenants (contract §5); the server's log keeps it.
+func Describe(err error, timeout time.Duration) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	var alertErr tls.AlertError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostnameErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedPort),
+		errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrInvalidHostPort):
+		return "address refused: the host resolved to an address that is not public"
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "no answer within " + timeout.String()
+	case errors.As(err, &dnsErr):
+		return "the host name does not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection reset or closed before an answer"
+	case errors.As(err, &certErr), errors.As(err, &recordErr), errors.As(err, &alertErr),
+		errors.As(err, &unknownAuthority), errors.As(err, &hostnameErr), errors.As(err, &invalidCert):
+		return "TLS handshake failed"
+	}
+	return "connection failed"
+}
+
+// isTimeout reports a timeout of the client or the network.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

@@ -3,11 +3,15 @@ package webhook
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,4 +167,84 @@ func verify(t *testing.T, secret string, body []byte, h http.Header) error {
 		t.Fatal(err)
 	}
 	return wh.Verify(body, h)
+}
+
+// TestDescribe: each kind of failed send gets its fixed description, and
+// a refused address is not named.
+func TestDescribe(t *testing.T) {
+	refused := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	closedURL := refused.URL
+	refused.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+	}))
+	defer slow.Close()
+	selfSigned := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer selfSigned.Close()
+	tests := []struct {
+		name, url string
+		client    *http.Client
+		want      string
+	}{
+		{"private", "http://10.1.2.3:9/", NewClient(time.Second, false), "address refused: the host resolved to an address that is not public"},
+		{"timeout", slow.URL, NewClient(100*time.Millisecond, true), "no answer within 100ms"},
+		{"no such host", "http://no-such-host.invalid/", NewClient(time.Second, true), "the host name does not resolve"},
+		{"refused", closedURL, NewClient(time.Second, true), "connection refused"},
+		{"tls", selfSigned.URL, NewClient(time.Second, true), "TLS handshake failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, tt.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := tt.client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("the send succeeded")
+			}
+			if got := Describe(err, tt.client.Timeout); got != tt.want {
+				t.Errorf("Describe(%v) = %q, want %q", err, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestClientKeepsConnectionsForEveryWorker: twenty deliveries at once to
+// one receiver, twice, dial twenty connections, not forty: the client
+// keeps an idle connection for each worker.
+func TestClientKeepsConnectionsForEveryWorker(t *testing.T) {
+	var dialled atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		time.Sleep(50 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialled.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := NewClient(5*time.Second, true)
+	const workers = 20
+	for range 2 {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := client.Post(srv.URL, "application/json", nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}()
+		}
+		wg.Wait()
+	}
+	if got := dialled.Load(); got != workers {
+		t.Errorf("%d connections dialled for two rounds of %d deliveries, want %d", got, workers, workers)
+	}
 }
