@@ -25,15 +25,20 @@ type deliveryArgs struct {
 // Kind names the queue job.
 func (deliveryArgs) Kind() string { return "webhook_delivery" }
 
+// deliveryJobAttempts is the River attempts of a delivery job: a ceiling
+// only, above any schedule; the worker ends a delivery after the last
+// attempt of its own schedule (deliveryWorker.lastAttempt).
+const deliveryJobAttempts = 100
+
 // deliveryQueue is the queue deliveries wait in, apart from imports and
 // their callbacks, so that slow receivers never hold an import back.
 const deliveryQueue = "webhooks"
 
 // queueDeliveries queues, in tx, one delivery of each event to each
 // enabled endpoint of the event's account subscribed to its type, each
-// tried at most attempts times. Test events go to their one endpoint
+// tried as the worker's schedule says. Test events go to their one endpoint
 // (the test action queues them), never through here.
-func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.Tx, events []store.Event, attempts int) error {
+func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.Tx, events []store.Event) error {
 	targets := map[int64][]store.DeliveryTarget{}
 	var jobs []river.InsertManyParams
 	for _, e := range events {
@@ -55,7 +60,7 @@ func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql
 			}
 			jobs = append(jobs, river.InsertManyParams{
 				Args:       deliveryArgs{EventID: eventUUID, EndpointID: t.EndpointID, Generation: t.Generation},
-				InsertOpts: &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: attempts},
+				InsertOpts: &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts},
 			})
 		}
 	}

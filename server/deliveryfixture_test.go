@@ -144,7 +144,7 @@ func (f *deliveryFixture) emit(t *testing.T, account int64, n int) []store.Event
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := queueDeliveries(ctx, f.svcs.Queue, tx, events, f.svcs.Webhooks.deliveryAttempts); err != nil {
+	if err := queueDeliveries(ctx, f.svcs.Queue, tx, events); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {

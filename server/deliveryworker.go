@@ -73,6 +73,14 @@ type delivery struct {
 	log      *slog.Logger
 }
 
+// lastAttempt says whether the job's attempt is the last of this process's
+// schedule. The worker, not the job, decides: whoever queued the delivery
+// (a server, the CLI's drivers import) need not know the schedule, and a
+// failure then ends the job (river.JobCancel) whatever its MaxAttempts.
+func (w *deliveryWorker) lastAttempt(job *river.Job[deliveryArgs]) bool {
+	return job.Attempt >= w.maxAttempts()
+}
+
 // Work makes one attempt and records it. 2xx is success; 410 disables the
 // endpoint; anything else (a redirect, a timeout, a refused address) is
 // retried, unless the endpoint has failed for disableAfter, which disables
@@ -83,10 +91,11 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	if err != nil {
 		if errors.Is(err, &river.JobCancelError{}) {
 			w.metrics.WebhookDelivery(metrics.WebhookDropped, 0)
-		} else if job.Attempt >= job.MaxAttempts {
+		} else if w.lastAttempt(job) {
 			slog.ErrorContext(ctx, "webhook not delivered: the last attempt failed before sending; no more retries",
 				"endpoint", store.EndpointID(job.Args.EndpointID), "event", store.EventID(job.Args.EventID),
 				"attempts", job.Attempt, "error", err)
+			return river.JobCancel(err)
 		}
 		return err
 	}
@@ -210,10 +219,10 @@ func (w *deliveryWorker) conclude(ctx context.Context, job *river.Job[deliveryAr
 	}
 	// The last failed attempt says so, once, at error level, like
 	// callbacks (docs/api.md, Deliveries).
-	if job.Attempt >= job.MaxAttempts {
+	if w.lastAttempt(job) {
 		d.log.ErrorContext(ctx, "webhook not delivered: the last attempt failed; no more retries",
 			append(why, "attempts", job.Attempt)...)
-		return metrics.WebhookGaveUp, failure
+		return metrics.WebhookGaveUp, river.JobCancel(failure)
 	}
 	d.log.WarnContext(ctx, "webhook delivery failed", why...)
 	return metrics.WebhookFailedRetry, failure

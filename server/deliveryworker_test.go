@@ -216,8 +216,10 @@ func TestDeliveryFailingDisables(t *testing.T) {
 		e := f.addEndpoint(t, f.accountA, r.srv.URL+"/secret-path?token=secret", endpointOpts{})
 		f.emit(t, f.accountA, 1)
 		f.attempts(t, f.accountA, e, 3)
-		if counts := f.settled(t); counts["discarded"] != 1 {
-			t.Errorf("jobs %v, want one discarded", counts)
+		// The worker ends the job after its schedule's last attempt,
+		// whatever the job's MaxAttempts (deliveryWorker.lastAttempt).
+		if counts := f.settled(t); counts["cancelled"] != 1 {
+			t.Errorf("jobs %v, want one cancelled", counts)
 		}
 		if s := f.state(t, e); !s.Enabled || !s.FailingSince.Valid {
 			t.Errorf("endpoint: %+v, want enabled and failing", s)

@@ -172,8 +172,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	links := linkBase{publicURL: cfg.PublicURL, restPort: cfg.RESTPort}
 	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
-	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks,
-		deliveryAttempts: cfg.retryPolicy().maxAttempts()}
+	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks}
 	s.Events = &EventService{store: st, links: links}
 	return s, nil
 }
@@ -240,7 +239,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	}
 	// Deliveries are tried as many times as callbacks; the outbox gets
 	// its queue once the client exists.
-	outbox := &Outbox{render: cfg.RenderCallback, attempts: retry.maxAttempts()}
+	outbox := &Outbox{render: cfg.RenderCallback}
 	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), outbox: outbox, metrics: cfg.Metrics}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, callbackAttempts: callbacks.maxAttempts(),

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/riverqueue/river"
@@ -26,27 +25,15 @@ type Outbox struct {
 	queue *river.Client[*sql.Tx]
 	// render writes an event's data as the REST API shows the object.
 	render func(proto.Message) ([]byte, error)
-	// attempts is how many times each delivery is tried.
-	attempts int
 }
 
-// NewOutbox returns the outbox inserting deliveries through queue, each
-// tried DeliveryAttempts(schedule) times, and rendering event data with
-// render (gateway.RenderJSON).
-func NewOutbox(queue *river.Client[*sql.Tx], render func(proto.Message) ([]byte, error), schedule []time.Duration) (*Outbox, error) {
+// NewOutbox returns the outbox inserting deliveries through queue and
+// rendering event data with render (gateway.RenderJSON).
+func NewOutbox(queue *river.Client[*sql.Tx], render func(proto.Message) ([]byte, error)) (*Outbox, error) {
 	if queue == nil || render == nil {
 		return nil, errors.New("outbox: a queue and a renderer are required")
 	}
-	return &Outbox{queue: queue, render: render, attempts: DeliveryAttempts(schedule)}, nil
-}
-
-// DeliveryAttempts is how many times a delivery is tried with a retry
-// schedule (nil: DefaultCallbackRetrySchedule): once, and once per retry.
-func DeliveryAttempts(schedule []time.Duration) int {
-	if len(schedule) == 0 {
-		schedule = DefaultCallbackRetrySchedule
-	}
-	return len(schedule) + 1
+	return &Outbox{queue: queue, render: render}, nil
 }
 
 // write stores events of one account in tx and queues their deliveries.
@@ -60,7 +47,7 @@ func (o *Outbox) write(ctx context.Context, tx *sql.Tx, accountID int64, events 
 		events[i].ID = store.NewEventUUID()
 		queued[i] = store.Event{ID: store.EventID(events[i].ID), AccountID: accountID, Type: events[i].Type}
 	}
-	if err := queueDeliveries(ctx, o.queue, tx, queued, o.attempts); err != nil {
+	if err := queueDeliveries(ctx, o.queue, tx, queued); err != nil {
 		return nil, err
 	}
 	return store.InsertEvents(ctx, tx, accountID, events)

@@ -18,7 +18,7 @@ func testOutbox(t testing.TB, st *store.Store) *Outbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := NewOutbox(queue, gateway.RenderJSON, nil)
+	ob, err := NewOutbox(queue, gateway.RenderJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func testedElsewhere(event store.Event, target store.DeliveryTarget) error {
 func (s *WebhookService) queueDelivery(ctx context.Context, tx *sql.Tx, eventID string, target store.DeliveryTarget) error {
 	eventUUID, _ := store.ParseEventID(eventID)
 	args := deliveryArgs{EventID: eventUUID, EndpointID: target.EndpointID, Generation: target.Generation}
-	if _, err := s.queue.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: s.deliveryAttempts}); err != nil {
+	if _, err := s.queue.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts}); err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
 	return nil

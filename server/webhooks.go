@@ -27,8 +27,6 @@ type WebhookService struct {
 	// allowPrivate lifts the public-address rule on endpoint URLs
 	// (JOBBOARD_CALLBACK_ALLOW_PRIVATE), as on callback URLs.
 	allowPrivate bool
-	// deliveryAttempts is how many times a delivery is tried.
-	deliveryAttempts int
 }
 
 // EventService implements jobboard.rest.v2.EventService: the account's

@@ -431,16 +431,12 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // cliOutbox is the outbox of a command that stores what has events: its
-// queue client only inserts (the server's queue delivers), with the
-// server's delivery attempts from JOBBOARD_CALLBACK_RETRY_SCHEDULE.
+// queue client only inserts; the server's queue delivers, on the server's
+// own retry schedule.
 func cliOutbox(st *store.Store) (*server.Outbox, error) {
-	schedule, err := parseRetrySchedule(os.Getenv("JOBBOARD_CALLBACK_RETRY_SCHEDULE"))
-	if err != nil {
-		return nil, err
-	}
 	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	return server.NewOutbox(queue, gateway.RenderJSON, schedule)
+	return server.NewOutbox(queue, gateway.RenderJSON)
 }
