@@ -47,7 +47,7 @@ func leadsScenario(ctx context.Context, h *harness) ([]result, error) {
 		n, rounds = 1_000, 1
 	}
 	// The harness's server would work the same delivery queue: this
-	// scenario runs a server of its own, which it kills, and brings the
+	// scenario runs servers of its own, kills one, and brings the
 	// harness's back at the end.
 	h.server.stop()
 	defer func() {
@@ -64,21 +64,29 @@ func leadsScenario(ctx context.Context, h *harness) ([]result, error) {
 	}
 	defer ls.close()
 	rows, err := ls.intakeRounds(ctx, n, rounds)
-	if err != nil {
-		return nil, err
+	if err != nil || !rows.complete {
+		return rows.rows, err
 	}
 	crash, err := ls.crashRound(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	return append(rows, crash...), nil
+	shared, err := ls.sharedRound(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(rows.rows, crash...), shared...), nil
 }
 
 // leadSetup is the scenario's server, receiver and two accounts: one
-// without endpoints, one with three pointing at the receiver.
+// without endpoints, one with three pointing at the receiver. The server
+// takes the intake; until the shared round it sends no deliveries
+// (JOBBOARD_WEBHOOK_WORKERS=0) and a delivery replica, started for each
+// round's backlog, sends them.
 type leadSetup struct {
 	h          *harness
 	server     *process
+	deliverer  *process // the delivery replica while it runs
 	receiver   *leadReceiver
 	stopRecv   func()
 	bare, hook account
@@ -101,7 +109,7 @@ func newLeadSetup(ctx context.Context, h *harness) (*leadSetup, error) {
 			ls.close()
 		}
 	}()
-	if ls.server, err = h.startServer(ctx, "server-leads", leadServerEnv...); err != nil {
+	if ls.server, err = h.startServer(ctx, "server-leads-intake", append(leadServerEnv, "JOBBOARD_WEBHOOK_WORKERS=0")...); err != nil {
 		return nil, err
 	}
 	for _, a := range []struct {
@@ -130,6 +138,9 @@ func newLeadSetup(ctx context.Context, h *harness) (*leadSetup, error) {
 func (ls *leadSetup) close() {
 	if ls.server != nil {
 		ls.server.stop()
+	}
+	if ls.deliverer != nil {
+		ls.deliverer.stop()
 	}
 	ls.stopRecv()
 }

@@ -95,6 +95,10 @@ type Config struct {
 	// once; 0 means DefaultWebhookWorkers. Deliveries follow the callbacks'
 	// schedule, timeout and address rule.
 	WebhookWorkers int
+	// SendNoDeliveries makes this process queue webhook deliveries (its
+	// outbox still writes them) but send none: another process on the same
+	// database, with workers, sends them (JOBBOARD_WEBHOOK_WORKERS=0).
+	SendNoDeliveries bool
 	// WebhookDisableAfter is how long every attempt to an endpoint may fail
 	// before it is disabled; 0 means DefaultWebhookDisableAfter.
 	WebhookDisableAfter time.Duration
@@ -220,10 +224,6 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	}
 	deliveries := &deliveryWorker{retryPolicy: retry, store: st, client: client, render: cfg.RenderCallback,
 		disableAfter: disableAfter, metrics: cfg.Metrics}
-	webhookWorkers := cfg.WebhookWorkers
-	if webhookWorkers <= 0 {
-		webhookWorkers = DefaultWebhookWorkers
-	}
 	rescue := cfg.RescueStuckImportsAfter
 	if rescue <= 0 {
 		rescue = 10 * time.Minute
@@ -252,13 +252,8 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	if sweepEvery <= 0 {
 		sweepEvery = DefaultSweepImportsEvery
 	}
-	maxWorkers := cfg.ImportWorkers
-	if maxWorkers <= 0 {
-		maxWorkers = 2
-	}
 	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{
-		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers},
-			deliveryQueue: {MaxWorkers: webhookWorkers}},
+		Queues:  cfg.queues(),
 		Workers: workers,
 		// Polling keeps the queue on plain database/sql (no LISTEN); a
 		// short interval keeps the wait between POST and processing small.
@@ -284,6 +279,27 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	}
 	outbox.queue = queue
 	return queue, sweeper, nil
+}
+
+// queues are the queues this process works: imports and their callbacks in
+// River's default queue, and deliveries in their own unless the process
+// sends none. The delivery worker stays registered either way, so the
+// outbox can still insert deliveries for other processes to send.
+func (cfg Config) queues() map[string]river.QueueConfig {
+	imports := cfg.ImportWorkers
+	if imports <= 0 {
+		imports = 2
+	}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: imports}}
+	if cfg.SendNoDeliveries {
+		return queues
+	}
+	deliveries := cfg.WebhookWorkers
+	if deliveries <= 0 {
+		deliveries = DefaultWebhookWorkers
+	}
+	queues[deliveryQueue] = river.QueueConfig{MaxWorkers: deliveries}
+	return queues
 }
 
 // queuePollInterval is how often the queue looks for new work: the longest

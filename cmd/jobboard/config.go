@@ -99,7 +99,7 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
 	setting(fs, &c.webhookWorkers, "webhook-workers", "JOBBOARD_WEBHOOK_WORKERS", strconv.Itoa(server.DefaultWebhookWorkers),
-		"webhook deliveries this process sends at once (they mostly wait on receivers)")
+		"webhook deliveries this process sends at once (they mostly wait on receivers); 0: it queues deliveries but sends none, leaving them to processes with workers on the same database")
 	setting(fs, &c.webhookDisableAfter, "webhook-disable-after", "JOBBOARD_WEBHOOK_DISABLE_AFTER", "120h",
 		"how long every delivery to a webhook endpoint may fail before the endpoint is disabled (a Go duration)")
 	setting(fs, &c.importRescueAfter, "import-rescue-after", "JOBBOARD_IMPORT_RESCUE_AFTER", "10m",
@@ -159,6 +159,7 @@ func (c *config) serverConfig() (server.Config, error) {
 	}
 	return server.Config{
 		WebhookWorkers:          webhookWorkers,
+		SendNoDeliveries:        webhookWorkers == 0,
 		WebhookDisableAfter:     disableAfter,
 		RESTPort:                restPort,
 		RescueStuckImportsAfter: rescue,
@@ -178,8 +179,8 @@ func (c *config) serverConfig() (server.Config, error) {
 // webhookSettings checks the settings of webhook deliveries.
 func (c *config) webhookSettings() (int, time.Duration, error) {
 	workers, err := strconv.Atoi(c.webhookWorkers)
-	if err != nil || workers < 1 {
-		return 0, 0, usageError{fmt.Sprintf("JOBBOARD_WEBHOOK_WORKERS: %q is not a whole number of deliveries (1 or more)", c.webhookWorkers)}
+	if err != nil || workers < 0 {
+		return 0, 0, usageError{fmt.Sprintf("JOBBOARD_WEBHOOK_WORKERS: %q is not a whole number of deliveries (0 or more)", c.webhookWorkers)}
 	}
 	after, err := time.ParseDuration(c.webhookDisableAfter)
 	if err != nil || after <= 0 {

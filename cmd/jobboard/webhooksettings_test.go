@@ -17,7 +17,8 @@ func TestWebhookSettings(t *testing.T) {
 	}{
 		{workers: "20", after: "120h", wantWorkers: 20, wantAfter: 120 * time.Hour},
 		{workers: "3", after: "2s", wantWorkers: 3, wantAfter: 2 * time.Second},
-		{workers: "0", after: "120h", want: `JOBBOARD_WEBHOOK_WORKERS: "0" is not a whole number`},
+		{workers: "0", after: "120h", wantWorkers: 0, wantAfter: 120 * time.Hour},
+		{workers: "-1", after: "120h", want: `JOBBOARD_WEBHOOK_WORKERS: "-1" is not a whole number of deliveries (0 or more)`},
 		{workers: "many", after: "120h", want: `JOBBOARD_WEBHOOK_WORKERS: "many" is not a whole number`},
 		{workers: "20", after: "5d", want: `JOBBOARD_WEBHOOK_DISABLE_AFTER: "5d" is not a positive Go duration`},
 		{workers: "20", after: "-1h", want: `JOBBOARD_WEBHOOK_DISABLE_AFTER: "-1h" is not a positive Go duration`},
@@ -32,7 +33,9 @@ func TestWebhookSettings(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got.WebhookWorkers != tt.wantWorkers || got.WebhookDisableAfter != tt.wantAfter {
+		// 0 workers: deliveries are queued here and sent by other processes.
+		if err != nil || got.WebhookWorkers != tt.wantWorkers || got.SendNoDeliveries != (tt.wantWorkers == 0) ||
+			got.WebhookDisableAfter != tt.wantAfter {
 			t.Errorf("%s %s: %d workers, %s, %v", tt.workers, tt.after, got.WebhookWorkers, got.WebhookDisableAfter, err)
 		}
 	}
