@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -130,12 +131,20 @@ func createAccount(t *testing.T, env []string, name string) account {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Below Linux's ephemeral range (32768 and up), from which the kernel
+	// hands out the ports of outgoing connections and of listeners on port
+	// 0, such as a local PostgreSQL that jobboard dev starts after this
+	// address was chosen: a port from that range, freed here, could be
+	// taken by it before the caller binds it.
+	for range 100 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err == nil {
+			defer l.Close()
+			return l.Addr().String()
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port between 20000 and 32000 in 100 tries")
+	return ""
 }
 
 // service is a running `jobboard serve`.
