@@ -19,13 +19,14 @@ import (
 func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct account) {
 	var id string
 	var victim int
-	var killedAt time.Time
+	var killing, killedAt time.Time
 	var detect time.Duration
 	s := underLoad(t, l, 2*time.Minute, 5*time.Second, func() {
 		if id, victim = startImport(t, top, l, recv, acct); victim == 0 {
 			return
 		}
-		if err := top.KillReplica(victim); err != nil {
+		var err error
+		if killing, err = top.KillReplica(victim); err != nil {
 			t.Error(err)
 		}
 		killedAt = time.Now()
@@ -34,7 +35,7 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 	if victim == 0 {
 		t.FailNow()
 	}
-	inFlight := failedAround(l.rec.snapshot(), killedAt)
+	inFlight := failedAround(l.rec.snapshot(), killing, killedAt)
 	lost, twice := recv.awaitCallbacks([]string{id}, 2*time.Minute)
 	completedBy := importCompletedBy(top, id)
 	recv.mu.Lock()
@@ -105,10 +106,15 @@ func awaitDown(name string, limit time.Duration) time.Duration {
 }
 
 // failedAround counts the failed requests that were under way at the kill.
-func failedAround(outs []outcome, at time.Time) int {
+func failedAround(outs []outcome, killing, killed time.Time) int {
 	n := 0
 	for _, o := range outs {
-		if !o.ok && o.start.Before(at) && o.start.Add(o.took).After(at) {
+		// In flight at the kill: begun before the signal was known to be
+		// sent, not over before it was about to be. The kill lies between
+		// the two instants; a request that failed within them was in
+		// flight at it, even when the load's goroutine saw the failure
+		// before the killing one could note the time.
+		if !o.ok && o.start.Before(killed) && o.start.Add(o.took).After(killing) {
 			n++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // replicaEnv is replica i's configuration. The replicas sit behind
@@ -80,20 +81,21 @@ func (t *Topology) RestartReplica(i int) error {
 	return run(t.podman("start", ReplicaName(i)))
 }
 
-// KillReplica ends replica i with SIGKILL, as a crash would. The signal
-// goes to the container's process itself rather than through podman kill,
-// which takes a few hundred milliseconds to start: the kill lands when
-// the caller says.
-func (t *Topology) KillReplica(i int) error {
+// KillReplica ends replica i with SIGKILL, as a crash would, and returns
+// the time just before the signal was sent. The signal goes to the
+// container's process itself rather than through podman kill, which takes
+// a few hundred milliseconds to start: the kill lands when the caller says.
+func (t *Topology) KillReplica(i int) (sent time.Time, err error) {
 	out, err := t.podman("inspect", "--format", "{{.State.Pid}}", ReplicaName(i)).Output()
 	if err != nil {
-		return fmt.Errorf("podman inspect %s: %w", ReplicaName(i), err)
+		return sent, fmt.Errorf("podman inspect %s: %w", ReplicaName(i), err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || pid <= 0 {
-		return fmt.Errorf("%s is not running (pid %q)", ReplicaName(i), out)
+		return sent, fmt.Errorf("%s is not running (pid %q)", ReplicaName(i), out)
 	}
-	return syscall.Kill(pid, syscall.SIGKILL)
+	sent = time.Now()
+	return sent, syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // ReplicaExitCode is the exit code of replica i's stopped container.
