@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -104,16 +103,16 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 		}
 		return err
 	}
-	started := time.Now()
-	resp, sendErr := w.client.Do(req)
+	sent := webhook.Send(w.client, req)
+	sendErr := sent.Err
+	status := 0
+	if sent.Status != nil {
+		status = *sent.Status
+	}
 	attempt := store.CallbackAttempt{ImportID: imp.ID, WebhookID: job.Args.WebhookID, Attempt: job.Attempt,
-		AttemptedAt: started, DurationMS: int(time.Since(started).Milliseconds())}
+		AttemptedAt: sent.Started, DurationMS: int(sent.Took.Milliseconds()), StatusCode: sent.Status}
 	if sendErr != nil {
 		attempt.Error = ptr(webhook.RedactError(sendErr).Error())
-	} else {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		attempt.StatusCode = &resp.StatusCode
 	}
 	if err := w.store.RecordCallbackAttempt(context.WithoutCancel(ctx), attempt); err != nil {
 		slog.ErrorContext(ctx, "record callback attempt", "error", err)
@@ -139,22 +138,22 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 			log.WarnContext(ctx, "callback failed", "error", sendErr)
 		}
 		return fmt.Errorf("callback: %w", sendErr)
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case status >= 200 && status < 300:
 		w.metrics.CallbackAttempt(metrics.CallbackDelivered)
-		log.InfoContext(ctx, "callback delivered", "status", resp.StatusCode)
+		log.InfoContext(ctx, "callback delivered", "status", status)
 		return nil
-	case resp.StatusCode == http.StatusGone:
+	case status == http.StatusGone:
 		w.metrics.CallbackAttempt(metrics.CallbackGone)
 		log.InfoContext(ctx, "callback refused with 410 Gone; no more retries")
 		return river.JobCancel(errors.New("receiver answered 410 Gone"))
 	default:
 		w.metrics.CallbackAttempt(failed)
 		if last {
-			log.ErrorContext(ctx, "callback not delivered: the last attempt failed; no more retries", "status", resp.StatusCode)
+			log.ErrorContext(ctx, "callback not delivered: the last attempt failed; no more retries", "status", status)
 		} else {
-			log.WarnContext(ctx, "callback failed", "status", resp.StatusCode)
+			log.WarnContext(ctx, "callback failed", "status", status)
 		}
-		return fmt.Errorf("callback: receiver answered %d", resp.StatusCode)
+		return fmt.Errorf("callback: receiver answered %d", status)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -99,20 +98,15 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		}
 		return err
 	}
-	started := time.Now()
-	resp, sendErr := w.client.Do(d.req)
-	elapsed := time.Since(started)
+	sent := webhook.Send(w.client, d.req)
+	sendErr, elapsed := sent.Err, sent.Took
 	attempt := store.WebhookAttempt{EndpointID: d.endpoint.ID, EventID: job.Args.EventID, EventType: d.event.Type,
-		Attempt: job.Attempt, AttemptedAt: started, DurationMS: int(elapsed.Milliseconds())}
+		Attempt: job.Attempt, AttemptedAt: sent.Started, DurationMS: int(elapsed.Milliseconds()), StatusCode: sent.Status}
 	if sendErr != nil {
 		// The record is the tenant's to read: a fixed description, never
 		// the client's error, which may name a resolved address. The log
 		// line of conclude keeps the error itself.
 		attempt.Error = ptr(webhook.Describe(sendErr, w.timeout))
-	} else {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		attempt.StatusCode = &resp.StatusCode
 	}
 	if err := w.store.RecordWebhookAttempt(context.WithoutCancel(ctx), attempt); err != nil {
 		slog.ErrorContext(ctx, "record webhook attempt", "error", err)

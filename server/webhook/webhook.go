@@ -224,3 +224,27 @@ func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
 }
+
+// Sent is one POST to a receiver: when it started, how long it took, and
+// the answer's status, or the error when no answer came.
+type Sent struct {
+	Started time.Time
+	Took    time.Duration
+	// Status is nil when no answer came; Err then says why.
+	Status *int
+	Err    error
+}
+
+// Send posts req with client and reads at most 64 KiB of the answer, so the
+// connection can serve the next delivery, whatever the receiver sends.
+func Send(client *http.Client, req *http.Request) Sent {
+	s := Sent{Started: time.Now()}
+	resp, err := client.Do(req)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		s.Status = &resp.StatusCode
+	}
+	s.Took, s.Err = time.Since(s.Started), err
+	return s
+}
