@@ -39,7 +39,7 @@ docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once befor
 # the end. withpg gives the tests a TMPDIR of their own and fails the run if
 # they leave anything in it.
 .PHONY: test
-test: postgres pgbouncer docs-assets chromium test-tools ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
+test: postgres pgbouncer docs-assets chromium test-tools loadgen ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
 	$(GO) run ./internal/cmd/withpg gotestsum --format testname -- -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=3s
 
@@ -65,15 +65,15 @@ vulncheck: docs-assets ## report known vulnerabilities reachable from the code (
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 ./...
 
 .PHONY: soak
-soak: postgres docs-assets tools ## 200 connections of mixed reads and writes for 60 s on the full data set (bench scenario 7)
+soak: postgres docs-assets tools loadgen ## 200 connections of mixed reads and writes for 60 s on the full data set (bench scenario 7)
 	$(GO) run ./bench -only 7
 
 .PHONY: bench
-bench: postgres pgbouncer docs-assets tools ## measure every scenario against its floor; report in bench/results/
+bench: postgres pgbouncer docs-assets tools loadgen ## measure every scenario against its floor; report in bench/results/
 	$(GO) run ./bench
 
 .PHONY: bench-quick
-bench-quick: postgres pgbouncer docs-assets tools ## a one-minute run of the benchmark harness (small data, targets not judged)
+bench-quick: postgres pgbouncer docs-assets tools loadgen ## a one-minute run of the benchmark harness (small data, targets not judged)
 	$(GO) run ./bench -quick
 
 .PHONY: bench-go
@@ -172,6 +172,12 @@ postgres: ## make sure the PostgreSQL server binaries are installed
 .PHONY: pgbouncer
 pgbouncer: ## make sure PgBouncer is installed for the tests that run the service behind it in transaction mode
 	@scripts/ensure-pgbouncer.sh
+
+# The load generator of the benchmarks: h2load, a C client from Debian's
+# nghttp2-client, so the load takes little of the cores the server is measured on.
+.PHONY: loadgen
+loadgen: ## make sure h2load (Debian's nghttp2-client) is installed for the benchmarks
+	@scripts/ensure-debian-packages.sh h2load:nghttp2-client
 
 .PHONY: chromium
 chromium: ## make sure Chromium is installed for the browser test of /docs

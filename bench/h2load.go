@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The HTTP and gRPC load of the scenarios comes from h2load (Debian's
+// nghttp2-client), a C event loop: on two shared cores a Go load generator
+// takes a fifth of the machine away from the server it measures and so
+// flatters a ratio. h2load also writes one line per request with its status
+// and latency, so a scenario can tell the latency of served requests from
+// that of refused ones, which wrk's single histogram cannot.
+
+// h2loadPath is the command scripts/ensure-debian-packages.sh installs
+// (make bench installs it when missing).
+const h2loadPath = "h2load"
+
+// h2loadRun is one h2load process: conns connections, each sending the next
+// request as soon as it has the answer to the previous one (a closed loop),
+// for warmup and then duration; only the requests of the duration count.
+type h2loadRun struct {
+	uris     []string // each connection cycles through them in order
+	conns    int
+	http1    bool // HTTP/1.1 keep-alive; otherwise HTTP/2 (gRPC)
+	streams  int  // HTTP/2 only: concurrent streams per connection, default 1
+	warmup   time.Duration
+	duration time.Duration
+	headers  []string // "name: value"
+	body     []byte   // sent with every request (a POST) when not nil
+	dir      string   // a folder for the URI, body and log files
+	name     string   // names the files in dir
+}
+
+// h2loadResult is what the duration of a run saw.
+type h2loadResult struct {
+	elapsed time.Duration
+	// latencies per HTTP status, each sorted; a request that got no answer
+	// (a transport error or h2load's timeout) is not in here but in failed.
+	latencies map[int][]time.Duration
+	failed    int64
+	dataBytes int64 // response payload bytes (DATA frames or bodies) of the run, warm-up included
+	// cpu is the generator's own share of all the machine's cores over its
+	// whole life, start and warm-up included.
+	cpu float64
+}
+
+// requests counts the answered requests.
+func (r h2loadResult) requests() int64 {
+	var n int64
+	for _, l := range r.latencies {
+		n += int64(len(l))
+	}
+	return n
+}
+
+// count counts the requests answered with one of the statuses.
+func (r h2loadResult) count(statuses ...int) int64 {
+	var n int64
+	for _, s := range statuses {
+		n += int64(len(r.latencies[s]))
+	}
+	return n
+}
+
+// of merges the latencies of the given statuses, sorted.
+func (r h2loadResult) of(statuses ...int) []time.Duration {
+	var all []time.Duration
+	for _, s := range statuses {
+		all = append(all, r.latencies[s]...)
+	}
+	slices.Sort(all)
+	return all
+}
+
+// throughput is answered requests of the given statuses per second of the run.
+func (r h2loadResult) throughput(statuses ...int) float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.count(statuses...)) / r.elapsed.Seconds()
+}
+
+// cpuNote says how much of the machine the generator took.
+func (r h2loadResult) cpuNote() string {
+	return fmt.Sprintf("h2load used %.0f%% of the %d cores.", 100*r.cpu, runtime.NumCPU())
+}
+
+// start launches the run; wait collects it. Several runs started together
+// load the server at once, one process per kind of request.
+func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, error), err error) {
+	if run.name == "" || run.dir == "" || len(run.uris) == 0 || run.conns < 1 || run.duration <= 0 {
+		return nil, fmt.Errorf("h2load run %q: name, dir, uris, conns and duration are required", run.name)
+	}
+	base := filepath.Join(run.dir, "h2load-"+run.name)
+	uriFile, logFile := base+".uris", base+".log"
+	if err := os.WriteFile(uriFile, []byte(strings.Join(run.uris, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	// h2load leaves the log as it was when no request reached the main phase.
+	if err := os.Remove(logFile); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	args := []string{
+		"-c", strconv.Itoa(run.conns), "-t", "1",
+		"-D", strconv.Itoa(int(run.duration.Seconds())),
+		"--warm-up-time", strconv.Itoa(int(run.warmup.Seconds())),
+		"-i", uriFile, "--log-file", logFile,
+	}
+	if run.duration%time.Second != 0 || run.warmup%time.Second != 0 {
+		return nil, fmt.Errorf("h2load run %q: h2load takes whole seconds", run.name)
+	}
+	if run.http1 {
+		args = append(args, "--h1")
+	} else {
+		args = append(args, "-m", strconv.Itoa(max(run.streams, 1)))
+	}
+	for _, hd := range run.headers {
+		args = append(args, "-H", hd)
+	}
+	if run.body != nil {
+		bodyFile := base + ".body"
+		if err := os.WriteFile(bodyFile, run.body, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-d", bodyFile)
+	}
+	cmd := exec.CommandContext(ctx, h2loadPath, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("h2load (make bench installs Debian's nghttp2-client): %w", err)
+	}
+	return func() (h2loadResult, error) {
+		err := cmd.Wait()
+		wall := time.Since(started)
+		if err != nil {
+			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
+		}
+		res, err := parseH2load(out.String(), logFile)
+		if err != nil {
+			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
+		}
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
+		return res, nil
+	}, nil
+}
+
+// run starts the run and waits for it.
+func (run h2loadRun) run(ctx context.Context) (h2loadResult, error) {
+	wait, err := run.start(ctx)
+	if err != nil {
+		return h2loadResult{}, err
+	}
+	return wait()
+}
+
+var (
+	h2loadFinished = regexp.MustCompile(`(?m)^finished in ([0-9.]+)(m?s),`)
+	h2loadRequests = regexp.MustCompile(`(?m)^requests: .* (\d+) errored, (\d+) timeout`)
+	h2loadTraffic  = regexp.MustCompile(`(?m)^traffic: .* \((\d+)\) data`)
+)
+
+// parseH2load reads the summary h2load printed and its per-request log:
+// start time in microseconds, status, microseconds to the end of the answer.
+func parseH2load(summary, logFile string) (h2loadResult, error) {
+	var res h2loadResult
+	m := h2loadFinished.FindStringSubmatch(summary)
+	if m == nil {
+		return res, fmt.Errorf("no \"finished in\" line")
+	}
+	d, err := time.ParseDuration(m[1] + m[2])
+	if err != nil {
+		return res, err
+	}
+	res.elapsed = d
+	if m := h2loadRequests.FindStringSubmatch(summary); m != nil {
+		errored, _ := strconv.ParseInt(m[1], 10, 64)
+		timeouts, _ := strconv.ParseInt(m[2], 10, 64)
+		res.failed = errored + timeouts
+	}
+	if m := h2loadTraffic.FindStringSubmatch(summary); m != nil {
+		res.dataBytes, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	f, err := os.Open(logFile)
+	if os.IsNotExist(err) {
+		return res, fmt.Errorf("no request was answered in the measured duration")
+	}
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	res.latencies = map[int][]time.Duration{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 3 {
+			return res, fmt.Errorf("log line %q: want 3 fields", sc.Text())
+		}
+		status, err1 := strconv.Atoi(fields[1])
+		micros, err2 := strconv.ParseInt(fields[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return res, fmt.Errorf("log line %q: not numbers", sc.Text())
+		}
+		// h2load logs a request that got no answer with status -1.
+		if status < 0 {
+			continue
+		}
+		res.latencies[status] = append(res.latencies[status], time.Duration(micros)*time.Microsecond)
+	}
+	if err := sc.Err(); err != nil {
+		return res, err
+	}
+	for _, l := range res.latencies {
+		slices.Sort(l)
+	}
+	return res, nil
+}
+
+// tail is the end of s, for error messages.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
