@@ -49,7 +49,8 @@ type h2loadResult struct {
 	// (a transport error or h2load's timeout) is not in here but in failed.
 	latencies map[int][]time.Duration
 	failed    int64
-	dataBytes int64 // response payload bytes (DATA frames or bodies) of the run, warm-up included
+	startSpan time.Duration // from the first logged request's start to the last's
+	dataBytes int64         // response payload bytes (DATA frames or bodies) of the run, warm-up included
 	// cpu is the generator's own share of all the machine's cores over its
 	// whole life, start and warm-up included.
 	cpu float64
@@ -149,6 +150,9 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
 		res, err := parseH2load(out.String(), logFile)
+		// The measured phase is the duration; h2load's "finished in"
+		// includes the warm-up.
+		res.elapsed = run.duration
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
@@ -168,7 +172,7 @@ func (run h2loadRun) run(ctx context.Context) (h2loadResult, error) {
 }
 
 var (
-	h2loadFinished = regexp.MustCompile(`(?m)^finished in ([0-9.]+)(m?s),`)
+	h2loadFinished = regexp.MustCompile(`(?m)^finished in `)
 	h2loadRequests = regexp.MustCompile(`(?m)^requests: .* (\d+) errored, (\d+) timeout`)
 	h2loadTraffic  = regexp.MustCompile(`(?m)^traffic: .* \((\d+)\) data`)
 )
@@ -177,15 +181,9 @@ var (
 // start time in microseconds, status, microseconds to the end of the answer.
 func parseH2load(summary, logFile string) (h2loadResult, error) {
 	var res h2loadResult
-	m := h2loadFinished.FindStringSubmatch(summary)
-	if m == nil {
+	if !h2loadFinished.MatchString(summary) {
 		return res, fmt.Errorf("no \"finished in\" line")
 	}
-	d, err := time.ParseDuration(m[1] + m[2])
-	if err != nil {
-		return res, err
-	}
-	res.elapsed = d
 	if m := h2loadRequests.FindStringSubmatch(summary); m != nil {
 		errored, _ := strconv.ParseInt(m[1], 10, 64)
 		timeouts, _ := strconv.ParseInt(m[2], 10, 64)
@@ -203,17 +201,23 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 	}
 	defer f.Close()
 	res.latencies = map[int][]time.Duration{}
+	var first, last int64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) != 3 {
 			return res, fmt.Errorf("log line %q: want 3 fields", sc.Text())
 		}
+		start, err0 := strconv.ParseInt(fields[0], 10, 64)
 		status, err1 := strconv.Atoi(fields[1])
 		micros, err2 := strconv.ParseInt(fields[2], 10, 64)
-		if err1 != nil || err2 != nil {
+		if err0 != nil || err1 != nil || err2 != nil {
 			return res, fmt.Errorf("log line %q: not numbers", sc.Text())
 		}
+		if first == 0 || start < first {
+			first = start
+		}
+		last = max(last, start)
 		// h2load logs a request that got no answer with status -1.
 		if status < 0 {
 			continue
@@ -226,6 +230,7 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 	for _, l := range res.latencies {
 		slices.Sort(l)
 	}
+	res.startSpan = time.Duration(last-first) * time.Microsecond
 	return res, nil
 }
 
