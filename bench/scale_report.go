@@ -80,7 +80,7 @@ func (r scaleReport) writeHeader(b *strings.Builder, base string) {
 // writeJudged states the target rows: every drivers filter at the largest
 // point of the applications curve, and the totals at every point.
 func (r scaleReport) writeJudged(b *strings.Builder) {
-	b.WriteString("## Judged\n\n| measurement | p50 | p99 | X-Total-Count | target | met |\n|---|---|---|---|---|---|\n")
+	b.WriteString("## Judged\n\n| measurement | p50 | p99 | X-Total-Count | target | met | why, from the plans |\n|---|---|---|---|---|---|---|\n")
 	checks, exact := 0, 0
 	for _, c := range r.curves {
 		for _, p := range c.points {
@@ -102,12 +102,17 @@ func (r scaleReport) writeJudged(b *strings.Builder) {
 				continue
 			}
 			pass := f.latency.p99 < scaleDriversTarget && f.isExact()
-			fmt.Fprintf(b, "| drivers.json %s, %d applications (%d matches, %d requests) | %s | %s | %s | p99 < %s, exact | %s |\n",
+			why := "-"
+			if !pass {
+				why = fmt.Sprintf("count %s reading %s; page %s reading %s%s", planMs(f.count.execution), rowsText(rowsRead(f.count)),
+					planMs(f.page.execution), rowsText(rowsRead(f.page)), sortText(f.page, f.pageText))
+			}
+			fmt.Fprintf(b, "| drivers.json %s, %d applications (%d matches, %d requests) | %s | %s | %s | p99 < %s, exact | %s | %s |\n",
 				f.name, last.x, f.exact, f.latency.n, ms(f.latency.median), ms(f.latency.p99), totalCell(f),
-				ms(scaleDriversTarget), verdict(pass, r.quick))
+				ms(scaleDriversTarget), verdict(pass, r.quick), why)
 		}
 	}
-	fmt.Fprintf(b, "| X-Total-Count of every request at every point of both curves | - | - | %d of %d exact | all exact | %s |\n\n",
+	fmt.Fprintf(b, "| X-Total-Count of every request at every point of both curves | - | - | %d of %d exact | all exact | %s | - |\n\n",
 		exact, checks, verdict(exact == checks, r.quick))
 }
 
