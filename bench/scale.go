@@ -22,11 +22,13 @@ import (
 // shows how each one's cost grows: along one account's applications, and
 // along the number of accounts (each one modest) sharing the database.
 
-// Sizes of the scale run. Loading runs at about 6,000 applications a second
-// on the two shared cores (the rate each report records), so the million
-// applications take some three minutes; the tenants' sizes keep their
-// largest point near one million applications too, so both curves end at a
-// database of the same size, and the whole run within half an hour.
+// Sizes of the scale run. Loading ran at 1,400 to 2,900 applications a
+// second on two cores shared with other runs (each report records its
+// rates), so the million applications of the grown account take 5 to 10
+// minutes. Tenants get 1,000 applications and 100 jobs each: at that rate
+// an account loads in about 0.4 s, so 1,000 of them take some 6 minutes and
+// end, like the first curve, at a database of a million applications; the
+// whole run took 27.5 minutes on the shared machine.
 const (
 	scaleAccountJobs   = 1_000   // the grown account's active jobs, fixed along its curve
 	scaleSeedChunk     = 100_000 // applications per demo seed: one transaction's worth

@@ -104,8 +104,8 @@ func (r scaleReport) writeJudged(b *strings.Builder) {
 			pass := f.latency.p99 < scaleDriversTarget && f.isExact()
 			why := "-"
 			if !pass {
-				why = fmt.Sprintf("count %s reading %s; page %s reading %s%s", planMs(f.count.execution), rowsText(rowsRead(f.count)),
-					planMs(f.page.execution), rowsText(rowsRead(f.page)), sortText(f.page, f.pageText))
+				why = fmt.Sprintf("count %s reading %s%s; page %s reading %s%s%s", planMs(f.count.execution), rowsText(rowsRead(f.count)),
+					parallelText(f.count), planMs(f.page.execution), rowsText(rowsRead(f.page)), parallelText(f.page), sortText(f.page, f.pageText))
 			}
 			fmt.Fprintf(b, "| drivers.json %s, %d applications (%d matches, %d requests) | %s | %s | %s | p99 < %s, exact | %s | %s |\n",
 				f.name, last.x, f.exact, f.latency.n, ms(f.latency.median), ms(f.latency.p99), totalCell(f),
@@ -196,13 +196,14 @@ func (c curveResult) filterKeys() []string {
 // writeGrowth explains each filter's growth from its plans: the rows the
 // count and the page read, and how the page is ordered.
 func (c curveResult) writeGrowth(b *strings.Builder) {
-	b.WriteString("What the plans show at each point (execution time without per-node timing; rows returned by the scans, all loops; the page's sorts, with the rows each sorted):\n\n")
+	b.WriteString("What the plans show at each point (execution time without per-node timing; rows the scans read (returned or discarded by a filter), all loops; the page's sorts, with the rows each sorted):\n\n")
 	for i, key := range c.filterKeys() {
 		var steps []string
 		for _, p := range c.points {
 			f := p.drivers[i]
-			steps = append(steps, fmt.Sprintf("%d: count %s reading %s, page %s reading %s%s", p.x,
-				planMs(f.count.execution), rowsText(rowsRead(f.count)), planMs(f.page.execution), rowsText(rowsRead(f.page)), sortText(f.page, f.pageText)))
+			steps = append(steps, fmt.Sprintf("%d: count %s reading %s%s, page %s reading %s%s%s", p.x,
+				planMs(f.count.execution), rowsText(rowsRead(f.count)), parallelText(f.count),
+				planMs(f.page.execution), rowsText(rowsRead(f.page)), parallelText(f.page), sortText(f.page, f.pageText)))
 		}
 		fmt.Fprintf(b, "- **%s**: %s. %s\n", key, strings.Join(steps, "; "), c.growthVerdict(i))
 	}
@@ -232,17 +233,28 @@ func (c curveResult) growthVerdict(i int) string {
 	return strings.Join(says, "; ") + "."
 }
 
-// rowsRead adds up the rows the plan's scans returned over all loops; a
-// bitmap index scan is left out, as its heap scan above returns the same
-// rows once rechecked.
+// rowsRead adds up the rows the plan's scans read over all loops: those
+// they returned and those their filter discarded. A bitmap index scan is
+// left out, as its heap scan above reads the same rows.
 func rowsRead(p plan) float64 {
 	total := 0.0
 	p.root.walk(func(n planNode) {
 		if strings.Contains(n.NodeType, "Scan") && n.NodeType != "Bitmap Index Scan" {
-			total += n.ActualRows * math.Max(1, n.Loops)
+			total += (n.ActualRows + n.Removed) * math.Max(1, n.Loops)
 		}
 	})
 	return total
+}
+
+// parallelText says how many workers a plan started, if any: on a busy
+// machine their start can cost more than the work they share.
+func parallelText(p plan) string {
+	workers := 0.0
+	p.root.walk(func(n planNode) { workers += n.Workers })
+	if workers == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" with %.0f parallel workers", workers)
 }
 
 // planMs shows a statement's time to the hundredth of a millisecond, as

@@ -332,7 +332,9 @@ type planNode struct {
 	Relation   string     `json:"Relation Name"`
 	Index      string     `json:"Index Name"`
 	IndexCond  string     `json:"Index Cond"`
-	ActualRows float64    `json:"Actual Rows"` // per loop
+	ActualRows float64    `json:"Actual Rows"`            // per loop
+	Removed    float64    `json:"Rows Removed by Filter"` // per loop
+	Workers    float64    `json:"Workers Launched"`
 	Loops      float64    `json:"Actual Loops"`
 	TotalTime  float64    `json:"Actual Total Time"` // ms per loop, children included
 	Plans      []planNode `json:"Plans"`
