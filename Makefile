@@ -76,6 +76,10 @@ bench: postgres pgbouncer docs-assets tools loadgen ## measure every scenario ag
 bench-quick: postgres pgbouncer docs-assets tools loadgen ## a one-minute run of the benchmark harness (small data, targets not judged)
 	$(GO) run ./bench -quick
 
+.PHONY: bench-scale
+bench-scale: postgres docs-assets ## cost curves to 1,000,000 applications and 1,000 accounts (about half an hour); report and SVG plots in bench/results/
+	$(GO) run ./bench -scale
+
 .PHONY: bench-go
 bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway PostgreSQL cluster
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...

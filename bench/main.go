@@ -5,6 +5,7 @@
 //
 //	go run ./bench          # the full run (make bench)
 //	go run ./bench -quick   # a one-minute smoke run (make bench-quick, in CI)
+//	go run ./bench -scale   # cost curves as the data grows (make bench-scale; scale.go)
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 
 type options struct {
 	quick  bool
+	scale  bool
 	out    string
 	only   map[int]bool
 	rounds int
@@ -30,6 +32,7 @@ func main() {
 	var opts options
 	var only intList
 	flag.BoolVar(&opts.quick, "quick", false, "small data set and short runs: checks the harness works, not the targets")
+	flag.BoolVar(&opts.scale, "scale", false, "instead of the scenarios, measure the drivers filters, the jobs list and a post as the data grows")
 	flag.StringVar(&opts.out, "out", "bench/results", "folder for the report")
 	flag.Var(&only, "only", "run only these scenarios (comma-separated numbers)")
 	flag.IntVar(&opts.rounds, "rounds", 0, "repetitions of each timed step (default 15, quick 3)")
@@ -47,7 +50,11 @@ func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, opts); err != nil {
+	runner := run
+	if opts.scale {
+		runner = runScale
+	}
+	if err := runner(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

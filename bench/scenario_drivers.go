@@ -13,10 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
-
-	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -137,11 +133,7 @@ func driversScenario(ctx context.Context, h *harness) ([]result, error) {
 // the service does: the gateway's query-parameter mapping into the request
 // message, the service's parsing into a filter, the store's SQL.
 func driverQueries(ctx context.Context, svc *server.DriverService, st *store.Store, accountID int64, q url.Values) (page, count store.Query, err error) {
-	req := &restv2.ListDriversRequest{}
-	if err := runtime.PopulateQueryParameters(req, q, utilities.NewDoubleArray(nil)); err != nil {
-		return page, count, err
-	}
-	f, err := svc.DriverFilter(ctx, req)
+	f, err := driverFilter(ctx, svc, q)
 	if err != nil {
 		return page, count, err
 	}
@@ -340,7 +332,9 @@ type planNode struct {
 	Relation   string     `json:"Relation Name"`
 	Index      string     `json:"Index Name"`
 	IndexCond  string     `json:"Index Cond"`
-	ActualRows float64    `json:"Actual Rows"` // per loop
+	ActualRows float64    `json:"Actual Rows"`            // per loop
+	Removed    float64    `json:"Rows Removed by Filter"` // per loop
+	Workers    float64    `json:"Workers Launched"`
 	Loops      float64    `json:"Actual Loops"`
 	TotalTime  float64    `json:"Actual Total Time"` // ms per loop, children included
 	Plans      []planNode `json:"Plans"`

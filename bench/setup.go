@@ -102,6 +102,10 @@ func setup(ctx context.Context, opts options) (*harness, error) {
 	if h.server, err = h.startServer(ctx, "server"); err != nil {
 		return nil, err
 	}
+	if opts.scale { // scale.go loads its own data, step by step
+		ok = true
+		return h, nil
+	}
 
 	t = time.Now()
 	for _, a := range h.accounts {
