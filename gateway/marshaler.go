@@ -111,13 +111,24 @@ type requestBody struct {
 
 func (requestBody) Close() error { return nil }
 
+// decodeOnce decodes the body into v, then lets go of its bytes: the
+// decoded message holds copies of every value, and the service it goes to
+// may run for a while (an import of 50,000 jobs stores them), so the
+// body's bytes need not stay in memory for as long.
+func (b *requestBody) decodeOnce(m marshaler, v any) error {
+	err := m.decode(b.data, v, b.list)
+	b.data = nil
+	b.Reset(nil)
+	return err
+}
+
 // NewDecoder decodes the whole body. The body the middleware read (and
 // checked) is decoded where it lies, not copied again: for a feed of a
 // thousand jobs the copy cost as much as a tenth of the post.
 func (m marshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
 		if body, ok := r.(*requestBody); ok {
-			return m.decode(body.data, v, body.list)
+			return body.decodeOnce(m, v)
 		}
 		data, err := io.ReadAll(r)
 		if err != nil {

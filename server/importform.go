@@ -14,11 +14,12 @@ import (
 // stored form, field by field: a change to the messages changes this
 // mapping, never what is already stored.
 
-// importPayload is the stored form of an import's jobs.
+// importPayload is the stored form of an import's jobs, written one job at
+// a time.
 func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
-	stored := make([]store.ImportJob, len(jobs))
-	for i, in := range jobs {
-		stored[i] = store.ImportJob{
+	w := store.NewPayloadWriter()
+	for _, in := range jobs {
+		stored := store.ImportJob{
 			ReferenceNumber: in.ReferenceNumber, Title: in.Title, City: in.City, State: in.State,
 			PostalCode: in.PostalCode, DriverType: in.DriverType, Preference: in.Preference,
 			FreightType: in.FreightType, PayAmountMin: in.PayAmountMin, PayAmountMax: in.PayAmountMax,
@@ -27,10 +28,11 @@ func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 			LicenseClass: in.LicenseClass,
 		}
 		for _, x := range in.ExtraFields {
-			stored[i].ExtraFields = append(stored[i].ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
+			stored.ExtraFields = append(stored.ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
 		}
+		w.Add(&stored)
 	}
-	return store.NewImportPayload(stored)
+	return w.Payload()
 }
 
 // importInputs decodes a stored payload, in either of its forms.
@@ -42,13 +44,9 @@ func importInputs(p store.ImportPayload) ([]*restv2.JobInput, error) {
 		}
 		return req.GetJobs(), nil
 	}
-	stored, err := p.Jobs()
-	if err != nil {
-		return nil, err
-	}
-	jobs := make([]*restv2.JobInput, len(stored))
-	for i, s := range stored {
-		jobs[i] = &restv2.JobInput{
+	var jobs []*restv2.JobInput
+	err := p.EachJob(func(s *store.ImportJob) error {
+		in := &restv2.JobInput{
 			ReferenceNumber: s.ReferenceNumber, Title: s.Title, City: s.City, State: s.State,
 			PostalCode: s.PostalCode, DriverType: s.DriverType, Preference: s.Preference,
 			FreightType: s.FreightType, PayAmountMin: s.PayAmountMin, PayAmountMax: s.PayAmountMax,
@@ -57,8 +55,13 @@ func importInputs(p store.ImportPayload) ([]*restv2.JobInput, error) {
 			LicenseClass: s.LicenseClass,
 		}
 		for _, x := range s.ExtraFields {
-			jobs[i].ExtraFields = append(jobs[i].ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
+			in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
 		}
+		jobs = append(jobs, in)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return jobs, nil
 }

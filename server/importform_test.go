@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -313,4 +315,34 @@ func normalisedCallback(t *testing.T, body []byte) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// TestImportRequestHashWrittenJobByJob: the hash, which encodes one job at
+// a time, is that of the whole PostJobsRequest encoded at once.
+func TestImportRequestHashWrittenJobByJob(t *testing.T) {
+	many := make([]*restv2.JobInput, 300)
+	for i := range many {
+		many[i] = &restv2.JobInput{ReferenceNumber: ptr(fmt.Sprintf("R%d", i)), Description: ptr(strings.Repeat("<p>x</p>", i)),
+			EmploymentType: []string{"Full-Time"}, ExtraFields: []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}}
+	}
+	for _, req := range []*restv2.CreateJobImportRequest{
+		{},
+		{Jobs: []*restv2.JobInput{{}}, DeleteJobs: true},
+		{Jobs: many, CallbackUrl: ptr("https://example.com/hooks")},
+	} {
+		whole, err := proto.MarshalOptions{Deterministic: true}.Marshal(&restv2.PostJobsRequest{Jobs: req.GetJobs()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.New()
+		sum.Write(whole)
+		fmt.Fprintf(sum, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
+		got, err := importRequestHash(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := hex.EncodeToString(sum.Sum(nil)); got != want {
+			t.Errorf("%d jobs: hash %s, want %s", len(req.GetJobs()), got, want)
+		}
+	}
 }

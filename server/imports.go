@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -384,14 +385,28 @@ func scrubNUL(r *restv2.JobImportResults) {
 // in deterministic protobuf binary, which depends on field numbers, not
 // names, so neither a renamed proto field nor a change of the stored form
 // makes a retry look like another request (hashes stored before the
-// stored form changed still match).
+// stored form changed still match). The bytes hashed are those of a
+// PostJobsRequest holding the jobs, written one job at a time: each is its
+// field's tag, its length and its own encoding, so an import of 50,000
+// jobs is never encoded whole.
 func importRequestHash(req *restv2.CreateJobImportRequest) (string, error) {
-	jobs, err := proto.MarshalOptions{Deterministic: true}.Marshal(&restv2.PostJobsRequest{Jobs: req.GetJobs()})
-	if err != nil {
-		return "", err
-	}
 	hash := sha256.New()
-	hash.Write(jobs)
+	opts := proto.MarshalOptions{Deterministic: true}
+	var job []byte
+	for _, in := range req.GetJobs() {
+		var err error
+		job, err = opts.MarshalAppend(job[:0], in)
+		if err != nil {
+			return "", err
+		}
+		prefix := protowire.AppendTag(nil, postJobsRequestJobs, protowire.BytesType)
+		hash.Write(protowire.AppendVarint(prefix, uint64(len(job))))
+		hash.Write(job)
+	}
 	fmt.Fprintf(hash, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
 	return hex.EncodeToString(hash.Sum(nil)), nil
 }
+
+// postJobsRequestJobs is the field number of PostJobsRequest.jobs, whose
+// encoding the request hash is.
+var postJobsRequestJobs = (&restv2.PostJobsRequest{}).ProtoReflect().Descriptor().Fields().ByName("jobs").Number()
