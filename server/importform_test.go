@@ -217,7 +217,14 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := importInputs(payload)
+	var got []*restv2.JobInput
+	err = importChunks(payload, 2, func(offset int, jobs []*restv2.JobInput) error {
+		if offset != len(got) {
+			t.Errorf("a chunk at offset %d after %d jobs", offset, len(got))
+		}
+		got = append(got, jobs...)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
