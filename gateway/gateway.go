@@ -4,10 +4,8 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -150,7 +148,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		called := g.calledURL(r)
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
-		r.Body = &requestBody{Reader: bytes.NewReader(body), data: body, list: route.list}
+		r.Body = &requestBody{pieces: body, list: route.list}
 		mime := mimeJSON
 		if formatOf(r.URL.Path) == wire.XML {
 			mime = mimeXML
@@ -309,73 +307,6 @@ func apiKey(r *http.Request) string {
 	key, _ := authheader.Key(r.Header.Get("Authorization"))
 	return key
 }
-
-// preallocate bounds the buffer readBody sets aside for a body before
-// reading it: a post of 1,000 typical jobs fits.
-const preallocate = 2 << 20
-
-// readBody reads the whole body, refusing one over the route's limit (413)
-// or one that is not UTF-8 (400).
-func readBody(r *http.Request, limit int64) ([]byte, *apiError) {
-	tooLarge := &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
-		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
-	if r.ContentLength > limit {
-		return nil, tooLarge
-	}
-	body, err := readAtMost(r.Body, r.ContentLength, limit)
-	if err != nil {
-		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body could not be read"}
-	}
-	if int64(len(body)) > limit {
-		return nil, tooLarge
-	}
-	if !utf8.Valid(body) {
-		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body is not valid UTF-8"}
-	}
-	// Editors and Windows tools start UTF-8 files with a byte order mark;
-	// it carries no content, and neither JSON nor the XML root allows it.
-	return bytes.TrimPrefix(body, utf8BOM), nil
-}
-
-// readAtMost reads a body of at most limit+1 bytes (one more tells a body
-// over the limit). A body whose size the client announced (within the
-// limit, checked before) is read into a buffer that doubles as the bytes
-// arrive but never past that size: io.ReadAll would copy a feed of a
-// thousand jobs some twenty times as it grows, and plain doubling would
-// set aside 64 MiB for an import of 38 MB. At most preallocate is set
-// aside before the bytes arrive, so a client that announces 64 MiB and
-// sends nothing holds no more than that.
-func readAtMost(r io.Reader, announced, limit int64) ([]byte, error) {
-	size := int64(bytes.MinRead)
-	if announced > 0 {
-		size = min(announced, preallocate) + bytes.MinRead
-	}
-	body := make([]byte, 0, size)
-	r = io.LimitReader(r, limit+1)
-	for {
-		if len(body) == cap(body) {
-			next := 2 * int64(cap(body))
-			if announced > 0 {
-				// Room for the announced size and the read that finds the end.
-				next = min(next, max(announced, int64(len(body)))+bytes.MinRead)
-			}
-			grown := make([]byte, len(body), next)
-			copy(grown, body)
-			body = grown
-		}
-		n, err := r.Read(body[len(body):cap(body)])
-		body = body[:len(body)+n]
-		if err == io.EOF {
-			return body, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
-var utf8BOM = []byte("\uFEFF")
 
 // recoverPanics turns a panic in a handler into a 500 and a log line with
 // the stack (boundary.Panic) instead of a dropped connection.
