@@ -353,3 +353,35 @@ func TestImportRequestHashWrittenJobByJob(t *testing.T) {
 		}
 	}
 }
+
+// TestImportQueuesAcrossAnUpgrade: an import is queued where servers of
+// earlier versions, which work only River's default queue and cannot read
+// a compressed payload, never take it; an import they queued there, with
+// its payload as they wrote it (plain JSON), still runs.
+func TestImportQueuesAcrossAnUpgrade(t *testing.T) {
+	f := newIdleImportFixture(t, nil)
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Data.Id
+	db := f.svcs.Imports.store.DB()
+	var queue string
+	if err := db.Get(&queue, `SELECT queue FROM river_job WHERE kind = 'job_import' AND args->>'import_id' = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if queue == "default" {
+		t.Fatalf("import queued in River's default queue, which earlier versions work")
+	}
+	if _, err := db.Exec(`UPDATE river_job SET queue = 'default' WHERE kind = 'job_import' AND args->>'import_id' = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE job_imports SET payload = $2, payload_form = 'json' WHERE id = $1`,
+		id, readTestdata(t, "import-payload-json-v2.0.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	if r := f.waitComplete(t, f.ctxA, id).Results; r.Added != 2 || r.Failed != 1 {
+		t.Errorf("import queued by an earlier version: %v", r)
+	}
+}

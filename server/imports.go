@@ -93,7 +93,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		RequestHash:    hash,
 		RequestID:      requestIDOf(ctx),
 	}, func(ctx context.Context, tx *sql.Tx, id string) error {
-		_, err := s.queue.InsertTx(ctx, tx, importArgs{ImportID: id}, &river.InsertOpts{MaxAttempts: s.importAttempts})
+		_, err := s.queue.InsertTx(ctx, tx, importArgs{ImportID: id}, &river.InsertOpts{Queue: importQueue, MaxAttempts: s.importAttempts})
 		return err
 	})
 	if errors.Is(err, store.ErrIdempotencyMismatch) {
@@ -182,6 +182,13 @@ func importMessage(imp store.JobImport) (*restv2.JobImport, error) {
 	}
 	return msg, nil
 }
+
+// importQueue is the queue imports wait in. Their payloads are compressed
+// (store.ImportPayload), which servers of earlier versions cannot read:
+// those work only River's default queue, where they queued imports, so
+// during a rolling upgrade none of them takes an import queued by this
+// version, while this version still runs the imports they queued.
+const importQueue = "job_imports"
 
 // importArgs is the queue job that processes one import.
 type importArgs struct {
