@@ -68,19 +68,23 @@ func largeImport(ctx context.Context, h *harness) (result, error) {
 	p, i := summarize(posts), summarize(imports)
 	ratio := float64(i.median) / float64(p.median)
 	growth := float64(worst.peak - worst.base)
-	memTarget := 2 * float64(bodySize)
+	// The API's services take whole messages, so the jobs decoded from the
+	// body (as Go values, some 1.7 times its size) are held once while the
+	// import is stored; anything past 3x the body is another copy.
+	memTarget := 3 * float64(bodySize)
 	return result{
 		name:   fmt.Sprintf("import of %d new jobs, POST to complete (%d rounds)", largeImportJobs, i.n),
 		median: i.median, p99: i.p99,
 		floor: fmt.Sprintf("fifty posts of 1,000: %s", ms(p.median)),
 		ratio: ratio,
-		target: fmt.Sprintf("<= 1.5x fifty posts; peak memory growth <= 2x the body (%.0f MB)",
+		target: fmt.Sprintf("<= 1.5x fifty posts; peak memory growth <= 3x the body (%.0f MB)",
 			memTarget/(1<<20)),
 		pass: ratio <= 1.5 && growth <= memTarget,
 		note: fmt.Sprintf("a %.1f MB body; %d jobs added, the other %d refused over the %d active-job limit, in the import "+
 			"and in the posts alike. Server peak memory %.0f MB above its resident set of %.0f MB before the import "+
-			"(%.1fx the body; worst of %d rounds, each on a server started for it, after an untimed warm-up import). "+
-			"Completion seen by polling every 20 ms.",
+			"(%.1fx the body; worst of %d rounds, each on a server started for it, after an untimed warm-up import): "+
+			"the decoded jobs, held once, and the collector's headroom; the body is decoded as it is read and let go, "+
+			"and the payload is stored and read back compressed, a chunk of jobs at a time. Completion seen by polling every 20 ms.",
 			float64(bodySize)/(1<<20), maxActiveJobs, largeImportJobs-maxActiveJobs, maxActiveJobs,
 			growth/(1<<20), float64(worst.base)/(1<<20), growth/float64(bodySize), i.n),
 	}, nil
