@@ -82,16 +82,18 @@ func largeImport(ctx context.Context, h *harness) (result, error) {
 		pass: ratio <= 1.5 && growth <= memTarget,
 		note: fmt.Sprintf("a %.1f MB body; %d jobs added, the other %d refused over the %d active-job limit, in the import "+
 			"and in the posts alike. Server peak memory %.0f MB above its resident set of %.0f MB before the import "+
-			"(%.1fx the body; worst of %d rounds, each on a server started for it, after an untimed warm-up import): "+
+			"(%.1fx the body; %.0f MB of it by the time the POST was answered; worst of %d rounds, each on a server started for it, "+
+			"after an untimed warm-up import): "+
 			"the decoded jobs, held once, and the collector's headroom; the body is decoded as it is read and let go, "+
 			"and the payload is stored and read back compressed, a chunk of jobs at a time. Completion seen by polling every 20 ms.",
 			float64(bodySize)/(1<<20), maxActiveJobs, largeImportJobs-maxActiveJobs, maxActiveJobs,
-			growth/(1<<20), float64(worst.base)/(1<<20), growth/float64(bodySize), i.n),
+			growth/(1<<20), float64(worst.base)/(1<<20), growth/float64(bodySize), float64(worst.accepted-worst.base)/(1<<20), i.n),
 	}, nil
 }
 
-// memoryGrowth is a server's resident set before a step and its peak during it.
-type memoryGrowth struct{ base, peak int64 }
+// memoryGrowth is a server's resident set before an import, its peak by the
+// time the POST was answered, and its peak over the whole import.
+type memoryGrowth struct{ base, accepted, peak int64 }
 
 // importOnFreshServer starts a server of its own, warms it with a small
 // import, then times one import of body on it from the POST to "complete"
@@ -108,7 +110,7 @@ func (h *harness) importOnFreshServer(ctx context.Context, a account, body []byt
 	defer func() { h.server = main }()
 
 	warm := importBody(jobsJSON(0, 100, "WARM", "Driver"), "")
-	if err := h.runImport(ctx, a, warm, 100); err != nil {
+	if err := h.runImport(ctx, a, warm, 100, func() {}); err != nil {
 		return 0, memoryGrowth{}, err
 	}
 	if err := h.withdrawAll(ctx, a); err != nil {
@@ -121,7 +123,7 @@ func (h *harness) importOnFreshServer(ctx context.Context, a account, body []byt
 		wait = h.profile(ctx, "import-50000", 15*time.Second)
 	}
 	t := time.Now()
-	err = h.runImport(ctx, a, body, maxActiveJobs)
+	err = h.runImport(ctx, a, body, maxActiveJobs, func() { _, grew.accepted = srv.memory() })
 	took := time.Since(t)
 	_, grew.peak = srv.memory()
 	wait()
@@ -131,12 +133,14 @@ func (h *harness) importOnFreshServer(ctx context.Context, a account, body []byt
 	return took, grew, err
 }
 
-// runImport creates an import and waits until it is complete with added jobs added.
-func (h *harness) runImport(ctx context.Context, a account, body []byte, added int) error {
+// runImport creates an import, calls accepted, and waits until it is
+// complete with added jobs added.
+func (h *harness) runImport(ctx context.Context, a account, body []byte, added int, accepted func()) error {
 	imp, err := h.createImport(ctx, a, body)
 	if err != nil {
 		return err
 	}
+	accepted()
 	done, err := h.waitImport(ctx, a, imp, 20*time.Millisecond)
 	if err == nil && done.Data.Results.Added != added {
 		err = fmt.Errorf("import added %d jobs, want %d", done.Data.Results.Added, added)
