@@ -17,7 +17,12 @@ import (
 // value can be reported as the text the client sent, and a feed of
 // thousands of jobs is read in one pass.
 func decodeJSON(data []byte, msg any) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(data),
+	return decodeJSONFrom(bytes.NewReader(data), msg)
+}
+
+// decodeJSONFrom is decodeJSON of a body read from r.
+func decodeJSONFrom(r io.Reader, msg any) error {
+	dec := jsontext.NewDecoder(r,
 		// As encoding/json did: the last of repeated names wins, and an
 		// escaped lone surrogate becomes U+FFFD rather than an error.
 		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))

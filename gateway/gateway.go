@@ -4,10 +4,8 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -150,7 +148,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		called := g.calledURL(r)
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
-		r.Body = &requestBody{Reader: bytes.NewReader(body), data: body, list: route.list}
+		r.Body = &requestBody{pieces: body, list: route.list}
 		mime := mimeJSON
 		if formatOf(r.URL.Path) == wire.XML {
 			mime = mimeXML
@@ -309,45 +307,6 @@ func apiKey(r *http.Request) string {
 	key, _ := authheader.Key(r.Header.Get("Authorization"))
 	return key
 }
-
-// preallocate bounds the buffer readBody sets aside for a body before
-// reading it: a post of 1,000 typical jobs fits.
-const preallocate = 2 << 20
-
-// readBody reads the whole body, refusing one over the route's limit (413)
-// or one that is not UTF-8 (400).
-func readBody(r *http.Request, limit int64) ([]byte, *apiError) {
-	tooLarge := &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
-		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
-	if r.ContentLength > limit {
-		return nil, tooLarge
-	}
-	// A body whose size the client announced (within the limit, checked
-	// above) is read into a buffer of that size: io.ReadAll would copy a
-	// feed of a thousand jobs some twenty times as it grows. At most
-	// preallocate is set aside before the bytes arrive, so a client that
-	// announces 64 MiB and sends nothing holds no more than that.
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, preallocate)) + bytes.MinRead)
-	}
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
-		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body could not be read"}
-	}
-	body := buf.Bytes()
-	if int64(len(body)) > limit {
-		return nil, tooLarge
-	}
-	if !utf8.Valid(body) {
-		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body is not valid UTF-8"}
-	}
-	// Editors and Windows tools start UTF-8 files with a byte order mark;
-	// it carries no content, and neither JSON nor the XML root allows it.
-	return bytes.TrimPrefix(body, utf8BOM), nil
-}
-
-// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
-var utf8BOM = []byte("\uFEFF")
 
 // recoverPanics turns a panic in a handler into a 500 and a log line with
 // the stack (boundary.Panic) instead of a dropped connection.

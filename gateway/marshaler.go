@@ -100,24 +100,13 @@ func (m marshaler) decodeMessage(data []byte, v any) error {
 	return decodeJSON(data, v)
 }
 
-// requestBody is the body the prepare middleware hands on, already read and
-// checked. It tells the decoder which kind of delete list it holds: both
-// arrive as a pointer to a []string.
-type requestBody struct {
-	*bytes.Reader
-	data []byte
-	list deleteList
-}
-
-func (requestBody) Close() error { return nil }
-
 // NewDecoder decodes the whole body. The body the middleware read (and
 // checked) is decoded where it lies, not copied again: for a feed of a
 // thousand jobs the copy cost as much as a tenth of the post.
 func (m marshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
 		if body, ok := r.(*requestBody); ok {
-			return m.decode(body.data, v, body.list)
+			return m.decodeBody(body, v)
 		}
 		data, err := io.ReadAll(r)
 		if err != nil {
@@ -137,4 +126,15 @@ func (m marshaler) NewEncoder(w io.Writer) runtime.Encoder {
 		_, err = w.Write(b)
 		return err
 	})
+}
+
+// decodeBody decodes a body the prepare middleware read. A job import,
+// the largest body there is, is decoded as it is read, each piece of the
+// body let go once decoded, so that the body is not held beside the jobs
+// it decodes to; other bodies are decoded from their bytes in one piece.
+func (m marshaler) decodeBody(b *requestBody, v any) error {
+	if imp, ok := v.(*restv2.CreateJobImportRequest); ok && m.format == wire.JSON && !b.blank() {
+		return decodeJSONFrom(b, imp)
+	}
+	return m.decode(b.bytes(), v, b.list)
 }

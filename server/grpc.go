@@ -281,16 +281,17 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	return queue, sweeper, nil
 }
 
-// queues are the queues this process works: imports and their callbacks in
-// River's default queue, and deliveries in their own unless the process
-// sends none. The delivery worker stays registered either way, so the
+// queues are the queues this process works: imports in their own (and in
+// River's default queue, where earlier versions queued them), callbacks in
+// the default queue, and deliveries in their own unless the process sends
+// none. The delivery worker stays registered either way, so the
 // outbox can still insert deliveries for other processes to send.
 func (cfg Config) queues() map[string]river.QueueConfig {
 	imports := cfg.ImportWorkers
 	if imports <= 0 {
 		imports = 2
 	}
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: imports}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: imports}, importQueue: {MaxWorkers: imports}}
 	if cfg.SendNoDeliveries {
 		return queues
 	}

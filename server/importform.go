@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -14,11 +15,12 @@ import (
 // stored form, field by field: a change to the messages changes this
 // mapping, never what is already stored.
 
-// importPayload is the stored form of an import's jobs.
+// importPayload is the stored form of an import's jobs, written one job at
+// a time.
 func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
-	stored := make([]store.ImportJob, len(jobs))
-	for i, in := range jobs {
-		stored[i] = store.ImportJob{
+	w := store.NewPayloadWriter()
+	for _, in := range jobs {
+		stored := store.ImportJob{
 			ReferenceNumber: in.ReferenceNumber, Title: in.Title, City: in.City, State: in.State,
 			PostalCode: in.PostalCode, DriverType: in.DriverType, Preference: in.Preference,
 			FreightType: in.FreightType, PayAmountMin: in.PayAmountMin, PayAmountMax: in.PayAmountMax,
@@ -27,40 +29,79 @@ func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 			LicenseClass: in.LicenseClass,
 		}
 		for _, x := range in.ExtraFields {
-			stored[i].ExtraFields = append(stored[i].ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
+			stored.ExtraFields = append(stored.ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
 		}
+		w.Add(&stored)
 	}
-	return store.NewImportPayload(stored)
+	return w.Payload()
 }
 
-// importInputs decodes a stored payload, in either of its forms.
-func importInputs(p store.ImportPayload) ([]*restv2.JobInput, error) {
+// errChunkRefused stops a payload's decoding when a chunk's work fails.
+var errChunkRefused = errors.New("chunk refused")
+
+// importChunks decodes a stored payload, in either of its forms, and calls
+// work with its jobs in order, size at a time, with the request index of
+// the first; the payload is never decoded whole. It returns work's error
+// as it is, and an error wrapping errUnreadablePayload when the payload
+// cannot be decoded.
+func importChunks(p store.ImportPayload, size int, work func(offset int, jobs []*restv2.JobInput) error) error {
 	if data, ok := p.Proto(); ok {
 		var req restv2.PostJobsRequest
 		if err := proto.Unmarshal(data, &req); err != nil {
-			return nil, fmt.Errorf("decode import payload: %w", err)
+			return fmt.Errorf("%w: decode import payload: %w", errUnreadablePayload, err)
 		}
-		return req.GetJobs(), nil
-	}
-	stored, err := p.Jobs()
-	if err != nil {
-		return nil, err
-	}
-	jobs := make([]*restv2.JobInput, len(stored))
-	for i, s := range stored {
-		jobs[i] = &restv2.JobInput{
-			ReferenceNumber: s.ReferenceNumber, Title: s.Title, City: s.City, State: s.State,
-			PostalCode: s.PostalCode, DriverType: s.DriverType, Preference: s.Preference,
-			FreightType: s.FreightType, PayAmountMin: s.PayAmountMin, PayAmountMax: s.PayAmountMax,
-			PayFrequency: s.PayFrequency, EmploymentType: s.EmploymentType, RouteType: s.RouteType,
-			Description: s.Description, Requirements: s.Requirements, TwicOnly: s.TwicOnly,
-			LicenseClass: s.LicenseClass,
+		for start := 0; start < len(req.Jobs); start += size {
+			if err := work(start, req.Jobs[start:min(start+size, len(req.Jobs))]); err != nil {
+				return err
+			}
 		}
-		for _, x := range s.ExtraFields {
-			jobs[i].ExtraFields = append(jobs[i].ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
-		}
+		return nil
 	}
-	return jobs, nil
+	var workErr error
+	offset := 0
+	chunk := make([]*restv2.JobInput, 0, size)
+	flush := func() error {
+		if workErr = work(offset, chunk); workErr != nil {
+			return errChunkRefused
+		}
+		offset += len(chunk)
+		// A new array: work may keep the jobs it was given.
+		chunk = make([]*restv2.JobInput, 0, size)
+		return nil
+	}
+	err := p.EachJob(func(s *store.ImportJob) error {
+		chunk = append(chunk, jobInput(s))
+		if len(chunk) == size {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(chunk) > 0 {
+		err = flush()
+	}
+	switch {
+	case workErr != nil:
+		return workErr
+	case err != nil:
+		return fmt.Errorf("%w: %w", errUnreadablePayload, err)
+	}
+	return nil
+}
+
+// jobInput is the API's form of a stored job.
+func jobInput(s *store.ImportJob) *restv2.JobInput {
+	in := &restv2.JobInput{
+		ReferenceNumber: s.ReferenceNumber, Title: s.Title, City: s.City, State: s.State,
+		PostalCode: s.PostalCode, DriverType: s.DriverType, Preference: s.Preference,
+		FreightType: s.FreightType, PayAmountMin: s.PayAmountMin, PayAmountMax: s.PayAmountMax,
+		PayFrequency: s.PayFrequency, EmploymentType: s.EmploymentType, RouteType: s.RouteType,
+		Description: s.Description, Requirements: s.Requirements, TwicOnly: s.TwicOnly,
+		LicenseClass: s.LicenseClass,
+	}
+	for _, x := range s.ExtraFields {
+		in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
+	}
+	return in
 }
 
 // importJobCount counts a stored payload's jobs, including those that do not

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -215,7 +217,14 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := importInputs(payload)
+	var got []*restv2.JobInput
+	err = importChunks(payload, 2, func(offset int, jobs []*restv2.JobInput) error {
+		if offset != len(got) {
+			t.Errorf("a chunk at offset %d after %d jobs", offset, len(got))
+		}
+		got = append(got, jobs...)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,4 +322,66 @@ func normalisedCallback(t *testing.T, body []byte) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// TestImportRequestHashWrittenJobByJob: the hash, which encodes one job at
+// a time, is that of the whole PostJobsRequest encoded at once.
+func TestImportRequestHashWrittenJobByJob(t *testing.T) {
+	many := make([]*restv2.JobInput, 300)
+	for i := range many {
+		many[i] = &restv2.JobInput{ReferenceNumber: ptr(fmt.Sprintf("R%d", i)), Description: ptr(strings.Repeat("<p>x</p>", i)),
+			EmploymentType: []string{"Full-Time"}, ExtraFields: []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}}
+	}
+	for _, req := range []*restv2.CreateJobImportRequest{
+		{},
+		{Jobs: []*restv2.JobInput{{}}, DeleteJobs: true},
+		{Jobs: many, CallbackUrl: ptr("https://example.com/hooks")},
+	} {
+		whole, err := proto.MarshalOptions{Deterministic: true}.Marshal(&restv2.PostJobsRequest{Jobs: req.GetJobs()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.New()
+		sum.Write(whole)
+		fmt.Fprintf(sum, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
+		got, err := importRequestHash(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := hex.EncodeToString(sum.Sum(nil)); got != want {
+			t.Errorf("%d jobs: hash %s, want %s", len(req.GetJobs()), got, want)
+		}
+	}
+}
+
+// TestImportQueuesAcrossAnUpgrade: an import is queued where servers of
+// earlier versions, which work only River's default queue and cannot read
+// a compressed payload, never take it; an import they queued there, with
+// its payload as they wrote it (plain JSON), still runs.
+func TestImportQueuesAcrossAnUpgrade(t *testing.T) {
+	f := newIdleImportFixture(t, nil)
+	created, err := f.svcs.Imports.CreateJobImport(f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("X")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Data.Id
+	db := f.svcs.Imports.store.DB()
+	var queue string
+	if err := db.Get(&queue, `SELECT queue FROM river_job WHERE kind = 'job_import' AND args->>'import_id' = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if queue == "default" {
+		t.Fatalf("import queued in River's default queue, which earlier versions work")
+	}
+	if _, err := db.Exec(`UPDATE river_job SET queue = 'default' WHERE kind = 'job_import' AND args->>'import_id' = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE job_imports SET payload = $2, payload_form = 'json' WHERE id = $1`,
+		id, readTestdata(t, "import-payload-json-v2.0.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	if r := f.waitComplete(t, f.ctxA, id).Results; r.Added != 2 || r.Failed != 1 {
+		t.Errorf("import queued by an earlier version: %v", r)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -92,7 +93,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		RequestHash:    hash,
 		RequestID:      requestIDOf(ctx),
 	}, func(ctx context.Context, tx *sql.Tx, id string) error {
-		_, err := s.queue.InsertTx(ctx, tx, importArgs{ImportID: id}, &river.InsertOpts{MaxAttempts: s.importAttempts})
+		_, err := s.queue.InsertTx(ctx, tx, importArgs{ImportID: id}, &river.InsertOpts{Queue: importQueue, MaxAttempts: s.importAttempts})
 		return err
 	})
 	if errors.Is(err, store.ErrIdempotencyMismatch) {
@@ -182,6 +183,13 @@ func importMessage(imp store.JobImport) (*restv2.JobImport, error) {
 	return msg, nil
 }
 
+// importQueue is the queue imports wait in. Their payloads are compressed
+// (store.ImportPayload), which servers of earlier versions cannot read:
+// those work only River's default queue, where they queued imports, so
+// during a rolling upgrade none of them takes an import queued by this
+// version, while this version still runs the imports they queued.
+const importQueue = "job_imports"
+
 // importArgs is the queue job that processes one import.
 type importArgs struct {
 	ImportID string `json:"import_id"`
@@ -260,25 +268,26 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 	if imp.RequestID != nil {
 		*log = (*log).With("request_id", *imp.RequestID)
 	}
-	jobs, err := importInputs(payload)
-	if err != nil {
-		return false, river.JobCancel(fmt.Errorf("job import %s: %w: %w", id, errUnreadablePayload, err))
-	}
+	var jobs int32
 	ran, err = w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) (*store.ImportResults, error) {
-		results, err := w.jobs.importJobs(ctx, tx, jobs, imp.DeleteJobs)
+		results, err := w.jobs.importJobs(ctx, tx, payload, imp.DeleteJobs)
 		if err != nil {
 			return nil, err
 		}
+		jobs = results.Processed
 		scrubNUL(results)
 		return storedResults(results), nil
 	}, func(tx *sql.Tx, ran bool) error {
 		return w.completeJob(ctx, tx, job, imp, ran)
 	})
+	if errors.Is(err, errUnreadablePayload) {
+		return false, river.JobCancel(fmt.Errorf("job import %s: %w", id, err))
+	}
 	if err != nil {
 		return false, fmt.Errorf("job import %s: %w", id, err)
 	}
 	if ran {
-		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", len(jobs),
+		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", jobs,
 			"seconds", time.Since(started).Seconds())
 	}
 	return ran, nil
@@ -313,41 +322,59 @@ func queueCallback(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.T
 	return nil
 }
 
-// importJobs validates and upserts an import's jobs inside its transaction,
-// with the rules of a post but no 1,000-job limit, then applies deleteJobs.
-func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, jobs []*restv2.JobInput, deleteJobs bool) (*restv2.JobImportResults, error) {
-	batch := s.checkJobs(jobs, 0)
-	outcomes, err := tx.UpsertJobs(ctx, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
+// importChunk is how many of an import's jobs are decoded, checked and
+// written at a time: an import of 50,000 jobs is never held whole, decoded
+// or checked, and each chunk costs what a post of as many jobs does.
+const importChunk = 1000
+
+// importJobs validates and upserts an import's jobs inside its
+// transaction, a chunk at a time, with the rules of a post but no
+// 1,000-job limit, then applies deleteJobs. The outcome is the one of
+// checking and writing all of them at once: repeated references are found
+// across chunks, each chunk's upsert sees the active jobs the earlier ones
+// added, and entries carry their index in the import.
+func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, payload store.ImportPayload, deleteJobs bool) (*restv2.JobImportResults, error) {
+	res := &restv2.JobImportResults{Errors: []*restv2.JobImportError{}, IgnoredValues: []*restv2.BatchEntry{}}
+	// Every listed reference is kept, including those of jobs that failed
+	// validation: a bad row in a feed must not withdraw its job.
+	keep := []string{} // never NULL: NOT (x = ANY(NULL)) would match nothing
+	firstAt := map[string]int{}
+	opts := store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()}
+	err := importChunks(payload, importChunk, func(offset int, jobs []*restv2.JobInput) error {
+		batch := s.checkChunk(jobs, 0, offset, firstAt)
+		outcomes, err := tx.UpsertJobs(ctx, batch.valid, opts)
+		if err != nil {
+			return err
+		}
+		var counts restv2.BatchSummary
+		batch.count(outcomes, &counts)
+		res.Added += counts.Added
+		res.Updated += counts.Updated
+		res.Unchanged += counts.Unchanged
+		res.IgnoredValues = append(res.IgnoredValues, batch.ignoredEntries()...)
+		for i, in := range jobs {
+			if deleteJobs {
+				if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" && !strings.ContainsRune(ref, 0) {
+					keep = append(keep, ref)
+				}
+			}
+			if len(batch.problems[i]) == 0 {
+				continue
+			}
+			e := &restv2.JobImportError{Index: int32(offset + i), ReferenceNumber: sentReference(in)}
+			for _, p := range batch.problems[i] {
+				e.Messages = append(e.Messages, p.message)
+			}
+			res.Errors = append(res.Errors, e)
+			res.Failed++
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var counts restv2.BatchSummary
-	batch.count(outcomes, &counts)
-	res := &restv2.JobImportResults{
-		Added: counts.Added, Updated: counts.Updated, Unchanged: counts.Unchanged,
-		Errors: []*restv2.JobImportError{}, IgnoredValues: batch.ignoredEntries(),
-	}
-	for i, in := range jobs {
-		if len(batch.problems[i]) == 0 {
-			continue
-		}
-		e := &restv2.JobImportError{Index: int32(i), ReferenceNumber: sentReference(in)}
-		for _, p := range batch.problems[i] {
-			e.Messages = append(e.Messages, p.message)
-		}
-		res.Errors = append(res.Errors, e)
-		res.Failed++
-	}
 	res.Processed = res.Added + res.Updated + res.Unchanged + res.Failed
 	if deleteJobs {
-		// Every listed reference is kept, including those of jobs that
-		// failed validation: a bad row in a feed must not withdraw its job.
-		keep := []string{} // never NULL: NOT (x = ANY(NULL)) would match nothing
-		for _, in := range jobs {
-			if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" && !strings.ContainsRune(ref, 0) {
-				keep = append(keep, ref)
-			}
-		}
 		n, err := tx.DeleteJobsExcept(ctx, keep)
 		if err != nil {
 			return nil, err
@@ -384,14 +411,28 @@ func scrubNUL(r *restv2.JobImportResults) {
 // in deterministic protobuf binary, which depends on field numbers, not
 // names, so neither a renamed proto field nor a change of the stored form
 // makes a retry look like another request (hashes stored before the
-// stored form changed still match).
+// stored form changed still match). The bytes hashed are those of a
+// PostJobsRequest holding the jobs, written one job at a time: each is its
+// field's tag, its length and its own encoding, so an import of 50,000
+// jobs is never encoded whole.
 func importRequestHash(req *restv2.CreateJobImportRequest) (string, error) {
-	jobs, err := proto.MarshalOptions{Deterministic: true}.Marshal(&restv2.PostJobsRequest{Jobs: req.GetJobs()})
-	if err != nil {
-		return "", err
-	}
 	hash := sha256.New()
-	hash.Write(jobs)
+	opts := proto.MarshalOptions{Deterministic: true}
+	var job []byte
+	for _, in := range req.GetJobs() {
+		var err error
+		job, err = opts.MarshalAppend(job[:0], in)
+		if err != nil {
+			return "", err
+		}
+		prefix := protowire.AppendTag(nil, postJobsRequestJobs, protowire.BytesType)
+		hash.Write(protowire.AppendVarint(prefix, uint64(len(job))))
+		hash.Write(job)
+	}
 	fmt.Fprintf(hash, "|%s|%t", req.GetCallbackUrl(), req.GetDeleteJobs())
 	return hex.EncodeToString(hash.Sum(nil)), nil
 }
+
+// postJobsRequestJobs is the field number of PostJobsRequest.jobs, whose
+// encoding the request hash is.
+var postJobsRequestJobs = (&restv2.PostJobsRequest{}).ProtoReflect().Descriptor().Fields().ByName("jobs").Number()

@@ -304,3 +304,55 @@ func TestImportResultsStayNearTheRequestSize(t *testing.T) {
 		t.Errorf("failed %d; results of %d bytes for an import of %d", imp.Results.Failed, len(body), sent)
 	}
 }
+
+// TestImportInChunksAsAWhole: an import is checked and written a chunk at
+// a time (importChunk), with the outcome of doing it all at once: the
+// active-job limit counts what earlier chunks added, a repeated reference
+// is found in a later chunk, and every entry carries its index in the
+// import.
+func TestImportInChunksAsAWhole(t *testing.T) {
+	f := newImportFixture(t)
+	const existing, listed = MaxActiveJobs - importChunk/2, 2*importChunk + 100
+	for start := 0; start < existing; start += rules.MaxJobsPerPost {
+		var post []*restv2.JobInput
+		for i := start; i < min(start+rules.MaxJobsPerPost, existing); i++ {
+			post = append(post, input(fmt.Sprintf("OLD%d", i)))
+		}
+		if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: post}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs := make([]*restv2.JobInput, listed)
+	for i := range jobs {
+		jobs[i] = input(fmt.Sprintf("NEW%d", i))
+	}
+	repeated, ignored, invalid := importChunk+importChunk/2, importChunk+200, 2*importChunk+50
+	jobs[repeated] = input("NEW10")
+	jobs[ignored].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
+	jobs[invalid].State = ptr("ZZ")
+	r := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: jobs, DeleteJobs: true}).Results
+	room := MaxActiveJobs - existing
+	if r.Added != int32(room) || r.Failed != int32(listed-room) || r.Processed != listed || r.Deleted != existing {
+		t.Fatalf("added %d failed %d processed %d deleted %d, want %d, %d, %d, %d",
+			r.Added, r.Failed, r.Processed, r.Deleted, room, listed-room, listed, existing)
+	}
+	if n := activeJobs(t, f.svcs.Imports.store); n != room {
+		t.Errorf("%d active jobs, want the %d added", n, room)
+	}
+	for k, e := range r.Errors {
+		i := room + k
+		want := "the account has reached its maximum"
+		switch i {
+		case repeated:
+			want = "already appears at index 10 of this request"
+		case invalid:
+			want = "state"
+		}
+		if e.Index != int32(i) || e.GetReferenceNumber() != jobs[i].GetReferenceNumber() || len(e.Messages) != 1 || !strings.Contains(e.Messages[0], want) {
+			t.Fatalf("error %d: %v, want index %d saying %q", k, e, i, want)
+		}
+	}
+	if len(r.IgnoredValues) != 1 || r.IgnoredValues[0].GetIndex() != int32(ignored) || r.IgnoredValues[0].GetField() != "benefits" {
+		t.Errorf("ignored values: %v, want benefits at index %d", r.IgnoredValues, ignored)
+	}
+}

@@ -151,7 +151,10 @@ type jobProblem struct {
 // the store, and every problem and ignored value by request index. A post
 // and an import share it and differ only in how they report.
 type jobBatch struct {
-	inputs   []*restv2.JobInput
+	inputs []*restv2.JobInput
+	// offset is the request index of inputs[0]: an import is checked a
+	// chunk at a time.
+	offset   int
 	valid    []store.JobFields
 	indexOf  []int // request index of each valid job
 	problems [][]jobProblem
@@ -161,16 +164,22 @@ type jobBatch struct {
 // checkJobs validates jobs. Jobs past maxProcessed (0: no limit) and
 // repeats of a reference number are problems without being validated.
 func (s *JobService) checkJobs(jobs []*restv2.JobInput, maxProcessed int) *jobBatch {
-	b := &jobBatch{inputs: jobs, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
+	return s.checkChunk(jobs, maxProcessed, 0, map[string]int{})
+}
+
+// checkChunk is checkJobs of the jobs of a request from its index offset
+// on; firstAt holds the request index of each reference number seen in
+// the request's earlier chunks, and gains those of this one.
+func (s *JobService) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, firstAt map[string]int) *jobBatch {
+	b := &jobBatch{inputs: jobs, offset: offset, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
 	// First the cheap, order-dependent rules (the per-post limit, repeated
 	// reference numbers), then the field rules, which are independent per
 	// job and dominated by HTML sanitising, on every core.
-	firstAt := map[string]int{}
 	var toCheck []int
 	for i, in := range jobs {
-		if maxProcessed > 0 && i >= maxProcessed {
+		if maxProcessed > 0 && offset+i >= maxProcessed {
 			b.problems[i] = []jobProblem{{list: limitList,
-				message: fmt.Sprintf("only the first %d jobs of a post are processed; the job at index %d was not", maxProcessed, i)}}
+				message: fmt.Sprintf("only the first %d jobs of a post are processed; the job at index %d was not", maxProcessed, offset+i)}}
 			continue
 		}
 		ref := strings.TrimSpace(in.GetReferenceNumber())
@@ -179,7 +188,7 @@ func (s *JobService) checkJobs(jobs []*restv2.JobInput, maxProcessed int) *jobBa
 				message: fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", quoted(ref), first)}}
 			continue
 		}
-		firstAt[ref] = i
+		firstAt[ref] = offset + i
 		toCheck = append(toCheck, i)
 	}
 	type checked struct {
@@ -267,9 +276,9 @@ func (b *jobBatch) count(outcomes []store.Outcome, sum *restv2.BatchSummary) {
 	}
 }
 
-// entry is a post-style entry about job i.
+// entry is a post-style entry about job i of the batch.
 func (b *jobBatch) entry(i int, in *restv2.JobInput, field string, value *string, message string) *restv2.BatchEntry {
-	return &restv2.BatchEntry{Index: int32p(i), ReferenceNumber: sentReference(in),
+	return &restv2.BatchEntry{Index: int32p(b.offset + i), ReferenceNumber: sentReference(in),
 		Field: optional(field), Value: echoed(value), Message: message}
 }
 
