@@ -233,7 +233,7 @@ type Query struct {
 // runs exactly these, so they can be explained or timed on their own.
 func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count Query) {
 	where, args := f.where(accountID)
-	count = Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args}
+	count = countQuery(accountID, f, where, args)
 	if jobTitleAlone(accountID, f) {
 		// Every job application has its driver's application to the same
 		// account (a foreign key), so the applicants are counted in
