@@ -94,6 +94,18 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	if q, ok := sentRangeCount(accountID, f); ok {
 		return q
 	}
+	if f.Radius != nil {
+		g := f
+		g.Radius = nil
+		if where, _ := g.where(accountID); where == "a.account_id = $1" {
+			// The list's own box and circle, on each centroid once.
+			c := &conditions{}
+			c.add("a.account_id = ?", accountID)
+			c.addRadius(*f.Radius)
+			return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM application_location_counts a WHERE ` +
+				strings.Join(c.conds, " AND "), Args: c.args}
+		}
+	}
 	return Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args}
 }
 
@@ -153,20 +165,27 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 	return Query{SQL: sql, Args: c.args}, true
 }
 
-// compactCountsSQL folds an account's rows of application_counts into one
-// per value, in one statement: it deletes the committed rows it sees and
+// compactCountsSQL folds an account's rows of application_counts (and of
+// application_location_counts) into one per value, each in one statement: it deletes the committed rows it sees and
 // inserts their sum, so readers see either. Rows of transactions still
 // running are not seen and stay; two compactions at once cannot count a
 // row twice, since a row the other one deleted is skipped.
-const compactCountsSQL = `WITH gone AS (DELETE FROM application_counts WHERE account_id = $1 RETURNING dimension, value, n)
+var compactCountsSQL = []string{
+	`WITH gone AS (DELETE FROM application_counts WHERE account_id = $1 RETURNING dimension, value, n)
 	INSERT INTO application_counts (account_id, dimension, value, n)
-	SELECT $1, dimension, value, sum(n) FROM gone GROUP BY dimension, value HAVING sum(n) <> 0`
+	SELECT $1, dimension, value, sum(n) FROM gone GROUP BY dimension, value HAVING sum(n) <> 0`,
+	`WITH gone AS (DELETE FROM application_location_counts WHERE account_id = $1 RETURNING latitude, longitude, n)
+	INSERT INTO application_location_counts (account_id, latitude, longitude, n)
+	SELECT $1, latitude, longitude, sum(n) FROM gone GROUP BY latitude, longitude HAVING sum(n) <> 0`,
+}
 
 // CompactApplicationCounts folds the account's count rows: each write
 // statement adds rows, and a count sums them all.
 func (s *Store) CompactApplicationCounts(ctx context.Context, accountID int64) error {
-	if _, err := s.db.ExecContext(ctx, compactCountsSQL, accountID); err != nil {
-		return fmt.Errorf("compact application counts: %w", err)
+	for _, q := range compactCountsSQL {
+		if _, err := s.db.ExecContext(ctx, q, accountID); err != nil {
+			return fmt.Errorf("compact application counts: %w", err)
+		}
 	}
 	return nil
 }

@@ -172,6 +172,7 @@ func checkCountsExact(t *testing.T, s *store.Store, acct int64) {
 	values("first_name_key", func(v string) store.DriverFilter { return store.DriverFilter{FirstNameKey: v} })
 	values("last_name_key", func(v string) store.DriverFilter { return store.DriverFilter{LastNameKey: v} })
 	checks = append(checks, dateChecks(t, s, acct)...)
+	checks = append(checks, radiusChecks(t, s, acct)...)
 	for _, c := range checks {
 		c.f.Sort, c.f.Limit = "id", 1
 		_, got, err := s.ListDrivers(ctx, acct, c.f)
@@ -218,6 +219,28 @@ func dateChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 		out = append(out, countCheck{fmt.Sprintf("sent from %s before %s", bounds[0], bounds[1]),
 			store.DriverFilter{SentFrom: r.from, SentBefore: r.before},
 			"sent >= ($2::text[])[1]::timestamptz AND sent < ($2::text[])[2]::timestamptz", pq.StringArray(bounds)})
+	}
+	return out
+}
+
+// radiusChecks are circles around three of the account's applicants' home
+// centroids, compared with the great-circle distance computed with asin.
+func radiusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
+	var homes []struct{ Latitude, Longitude float64 }
+	if err := s.DB().SelectContext(context.Background(), &homes, `SELECT DISTINCT latitude, longitude FROM applications
+		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY 1, 2 LIMIT 3`, acct); err != nil {
+		t.Fatal(err)
+	}
+	var out []countCheck
+	for _, h := range homes {
+		for _, miles := range []float64{1, 120, 900} {
+			out = append(out, countCheck{fmt.Sprintf("%v miles of %v, %v", miles, h.Latitude, h.Longitude),
+				store.DriverFilter{Radius: &store.Radius{Latitude: h.Latitude, Longitude: h.Longitude, Miles: miles}},
+				`2 * 3958.8 * asin(sqrt(power(sin(radians(latitude - ($2::float8[])[1]) / 2), 2) +
+				    cos(radians(latitude)) * cos(radians(($2::float8[])[1])) *
+				    power(sin(radians(longitude - ($2::float8[])[2]) / 2), 2))) <= ($2::float8[])[3]`,
+				pq.Float64Array{h.Latitude, h.Longitude, miles}})
+		}
 	}
 	return out
 }
