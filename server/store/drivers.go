@@ -361,7 +361,7 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 		accountID, driverID, pq.Array(jobIDs), pq.Array(direct), pq.Array(createdText)); err != nil {
 		return fmt.Errorf("save job applications: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE applications SET has_job_apps = true WHERE account_id = $1 AND driver_id = $2`,
+	if _, err := tx.ExecContext(ctx, `UPDATE applications SET has_job_apps = true WHERE account_id = $1 AND driver_id = $2 AND NOT has_job_apps`,
 		accountID, driverID); err != nil {
 		return fmt.Errorf("mark job applications: %w", err)
 	}

@@ -68,7 +68,8 @@ CREATE FUNCTION count_application_changes() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        WITH c AS (SELECT *, 1 AS n FROM new_rows),
+        WITH c AS (SELECT account_id, state, driver_type, has_job_apps, first_name_key, last_name_key,
+                          experience_years, sent, endorsements, latitude, longitude, 1 AS n FROM new_rows),
         counted AS (INSERT INTO application_counts (account_id, dimension, value, n)
             SELECT c.account_id, k.dimension, k.value, sum(c.n)
               FROM c, application_count_keys(c.state, c.driver_type, c.has_job_apps, c.first_name_key,
@@ -78,7 +79,8 @@ BEGIN
         SELECT account_id, latitude, longitude, sum(n) FROM c WHERE latitude IS NOT NULL AND longitude IS NOT NULL
          GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
     ELSIF TG_OP = 'DELETE' THEN
-        WITH c AS (SELECT *, -1 AS n FROM old_rows),
+        WITH c AS (SELECT account_id, state, driver_type, has_job_apps, first_name_key, last_name_key,
+                          experience_years, sent, endorsements, latitude, longitude, -1 AS n FROM old_rows),
         counted AS (INSERT INTO application_counts (account_id, dimension, value, n)
             SELECT c.account_id, k.dimension, k.value, sum(c.n)
               FROM c, application_count_keys(c.state, c.driver_type, c.has_job_apps, c.first_name_key,
@@ -88,7 +90,10 @@ BEGIN
         SELECT account_id, latitude, longitude, sum(n) FROM c WHERE latitude IS NOT NULL AND longitude IS NOT NULL
          GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
     ELSE
-        WITH c AS (SELECT *, 1 AS n FROM new_rows UNION ALL SELECT *, -1 FROM old_rows),
+        WITH c AS (SELECT account_id, state, driver_type, has_job_apps, first_name_key, last_name_key,
+                          experience_years, sent, endorsements, latitude, longitude, 1 AS n FROM new_rows
+                   UNION ALL SELECT account_id, state, driver_type, has_job_apps, first_name_key, last_name_key,
+                             experience_years, sent, endorsements, latitude, longitude, -1 FROM old_rows),
         counted AS (INSERT INTO application_counts (account_id, dimension, value, n)
             SELECT c.account_id, k.dimension, k.value, sum(c.n)
               FROM c, application_count_keys(c.state, c.driver_type, c.has_job_apps, c.first_name_key,
