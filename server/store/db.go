@@ -36,6 +36,8 @@ type Store struct {
 	reads *readDB
 	// primary remembers an outage of the primary, for authentication.
 	primary primaryState
+	// compactions paces the folding of application_counts' rows.
+	compactions compactions
 }
 
 // Option sets one of the optional databases of Open.

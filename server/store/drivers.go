@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,7 +175,21 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 		}
 		return then(ctx, tx, received, receivedIDs)
 	})
+	if err == nil {
+		s.compactWritten(ctx, accountsOf(apps)...)
+	}
 	return ids, err
+}
+
+// accountsOf lists the accounts apps go to, each once.
+func accountsOf(apps []Application) []int64 {
+	var ids []int64
+	for _, a := range apps {
+		if !slices.Contains(ids, a.AccountID) {
+			ids = append(ids, a.AccountID)
+		}
+	}
+	return ids
 }
 
 // saveApplicationSQL writes the account's row from one application: the
@@ -346,7 +361,7 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 		accountID, driverID, pq.Array(jobIDs), pq.Array(direct), pq.Array(createdText)); err != nil {
 		return fmt.Errorf("save job applications: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE applications SET has_job_apps = true WHERE account_id = $1 AND driver_id = $2`,
+	if _, err := tx.ExecContext(ctx, `UPDATE applications SET has_job_apps = true WHERE account_id = $1 AND driver_id = $2 AND NOT has_job_apps`,
 		accountID, driverID); err != nil {
 		return fmt.Errorf("mark job applications: %w", err)
 	}
@@ -358,7 +373,7 @@ func saveJobApplications(ctx context.Context, tx *sqlx.Tx, accountID, driverID i
 // for synthetic demo and benchmark data; real applications go through
 // SaveApplications, which keeps the newest of a person's applications.
 func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Application) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if err := stageSeedProfiles(ctx, tx, apps); err != nil {
 			return err
 		}
@@ -378,6 +393,11 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		}
 		return seedJobApplications(ctx, tx, accountID, apps)
 	})
+	if err != nil {
+		return err
+	}
+	// A seed writes a few rows per value in all: fold them now.
+	return s.CompactApplicationCounts(ctx, accountID)
 }
 
 // stageSeedProfiles copies the profiles of apps into the temporary table

@@ -1,0 +1,230 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The drivers list's exact counts from application_counts (migration
+// 0015): the sum of a value's rows, instead of a count(*) that visits every
+// match. Only a filter of one column the table counts by has its answer
+// there; any other filter set is counted in applications.
+
+// countedColumn is a filter that application_counts answers alone: the
+// dimension it counts under and the condition on value, whose ? take args.
+type countedColumn struct {
+	dimension string
+	cond      string
+	args      []any
+}
+
+// julianDayOfEpoch is the Julian day number of 1970-01-01, the form of the
+// 'sent' dimension's values.
+const julianDayOfEpoch = 2440588
+
+// dayValue is the 'sent' dimension's value of the UTC day starting at t.
+func dayValue(t time.Time) string {
+	days := t.Unix() / 86400
+	if t.Unix() < 0 && t.Unix()%86400 != 0 {
+		days-- // floor, not truncation
+	}
+	return fmt.Sprintf("%010d", days+julianDayOfEpoch)
+}
+
+// countedAlone returns the column that decides f alone, if any.
+func countedAlone(accountID int64, f DriverFilter) (countedColumn, bool) {
+	only := func(clear func(*DriverFilter)) bool {
+		g := f
+		clear(&g)
+		where, _ := g.where(accountID)
+		return where == "a.account_id = $1"
+	}
+	switch {
+	case only(func(*DriverFilter) {}):
+		return countedColumn{dimension: "all", cond: "value = ''"}, true
+	case certificationConds[f.Certification] != "" && only(func(g *DriverFilter) { g.Certification = "" }):
+		return equalTo("endorsements", f.Certification), true
+	case f.DriverType != "" && only(func(g *DriverFilter) { g.DriverType = "" }):
+		return equalTo("driver_type", f.DriverType), true
+	case f.State != "" && only(func(g *DriverFilter) { g.State = "" }):
+		return equalTo("state", f.State), true
+	case f.FirstNameKey != "" && only(func(g *DriverFilter) { g.FirstNameKey = "" }):
+		return equalTo("first_name_key", f.FirstNameKey), true
+	case f.LastNameKey != "" && only(func(g *DriverFilter) { g.LastNameKey = "" }):
+		return equalTo("last_name_key", f.LastNameKey), true
+	case f.HasJobApps != nil && only(func(g *DriverFilter) { g.HasJobApps = nil }):
+		return equalTo("has_job_apps", fmt.Sprint(*f.HasJobApps)), true
+	case f.MinExperience != nil && only(func(g *DriverFilter) { g.MinExperience = nil }):
+		return experienceCounted(*f.MinExperience)
+	}
+	return countedColumn{}, false
+}
+
+func equalTo(dimension, value string) countedColumn {
+	return countedColumn{dimension: dimension, cond: "value = ?", args: []any{value}}
+}
+
+// experienceCounted is min_experience's count when the filter compares
+// whole half-years alone (addMinExperience): a range of the halves counted.
+func experienceCounted(m float64) (countedColumn, bool) {
+	c := &conditions{}
+	c.addMinExperience(m)
+	if len(c.args) != 1 {
+		return countedColumn{}, false
+	}
+	halves, ok := c.args[0].(int)
+	if !ok {
+		return countedColumn{}, false
+	}
+	// Halves are never negative: a lower minimum is every known one.
+	return countedColumn{dimension: "experience_halves", cond: "value >= ?",
+		args: []any{fmt.Sprintf("%04d", max(halves, 0))}}, true
+}
+
+// countQuery is the statement that counts the matches of f exactly: from
+// application_counts where it has the answer, in applications otherwise.
+func countQuery(accountID int64, f DriverFilter, where string, args []any) Query {
+	if c, ok := countedAlone(accountID, f); ok {
+		return c.query(accountID)
+	}
+	if q, ok := sentRangeCount(accountID, f); ok {
+		return q
+	}
+	if f.Radius != nil {
+		g := f
+		g.Radius = nil
+		if where, _ := g.where(accountID); where == "a.account_id = $1" {
+			// The list's own box and circle, on each centroid once.
+			c := &conditions{}
+			c.add("a.account_id = ?", accountID)
+			c.addRadius(*f.Radius)
+			return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM application_location_counts a WHERE ` +
+				strings.Join(c.conds, " AND "), Args: c.args}
+		}
+	}
+	return Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args}
+}
+
+// query sums the column's counts. The dimension is written out, so the
+// plan shows which one it reads.
+func (c countedColumn) query(accountID int64) Query {
+	conds := &conditions{}
+	conds.add("account_id = ?", accountID)
+	conds.add("dimension = '" + c.dimension + "'")
+	conds.add(c.cond, c.args...)
+	return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM application_counts WHERE ` + strings.Join(conds.conds, " AND "),
+		Args: conds.args}
+}
+
+// sentRangeCount counts a date range alone: the whole UTC days inside it
+// from application_counts, and the rows of the part days at either end,
+// at most a day each, through applications_sent_idx. A range within one
+// or two days is counted in applications alone.
+func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
+	g := f
+	g.SentFrom, g.SentBefore = nil, nil
+	if where, _ := g.where(accountID); where != "a.account_id = $1" || f.SentFrom == nil && f.SentBefore == nil {
+		return Query{}, false
+	}
+	c := &conditions{}
+	c.add("account_id = ?", accountID)
+	days := []string{c.conds[0], "dimension = 'sent'"}
+	var parts []string
+	last := func() string { return c.conds[len(c.conds)-1] }
+	var firstWhole, endWhole time.Time
+	if f.SentFrom != nil {
+		firstWhole = f.SentFrom.UTC().Truncate(24 * time.Hour)
+		if !firstWhole.Equal(*f.SentFrom) {
+			firstWhole = firstWhole.Add(24 * time.Hour)
+			c.add("a.sent >= ? AND a.sent < ?", *f.SentFrom, firstWhole)
+			parts = append(parts, last())
+		}
+		c.add("value >= ?", dayValue(firstWhole))
+		days = append(days, last())
+	}
+	if f.SentBefore != nil {
+		endWhole = f.SentBefore.UTC().Truncate(24 * time.Hour)
+		if !endWhole.Equal(*f.SentBefore) {
+			c.add("a.sent >= ? AND a.sent < ?", endWhole, *f.SentBefore)
+			parts = append(parts, last())
+		}
+		c.add("value < ?", dayValue(endWhole))
+		days = append(days, last())
+	}
+	if f.SentFrom != nil && f.SentBefore != nil && !firstWhole.Before(endWhole) {
+		return Query{}, false // no whole day between: the rows are few
+	}
+	sql := `SELECT (SELECT coalesce(sum(n), 0) FROM application_counts WHERE ` + strings.Join(days, " AND ") + `)::bigint`
+	for _, p := range parts {
+		sql += ` + (SELECT count(*) FROM applications a WHERE a.account_id = $1 AND ` + p + `)`
+	}
+	return Query{SQL: sql, Args: c.args}, true
+}
+
+// compactCountsSQL folds an account's rows of application_counts (and of
+// application_location_counts) into one per value, each in one statement: it deletes the committed rows it sees and
+// inserts their sum, so readers see either. Rows of transactions still
+// running are not seen and stay; two compactions at once cannot count a
+// row twice, since a row the other one deleted is skipped.
+var compactCountsSQL = []string{
+	`WITH gone AS (DELETE FROM application_counts WHERE account_id = $1 RETURNING dimension, value, n)
+	INSERT INTO application_counts (account_id, dimension, value, n)
+	SELECT $1, dimension, value, sum(n) FROM gone GROUP BY dimension, value HAVING sum(n) <> 0`,
+	`WITH gone AS (DELETE FROM application_location_counts WHERE account_id = $1 RETURNING latitude, longitude, n)
+	INSERT INTO application_location_counts (account_id, latitude, longitude, n)
+	SELECT $1, latitude, longitude, sum(n) FROM gone GROUP BY latitude, longitude HAVING sum(n) <> 0`,
+}
+
+// CompactApplicationCounts folds the account's count rows: each write
+// statement adds rows, and a count sums them all.
+func (s *Store) CompactApplicationCounts(ctx context.Context, accountID int64) error {
+	for _, q := range compactCountsSQL {
+		if _, err := s.db.ExecContext(ctx, q, accountID); err != nil {
+			return fmt.Errorf("compact application counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// countCompactionEvery is how often a process folds the count rows of an
+// account it writes applications to: a count then sums at most the rows
+// of the statements of about that long.
+const countCompactionEvery = time.Second
+
+// compactions remembers when this process last compacted each account.
+type compactions struct {
+	mu   sync.Mutex
+	last map[int64]time.Time
+}
+
+// due reports whether the account's turn has come, and takes it.
+func (c *compactions) due(accountID int64, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(c.last[accountID]) < countCompactionEvery {
+		return false
+	}
+	if c.last == nil {
+		c.last = map[int64]time.Time{}
+	}
+	c.last[accountID] = now
+	return true
+}
+
+// compactWritten compacts the counts of the accounts just written to whose
+// turn has come. The writes are committed whatever happens here: a failure
+// only leaves more rows for the next one, so it is logged, not returned.
+func (s *Store) compactWritten(ctx context.Context, accountIDs ...int64) {
+	for _, id := range accountIDs {
+		if !s.compactions.due(id, time.Now()) {
+			continue
+		}
+		if err := s.CompactApplicationCounts(ctx, id); err != nil {
+			slog.WarnContext(ctx, "application counts not compacted", "account", id, "error", err)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/internal/demo"
+	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// TestDriverCountsExactAfterMixedWrites: the list's totals, answered from
+// application_counts for the filters it counts, equal count(*) over
+// applications after concurrent intakes (new applications, newer ones that
+// change every counted column, older ones that change nothing, job
+// applications that set has_job_apps), a seed, deletes of applications and
+// of drivers (a cascade), a batch rolled back, and compactions running
+// all along.
+func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	a, b := testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID
+	refs := []string{"J1", "J2", "J3"}
+	for _, acct := range []int64{a, b} {
+		if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J1"), job("J2"), job("J3")},
+			store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC()
+	base := demo.Applications(a, 300, 1, now, refs, "c.")
+	writers := []func() error{
+		func() error { return saveInBatches(ctx, s, base[:150], 10) },
+		func() error { return saveInBatches(ctx, s, changed(base[100:250], time.Hour, 2), 7) },
+		func() error { return saveInBatches(ctx, s, changed(base[50:120], -time.Hour, 3), 5) },
+		func() error { return saveInBatches(ctx, s, demo.Applications(b, 80, 4, now, refs, "b."), 9) },
+		func() error { return s.SeedApplications(ctx, a, demo.Applications(a, 200, 5, now, refs, "seed.")) },
+		func() error { return deleteSome(ctx, s, a) },
+		func() error {
+			bad := demo.Applications(a, 5, 6, now, refs, "bad.")
+			bad[4].JobApps = []store.JobApplicationInput{{Reference: "NO-SUCH-JOB", CreatedAt: now}}
+			if _, err := s.SaveApplications(ctx, bad, noEvents); !errors.As(err, new(*store.UnknownJobError)) {
+				return fmt.Errorf("a batch naming an unknown job: %v, want it rolled back", err)
+			}
+			return nil
+		},
+		func() error {
+			for range 20 {
+				if err := s.CompactApplicationCounts(ctx, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(writers))
+	for i, w := range writers {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = w() }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, acct := range []int64{a, b} {
+		checkCountsExact(t, s, acct)
+		if err := s.CompactApplicationCounts(ctx, acct); err != nil {
+			t.Fatal(err)
+		}
+		checkCountsExact(t, s, acct)
+	}
+}
+
+func noEvents(context.Context, *sqlx.Tx, []store.Application, []int64) error { return nil }
+
+// saveInBatches stores apps through the intake's path, size at a time.
+func saveInBatches(ctx context.Context, s *store.Store, apps []store.Application, size int) error {
+	for start := 0; start < len(apps); start += size {
+		if _, err := s.SaveApplications(ctx, apps[start:min(start+size, len(apps))], noEvents); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// changed copies apps sent shift later (or earlier), each with other
+// values in every counted column.
+func changed(apps []store.Application, shift time.Duration, seed int) []store.Application {
+	out := make([]store.Application, len(apps))
+	states := []string{"TX", "OH", "CA", "NE"}
+	types := []string{"Company Driver", "Owner Operator", "Student"}
+	certs := [][]string{{}, {"T"}, {"H", "X"}, {"T", "H", "N", "X"}}
+	for i, a := range apps {
+		k := i + seed
+		a.Sent = a.Sent.Add(shift)
+		a.Profile.State, a.Profile.DriverType = states[k%len(states)], types[k%len(types)]
+		a.Profile.Endorsements = certs[k%len(certs)]
+		a.Profile.Experience = []string{"0.5", "2", "7", "25"}[k%4]
+		a.Profile.FirstName, a.Profile.LastName = fmt.Sprintf("F%d", k%5), fmt.Sprintf("L%d", k%3)
+		a.JobApps = nil
+		if k%2 == 0 {
+			a.JobApps = []store.JobApplicationInput{{Reference: "J2", CreatedAt: a.Sent}}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// deleteSome removes applications of the account, and drivers (whose
+// applications go by cascade), a few at a time.
+func deleteSome(ctx context.Context, s *store.Store, acct int64) error {
+	for range 10 {
+		if _, err := s.DB().ExecContext(ctx, `DELETE FROM applications WHERE account_id = $1 AND driver_id IN
+			(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 4)`, acct); err != nil {
+			return err
+		}
+		if _, err := s.DB().ExecContext(ctx, `DELETE FROM drivers WHERE id IN
+			(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 2)`, acct); err != nil {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// countCheck is a filter and the condition on applications that selects
+// the same rows, with its one argument.
+type countCheck struct {
+	name string
+	f    store.DriverFilter
+	cond string
+	arg  any
+}
+
+// checkCountsExact compares the list's total with count(*) for every
+// value of every counted filter the account's applications hold, and for
+// date ranges that start and end on and between day boundaries.
+func checkCountsExact(t *testing.T, s *store.Store, acct int64) {
+	t.Helper()
+	ctx := context.Background()
+	type check = countCheck
+	checks := []check{{name: "no filter", cond: "$2::int IS NULL", arg: nil}}
+	for _, c := range []string{"T", "H", "N", "X"} {
+		checks = append(checks, check{"certification " + c, store.DriverFilter{Certification: c}, "endorsements @> ARRAY[$2::text]", c})
+	}
+	for _, yes := range []bool{true, false} {
+		checks = append(checks, check{fmt.Sprint("has_job_apps ", yes), store.DriverFilter{HasJobApps: &yes}, "has_job_apps = $2", yes})
+	}
+	for _, m := range []float64{0, 0.5, 1, 2, 7, 8} {
+		checks = append(checks, check{fmt.Sprint("min_experience ", m), store.DriverFilter{MinExperience: &m}, "experience_years >= $2", m})
+	}
+	values := func(column string, filter func(v string) store.DriverFilter) {
+		var vs []string
+		if err := s.DB().SelectContext(ctx, &vs, `SELECT DISTINCT `+column+` FROM applications WHERE account_id = $1`, acct); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			checks = append(checks, check{column + " " + v, filter(v), column + " = $2", v})
+		}
+	}
+	values("state", func(v string) store.DriverFilter { return store.DriverFilter{State: v} })
+	values("driver_type", func(v string) store.DriverFilter { return store.DriverFilter{DriverType: v} })
+	values("first_name_key", func(v string) store.DriverFilter { return store.DriverFilter{FirstNameKey: v} })
+	values("last_name_key", func(v string) store.DriverFilter { return store.DriverFilter{LastNameKey: v} })
+	checks = append(checks, dateChecks(t, s, acct)...)
+	checks = append(checks, radiusChecks(t, s, acct)...)
+	for _, c := range checks {
+		c.f.Sort, c.f.Limit = "id", 1
+		_, got, err := s.ListDrivers(ctx, acct, c.f)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var want int64
+		if err := s.DB().GetContext(ctx, &want, `SELECT count(*) FROM applications WHERE account_id = $1 AND `+c.cond, acct, c.arg); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got != want {
+			t.Errorf("account %d, %s: total %d, count(*) says %d", acct, c.name, got, want)
+		}
+	}
+}
+
+// dateChecks are date ranges around the middle of the account's
+// applications: open at either end, from and to midnight or a time of
+// day, with whole days between or none.
+func dateChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
+	var mid time.Time
+	if err := s.DB().GetContext(context.Background(), &mid, `SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY sent)
+		FROM applications WHERE account_id = $1`, acct); err != nil {
+		t.Fatal(err)
+	}
+	day := mid.UTC().Truncate(24 * time.Hour)
+	at := func(days, hours int) *time.Time {
+		v := day.AddDate(0, 0, days).Add(time.Duration(hours) * time.Hour)
+		return &v
+	}
+	ranges := []struct{ from, before *time.Time }{
+		{at(0, 0), nil}, {at(0, 13), nil}, {nil, at(0, 0)}, {nil, at(3, 7)},
+		{at(-10, 5), at(10, 19)}, {at(-10, 0), at(10, 0)}, {at(0, 2), at(0, 20)},
+		{at(0, 0), at(1, 0)}, {at(0, 6), at(1, 0)}, {at(0, 6), at(2, 3)}, {at(-1, 23), at(1, 1)},
+	}
+	var out []countCheck
+	for _, r := range ranges {
+		bounds := []string{"-infinity", "infinity"}
+		for i, b := range []*time.Time{r.from, r.before} {
+			if b != nil {
+				bounds[i] = b.Format(time.RFC3339Nano)
+			}
+		}
+		out = append(out, countCheck{fmt.Sprintf("sent from %s before %s", bounds[0], bounds[1]),
+			store.DriverFilter{SentFrom: r.from, SentBefore: r.before},
+			"sent >= ($2::text[])[1]::timestamptz AND sent < ($2::text[])[2]::timestamptz", pq.StringArray(bounds)})
+	}
+	return out
+}
+
+// radiusChecks are circles around three of the account's applicants' home
+// centroids, compared with the great-circle distance computed with asin.
+func radiusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
+	var homes []struct{ Latitude, Longitude float64 }
+	if err := s.DB().SelectContext(context.Background(), &homes, `SELECT DISTINCT latitude, longitude FROM applications
+		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY 1, 2 LIMIT 3`, acct); err != nil {
+		t.Fatal(err)
+	}
+	var out []countCheck
+	for _, h := range homes {
+		for _, miles := range []float64{1, 120, 900} {
+			out = append(out, countCheck{fmt.Sprintf("%v miles of %v, %v", miles, h.Latitude, h.Longitude),
+				store.DriverFilter{Radius: &store.Radius{Latitude: h.Latitude, Longitude: h.Longitude, Miles: miles}},
+				`2 * 3958.8 * asin(sqrt(power(sin(radians(latitude - ($2::float8[])[1]) / 2), 2) +
+				    cos(radians(latitude)) * cos(radians(($2::float8[])[1])) *
+				    power(sin(radians(longitude - ($2::float8[])[2]) / 2), 2))) <= ($2::float8[])[3]`,
+				pq.Float64Array{h.Latitude, h.Longitude, miles}})
+		}
+	}
+	return out
+}
