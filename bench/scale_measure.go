@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"io"
 	"net/http"
 	"net/url"
@@ -201,7 +202,10 @@ func (h *harness) doHeader(ctx context.Context, a account, path string) (answer,
 // it, for the plans file.
 func explainText(ctx context.Context, h *harness, q store.Query) (string, error) {
 	var lines []string
-	if err := h.store.DB().SelectContext(ctx, &lines, `EXPLAIN (ANALYZE, BUFFERS) `+q.SQL, q.Args...); err != nil {
+	err := inPlanSettings(ctx, h, q, func(db sqlx.QueryerContext) error {
+		return sqlx.SelectContext(ctx, db, &lines, `EXPLAIN (ANALYZE, BUFFERS) `+q.SQL, q.Args...)
+	})
+	if err != nil {
 		return "", fmt.Errorf("explain: %w", err)
 	}
 	return strings.Join(lines, "\n"), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"io"
 	"math"
 	"net/http"
@@ -320,6 +321,23 @@ func haversineMiles(lat1, lon1, lat2, lon2 float64) float64 {
 	return 2 * store.EarthRadiusMiles * math.Asin(math.Sqrt(s))
 }
 
+// inPlanSettings runs explain with the planner settings the service runs q
+// with: a serial query in a transaction without parallel workers.
+func inPlanSettings(ctx context.Context, h *harness, q store.Query, explain func(sqlx.QueryerContext) error) error {
+	if !q.Serial {
+		return explain(h.store.DB())
+	}
+	tx, err := h.store.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // only read
+	if _, err := tx.ExecContext(ctx, store.SerialSetting); err != nil {
+		return err
+	}
+	return explain(tx)
+}
+
 // plan is what EXPLAIN (ANALYZE) said about one statement.
 type plan struct {
 	execution time.Duration // median over the runs without per-node timing
@@ -348,7 +366,10 @@ type planNode struct {
 func explain(ctx context.Context, h *harness, q store.Query, runs int) (plan, error) {
 	run := func(options string) (planNode, time.Duration, error) {
 		var out []byte
-		if err := h.store.DB().GetContext(ctx, &out, `EXPLAIN (`+options+`) `+q.SQL, q.Args...); err != nil {
+		err := inPlanSettings(ctx, h, q, func(db sqlx.QueryerContext) error {
+			return sqlx.GetContext(ctx, db, &out, `EXPLAIN (`+options+`) `+q.SQL, q.Args...)
+		})
+		if err != nil {
 			return planNode{}, 0, err
 		}
 		var doc []struct {

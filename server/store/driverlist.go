@@ -226,7 +226,15 @@ func (c *conditions) addMinExperience(m float64) {
 type Query struct {
 	SQL  string
 	Args []any
+	// Serial runs the statement without parallel workers (SerialSetting),
+	// in a read-only transaction of its own: one more round trip each
+	// way, so only where a parallel plan has been seen to cost more than
+	// it saves.
+	Serial bool
 }
+
+// SerialSetting, run with SET LOCAL, keeps the planner from parallel plans.
+const SerialSetting = `SET LOCAL max_parallel_workers_per_gather = 0`
 
 // DriverListQueries returns the two statements ListDrivers runs for the
 // filter: the page of drivers and the count of all matches. ListDrivers
@@ -282,7 +290,12 @@ func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count 
 		         ORDER BY ` + order + fmt.Sprintf(`
 		         LIMIT $%d OFFSET $%d`, len(pageArgs)-1, len(pageArgs)) + `) a
 		  JOIN applications p ON p.account_id = $1 AND p.driver_id = a.driver_id
-		 ORDER BY ` + order, Args: pageArgs}
+		 ORDER BY ` + order, Args: pageArgs,
+		// The radius test's box and circle make the planner underestimate
+		// the matches a hundredfold; at 1,000,000 applications it then
+		// plans a parallel walk of the order's index, and starting the
+		// workers took 260-800 ms on two cores for 1,900 rows read.
+		Serial: f.Radius != nil}
 	return page, count
 }
 
@@ -386,7 +399,13 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 	})
 	items := []DriverListItem{}
 	g.Go(func() error {
-		if err := selectSerial(gctx, db, &items, page); err != nil {
+		var err error
+		if page.Serial {
+			err = selectSerial(gctx, db, &items, page)
+		} else {
+			err = db.SelectContext(gctx, &items, page.SQL, page.Args...)
+		}
+		if err != nil {
 			return fmt.Errorf("list drivers: %w", err)
 		}
 		return nil
@@ -397,19 +416,14 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 	return items, total, nil
 }
 
-// selectSerial runs a page's query without parallel workers. A page is
-// at most a thousand rows: where the planner underestimates the matches
-// (the radius filter's box and circle), it plans a parallel walk of the
-// order's index, and starting the workers then takes longer than reading
-// the few thousand rows a serial walk needs (at 1,000,000 applications:
-// 260 ms to start them on a busy machine, for 1,900 rows read).
+// selectSerial runs a query without parallel workers (Query.Serial).
 func selectSerial(ctx context.Context, db *sqlx.DB, dst any, q Query) error {
 	tx, err := db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a read: nothing to keep or lose
-	if _, err := tx.ExecContext(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+	if _, err := tx.ExecContext(ctx, SerialSetting); err != nil {
 		return err
 	}
 	if err := tx.SelectContext(ctx, dst, q.SQL, q.Args...); err != nil {
