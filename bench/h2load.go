@@ -50,6 +50,10 @@ type h2loadResult struct {
 	latencies map[int][]time.Duration
 	failed    int64
 	dataBytes int64 // response payload bytes (DATA frames or bodies) of the run, warm-up included
+	// started counts the requests of the main phase sent, done those
+	// answered or failed: the difference was cut off by the end of the run
+	// (some may have had their answer).
+	started, done int64
 	// cpu is the generator's own share of all the machine's cores over its
 	// whole life, start and warm-up included.
 	cpu float64
@@ -152,6 +156,10 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
+		// "finished in" spans the warm-up too, while the log holds only the
+		// requests of the main phase, which h2load's timer ends after
+		// exactly the duration (its own req/s divides by it as well).
+		res.elapsed = run.duration
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
@@ -169,7 +177,7 @@ func (run h2loadRun) run(ctx context.Context) (h2loadResult, error) {
 
 var (
 	h2loadFinished = regexp.MustCompile(`(?m)^finished in ([0-9.]+)(m?s),`)
-	h2loadRequests = regexp.MustCompile(`(?m)^requests: .* (\d+) errored, (\d+) timeout`)
+	h2loadRequests = regexp.MustCompile(`(?m)^requests: \d+ total, (\d+) started, (\d+) done, .* (\d+) errored, (\d+) timeout`)
 	h2loadTraffic  = regexp.MustCompile(`(?m)^traffic: .* \((\d+)\) data`)
 )
 
@@ -187,8 +195,10 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 	}
 	res.elapsed = d
 	if m := h2loadRequests.FindStringSubmatch(summary); m != nil {
-		errored, _ := strconv.ParseInt(m[1], 10, 64)
-		timeouts, _ := strconv.ParseInt(m[2], 10, 64)
+		res.started, _ = strconv.ParseInt(m[1], 10, 64)
+		res.done, _ = strconv.ParseInt(m[2], 10, 64)
+		errored, _ := strconv.ParseInt(m[3], 10, 64)
+		timeouts, _ := strconv.ParseInt(m[4], 10, 64)
 		res.failed = errored + timeouts
 	}
 	if m := h2loadTraffic.FindStringSubmatch(summary); m != nil {

@@ -57,8 +57,12 @@ func TestH2loadRun(t *testing.T) {
 	if posted != len(`{"x":1}`) {
 		t.Errorf("server read a body of %d bytes, want 7", posted)
 	}
-	if res.elapsed < 900*time.Millisecond || res.elapsed > 2*time.Second {
+	if res.elapsed != time.Second {
 		t.Errorf("elapsed %v, want the 1 s duration", res.elapsed)
+	}
+	if res.started < res.done || res.done != res.requests()+res.failed {
+		t.Errorf("started %d, done %d, answered %d, failed %d: want done = answered + failed <= started",
+			res.started, res.done, res.requests(), res.failed)
 	}
 	if res.cpu <= 0 || res.cpu > 1 {
 		t.Errorf("cpu share %v, want in (0, 1]", res.cpu)
