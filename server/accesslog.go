@@ -25,9 +25,13 @@ import (
 // metadata value, so the services read it from x-request-id as they do for
 // REST requests, whose id the gateway passes the same way.
 func startCall(ctx context.Context) (context.Context, *calllog.Call) {
+	// FromIncomingContext returns a copy of its own, which this call may
+	// change without copying again.
 	md, _ := metadata.FromIncomingContext(ctx)
 	call := calllog.Start(first(md, "x-request-id"))
-	md = md.Copy()
+	if md == nil {
+		md = metadata.MD{}
+	}
 	md.Set("x-request-id", call.RequestID)
 	return metadata.NewIncomingContext(calllog.NewContext(ctx, call), md), call
 }
