@@ -391,7 +391,7 @@ const tapLookupTimeout = 5 * time.Second
 // bounded by tapLookupTimeout. What blocks is the one client's own
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	call := calllog.Start(first(info.Header, "x-request-id"))
+	started := time.Now()
 	client := s.callingClient(ctx, info)
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()
@@ -399,6 +399,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
+		call := calllog.StartedAt(first(info.Header, "x-request-id"), started)
 		endCall(ctx, call, info.FullMethodName, err)
 		if m := s.metrics.GRPC(); m != nil {
 			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},
