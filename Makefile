@@ -85,7 +85,7 @@ bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway Post
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: tools
-tools: ## install the pinned buf, protoc plugins, grpcurl, ghz and gotestsum into .bin
+tools: ## install the pinned buf, protoc plugins, grpcurl and gotestsum into .bin
 	scripts/install-tools.sh
 
 # What make test runs besides go: gotestsum, and the grpcurl TestGrpcurl

@@ -51,6 +51,10 @@ type h2loadResult struct {
 	failed    int64
 	startSpan time.Duration // from the first logged request's start to the last's
 	dataBytes int64         // response payload bytes (DATA frames or bodies) of the run, warm-up included
+	// started counts the requests of the main phase sent, done those
+	// answered or failed: the difference was cut off by the end of the run
+	// (some may have had their answer).
+	started, done int64
 	// cpu is the generator's own share of all the machine's cores over its
 	// whole life, start and warm-up included.
 	cpu float64
@@ -150,12 +154,13 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
 		res, err := parseH2load(out.String(), logFile)
-		// The measured phase is the duration; h2load's "finished in"
-		// includes the warm-up.
-		res.elapsed = run.duration
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
+		// "finished in" spans the warm-up too, while the log holds only the
+		// requests of the main phase, which h2load's timer ends after
+		// exactly the duration (its own req/s divides by it as well).
+		res.elapsed = run.duration
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
@@ -173,7 +178,7 @@ func (run h2loadRun) run(ctx context.Context) (h2loadResult, error) {
 
 var (
 	h2loadFinished = regexp.MustCompile(`(?m)^finished in `)
-	h2loadRequests = regexp.MustCompile(`(?m)^requests: .* (\d+) errored, (\d+) timeout`)
+	h2loadRequests = regexp.MustCompile(`(?m)^requests: \d+ total, (\d+) started, (\d+) done, .* (\d+) errored, (\d+) timeout`)
 	h2loadTraffic  = regexp.MustCompile(`(?m)^traffic: .* \((\d+)\) data`)
 )
 
@@ -185,8 +190,10 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 		return res, fmt.Errorf("no \"finished in\" line")
 	}
 	if m := h2loadRequests.FindStringSubmatch(summary); m != nil {
-		errored, _ := strconv.ParseInt(m[1], 10, 64)
-		timeouts, _ := strconv.ParseInt(m[2], 10, 64)
+		res.started, _ = strconv.ParseInt(m[1], 10, 64)
+		res.done, _ = strconv.ParseInt(m[2], 10, 64)
+		errored, _ := strconv.ParseInt(m[3], 10, 64)
+		timeouts, _ := strconv.ParseInt(m[4], 10, 64)
 		res.failed = errored + timeouts
 	}
 	if m := h2loadTraffic.FindStringSubmatch(summary); m != nil {

@@ -62,6 +62,13 @@ func TestH2loadRun(t *testing.T) {
 	if span := res.startSpan; span <= 0 || span > 1100*time.Millisecond {
 		t.Errorf("logged requests started over %v, want within the 1 s duration", span)
 	}
+	if res.elapsed != time.Second {
+		t.Errorf("elapsed %v, want the 1 s duration", res.elapsed)
+	}
+	if res.started < res.done || res.done != res.requests()+res.failed {
+		t.Errorf("started %d, done %d, answered %d, failed %d: want done = answered + failed <= started",
+			res.started, res.done, res.requests(), res.failed)
+	}
 	if res.cpu <= 0 || res.cpu > 1 {
 		t.Errorf("cpu share %v, want in (0, 1]", res.cpu)
 	}

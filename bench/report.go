@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -21,6 +23,9 @@ type result struct {
 	target     string
 	pass       bool
 	note       string
+	// profile is the server's CPU profile taken during the row, if any: a
+	// row that misses its target shows its top costs from it.
+	profile string
 }
 
 type report struct {
@@ -57,6 +62,9 @@ func (r report) write(dir string) (string, error) {
 	}
 	var notes []string
 	for _, row := range r.rows {
+		if row.target != "" && !row.pass && row.profile != "" {
+			row.note = strings.TrimSpace(row.note+" "+profileNote(row.profile)) + " "
+		}
 		if row.note != "" {
 			notes = append(notes, fmt.Sprintf("- %d, %s: %s", row.scenario, row.name, row.note))
 		}
@@ -71,6 +79,64 @@ func (r report) write(dir string) (string, error) {
 		}
 	}
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// profileNote names the top costs of a row's CPU profile, by the
+// functions' own time and by time including their callees, so a row not met
+// says where the server spent its time.
+func profileNote(path string) string {
+	own, err := profileTop(path, false)
+	if err != nil {
+		return fmt.Sprintf("Profile %s unreadable: %v.", path, err)
+	}
+	cum, err := profileTop(path, true)
+	if err != nil {
+		return fmt.Sprintf("Profile %s unreadable: %v.", path, err)
+	}
+	return fmt.Sprintf("Not met; server CPU profile `%s`, top own time: %s; top including callees: %s.",
+		path, strings.Join(own, ", "), strings.Join(cum, ", "))
+}
+
+// profileTopN is how many functions a row's profile note names per list.
+const profileTopN = 8
+
+// profileTop lists the first functions of `go tool pprof -top`, each with
+// its share of the profile's samples ("name 12.3%"); cum sorts them by the
+// time including their callees, in which case the program's entry points,
+// which include everything, are left out.
+func profileTop(path string, cum bool) ([]string, error) {
+	args := []string{"tool", "pprof", "-top", "-nodecount=" + strconv.Itoa(profileTopN+8)}
+	if cum {
+		args = append(args, "-cum")
+	}
+	out, err := exec.Command("go", append(args, path)...).Output()
+	if err != nil {
+		return nil, err
+	}
+	var top []string
+	header := false
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if !header {
+			header = len(f) == 5 && f[0] == "flat" && f[4] == "cum%"
+			continue
+		}
+		if len(f) < 6 || len(top) == profileTopN {
+			continue
+		}
+		name, share := strings.Join(f[5:], " "), f[1]
+		if cum {
+			share = f[4]
+			if share == "100%" || strings.HasPrefix(name, "runtime.goexit") || name == "runtime.main" {
+				continue
+			}
+		}
+		top = append(top, name+" "+share)
+	}
+	if !header {
+		return nil, fmt.Errorf("no table in go tool pprof's output")
+	}
+	return top, nil
 }
 
 func dur(d time.Duration) string {

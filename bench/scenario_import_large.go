@@ -119,7 +119,7 @@ func (h *harness) importOnFreshServer(ctx context.Context, a account, body []byt
 	}
 	var grew memoryGrowth
 	grew.base = srv.resetPeak()
-	wait := func() {}
+	wait := func() string { return "" }
 	// The CPU profile runs its whole length: the quick run, which only
 	// checks the harness works, does without it.
 	if profile && !h.opts.quick {

@@ -30,7 +30,7 @@ const bouncerPool = 20
 func pgbouncerScenario(ctx context.Context, h *harness) ([]result, error) {
 	warm, d, reps := 2*time.Second, 10*time.Second, 3
 	if h.opts.quick {
-		warm, d, reps = 500*time.Millisecond, 3*time.Second, 1
+		warm, d, reps = time.Second, 3*time.Second, 1
 	}
 	if _, err := pgbouncertest.Binary(); err != nil {
 		return []result{{name: "GET job by id through PgBouncer", note: "not measured: " + err.Error()}}, nil
@@ -47,20 +47,26 @@ func pgbouncerScenario(ctx context.Context, h *harness) ([]result, error) {
 	}
 	rand.New(rand.NewPCG(2, 2)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	servers := []*process{h.server, pooled}
+	var targets [2]grpcTarget
+	for i, p := range servers {
+		if err := checkJobAnswer(ctx, newHTTPTarget(p.httpBase, a.APIKey, 1), "/api/v2.0/jobs.json/", ids[0]); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		if targets[i], err = checkGetJob(ctx, p.grpcAddr, a.APIKey, ids[0]); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
 	var rest, grpc [2][]loadResult
-	var grpcErr error
 	for range reps {
 		for i, p := range servers {
-			target := newHTTPTarget(p.httpBase, a.APIKey, retrieveConns)
-			if err := checkJobAnswer(ctx, target, "/api/v2.0/jobs.json/", ids[0]); err != nil {
-				return nil, fmt.Errorf("%s: %w", p.name, err)
-			}
-			r, _ := httpIDLoad(ctx, target, "/api/v2.0/jobs.json/", ids, warm, d)
-			rest[i] = append(rest[i], r)
-			g, _, err := ghzIDLoad(ctx, h, p.grpcAddr, a.APIKey, ids, warm, d)
+			r, _, err := restIDLoad(ctx, h, p.name+"-rest", p.httpBase, "/api/v2.0/jobs.json/", a.APIKey, ids, retrieveConns, warm, d)
 			if err != nil {
-				grpcErr = err
-				continue
+				return nil, err
+			}
+			rest[i] = append(rest[i], r)
+			g, _, err := grpcIDLoad(ctx, h, p.name+"-grpc", targets[i], retrieveConns, warm, d)
+			if err != nil {
+				return nil, err
 			}
 			grpc[i] = append(grpc[i], g)
 		}
@@ -68,8 +74,8 @@ func pgbouncerScenario(ctx context.Context, h *harness) ([]result, error) {
 	modes := fmt.Sprintf(" Statements: %s directly, %s through PgBouncer (the servers' start lines).",
 		statementMode(h.server), statementMode(pooled))
 	label := fmt.Sprintf("%d connections, %.0f s", retrieveConns, d.Seconds())
-	rows := pairRows("GET jobs.json/{id}: REST", label, rest, nil)
-	rows = append(rows, pairRows("JobService/GetJob: gRPC (ghz)", label, grpc, grpcErr)...)
+	rows := pairRows("GET jobs.json/{id}: REST (h2load, HTTP/1.1)", label, rest, nil)
+	rows = append(rows, pairRows("JobService/GetJob: gRPC (h2load, HTTP/2, one job)", label, grpc, nil)...)
 	rows[len(rows)-1].note += modes
 	rows[1].note += modes
 	return rows, nil

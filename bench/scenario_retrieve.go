@@ -14,11 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -29,16 +27,14 @@ func init() { register(2, "GET one job by id, 32 connections", retrieveScenario)
 // worker holds one connection and calls again as soon as it has its answer.
 const retrieveConns = 32
 
-// ghzPath is where scripts/install-tools.sh (make tools) puts the pinned ghz.
-const ghzPath = ".bin/ghz"
-
-// retrieveScenario loads the floor, the REST route and the gRPC method in
-// turn with the same closed-loop load over the same shuffled job ids, and
-// compares the service's throughput with the floor's.
+// retrieveScenario loads the floors, the REST route and the gRPC method in
+// turn with h2load and compares each of the service's throughputs with the
+// floor loaded by the same client: REST with net/http's, over HTTP/1.1;
+// GetJob with a bare grpc-go server's, over HTTP/2.
 func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
-	warm, d := 2*time.Second, 20*time.Second
+	warm, d, reps := 2*time.Second, 20*time.Second, 3
 	if h.opts.quick {
-		warm, d = 500*time.Millisecond, 3*time.Second
+		warm, d, reps = time.Second, 3*time.Second, 1
 	}
 	a := h.accounts[0]
 	ids, err := activeJobIDs(ctx, h, a)
@@ -48,121 +44,151 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 	// Shuffled so consecutive calls touch unrelated rows and index pages,
 	// as independent clients would; the same order for every run.
 	rand.New(rand.NewPCG(2, 2)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	label := fmt.Sprintf("%d connections, %.0f s", retrieveConns, d.Seconds())
-
-	// Each target runs reps times, interleaved, so a slow spell of the
-	// shared machine hits all three alike; each row is the run with the
-	// median throughput.
-	reps := 3
-	if h.opts.quick {
-		reps = 1
-	}
-	restTarget := newHTTPTarget(h.server.httpBase, a.APIKey, retrieveConns)
-	if err := checkJobAnswer(ctx, restTarget, "/api/v2.0/jobs.json/", ids[0]); err != nil {
+	if err := checkJobAnswer(ctx, newHTTPTarget(h.server.httpBase, a.APIKey, 1), "/api/v2.0/jobs.json/", ids[0]); err != nil {
 		return nil, fmt.Errorf("REST: %w", err)
 	}
-	type run struct {
-		load loadResult
-		note string
+	grpcService, err := checkGetJob(ctx, h.server.grpcAddr, a.APIKey, ids[0])
+	if err != nil {
+		return nil, fmt.Errorf("gRPC: %w", err)
 	}
-	var floors, grpcFloors, rests, grpcs []run
-	var grpcErr, grpcFloorErr error
+	// Each target runs reps times, interleaved, so a slow spell of the
+	// shared machine hits all four alike; each row is the run with the
+	// median throughput.
+	var runs retrieveRuns
 	for rep := range reps {
-		floorBase, floorGRPC, stopFloor, err := startFloor(ctx, h, a.ID)
-		if err != nil {
+		if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
 			return nil, err
 		}
-		floorTarget := newHTTPTarget(floorBase, "", retrieveConns)
-		if err := checkJobAnswer(ctx, floorTarget, "/jobs/", ids[0]); err != nil {
-			stopFloor()
-			return nil, fmt.Errorf("floor: %w", err)
+		if err := runs.serviceRep(ctx, h, rep == 0, a.APIKey, ids, grpcService, warm, d); err != nil {
+			return nil, err
 		}
-		floor, floorCPU := httpIDLoad(ctx, floorTarget, "/jobs/", ids, warm, d)
-		floors = append(floors, run{floor, floorCPU})
-		grpcFloor, notes, err := ghzIDLoad(ctx, h, floorGRPC, "", ids, warm, d)
-		stopFloor()
-		if err != nil {
-			grpcFloorErr = err
-		} else {
-			grpcFloors = append(grpcFloors, run{grpcFloor, notes})
-		}
+	}
+	return runs.rows(fmt.Sprintf("%d connections, %.0f s", retrieveConns, d.Seconds())), nil
+}
 
-		waitProfile := func() {}
-		if rep == 0 {
-			waitProfile = h.profile(ctx, "retrieve-rest", d/2)
-		}
-		rest, restCPU := httpIDLoad(ctx, restTarget, "/api/v2.0/jobs.json/", ids, warm, d)
-		waitProfile()
-		rests = append(rests, run{rest, restCPU})
+// retrieveRuns are every run of the four targets, in the order they ran.
+type retrieveRuns struct {
+	floor, grpcFloor, rest, grpc []idRun
+	restProfile, grpcProfile     string
+}
 
-		if rep == 0 {
-			waitProfile = h.profile(ctx, "retrieve-grpc", d/2)
-		}
-		grpcRes, notes, err := ghzIDLoad(ctx, h, h.server.grpcAddr, a.APIKey, ids, warm, d)
-		waitProfile()
-		if err != nil {
-			grpcErr = err
-			continue
-		}
-		grpcs = append(grpcs, run{grpcRes, notes})
-	}
-	medianRun := func(runs []run) (run, string) {
-		slices.SortFunc(runs, func(x, y run) int { return cmp.Compare(x.load.throughput(), y.load.throughput()) })
-		var all []string
-		for _, r := range runs {
-			all = append(all, fmt.Sprintf("%.0f/s", r.load.throughput()))
-		}
-		return runs[len(runs)/2], fmt.Sprintf(" Throughput of the %d runs: %s; the median run is shown.", len(runs), strings.Join(all, ", "))
-	}
-	floor, floorRuns := medianRun(floors)
-	floorRow := result{
-		name:   "GET job by id: floor (net/http + database/sql), " + label,
-		median: floor.load.latency.median, p99: floor.load.latency.p99, throughput: floor.load.throughput(),
-		note: "bench/floor: the store's query for one job, prepared (one round trip), and encoding/json, " +
-			"no authentication; load generator, server and PostgreSQL share the machine's cores. " +
-			floor.note + loadNote(floor.load) + floorRuns,
-	}
-	floorRate := fmt.Sprintf("%.0f/s", floor.load.throughput())
+// idRun is one h2load run and the note on the generator's CPU share.
+type idRun struct {
+	load loadResult
+	cpu  string
+}
 
-	rest, restRuns := medianRun(rests)
-	restRow := compareToFloor(result{
-		name:   "GET jobs.json/{id}: REST, " + label,
-		median: rest.load.latency.median, p99: rest.load.latency.p99, throughput: rest.load.throughput(),
-		floor: floorRate, target: ">= 0.6x floor",
-		note: "Go net/http client, HTTP/1.1 keep-alive, one connection per worker, Basic auth. " +
-			rest.note + loadNote(rest.load) + restRuns,
-	}, 0.6, rest.load, floor.load)
+// floorRep starts the floor and loads its HTTP and its gRPC listener.
+func (r *retrieveRuns) floorRep(ctx context.Context, h *harness, accountID int64, ids []int64, warm, d time.Duration) error {
+	floorBase, floorGRPC, stopFloor, err := startFloor(ctx, h, accountID)
+	if err != nil {
+		return err
+	}
+	defer stopFloor()
+	if err := checkJobAnswer(ctx, newHTTPTarget(floorBase, "", 1), "/jobs/", ids[0]); err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	grpcFloor, err := checkGetJob(ctx, floorGRPC, "", ids[0])
+	if err != nil {
+		return fmt.Errorf("gRPC floor: %w", err)
+	}
+	l, cpu, err := restIDLoad(ctx, h, "floor", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
+	if err != nil {
+		return err
+	}
+	r.floor = append(r.floor, idRun{l, cpu})
+	l, cpu, err = grpcIDLoad(ctx, h, "grpc-floor", grpcFloor, retrieveConns, warm, d)
+	if err != nil {
+		return err
+	}
+	r.grpcFloor = append(r.grpcFloor, idRun{l, cpu})
+	return nil
+}
 
-	grpcRow := result{
-		name: "JobService/GetJob: gRPC (ghz), " + label, floor: floorRate, target: ">= 0.9x floor",
+// serviceRep loads the REST route and GetJob; with profile set, it records
+// the server's CPU profile over the first half of each run, past the
+// warm-up (GetJob's warm-up is a process of its own, started a moment
+// later).
+func (r *retrieveRuns) serviceRep(ctx context.Context, h *harness, profile bool, key string, ids []int64, g grpcTarget, warm, d time.Duration) error {
+	waitProfile := func() string { return "" }
+	if profile {
+		waitProfile = h.profileAfter(ctx, "retrieve-rest", warm, d/2)
 	}
-	if len(grpcs) == 0 {
-		grpcRow.note = "not measured: " + grpcErr.Error()
-	} else {
-		g, grpcRuns := medianRun(grpcs)
-		grpcRow.median, grpcRow.p99, grpcRow.throughput = g.load.latency.median, g.load.latency.p99, g.load.throughput()
-		grpcRow.note = g.note + loadNote(g.load) + grpcRuns
-		grpcRow = compareToFloor(grpcRow, 0.9, g.load, floor.load)
+	l, cpu, err := restIDLoad(ctx, h, "rest", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, retrieveConns, warm, d)
+	if p := waitProfile(); p != "" {
+		r.restProfile = p
 	}
-	// The same call on a bare grpc-go server, loaded by the same ghz: what
-	// gRPC and its client cost on this machine before the service adds
-	// anything. Not judged; it explains the gRPC row.
-	grpcFloorRow := result{name: "GetJob: gRPC floor (grpc-go + database/sql, ghz), " + label}
-	if len(grpcFloors) == 0 {
-		grpcFloorRow.note = "not measured: " + grpcFloorErr.Error()
-	} else {
-		gf, gfRuns := medianRun(grpcFloors)
-		grpcFloorRow.median, grpcFloorRow.p99, grpcFloorRow.throughput = gf.load.latency.median, gf.load.latency.p99, gf.load.throughput()
-		grpcFloorRow.note = "bench/floor's gRPC listener: JobService/GetJob alone, the same prepared query, no " +
-			"interceptors or authentication. " + gf.note + loadNote(gf.load) + gfRuns
-		if floor.load.throughput() > 0 {
-			grpcFloorRow.note += fmt.Sprintf(" It reaches %.2fx of the HTTP floor.", gf.load.throughput()/floor.load.throughput())
+	if err != nil {
+		return err
+	}
+	r.rest = append(r.rest, idRun{l, cpu})
+	if profile {
+		waitProfile = h.profileAfter(ctx, "retrieve-grpc", time.Second+warm, d/2)
+	}
+	l, cpu, err = grpcIDLoad(ctx, h, "grpc", g, retrieveConns, warm, d)
+	if p := waitProfile(); p != "" {
+		r.grpcProfile = p
+	}
+	if err != nil {
+		return err
+	}
+	r.grpc = append(r.grpc, idRun{l, cpu})
+	return nil
+}
+
+// profileAfter is h.profile started after delay, so a profile can leave out
+// a run's warm-up (connections being opened, caches filled).
+func (h *harness) profileAfter(ctx context.Context, name string, delay, d time.Duration) (wait func() string) {
+	path := make(chan string, 1)
+	go func() {
+		select {
+		case <-time.After(delay):
+			path <- h.profile(ctx, name, d)()
+		case <-ctx.Done():
+			path <- ""
 		}
-		if len(grpcs) > 0 && gf.load.throughput() > 0 {
-			grpcRow.note += fmt.Sprintf(" Against the gRPC floor (the same client): %.2fx.", grpcRow.throughput/gf.load.throughput())
-		}
+	}()
+	return func() string { return <-path }
+}
+
+// medianRun is the run of median throughput, and every run's throughput as
+// text.
+func medianRun(runs []idRun) (idRun, string) {
+	slices.SortFunc(runs, func(x, y idRun) int { return cmp.Compare(x.load.throughput(), y.load.throughput()) })
+	var all []string
+	for _, r := range runs {
+		all = append(all, fmt.Sprintf("%.0f/s", r.load.throughput()))
 	}
-	return []result{floorRow, grpcFloorRow, restRow, grpcRow}, nil
+	return runs[len(runs)/2], fmt.Sprintf(" Throughput of the %d runs: %s; the median run is shown.", len(runs), strings.Join(all, ", "))
+}
+
+// rows are the scenario's four rows: the two floors, then the service's
+// routes judged against the floor of the same client.
+func (r *retrieveRuns) rows(label string) []result {
+	row := func(name string, runs []idRun, note string) (result, loadResult) {
+		m, all := medianRun(runs)
+		return result{
+			name: name + ", " + label, median: m.load.latency.median, p99: m.load.latency.p99,
+			throughput: m.load.throughput(), note: note + m.cpu + loadNote(m.load) + all,
+		}, m.load
+	}
+	floorRow, floor := row("GET job by id: floor (net/http + database/sql)", r.floor,
+		"bench/floor: the store's query for one job, prepared (one round trip), and encoding/json, no authentication. "+
+			"h2load, HTTP/1.1 keep-alive, one request at a time on each connection, the shuffled ids in turn. ")
+	grpcFloorRow, grpcFloor := row("GetJob: gRPC floor (grpc-go + database/sql)", r.grpcFloor,
+		"bench/floor's gRPC listener: JobService/GetJob alone, the same prepared query, no interceptors or "+
+			"authentication. h2load, HTTP/2, one stream on each connection, every call for the same job "+
+			"(h2load sends one body), each answer checked to carry the job's message. ")
+	if floor.throughput() > 0 {
+		grpcFloorRow.note += fmt.Sprintf(" It reaches %.2fx of the HTTP floor.", grpcFloor.throughput()/floor.throughput())
+	}
+	restRow, rest := row("GET jobs.json/{id}: REST", r.rest, "The same h2load load as the HTTP floor's, Basic auth. ")
+	restRow.floor, restRow.target, restRow.profile = rate(floor.throughput()), ">= 0.8x HTTP floor", r.restProfile
+	restRow = compareToFloor(restRow, 0.8, rest, floor)
+	grpcRow, g := row("JobService/GetJob: gRPC", r.grpc, "The same h2load load as the gRPC floor's, Bearer key. ")
+	grpcRow.floor, grpcRow.target, grpcRow.profile = rate(grpcFloor.throughput()), ">= 0.9x gRPC floor", r.grpcProfile
+	grpcRow = compareToFloor(grpcRow, 0.9, g, grpcFloor)
+	return []result{floorRow, grpcFloorRow, restRow, grpcRow}
 }
 
 // compareToFloor fills in the ratio and the verdict: the throughput target
@@ -317,26 +343,6 @@ func checkJobAnswer(ctx context.Context, t httpTarget, prefix string, id int64) 
 	return nil
 }
 
-// httpIDLoad warms the target's connections and then loads it for d, each
-// call taking the next id in turn. Any answer but 200 is an error. It also
-// says how much of the machine the load generator itself took.
-func httpIDLoad(ctx context.Context, t httpTarget, prefix string, ids []int64, warm, d time.Duration) (loadResult, string) {
-	var next atomic.Uint64
-	call := func(ctx context.Context, _, _ int) error {
-		id := ids[next.Add(1)%uint64(len(ids))]
-		path := prefix + strconv.FormatInt(id, 10)
-		code, err := t.send(ctx, http.MethodGet, path, nil, nil)
-		if err == nil && code != http.StatusOK {
-			err = fmt.Errorf("GET %s: %d", path, code)
-		}
-		return err
-	}
-	load(ctx, retrieveConns, warm, call)
-	before := selfCPU()
-	r := load(ctx, retrieveConns, d, call)
-	return r, cpuNote(selfCPU()-before, r.elapsed)
-}
-
 // selfCPU is the CPU time this process has used so far.
 func selfCPU() time.Duration {
 	var ru syscall.Rusage
@@ -344,171 +350,4 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuNote tells how much of the machine's cores the load generator kept
-// busy, which the service and the floor did not have.
-func cpuNote(cpu, wall time.Duration) string {
-	if cpu <= 0 || wall <= 0 {
-		return ""
-	}
-	return fmt.Sprintf("The load generator used %.0f%% of the %d cores. ",
-		100*cpu.Seconds()/(wall.Seconds()*float64(runtime.NumCPU())), runtime.NumCPU())
-}
-
-// ghzReport is the part of ghz's JSON report the scenario reads. Durations
-// are in nanoseconds; a detail's timestamp is when the call ended.
-type ghzReport struct {
-	Count          uint64         `json:"count"`
-	Total          time.Duration  `json:"total"`
-	Rps            float64        `json:"rps"`
-	StatusCodeDist map[string]int `json:"statusCodeDistribution"`
-	ErrorDist      map[string]int `json:"errorDistribution"`
-	LatencyDist    []struct {
-		Percentage int           `json:"percentage"`
-		Latency    time.Duration `json:"latency"`
-	} `json:"latencyDistribution"`
-	Details []struct {
-		Timestamp time.Time     `json:"timestamp"`
-		Latency   time.Duration `json:"latency"`
-		Error     string        `json:"error"`
-		Status    string        `json:"status"`
-	} `json:"details"`
-}
-
-// ghzIDLoad runs ghz for warm+d over the ids in turn and keeps the calls
-// that ended after the warm-up, so its figures, like the HTTP runs', come
-// from connections that were already open and in use. It returns the run
-// and a note on how ghz was set up.
-func ghzIDLoad(ctx context.Context, h *harness, addr, apiKey string, ids []int64, warm, d time.Duration) (loadResult, string, error) {
-	bin, err := filepath.Abs(ghzPath)
-	if err != nil {
-		return loadResult{}, "", err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return loadResult{}, "", fmt.Errorf("%s is missing: run make tools", ghzPath)
-	}
-	dir, err := os.MkdirTemp(h.dir, "ghz-")
-	if err != nil {
-		return loadResult{}, "", err
-	}
-	defer os.RemoveAll(dir)
-	// One message per id: for a unary call ghz sends the array's messages
-	// in turn, the same order the HTTP runs use, with no templates to
-	// execute per call. The key goes in a file, not on the command line.
-	msgs := make([]map[string]int64, len(ids))
-	for i, id := range ids {
-		msgs[i] = map[string]int64{"id": id}
-	}
-	md := map[string]string{}
-	if apiKey != "" {
-		md["authorization"] = "Bearer " + apiKey
-	}
-	files := map[string]any{"data.json": msgs, "metadata.json": md}
-	for name, v := range files {
-		b, _ := json.Marshal(v)
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			return loadResult{}, "", err
-		}
-	}
-	out := filepath.Join(dir, "report.json")
-	// One connection per worker, as each HTTP/1.1 worker holds its own TCP
-	// connection; ghz's default of one connection would multiplex all 32
-	// workers over a single HTTP/2 connection and measure that instead.
-	// Calls still in flight at the end are dropped (ignore), as load drops
-	// the calls the end of its run cuts off.
-	args := []string{
-		"--insecure", "--call", "jobboard.v2.JobService/GetJob",
-		"--data-file", filepath.Join(dir, "data.json"), "--metadata-file", filepath.Join(dir, "metadata.json"),
-		"--disable-template-functions", "--disable-template-data",
-		"-c", strconv.Itoa(retrieveConns), "--connections", strconv.Itoa(retrieveConns),
-		"-z", (warm + d).String(), "--duration-stop", "ignore",
-		"--format", "json", "-o", out, addr,
-	}
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stderr = &stderr
-	started := time.Now()
-	if err := cmd.Run(); err != nil {
-		return loadResult{}, "", fmt.Errorf("ghz: %v: %.500s", err, stderr.String())
-	}
-	ghzCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	wall := time.Since(started)
-	data, err := os.ReadFile(out)
-	if err != nil {
-		return loadResult{}, "", err
-	}
-	var rep ghzReport
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return loadResult{}, "", fmt.Errorf("read ghz report: %w", err)
-	}
-	auth := "Bearer key"
-	if apiKey == "" {
-		auth = "no key"
-	}
-	note := fmt.Sprintf("ghz %s, %d workers on %d HTTP/2 connections (one each), reflection, %s. %s",
-		strings.TrimPrefix(ghzVersion, "v"), retrieveConns, retrieveConns, auth, cpuNote(ghzCPU, wall))
-	if uint64(len(rep.Details)) < rep.Count || len(rep.Details) == 0 {
-		// ghz keeps at most a million calls' details: fall back on its own
-		// summary, which includes the warm-up.
-		return ghzSummary(rep), note + "Figures from ghz's summary, warm-up included. ", nil
-	}
-	return ghzWindow(rep, warm), note, nil
-}
-
-// ghzVersion is the version scripts/install-tools.sh pins.
-const ghzVersion = "v0.120.0"
-
-// ghzWindow measures the calls that ended at least warm after the first
-// call started, up to the last call's end.
-func ghzWindow(rep ghzReport, warm time.Duration) loadResult {
-	start := rep.Details[0].Timestamp.Add(-rep.Details[0].Latency)
-	end := start
-	for _, c := range rep.Details {
-		if b := c.Timestamp.Add(-c.Latency); b.Before(start) {
-			start = b
-		}
-		if c.Timestamp.After(end) {
-			end = c.Timestamp
-		}
-	}
-	from := start.Add(warm)
-	var r loadResult
-	var lats []time.Duration
-	for _, c := range rep.Details {
-		if c.Timestamp.Before(from) {
-			continue
-		}
-		r.requests++
-		lats = append(lats, c.Latency)
-		if c.Status != "OK" || c.Error != "" {
-			r.errors++
-			if r.firstError == "" {
-				r.firstError = c.Status + ": " + c.Error
-			}
-		}
-	}
-	r.elapsed = end.Sub(from)
-	r.latency = summarize(lats)
-	return r
-}
-
-// ghzSummary reads the figures ghz computed itself.
-func ghzSummary(rep ghzReport) loadResult {
-	r := loadResult{requests: int64(rep.Count), elapsed: rep.Total}
-	r.errors = int64(rep.Count) - int64(rep.StatusCodeDist["OK"])
-	for msg := range rep.ErrorDist {
-		r.firstError = msg
-		break
-	}
-	for _, l := range rep.LatencyDist {
-		switch l.Percentage {
-		case 50:
-			r.latency.median = l.Latency
-		case 99:
-			r.latency.p99 = l.Latency
-		}
-	}
-	r.latency.n = int(rep.Count)
-	return r
 }

@@ -329,10 +329,11 @@ func (h *harness) withdrawAll(ctx context.Context, a account) error {
 func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
 
 // profile records the server's CPU profile for d, starting now, into
-// bench/results/profiles/; wait returns once it is written (or failed,
-// which only costs the profile).
-func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wait func()) {
+// bench/results/profiles/; wait returns its path once it is written, or ""
+// if it failed, which only costs the profile.
+func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wait func() string) {
 	done := make(chan struct{})
+	var written string
 	go func() {
 		defer close(done)
 		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", h.server.debugAddr, int(d.Seconds()))
@@ -358,7 +359,8 @@ func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wa
 		path := filepath.Join(dir, strings.TrimSuffix(filepath.Base(reportPath("", h.started, h.opts.quick)), ".md")+"-"+name+".pprof")
 		if err := os.WriteFile(path, data, 0o644); err == nil {
 			h.profiles = append(h.profiles, path)
+			written = path
 		}
 	}()
-	return func() { <-done }
+	return func() string { <-done; return written }
 }

@@ -56,9 +56,10 @@ const unmatched = "unmatched"
 func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := calllog.Start(r.Header.Get("X-Request-Id"))
-		r.Header.Set("X-Request-Id", call.RequestID)
-		r.Header.Set("Grpc-Metadata-X-Request-Id", call.RequestID)
-		w.Header().Set("X-Request-Id", call.RequestID)
+		// One value slice for the three headers: each only reads it.
+		id := []string{call.RequestID}
+		r.Header["X-Request-Id"], r.Header["Grpc-Metadata-X-Request-Id"] = id, id
+		w.Header()["X-Request-Id"] = id
 		info := &requestInfo{route: r.URL.Path}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		ctx := calllog.NewContext(context.WithValue(r.Context(), requestInfoKey{}, info), call)

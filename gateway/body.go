@@ -67,17 +67,23 @@ func (b *requestBody) blank() bool {
 // readBody reads the whole body, refusing one over the route's limit (413)
 // or one that is not UTF-8 (400).
 func readBody(r *http.Request, limit int64) ([][]byte, *apiError) {
-	tooLarge := &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
-		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
+	// A request without a body (most reads) costs no buffer.
+	if r.Body == http.NoBody {
+		return nil, nil
+	}
+	tooLarge := func() *apiError {
+		return &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+			fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
+	}
 	if r.ContentLength > limit {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	pieces, size, err := readPieces(r.Body, r.ContentLength, limit)
 	if err != nil {
 		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body could not be read"}
 	}
 	if size > limit {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	// No piece ends inside a character, so the body is UTF-8 when each is.
 	for _, p := range pieces {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -69,17 +70,26 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithForwardResponseOption(acceptedImport),
 		runtime.WithForwardResponseOption(webhookStatus),
 		runtime.WithForwardResponseOption(acceptedDelivery),
-		// Idempotency-Key reaches the service as metadata, as gRPC callers send it.
+		// Idempotency-Key reaches the service as metadata, as gRPC callers
+		// send it, and so do the Grpc-Metadata- headers (the request id, the
+		// scheme prepare decided). The standard HTTP headers grpc-gateway
+		// would pass on as grpcgateway-* no service reads: they would cost
+		// some allocations a request, and carry the Authorization header.
 		runtime.WithIncomingHeaderMatcher(func(h string) (string, bool) {
 			if strings.EqualFold(h, "Idempotency-Key") {
 				return callmeta.IdempotencyKey, true
 			}
+			if len(h) < len(runtime.MetadataHeaderPrefix) || !strings.EqualFold(h[:len(runtime.MetadataHeaderPrefix)], runtime.MetadataHeaderPrefix) {
+				return "", false
+			}
 			return runtime.DefaultHeaderMatcher(h)
 		}),
 	)
-	if err := restv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
-		return nil, fmt.Errorf("register job routes: %w", err)
-	}
+	// grpc-gateway tries a method's routes from the last registered to the
+	// first, and each route it tries allocates: the job routes, the most
+	// called, go last (the jobs list's own handler after them, as it
+	// replaces ListJobs). No two services share a literal path prefix, so
+	// the order between services changes no match.
 	if err := restv2.RegisterDriverServiceHandlerServer(ctx, mux, cfg.Drivers); err != nil {
 		return nil, fmt.Errorf("register driver routes: %w", err)
 	}
@@ -91,6 +101,9 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	}
 	if err := restv2.RegisterEventServiceHandlerServer(ctx, mux, cfg.Events); err != nil {
 		return nil, fmt.Errorf("register event routes: %w", err)
+	}
+	if err := restv2.RegisterJobServiceHandlerServer(ctx, mux, cfg.Jobs); err != nil {
+		return nil, fmt.Errorf("register job routes: %w", err)
 	}
 	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
 		return nil, err
@@ -109,14 +122,14 @@ type gateway struct {
 // the body within its limit, and makes the path suffix decide the format
 // whatever the client's Content-Type or Accept.
 func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
+	var rendered atomic.Pointer[string]
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if isProbe(r.Context()) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		pattern := ""
-		if p, ok := runtime.HTTPPattern(r.Context()); ok {
-			pattern = strings.ReplaceAll(p.String(), "=*}", "}")
+		pattern := routePattern(r.Context(), &rendered)
+		if pattern != "" {
 			noteRoute(r.Context(), pattern)
 		}
 		route := routeOf(r.Method, pattern)
@@ -149,12 +162,11 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		called := g.calledURL(r)
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
 		r.Body = &requestBody{pieces: body, list: route.list}
-		mime := mimeJSON
+		mime := mimeJSONValue
 		if formatOf(r.URL.Path) == wire.XML {
-			mime = mimeXML
+			mime = mimeXMLValue
 		}
-		r.Header.Set("Content-Type", mime)
-		r.Header.Set("Accept", mime)
+		r.Header["Content-Type"], r.Header["Accept"] = mime, mime
 		// Links are built from the host and scheme the client called (or
 		// JOBBOARD_PUBLIC_URL): grpc-gateway passes X-Forwarded-Host on as
 		// callmeta.ForwardedHost by itself, so it is set here to what
@@ -167,9 +179,35 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
 			return
 		}
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header()["X-Content-Type-Options"] = nosniff
 		next(w, r, params)
 	}
+}
+
+// Header values set on every request, shared rather than allocated each
+// time: a header's values are only read, or replaced by Set.
+var (
+	mimeJSONValue = []string{mimeJSON}
+	mimeXMLValue  = []string{mimeXML}
+	nosniff       = []string{"nosniff"}
+)
+
+// routePattern is the pattern of the route grpc-gateway matched, as the
+// access log and metrics name it ("/api/v2.0/jobs.json/{id}"), or "" for
+// none. grpc-gateway wraps each route's handler in the middleware once, so
+// the route's pattern, rendered on its first request (rendering
+// allocates), is kept in rendered for the next ones.
+func routePattern(ctx context.Context, rendered *atomic.Pointer[string]) string {
+	if p := rendered.Load(); p != nil {
+		return *p
+	}
+	p, ok := runtime.HTTPPattern(ctx)
+	if !ok {
+		return ""
+	}
+	pattern := strings.ReplaceAll(p.String(), "=*}", "}")
+	rendered.Store(&pattern)
+	return pattern
 }
 
 // clientAddress is the address a request came from, as failed

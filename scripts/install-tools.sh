@@ -7,7 +7,7 @@
 #   scripts/install-tools.sh grpcurl ...     only the tools named (make test: grpcurl gotestsum)
 set -euo pipefail
 
-tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 grpcurl ghz gotestsum)
+tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 grpcurl gotestsum)
 codegen_only=false
 only=()
 for arg in "$@"; do
@@ -31,8 +31,6 @@ PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 GRPC_GATEWAY_VERSION=v2.32.0
 GRPCURL_VERSION=v1.9.4
-# The gRPC load generator of the benchmark (bench/); @latest resolves to an old release.
-GHZ_VERSION=v0.120.0
 # Runs go test for make test and prints each test as it ends, then every
 # failure in full: go test alone says nothing until a package is done.
 GOTESTSUM_VERSION=v1.13.0
@@ -66,6 +64,5 @@ goinstall protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/prot
 goinstall protoc-gen-openapiv2 github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 "$GRPC_GATEWAY_VERSION"
 if ! $codegen_only; then
   goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
-  goinstall ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION"
   goinstall gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
 fi

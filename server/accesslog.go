@@ -21,15 +21,16 @@ import (
 // never logged: it carries credentials.
 
 // startCall settles the call's request id: the client's x-request-id when
-// it is short printable ASCII, else a new one. The id replaces the
-// metadata value, so the services read it from x-request-id as they do for
-// REST requests, whose id the gateway passes the same way.
+// it is short printable ASCII, else a new one. The services read it from
+// the call (requestIDOf), as they do for REST requests, so the call's
+// metadata is neither copied nor rewritten.
 func startCall(ctx context.Context) (context.Context, *calllog.Call) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	call := calllog.Start(first(md, "x-request-id"))
-	md = md.Copy()
-	md.Set("x-request-id", call.RequestID)
-	return metadata.NewIncomingContext(calllog.NewContext(ctx, call), md), call
+	clientID := ""
+	if v := metadata.ValueFromIncomingContext(ctx, "x-request-id"); len(v) > 0 {
+		clientID = v[0]
+	}
+	call := calllog.Start(clientID)
+	return calllog.NewContext(ctx, call), call
 }
 
 // endCall writes the call's calllog line: method and code, then what
@@ -62,6 +63,9 @@ func accessLogStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
 // requestIDOf is the request id a service call carries, empty when it has
 // none (a service called directly, as tests do).
 func requestIDOf(ctx context.Context) string {
+	if id := calllog.RequestID(ctx); id != "" {
+		return id
+	}
 	if id := first(metadataOf(ctx), "x-request-id"); requestid.Valid(id) {
 		return id
 	}

@@ -37,7 +37,7 @@ type grpcFixture struct {
 	a, b    testfix.Account
 }
 
-func newGRPCFixture(t *testing.T, cfg Config) *grpcFixture {
+func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
 	t.Helper()
 	f := &grpcFixture{st: pgtest.Store(t)}
 	cfg.RenderCallback = gateway.RenderJSON
@@ -64,7 +64,7 @@ func newGRPCFixture(t *testing.T, cfg Config) *grpcFixture {
 
 // conn dials the server from the loopback address from (127.0.0.x), so
 // tests can be several clients.
-func (f *grpcFixture) conn(t *testing.T, from string) *grpc.ClientConn {
+func (f *grpcFixture) conn(t testing.TB, from string) *grpc.ClientConn {
 	t.Helper()
 	dial := func(ctx context.Context, addr string) (net.Conn, error) {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
@@ -80,7 +80,7 @@ func (f *grpcFixture) conn(t *testing.T, from string) *grpc.ClientConn {
 }
 
 // watchKeys lets the fixture's authenticator remember keys in use.
-func (f *grpcFixture) watchKeys(t *testing.T) {
+func (f *grpcFixture) watchKeys(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	wait, err := f.svcs.Auth.WatchKeys(ctx)

@@ -334,7 +334,7 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	anonymous := newAnonymousCalls(maxAnonymousCallsPerClient, maxAnonymousCalls)
 	// Each method's own limit is checked before decoding (requestLimits);
 	// opts may still set another.
-	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit)}, opts...)
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit), grpc.NumStreamWorkers(grpcStreamWorkers)}, opts...)
 	srv := grpc.NewServer(append(opts,
 		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
 			if !known[info.FullMethodName] {
@@ -374,6 +374,15 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	return srv
 }
 
+// grpcStreamWorkers are goroutines kept to run calls. By default grpc-go
+// starts a goroutine a call, whose stack then grows through the interceptor
+// chain and the database driver by copying (a tenth of the server's CPU
+// for GetJob under load, bench scenario 2); a worker keeps its grown stack
+// from call to call. A call arriving while every worker is busy gets a
+// goroutine of its own as before, so the number only needs to cover the
+// usual concurrency: a few times the database pool.
+const grpcStreamWorkers = 64
+
 // tapLookupTimeout bounds a key lookup made by the tap handle.
 const tapLookupTimeout = 5 * time.Second
 
@@ -392,7 +401,7 @@ const tapLookupTimeout = 5 * time.Second
 // bounded by tapLookupTimeout. What blocks is the one client's own
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	call := calllog.Start(first(info.Header, "x-request-id"))
+	started := time.Now()
 	client := s.callingClient(ctx, info)
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()
@@ -400,6 +409,7 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
+		call := calllog.StartedAt(first(info.Header, "x-request-id"), started)
 		endCall(ctx, call, info.FullMethodName, err)
 		if m := s.metrics.GRPC(); m != nil {
 			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},

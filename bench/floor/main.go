@@ -5,7 +5,7 @@
 //
 // It also serves the least a grpc-go server can do for the same call,
 // jobboard.v2.JobService/GetJob with the same query and no interceptors,
-// so that gRPC can be compared with a floor loaded by the same client (ghz).
+// so that gRPC can be compared with a floor loaded by the same client (h2load).
 //
 //	floor -addr 127.0.0.1:0 -grpc-addr 127.0.0.1:0 -database-url URL -account ID
 //
@@ -28,7 +28,6 @@ import (
 	"github.com/lib/pq"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -153,10 +152,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Reflection, because ghz finds the method that way on the service too.
 	gs := grpc.NewServer()
 	jobboardv2.RegisterJobServiceServer(gs, &grpcFloor{stmt: stmt, account: *account})
-	reflection.Register(gs)
 	go func() { log.Fatal(gs.Serve(gl)) }()
 	// The harness reads the addresses it should call from the first line.
 	fmt.Fprintln(os.Stdout, l.Addr().String(), gl.Addr().String())

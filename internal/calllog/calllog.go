@@ -37,6 +37,20 @@ func Start(clientID string) *Call {
 	return &Call{RequestID: requestid.FromClient(clientID), started: time.Now()}
 }
 
+// StartedAt is Start for a call that began at started: for a side that
+// learns only after some work whether the call needs a line of its own.
+func StartedAt(clientID string, started time.Time) *Call {
+	return &Call{RequestID: requestid.FromClient(clientID), started: started}
+}
+
+// RequestID is the request id of the call in ctx, "" when there is none.
+func RequestID(ctx context.Context) string {
+	if c := fromContext(ctx); c != nil {
+		return c.RequestID
+	}
+	return ""
+}
+
 type callKey struct{}
 
 // NewContext returns ctx carrying c, for NoteAccount and Add further in.

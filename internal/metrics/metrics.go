@@ -116,6 +116,8 @@ type Metrics struct {
 	registry         *prometheus.Registry
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	httpMu           sync.RWMutex
+	httpCache        map[httpKey]httpSeriesOf
 	grpc             *grpcprom.ServerMetrics
 	importsFinished  *prometheus.CounterVec
 	importDuration   *prometheus.HistogramVec
@@ -136,6 +138,7 @@ func New() *Metrics {
 	m := &Metrics{
 		QueueCacheFor: 5 * time.Second,
 		registry:      prometheus.NewRegistry(),
+		httpCache:     map[httpKey]httpSeriesOf{},
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_requests_total",
 			Help: "HTTP requests served, by route pattern (never the raw path), method and status code.",
@@ -250,9 +253,39 @@ func (m *Metrics) ObserveHTTP(route, method string, code int, elapsed time.Durat
 	if !httpMethods[method] {
 		method = "other"
 	}
-	labels := []string{route, method, strconv.Itoa(code)}
-	m.httpRequests.WithLabelValues(labels...).Inc()
-	m.httpDuration.WithLabelValues(labels...).Observe(elapsed.Seconds())
+	s := m.httpSeries(httpKey{route, method, code})
+	s.requests.Inc()
+	s.duration.Observe(elapsed.Seconds())
+}
+
+// httpKey names one request series by its labels.
+type httpKey struct {
+	route, method string
+	code          int
+}
+
+// httpSeriesOf is the counter and histogram of one label set.
+type httpSeriesOf struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// httpSeries finds the series of k, looked up by label values (hashed and
+// checked on every call) only the first time. Labels are bounded (route
+// patterns, methods, codes), and so is the cache.
+func (m *Metrics) httpSeries(k httpKey) httpSeriesOf {
+	m.httpMu.RLock()
+	s, ok := m.httpCache[k]
+	m.httpMu.RUnlock()
+	if ok {
+		return s
+	}
+	labels := []string{k.route, k.method, strconv.Itoa(k.code)}
+	s = httpSeriesOf{m.httpRequests.WithLabelValues(labels...), m.httpDuration.WithLabelValues(labels...)}
+	m.httpMu.Lock()
+	m.httpCache[k] = s
+	m.httpMu.Unlock()
+	return s
 }
 
 // ImportFinished records one run of an import.

@@ -157,6 +157,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error
 // (connection refused or lost, server shutting down or starting) rather than
 // a statement failing: the caller may retry later.
 func IsUnavailable(err error) bool {
+	if err == nil {
+		return false // most calls, and errors.As would allocate its targets
+	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
 		// Class 08 is connection exceptions; 57P01-57P03 are shutdowns and

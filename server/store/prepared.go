@@ -36,6 +36,9 @@ func (s *Store) getPrepared(ctx context.Context, dest any, query string, args ..
 		return err
 	}
 	err = st.GetContext(ctx, dest, args...)
+	if err == nil {
+		return nil // errors.As below would allocate its target on every read
+	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) && pqErr.Code == "0A000" {
 		s.forget(query, st)
