@@ -199,6 +199,7 @@ func checkAdmissionMetrics(t *testing.T, svc *service) {
 	for _, want := range []string{
 		`jobboard_admission_refused_total{reason="account_share"} 1`,
 		`jobboard_admission_refused_total{reason="queue_full"} 2`,
+		`jobboard_admission_refused_total{reason="expected_wait"} 0`,
 		`jobboard_admission_refused_total{reason="wait_timeout"} 0`,
 		`jobboard_admission_queue_wait_seconds_count 4`,
 		"jobboard_admission_queued 0",

@@ -129,16 +129,17 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 	c.transportFlags(fs)
 }
 
-// Admission control's defaults, from bench scenario 7 (docs/deploy.md,
-// Sizing admission control): the database pool has 20 connections, four of
-// them left to the job queue and webhook deliveries, so 16 requests at work
-// never wait for a connection, and they keep both cores busy; a queue of
-// 4x that absorbs bursts within tens of milliseconds, and the wait bound
-// refuses requests stuck behind a slow database rather than letting them age.
+// Admission control's defaults (docs/deploy.md, Sizing admission control,
+// has the measurements). 32 places: a request spends part of its time off
+// the database (HTTP, JSON, writing the answer), so 1.5x the pool's 20
+// connections keeps the pool busy while at most a dozen requests wait for
+// a connection, where database/sql picks at random who gets the next. The
+// wait bound is what a served request may add to its latency; the queue's
+// 512 only bounds memory: the expected wait refuses earlier under load.
 const (
-	defaultMaxInFlight    = "16"
-	defaultAdmissionQueue = "64"
-	defaultAdmissionWait  = "1s"
+	defaultMaxInFlight    = "32"
+	defaultAdmissionQueue = "512"
+	defaultAdmissionWait  = "500ms"
 )
 
 func (c *config) admissionFlags(fs *flag.FlagSet) {
@@ -147,7 +148,7 @@ func (c *config) admissionFlags(fs *flag.FlagSet) {
 	setting(fs, &c.admissionQueue, "admission-queue", "JOBBOARD_ADMISSION_QUEUE", defaultAdmissionQueue,
 		"API requests that may wait, in arrival order, for one of the places of --max-in-flight (one account at most half of them); past that, 503 at once")
 	setting(fs, &c.admissionWait, "admission-wait", "JOBBOARD_ADMISSION_WAIT", defaultAdmissionWait,
-		"the longest an API request waits in line before it gets 503 (a Go duration)")
+		"the longest an API request waits in line (a Go duration); one that would wait longer, judging by how fast the line moves, gets 503 at once")
 }
 
 // admission checks the admission control settings.

@@ -34,11 +34,12 @@ type Settings struct {
 const (
 	ReasonQueueFull     = "queue_full"    // every place and the whole queue were taken
 	ReasonAccountShare  = "account_share" // the account already held its share of the queue
+	ReasonExpectedWait  = "expected_wait" // the requests ahead would take longer than MaxWait
 	ReasonWaitedTooLong = "wait_timeout"  // it waited MaxWait without getting a place
 )
 
 // Reasons lists every refusal reason, for metrics that start at zero.
-var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonWaitedTooLong}
+var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonExpectedWait, ReasonWaitedTooLong}
 
 // RetryAfter is the wait a refused client is told to leave before trying
 // again: a saturated server is not going to have room a few milliseconds
@@ -79,6 +80,12 @@ type Limiter struct {
 	inFlight int
 	waiting  *list.List // of *waiter, oldest first
 	queuedBy map[int64]int
+	// handoffEvery is the average time between two places handed to
+	// waiters (an exponential moving average), while requests wait:
+	// the queue moves one place that often. lastHandoff is the last one,
+	// zero when nobody waits.
+	handoffEvery time.Duration
+	lastHandoff  time.Time
 	// refusedSince counts the refusals since the last log line, lastLog
 	// is when that line was written.
 	refusedSince int
@@ -163,6 +170,14 @@ func (l *Limiter) queueRefusal(account int64) *Saturated {
 		return &Saturated{Reason: ReasonAccountShare, Message: fmt.Sprintf(
 			"this account already has %d requests waiting, the most one account may", l.queuedBy[account])}
 	}
+	// A request that would wait past MaxWait is refused now rather than
+	// then: the client learns at once, and the line holds only requests
+	// that will be served, however slowly the places free up.
+	if expected := time.Duration(l.waiting.Len()+1) * l.handoffEvery; expected > l.s.MaxWait {
+		return &Saturated{Reason: ReasonExpectedWait, Message: fmt.Sprintf(
+			"the %d requests waiting ahead of this one would take about %s, longer than the %s a request may wait",
+			l.waiting.Len(), expected.Round(time.Millisecond), l.s.MaxWait)}
+	}
 	return nil
 }
 
@@ -211,14 +226,32 @@ func (l *Limiter) releaser() func() {
 			front := l.waiting.Front()
 			if front == nil {
 				l.inFlight--
+				l.lastHandoff = time.Time{}
 				return
 			}
+			l.timeHandoffLocked()
 			w := front.Value.(*waiter)
 			l.dequeueLocked(w)
 			w.granted = true
 			close(w.ready)
 		})
 	}
+}
+
+// timeHandoffLocked updates the average time between handoffs with the
+// one happening now. The first handoff of a busy spell only starts the
+// clock: the time before it was not spent serving a queue. l.mu is held.
+func (l *Limiter) timeHandoffLocked() {
+	now := l.now()
+	if !l.lastHandoff.IsZero() {
+		gap := now.Sub(l.lastHandoff)
+		if l.handoffEvery == 0 {
+			l.handoffEvery = gap
+		} else {
+			l.handoffEvery += (gap - l.handoffEvery) / 8
+		}
+	}
+	l.lastHandoff = now
 }
 
 // dequeueLocked takes w out of the queue. l.mu is held.

@@ -3,7 +3,9 @@ package admission
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -183,5 +185,47 @@ func TestOff(t *testing.T) {
 		if _, err := l.Acquire(context.Background(), 1); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestExpectedWait: once the queue has moved, a request that would wait
+// longer than MaxWait behind those already waiting is refused at once.
+func TestExpectedWait(t *testing.T) {
+	var clock atomic.Int64 // milliseconds
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 100 * time.Millisecond}, nil)
+	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	release, _ := l.Acquire(context.Background(), 1)
+	granted := make(chan func(), 10)
+	for i := range 3 {
+		go func() {
+			rel, err := l.Acquire(context.Background(), int64(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			granted <- rel
+		}()
+		waitQueued(t, l, i+1)
+	}
+	// The place passes on every 40 ms: the first handoff starts the clock,
+	// the second says one place frees every 40 ms.
+	clock.Add(40)
+	release()
+	clock.Add(40)
+	(<-granted)()
+	// One waits; a second would wait about 2 × 40 ms, a third 3 × 40.
+	go func() {
+		rel, err := l.Acquire(context.Background(), 9)
+		if err == nil {
+			granted <- rel
+		}
+	}()
+	waitQueued(t, l, 2)
+	_, err := l.Acquire(context.Background(), 10)
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms, longer than the 100ms") {
+		t.Errorf("a request behind two waiting with a place every 40 ms: %v, want expected_wait", err)
+	}
+	for range 3 {
+		(<-granted)()
 	}
 }
