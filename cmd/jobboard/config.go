@@ -134,12 +134,15 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 // the database (HTTP, JSON, writing the answer), so 1.5x the pool's 20
 // connections keeps the pool busy while at most a dozen requests wait for
 // a connection, where database/sql picks at random who gets the next. The
-// wait bound is what a served request may add to its latency; the queue's
-// 512 only bounds memory: the expected wait refuses earlier under load.
+// wait bound is above the one second a refused client is told to wait: a
+// request that would be served within it gains nothing from a 503 and a
+// retry, and refusing it makes a client that retries at once come back
+// and cost a whole request again. The queue only bounds memory: the
+// expected wait decides first.
 const (
 	defaultMaxInFlight    = "32"
-	defaultAdmissionQueue = "512"
-	defaultAdmissionWait  = "500ms"
+	defaultAdmissionQueue = "2048"
+	defaultAdmissionWait  = "2s"
 )
 
 func (c *config) admissionFlags(fs *flag.FlagSet) {
