@@ -81,9 +81,9 @@ type Limiter struct {
 	waiting  *list.List // of *waiter, oldest first
 	queuedBy map[int64]int
 	// handoffEvery is the average time between two places handed to
-	// waiters (an exponential moving average), while requests wait:
-	// the queue moves one place that often. lastHandoff is the last one,
-	// zero when nobody waits.
+	// waiters (an exponential moving average) in the current busy spell:
+	// the queue moves one place that often. lastHandoff is the last one.
+	// Both are zero while nobody waits.
 	handoffEvery time.Duration
 	lastHandoff  time.Time
 	// refusedSince counts the refusals since the last log line, lastLog
@@ -225,8 +225,12 @@ func (l *Limiter) releaser() func() {
 			defer l.mu.Unlock()
 			front := l.waiting.Front()
 			if front == nil {
+				// The line is empty: the next busy spell learns its own
+				// pace. A pace learnt across a stall would otherwise
+				// refuse every newcomer, and with nobody waiting nothing
+				// would ever correct it.
 				l.inFlight--
-				l.lastHandoff = time.Time{}
+				l.lastHandoff, l.handoffEvery = time.Time{}, 0
 				return
 			}
 			l.timeHandoffLocked()

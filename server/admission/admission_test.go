@@ -229,3 +229,44 @@ func TestExpectedWait(t *testing.T) {
 		(<-granted)()
 	}
 }
+
+// TestPaceForgottenWhenIdle: the pace learnt in one busy spell, however
+// slow (a stall), is forgotten once the line empties, so the next spell's
+// first requests wait rather than being refused on an old estimate.
+func TestPaceForgottenWhenIdle(t *testing.T) {
+	var clock atomic.Int64 // milliseconds
+	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 100 * time.Millisecond}, nil)
+	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	release, _ := l.Acquire(context.Background(), 1)
+	granted := make(chan func(), 2)
+	for i := range 2 {
+		go func() {
+			rel, err := l.Acquire(context.Background(), int64(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			granted <- rel
+		}()
+		waitQueued(t, l, i+1)
+	}
+	release()
+	clock.Add(5000) // a stall: the place moved on after 5 s
+	(<-granted)()
+	(<-granted)() // the line is empty again
+	hold, _ := l.Acquire(context.Background(), 1)
+	defer hold()
+	waited := make(chan error, 1)
+	go func() {
+		rel, err := l.Acquire(context.Background(), 2)
+		if err == nil {
+			rel()
+		}
+		waited <- err
+	}()
+	waitQueued(t, l, 1)
+	hold()
+	if err := <-waited; err != nil {
+		t.Errorf("first waiter of a new busy spell: %v, want a place", err)
+	}
+}
