@@ -65,7 +65,7 @@ vulncheck: docs-assets ## report known vulnerabilities reachable from the code (
 	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 ./...
 
 .PHONY: soak
-soak: postgres docs-assets tools loadgen ## 200 connections of mixed reads and writes for 60 s on the full data set (bench scenario 7)
+soak: postgres docs-assets tools loadgen ## mixed reads and writes at 200 and 1,000 connections, 60 s each, on the full data set (bench scenario 7)
 	$(GO) run ./bench -only 7
 
 .PHONY: bench

@@ -1,63 +1,75 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
 
-func init() { register(7, "200 connections of mixed reads and writes", mixedScenario) }
-
-const (
-	mixedConns     = 200
-	mixedBatchSize = 10 // jobs per POST
-)
-
-// mixedKind is one kind of request of the mix.
-type mixedKind int
-
-const (
-	mixedJob     mixedKind = iota // GET jobs.json/{id} of one of the caller's jobs
-	mixedDrivers                  // GET drivers.json filtered by state, one page of 50
-	mixedForeign                  // GET jobs.json/{id} of another account's job: 404
-	mixedPost                     // POST jobs.json updating a batch of the caller's jobs
-	mixedKinds
-)
-
-var mixedNames = [mixedKinds]string{
-	mixedJob:     "GET jobs.json/{id}",
-	mixedDrivers: "GET drivers.json?state=..&max=50",
-	mixedForeign: "GET jobs.json/{id} of another account (404)",
-	mixedPost:    fmt.Sprintf("POST jobs.json, %d jobs (updates)", mixedBatchSize),
+func init() {
+	register(7, "mixed reads and writes at 200 and 1,000 connections (admission control)", mixedScenario)
 }
 
-// mixedPattern is the order each worker goes through, starting at its own
-// offset so that at any moment all kinds are in flight: half single-job
-// reads, a fifth driver searches, a fifth foreign ids, a tenth writes.
-var mixedPattern = []mixedKind{mixedJob, mixedDrivers, mixedJob, mixedForeign, mixedPost,
-	mixedJob, mixedDrivers, mixedJob, mixedForeign, mixedJob}
+// mixedLevels are the connection counts the mix runs at: the 200 of the
+// issue's first measurement, and five times that.
+var mixedLevels = []int{200, 1000}
 
-// mixedWorker is what one worker saw; each worker writes only its own.
-type mixedWorker struct {
-	lat        [mixedKinds][]time.Duration
-	errs       [mixedKinds]int64
-	firstError [mixedKinds]string
-	updated    int64 // jobs the posts updated
+const (
+	mixedBatchSize    = 10 // jobs per post
+	mixedPostAccounts = 20 // accounts that post, each its own batch of jobs
+	// mixedStarvedBelow: a class is starved when its served requests per
+	// connection fall below this fraction of the mean over all connections.
+	mixedStarvedBelow = 0.25
+	// mixedTailRatio is the most a class's p99 may be of its median.
+	mixedTailRatio = 3.0
+)
+
+// mixedClass is one kind of request of the mix, loaded by its own h2load
+// processes (several for the posts: one key per process).
+type mixedClass struct {
+	name   string
+	want   int // the status of a served request
+	share  int // percent of the connections not taken by posts
+	runs   func(conns int) []h2loadRun
+	result h2loadResult
+	conns  int
 }
 
-// mixedScenario runs 200 clients at once against account 1, reading and
-// updating the same jobs, and checks that nothing fails: no transport
-// error, no 5xx, no status other than the one each request calls for.
+// mixedScenario loads the server with four classes at once at each level:
+// reads of the caller's own jobs, drivers searches, reads of another
+// account's job ids (404), and posts of 10 jobs from 20 accounts. Each
+// class must keep p99 within 3x its median, none may be starved, and no
+// request may fail but with the 503 of admission control.
 func mixedScenario(ctx context.Context, h *harness) ([]result, error) {
-	warm, d := 2*time.Second, 60*time.Second
+	warm, d := 5*time.Second, 60*time.Second
 	if h.opts.quick {
-		warm, d = 500*time.Millisecond, 5*time.Second
+		warm, d = time.Second, 3*time.Second
 	}
+	classes, err := mixedClasses(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	var rows []result
+	for _, level := range mixedLevels {
+		levelRows, err := mixedLevel(ctx, h, classes, level, warm, d)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, levelRows...)
+	}
+	return rows, nil
+}
+
+// mixedClasses prepares the data of each class (the posting accounts and
+// their jobs) and says how to load it.
+func mixedClasses(ctx context.Context, h *harness) ([]*mixedClass, error) {
 	a, other := h.accounts[1], h.accounts[0]
 	own, err := activeJobIDs(ctx, h, a)
 	if err != nil {
@@ -67,152 +79,226 @@ func mixedScenario(ctx context.Context, h *harness) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One client shared by every worker, as a busy integration would use;
-	// its pool keeps an idle connection for each of them.
-	t := newHTTPTarget(h.server.httpBase, a.APIKey, mixedConns)
-
-	// Batches are consecutive slices of the jobs the account already has,
-	// so every post updates and none adds: the account stays at its
-	// active-job count, under the 10,000 limit. The counter varies the
-	// title, so a batch never repeats the content it already holds.
-	var posts atomic.Int64
-	batches := max(1, h.jobsPer/mixedBatchSize)
-	workers := make([]mixedWorker, mixedConns)
-	recording := false
-	call := func(ctx context.Context, w, i int) error {
-		kind := mixedPattern[(w+i)%len(mixedPattern)]
-		started := time.Now()
-		updated, err := mixedRequest(ctx, t, kind, i, w, own, foreign, batches, &posts)
-		if !recording || ctx.Err() != nil {
-			return err // warm-up, or cut off by the end of the run
+	posters, err := mixedPosters(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	base := h.server.httpBase + "/api/v2.0/"
+	idURIs := func(ids []int64) []string {
+		ids = slices.Clone(ids)
+		rand.New(rand.NewPCG(7, 7)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		uris := make([]string, min(len(ids), 2000))
+		for i := range uris {
+			uris[i] = base + "jobs.json/" + strconv.FormatInt(ids[i], 10)
 		}
-		mw := &workers[w]
-		mw.lat[kind] = append(mw.lat[kind], time.Since(started))
-		mw.updated += int64(updated)
+		return uris
+	}
+	var drivers []string
+	for _, s := range states {
+		drivers = append(drivers, base+"drivers.json?state="+s+"&max=50")
+	}
+	get := func(name string, uris []string) func(int) []h2loadRun {
+		return func(conns int) []h2loadRun {
+			return []h2loadRun{{name: name, uris: uris, conns: conns, headers: []string{"Authorization: Bearer " + a.APIKey}}}
+		}
+	}
+	return []*mixedClass{
+		{name: "GET jobs.json/{id}", want: 200, share: 50, runs: get("own", idURIs(own))},
+		{name: "GET drivers.json?state=..&max=50", want: 200, share: 25, runs: get("drivers", drivers)},
+		{name: "GET jobs.json/{id} of another account (404)", want: 404, share: 25, runs: get("foreign", idURIs(foreign))},
+		{name: fmt.Sprintf("POST jobs.json, %d jobs (updates), %d accounts", mixedBatchSize, mixedPostAccounts),
+			want: 200, runs: func(conns int) []h2loadRun { return postRuns(base, posters, conns) }},
+	}, nil
+}
+
+// mixedPoster is an account that posts, with the body it posts.
+type mixedPoster struct {
+	key  string
+	body []byte
+}
+
+// mixedPosters creates the posting accounts, each with its batch of jobs
+// stored, and checks with a real client that posting the batch under
+// another title updates all of it. h2load sends the same body every time,
+// so under load the first post of each account updates its jobs and the
+// following ones find them unchanged, as an integration posting its whole
+// feed again and again does: each still takes the account's write lock,
+// reads and compares the jobs, and commits.
+func mixedPosters(ctx context.Context, h *harness) ([]mixedPoster, error) {
+	posters := make([]mixedPoster, mixedPostAccounts)
+	for i := range posters {
+		acct, err := h.newAccount(ctx, fmt.Sprintf("Bench Poster %d", i+1))
 		if err != nil {
-			mw.errs[kind]++
-			if mw.firstError[kind] == "" {
-				mw.firstError[kind] = err.Error()
+			return nil, err
+		}
+		posters[i] = mixedPoster{key: acct.APIKey, body: jobsJSON(0, mixedBatchSize, "M", "Driver (under load)")}
+		for _, body := range [][]byte{jobsJSON(0, mixedBatchSize, "M", "Driver"), posters[i].body} {
+			code, resp, err := h.do(ctx, acct, http.MethodPost, "/api/v2.0/jobs.json", body)
+			if err != nil {
+				return nil, err
+			}
+			var sum struct{ Updated, Added, Errors int }
+			if code != 200 || json.Unmarshal(resp, &sum) != nil || sum.Errors != 0 || sum.Added+sum.Updated != mixedBatchSize {
+				return nil, fmt.Errorf("posting account %d's batch: %d %.300s", i+1, code, resp)
 			}
 		}
-		return err
 	}
-	load(ctx, mixedConns, warm, call)
-	recording = true
+	return posters, nil
+}
 
+// postRuns are the posts' h2load processes, one per account (a key per
+// process), sharing conns as evenly as they can, at least one each.
+func postRuns(base string, posters []mixedPoster, conns int) []h2loadRun {
+	runs := make([]h2loadRun, len(posters))
+	for i, p := range posters {
+		runs[i] = h2loadRun{name: fmt.Sprintf("post%d", i+1), uris: []string{base + "jobs.json"},
+			conns:   max(1, conns/len(posters)+btoi(i < conns%len(posters))),
+			headers: []string{"Authorization: Bearer " + p.key, "Content-Type: application/json"}, body: p.body}
+	}
+	return runs
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// mixedPostConns are the connections of a level that post: a tenth, and
+// at least one per account.
+func mixedPostConns(level int) int {
+	return max(level/10, mixedPostAccounts)
+}
+
+// mixedLevel runs every class at once with level connections in all.
+func mixedLevel(ctx context.Context, h *harness, classes []*mixedClass, level int, warm, d time.Duration) ([]result, error) {
+	postConns := mixedPostConns(level)
+	var waits []func() (h2loadResult, error)
+	var owners []*mixedClass
+	for _, c := range classes {
+		c.conns = postConns
+		if c.share > 0 {
+			c.conns = (level - postConns) * c.share / 100
+		}
+		for _, run := range c.runs(c.conns) {
+			run.http1, run.warmup, run.duration, run.dir = true, warm, d, h.dir
+			run.name = fmt.Sprintf("mixed%d-%s", level, run.name)
+			wait, err := run.start(ctx)
+			if err != nil {
+				return nil, err
+			}
+			waits, owners = append(waits, wait), append(owners, c)
+		}
+		c.result = h2loadResult{latencies: map[int][]time.Duration{}}
+	}
+	// The profile and the memory cover the measured part, after the warm-up.
+	time.Sleep(warm)
 	rssStart := h.server.resetPeak()
+	waitProfile := h.profile(ctx, fmt.Sprintf("mixed%d", level), d-time.Second)
 	conns := &connWatch{}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { conns.run(watchCtx, h); close(watched) }()
-	run := load(ctx, mixedConns, d, call)
+	var firstErr error
+	for i, wait := range waits {
+		res, err := wait()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		owners[i].result = mergeH2load(owners[i].result, res)
+	}
 	stopWatch()
 	<-watched
-	rssEnd, peak := h.server.memory()
-	// Requests the end of the run cut off may still be running on the
-	// server; what is left a second later is what the load left behind.
-	time.Sleep(time.Second)
-	end, err := dbConnections(ctx, h)
-	if err != nil {
-		return nil, err
+	waitProfile()
+	if firstErr != nil {
+		return nil, firstErr
 	}
+	_, peak := h.server.memory()
+	return mixedRows(classes, level, len(waits), d, fmt.Sprintf("Server RSS %.0f MB at the start, peak %.0f MB; database connections at most %d.",
+		float64(rssStart)/(1<<20), float64(peak)/(1<<20), conns.peak.Load())), nil
+}
 
-	label := fmt.Sprintf("mixed, %d connections, %.0f s: ", mixedConns, d.Seconds())
+// mergeH2load adds the answers of one process to those of its class's
+// other processes; they ran over the same time, so the elapsed time is
+// the longest, and the generator's CPU shares add up.
+func mergeH2load(sum, r h2loadResult) h2loadResult {
+	for status, l := range r.latencies {
+		sum.latencies[status] = append(sum.latencies[status], l...)
+	}
+	for _, l := range sum.latencies {
+		slices.Sort(l)
+	}
+	sum.elapsed = max(sum.elapsed, r.elapsed)
+	sum.failed += r.failed
+	sum.dataBytes += r.dataBytes
+	sum.cpu += r.cpu
+	return sum
+}
+
+// mixedRows judges each class of a level and sums the level up.
+func mixedRows(classes []*mixedClass, level, processes int, d time.Duration, serverNote string) []result {
+	label := fmt.Sprintf("mixed, %d connections, %.0f s: ", level, d.Seconds())
+	var served, refused, conns int64
+	var cpu float64
+	for _, c := range classes {
+		served += c.result.count(c.want)
+		refused += c.result.count(http.StatusServiceUnavailable)
+		conns += int64(c.conns)
+		cpu += c.result.cpu
+	}
+	meanPerConn := float64(served) / float64(conns)
 	var rows []result
-	var all []time.Duration
-	var total, errs, updated int64
-	firstError := ""
-	for k := range mixedKinds {
-		var lats []time.Duration
-		var kindErrs int64
-		kindFirst := ""
-		for i := range workers {
-			lats = append(lats, workers[i].lat[k]...)
-			kindErrs += workers[i].errs[k]
-			if kindFirst == "" {
-				kindFirst = workers[i].firstError[k]
-			}
-		}
-		s := summarize(lats)
-		note := fmt.Sprintf("%d requests, %d errors.", len(lats), kindErrs)
-		if kindFirst != "" {
-			note += fmt.Sprintf(" First error: %.200s", kindFirst)
-			if firstError == "" {
-				firstError = mixedNames[k] + ": " + kindFirst
-			}
-		}
-		rows = append(rows, result{
-			name: label + mixedNames[k], median: s.median, p99: s.p99,
-			throughput: float64(len(lats)) / run.elapsed.Seconds(), note: note,
-		})
-		all = append(all, lats...)
-		total += int64(len(lats))
-		errs += kindErrs
+	allMet := true
+	for _, c := range classes {
+		row := judgeMixedClass(c, meanPerConn)
+		row.name = label + c.name
+		allMet = allMet && row.pass
+		rows = append(rows, row)
 	}
-	for i := range workers {
-		updated += workers[i].updated
-	}
-	s := summarize(all)
-	mb := func(b int64) float64 { return float64(b) / (1 << 20) }
-	note := fmt.Sprintf("%d requests, %d errors (transport errors, 5xx, any status but the expected one, "+
-		"a post summary with errors). Posts updated %d jobs. Server RSS %.0f MB at the start, %.0f MB at the end, "+
-		"peak %.0f MB. Database connections to jobboard: at most %d during the run; 1 s after it %d "+
-		"(%d running a statement, %d idle in a transaction), %d of them the harness's own.",
-		total, errs, updated, mb(rssStart), mb(rssEnd), mb(peak), conns.peak.Load(),
-		end.total, end.active, end.idleInTx, end.harness)
-	if firstError != "" {
-		note += fmt.Sprintf(" First error: %.300s", firstError)
-	}
-	rows = append(rows, result{
-		name: label + "all requests", median: s.median, p99: s.p99,
-		throughput: float64(total) / run.elapsed.Seconds(),
-		target:     "0 errors", pass: errs == 0 && total > 0, note: note,
-	})
-	return rows, nil
+	elapsed := classes[0].result.elapsed
+	note := fmt.Sprintf("%d served, %d refused with 503 (%.1f%%). %s h2load (%d processes) used %.0f%% of the machine's cores in all.",
+		served, refused, 100*float64(refused)/float64(max(1, served+refused)), serverNote, processes, 100*cpu)
+	rows = append(rows, result{name: label + "all classes", throughput: float64(served) / elapsed.Seconds(),
+		target: "every class met", pass: allMet, note: note})
+	return rows
 }
 
-// mixedRequest makes one request of the kind and checks its answer; for a
-// post it returns how many jobs were updated.
-func mixedRequest(ctx context.Context, t httpTarget, kind mixedKind, i, w int, own, foreign []int64,
-	batches int, posts *atomic.Int64) (int, error) {
-	// Each worker starts at its own place in the id lists and moves on.
-	pick := func(ids []int64) int64 { return ids[(w*7919+i)%len(ids)] }
-	switch kind {
-	case mixedJob:
-		return 0, expect(t.send(ctx, http.MethodGet, "/api/v2.0/jobs.json/"+strconv.FormatInt(pick(own), 10), nil, nil))(200)
-	case mixedForeign:
-		return 0, expect(t.send(ctx, http.MethodGet, "/api/v2.0/jobs.json/"+strconv.FormatInt(pick(foreign), 10), nil, nil))(404)
-	case mixedDrivers:
-		path := "/api/v2.0/drivers.json?state=" + states[(w+i)%len(states)] + "&max=50"
-		return 0, expect(t.send(ctx, http.MethodGet, path, nil, nil))(200)
-	default:
-		n := posts.Add(1)
-		start := int(n%int64(batches)) * mixedBatchSize
-		body := jobsJSON(start, mixedBatchSize, "D", fmt.Sprintf("Driver (revision %d)", n))
-		var resp bytes.Buffer
-		code, err := t.send(ctx, http.MethodPost, "/api/v2.0/jobs.json", body, &resp)
-		if err != nil {
-			return 0, err
+// judgeMixedClass is a class's row: served latency and throughput, what
+// was refused and how fast, and the verdict on its three rules.
+func judgeMixedClass(c *mixedClass, meanPerConn float64) result {
+	r := c.result
+	served, refused := r.of(c.want), r.of(http.StatusServiceUnavailable)
+	var errs int64 = r.failed
+	var other []string
+	for status, l := range r.latencies {
+		if status != c.want && status != http.StatusServiceUnavailable {
+			errs += int64(len(l))
+			other = append(other, fmt.Sprintf("%d× %d", len(l), status))
 		}
-		var sum struct{ Updated, Added, Errors int }
-		if code != 200 || json.Unmarshal(resp.Bytes(), &sum) != nil || sum.Errors != 0 {
-			return 0, fmt.Errorf("POST jobs.json: %d %.200s", code, resp.Bytes())
-		}
-		return sum.Updated, nil
 	}
-}
-
-// expect turns an answer into an error unless its status is the one wanted.
-func expect(code int, err error) func(want int) error {
-	return func(want int) error {
-		if err != nil {
-			return err
-		}
-		if code != want {
-			return fmt.Errorf("status %d, want %d", code, want)
-		}
-		return nil
+	s := summarize(served)
+	perConn := float64(len(served)) / float64(c.conns)
+	tailOK := len(served) > 0 && float64(s.p99) <= mixedTailRatio*float64(s.median)
+	fed := perConn >= mixedStarvedBelow*meanPerConn
+	note := fmt.Sprintf("%d connections; %d served (%.1f per connection, %.2fx the mean), %d refused with 503 (%.1f%% of answers)",
+		c.conns, len(served), perConn, perConn/meanPerConn, len(refused), 100*float64(len(refused))/float64(max(1, len(served)+len(refused))))
+	if len(refused) > 0 {
+		rs := summarize(refused)
+		note += fmt.Sprintf(" in %s median, %s p99", ms(rs.median), ms(rs.p99))
 	}
+	note += fmt.Sprintf("; %d errors", errs)
+	if len(other) > 0 {
+		slices.Sort(other)
+		note += " (" + strings.Join(other, ", ") + ")"
+	}
+	if r.failed > 0 {
+		note += fmt.Sprintf(" (%d without an answer)", r.failed)
+	}
+	note += fmt.Sprintf(". p99/median %.2f. %s", float64(s.p99)/float64(max(1, s.median)), r.cpuNote())
+	return result{median: s.median, p99: s.p99, throughput: float64(len(served)) / r.elapsed.Seconds(),
+		target: fmt.Sprintf("p99 ≤ %.0fx median; served per connection ≥ %.2fx the mean; 0 errors but 503", mixedTailRatio, mixedStarvedBelow),
+		pass:   tailOK && fed && errs == 0, note: note}
 }
 
 // connWatch samples the database's connection count once a second.

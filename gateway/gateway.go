@@ -51,11 +51,16 @@ type Config struct {
 	// X-Forwarded-Proto say what host and scheme a client called; from
 	// anybody else those headers are ignored.
 	TrustedProxies forwarded.Proxies
+	// Admit, when set, takes a place of the server's admission control for
+	// an authenticated request whose body has been read (ctx carries its
+	// account), or fails with a gRPC status (Unavailable with a RetryInfo:
+	// 503 and Retry-After). The request gives the place back when it ends.
+	Admit func(ctx context.Context) (release func(), err error)
 }
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary}
+	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary, admit: cfg.Admit}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
@@ -115,6 +120,7 @@ type gateway struct {
 	authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
 	proxies      forwarded.Proxies
 	boundary     boundary.Boundary
+	admit        func(ctx context.Context) (release func(), err error)
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
@@ -180,6 +186,17 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			return
 		}
 		w.Header()["X-Content-Type-Options"] = nosniff
+		// The place is taken last, so a request refused for its input or
+		// its key never waits in line, and given back when the answer is
+		// written (a jobs list streams: it works until then).
+		if g.admit != nil {
+			release, err := g.admit(r.Context())
+			if err != nil {
+				g.writeStatusError(r.Context(), w, r, err)
+				return
+			}
+			defer release()
+		}
 		next(w, r, params)
 	}
 }

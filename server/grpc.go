@@ -23,6 +23,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
+	"github.com/truckjobs/jobboard/server/admission"
 	"github.com/truckjobs/jobboard/server/descriptors"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/ratelimit"
@@ -54,6 +55,8 @@ type Services struct {
 	metrics *metrics.Metrics
 	// trustedProxies may say, in metadata, which host a gRPC client called.
 	trustedProxies forwarded.Proxies
+	// admission bounds the API calls worked at once (Admit); nil admits all.
+	admission *admission.Limiter
 }
 
 // Config is what the services need from the outside.
@@ -121,6 +124,9 @@ type Config struct {
 	// TrustedProxies are the gRPC peers whose x-forwarded-host and
 	// x-forwarded-proto metadata count; the zero value trusts nobody.
 	TrustedProxies forwarded.Proxies
+	// Admission bounds the REST and gRPC API requests worked at once
+	// (Services.Admit); the zero value turns admission control off.
+	Admission admission.Settings
 }
 
 // NewServices wires the services over st.
@@ -138,10 +144,14 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 
 		trustedProxies: cfg.TrustedProxies,
 	}
-	if err := s.readPageTokenKey(st); err != nil {
+	err := s.readPageTokenKey(st)
+	if err != nil {
 		return nil, err
 	}
 	s.Auth.limiter = ratelimit.New(cfg.RateLimit, cfg.RateBurst)
+	if s.admission, err = newAdmission(cfg.Admission, cfg.Metrics); err != nil {
+		return nil, err
+	}
 	s.Auth.failures = ratelimit.New(cfg.AuthFailureLimit, cfg.AuthFailureBurst)
 	queue, sweeper, err := newQueue(st, cfg, s.Jobs)
 	if err != nil {
@@ -316,7 +326,8 @@ const queueFetchCooldown = 10 * time.Millisecond
 // reflection are open, as probes and grpcurl expect). Interceptors then run
 // outermost first: the call gets its request id and access log line, then
 // its metrics (both see the final code), panics become Internal, every
-// error gets a code, and the caller the tap found is required.
+// error gets a code, the caller the tap found is required, and the call
+// waits for a place of the admission control (Admit).
 func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	forwardingUnary, forwardingStream := untrustedForwarding(s.trustedProxies)
 	unary := []grpc.UnaryServerInterceptor{forwardingUnary, accessLogUnary}
@@ -326,7 +337,7 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		stream = append(stream, m.StreamServerInterceptor())
 	}
 	recoverUnary, recoverStream := recoveryInterceptors()
-	unary = append(unary, recoverUnary, statusBoundary, requireCallerUnary)
+	unary = append(unary, recoverUnary, statusBoundary, requireCallerUnary, s.admitUnary)
 	stream = append(stream, recoverStream, requireCallerStream)
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.

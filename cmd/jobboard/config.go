@@ -17,6 +17,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/admission"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -41,6 +42,10 @@ type config struct {
 	authFailureLimit     string
 	authFailureBurst     string
 	metricsAddr          string
+	// Admission control (server/admission).
+	maxInFlight    string
+	admissionQueue string
+	admissionWait  string
 	// The transport of the API listeners (transport.go).
 	tlsCertFile          string
 	tlsKeyFile           string
@@ -120,7 +125,50 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 		"PostgreSQL URL of a streaming replica serving the drivers list and detail; the primary serves them while it is unreachable (default: DATABASE_URL)")
 	setting(fs, &c.metricsAddr, "metrics-addr", "JOBBOARD_METRICS_ADDR", d.metricsAddr,
 		"listen address of the Prometheus metrics (/metrics), apart from the API; empty: off")
+	c.admissionFlags(fs)
 	c.transportFlags(fs)
+}
+
+// Admission control's defaults (docs/deploy.md, Sizing admission control,
+// has the measurements). 32 places: a request spends part of its time off
+// the database (HTTP, JSON, writing the answer), so 1.5x the pool's 20
+// connections keeps the pool busy while at most a dozen requests wait for
+// a connection, where database/sql picks at random who gets the next. The
+// wait bound is above the one second a refused client is told to wait: a
+// request that would be served within it gains nothing from a 503 and a
+// retry, and refusing it makes a client that retries at once come back
+// and cost a whole request again. The queue only bounds memory: the
+// expected wait decides first.
+const (
+	defaultMaxInFlight    = "32"
+	defaultAdmissionQueue = "2048"
+	defaultAdmissionWait  = "2s"
+)
+
+func (c *config) admissionFlags(fs *flag.FlagSet) {
+	setting(fs, &c.maxInFlight, "max-in-flight", "JOBBOARD_MAX_IN_FLIGHT", defaultMaxInFlight,
+		"API requests (REST and gRPC) worked at once; the next ones wait in line or get 503 UNAVAILABLE with Retry-After; 0: no limit. Health, readiness and metrics are exempt")
+	setting(fs, &c.admissionQueue, "admission-queue", "JOBBOARD_ADMISSION_QUEUE", defaultAdmissionQueue,
+		"API requests that may wait, in arrival order, for one of the places of --max-in-flight (one account at most half of them); past that, 503 at once")
+	setting(fs, &c.admissionWait, "admission-wait", "JOBBOARD_ADMISSION_WAIT", defaultAdmissionWait,
+		"the longest an API request waits in line (a Go duration); one that would wait longer, judging by how fast the line moves, gets 503 at once")
+}
+
+// admission checks the admission control settings.
+func (c *config) admission() (admission.Settings, error) {
+	n, err := strconv.Atoi(c.maxInFlight)
+	if err != nil || n < 0 {
+		return admission.Settings{}, usageError{fmt.Sprintf("JOBBOARD_MAX_IN_FLIGHT: %q is not a whole number of requests (0 or more; 0 is no limit)", c.maxInFlight)}
+	}
+	q, err := strconv.Atoi(c.admissionQueue)
+	if err != nil || q < 0 {
+		return admission.Settings{}, usageError{fmt.Sprintf("JOBBOARD_ADMISSION_QUEUE: %q is not a whole number of requests (0 or more)", c.admissionQueue)}
+	}
+	wait, err := time.ParseDuration(c.admissionWait)
+	if err != nil || wait <= 0 {
+		return admission.Settings{}, usageError{fmt.Sprintf("JOBBOARD_ADMISSION_WAIT: %q is not a positive Go duration such as 1s or 500ms", c.admissionWait)}
+	}
+	return admission.Settings{MaxInFlight: n, Queue: q, MaxWait: wait}, nil
 }
 
 // serverConfig checks the service settings, naming the first bad one.
@@ -157,6 +205,10 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil {
 		return server.Config{}, err
 	}
+	admit, err := c.admission()
+	if err != nil {
+		return server.Config{}, err
+	}
 	return server.Config{
 		WebhookWorkers:          webhookWorkers,
 		SendNoDeliveries:        webhookWorkers == 0,
@@ -173,6 +225,7 @@ func (c *config) serverConfig() (server.Config, error) {
 		TrustedProxies:          proxies,
 		AuthFailureLimit:        failureLimit,
 		AuthFailureBurst:        failureBurst,
+		Admission:               admit,
 	}, nil
 }
 

@@ -1,0 +1,295 @@
+// Package admission bounds the API work a server does at once. Past a few
+// requests per core and per database connection, more concurrency only
+// makes every request slower: they queue for the CPU and the connection
+// pool anyway, and database/sql hands a freed connection to a random
+// waiter, so the unlucky ones wait without bound. A Limiter lets at most a
+// fixed number of requests work, keeps a bounded first-in first-out line of
+// the next ones, and refuses the rest at once, so that under overload the
+// requests it serves keep a bounded latency and the others learn quickly
+// that they should come back later.
+package admission
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Settings are a Limiter's bounds.
+type Settings struct {
+	// MaxInFlight is how many requests may work at once; 0 turns admission
+	// control off.
+	MaxInFlight int
+	// Queue is how many more may wait for a place, in arrival order.
+	Queue int
+	// MaxWait is the longest a request waits in the queue before it is
+	// refused.
+	MaxWait time.Duration
+}
+
+// Reasons a request is refused, as the metrics label them.
+const (
+	ReasonQueueFull     = "queue_full"    // every place and the whole queue were taken
+	ReasonAccountShare  = "account_share" // the account already held its share of the queue
+	ReasonExpectedWait  = "expected_wait" // the requests ahead would take longer than MaxWait
+	ReasonWaitedTooLong = "wait_timeout"  // it waited MaxWait without getting a place
+)
+
+// Reasons lists every refusal reason, for metrics that start at zero.
+var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonExpectedWait, ReasonWaitedTooLong}
+
+// RetryAfter is the wait a refused client is told to leave before trying
+// again: a saturated server is not going to have room a few milliseconds
+// later, and one second is the least an HTTP Retry-After can say.
+const RetryAfter = time.Second
+
+// Observer is told what the Limiter does, for the metrics. Either method
+// may be called concurrently.
+type Observer interface {
+	Refused(reason string)
+	Waited(d time.Duration)
+}
+
+// Saturated is the error of a refused request.
+type Saturated struct {
+	Reason string
+	// Message says what was full, for the client.
+	Message string
+}
+
+func (e *Saturated) Error() string {
+	return fmt.Sprintf("the server is saturated: %s; retry after %d s", e.Message, int(RetryAfter.Seconds()))
+}
+
+// logEvery bounds the refusal log to one line per interval: under overload
+// a line per refusal would add to the load it reports.
+const logEvery = 10 * time.Second
+
+// Limiter admits requests. The zero value is not usable; a nil *Limiter
+// admits everything.
+type Limiter struct {
+	s          Settings
+	perAccount int
+	observe    Observer
+	now        func() time.Time
+
+	mu       sync.Mutex
+	inFlight int
+	waiting  *list.List // of *waiter, oldest first
+	queuedBy map[int64]int
+	// handoffEvery is the average time between two places handed to
+	// waiters (an exponential moving average) in the current busy spell:
+	// the queue moves one place that often. lastHandoff is the last one.
+	// Both are zero while nobody waits.
+	handoffEvery time.Duration
+	lastHandoff  time.Time
+	// refusedSince counts the refusals since the last log line, lastLog
+	// is when that line was written.
+	refusedSince int
+	lastLog      time.Time
+}
+
+// waiter is a request in the queue. ready is closed when a finishing
+// request hands it its place.
+type waiter struct {
+	account int64
+	ready   chan struct{}
+	granted bool
+	elem    *list.Element
+}
+
+// New returns a Limiter with the settings, or nil (admit everything) when
+// s.MaxInFlight is 0. observe may be nil.
+//
+// One account may hold at most half the queue (at least one place): an
+// integration flooding the service fills its own half and gets refused,
+// while the requests of every other account still find room behind it.
+func New(s Settings, observe Observer) *Limiter {
+	if s.MaxInFlight <= 0 {
+		return nil
+	}
+	return &Limiter{s: s, perAccount: max(1, s.Queue/2), observe: observe, now: time.Now,
+		waiting: list.New(), queuedBy: map[int64]int{}}
+}
+
+// Settings are the bounds the Limiter was made with.
+func (l *Limiter) Settings() Settings {
+	if l == nil {
+		return Settings{}
+	}
+	return l.s
+}
+
+// State is how many requests work and wait now.
+func (l *Limiter) State() (inFlight, queued int) {
+	if l == nil {
+		return 0, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inFlight, l.waiting.Len()
+}
+
+// Acquire takes a place for a request of account, waiting in line when
+// every place is taken. It returns the function that gives the place back
+// (call it once the request's work is done), a *Saturated error when the
+// request is refused, or ctx's error when ctx ends while it waits.
+func (l *Limiter) Acquire(ctx context.Context, account int64) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	l.mu.Lock()
+	if l.inFlight < l.s.MaxInFlight && l.waiting.Len() == 0 {
+		l.inFlight++
+		l.mu.Unlock()
+		return l.releaser(), nil
+	}
+	if refusal := l.queueRefusal(account); refusal != nil {
+		l.noteRefusalLocked(refusal.Reason)
+		l.mu.Unlock()
+		return nil, refusal
+	}
+	w := &waiter{account: account, ready: make(chan struct{})}
+	w.elem = l.waiting.PushBack(w)
+	l.queuedBy[account]++
+	l.mu.Unlock()
+	return l.wait(ctx, w)
+}
+
+// queueRefusal is the error of a request that may not join the queue, or
+// nil when it may. l.mu is held.
+func (l *Limiter) queueRefusal(account int64) *Saturated {
+	switch {
+	case l.waiting.Len() >= l.s.Queue:
+		return &Saturated{Reason: ReasonQueueFull, Message: fmt.Sprintf(
+			"%d requests in progress and %d waiting, the most it takes", l.inFlight, l.waiting.Len())}
+	case l.queuedBy[account] >= l.perAccount:
+		return &Saturated{Reason: ReasonAccountShare, Message: fmt.Sprintf(
+			"this account already has %d requests waiting, the most one account may", l.queuedBy[account])}
+	}
+	// A request that would wait past MaxWait is refused now rather than
+	// then: the client learns at once, and the line holds only requests
+	// that will be served, however slowly the places free up.
+	if expected := time.Duration(l.waiting.Len()+1) * l.handoffEvery; expected > l.s.MaxWait {
+		return &Saturated{Reason: ReasonExpectedWait, Message: fmt.Sprintf(
+			"the %d requests waiting ahead of this one would take about %s, longer than the %s a request may wait",
+			l.waiting.Len(), expected.Round(time.Millisecond), l.s.MaxWait)}
+	}
+	return nil
+}
+
+// wait blocks until w gets a place, MaxWait passes or ctx ends.
+func (l *Limiter) wait(ctx context.Context, w *waiter) (func(), error) {
+	started := l.now()
+	timer := time.NewTimer(l.s.MaxWait)
+	defer timer.Stop()
+	var failure error
+	select {
+	case <-w.ready:
+	case <-timer.C:
+		failure = &Saturated{Reason: ReasonWaitedTooLong, Message: fmt.Sprintf(
+			"this request waited %s for one of the %d places in progress", l.s.MaxWait, l.s.MaxInFlight)}
+	case <-ctx.Done():
+		failure = ctx.Err()
+	}
+	if failure != nil {
+		l.mu.Lock()
+		// A place handed over as the wait ended is the request's all the
+		// same: taking it is better than passing it on late.
+		if !w.granted {
+			l.dequeueLocked(w)
+			if s, ok := failure.(*Saturated); ok {
+				l.noteRefusalLocked(s.Reason)
+			}
+			l.mu.Unlock()
+			return nil, failure
+		}
+		l.mu.Unlock()
+	}
+	if l.observe != nil {
+		l.observe.Waited(l.now().Sub(started))
+	}
+	return l.releaser(), nil
+}
+
+// releaser is the release function of a place: it hands the place to the
+// oldest waiter, or frees it. Calls after the first do nothing.
+func (l *Limiter) releaser() func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			front := l.waiting.Front()
+			if front == nil {
+				// The line is empty: the next busy spell learns its own
+				// pace. A pace learnt across a stall would otherwise
+				// refuse every newcomer, and with nobody waiting nothing
+				// would ever correct it.
+				l.inFlight--
+				l.lastHandoff, l.handoffEvery = time.Time{}, 0
+				return
+			}
+			l.timeHandoffLocked()
+			w := front.Value.(*waiter)
+			l.dequeueLocked(w)
+			w.granted = true
+			close(w.ready)
+		})
+	}
+}
+
+// timeHandoffLocked updates the average time between handoffs with the
+// one happening now. The first handoff of a busy spell only starts the
+// clock: the time before it was not spent serving a queue. l.mu is held.
+func (l *Limiter) timeHandoffLocked() {
+	now := l.now()
+	if !l.lastHandoff.IsZero() {
+		gap := now.Sub(l.lastHandoff)
+		if l.handoffEvery == 0 {
+			l.handoffEvery = gap
+		} else {
+			l.handoffEvery += (gap - l.handoffEvery) / 8
+		}
+	}
+	l.lastHandoff = now
+}
+
+// dequeueLocked takes w out of the queue. l.mu is held.
+func (l *Limiter) dequeueLocked(w *waiter) {
+	l.waiting.Remove(w.elem)
+	if l.queuedBy[w.account]--; l.queuedBy[w.account] <= 0 {
+		delete(l.queuedBy, w.account)
+	}
+}
+
+// noteRefusalLocked counts a refusal and writes the log line when the last
+// one is logEvery old: the first refusal of an overload is logged at once,
+// the following ones summed up. l.mu is held.
+func (l *Limiter) noteRefusalLocked(reason string) {
+	if l.observe != nil {
+		l.observe.Refused(reason)
+	}
+	l.refusedSince++
+	now := l.now()
+	if !l.lastLog.IsZero() && now.Sub(l.lastLog) < logEvery {
+		return
+	}
+	slog.Warn("refusing requests: the server is saturated (503 UNAVAILABLE, Retry-After 1 s)",
+		"refused", l.refusedSince, "since", l.sinceText(now), "reason", reason,
+		"in_progress", l.inFlight, "queued", l.waiting.Len(),
+		"max_in_flight", l.s.MaxInFlight, "queue", l.s.Queue, "max_wait", l.s.MaxWait.String())
+	l.refusedSince = 0
+	l.lastLog = now
+}
+
+// sinceText says what the refusal count of a log line covers.
+func (l *Limiter) sinceText(now time.Time) string {
+	if l.lastLog.IsZero() {
+		return "start"
+	}
+	return now.Sub(l.lastLog).Round(time.Second).String() + " ago"
+}

@@ -1,0 +1,272 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	mu      sync.Mutex
+	refused map[string]int
+	waits   int
+}
+
+func (r *recorder) Refused(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refused == nil {
+		r.refused = map[string]int{}
+	}
+	r.refused[reason]++
+}
+
+func (r *recorder) Waited(time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waits++
+}
+
+// waitQueued waits until l has n requests in its queue.
+func waitQueued(t *testing.T, l *Limiter, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, q := l.State(); q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, q := l.State()
+			t.Fatalf("queue holds %d, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestQueueOrder: places freed go to the waiters in the order they came,
+// and a request arriving while some wait queues behind them even when it
+// could have slipped into the place just freed.
+func TestQueueOrder(t *testing.T) {
+	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 10 * time.Second}, nil)
+	release, err := l.Acquire(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan int, 5)
+	for i := range 5 {
+		go func() {
+			rel, err := l.Acquire(context.Background(), int64(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- i
+			rel()
+		}()
+		waitQueued(t, l, i+1) // each joins the line after the previous one
+	}
+	release()
+	for want := range 5 {
+		if got := <-order; got != want {
+			t.Fatalf("waiter %d got a place in turn %d", got, want)
+		}
+	}
+	if in, q := l.State(); in != 0 || q != 0 {
+		t.Errorf("after every release: %d in flight, %d queued, want 0 and 0", in, q)
+	}
+}
+
+// TestRefusals: past the places and the queue a request is refused at
+// once; one account cannot take more than half the queue; a request that
+// waits MaxWait is refused; each refusal is observed with its reason.
+func TestRefusals(t *testing.T) {
+	obs := &recorder{}
+	l := New(Settings{MaxInFlight: 2, Queue: 4, MaxWait: 200 * time.Millisecond}, obs)
+	for range 2 {
+		if _, err := l.Acquire(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results := make(chan error, 4)
+	acquire := func(account int64) {
+		_, err := l.Acquire(context.Background(), account)
+		results <- err
+	}
+	// Account 1 may queue 2 (half of 4); its third is refused.
+	go acquire(1)
+	go acquire(1)
+	waitQueued(t, l, 2)
+	started := time.Now()
+	if _, err := l.Acquire(context.Background(), 1); !isRefusal(err, ReasonAccountShare) {
+		t.Errorf("account 1's third waiting request: %v, want a refusal for its share", err)
+	}
+	go acquire(2)
+	go acquire(3)
+	waitQueued(t, l, 4)
+	if _, err := l.Acquire(context.Background(), 4); !isRefusal(err, ReasonQueueFull) {
+		t.Errorf("a request past the full queue: %v, want queue_full", err)
+	}
+	if took := time.Since(started); took > 100*time.Millisecond {
+		t.Errorf("refusals took %s, want them at once", took)
+	}
+	for range 4 {
+		if err := <-results; !isRefusal(err, ReasonWaitedTooLong) {
+			t.Errorf("a waiter nobody made room for: %v, want wait_timeout", err)
+		}
+	}
+	if waited := time.Since(started); waited < 200*time.Millisecond {
+		t.Errorf("waiters refused after %s, before MaxWait", waited)
+	}
+	want := map[string]int{ReasonAccountShare: 1, ReasonQueueFull: 1, ReasonWaitedTooLong: 4}
+	for reason, n := range want {
+		if obs.refused[reason] != n {
+			t.Errorf("observed %d refusals for %s, want %d", obs.refused[reason], reason, n)
+		}
+	}
+	if in, q := l.State(); in != 2 || q != 0 {
+		t.Errorf("after the timeouts: %d in flight, %d queued, want 2 and 0", in, q)
+	}
+}
+
+func isRefusal(err error, reason string) bool {
+	var s *Saturated
+	return errors.As(err, &s) && s.Reason == reason
+}
+
+// TestCancelledWaiter: a waiter whose client leaves gives up its spot in
+// line and the place goes to the next one.
+func TestCancelledWaiter(t *testing.T) {
+	obs := &recorder{}
+	l := New(Settings{MaxInFlight: 1, Queue: 4, MaxWait: 10 * time.Second}, obs)
+	release, _ := l.Acquire(context.Background(), 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() { _, err := l.Acquire(ctx, 2); gone <- err }()
+	waitQueued(t, l, 1)
+	next := make(chan error, 1)
+	go func() { _, err := l.Acquire(context.Background(), 3); next <- err }()
+	waitQueued(t, l, 2)
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled waiter: %v, want context.Canceled", err)
+	}
+	release()
+	if err := <-next; err != nil {
+		t.Errorf("the waiter behind the cancelled one: %v", err)
+	}
+	if obs.waits != 1 || len(obs.refused) != 0 {
+		t.Errorf("observed %d waits and refusals %v, want 1 wait and no refusal", obs.waits, obs.refused)
+	}
+}
+
+// TestReleaseOnce: releasing twice frees one place, not two.
+func TestReleaseOnce(t *testing.T) {
+	l := New(Settings{MaxInFlight: 1, Queue: 0, MaxWait: time.Second}, nil)
+	release, _ := l.Acquire(context.Background(), 1)
+	release()
+	release()
+	if _, err := l.Acquire(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(context.Background(), 1); !isRefusal(err, ReasonQueueFull) {
+		t.Errorf("second request with one place taken and no queue: %v, want queue_full", err)
+	}
+}
+
+// TestOff: MaxInFlight 0 admits everything.
+func TestOff(t *testing.T) {
+	l := New(Settings{}, nil)
+	for range 1000 {
+		if _, err := l.Acquire(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestExpectedWait: once the queue has moved, a request that would wait
+// longer than MaxWait behind those already waiting is refused at once.
+func TestExpectedWait(t *testing.T) {
+	var clock atomic.Int64 // milliseconds
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 100 * time.Millisecond}, nil)
+	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	release, _ := l.Acquire(context.Background(), 1)
+	granted := make(chan func(), 10)
+	for i := range 3 {
+		go func() {
+			rel, err := l.Acquire(context.Background(), int64(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			granted <- rel
+		}()
+		waitQueued(t, l, i+1)
+	}
+	// The place passes on every 40 ms: the first handoff starts the clock,
+	// the second says one place frees every 40 ms.
+	clock.Add(40)
+	release()
+	clock.Add(40)
+	(<-granted)()
+	// One waits; a second would wait about 2 × 40 ms, a third 3 × 40.
+	go func() {
+		rel, err := l.Acquire(context.Background(), 9)
+		if err == nil {
+			granted <- rel
+		}
+	}()
+	waitQueued(t, l, 2)
+	_, err := l.Acquire(context.Background(), 10)
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms, longer than the 100ms") {
+		t.Errorf("a request behind two waiting with a place every 40 ms: %v, want expected_wait", err)
+	}
+	for range 3 {
+		(<-granted)()
+	}
+}
+
+// TestPaceForgottenWhenIdle: the pace learnt in one busy spell, however
+// slow (a stall), is forgotten once the line empties, so the next spell's
+// first requests wait rather than being refused on an old estimate.
+func TestPaceForgottenWhenIdle(t *testing.T) {
+	var clock atomic.Int64 // milliseconds
+	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 100 * time.Millisecond}, nil)
+	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	release, _ := l.Acquire(context.Background(), 1)
+	granted := make(chan func(), 2)
+	for i := range 2 {
+		go func() {
+			rel, err := l.Acquire(context.Background(), int64(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			granted <- rel
+		}()
+		waitQueued(t, l, i+1)
+	}
+	release()
+	clock.Add(5000) // a stall: the place moved on after 5 s
+	(<-granted)()
+	(<-granted)() // the line is empty again
+	hold, _ := l.Acquire(context.Background(), 1)
+	defer hold()
+	waited := make(chan error, 1)
+	go func() {
+		rel, err := l.Acquire(context.Background(), 2)
+		if err == nil {
+			rel()
+		}
+		waited <- err
+	}()
+	waitQueued(t, l, 1)
+	hold()
+	if err := <-waited; err != nil {
+		t.Errorf("first waiter of a new busy spell: %v, want a place", err)
+	}
+}

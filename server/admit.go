@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server/admission"
+)
+
+// newAdmission makes the limiter of the API's requests, with its metrics
+// when the process keeps metrics; nil (admit everything) when it is off.
+func newAdmission(s admission.Settings, m *metrics.Metrics) (*admission.Limiter, error) {
+	if s.MaxInFlight <= 0 {
+		return nil, nil
+	}
+	var limiter *admission.Limiter
+	observed, err := m.Admission(func() (int, int) { return limiter.State() }, admission.Reasons)
+	if err != nil {
+		return nil, err
+	}
+	limiter = admission.New(s, observed)
+	return limiter, nil
+}
+
+// Admit takes one of the places of the API's admission control for a call
+// of the caller in ctx (authenticated already: one account may hold only
+// its share of the queue), waiting in line when all are taken. The REST
+// gateway calls it once a request is authenticated and its body read, the
+// gRPC server once a call's message is decoded; health, readiness and
+// metrics never do. It returns the function giving the place back, or
+// Unavailable with a RetryInfo detail (REST: 503 with Retry-After) when the
+// server is saturated.
+func (s *Services) Admit(ctx context.Context) (release func(), err error) {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	release, err = s.admission.Acquire(ctx, c.AccountID)
+	var full *admission.Saturated
+	switch {
+	case errors.As(err, &full):
+		st := status.New(codes.Unavailable, full.Error())
+		if withInfo, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(admission.RetryAfter)}); derr == nil {
+			st = withInfo
+		}
+		return nil, st.Err()
+	case err != nil:
+		return nil, status.FromContextError(err).Err()
+	}
+	return release, nil
+}
+
+// admitUnary holds a place of the admission control for the length of
+// each API call; health checks and reflection pass without one.
+func (s *Services) admitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if !methodNeedsAuth(info.FullMethod) {
+		return handler(ctx, req)
+	}
+	release, err := s.Admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return handler(ctx, req)
+}
