@@ -466,9 +466,15 @@ func seedJobApplications(ctx context.Context, tx *sqlx.Tx, accountID int64, apps
 		ON CONFLICT DO NOTHING`, accountID, pq.Array(drivers), pq.Array(refs), pq.Array(direct), pq.Array(created)); err != nil {
 		return fmt.Errorf("seed: job applications: %w", err)
 	}
+	// Only the batch's drivers, found by e-mail: a condition over the
+	// whole account is planned from the statistics of before the seed,
+	// which for a new account count almost no rows, and its nested loop
+	// over the account's applications then ran for hours.
 	_, err := tx.ExecContext(ctx, `UPDATE applications a SET has_job_apps = true
-		WHERE a.account_id = $1 AND NOT a.has_job_apps
-		  AND EXISTS (SELECT 1 FROM job_applications ja WHERE ja.account_id = a.account_id AND ja.driver_id = a.driver_id)`, accountID)
+		  FROM drivers d
+		 WHERE d.email_key = ANY($2::text[]) AND a.account_id = $1 AND a.driver_id = d.id AND NOT a.has_job_apps
+		   AND EXISTS (SELECT 1 FROM job_applications ja WHERE ja.account_id = $1 AND ja.driver_id = d.id)`,
+		accountID, pq.Array(drivers))
 	if err != nil {
 		return fmt.Errorf("seed: mark job applications: %w", err)
 	}
