@@ -166,26 +166,60 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 }
 
 // compactCountsSQL folds an account's rows of application_counts (and of
-// application_location_counts) into one per value, each in one statement: it deletes the committed rows it sees and
-// inserts their sum, so readers see either. Rows of transactions still
-// running are not seen and stay; two compactions at once cannot count a
-// row twice, since a row the other one deleted is skipped.
+// application_location_counts) into one per value, each in one statement:
+// for each value with more than one row, it deletes the committed rows it
+// sees and inserts their sum, so readers see either. Values already folded
+// are only read, not rewritten, so an account with many distinct names or
+// days pays for the values written since the last fold. Rows of
+// transactions still running are not seen and stay; a row another fold
+// deleted is skipped, so none is counted twice.
 var compactCountsSQL = []string{
-	`WITH gone AS (DELETE FROM application_counts WHERE account_id = $1 RETURNING dimension, value, n)
+	`WITH many AS (SELECT dimension, value FROM application_counts WHERE account_id = $1
+	                GROUP BY dimension, value HAVING count(*) > 1),
+	gone AS (DELETE FROM application_counts c USING many m
+	          WHERE c.account_id = $1 AND c.dimension = m.dimension AND c.value = m.value
+	      RETURNING c.dimension, c.value, c.n)
 	INSERT INTO application_counts (account_id, dimension, value, n)
 	SELECT $1, dimension, value, sum(n) FROM gone GROUP BY dimension, value HAVING sum(n) <> 0`,
-	`WITH gone AS (DELETE FROM application_location_counts WHERE account_id = $1 RETURNING latitude, longitude, n)
+	`WITH many AS (SELECT latitude, longitude FROM application_location_counts WHERE account_id = $1
+	                GROUP BY latitude, longitude HAVING count(*) > 1),
+	gone AS (DELETE FROM application_location_counts c USING many m
+	          WHERE c.account_id = $1 AND c.latitude = m.latitude AND c.longitude = m.longitude
+	      RETURNING c.latitude, c.longitude, c.n)
 	INSERT INTO application_location_counts (account_id, latitude, longitude, n)
 	SELECT $1, latitude, longitude, sum(n) FROM gone GROUP BY latitude, longitude HAVING sum(n) <> 0`,
 }
 
+// countCompactionLock is the class (first key) of the advisory locks that
+// let one fold of an account's counts run at a time across every replica
+// (the account id is the second key): two folds deleting the same rows in
+// different orders could deadlock, and the second has nothing to do.
+const countCompactionLock = 18_0001
+
 // CompactApplicationCounts folds the account's count rows: each write
-// statement adds rows, and a count sums them all.
+// statement adds rows, and a count sums them all. When another fold of the
+// account is running, it returns at once: that one folds the same rows.
 func (s *Store) CompactApplicationCounts(ctx context.Context, accountID int64) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("compact application counts: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below when it matters
+	var locked bool
+	if err := tx.GetContext(ctx, &locked, `SELECT pg_try_advisory_xact_lock($1, ($2::bigint & 2147483647)::int4)`,
+		countCompactionLock, accountID); err != nil {
+		return fmt.Errorf("compact application counts: %w", err)
+	}
+	if !locked {
+		return nil
+	}
 	for _, q := range compactCountsSQL {
-		if _, err := s.db.ExecContext(ctx, q, accountID); err != nil {
+		if _, err := tx.ExecContext(ctx, q, accountID); err != nil {
 			return fmt.Errorf("compact application counts: %w", err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("compact application counts: %w", err)
 	}
 	return nil
 }

@@ -77,6 +77,18 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkCountsExact(t, s, acct)
+		// With no writer running, a fold leaves one row per value.
+		var unfolded int
+		if err := s.DB().GetContext(ctx, &unfolded, `
+			SELECT (SELECT count(*) FROM (SELECT 1 FROM application_counts WHERE account_id = $1
+			          GROUP BY dimension, value HAVING count(*) > 1) c)
+			     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
+			          GROUP BY latitude, longitude HAVING count(*) > 1) l)`, acct); err != nil {
+			t.Fatal(err)
+		}
+		if unfolded != 0 {
+			t.Errorf("account %d: %d values still have several count rows after a fold", acct, unfolded)
+		}
 	}
 }
 
