@@ -4,12 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -173,27 +168,5 @@ func (h *harness) postJobsOverLimit(ctx context.Context, a account, body []byte,
 // heapProfile keeps the server's heap profile (allocations since it
 // started, and what is in use) with the report.
 func (h *harness) heapProfile(ctx context.Context, name string) {
-	url := fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", h.server.debugAddr)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		slog.Warn("heap profile", "error", err)
-		return
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		return
-	}
-	dir := filepath.Join(h.opts.out, "profiles")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return
-	}
-	path := filepath.Join(dir, strings.TrimSuffix(filepath.Base(reportPath("", h.started, h.opts.quick)), ".md")+"-"+name+".pprof")
-	if err := os.WriteFile(path, data, 0o644); err == nil {
-		h.profiles = append(h.profiles, path)
-	}
+	h.saveProfile(ctx, name, "heap?gc=1")
 }

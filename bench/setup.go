@@ -336,31 +336,38 @@ func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wa
 	var written string
 	go func() {
 		defer close(done)
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", h.server.debugAddr, int(d.Seconds()))
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			slog.Warn("profile", "name", name, "error", err)
-			return
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != 200 {
-			slog.Warn("profile", "name", name, "status", resp.StatusCode, "error", err)
-			return
-		}
-		dir := filepath.Join(h.opts.out, "profiles")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return
-		}
-		path := filepath.Join(dir, strings.TrimSuffix(filepath.Base(reportPath("", h.started, h.opts.quick)), ".md")+"-"+name+".pprof")
-		if err := os.WriteFile(path, data, 0o644); err == nil {
-			h.profiles = append(h.profiles, path)
-			written = path
-		}
+		written = h.saveProfile(ctx, name, fmt.Sprintf("profile?seconds=%d", int(d.Seconds())))
 	}()
 	return func() string { <-done; return written }
+}
+
+// saveProfile fetches /debug/pprof/QUERY from the server and keeps it with
+// the report; it returns the file's path, or "" when that failed.
+func (h *harness) saveProfile(ctx context.Context, name, query string) string {
+	url := fmt.Sprintf("http://%s/debug/pprof/%s", h.server.debugAddr, query)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		slog.Warn("profile", "name", name, "error", err)
+		return ""
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		slog.Warn("profile", "name", name, "status", resp.StatusCode, "error", err)
+		return ""
+	}
+	dir := filepath.Join(h.opts.out, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	path := filepath.Join(dir, strings.TrimSuffix(filepath.Base(reportPath("", h.started, h.opts.quick)), ".md")+"-"+name+".pprof")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return ""
+	}
+	h.profiles = append(h.profiles, path)
+	return path
 }
