@@ -160,6 +160,24 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 				return
 			}
 		}
+		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
+			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
+			return
+		}
+		if r.ContentLength > route.bodyLimit {
+			writeError(w, r, *bodyTooLarge(route.bodyLimit))
+			return
+		}
+		// The place is taken before the body is read, so a request waiting
+		// in line holds no body (the client's bytes wait in its socket),
+		// and after the checks that need no body, so a request refused for
+		// its key or its parameters never waits. See admit.
+		w, release, ok := g.admitted(ctx, w, r)
+		if !ok {
+			return
+		}
+		defer release()
 		body, apiErr := readBody(r, route.bodyLimit)
 		if apiErr != nil {
 			writeError(w, r, *apiErr)
@@ -180,23 +198,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		r.Header.Set("X-Forwarded-Host", called.Host)
 		r.Header.Del("Forwarded")
 		r.Header.Set(runtime.MetadataHeaderPrefix+callmeta.ForwardedProto, called.Scheme)
-		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
-			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
-				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
-			return
-		}
 		w.Header()["X-Content-Type-Options"] = nosniff
-		// The place is taken last, so a request refused for its input or
-		// its key never waits in line, and given back when the answer is
-		// written (a jobs list streams: it works until then).
-		if g.admit != nil {
-			release, err := g.admit(r.Context())
-			if err != nil {
-				g.writeStatusError(r.Context(), w, r, err)
-				return
-			}
-			defer release()
-		}
 		next(w, r, params)
 	}
 }
