@@ -202,6 +202,7 @@ func checkAdmissionMetrics(t *testing.T, svc *service) {
 		`jobboard_admission_refused_total{reason="expected_wait"} 0`,
 		`jobboard_admission_refused_total{reason="wait_timeout"} 0`,
 		`jobboard_admission_refused_total{reason="account_in_progress"} 0`,
+		`jobboard_admission_refused_total{reason="queue_bytes"} 0`,
 		`jobboard_admission_queue_wait_seconds_count 4`,
 		"jobboard_admission_queued 0",
 		"jobboard_admission_in_progress 0",

@@ -32,6 +32,9 @@ type Settings struct {
 	// once; 0 is half of MaxInFlight (at least one). Without it one
 	// account's slow requests could hold every place and starve the others.
 	AccountInFlight int
+	// QueueBytes bounds the bytes of the requests in the queue that came
+	// with their message already read (AcquireHolding); 0 is no bound.
+	QueueBytes int64
 }
 
 // Reasons a request is refused, as the metrics label them.
@@ -43,10 +46,13 @@ const (
 	// ReasonAccountBusy: it waited MaxWait while its own account held all
 	// the places one account may (Settings.AccountInFlight).
 	ReasonAccountBusy = "account_in_progress"
+	// ReasonQueueBytes: the messages of the requests waiting already held
+	// Settings.QueueBytes with this one's.
+	ReasonQueueBytes = "queue_bytes"
 )
 
 // Reasons lists every refusal reason, for metrics that start at zero.
-var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonExpectedWait, ReasonWaitedTooLong, ReasonAccountBusy}
+var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonExpectedWait, ReasonWaitedTooLong, ReasonAccountBusy, ReasonQueueBytes}
 
 // RetryAfter is the wait a refused client is told to leave before trying
 // again: a saturated server is not going to have room a few milliseconds
@@ -92,6 +98,8 @@ type Limiter struct {
 	// waiters a place can go to are waiting.Len()-blocked.
 	inFlightBy map[int64]int
 	blocked    int
+	// queuedBytes is what the waiters' messages hold (AcquireHolding).
+	queuedBytes int64
 	// handoffEvery is the average time between two places handed to
 	// waiters (an exponential moving average) in the current busy spell:
 	// the queue moves one place that often. lastHandoff is the last one.
@@ -108,6 +116,7 @@ type Limiter struct {
 // request hands it its place.
 type waiter struct {
 	account int64
+	bytes   int64
 	ready   chan struct{}
 	granted bool
 	elem    *list.Element
@@ -157,25 +166,39 @@ func (l *Limiter) State() (inFlight, queued int) {
 // (call it once the request's work is done), a *Saturated error when the
 // request is refused, or ctx's error when ctx ends while it waits.
 func (l *Limiter) Acquire(ctx context.Context, account int64) (release func(), err error) {
+	return l.AcquireHolding(ctx, account, nil)
+}
+
+// AcquireHolding is Acquire for a request that holds its message already
+// (gRPC decodes a call's message before anything else runs): size, called
+// only when the request would have to wait, is the message's size, which
+// counts against Settings.QueueBytes while it waits. nil is nothing held.
+func (l *Limiter) AcquireHolding(ctx context.Context, account int64, size func() int64) (release func(), err error) {
 	if l == nil {
 		return func() {}, nil
 	}
 	l.mu.Lock()
-	// A free place means no waiter may take it (a freed place goes to the
-	// first one that may), so a request that may takes it: it passes
-	// nobody.
-	if l.inFlight < l.s.MaxInFlight && !l.atShareLocked(account) {
-		l.inFlight++
-		l.holdLocked(account)
+	if l.takeFreeLocked(account) {
 		l.mu.Unlock()
 		return l.releaser(account), nil
 	}
-	if refusal := l.queueRefusal(account); refusal != nil {
+	w := &waiter{account: account, ready: make(chan struct{})}
+	if size != nil && l.s.QueueBytes > 0 {
+		// Measuring a large message takes a while: not with the lock.
+		l.mu.Unlock()
+		w.bytes = size()
+		l.mu.Lock()
+		if l.takeFreeLocked(account) {
+			l.mu.Unlock()
+			return l.releaser(account), nil
+		}
+	}
+	if refusal := l.queueRefusal(w); refusal != nil {
 		l.noteRefusalLocked(refusal.Reason)
 		l.mu.Unlock()
 		return nil, refusal
 	}
-	w := &waiter{account: account, ready: make(chan struct{})}
+	l.queuedBytes += w.bytes
 	w.elem = l.waiting.PushBack(w)
 	l.queuedBy[account]++
 	if l.atShareLocked(account) {
@@ -183,6 +206,18 @@ func (l *Limiter) Acquire(ctx context.Context, account int64) (release func(), e
 	}
 	l.mu.Unlock()
 	return l.wait(ctx, w)
+}
+
+// takeFreeLocked takes a free place for account, if there is one it may
+// take. A free place means no waiter may take it (a freed place goes to
+// the first one that may), so the request passes nobody. l.mu is held.
+func (l *Limiter) takeFreeLocked(account int64) bool {
+	if l.inFlight < l.s.MaxInFlight && !l.atShareLocked(account) {
+		l.inFlight++
+		l.holdLocked(account)
+		return true
+	}
+	return false
 }
 
 // atShareLocked is true when account holds every place one account may.
@@ -211,7 +246,8 @@ func (l *Limiter) unholdLocked(account int64) {
 
 // queueRefusal is the error of a request that may not join the queue, or
 // nil when it may. l.mu is held.
-func (l *Limiter) queueRefusal(account int64) *Saturated {
+func (l *Limiter) queueRefusal(w *waiter) *Saturated {
+	account := w.account
 	switch {
 	case l.waiting.Len() >= l.s.Queue:
 		return &Saturated{Reason: ReasonQueueFull, Message: fmt.Sprintf(
@@ -219,6 +255,10 @@ func (l *Limiter) queueRefusal(account int64) *Saturated {
 	case l.queuedBy[account] >= l.perAccount:
 		return &Saturated{Reason: ReasonAccountShare, Message: fmt.Sprintf(
 			"this account already has %d requests waiting, the most one account may", l.queuedBy[account])}
+	case w.bytes > 0 && l.queuedBytes+w.bytes > l.s.QueueBytes:
+		return &Saturated{Reason: ReasonQueueBytes, Message: fmt.Sprintf(
+			"the requests waiting hold %s, and this one's %s would take them past the %s they may",
+			mebibytes(l.queuedBytes), mebibytes(w.bytes), mebibytes(l.s.QueueBytes))}
 	}
 	// A request that would wait past MaxWait is refused now rather than
 	// then: the client learns at once, and the line holds only requests
@@ -237,6 +277,11 @@ func (l *Limiter) queueRefusal(account int64) *Saturated {
 			ahead, expected.Round(time.Millisecond), l.s.MaxWait)}
 	}
 	return nil
+}
+
+// mebibytes writes n bytes in MiB with one decimal.
+func mebibytes(n int64) string {
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // wait blocks until w gets a place, MaxWait passes or ctx ends.
@@ -350,6 +395,7 @@ func (l *Limiter) timeHandoffLocked() {
 // dequeueLocked takes w out of the queue. l.mu is held.
 func (l *Limiter) dequeueLocked(w *waiter) {
 	l.waiting.Remove(w.elem)
+	l.queuedBytes -= w.bytes
 	if l.atShareLocked(w.account) {
 		l.blocked--
 	}

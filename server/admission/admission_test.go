@@ -417,3 +417,54 @@ func TestExpectedWaitSkipsBlocked(t *testing.T) {
 		(<-granted)()
 	}
 }
+
+// TestQueueBytes: the messages held by waiting requests stay within
+// QueueBytes (a request that would pass it is refused at once, and the
+// bytes of one that leaves the line count no more); a message is measured
+// only when its request has to wait.
+func TestQueueBytes(t *testing.T) {
+	obs := &recorder{}
+	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 10 * time.Second, QueueBytes: 10 << 20}, obs)
+	var measured atomic.Int32
+	size := func(n int64) func() int64 {
+		return func() int64 { measured.Add(1); return n << 20 }
+	}
+	release, err := l.AcquireHolding(context.Background(), 1, size(6))
+	if err != nil || measured.Load() != 0 {
+		t.Fatalf("a request finding a free place: %v, measured %d times, want a place unmeasured", err, measured.Load())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	results := make(chan error, 3)
+	go func() { results <- acquireAndEnd(ctx, l, 2, size(6)) }()
+	waitQueued(t, l, 1)
+	if _, err := l.AcquireHolding(context.Background(), 3, size(6)); !isRefusal(err, ReasonQueueBytes) ||
+		!strings.Contains(err.Error(), "the requests waiting hold 6.0 MiB, and this one's 6.0 MiB would take them past the 10.0 MiB") {
+		t.Errorf("6 MiB more behind 6 MiB waiting, 10 MiB allowed: %v, want queue_bytes", err)
+	}
+	go func() { results <- acquireAndEnd(context.Background(), l, 4, nil) }()
+	waitQueued(t, l, 2) // nothing held: no bytes counted
+	cancel()
+	if err := <-results; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	go func() { results <- acquireAndEnd(context.Background(), l, 5, size(9)) }()
+	waitQueued(t, l, 2) // the cancelled one's 6 MiB were given back
+	release()
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+	}
+	if obs.refused[ReasonQueueBytes] != 1 {
+		t.Errorf("refusals %v, want one queue_bytes", obs.refused)
+	}
+}
+
+// acquireAndEnd takes a place and gives it back at once.
+func acquireAndEnd(ctx context.Context, l *Limiter, account int64, size func() int64) error {
+	release, err := l.AcquireHolding(ctx, account, size)
+	if err == nil {
+		release()
+	}
+	return err
+}
