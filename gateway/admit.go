@@ -54,15 +54,45 @@ func (p *placeWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (p *placeWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
-// keepPlace is for a handler whose work goes on while it writes (the
-// streamed jobs list): the place stays taken as the answer is written, and
-// the handler gives it back with the function returned once its work is
-// done. The request's own release still runs when it ends.
-func keepPlace(w http.ResponseWriter) (release func()) {
+// streamPlace is the place of an answer whose work goes on while it is
+// written (the streamed jobs list): it stays taken as the answer starts to
+// be written; the handler gives it back while it waits on its client
+// (handOn) and takes one again before more work (retake). Without Resume
+// the place is kept until the work is done. The request's own release
+// still runs when it ends.
+type streamPlace struct {
+	release func()
+	resume  func(ctx context.Context) (release func(), err error)
+}
+
+// keepPlace takes over the place of the request answered through w.
+func (g *gateway) keepPlace(w http.ResponseWriter) *streamPlace {
 	p, ok := w.(*placeWriter)
 	if !ok {
-		return func() {}
+		return &streamPlace{release: func() {}}
 	}
 	p.kept = true
-	return p.release
+	return &streamPlace{release: p.release, resume: g.resume}
+}
+
+// handOn is called before a part of the answer is handed to the writer,
+// which may wait on the client; last says no more work follows.
+func (s *streamPlace) handOn(last bool) {
+	if last || s.resume != nil {
+		s.release()
+	}
+}
+
+// retake takes a place again after handOn, for more work.
+func (s *streamPlace) retake(ctx context.Context) error {
+	if s.resume == nil {
+		return nil
+	}
+	release, err := s.resume(ctx)
+	if err != nil {
+		s.release = func() {}
+		return err
+	}
+	s.release = release
+	return nil
 }

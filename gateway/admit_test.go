@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,5 +112,63 @@ func TestAdmissionPlaceSpan(t *testing.T) {
 				t.Errorf("%d, events %q; want %d, %q (%s)", w.Code, current, tt.code, tt.want, w.Body)
 			}
 		})
+	}
+}
+
+// TestStreamedListResumes: a list of two pages gives its place back as
+// each page is handed to the writer and takes one again (Resume) to read
+// the next; every place taken is given back, the first before the
+// answer's first byte.
+func TestStreamedListResumes(t *testing.T) {
+	st := pgtest.Store(t)
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := &events{}
+	var held atomic.Int32
+	take := func(what string) func(context.Context) (func(), error) {
+		return func(context.Context) (func(), error) {
+			current.add(what)
+			held.Add(1)
+			var once sync.Once
+			return func() { once.Do(func() { held.Add(-1); current.add("release") }) }, nil
+		}
+	}
+	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary(),
+		Admit: take("admit"), Resume: take("resume")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := testfix.NewAccount(t, st, "Acme Freight").APIKey
+	var jobs []string
+	for i := range 1001 { // a page holds 1,000
+		jobs = append(jobs, fmt.Sprintf(`{"referenceNumber":"R%d","title":"Regional Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":"x"}`, i))
+	}
+	call := func(method, path, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.SetBasicAuth(key, "")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	for _, batch := range [][]string{jobs[:1000], jobs[1000:]} { // a post takes 1,000
+		if w := call("POST", "/api/v2.0/jobs.json", "["+strings.Join(batch, ",")+"]"); w.Code != 200 || !strings.Contains(w.Body.String(), `"errors":0`) {
+			t.Fatalf("post: %d %.300s", w.Code, w.Body)
+		}
+	}
+	current = &events{}
+	w := &eventWriter{ResponseRecorder: httptest.NewRecorder()}
+	w.first = noteOnce(current, "write")
+	req := httptest.NewRequest("GET", "/api/v2.0/jobs.json", nil)
+	req.SetBasicAuth(key, "")
+	h.ServeHTTP(w, req)
+	got := current.String()
+	if w.Code != 200 || strings.Count(w.Body.String(), `"referenceNumber"`) != 1001 {
+		t.Fatalf("list: %d, %d jobs", w.Code, strings.Count(w.Body.String(), `"referenceNumber"`))
+	}
+	if !strings.HasPrefix(got, "admit, release, ") || strings.Count(got, "resume") != 1 || strings.Count(got, "release") != 2 || held.Load() != 0 {
+		t.Errorf("events %q, %d places held at the end; want admit, release before the first write, one resume, each given back", got, held.Load())
 	}
 }

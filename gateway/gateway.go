@@ -52,15 +52,21 @@ type Config struct {
 	// anybody else those headers are ignored.
 	TrustedProxies forwarded.Proxies
 	// Admit, when set, takes a place of the server's admission control for
-	// an authenticated request whose body has been read (ctx carries its
+	// an authenticated request, before its body is read (ctx carries its
 	// account), or fails with a gRPC status (Unavailable with a RetryInfo:
-	// 503 and Retry-After). The request gives the place back when it ends.
+	// 503 and Retry-After). The request gives the place back before its
+	// answer's first byte (gateway/admit.go).
 	Admit func(ctx context.Context) (release func(), err error)
+	// Resume takes a place again, waiting as long as ctx lasts, for a
+	// request that gave its place back while its client read a part of
+	// the answer and has more to read from the database (the streamed jobs
+	// list); nil keeps the place throughout.
+	Resume func(ctx context.Context) (release func(), err error)
 }
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary, admit: cfg.Admit}
+	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary, admit: cfg.Admit, resume: cfg.Resume}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
@@ -121,6 +127,7 @@ type gateway struct {
 	proxies      forwarded.Proxies
 	boundary     boundary.Boundary
 	admit        func(ctx context.Context) (release func(), err error)
+	resume       func(ctx context.Context) (release func(), err error)
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:

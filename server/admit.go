@@ -58,7 +58,20 @@ func (s *Services) Admit(ctx context.Context) (release func(), err error) {
 // it waits (admission.Limiter.AcquireHolding); nil for none.
 func (s *Services) admit(ctx context.Context, size func() int64) (release func(), err error) {
 	c, _ := ctx.Value(callerKey{}).(Caller)
-	release, err = s.admission.AcquireHolding(ctx, c.AccountID, size)
+	return admitted(s.admission.AcquireHolding(ctx, c.AccountID, size))
+}
+
+// Resume takes a place again for a request that gave its place back while
+// it waited on its client, and has more work to do (the REST jobs list,
+// streamed a page at a time): it waits in line, but is never refused for
+// saturation, as its answer has started. It fails only when ctx ends.
+func (s *Services) Resume(ctx context.Context) (release func(), err error) {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return admitted(s.admission.Resume(ctx, c.AccountID))
+}
+
+// admitted maps the admission control's answer to a gRPC status.
+func admitted(release func(), err error) (func(), error) {
 	var full *admission.Saturated
 	switch {
 	case errors.As(err, &full):

@@ -198,14 +198,38 @@ func (l *Limiter) AcquireHolding(ctx context.Context, account int64, size func()
 		l.mu.Unlock()
 		return nil, refusal
 	}
+	l.enqueueLocked(w)
+	l.mu.Unlock()
+	return l.wait(ctx, w, l.s.MaxWait)
+}
+
+// Resume takes a place again for a request that already had one and gave
+// it back while it waited on its client (a streamed answer): it waits in
+// line like any request, but is never refused, as its answer has started;
+// only ctx ends its wait.
+func (l *Limiter) Resume(ctx context.Context, account int64) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	l.mu.Lock()
+	if l.takeFreeLocked(account) {
+		l.mu.Unlock()
+		return l.releaser(account), nil
+	}
+	w := &waiter{account: account, ready: make(chan struct{})}
+	l.enqueueLocked(w)
+	l.mu.Unlock()
+	return l.wait(ctx, w, 0)
+}
+
+// enqueueLocked puts w at the end of the line. l.mu is held.
+func (l *Limiter) enqueueLocked(w *waiter) {
 	l.queuedBytes += w.bytes
 	w.elem = l.waiting.PushBack(w)
-	l.queuedBy[account]++
-	if l.atShareLocked(account) {
+	l.queuedBy[w.account]++
+	if l.atShareLocked(w.account) {
 		l.blocked++
 	}
-	l.mu.Unlock()
-	return l.wait(ctx, w)
 }
 
 // takeFreeLocked takes a free place for account, if there is one it may
@@ -284,15 +308,20 @@ func mebibytes(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-// wait blocks until w gets a place, MaxWait passes or ctx ends.
-func (l *Limiter) wait(ctx context.Context, w *waiter) (func(), error) {
+// wait blocks until w gets a place, limit passes (0: no limit) or ctx
+// ends.
+func (l *Limiter) wait(ctx context.Context, w *waiter, limit time.Duration) (func(), error) {
 	started := l.now()
-	timer := time.NewTimer(l.s.MaxWait)
-	defer timer.Stop()
+	var expired <-chan time.Time // none: no limit
+	if limit > 0 {
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	var failure error
 	select {
 	case <-w.ready:
-	case <-timer.C:
+	case <-expired:
 		failure = l.timedOut(w.account)
 	case <-ctx.Done():
 		failure = ctx.Err()

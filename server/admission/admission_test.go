@@ -468,3 +468,36 @@ func acquireAndEnd(ctx context.Context, l *Limiter, account int64, size func() i
 	}
 	return err
 }
+
+// TestResume: a request taking a place again waits in line however full
+// the line and however long, and only its context ends the wait.
+func TestResume(t *testing.T) {
+	l := New(Settings{MaxInFlight: 1, Queue: 0, MaxWait: 10 * time.Millisecond}, nil)
+	release, _ := l.Acquire(context.Background(), 1)
+	resumed := make(chan error, 1)
+	go func() {
+		rel, err := l.Resume(context.Background(), 2)
+		if err == nil {
+			rel()
+		}
+		resumed <- err
+	}()
+	waitQueued(t, l, 1)
+	if _, err := l.Acquire(context.Background(), 3); !isRefusal(err, ReasonQueueFull) {
+		t.Errorf("a new request with a queue of 0: %v, want queue_full", err)
+	}
+	time.Sleep(50 * time.Millisecond) // past MaxWait
+	release()
+	if err := <-resumed; err != nil {
+		t.Errorf("resumed request: %v, want the place", err)
+	}
+	hold, _ := l.Acquire(context.Background(), 1)
+	defer hold()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, err := l.Resume(ctx, 2); resumed <- err }()
+	waitQueued(t, l, 1)
+	cancel()
+	if err := <-resumed; !errors.Is(err, context.Canceled) {
+		t.Errorf("resumed request whose client left: %v, want context.Canceled", err)
+	}
+}
