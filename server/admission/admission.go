@@ -372,14 +372,13 @@ func (l *Limiter) releaser(account int64) func() {
 			l.unholdLocked(account)
 			w := l.nextWaiterLocked()
 			if w == nil {
+				// Nobody a place can go to waits (a blocked waiter gets
+				// its own account's next place): the next busy spell
+				// learns its own pace. A pace learnt across a stall would
+				// otherwise refuse every newcomer, and with nobody waiting
+				// nothing would ever correct it.
 				l.inFlight--
-				if l.waiting.Len() == 0 {
-					// The line is empty: the next busy spell learns its
-					// own pace. A pace learnt across a stall would
-					// otherwise refuse every newcomer, and with nobody
-					// waiting nothing would ever correct it.
-					l.lastHandoff, l.handoffEvery = time.Time{}, 0
-				}
+				l.lastHandoff, l.handoffEvery = time.Time{}, 0
 				return
 			}
 			l.timeHandoffLocked()
