@@ -71,19 +71,15 @@ func readBody(r *http.Request, limit int64) ([][]byte, *apiError) {
 	if r.Body == http.NoBody {
 		return nil, nil
 	}
-	tooLarge := func() *apiError {
-		return &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
-			fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
-	}
 	if r.ContentLength > limit {
-		return nil, tooLarge()
+		return nil, bodyTooLarge(limit)
 	}
 	pieces, size, err := readPieces(r.Body, r.ContentLength, limit)
 	if err != nil {
 		return nil, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body could not be read"}
 	}
 	if size > limit {
-		return nil, tooLarge()
+		return nil, bodyTooLarge(limit)
 	}
 	// No piece ends inside a character, so the body is UTF-8 when each is.
 	for _, p := range pieces {
@@ -95,6 +91,12 @@ func readBody(r *http.Request, limit int64) ([][]byte, *apiError) {
 	// it carries no content, and neither JSON nor the XML root allows it.
 	pieces[0] = bytes.TrimPrefix(pieces[0], utf8BOM)
 	return pieces, nil
+}
+
+// bodyTooLarge is the error of a body over the route's limit.
+func bodyTooLarge(limit int64) *apiError {
+	return &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
 }
 
 // utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.

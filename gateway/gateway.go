@@ -52,15 +52,21 @@ type Config struct {
 	// anybody else those headers are ignored.
 	TrustedProxies forwarded.Proxies
 	// Admit, when set, takes a place of the server's admission control for
-	// an authenticated request whose body has been read (ctx carries its
+	// an authenticated request, before its body is read (ctx carries its
 	// account), or fails with a gRPC status (Unavailable with a RetryInfo:
-	// 503 and Retry-After). The request gives the place back when it ends.
+	// 503 and Retry-After). The request gives the place back before its
+	// answer's first byte (gateway/admit.go).
 	Admit func(ctx context.Context) (release func(), err error)
+	// Resume takes a place again, waiting as long as ctx lasts, for a
+	// request that gave its place back while its client read a part of
+	// the answer and has more to read from the database (the streamed jobs
+	// list); nil keeps the place throughout.
+	Resume func(ctx context.Context) (release func(), err error)
 }
 
 // New returns the REST handler.
 func New(ctx context.Context, cfg Config) (http.Handler, error) {
-	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary, admit: cfg.Admit}
+	g := &gateway{authenticate: cfg.Authenticate, proxies: cfg.TrustedProxies, boundary: cfg.Boundary, admit: cfg.Admit, resume: cfg.Resume}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(mimeJSON, marshaler{wire.JSON}),
 		runtime.WithMarshalerOption(mimeXML, marshaler{wire.XML}),
@@ -121,6 +127,7 @@ type gateway struct {
 	proxies      forwarded.Proxies
 	boundary     boundary.Boundary
 	admit        func(ctx context.Context) (release func(), err error)
+	resume       func(ctx context.Context) (release func(), err error)
 }
 
 // prepare runs for every routed request, before grpc-gateway decodes it:
@@ -160,6 +167,24 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 				return
 			}
 		}
+		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
+			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
+			return
+		}
+		if r.ContentLength > route.bodyLimit {
+			writeError(w, r, *bodyTooLarge(route.bodyLimit))
+			return
+		}
+		// The place is taken before the body is read, so a request waiting
+		// in line holds no body (the client's bytes wait in its socket),
+		// and after the checks that need no body, so a request refused for
+		// its key or its parameters never waits. See admit.
+		w, release, ok := g.admitted(ctx, w, r)
+		if !ok {
+			return
+		}
+		defer release()
 		body, apiErr := readBody(r, route.bodyLimit)
 		if apiErr != nil {
 			writeError(w, r, *apiErr)
@@ -180,23 +205,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		r.Header.Set("X-Forwarded-Host", called.Host)
 		r.Header.Del("Forwarded")
 		r.Header.Set(runtime.MetadataHeaderPrefix+callmeta.ForwardedProto, called.Scheme)
-		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
-			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
-				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
-			return
-		}
 		w.Header()["X-Content-Type-Options"] = nosniff
-		// The place is taken last, so a request refused for its input or
-		// its key never waits in line, and given back when the answer is
-		// written (a jobs list streams: it works until then).
-		if g.admit != nil {
-			release, err := g.admit(r.Context())
-			if err != nil {
-				g.writeStatusError(r.Context(), w, r, err)
-				return
-			}
-			defer release()
-		}
 		next(w, r, params)
 	}
 }

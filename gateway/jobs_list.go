@@ -52,7 +52,10 @@ func (g *gateway) streamJobs(jobs restv2.JobServiceServer, f wire.Format) runtim
 			writeError(w, r, *apiErr)
 			return
 		}
-		pages := readPages(ctx, jobs, req, onePage)
+		// The list is read from the database as it is written: the place
+		// is held for each page read, not while the client takes the pages
+		// written before.
+		pages := readPages(ctx, jobs, req, onePage, g.keepPlace(w))
 		first := <-pages
 		if first.err != nil {
 			g.writeStatusError(ctx, w, r, first.err)
@@ -102,11 +105,14 @@ type pageRead struct {
 // readPages reads the pages of a list ahead of the writer: the next page is
 // read from the database while the current one is written, and no further
 // (two pages in memory at most). The channel ends with an end marker or an
-// error; reading stops, and the channel closes, when ctx ends.
-func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.ListJobsRequest, onePage bool) <-chan pageRead {
+// error; reading stops, and the channel closes, when ctx ends. The
+// request's place is handed on with each page, as the writer may wait on
+// the client, and taken again for the next read.
+func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.ListJobsRequest, onePage bool, place *streamPlace) <-chan pageRead {
 	pages := make(chan pageRead)
 	go func() {
 		defer close(pages)
+		defer func() { place.release() }() // when ctx ended first
 		send := func(p pageRead) bool {
 			select {
 			case pages <- p:
@@ -117,11 +123,17 @@ func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.Li
 		}
 		for {
 			page, err := jobs.ListJobs(ctx, req)
+			last := err != nil || onePage || page.GetNextPageToken() == ""
+			place.handOn(last)
 			if !send(pageRead{page: page, err: err}) || err != nil {
 				return
 			}
-			if onePage || page.GetNextPageToken() == "" {
+			if last {
 				send(pageRead{end: true})
+				return
+			}
+			if err := place.retake(ctx); err != nil {
+				send(pageRead{err: err})
 				return
 			}
 			req = &restv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: page.GetNextPageToken()}

@@ -8,17 +8,30 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/server/admission"
 )
 
+// waitingMessageBytes bounds the request messages of the gRPC calls
+// waiting for a place (admission.Settings.QueueBytes): grpc-go reads and
+// decodes a call's whole message before any interceptor runs, so without
+// it JOBBOARD_ADMISSION_QUEUE waiting calls could hold that many messages
+// of up to 64 MiB. It takes four of the largest (an import), or 16 posts
+// at their limit. REST requests wait before their body is read and hold
+// none.
+const waitingMessageBytes = 256 << 20
+
 // newAdmission makes the limiter of the API's requests, with its metrics
 // when the process keeps metrics; nil (admit everything) when it is off.
 func newAdmission(s admission.Settings, m *metrics.Metrics) (*admission.Limiter, error) {
 	if s.MaxInFlight <= 0 {
 		return nil, nil
+	}
+	if s.QueueBytes == 0 {
+		s.QueueBytes = waitingMessageBytes
 	}
 	var limiter *admission.Limiter
 	observed, err := m.Admission(func() (int, int) { return limiter.State() }, admission.Reasons)
@@ -38,8 +51,27 @@ func newAdmission(s admission.Settings, m *metrics.Metrics) (*admission.Limiter,
 // Unavailable with a RetryInfo detail (REST: 503 with Retry-After) when the
 // server is saturated.
 func (s *Services) Admit(ctx context.Context) (release func(), err error) {
+	return s.admit(ctx, nil)
+}
+
+// admit is Admit for a call holding a message of size(), counted while
+// it waits (admission.Limiter.AcquireHolding); nil for none.
+func (s *Services) admit(ctx context.Context, size func() int64) (release func(), err error) {
 	c, _ := ctx.Value(callerKey{}).(Caller)
-	release, err = s.admission.Acquire(ctx, c.AccountID)
+	return admitted(s.admission.AcquireHolding(ctx, c.AccountID, size))
+}
+
+// Resume takes a place again for a request that gave its place back while
+// it waited on its client, and has more work to do (the REST jobs list,
+// streamed a page at a time): it waits in line, but is never refused for
+// saturation, as its answer has started. It fails only when ctx ends.
+func (s *Services) Resume(ctx context.Context) (release func(), err error) {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return admitted(s.admission.Resume(ctx, c.AccountID))
+}
+
+// admitted maps the admission control's answer to a gRPC status.
+func admitted(release func(), err error) (func(), error) {
 	var full *admission.Saturated
 	switch {
 	case errors.As(err, &full):
@@ -55,12 +87,18 @@ func (s *Services) Admit(ctx context.Context) (release func(), err error) {
 }
 
 // admitUnary holds a place of the admission control for the length of
-// each API call; health checks and reflection pass without one.
+// each API call; health checks and reflection pass without one. A call
+// that waits counts its decoded message against the bytes the waiting
+// calls may hold (waitingMessageBytes).
 func (s *Services) admitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !methodNeedsAuth(info.FullMethod) {
 		return handler(ctx, req)
 	}
-	release, err := s.Admit(ctx)
+	var size func() int64
+	if msg, ok := req.(proto.Message); ok {
+		size = func() int64 { return int64(proto.Size(msg)) }
+	}
+	release, err := s.admit(ctx, size)
 	if err != nil {
 		return nil, err
 	}

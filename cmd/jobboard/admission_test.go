@@ -201,6 +201,8 @@ func checkAdmissionMetrics(t *testing.T, svc *service) {
 		`jobboard_admission_refused_total{reason="queue_full"} 2`,
 		`jobboard_admission_refused_total{reason="expected_wait"} 0`,
 		`jobboard_admission_refused_total{reason="wait_timeout"} 0`,
+		`jobboard_admission_refused_total{reason="account_in_progress"} 0`,
+		`jobboard_admission_refused_total{reason="queue_bytes"} 0`,
 		`jobboard_admission_queue_wait_seconds_count 4`,
 		"jobboard_admission_queued 0",
 		"jobboard_admission_in_progress 0",
@@ -218,15 +220,17 @@ func TestAdmissionSettingsChecked(t *testing.T) {
 		{"JOBBOARD_ADMISSION_QUEUE=1.5", `JOBBOARD_ADMISSION_QUEUE: "1.5" is not a whole number`},
 		{"JOBBOARD_ADMISSION_WAIT=1", `JOBBOARD_ADMISSION_WAIT: "1" is not a positive Go duration`},
 		{"JOBBOARD_ADMISSION_WAIT=0s", `JOBBOARD_ADMISSION_WAIT: "0s" is not a positive Go duration`},
+		{"JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT=33", `JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT: "33" is not a whole number of requests from 0`},
+		{"JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT=-1", `JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT: "-1" is not a whole number`},
 	} {
 		t.Run(tt.env, func(t *testing.T) {
 			cfg := config{rateLimit: "50", rateBurst: "100", authFailureLimit: "10", authFailureBurst: "20",
 				httpAddr: ":8080", callbackAllowPrivate: "false", importRescueAfter: "10m", webhookWorkers: "20",
 				webhookDisableAfter: "120h", maxInFlight: defaultMaxInFlight, admissionQueue: defaultAdmissionQueue,
-				admissionWait: defaultAdmissionWait}
+				admissionWait: defaultAdmissionWait, accountFlight: defaultAccountInFlight}
 			name, value, _ := strings.Cut(tt.env, "=")
 			*map[string]*string{"JOBBOARD_MAX_IN_FLIGHT": &cfg.maxInFlight, "JOBBOARD_ADMISSION_QUEUE": &cfg.admissionQueue,
-				"JOBBOARD_ADMISSION_WAIT": &cfg.admissionWait}[name] = value
+				"JOBBOARD_ADMISSION_WAIT": &cfg.admissionWait, "JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT": &cfg.accountFlight}[name] = value
 			_, err := cfg.serverConfig()
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)

@@ -46,6 +46,7 @@ type config struct {
 	maxInFlight    string
 	admissionQueue string
 	admissionWait  string
+	accountFlight  string
 	// The transport of the API listeners (transport.go).
 	tlsCertFile          string
 	tlsKeyFile           string
@@ -143,6 +144,8 @@ const (
 	defaultMaxInFlight    = "32"
 	defaultAdmissionQueue = "2048"
 	defaultAdmissionWait  = "2s"
+	// One account's places: 0 is half of the places (server/admission).
+	defaultAccountInFlight = "0"
 )
 
 func (c *config) admissionFlags(fs *flag.FlagSet) {
@@ -152,6 +155,8 @@ func (c *config) admissionFlags(fs *flag.FlagSet) {
 		"API requests that may wait, in arrival order, for one of the places of --max-in-flight (one account at most half of them); past that, 503 at once")
 	setting(fs, &c.admissionWait, "admission-wait", "JOBBOARD_ADMISSION_WAIT", defaultAdmissionWait,
 		"the longest an API request waits in line (a Go duration); one that would wait longer, judging by how fast the line moves, gets 503 at once")
+	setting(fs, &c.accountFlight, "admission-account-in-flight", "JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT", defaultAccountInFlight,
+		"places of --max-in-flight one account may hold at once; its further requests wait while other accounts' pass them; 0: half of --max-in-flight")
 }
 
 // admission checks the admission control settings.
@@ -168,7 +173,11 @@ func (c *config) admission() (admission.Settings, error) {
 	if err != nil || wait <= 0 {
 		return admission.Settings{}, usageError{fmt.Sprintf("JOBBOARD_ADMISSION_WAIT: %q is not a positive Go duration such as 1s or 500ms", c.admissionWait)}
 	}
-	return admission.Settings{MaxInFlight: n, Queue: q, MaxWait: wait}, nil
+	perAccount, err := strconv.Atoi(c.accountFlight)
+	if err != nil || perAccount < 0 || (n > 0 && perAccount > n) {
+		return admission.Settings{}, usageError{fmt.Sprintf("JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT: %q is not a whole number of requests from 0 (half of JOBBOARD_MAX_IN_FLIGHT) to JOBBOARD_MAX_IN_FLIGHT", c.accountFlight)}
+	}
+	return admission.Settings{MaxInFlight: n, Queue: q, MaxWait: wait, AccountInFlight: perAccount}, nil
 }
 
 // serverConfig checks the service settings, naming the first bad one.

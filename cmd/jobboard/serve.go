@@ -99,7 +99,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}
 	logDatabaseRoute(st.Route())
 	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Boundary: server.ErrorBoundary(),
-		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies, Admit: svcs.Admit})
+		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies, Admit: svcs.Admit, Resume: svcs.Resume})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestWebhookSettings(t *testing.T) {
 		cfg := config{rateLimit: "50", rateBurst: "100", authFailureLimit: "10", authFailureBurst: "20",
 			httpAddr: ":8080", callbackAllowPrivate: "false", importRescueAfter: "10m",
 			webhookWorkers: tt.workers, webhookDisableAfter: tt.after,
-			maxInFlight: defaultMaxInFlight, admissionQueue: defaultAdmissionQueue, admissionWait: defaultAdmissionWait}
+			maxInFlight: defaultMaxInFlight, admissionQueue: defaultAdmissionQueue, admissionWait: defaultAdmissionWait, accountFlight: defaultAccountInFlight}
 		got, err := cfg.serverConfig()
 		if tt.want != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {

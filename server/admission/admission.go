@@ -28,6 +28,13 @@ type Settings struct {
 	// MaxWait is the longest a request waits in the queue before it is
 	// refused.
 	MaxWait time.Duration
+	// AccountInFlight is how many of the places one account may hold at
+	// once; 0 is half of MaxInFlight (at least one). Without it one
+	// account's slow requests could hold every place and starve the others.
+	AccountInFlight int
+	// QueueBytes bounds the bytes of the requests in the queue that came
+	// with their message already read (AcquireHolding); 0 is no bound.
+	QueueBytes int64
 }
 
 // Reasons a request is refused, as the metrics label them.
@@ -36,10 +43,16 @@ const (
 	ReasonAccountShare  = "account_share" // the account already held its share of the queue
 	ReasonExpectedWait  = "expected_wait" // the requests ahead would take longer than MaxWait
 	ReasonWaitedTooLong = "wait_timeout"  // it waited MaxWait without getting a place
+	// ReasonAccountBusy: it waited MaxWait while its own account held all
+	// the places one account may (Settings.AccountInFlight).
+	ReasonAccountBusy = "account_in_progress"
+	// ReasonQueueBytes: the messages of the requests waiting already held
+	// Settings.QueueBytes with this one's.
+	ReasonQueueBytes = "queue_bytes"
 )
 
 // Reasons lists every refusal reason, for metrics that start at zero.
-var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonExpectedWait, ReasonWaitedTooLong}
+var Reasons = []string{ReasonQueueFull, ReasonAccountShare, ReasonExpectedWait, ReasonWaitedTooLong, ReasonAccountBusy, ReasonQueueBytes}
 
 // RetryAfter is the wait a refused client is told to leave before trying
 // again: a saturated server is not going to have room a few milliseconds
@@ -80,6 +93,13 @@ type Limiter struct {
 	inFlight int
 	waiting  *list.List // of *waiter, oldest first
 	queuedBy map[int64]int
+	// inFlightBy counts each account's places. blocked counts the waiters
+	// whose account holds all it may: a freed place skips them, so the
+	// waiters a place can go to are waiting.Len()-blocked.
+	inFlightBy map[int64]int
+	blocked    int
+	// queuedBytes is what the waiters' messages hold (AcquireHolding).
+	queuedBytes int64
 	// handoffEvery is the average time between two places handed to
 	// waiters (an exponential moving average) in the current busy spell:
 	// the queue moves one place that often. lastHandoff is the last one.
@@ -96,6 +116,7 @@ type Limiter struct {
 // request hands it its place.
 type waiter struct {
 	account int64
+	bytes   int64
 	ready   chan struct{}
 	granted bool
 	elem    *list.Element
@@ -107,12 +128,19 @@ type waiter struct {
 // One account may hold at most half the queue (at least one place): an
 // integration flooding the service fills its own half and gets refused,
 // while the requests of every other account still find room behind it.
+// Places go the same way (Settings.AccountInFlight): a waiter whose account
+// holds its share keeps its spot in line, and the place freed goes to the
+// first waiter behind it whose account may take one.
 func New(s Settings, observe Observer) *Limiter {
 	if s.MaxInFlight <= 0 {
 		return nil
 	}
+	if s.AccountInFlight <= 0 {
+		s.AccountInFlight = max(1, s.MaxInFlight/2)
+	}
+	s.AccountInFlight = min(s.AccountInFlight, s.MaxInFlight)
 	return &Limiter{s: s, perAccount: max(1, s.Queue/2), observe: observe, now: time.Now,
-		waiting: list.New(), queuedBy: map[int64]int{}}
+		waiting: list.New(), queuedBy: map[int64]int{}, inFlightBy: map[int64]int{}}
 }
 
 // Settings are the bounds the Limiter was made with.
@@ -138,30 +166,112 @@ func (l *Limiter) State() (inFlight, queued int) {
 // (call it once the request's work is done), a *Saturated error when the
 // request is refused, or ctx's error when ctx ends while it waits.
 func (l *Limiter) Acquire(ctx context.Context, account int64) (release func(), err error) {
+	return l.AcquireHolding(ctx, account, nil)
+}
+
+// AcquireHolding is Acquire for a request that holds its message already
+// (gRPC decodes a call's message before anything else runs): size, called
+// only when the request would have to wait, is the message's size, which
+// counts against Settings.QueueBytes while it waits. nil is nothing held.
+func (l *Limiter) AcquireHolding(ctx context.Context, account int64, size func() int64) (release func(), err error) {
 	if l == nil {
 		return func() {}, nil
 	}
 	l.mu.Lock()
-	if l.inFlight < l.s.MaxInFlight && l.waiting.Len() == 0 {
-		l.inFlight++
+	if l.takeFreeLocked(account) {
 		l.mu.Unlock()
-		return l.releaser(), nil
+		return l.releaser(account), nil
 	}
-	if refusal := l.queueRefusal(account); refusal != nil {
+	w := &waiter{account: account, ready: make(chan struct{})}
+	if size != nil && l.s.QueueBytes > 0 {
+		// Measuring a large message takes a while: not with the lock.
+		l.mu.Unlock()
+		w.bytes = size()
+		l.mu.Lock()
+		if l.takeFreeLocked(account) {
+			l.mu.Unlock()
+			return l.releaser(account), nil
+		}
+	}
+	if refusal := l.queueRefusal(w); refusal != nil {
 		l.noteRefusalLocked(refusal.Reason)
 		l.mu.Unlock()
 		return nil, refusal
 	}
-	w := &waiter{account: account, ready: make(chan struct{})}
-	w.elem = l.waiting.PushBack(w)
-	l.queuedBy[account]++
+	l.enqueueLocked(w)
 	l.mu.Unlock()
-	return l.wait(ctx, w)
+	return l.wait(ctx, w, l.s.MaxWait)
+}
+
+// Resume takes a place again for a request that already had one and gave
+// it back while it waited on its client (a streamed answer): it waits in
+// line like any request, but is never refused, as its answer has started;
+// only ctx ends its wait.
+func (l *Limiter) Resume(ctx context.Context, account int64) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	l.mu.Lock()
+	if l.takeFreeLocked(account) {
+		l.mu.Unlock()
+		return l.releaser(account), nil
+	}
+	w := &waiter{account: account, ready: make(chan struct{})}
+	l.enqueueLocked(w)
+	l.mu.Unlock()
+	return l.wait(ctx, w, 0)
+}
+
+// enqueueLocked puts w at the end of the line. l.mu is held.
+func (l *Limiter) enqueueLocked(w *waiter) {
+	l.queuedBytes += w.bytes
+	w.elem = l.waiting.PushBack(w)
+	l.queuedBy[w.account]++
+	if l.atShareLocked(w.account) {
+		l.blocked++
+	}
+}
+
+// takeFreeLocked takes a free place for account, if there is one it may
+// take. A free place means no waiter may take it (a freed place goes to
+// the first one that may), so the request passes nobody. l.mu is held.
+func (l *Limiter) takeFreeLocked(account int64) bool {
+	if l.inFlight < l.s.MaxInFlight && !l.atShareLocked(account) {
+		l.inFlight++
+		l.holdLocked(account)
+		return true
+	}
+	return false
+}
+
+// atShareLocked is true when account holds every place one account may.
+// l.mu is held.
+func (l *Limiter) atShareLocked(account int64) bool {
+	return l.inFlightBy[account] >= l.s.AccountInFlight
+}
+
+// holdLocked counts a place taken by account; its waiters become blocked
+// when it reaches its share. l.mu is held.
+func (l *Limiter) holdLocked(account int64) {
+	if l.inFlightBy[account]++; l.atShareLocked(account) {
+		l.blocked += l.queuedBy[account]
+	}
+}
+
+// unholdLocked counts a place account gave back. l.mu is held.
+func (l *Limiter) unholdLocked(account int64) {
+	if l.atShareLocked(account) {
+		l.blocked -= l.queuedBy[account]
+	}
+	if l.inFlightBy[account]--; l.inFlightBy[account] <= 0 {
+		delete(l.inFlightBy, account)
+	}
 }
 
 // queueRefusal is the error of a request that may not join the queue, or
 // nil when it may. l.mu is held.
-func (l *Limiter) queueRefusal(account int64) *Saturated {
+func (l *Limiter) queueRefusal(w *waiter) *Saturated {
+	account := w.account
 	switch {
 	case l.waiting.Len() >= l.s.Queue:
 		return &Saturated{Reason: ReasonQueueFull, Message: fmt.Sprintf(
@@ -169,29 +279,50 @@ func (l *Limiter) queueRefusal(account int64) *Saturated {
 	case l.queuedBy[account] >= l.perAccount:
 		return &Saturated{Reason: ReasonAccountShare, Message: fmt.Sprintf(
 			"this account already has %d requests waiting, the most one account may", l.queuedBy[account])}
+	case w.bytes > 0 && l.queuedBytes+w.bytes > l.s.QueueBytes:
+		return &Saturated{Reason: ReasonQueueBytes, Message: fmt.Sprintf(
+			"the requests waiting hold %s, and this one's %s would take them past the %s they may",
+			mebibytes(l.queuedBytes), mebibytes(w.bytes), mebibytes(l.s.QueueBytes))}
 	}
 	// A request that would wait past MaxWait is refused now rather than
 	// then: the client learns at once, and the line holds only requests
-	// that will be served, however slowly the places free up.
-	if expected := time.Duration(l.waiting.Len()+1) * l.handoffEvery; expected > l.s.MaxWait {
+	// that will be served, however slowly the places free up. Only the
+	// waiters a place can go to are ahead of it; one whose account holds
+	// its share waits for its own account's places, which free up
+	// AccountInFlight/MaxInFlight as often.
+	ahead, every := l.waiting.Len()-l.blocked, l.handoffEvery
+	if l.atShareLocked(account) {
+		ahead = l.queuedBy[account]
+		every = every * time.Duration(l.s.MaxInFlight) / time.Duration(l.s.AccountInFlight)
+	}
+	if expected := time.Duration(ahead+1) * every; expected > l.s.MaxWait {
 		return &Saturated{Reason: ReasonExpectedWait, Message: fmt.Sprintf(
 			"the %d requests waiting ahead of this one would take about %s, longer than the %s a request may wait",
-			l.waiting.Len(), expected.Round(time.Millisecond), l.s.MaxWait)}
+			ahead, expected.Round(time.Millisecond), l.s.MaxWait)}
 	}
 	return nil
 }
 
-// wait blocks until w gets a place, MaxWait passes or ctx ends.
-func (l *Limiter) wait(ctx context.Context, w *waiter) (func(), error) {
+// mebibytes writes n bytes in MiB with one decimal.
+func mebibytes(n int64) string {
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// wait blocks until w gets a place, limit passes (0: no limit) or ctx
+// ends.
+func (l *Limiter) wait(ctx context.Context, w *waiter, limit time.Duration) (func(), error) {
 	started := l.now()
-	timer := time.NewTimer(l.s.MaxWait)
-	defer timer.Stop()
+	var expired <-chan time.Time // none: no limit
+	if limit > 0 {
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	var failure error
 	select {
 	case <-w.ready:
-	case <-timer.C:
-		failure = &Saturated{Reason: ReasonWaitedTooLong, Message: fmt.Sprintf(
-			"this request waited %s for one of the %d places in progress", l.s.MaxWait, l.s.MaxInFlight)}
+	case <-expired:
+		failure = l.timedOut(w.account)
 	case <-ctx.Done():
 		failure = ctx.Err()
 	}
@@ -212,34 +343,65 @@ func (l *Limiter) wait(ctx context.Context, w *waiter) (func(), error) {
 	if l.observe != nil {
 		l.observe.Waited(l.now().Sub(started))
 	}
-	return l.releaser(), nil
+	return l.releaser(w.account), nil
 }
 
-// releaser is the release function of a place: it hands the place to the
-// oldest waiter, or frees it. Calls after the first do nothing.
-func (l *Limiter) releaser() func() {
+// timedOut is the refusal of a request of account that waited MaxWait.
+func (l *Limiter) timedOut(account int64) *Saturated {
+	l.mu.Lock()
+	busy := l.atShareLocked(account)
+	l.mu.Unlock()
+	if busy {
+		return &Saturated{Reason: ReasonAccountBusy, Message: fmt.Sprintf(
+			"this request waited %s while this account held the %d places in progress one account may",
+			l.s.MaxWait, l.s.AccountInFlight)}
+	}
+	return &Saturated{Reason: ReasonWaitedTooLong, Message: fmt.Sprintf(
+		"this request waited %s for one of the %d places in progress", l.s.MaxWait, l.s.MaxInFlight)}
+}
+
+// releaser is the release function of a place of account: it hands the
+// place to the oldest waiter whose account may take one, or frees it.
+// Calls after the first do nothing.
+func (l *Limiter) releaser(account int64) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			front := l.waiting.Front()
-			if front == nil {
-				// The line is empty: the next busy spell learns its own
-				// pace. A pace learnt across a stall would otherwise
-				// refuse every newcomer, and with nobody waiting nothing
-				// would ever correct it.
+			l.unholdLocked(account)
+			w := l.nextWaiterLocked()
+			if w == nil {
+				// Nobody a place can go to waits (a blocked waiter gets
+				// its own account's next place): the next busy spell
+				// learns its own pace. A pace learnt across a stall would
+				// otherwise refuse every newcomer, and with nobody waiting
+				// nothing would ever correct it.
 				l.inFlight--
 				l.lastHandoff, l.handoffEvery = time.Time{}, 0
 				return
 			}
 			l.timeHandoffLocked()
-			w := front.Value.(*waiter)
 			l.dequeueLocked(w)
+			l.holdLocked(w.account)
 			w.granted = true
 			close(w.ready)
 		})
 	}
+}
+
+// nextWaiterLocked is the oldest waiter whose account may take a place, or
+// nil. Those skipped keep their spot. l.mu is held.
+func (l *Limiter) nextWaiterLocked() *waiter {
+	if l.waiting.Len() == l.blocked {
+		return nil
+	}
+	for e := l.waiting.Front(); e != nil; e = e.Next() {
+		if w := e.Value.(*waiter); !l.atShareLocked(w.account) {
+			return w
+		}
+	}
+	return nil
 }
 
 // timeHandoffLocked updates the average time between handoffs with the
@@ -261,6 +423,10 @@ func (l *Limiter) timeHandoffLocked() {
 // dequeueLocked takes w out of the queue. l.mu is held.
 func (l *Limiter) dequeueLocked(w *waiter) {
 	l.waiting.Remove(w.elem)
+	l.queuedBytes -= w.bytes
+	if l.atShareLocked(w.account) {
+		l.blocked--
+	}
 	if l.queuedBy[w.account]--; l.queuedBy[w.account] <= 0 {
 		delete(l.queuedBy, w.account)
 	}
@@ -281,7 +447,8 @@ func (l *Limiter) noteRefusalLocked(reason string) {
 	slog.Warn("refusing requests: the server is saturated (503 UNAVAILABLE, Retry-After 1 s)",
 		"refused", l.refusedSince, "since", l.sinceText(now), "reason", reason,
 		"in_progress", l.inFlight, "queued", l.waiting.Len(),
-		"max_in_flight", l.s.MaxInFlight, "queue", l.s.Queue, "max_wait", l.s.MaxWait.String())
+		"max_in_flight", l.s.MaxInFlight, "account_in_flight", l.s.AccountInFlight,
+		"queue", l.s.Queue, "max_wait", l.s.MaxWait.String())
 	l.refusedSince = 0
 	l.lastLog = now
 }

@@ -86,9 +86,9 @@ func TestQueueOrder(t *testing.T) {
 // waits MaxWait is refused; each refusal is observed with its reason.
 func TestRefusals(t *testing.T) {
 	obs := &recorder{}
-	l := New(Settings{MaxInFlight: 2, Queue: 4, MaxWait: 200 * time.Millisecond}, obs)
+	l := New(Settings{MaxInFlight: 2, Queue: 4, MaxWait: 200 * time.Millisecond, AccountInFlight: 2}, obs)
 	for range 2 {
-		if _, err := l.Acquire(context.Background(), 1); err != nil {
+		if _, err := l.Acquire(context.Background(), 9); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -268,5 +268,236 @@ func TestPaceForgottenWhenIdle(t *testing.T) {
 	hold()
 	if err := <-waited; err != nil {
 		t.Errorf("first waiter of a new busy spell: %v, want a place", err)
+	}
+}
+
+// TestAccountShareOfPlaces: one account holds at most AccountInFlight
+// places, even with places free; its next request waits for one of its own
+// to end, while other accounts' requests take the free places at once.
+func TestAccountShareOfPlaces(t *testing.T) {
+	l := New(Settings{MaxInFlight: 4, Queue: 10, MaxWait: 10 * time.Second, AccountInFlight: 2}, nil)
+	var mine []func()
+	for range 2 {
+		rel, err := l.Acquire(context.Background(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine = append(mine, rel)
+	}
+	third := make(chan func(), 1)
+	go func() {
+		rel, err := l.Acquire(context.Background(), 1)
+		if err != nil {
+			t.Error(err)
+		}
+		third <- rel
+	}()
+	waitQueued(t, l, 1)
+	for account := range int64(2) {
+		if _, err := l.Acquire(context.Background(), 2+account); err != nil {
+			t.Fatalf("another account's request with two places free: %v", err)
+		}
+	}
+	if in, q := l.State(); in != 4 || q != 1 {
+		t.Fatalf("%d in flight and %d queued, want 4 and 1", in, q)
+	}
+	mine[0]()
+	(<-third)()
+	if in, q := l.State(); in != 3 || q != 0 {
+		t.Errorf("after account 1 passed its place on and ended: %d in flight and %d queued, want 3 and 0", in, q)
+	}
+}
+
+// TestFreedPlaceSkipsBlockedWaiter: a place freed goes to the oldest waiter
+// whose account may take one; the waiter of an account at its share keeps
+// its spot and gets the next place its own account frees.
+func TestFreedPlaceSkipsBlockedWaiter(t *testing.T) {
+	l := New(Settings{MaxInFlight: 2, Queue: 10, MaxWait: 10 * time.Second, AccountInFlight: 1}, nil)
+	releaseOne, _ := l.Acquire(context.Background(), 1)
+	releaseTwo, _ := l.Acquire(context.Background(), 2)
+	got := make(chan int64, 2)
+	for i, account := range []int64{1, 3} {
+		go func() {
+			rel, err := l.Acquire(context.Background(), account)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got <- account
+			<-t.Context().Done()
+			rel()
+		}()
+		waitQueued(t, l, i+1)
+	}
+	releaseTwo()
+	if first := <-got; first != 3 {
+		t.Fatalf("account 2's place went to account %d, want 3 (account 1 already holds its one)", first)
+	}
+	releaseOne()
+	if second := <-got; second != 1 {
+		t.Fatalf("account 1's place went to account %d, want 1", second)
+	}
+}
+
+// TestAccountBusyTimeout: a request that waited MaxWait behind its own
+// account's places is refused with its own reason.
+func TestAccountBusyTimeout(t *testing.T) {
+	obs := &recorder{}
+	l := New(Settings{MaxInFlight: 4, Queue: 10, MaxWait: 50 * time.Millisecond, AccountInFlight: 1}, obs)
+	release, _ := l.Acquire(context.Background(), 1)
+	defer release()
+	if _, err := l.Acquire(context.Background(), 1); !isRefusal(err, ReasonAccountBusy) {
+		t.Errorf("second request of an account at its share: %v, want %s", err, ReasonAccountBusy)
+	}
+	if obs.refused[ReasonAccountBusy] != 1 {
+		t.Errorf("observed refusals %v, want one %s", obs.refused, ReasonAccountBusy)
+	}
+	if in, q := l.State(); in != 1 || q != 0 {
+		t.Errorf("%d in flight and %d queued, want 1 and 0", in, q)
+	}
+}
+
+// TestDefaultAccountShare: without a setting one account may hold half
+// the places, at least one, and never more than all of them.
+func TestDefaultAccountShare(t *testing.T) {
+	for _, c := range []struct{ max, setting, want int }{{32, 0, 16}, {1, 0, 1}, {3, 0, 1}, {8, 8, 8}, {8, 20, 8}} {
+		l := New(Settings{MaxInFlight: c.max, AccountInFlight: c.setting}, nil)
+		if got := l.Settings().AccountInFlight; got != c.want {
+			t.Errorf("MaxInFlight %d, AccountInFlight %d: share %d, want %d", c.max, c.setting, got, c.want)
+		}
+	}
+}
+
+// TestExpectedWaitSkipsBlocked: the waiters of an account at its share are
+// not ahead of another account's request (the place freed skips them), so
+// they do not get it refused; that account's own next request is judged
+// by its own line and the pace of its own places.
+func TestExpectedWaitSkipsBlocked(t *testing.T) {
+	var clock atomic.Int64 // milliseconds
+	l := New(Settings{MaxInFlight: 2, Queue: 100, MaxWait: 100 * time.Millisecond, AccountInFlight: 1}, nil)
+	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	releaseOne, _ := l.Acquire(context.Background(), 1)
+	releaseTwo, _ := l.Acquire(context.Background(), 2)
+	granted := make(chan func(), 10)
+	acquire := func(account int64) {
+		rel, err := l.Acquire(context.Background(), account)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		granted <- rel
+	}
+	// Account 1's three join while the pace is unknown, and stay blocked
+	// behind its place; the places of accounts 2 and 3 skip them.
+	for i := range 3 {
+		go acquire(1)
+		waitQueued(t, l, i+1)
+	}
+	go acquire(3)
+	waitQueued(t, l, 4)
+	go acquire(4)
+	waitQueued(t, l, 5)
+	clock.Add(40)
+	releaseTwo() // to account 3: the clock starts
+	clock.Add(40)
+	(<-granted)() // to account 4: one place every 40 ms
+	releaseFour := <-granted
+	// Ahead of account 5 only account 1's three, which a place skips: it
+	// expects 40 ms, not 4 × 40.
+	go acquire(5)
+	waitQueued(t, l, 4)
+	_, err := l.Acquire(context.Background(), 1)
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 3 requests waiting ahead of this one would take about 320ms") {
+		t.Errorf("account 1's fourth waiting request: %v, want expected_wait for its own 3 at one place every 80 ms", err)
+	}
+	releaseFour()
+	(<-granted)() // account 5's, with no other to take it
+	releaseOne()
+	for range 3 {
+		(<-granted)()
+	}
+}
+
+// TestQueueBytes: the messages held by waiting requests stay within
+// QueueBytes (a request that would pass it is refused at once, and the
+// bytes of one that leaves the line count no more); a message is measured
+// only when its request has to wait.
+func TestQueueBytes(t *testing.T) {
+	obs := &recorder{}
+	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 10 * time.Second, QueueBytes: 10 << 20}, obs)
+	var measured atomic.Int32
+	size := func(n int64) func() int64 {
+		return func() int64 { measured.Add(1); return n << 20 }
+	}
+	release, err := l.AcquireHolding(context.Background(), 1, size(6))
+	if err != nil || measured.Load() != 0 {
+		t.Fatalf("a request finding a free place: %v, measured %d times, want a place unmeasured", err, measured.Load())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	results := make(chan error, 3)
+	go func() { results <- acquireAndEnd(ctx, l, 2, size(6)) }()
+	waitQueued(t, l, 1)
+	if _, err := l.AcquireHolding(context.Background(), 3, size(6)); !isRefusal(err, ReasonQueueBytes) ||
+		!strings.Contains(err.Error(), "the requests waiting hold 6.0 MiB, and this one's 6.0 MiB would take them past the 10.0 MiB") {
+		t.Errorf("6 MiB more behind 6 MiB waiting, 10 MiB allowed: %v, want queue_bytes", err)
+	}
+	go func() { results <- acquireAndEnd(context.Background(), l, 4, nil) }()
+	waitQueued(t, l, 2) // nothing held: no bytes counted
+	cancel()
+	if err := <-results; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	go func() { results <- acquireAndEnd(context.Background(), l, 5, size(9)) }()
+	waitQueued(t, l, 2) // the cancelled one's 6 MiB were given back
+	release()
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+	}
+	if obs.refused[ReasonQueueBytes] != 1 {
+		t.Errorf("refusals %v, want one queue_bytes", obs.refused)
+	}
+}
+
+// acquireAndEnd takes a place and gives it back at once.
+func acquireAndEnd(ctx context.Context, l *Limiter, account int64, size func() int64) error {
+	release, err := l.AcquireHolding(ctx, account, size)
+	if err == nil {
+		release()
+	}
+	return err
+}
+
+// TestResume: a request taking a place again waits in line however full
+// the line and however long, and only its context ends the wait.
+func TestResume(t *testing.T) {
+	l := New(Settings{MaxInFlight: 1, Queue: 0, MaxWait: 10 * time.Millisecond}, nil)
+	release, _ := l.Acquire(context.Background(), 1)
+	resumed := make(chan error, 1)
+	go func() {
+		rel, err := l.Resume(context.Background(), 2)
+		if err == nil {
+			rel()
+		}
+		resumed <- err
+	}()
+	waitQueued(t, l, 1)
+	if _, err := l.Acquire(context.Background(), 3); !isRefusal(err, ReasonQueueFull) {
+		t.Errorf("a new request with a queue of 0: %v, want queue_full", err)
+	}
+	time.Sleep(50 * time.Millisecond) // past MaxWait
+	release()
+	if err := <-resumed; err != nil {
+		t.Errorf("resumed request: %v, want the place", err)
+	}
+	hold, _ := l.Acquire(context.Background(), 1)
+	defer hold()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, err := l.Resume(ctx, 2); resumed <- err }()
+	waitQueued(t, l, 1)
+	cancel()
+	if err := <-resumed; !errors.Is(err, context.Canceled) {
+		t.Errorf("resumed request whose client left: %v, want context.Canceled", err)
 	}
 }
