@@ -21,6 +21,12 @@ const (
 	GRPC = "rpc"
 )
 
+// IsLine reports whether r is an access line written by End: the one
+// kind of line that may wait to be written with others (logbuf).
+func IsLine(r slog.Record) bool {
+	return r.Level == slog.LevelInfo && (r.Message == REST || r.Message == GRPC)
+}
+
 // Call is one call being served. The REST gateway and the gRPC server run a
 // call's middleware and handler on one goroutine, so it needs no lock.
 type Call struct {
