@@ -413,7 +413,7 @@ const tapLookupTimeout = 5 * time.Second
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	started := time.Now()
-	client := s.callingClient(ctx, info)
+	client := func() string { return s.callingClient(ctx, info) }
 	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
 	defer cancel()
 	caller, err := s.Auth.AuthenticateGRPCPeer(lookupCtx, info.FullMethodName, info.Header, client)
