@@ -414,8 +414,8 @@ const tapLookupTimeout = 5 * time.Second
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	started := time.Now()
 	client := func() string { return s.callingClient(ctx, info) }
-	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
-	defer cancel()
+	lookupCtx := withLazyDeadline(ctx, started.Add(tapLookupTimeout))
+	defer lookupCtx.stop()
 	caller, err := s.Auth.AuthenticateGRPCPeer(lookupCtx, info.FullMethodName, info.Header, client)
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
