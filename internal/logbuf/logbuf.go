@@ -1,6 +1,6 @@
 // Package logbuf gathers the log lines written in quick succession into one
 // write. The service writes a line per request to stderr: under load, a
-// system call per line cost as much as a tenth of a request's CPU, and a
+// system call per line cost a few percent of a cheap read's CPU, and a
 // pause of a few milliseconds before the write lets one call carry all the
 // lines of that time. Only the lines chosen to wait do (Holding): any other
 // goes out at once with all held before it, and the command flushes before
