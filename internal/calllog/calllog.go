@@ -89,18 +89,22 @@ func Add(ctx context.Context, attrs ...slog.Attr) {
 // is msg, then what names the call on its side, then duration_ms,
 // request_id, account_id (when one was noted) and the added fields.
 func (c *Call) End(ctx context.Context, msg string, what ...slog.Attr) time.Duration {
-	elapsed := time.Since(c.started)
-	// Room for a line's usual fields, kept off the heap.
-	var room [8]slog.Attr
-	attrs := room[:0]
-	attrs = append(attrs, what...)
-	attrs = append(attrs,
-		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+	now := time.Now()
+	elapsed := now.Sub(c.started)
+	// The record is handed to the handler directly: slog.LogAttrs would
+	// also take the caller's program counter, which no line shows.
+	h := slog.Default().Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return elapsed
+	}
+	r := slog.NewRecord(now, slog.LevelInfo, msg, 0)
+	r.AddAttrs(what...)
+	r.AddAttrs(slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.String("request_id", c.RequestID))
 	if c.accountID != 0 {
-		attrs = append(attrs, slog.Int64("account_id", c.accountID))
+		r.AddAttrs(slog.Int64("account_id", c.accountID))
 	}
-	attrs = append(attrs, c.extra...)
-	slog.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
+	r.AddAttrs(c.extra...)
+	_ = h.Handle(ctx, r)
 	return elapsed
 }
