@@ -11,9 +11,10 @@ import (
 )
 
 // accountRecord reads one record of the calling account with read. A record
-// the account does not have is NotFound, named by what ("job 7"), whether
-// it does not exist or belongs to another account.
-func accountRecord[T any](ctx context.Context, what string, read func(accountID int64) (T, error)) (T, error) {
+// the account does not have is NotFound, named by what() ("job 7"), whether
+// it does not exist or belongs to another account. The name is made only
+// then: formatting it on every found record cost a read an allocation.
+func accountRecord[T any](ctx context.Context, what func() string, read func(accountID int64) (T, error)) (T, error) {
 	var none T
 	caller, err := callerFrom(ctx)
 	if err != nil {
@@ -21,7 +22,7 @@ func accountRecord[T any](ctx context.Context, what string, read func(accountID 
 	}
 	rec, err := read(caller.AccountID)
 	if errors.Is(err, store.ErrNotFound) {
-		return none, status.Errorf(codes.NotFound, "%s not found", what)
+		return none, status.Errorf(codes.NotFound, "%s not found", what())
 	}
 	if err != nil {
 		return none, internalError(ctx, err)

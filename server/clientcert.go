@@ -35,7 +35,7 @@ import (
 // would claim one account while the certificate claims every one), except
 // the internal token itself, which names the same caller: services moving
 // from the token to certificates may send both for a while.
-func (a *Authenticator) AuthenticateGRPCPeer(ctx context.Context, method string, md metadata.MD, client string) (Caller, error) {
+func (a *Authenticator) AuthenticateGRPCPeer(ctx context.Context, method string, md metadata.MD, client func() string) (Caller, error) {
 	subject, ok := verifiedClientCertificate(ctx)
 	if !ok {
 		return a.AuthenticateGRPC(ctx, method, md, client)

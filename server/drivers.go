@@ -69,7 +69,7 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDrivers
 
 // GetDriver returns one applicant of the account.
 func (s *DriverService) GetDriver(ctx context.Context, req *restv2.GetDriverRequest) (*restv2.GetDriverResponse, error) {
-	d, err := accountRecord(ctx, fmt.Sprintf("driver %d", req.GetId()), func(accountID int64) (store.DriverDetail, error) {
+	d, err := accountRecord(ctx, func() string { return fmt.Sprintf("driver %d", req.GetId()) }, func(accountID int64) (store.DriverDetail, error) {
 		return s.store.Driver(ctx, accountID, req.GetId())
 	})
 	if err != nil {

@@ -413,9 +413,9 @@ const tapLookupTimeout = 5 * time.Second
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	started := time.Now()
-	client := s.callingClient(ctx, info)
-	lookupCtx, cancel := context.WithTimeout(ctx, tapLookupTimeout)
-	defer cancel()
+	client := func() string { return s.callingClient(ctx, info) }
+	lookupCtx := withLazyDeadline(ctx, started.Add(tapLookupTimeout))
+	defer lookupCtx.stop()
 	caller, err := s.Auth.AuthenticateGRPCPeer(lookupCtx, info.FullMethodName, info.Header, client)
 	if err != nil {
 		// The interceptors never see this call: it gets its access log

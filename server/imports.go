@@ -111,7 +111,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 
 // GetJobImport returns an import of the account.
 func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobImportRequest) (*restv2.GetJobImportResponse, error) {
-	imp, err := accountRecord(ctx, "job import "+quoted(req.GetId()), func(accountID int64) (store.JobImport, error) {
+	imp, err := accountRecord(ctx, func() string { return "job import " + quoted(req.GetId()) }, func(accountID int64) (store.JobImport, error) {
 		return s.store.JobImport(ctx, accountID, req.GetId())
 	})
 	if err != nil {

@@ -94,7 +94,7 @@ func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) 
 
 // GetJob returns one active job of the account.
 func (s *JobService) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
-	j, err := accountRecord(ctx, fmt.Sprintf("job %d", req.GetId()), func(accountID int64) (store.Job, error) {
+	j, err := accountRecord(ctx, func() string { return fmt.Sprintf("job %d", req.GetId()) }, func(accountID int64) (store.Job, error) {
 		return s.store.Job(ctx, accountID, req.GetId())
 	})
 	if err != nil {

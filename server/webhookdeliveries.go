@@ -177,7 +177,7 @@ func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return accountRecord(ctx, "webhook endpoint "+quoted(id), func(accountID int64) ([]store.WebhookAttempt, error) {
+	return accountRecord(ctx, func() string { return "webhook endpoint " + quoted(id) }, func(accountID int64) ([]store.WebhookAttempt, error) {
 		return s.store.WebhookAttempts(ctx, accountID, id, n)
 	})
 }

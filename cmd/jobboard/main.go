@@ -11,8 +11,12 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/truckjobs/jobboard/internal/tracing"
 	"syscall"
+	"time"
+
+	"github.com/truckjobs/jobboard/internal/calllog"
+	"github.com/truckjobs/jobboard/internal/logbuf"
+	"github.com/truckjobs/jobboard/internal/tracing"
 )
 
 const usage = `jobboard runs and administers the trucking job board service.
@@ -47,8 +51,14 @@ jobboard dev running in .data (--data DIR: another folder).
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
-	slog.SetDefault(slog.New(tracing.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: redactAttr}))))
+	// Access lines are held for a few milliseconds, so a busy server writes
+	// those of that time in one call; any other line goes out at once, and
+	// whatever is held is written before the command exits.
+	logs := logbuf.New(os.Stderr, logDelay)
+	slog.SetDefault(slog.New(tracing.LogHandler(logbuf.Holding(logs, calllog.IsLine,
+		slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: redactAttr})))))
 	err := run(ctx, os.Args[1:], os.Stdout)
+	_ = logs.Flush()
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -60,6 +70,11 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// logDelay is the longest an access line waits before it is written: short
+// enough to read a request's line right after it, long enough that
+// thousands of requests a second share a few writes.
+const logDelay = 10 * time.Millisecond
 
 // stopSignals end every command in order: a server drains its requests and
 // dev stops its database. SIGHUP (the terminal closed) is one of them, as

@@ -21,6 +21,12 @@ const (
 	GRPC = "rpc"
 )
 
+// IsLine reports whether r is an access line written by End: the one
+// kind of line that may wait to be written with others (logbuf).
+func IsLine(r slog.Record) bool {
+	return r.Level == slog.LevelInfo && (r.Message == REST || r.Message == GRPC)
+}
+
 // Call is one call being served. The REST gateway and the gRPC server run a
 // call's middleware and handler on one goroutine, so it needs no lock.
 type Call struct {
@@ -83,16 +89,22 @@ func Add(ctx context.Context, attrs ...slog.Attr) {
 // is msg, then what names the call on its side, then duration_ms,
 // request_id, account_id (when one was noted) and the added fields.
 func (c *Call) End(ctx context.Context, msg string, what ...slog.Attr) time.Duration {
-	elapsed := time.Since(c.started)
-	attrs := make([]slog.Attr, 0, len(what)+3+len(c.extra))
-	attrs = append(attrs, what...)
-	attrs = append(attrs,
-		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+	now := time.Now()
+	elapsed := now.Sub(c.started)
+	// The record is handed to the handler directly: slog.LogAttrs would
+	// also take the caller's program counter, which no line shows.
+	h := slog.Default().Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return elapsed
+	}
+	r := slog.NewRecord(now, slog.LevelInfo, msg, 0)
+	r.AddAttrs(what...)
+	r.AddAttrs(slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.String("request_id", c.RequestID))
 	if c.accountID != 0 {
-		attrs = append(attrs, slog.Int64("account_id", c.accountID))
+		r.AddAttrs(slog.Int64("account_id", c.accountID))
 	}
-	attrs = append(attrs, c.extra...)
-	slog.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
+	r.AddAttrs(c.extra...)
+	_ = h.Handle(ctx, r)
 	return elapsed
 }

@@ -52,3 +52,35 @@ func TestNoCallInContext(t *testing.T) {
 	NoteAccount(context.Background(), 7)
 	Add(context.Background(), slog.Int("n", 1))
 }
+
+// TestIsLine: the lines End writes, on either side, and no other.
+func TestIsLine(t *testing.T) {
+	var got []slog.Record
+	log := slog.New(recordHandler{&got})
+	prev := slog.Default()
+	slog.SetDefault(log)
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	Start("").End(context.Background(), REST, slog.String("method", "GET"))
+	Start("").End(context.Background(), GRPC, slog.String("method", "/a.B/C"))
+	log.Info("serving")
+	log.Warn(REST)
+	want := []bool{true, true, false, false}
+	for i, r := range got {
+		if IsLine(r) != want[i] {
+			t.Errorf("IsLine(%s %q) = %v", r.Level, r.Message, !want[i])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d records", len(got))
+	}
+}
+
+type recordHandler struct{ got *[]slog.Record }
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	*h.got = append(*h.got, r)
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }

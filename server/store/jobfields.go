@@ -48,6 +48,8 @@ type jobField struct {
 	newArray func(capacity int) fieldArray
 	// equal reports whether two jobs have the same value.
 	equal func(a, b *JobFields) bool
+	// dest is where Rows.Scan puts the column read by read.
+	dest func(j *JobFields) any
 }
 
 // fieldArray collects one column of a batch of jobs.
@@ -76,6 +78,7 @@ func newField[V, E any](column, unnest, elemType string, get func(*JobFields) *V
 			return &columnArray[V, E]{get: get, encode: encode, values: make([]E, 0, capacity)}
 		},
 		equal: func(a, b *JobFields) bool { return equal(*get(a), *get(b)) },
+		dest:  func(j *JobFields) any { return get(j) },
 	}
 }
 

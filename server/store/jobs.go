@@ -47,6 +47,19 @@ var jobColumns = joinFields(func(f jobField) string { return f.read })
 
 var jobSelect = `SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on FROM jobs`
 
+// jobByID is Job's query, built once: it is the key of its prepared statement.
+var jobByID = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`
+
+// scanDest lists where each column of jobSelect goes in j, in order.
+func (j *Job) scanDest() []any {
+	dest := make([]any, 0, len(jobFieldTable)+2)
+	dest = append(dest, &j.ID)
+	for _, f := range jobFieldTable {
+		dest = append(dest, f.dest(&j.JobFields))
+	}
+	return append(dest, &j.PostedOn)
+}
+
 // ListJobs returns the account's active jobs ordered by id.
 func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
 	jobs := []Job{}
@@ -124,7 +137,7 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 // Job returns one active job of the account, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, accountID, id int64) (Job, error) {
 	var j Job
-	err := s.getPrepared(ctx, &j, jobSelect+` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`, accountID, id)
+	err := s.scanPrepared(ctx, j.scanDest(), jobByID, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, ErrNotFound
 	}

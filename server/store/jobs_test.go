@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -75,5 +76,38 @@ func TestUpsertJobsOutcomes(t *testing.T) {
 	back, err := s.Job(ctx, acct, firstID)
 	if err != nil || back.PostedOn != "2026-11-05" {
 		t.Fatalf("revived job: %+v %v", back, err)
+	}
+}
+
+// Job scans its columns by position, ListJobs by name: both must give the
+// same job, every field set and every optional one left out.
+func TestJobReadsEveryField(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	acct := testfix.NewAccount(t, s, "a").AccountID
+	full := job("F1")
+	full.City, full.PostalCode, full.Preference = ptr("Dallas"), ptr("75201"), ptr("Team")
+	full.PayAmountMax, full.PayFrequency, full.Requirements = ptr("20.25"), ptr("Per Hour"), ptr("Two years")
+	full.LicenseClass, full.TwicOnly, full.RouteType = ptr("A"), true, []string{"Regional"}
+	bare := job("B1")
+	bare.PayAmountMin = nil
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{full, bare}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := s.ListJobs(ctx, acct)
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("list: %v %v", listed, err)
+	}
+	for _, want := range listed {
+		got, err := s.Job(ctx, acct, want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Job(%d):\n got %+v\nwant %+v", want.ID, got, want)
+		}
+	}
+	if !reflect.DeepEqual(listed[0].JobFields, full) {
+		t.Errorf("stored %+v, posted %+v", listed[0].JobFields, full)
 	}
 }

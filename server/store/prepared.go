@@ -28,21 +28,38 @@ type prepared struct {
 // under a running server: "cached plan must not change result type"), it is
 // dropped, to be prepared afresh next time, and this call runs unprepared.
 func (s *Store) getPrepared(ctx context.Context, dest any, query string, args ...any) error {
+	return s.onPrepared(ctx, query,
+		func(st *sqlx.Stmt) error { return st.GetContext(ctx, dest, args...) },
+		func() error { return s.db.GetContext(ctx, dest, query, args...) })
+}
+
+// scanPrepared is getPrepared scanning the row's columns into dest in
+// order, for the hottest read: sqlx's mapping of columns to struct fields
+// by reflection costs more than the rest of the row's decoding.
+func (s *Store) scanPrepared(ctx context.Context, dest []any, query string, args ...any) error {
+	return s.onPrepared(ctx, query,
+		func(st *sqlx.Stmt) error { return st.QueryRowContext(ctx, args...).Scan(dest...) },
+		func() error { return s.db.QueryRowContext(ctx, query, args...).Scan(dest...) })
+}
+
+// onPrepared runs query with prepared when statements are kept, with
+// unprepared otherwise and after dropping a statement that no longer fits.
+func (s *Store) onPrepared(ctx context.Context, query string, prepared func(*sqlx.Stmt) error, unprepared func() error) error {
 	if !s.prepared.on {
-		return s.db.GetContext(ctx, dest, query, args...)
+		return unprepared()
 	}
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return err
 	}
-	err = st.GetContext(ctx, dest, args...)
+	err = prepared(st)
 	if err == nil {
 		return nil // errors.As below would allocate its target on every read
 	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) && pqErr.Code == "0A000" {
 		s.forget(query, st)
-		return s.db.GetContext(ctx, dest, query, args...)
+		return unprepared()
 	}
 	return err
 }
