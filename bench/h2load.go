@@ -55,6 +55,12 @@ type h2loadResult struct {
 	// answered or failed: the difference was cut off by the end of the run
 	// (some may have had their answer).
 	started, done int64
+	// inFlight bounds from below, for each request still in flight when the
+	// duration ended (started - done), how long it had waited by then, so
+	// a request the server never answered still counts in the tail.
+	inFlight []time.Duration
+	// ends are the logged requests' ends, from the first logged start, sorted.
+	ends []time.Duration
 	// cpu is the generator's own share of all the machine's cores over its
 	// whole life, start and warm-up included.
 	cpu float64
@@ -161,6 +167,7 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		// requests of the main phase, which h2load's timer ends after
 		// exactly the duration (its own req/s divides by it as well).
 		res.elapsed = run.duration
+		res.inFlight = inFlightAges(res.ends, run.duration, res.started-res.done)
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
@@ -209,6 +216,8 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 	defer f.Close()
 	res.latencies = map[int][]time.Duration{}
 	var first, last int64
+	type span struct{ start, micros int64 }
+	var spans []span
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -225,6 +234,7 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 			first = start
 		}
 		last = max(last, start)
+		spans = append(spans, span{start, micros})
 		// h2load logs a request that got no answer with status -1.
 		if status < 0 {
 			continue
@@ -238,7 +248,31 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 		slices.Sort(l)
 	}
 	res.startSpan = time.Duration(last-first) * time.Microsecond
+	res.ends = make([]time.Duration, len(spans))
+	for i, s := range spans {
+		res.ends[i] = time.Duration(s.start-first+s.micros) * time.Microsecond
+	}
+	slices.Sort(res.ends)
 	return res, nil
+}
+
+// inFlightAges bounds the waits of the n requests still in flight when the
+// duration ended, from the ends of the logged requests (from the first
+// logged start, sorted). In h2load's closed loop a connection sends its next
+// request when the previous one ends, so each request in flight started at
+// a distinct end or at the start of the duration; supposing they started
+// at the n latest ends gives every one of them its least possible age. A
+// connection that never had an answer counts the whole duration.
+func inFlightAges(ends []time.Duration, duration time.Duration, n int64) []time.Duration {
+	ages := make([]time.Duration, max(0, n))
+	for i := range ages {
+		ages[i] = duration
+		if i < len(ends) {
+			ages[i] = max(0, duration-ends[len(ends)-1-i])
+		}
+	}
+	slices.Sort(ages)
+	return ages
 }
 
 // tail is the end of s, for error messages.

@@ -69,6 +69,10 @@ func TestH2loadRun(t *testing.T) {
 		t.Errorf("started %d, done %d, answered %d, failed %d: want done = answered + failed <= started",
 			res.started, res.done, res.requests(), res.failed)
 	}
+	if int64(len(res.inFlight)) != res.started-res.done || len(res.ends) != int(res.done) {
+		t.Errorf("%d in flight, %d ends; want started - done = %d in flight and an end per done request (%d)",
+			len(res.inFlight), len(res.ends), res.started-res.done, res.done)
+	}
 	if res.cpu <= 0 || res.cpu > 1 {
 		t.Errorf("cpu share %v, want in (0, 1]", res.cpu)
 	}
