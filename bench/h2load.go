@@ -165,7 +165,9 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
 		maxOpen := run.conns * max(run.streams, 1) // requests in flight at once, at most
-		res, err := parseH2load(out.String(), logFile, out.mainPhase(started.Add(run.warmup)), maxOpen)
+		guess := started.Add(run.warmup)           // before the duration began
+		phase := out.mainPhase(guess)              // after it began
+		res, err := parseH2load(out.String(), logFile, phase, maxOpen)
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
@@ -173,7 +175,10 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		// requests of the main phase, which h2load's timer ends after
 		// exactly the duration (its own req/s divides by it as well).
 		res.elapsed = run.duration
-		res.inFlight = inFlightAges(res.ends, run.duration, res.started-res.mainDone)
+		// The end is taken from the guess, before the true one, so that the
+		// waits of the requests in flight at the end stay no longer than
+		// they were; the ends are counted from the noted start.
+		res.inFlight = inFlightAges(res.ends, run.duration-phase.Sub(guess), res.started-res.mainDone)
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
