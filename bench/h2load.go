@@ -165,9 +165,7 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
 		maxOpen := run.conns * max(run.streams, 1) // requests in flight at once, at most
-		guess := started.Add(run.warmup)           // before the duration began
-		phase := out.mainPhase(guess)              // after it began
-		res, err := parseH2load(out.String(), logFile, phase, maxOpen)
+		res, err := parseH2load(out.String(), logFile, out.mainPhase(started.Add(run.warmup)), maxOpen)
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
@@ -175,10 +173,7 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		// requests of the main phase, which h2load's timer ends after
 		// exactly the duration (its own req/s divides by it as well).
 		res.elapsed = run.duration
-		// The end is taken from the guess, before the true one, so that the
-		// waits of the requests in flight at the end stay no longer than
-		// they were; the ends are counted from the noted start.
-		res.inFlight = inFlightAges(res.ends, run.duration-phase.Sub(guess), res.started-res.mainDone)
+		res.inFlight = inFlightAges(res.ends, run.duration, res.started-res.mainDone)
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
@@ -188,9 +183,12 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 // h2loadOutput keeps what h2load prints and notes when it said that the
 // duration began, the line between the warm-up's requests and the
 // duration's in the log. The note comes a little after the fact (h2load
-// flushes the line at once), so a request sent in that moment may pass for
-// one of the warm-up (parseH2load takes no more of those than could be in
-// flight at once).
+// flushes the line at once; a few milliseconds, under load), so a request
+// sent in that moment may pass for one of the warm-up (parseH2load takes
+// no more of those than could be in flight at once), and the waits of the
+// requests in flight at the end may count those milliseconds too much. The
+// process's start is no better a mark: starting 40 processes on a busy
+// machine, it comes hundreds of milliseconds before the duration's.
 type h2loadOutput struct {
 	mu   sync.Mutex
 	text strings.Builder

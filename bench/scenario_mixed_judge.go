@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,18 +18,18 @@ type mixedVerdict struct {
 	served   int
 	refused  []time.Duration
 	inFlight int
-	// tail covers the served answers and the requests still in flight at
-	// the end, at their least possible wait: a request never answered
-	// cannot leave the tail.
-	tail    stats
-	perConn float64 // served per connection
-	ofMean  float64 // perConn over the mean of all connections
+	// median is that of the served answers; p99 covers also the requests
+	// still in flight at the end, at their least possible wait, so that a
+	// request never answered cannot leave the tail.
+	median, p99 time.Duration
+	perConn     float64 // served per connection
+	ofMean      float64 // perConn over the mean of all connections
 }
 
 func judgeMixedPart(r h2loadResult, want, conns int, meanPerConn float64) mixedVerdict {
 	served := r.of(want)
 	v := mixedVerdict{served: len(served), refused: r.of(http.StatusServiceUnavailable), inFlight: len(r.inFlight),
-		tail: summarize(append(slices.Clone(served), r.inFlight...))}
+		median: summarize(served).median, p99: summarize(append(slices.Clone(served), r.inFlight...)).p99}
 	v.perConn = float64(len(served)) / float64(max(1, conns))
 	if meanPerConn > 0 {
 		v.ofMean = v.perConn / meanPerConn
@@ -36,13 +37,15 @@ func judgeMixedPart(r h2loadResult, want, conns int, meanPerConn float64) mixedV
 	return v
 }
 
+// tailRatio is p99 over the median, infinite when nothing was served.
 func (v mixedVerdict) tailRatio() float64 {
-	return float64(v.tail.p99) / float64(max(1, v.tail.median))
+	if v.median <= 0 {
+		return math.Inf(1)
+	}
+	return float64(v.p99) / float64(v.median)
 }
 
-func (v mixedVerdict) tailOK() bool {
-	return v.served > 0 && float64(v.tail.p99) <= mixedTailRatio*float64(v.tail.median)
-}
+func (v mixedVerdict) tailOK() bool { return v.served > 0 && v.tailRatio() <= mixedTailRatio }
 
 func (v mixedVerdict) fed() bool { return v.ofMean >= mixedStarvedBelow }
 
@@ -139,7 +142,7 @@ func judgeMixedClass(c *mixedClass, meanPerConn float64) result {
 	if r.failed > 0 {
 		note += fmt.Sprintf(" (%d without an answer)", r.failed)
 	}
-	note += fmt.Sprintf("; %d still in flight at the end, counted in the tail at their least possible wait", v.inFlight)
+	note += fmt.Sprintf("; %d still in flight at the end, counted in the p99 at their least possible wait", v.inFlight)
 	if v.inFlight > 0 {
 		note += fmt.Sprintf(" (up to at least %s)", ms(r.inFlight[len(r.inFlight)-1]))
 	}
@@ -152,7 +155,7 @@ func judgeMixedClass(c *mixedClass, meanPerConn float64) result {
 		target += "; the same for each account"
 		note += " " + accountsNote
 	}
-	return result{median: v.tail.median, p99: v.tail.p99, throughput: float64(v.served) / r.elapsed.Seconds(),
+	return result{median: v.median, p99: v.p99, throughput: float64(v.served) / r.elapsed.Seconds(),
 		target: target, pass: v.tailOK() && v.fed() && errs == 0 && accountsMet, note: note}
 }
 
