@@ -173,7 +173,7 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		// requests of the main phase, which h2load's timer ends after
 		// exactly the duration (its own req/s divides by it as well).
 		res.elapsed = run.duration
-		res.inFlight = inFlightAges(res.ends, run.duration, res.started-res.mainDone)
+		res.inFlight = inFlightAges(res.ends, run.duration, res.started-res.mainDone, maxOpen)
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
@@ -312,18 +312,21 @@ func parseH2load(summary, logFile string, phase time.Time, maxOpen int) (h2loadR
 	return res, nil
 }
 
-// inFlightAges bounds the waits of the n requests still in flight when the
+// inFlightAges bounds the waits of the requests still in flight when the
 // duration ended, from the ends of the logged requests (from the start of
-// the duration, sorted). In h2load's closed loop a connection sends its next
-// request when the previous one ends, so each request in flight started at
-// a distinct end or at the start of the duration; supposing they started
-// at the n latest ends gives every one of them its least possible age. A
-// connection that never had an answer counts the whole duration.
-func inFlightAges(ends []time.Duration, duration time.Duration, n int64) []time.Duration {
-	ages := make([]time.Duration, max(0, n))
+// the duration, sorted), the sent requests of the duration that had no end
+// and the open requests a moment has. In h2load's closed loop a request
+// ends and its connection sends the next, so open requests are in flight
+// all the time: those the duration did not send were sent in the warm-up
+// and waited at least the whole duration (a connection stuck from the
+// start, of which h2load's counts say nothing). Each sent one started at
+// a distinct end, or at the start; supposing they started at the latest
+// ends gives every one its least possible wait.
+func inFlightAges(ends []time.Duration, duration time.Duration, sent int64, open int) []time.Duration {
+	ages := make([]time.Duration, max(sent, int64(open), 0))
 	for i := range ages {
 		ages[i] = duration
-		if i < len(ends) {
+		if int64(i) < sent && i < len(ends) {
 			ages[i] = max(0, duration-ends[len(ends)-1-i])
 		}
 	}

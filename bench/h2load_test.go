@@ -74,9 +74,9 @@ func TestH2loadRun(t *testing.T) {
 	}
 	// Each connection has its request in flight when the duration ends,
 	// and the handler answers in a millisecond: they waited no longer.
-	if int64(len(res.inFlight)) != res.started-res.mainDone || len(res.inFlight) > 3 || len(res.ends) != int(res.done) {
-		t.Errorf("%d in flight, %d ends; want started - mainDone = %d in flight, at most the 3 connections, and an end per done request (%d)",
-			len(res.inFlight), len(res.ends), res.started-res.mainDone, res.done)
+	if len(res.inFlight) != 3 || res.started-res.mainDone > 3 || len(res.ends) != int(res.done) {
+		t.Errorf("%d in flight, %d sent in the duration and not ended, %d ends; want one in flight per connection and an end per done request (%d)",
+			len(res.inFlight), res.started-res.mainDone, len(res.ends), res.done)
 	}
 	for _, age := range res.inFlight {
 		if age > 100*time.Millisecond {
@@ -146,5 +146,31 @@ func TestParseH2loadSplitsWarmup(t *testing.T) {
 		if !slices.Equal(res.ends, want) {
 			t.Errorf("ends %v, want %v (from the start of the duration)", res.ends, want)
 		}
+	}
+}
+
+// A connection whose request of the warm-up is never answered sends
+// nothing in the duration, so h2load's counts do not show it: it is in
+// flight all along, for at least the whole duration.
+func TestH2loadStuckSinceWarmup(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stuck" {
+			<-release
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	defer close(release)
+	res, err := h2loadRun{name: "stuck", dir: t.TempDir(), http1: true, conns: 2, uris: []string{srv.URL + "/a", srv.URL + "/stuck"},
+		warmup: time.Second, duration: time.Second}.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.requests() != 0 {
+		t.Fatalf("%d answered in the duration, want none", res.requests())
+	}
+	if len(res.inFlight) != 2 || res.inFlight[0] != time.Second {
+		t.Errorf("in flight %v, want both connections for the whole 1 s", res.inFlight)
 	}
 }

@@ -24,19 +24,20 @@ func withAnswers(r h2loadResult, status, n int, d time.Duration) h2loadResult {
 func TestInFlightAges(t *testing.T) {
 	s := time.Second
 	for _, tc := range []struct {
-		name string
-		ends []time.Duration
-		n    int64
-		want []time.Duration
+		name       string
+		ends       []time.Duration
+		sent, open int
+		want       []time.Duration
 	}{
-		{"none in flight", []time.Duration{s, 2 * s}, 0, []time.Duration{}},
-		{"started at the latest ends", []time.Duration{s, 2 * s, 2500 * time.Millisecond}, 2, []time.Duration{500 * time.Millisecond, s}},
-		{"more in flight than ends: the rest waited the whole run", []time.Duration{2 * s}, 3, []time.Duration{s, 3 * s, 3 * s}},
-		{"an end logged past the duration waits no less than 0", []time.Duration{s, 3100 * time.Millisecond}, 2, []time.Duration{0, 2 * s}},
-		{"nothing answered", nil, 2, []time.Duration{3 * s, 3 * s}},
+		{"none open", []time.Duration{s, 2 * s}, 0, 0, []time.Duration{}},
+		{"sent at the latest ends", []time.Duration{s, 2 * s, 2500 * time.Millisecond}, 2, 2, []time.Duration{500 * time.Millisecond, s}},
+		{"more sent than ends: the rest waited the whole run", []time.Duration{2 * s}, 3, 3, []time.Duration{s, 3 * s, 3 * s}},
+		{"an end logged past the duration waits no less than 0", []time.Duration{s, 3100 * time.Millisecond}, 2, 2, []time.Duration{0, 2 * s}},
+		{"stuck since the warm-up: nothing sent, all open", nil, 0, 2, []time.Duration{3 * s, 3 * s}},
+		{"one connection of three stuck since the warm-up", []time.Duration{s, 2 * s, 2500 * time.Millisecond}, 2, 3, []time.Duration{500 * time.Millisecond, s, 3 * s}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := inFlightAges(tc.ends, 3*s, tc.n); !slices.Equal(got, tc.want) {
+			if got := inFlightAges(tc.ends, 3*s, int64(tc.sent), tc.open); !slices.Equal(got, tc.want) {
 				t.Errorf("inFlightAges = %v, want %v", got, tc.want)
 			}
 		})
