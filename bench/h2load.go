@@ -187,8 +187,9 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 // sent in that moment may pass for one of the warm-up (parseH2load takes
 // no more of those than could be in flight at once), and the waits of the
 // requests in flight at the end may count those milliseconds too much. The
-// process's start is no better a mark: starting 40 processes on a busy
-// machine, it comes hundreds of milliseconds before the duration's.
+// process's start is no better a mark: starting 43 processes on a busy
+// machine, it came over 150 ms before the duration's (every request in
+// flight at the end then showed a wait of 0).
 type h2loadOutput struct {
 	mu   sync.Mutex
 	text strings.Builder
