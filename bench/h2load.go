@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,6 +56,16 @@ type h2loadResult struct {
 	// answered or failed: the difference was cut off by the end of the run
 	// (some may have had their answer).
 	started, done int64
+	// done and the log count too the requests sent in the warm-up that
+	// ended in the duration; mainDone leaves them out, so started -
+	// mainDone were still in flight when the duration ended.
+	mainDone int64
+	// inFlight bounds from below, for each request still in flight when the
+	// duration ended, how long it had waited by then, so a request the
+	// server never answered still counts in the tail.
+	inFlight []time.Duration
+	// ends are the logged requests' ends, from the start of the duration, sorted.
+	ends []time.Duration
 	// cpu is the generator's own share of all the machine's cores over its
 	// whole life, start and warm-up included.
 	cpu float64
@@ -141,8 +152,8 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		args = append(args, "-d", bodyFile)
 	}
 	cmd := exec.CommandContext(ctx, h2loadPath, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &h2loadOutput{}
+	cmd.Stdout, cmd.Stderr = out, out
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("h2load (make bench installs Debian's nghttp2-client): %w", err)
@@ -153,7 +164,8 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
-		res, err := parseH2load(out.String(), logFile)
+		maxOpen := run.conns * max(run.streams, 1) // requests in flight at once, at most
+		res, err := parseH2load(out.String(), logFile, out.mainPhase(started.Add(run.warmup)), maxOpen)
 		if err != nil {
 			return h2loadResult{}, fmt.Errorf("h2load %s: %w\n%s", run.name, err, tail(out.String(), 2000))
 		}
@@ -161,10 +173,55 @@ func (run h2loadRun) start(ctx context.Context) (wait func() (h2loadResult, erro
 		// requests of the main phase, which h2load's timer ends after
 		// exactly the duration (its own req/s divides by it as well).
 		res.elapsed = run.duration
+		res.inFlight = inFlightAges(res.ends, run.duration, res.started-res.mainDone, maxOpen)
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		res.cpu = cpu.Seconds() / (wall.Seconds() * float64(runtime.NumCPU()))
 		return res, nil
 	}, nil
+}
+
+// h2loadOutput keeps what h2load prints and notes when it said that the
+// duration began, the line between the warm-up's requests and the
+// duration's in the log. The note comes a little after the fact (h2load
+// flushes the line at once; a few milliseconds, under load), so a request
+// sent in that moment may pass for one of the warm-up (parseH2load takes
+// no more of those than could be in flight at once), and the waits of the
+// requests in flight at the end may count those milliseconds too much. The
+// process's start is no better a mark: starting 43 processes on a busy
+// machine, it came over 150 ms before the duration's (every request in
+// flight at the end then showed a wait of 0).
+type h2loadOutput struct {
+	mu   sync.Mutex
+	text strings.Builder
+	main time.Time
+}
+
+const h2loadMainStarted = "Main benchmark duration is started"
+
+func (o *h2loadOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.text.Write(p)
+	if o.main.IsZero() && strings.Contains(o.text.String(), h2loadMainStarted) {
+		o.main = time.Now()
+	}
+	return len(p), nil
+}
+
+func (o *h2loadOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.text.String()
+}
+
+// mainPhase is when the duration began, or guess when h2load did not say.
+func (o *h2loadOutput) mainPhase(guess time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.main.IsZero() {
+		return guess
+	}
+	return o.main
 }
 
 // run starts the run and waits for it.
@@ -183,8 +240,10 @@ var (
 )
 
 // parseH2load reads the summary h2load printed and its per-request log:
-// start time in microseconds, status, microseconds to the end of the answer.
-func parseH2load(summary, logFile string) (h2loadResult, error) {
+// start time in microseconds, status, microseconds to the end of the answer;
+// phase is when the duration started, and maxOpen the most requests in
+// flight at once.
+func parseH2load(summary, logFile string, phase time.Time, maxOpen int) (h2loadResult, error) {
 	var res h2loadResult
 	if !h2loadFinished.MatchString(summary) {
 		return res, fmt.Errorf("no \"finished in\" line")
@@ -209,6 +268,8 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 	defer f.Close()
 	res.latencies = map[int][]time.Duration{}
 	var first, last int64
+	type span struct{ start, micros int64 }
+	var spans []span
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -225,6 +286,7 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 			first = start
 		}
 		last = max(last, start)
+		spans = append(spans, span{start, micros})
 		// h2load logs a request that got no answer with status -1.
 		if status < 0 {
 			continue
@@ -238,7 +300,39 @@ func parseH2load(summary, logFile string) (h2loadResult, error) {
 		slices.Sort(l)
 	}
 	res.startSpan = time.Duration(last-first) * time.Microsecond
+	res.ends = make([]time.Duration, len(spans))
+	var warm int64
+	for i, s := range spans {
+		res.ends[i] = time.Duration(s.start-phase.UnixMicro()+s.micros) * time.Microsecond
+		warm += int64(btoi(s.start < phase.UnixMicro()))
+	}
+	// At most maxOpen requests of the warm-up were in flight when the duration
+	// began: more logged before the noted start were the duration's.
+	res.mainDone = int64(len(spans)) - min(warm, int64(maxOpen))
+	slices.Sort(res.ends)
 	return res, nil
+}
+
+// inFlightAges bounds the waits of the requests still in flight when the
+// duration ended, from the ends of the logged requests (from the start of
+// the duration, sorted), the sent requests of the duration that had no end
+// and the open requests a moment has. In h2load's closed loop a request
+// ends and its connection sends the next, so open requests are in flight
+// all the time: those the duration did not send were sent in the warm-up
+// and waited at least the whole duration (a connection stuck from the
+// start, of which h2load's counts say nothing). Each sent one started at
+// a distinct end, or at the start; supposing they started at the latest
+// ends gives every one its least possible wait.
+func inFlightAges(ends []time.Duration, duration time.Duration, sent int64, open int) []time.Duration {
+	ages := make([]time.Duration, max(sent, int64(open), 0))
+	for i := range ages {
+		ages[i] = duration
+		if int64(i) < sent && i < len(ends) {
+			ages[i] = max(0, duration-ends[len(ends)-1-i])
+		}
+	}
+	slices.Sort(ages)
+	return ages
 }
 
 // tail is the end of s, for error messages.
