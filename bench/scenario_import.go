@@ -67,7 +67,7 @@ func importScenario(ctx context.Context, h *harness) ([]result, error) {
 		floor: fmt.Sprintf("ten posts of 1,000: %s", ms(p.median)),
 		ratio: ratio, target: "<= 1.5x ten posts; memory growth < 200 MB",
 		pass: ratio <= 1.5 && growth < 200,
-		note: fmt.Sprintf("completion seen by polling every 5 ms; the queue picks up new imports every 200 ms. "+
+		note: fmt.Sprintf("completion seen by polling every 5 ms; the queue picks up new imports every 50 ms. "+
 			"Server peak memory %.0f MB above its resident set of %.0f MB before the imports.", growth, float64(base)/(1<<20)),
 	}, large}, nil
 }

@@ -27,3 +27,6 @@ func (s *Store) ForcePrepared() { s.prepared.on = true }
 func CompareRoute(local, remote, server, client netip.AddrPort) Route {
 	return compareRoute(local, remote, serverSide{server: server, client: client})
 }
+
+// ListJobsPageQuery is the query of ListJobsPage, whose plan a test reads.
+var ListJobsPageQuery = listJobsPage

@@ -1,0 +1,46 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkImportPayload writes and reads back a payload of 1,000 jobs of
+// the size the bench's imports send (about 760 bytes of JSON each), the
+// work an import adds to a post of the same jobs.
+func BenchmarkImportPayload(b *testing.B) {
+	str := func(s string) *string { return &s }
+	description := str(strings.Repeat("<p>Home weekly, late-model equipment & full benefits.</p>", 10))
+	jobs := make([]ImportJob, 1000)
+	for i := range jobs {
+		jobs[i] = ImportJob{
+			ReferenceNumber: str(fmt.Sprintf("REF-%06d", i)), Title: str("Regional CDL-A Driver"), City: str("Dallas"),
+			State: str("TX"), PostalCode: str("75201"), DriverType: str("Company Driver"), FreightType: str("Dry Van"),
+			PayAmountMin: str("0.55"), PayAmountMax: str("0.65"), PayFrequency: str("Per Mile"),
+			EmploymentType: []string{"Full Time"}, RouteType: []string{"Regional"}, Description: description,
+			ExtraFields: []ImportExtraField{{Name: "bonus", Value: str("sign-on")}},
+		}
+	}
+	p, err := NewImportPayload(jobs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("write", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := NewImportPayload(jobs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			if err := p.EachJob(func(*ImportJob) error { n++; return nil }); err != nil || n != len(jobs) {
+				b.Fatal(n, err)
+			}
+		}
+	})
+}
