@@ -52,15 +52,25 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 		return nil, fmt.Errorf("gRPC: %w", err)
 	}
 	// Each target runs reps times, interleaved, so a slow spell of the
-	// shared machine hits all four alike; each row is the run with the
-	// median throughput.
+	// shared machine hits all four alike. The floor goes first in even
+	// repetitions and last in odd ones, so a drift of the machine's speed
+	// does not favour either side; each ratio is the median of the
+	// repetitions' own ratios, a run against the floor run next to it.
 	var runs retrieveRuns
 	for rep := range reps {
-		if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
-			return nil, err
+		floorFirst := rep%2 == 0
+		if floorFirst {
+			if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
+				return nil, err
+			}
 		}
 		if err := runs.serviceRep(ctx, h, rep == 0, a.APIKey, ids, grpcService, warm, d); err != nil {
 			return nil, err
+		}
+		if !floorFirst {
+			if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return runs.rows(fmt.Sprintf("%d connections, %.0f s", retrieveConns, d.Seconds())), nil
@@ -165,6 +175,9 @@ func medianRun(runs []idRun) (idRun, string) {
 // rows are the scenario's four rows: the two floors, then the service's
 // routes judged against the floor of the same client.
 func (r *retrieveRuns) rows(label string) []result {
+	// Paired before medianRun sorts the runs by throughput.
+	restRatio, restRatios := pairedRatio(r.rest, r.floor)
+	grpcRatio, grpcRatios := pairedRatio(r.grpc, r.grpcFloor)
 	row := func(name string, runs []idRun, note string) (result, loadResult) {
 		m, all := medianRun(runs)
 		return result{
@@ -184,19 +197,40 @@ func (r *retrieveRuns) rows(label string) []result {
 	}
 	restRow, rest := row("GET jobs.json/{id}: REST", r.rest, "The same h2load load as the HTTP floor's, Basic auth. ")
 	restRow.floor, restRow.target, restRow.profile = rate(floor.throughput()), ">= 0.8x HTTP floor", r.restProfile
-	restRow = compareToFloor(restRow, 0.8, rest, floor)
+	restRow = compareToFloor(restRow, 0.8, restRatio, rest, floor)
+	restRow.note += restRatios
 	grpcRow, g := row("JobService/GetJob: gRPC", r.grpc, "The same h2load load as the gRPC floor's, Bearer key. ")
 	grpcRow.floor, grpcRow.target, grpcRow.profile = rate(grpcFloor.throughput()), ">= 0.9x gRPC floor", r.grpcProfile
-	grpcRow = compareToFloor(grpcRow, 0.9, g, grpcFloor)
+	grpcRow = compareToFloor(grpcRow, 0.9, grpcRatio, g, grpcFloor)
+	grpcRow.note += grpcRatios
 	return []result{floorRow, grpcFloorRow, restRow, grpcRow}
+}
+
+// pairedRatio is the median of each repetition's throughput over the floor
+// run of the same repetition, and the ratios as text.
+func pairedRatio(service, floor []idRun) (float64, string) {
+	var ratios []float64
+	for i := range min(len(service), len(floor)) {
+		if f := floor[i].load.throughput(); f > 0 {
+			ratios = append(ratios, service[i].load.throughput()/f)
+		}
+	}
+	if len(ratios) == 0 {
+		return 0, ""
+	}
+	var all []string
+	for _, x := range ratios {
+		all = append(all, fmt.Sprintf("%.2fx", x))
+	}
+	slices.Sort(ratios)
+	return ratios[len(ratios)/2], fmt.Sprintf(" Ratio of each repetition to its own floor run: %s; the ratio is their median.",
+		strings.Join(all, ", "))
 }
 
 // compareToFloor fills in the ratio and the verdict: the throughput target
 // met and no call failed, in this run or in the floor's.
-func compareToFloor(row result, want float64, got, floor loadResult) result {
-	if floor.throughput() > 0 {
-		row.ratio = got.throughput() / floor.throughput()
-	}
+func compareToFloor(row result, want, ratio float64, got, floor loadResult) result {
+	row.ratio = ratio
 	row.pass = row.ratio >= want && got.errors == 0 && floor.errors == 0 && got.requests > 0
 	if floor.errors > 0 {
 		row.note += " The floor had errors, so the ratio is not a fair comparison."
