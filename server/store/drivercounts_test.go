@@ -78,15 +78,7 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 		}
 		checkCountsExact(t, s, acct)
 		// With no writer running, a fold leaves one row per value.
-		var unfolded int
-		if err := s.DB().GetContext(ctx, &unfolded, `
-			SELECT (SELECT count(*) FROM (SELECT 1 FROM application_counts WHERE account_id = $1
-			          GROUP BY dimension, value HAVING count(*) > 1) c)
-			     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
-			          GROUP BY latitude, longitude HAVING count(*) > 1) l)`, acct); err != nil {
-			t.Fatal(err)
-		}
-		if unfolded != 0 {
+		if unfolded := unfoldedValues(t, s, acct); unfolded != 0 {
 			t.Errorf("account %d: %d values still have several count rows after a fold", acct, unfolded)
 		}
 	}
@@ -255,4 +247,63 @@ func radiusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 		}
 	}
 	return out
+}
+
+// unfoldedValues is the number of the account's values that have more than
+// one count row.
+func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
+	t.Helper()
+	var n int
+	if err := s.DB().GetContext(context.Background(), &n, `
+		SELECT (SELECT count(*) FROM (SELECT 1 FROM application_counts WHERE account_id = $1
+		          GROUP BY dimension, value HAVING count(*) > 1) c)
+		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
+		          GROUP BY latitude, longitude HAVING count(*) > 1) l)`, acct); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCountFoldingOffTheIntake: an intake only writes its delta rows (two
+// batches a second apart leave values with two rows, where the intake used
+// to fold on its own); the fold loop folds them within about a second, and
+// its stop folds what was written last.
+func TestCountFoldingOffTheIntake(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	acct := testfix.NewAccount(t, s, "A").AccountID
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J2")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	apps := demo.Applications(acct, 40, 1, time.Now().UTC(), []string{"J2"}, "f.")
+	if err := saveInBatches(ctx, s, apps[:20], 20); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := saveInBatches(ctx, s, apps[20:], 20); err != nil {
+		t.Fatal(err)
+	}
+	if unfoldedValues(t, s, acct) == 0 {
+		t.Fatal("the intake folded the counts itself")
+	}
+
+	stop := s.StartCountFolding(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for unfoldedValues(t, s, acct) != 0 {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatal("the fold loop left values with several rows for 5 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkCountsExact(t, s, acct)
+
+	if err := saveInBatches(ctx, s, changed(apps[:10], time.Hour, 1), 10); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if n := unfoldedValues(t, s, acct); n != 0 {
+		t.Errorf("after stop, %d values still have several rows", n)
+	}
+	checkCountsExact(t, s, acct)
 }
