@@ -307,3 +307,63 @@ func TestCountFoldingOffTheIntake(t *testing.T) {
 	}
 	checkCountsExact(t, s, acct)
 }
+
+// TestCountBackfillWithWritesBetween: applications stored before migration
+// 0015 are counted after it, account by account, while writes go on: the
+// writes made between the triggers and an account's fill (new
+// applications, newer ones that change every counted column, deletes), on
+// the account about to be filled and on the others, finish without
+// waiting, and every count equals count(*) afterwards, none counted twice.
+func TestCountBackfillWithWritesBetween(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MigrateUpTo(ctx, 14); err != nil {
+		t.Fatal(err)
+	}
+	refs := []string{"J1", "J2"}
+	accounts := []int64{testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID}
+	now := time.Now().UTC()
+	for i, acct := range accounts {
+		if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J1"), job("J2")},
+			store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := saveInBatches(ctx, s, demo.Applications(acct, 120, uint64(i+1), now, refs, "old."), 40); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var filled int
+	store.SetBeforeCountBackfill(func(_ context.Context, id int64) {
+		filled++
+		// A write held by a lock on applications would end here.
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		for _, acct := range accounts {
+			base := demo.Applications(acct, 120, uint64(acct), now, refs, "old.")
+			err := errors.Join(
+				saveInBatches(wctx, s, demo.Applications(acct, 15, uint64(10*id+acct), now, refs, fmt.Sprintf("new%d.", id)), 5),
+				saveInBatches(wctx, s, changed(base[:30], time.Duration(id)*time.Hour, int(id)), 6),
+				deleteSome(wctx, s, acct))
+			if err != nil {
+				t.Errorf("a write before the fill of account %d: %v", id, err)
+			}
+		}
+	})
+	t.Cleanup(func() { store.SetBeforeCountBackfill(nil) })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if filled != len(accounts) {
+		t.Errorf("%d accounts filled, want %d", filled, len(accounts))
+	}
+	for _, acct := range accounts {
+		checkCountsExact(t, s, acct)
+	}
+	var left bool
+	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil || left {
+		t.Errorf("the list of accounts to fill is still there (%v)", err)
+	}
+}

@@ -27,3 +27,7 @@ func (s *Store) ForcePrepared() { s.prepared.on = true }
 func CompareRoute(local, remote, server, client netip.AddrPort) Route {
 	return compareRoute(local, remote, serverSide{server: server, client: client})
 }
+
+// SetBeforeCountBackfill sets the hook run before each account's counts
+// are filled after migration 0015; nil removes it.
+func SetBeforeCountBackfill(f func(ctx context.Context, accountID int64)) { beforeCountBackfill = f }
