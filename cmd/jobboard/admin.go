@@ -391,6 +391,8 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			if _, err := server.ImportApplicationFile(ctx, st, ob, account, apps); err != nil {
 				return fmt.Errorf("%s: nothing imported: %s", rest[0], status.Convert(err).Message())
 			}
+			// No fold loop runs in this process: fold before exiting.
+			st.FoldWrittenCounts(ctx)
 			return printJSON(stdout, map[string]int{"imported": len(apps)})
 		}}.exec(ctx, args)
 }

@@ -115,6 +115,9 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		stopKeyWatch()
 		waitKeyWatch()
 	}()
+	// The count tables' rows are folded off the intake's requests; the
+	// loop outlives the drain, so what the drain wrote is folded too.
+	defer st.StartCountFolding(ctx)()
 	srv := servers{svcs: svcs, shuttingDown: new(atomicBool)}
 	srv.http, srv.metrics = httpServers(st, api, scfg.Metrics, srv.shuttingDown)
 	srv.http.TLSConfig = tr.restTLS()

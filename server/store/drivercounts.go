@@ -224,41 +224,90 @@ func (s *Store) CompactApplicationCounts(ctx context.Context, accountID int64) e
 	return nil
 }
 
-// countCompactionEvery is how often a process folds the count rows of an
-// account it writes applications to: a count then sums at most the rows
-// of the statements of about that long.
+// countCompactionEvery is how often the fold loop runs, and so how often
+// at most it folds an account: a count then sums at most the rows of the
+// statements of about that long.
 const countCompactionEvery = time.Second
 
-// compactions remembers when this process last compacted each account.
+// compactions remembers the accounts this process wrote applications to
+// since their last fold, and when it last folded each. The writers only
+// note an account; the fold loop (StartCountFolding) does the folding, so
+// no intake waits for it.
 type compactions struct {
-	mu   sync.Mutex
-	last map[int64]time.Time
+	mu      sync.Mutex
+	written map[int64]bool
+	last    map[int64]time.Time
 }
 
-// due reports whether the account's turn has come, and takes it.
-func (c *compactions) due(accountID int64, now time.Time) bool {
+// note remembers that the accounts were written to.
+func (c *compactions) note(accountIDs ...int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if now.Sub(c.last[accountID]) < countCompactionEvery {
-		return false
+	if c.written == nil {
+		c.written = map[int64]bool{}
 	}
+	for _, id := range accountIDs {
+		c.written[id] = true
+	}
+}
+
+// take returns the written accounts whose turn has come at now (every
+// written account when all is set) and forgets them until written again.
+func (c *compactions) take(now time.Time, all bool) []int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.last == nil {
 		c.last = map[int64]time.Time{}
 	}
-	c.last[accountID] = now
-	return true
+	var ids []int64
+	for id := range c.written {
+		if all || now.Sub(c.last[id]) >= countCompactionEvery {
+			ids = append(ids, id)
+			delete(c.written, id)
+			c.last[id] = now
+		}
+	}
+	return ids
 }
 
-// compactWritten compacts the counts of the accounts just written to whose
-// turn has come. The writes are committed whatever happens here: a failure
-// only leaves more rows for the next one, so it is logged, not returned.
-func (s *Store) compactWritten(ctx context.Context, accountIDs ...int64) {
+// FoldWrittenCounts folds now the counts of every account this process
+// wrote applications to since their last fold: for a command that writes
+// and exits (drivers import), and the fold loop's last round. A failure
+// only leaves more rows for a later fold, so it is logged, not returned.
+func (s *Store) FoldWrittenCounts(ctx context.Context) {
+	s.foldCounts(ctx, s.compactions.take(time.Now(), true))
+}
+
+func (s *Store) foldCounts(ctx context.Context, accountIDs []int64) {
 	for _, id := range accountIDs {
-		if !s.compactions.due(id, time.Now()) {
-			continue
-		}
 		if err := s.CompactApplicationCounts(ctx, id); err != nil {
 			slog.WarnContext(ctx, "application counts not compacted", "account", id, "error", err)
 		}
 	}
+}
+
+// StartCountFolding folds, every countCompactionEvery, the counts of the
+// accounts written to since their last fold, off the writers' requests.
+// stop ends the loop after a last round for what was written until then,
+// and returns when it has. Replicas each fold what they wrote; the
+// advisory lock of CompactApplicationCounts keeps two folds of an account
+// from running at once.
+func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(countCompactionEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				s.FoldWrittenCounts(context.WithoutCancel(ctx))
+				return
+			case now := <-tick.C:
+				s.foldCounts(ctx, s.compactions.take(now, false))
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }

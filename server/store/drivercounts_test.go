@@ -78,15 +78,7 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 		}
 		checkCountsExact(t, s, acct)
 		// With no writer running, a fold leaves one row per value.
-		var unfolded int
-		if err := s.DB().GetContext(ctx, &unfolded, `
-			SELECT (SELECT count(*) FROM (SELECT 1 FROM application_counts WHERE account_id = $1
-			          GROUP BY dimension, value HAVING count(*) > 1) c)
-			     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
-			          GROUP BY latitude, longitude HAVING count(*) > 1) l)`, acct); err != nil {
-			t.Fatal(err)
-		}
-		if unfolded != 0 {
+		if unfolded := unfoldedValues(t, s, acct); unfolded != 0 {
 			t.Errorf("account %d: %d values still have several count rows after a fold", acct, unfolded)
 		}
 	}
@@ -255,4 +247,123 @@ func radiusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 		}
 	}
 	return out
+}
+
+// unfoldedValues is the number of the account's values that have more than
+// one count row.
+func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
+	t.Helper()
+	var n int
+	if err := s.DB().GetContext(context.Background(), &n, `
+		SELECT (SELECT count(*) FROM (SELECT 1 FROM application_counts WHERE account_id = $1
+		          GROUP BY dimension, value HAVING count(*) > 1) c)
+		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
+		          GROUP BY latitude, longitude HAVING count(*) > 1) l)`, acct); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCountFoldingOffTheIntake: an intake only writes its delta rows (two
+// batches a second apart leave values with two rows, where the intake used
+// to fold on its own); the fold loop folds them within about a second, and
+// its stop folds what was written last.
+func TestCountFoldingOffTheIntake(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	acct := testfix.NewAccount(t, s, "A").AccountID
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J2")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	apps := demo.Applications(acct, 40, 1, time.Now().UTC(), []string{"J2"}, "f.")
+	if err := saveInBatches(ctx, s, apps[:20], 20); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := saveInBatches(ctx, s, apps[20:], 20); err != nil {
+		t.Fatal(err)
+	}
+	if unfoldedValues(t, s, acct) == 0 {
+		t.Fatal("the intake folded the counts itself")
+	}
+
+	stop := s.StartCountFolding(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for unfoldedValues(t, s, acct) != 0 {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatal("the fold loop left values with several rows for 5 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkCountsExact(t, s, acct)
+
+	if err := saveInBatches(ctx, s, changed(apps[:10], time.Hour, 1), 10); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if n := unfoldedValues(t, s, acct); n != 0 {
+		t.Errorf("after stop, %d values still have several rows", n)
+	}
+	checkCountsExact(t, s, acct)
+}
+
+// TestCountBackfillWithWritesBetween: applications stored before migration
+// 0015 are counted after it, account by account, while writes go on: the
+// writes made between the triggers and an account's fill (new
+// applications, newer ones that change every counted column, deletes), on
+// the account about to be filled and on the others, finish without
+// waiting, and every count equals count(*) afterwards, none counted twice.
+func TestCountBackfillWithWritesBetween(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MigrateUpTo(ctx, 14); err != nil {
+		t.Fatal(err)
+	}
+	refs := []string{"J1", "J2"}
+	accounts := []int64{testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID}
+	now := time.Now().UTC()
+	for i, acct := range accounts {
+		if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J1"), job("J2")},
+			store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := saveInBatches(ctx, s, demo.Applications(acct, 120, uint64(i+1), now, refs, "old."), 40); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var filled int
+	store.SetBeforeCountBackfill(func(_ context.Context, id int64) {
+		filled++
+		// A write held by a lock on applications would end here.
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		for _, acct := range accounts {
+			base := demo.Applications(acct, 120, uint64(acct), now, refs, "old.")
+			err := errors.Join(
+				saveInBatches(wctx, s, demo.Applications(acct, 15, uint64(10*id+acct), now, refs, fmt.Sprintf("new%d.", id)), 5),
+				saveInBatches(wctx, s, changed(base[:30], time.Duration(id)*time.Hour, int(id)), 6),
+				deleteSome(wctx, s, acct))
+			if err != nil {
+				t.Errorf("a write before the fill of account %d: %v", id, err)
+			}
+		}
+	})
+	t.Cleanup(func() { store.SetBeforeCountBackfill(nil) })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if filled != len(accounts) {
+		t.Errorf("%d accounts filled, want %d", filled, len(accounts))
+	}
+	for _, acct := range accounts {
+		checkCountsExact(t, s, acct)
+	}
+	var left bool
+	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil || left {
+		t.Errorf("the list of accounts to fill is still there (%v)", err)
+	}
 }

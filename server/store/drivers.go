@@ -176,7 +176,7 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 		return then(ctx, tx, received, receivedIDs)
 	})
 	if err == nil {
-		s.compactWritten(ctx, accountsOf(apps)...)
+		s.compactions.note(accountsOf(apps)...)
 	}
 	return ids, err
 }

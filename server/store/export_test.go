@@ -30,3 +30,7 @@ func CompareRoute(local, remote, server, client netip.AddrPort) Route {
 
 // ListJobsPageQuery is the query of ListJobsPage, whose plan a test reads.
 var ListJobsPageQuery = listJobsPage
+
+// SetBeforeCountBackfill sets the hook run before each account's counts
+// are filled after migration 0015; nil removes it.
+func SetBeforeCountBackfill(f func(ctx context.Context, accountID int64)) { beforeCountBackfill = f }

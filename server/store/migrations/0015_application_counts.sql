@@ -118,15 +118,13 @@ CREATE TRIGGER applications_counted_delete AFTER DELETE ON applications
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION count_application_changes();
 
--- The applications already stored.
-INSERT INTO application_counts (account_id, dimension, value, n)
-SELECT a.account_id, k.dimension, k.value, count(*)
-  FROM applications a, application_count_keys(a.state, a.driver_type, a.has_job_apps, a.first_name_key,
-       a.last_name_key, a.experience_years, a.sent, a.endorsements) k
- GROUP BY 1, 2, 3;
+-- The applications already stored are counted after this migration, one
+-- account at a time, each in a transaction of its own that takes no lock
+-- on applications (Store.Migrate, countbackfill.go): writes wait only for
+-- this short transaction (the triggers' lock), not for the counting. The
+-- triggers count every write from here on; the accounts listed here are
+-- those that may hold applications written before. An account created
+-- after this commits has only counted writes.
+CREATE TABLE application_counts_backfill (account_id bigint PRIMARY KEY);
 
-INSERT INTO application_location_counts (account_id, latitude, longitude, n)
-SELECT account_id, latitude, longitude, count(*)
-  FROM applications
- WHERE latitude IS NOT NULL AND longitude IS NOT NULL
- GROUP BY 1, 2, 3;
+INSERT INTO application_counts_backfill (account_id) SELECT id FROM accounts;

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Migration 0015 creates the count tables and their triggers, and lists in
+// application_counts_backfill the accounts whose applications stored
+// before it are not counted yet. They are counted here, after the
+// migration's transaction: one account per transaction, reading the
+// account's applications without locking them, so intakes go on meanwhile.
+
+// fillAccountCountsSQL replaces the account's count rows with the counts of
+// its applications, in one statement and so from one snapshot: the delta
+// rows it deletes are those of the writes its count sees (committed
+// before it), so those are counted once; a write committed after the
+// snapshot (or still running) is not in the count and keeps its delta rows.
+// Rows of writes made before the triggers existed are counted as well.
+const fillAccountCountsSQL = `
+WITH listed AS (DELETE FROM application_counts_backfill WHERE account_id = $1),
+deltas AS (DELETE FROM application_counts WHERE account_id = $1),
+location_deltas AS (DELETE FROM application_location_counts WHERE account_id = $1),
+counted AS (
+    INSERT INTO application_counts (account_id, dimension, value, n)
+    SELECT a.account_id, k.dimension, k.value, count(*)
+      FROM applications a, application_count_keys(a.state, a.driver_type, a.has_job_apps, a.first_name_key,
+           a.last_name_key, a.experience_years, a.sent, a.endorsements) k
+     WHERE a.account_id = $1
+     GROUP BY 1, 2, 3)
+INSERT INTO application_location_counts (account_id, latitude, longitude, n)
+SELECT account_id, latitude, longitude, count(*)
+  FROM applications
+ WHERE account_id = $1 AND latitude IS NOT NULL AND longitude IS NOT NULL
+ GROUP BY 1, 2, 3`
+
+// beforeCountBackfill, when a test sets it, runs before each account's
+// counts are filled: writes it makes land between the triggers and the fill.
+var beforeCountBackfill func(ctx context.Context, accountID int64)
+
+// backfillApplicationCounts counts the applications of every account
+// migration 0015 listed, then drops the list. Stopped part-way, it resumes
+// at the next migrate with the accounts not done. Servers of this version
+// start serving only after it (Migrate runs it under the migrations'
+// lock), so none reads a count not filled yet.
+func backfillApplicationCounts(ctx context.Context, db *sqlx.DB) error {
+	var listed bool
+	if err := db.GetContext(ctx, &listed, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil {
+		return fmt.Errorf("count backfill: %w", err)
+	}
+	if !listed {
+		return nil
+	}
+	var accounts []int64
+	if err := db.SelectContext(ctx, &accounts, `SELECT account_id FROM application_counts_backfill ORDER BY account_id`); err != nil {
+		return fmt.Errorf("count backfill: %w", err)
+	}
+	for i, id := range accounts {
+		if beforeCountBackfill != nil {
+			beforeCountBackfill(ctx, id)
+		}
+		if err := fillAccountCounts(ctx, db, id); err != nil {
+			return err
+		}
+		if (i+1)%1000 == 0 {
+			slog.InfoContext(ctx, "application counts filled", "accounts", i+1, "of", len(accounts))
+		}
+	}
+	if _, err := db.ExecContext(ctx, `DROP TABLE application_counts_backfill`); err != nil {
+		return fmt.Errorf("count backfill: %w", err)
+	}
+	return nil
+}
+
+// fillAccountCounts fills one account's counts. It waits for a running fold
+// of the account (the folds' advisory lock): a fold commits rows it
+// computed from delta rows, which the fill must see to delete.
+func fillAccountCounts(ctx context.Context, db *sqlx.DB, accountID int64) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below when it matters
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, ($2::bigint & 2147483647)::int4)`,
+		countCompactionLock, accountID); err != nil {
+		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+	}
+	if _, err := tx.ExecContext(ctx, fillAccountCountsSQL, accountID); err != nil {
+		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+	}
+	return nil
+}
