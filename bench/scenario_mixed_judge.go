@@ -81,6 +81,9 @@ func mixedRows(classes []*mixedClass, run mixedLevelRun, capacity float64) ([]re
 	admission := judgeAdmission(served, refusals, perSecond, capacity)
 	admission.name = label + "refusals (503 of admission control)"
 	admission.note += " " + all.cpuNote()
+	if run.refusalNote != "" {
+		admission.note += " " + run.refusalNote
+	}
 	note := fmt.Sprintf("%d served, %d refused with 503 (%.1f%%). %s h2load (%d processes) used %.0f%% of the machine's cores in all.",
 		served, refused, 100*float64(refused)/float64(max(1, served+refused)), run.serverNote, run.processes, 100*cpu)
 	rows = append(rows, admission, result{name: label + "all classes", throughput: perSecond,

@@ -2,6 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -56,23 +61,78 @@ func TestMixedPostConns(t *testing.T) {
 	}
 }
 
-// Each account posts its two versions from two processes with its own key,
-// half of its connections each.
+// Each account posts from as many lanes as half its connections, each lane
+// its own batch from two processes (one per version) of one connection,
+// with the account's key; lanes beyond those made are not invented.
 func TestPostRuns(t *testing.T) {
+	lane := func(a, b string) [2][]byte { return [2][]byte{[]byte(a), []byte(b)} }
 	posters := []mixedPoster{
-		{key: "k1", bodies: [2][]byte{[]byte("a1"), []byte("b1")}},
-		{key: "k2", bodies: [2][]byte{[]byte("a2"), []byte("b2")}},
+		{key: "k1", lanes: [][2][]byte{lane("a1", "b1"), lane("c1", "d1"), lane("e1", "f1")}},
+		{key: "k2", lanes: [][2][]byte{lane("a2", "b2"), lane("c2", "d2"), lane("e2", "f2")}},
 	}
-	runs := postRuns("http://x/", posters, 12)
-	if len(runs) != 4 {
-		t.Fatalf("%d runs, want 2 per account", len(runs))
-	}
-	for i, r := range runs {
-		p := posters[i/2]
-		if r.account != i/2+1 || r.conns != 3 || !bytes.Equal(r.body, p.bodies[i%2]) || !slices.Contains(r.headers, "Authorization: Bearer "+p.key) {
-			t.Errorf("run %d: account %d, %d connections, body %q, headers %v; want account %d, 3 connections, body %q, key %s",
-				i, r.account, r.conns, r.body, r.headers, i/2+1, p.bodies[i%2], p.key)
+	for _, tc := range []struct {
+		conns, lanes int
+	}{{2, 1}, {4, 1}, {8, 2}, {12, 3}, {40, 3}} {
+		runs := postRuns("http://x/", posters, tc.conns)
+		if len(runs) != 2*2*tc.lanes {
+			t.Fatalf("%d connections: %d runs, want %d lanes of 2 per account", tc.conns, len(runs), tc.lanes)
 		}
+		for i, r := range runs {
+			p, l, v := posters[i/(2*tc.lanes)], i/2%tc.lanes, i%2
+			if r.account != i/(2*tc.lanes)+1 || r.conns != 1 || !bytes.Equal(r.body, p.lanes[l][v]) || !slices.Contains(r.headers, "Authorization: Bearer "+p.key) {
+				t.Errorf("%d connections, run %d: account %d, %d connections, body %q, headers %v; want account %d, 1 connection, body %q, key %s",
+					tc.conns, i, r.account, r.conns, r.body, r.headers, i/(2*tc.lanes)+1, p.lanes[l][v], p.key)
+			}
+		}
+	}
+}
+
+// Each lane's batch has reference numbers of its own, so two lanes never
+// post the same jobs.
+func TestMixedLanesDistinctJobs(t *testing.T) {
+	if mixedLanes() < 2 {
+		t.Fatalf("mixedLanes() = %d, want one per two connections of an account at 1,000", mixedLanes())
+	}
+	seen := map[string]int{}
+	for lane := range mixedLanes() {
+		for _, j := range jobs(lane*mixedBatchSize, mixedBatchSize, "M", "t") {
+			if other, ok := seen[j.ReferenceNumber]; ok {
+				t.Fatalf("reference %s in lanes %d and %d", j.ReferenceNumber, other, lane)
+			}
+			seen[j.ReferenceNumber] = lane
+		}
+	}
+}
+
+// The server's refusal reasons are read from its metrics and summed up
+// between two readings, the largest count first.
+func TestRefusalCounts(t *testing.T) {
+	text := "# TYPE jobboard_admission_refused_total counter\n" +
+		`jobboard_admission_refused_total{reason="expected_wait"} 12` + "\n" +
+		`jobboard_admission_refused_total{reason="wait_timeout"} 40` + "\n" +
+		`jobboard_admission_refused_total{reason="queue_full"} 0` + "\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, text)
+	}))
+	defer srv.Close()
+	got, err := refusalCounts(context.Background(), &process{metricsBase: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"expected_wait": 12, "wait_timeout": 40, "queue_full": 0}
+	if !maps.Equal(got, want) {
+		t.Errorf("refusalCounts = %v, want %v", got, want)
+	}
+	before := map[string]float64{"expected_wait": 2, "wait_timeout": 40}
+	if note := refusalNote(before, got); !strings.Contains(note, "expected_wait 10.") || strings.Contains(note, "wait_timeout") {
+		t.Errorf("refusalNote = %q, want expected_wait 10 alone", note)
+	}
+	if note := refusalNote(got, got); note != "" {
+		t.Errorf("refusalNote with nothing new = %q, want empty", note)
 	}
 }
 

@@ -177,13 +177,16 @@ type process struct {
 	httpBase  string
 	grpcAddr  string
 	debugAddr string
-	logs      *os.File
+	// metricsBase serves the Prometheus metrics, which tell why admission
+	// control refused what it refused.
+	metricsBase string
+	logs        *os.File
 }
 
 // startServer runs the service with its log in name.log; env, when given,
 // is added to (and overrides) the harness's settings.
 func (h *harness) startServer(ctx context.Context, name string, env ...string) (*process, error) {
-	httpAddr, grpcAddr, debugAddr := freeAddr(), freeAddr(), freeAddr()
+	httpAddr, grpcAddr, debugAddr, metricsAddr := freeAddr(), freeAddr(), freeAddr(), freeAddr()
 	logs, err := os.Create(filepath.Join(h.dir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -193,7 +196,7 @@ func (h *harness) startServer(ctx context.Context, name string, env ...string) (
 		"JOBBOARD_GRPC_ADDR="+grpcAddr, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true", "JOBBOARD_DEBUG_ADDR="+debugAddr,
 		// Metrics are served as in production, on an address of their own
 		// rather than the machine-wide default.
-		"JOBBOARD_METRICS_ADDR="+freeAddr(),
+		"JOBBOARD_METRICS_ADDR="+metricsAddr,
 		// The scenarios measure throughput on one key, far above any
 		// per-key rate a client would be granted.
 		"JOBBOARD_RATE_LIMIT=0", "JOBBOARD_INTERNAL_TOKEN="+benchInternalToken)
@@ -202,7 +205,8 @@ func (h *harness) startServer(ctx context.Context, name string, env ...string) (
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{name: name, cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, debugAddr: debugAddr, logs: logs}
+	p := &process{name: name, cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, debugAddr: debugAddr,
+		metricsBase: "http://" + metricsAddr, logs: logs}
 	if err := waitReady(ctx, p.httpBase+"/readyz"); err != nil {
 		p.stop()
 		return nil, err
