@@ -64,13 +64,19 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 				return nil, err
 			}
 		}
-		if err := runs.serviceRep(ctx, h, rep == 0, a.APIKey, ids, grpcService, warm, d); err != nil {
+		if err := runs.serviceRep(ctx, h, a.APIKey, ids, grpcService, warm, d); err != nil {
 			return nil, err
 		}
 		if !floorFirst {
 			if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
 				return nil, err
 			}
+		}
+	}
+	// The quick run judges no target, so it has no use for a profile.
+	if !h.opts.quick {
+		if err := runs.profileRep(ctx, h, a.APIKey, ids, grpcService, warm, d); err != nil {
+			return nil, err
 		}
 	}
 	return runs.rows(fmt.Sprintf("%d connections, %.0f s", retrieveConns, d.Seconds())), nil
@@ -115,35 +121,38 @@ func (r *retrieveRuns) floorRep(ctx context.Context, h *harness, accountID int64
 	return nil
 }
 
-// serviceRep loads the REST route and GetJob; with profile set, it records
-// the server's CPU profile over the first half of each run, past the
-// warm-up (GetJob's warm-up is a process of its own, started a moment
-// later).
-func (r *retrieveRuns) serviceRep(ctx context.Context, h *harness, profile bool, key string, ids []int64, g grpcTarget, warm, d time.Duration) error {
-	waitProfile := func() string { return "" }
-	if profile {
-		waitProfile = h.profileAfter(ctx, "retrieve-rest", warm, d/2)
-	}
+// serviceRep loads the REST route and GetJob once each.
+func (r *retrieveRuns) serviceRep(ctx context.Context, h *harness, key string, ids []int64, g grpcTarget, warm, d time.Duration) error {
 	l, cpu, err := restIDLoad(ctx, h, "rest", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, retrieveConns, warm, d)
-	if p := waitProfile(); p != "" {
-		r.restProfile = p
-	}
 	if err != nil {
 		return err
 	}
 	r.rest = append(r.rest, idRun{l, cpu})
-	if profile {
-		waitProfile = h.profileAfter(ctx, "retrieve-grpc", time.Second+warm, d/2)
-	}
 	l, cpu, err = grpcIDLoad(ctx, h, "grpc", g, retrieveConns, warm, d)
-	if p := waitProfile(); p != "" {
-		r.grpcProfile = p
-	}
 	if err != nil {
 		return err
 	}
 	r.grpc = append(r.grpc, idRun{l, cpu})
 	return nil
+}
+
+// profileRep loads the REST route and GetJob once more, recording the
+// server's CPU profile over the first half of each run, past the warm-up
+// (GetJob's warm-up is a process of its own, started a moment later).
+// These runs are not measured: the profiler's sampling slows the server,
+// and a repetition that took the profile came out a fifth below the
+// others.
+func (r *retrieveRuns) profileRep(ctx context.Context, h *harness, key string, ids []int64, g grpcTarget, warm, d time.Duration) error {
+	waitProfile := h.profileAfter(ctx, "retrieve-rest", warm, d/2)
+	_, _, err := restIDLoad(ctx, h, "rest-profiled", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, retrieveConns, warm, d)
+	r.restProfile = waitProfile()
+	if err != nil {
+		return err
+	}
+	waitProfile = h.profileAfter(ctx, "retrieve-grpc", time.Second+warm, d/2)
+	_, _, err = grpcIDLoad(ctx, h, "grpc-profiled", g, retrieveConns, warm, d)
+	r.grpcProfile = waitProfile()
+	return err
 }
 
 // profileAfter is h.profile started after delay, so a profile can leave out
