@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 )
@@ -100,12 +101,12 @@ type Limiter struct {
 	blocked    int
 	// queuedBytes is what the waiters' messages hold (AcquireHolding).
 	queuedBytes int64
-	// handoffEvery is the average time between two places handed to
-	// waiters (an exponential moving average) in the current busy spell:
-	// the queue moves one place that often. lastHandoff is the last one.
-	// Both are zero while nobody waits.
-	handoffEvery time.Duration
-	lastHandoff  time.Time
+	// handoffRate is how many places a second have lately been handed to
+	// waiters in the current busy spell (timeHandoffLocked): the queue
+	// moves that fast. lastHandoff is the last one. Both are zero while
+	// nobody waits.
+	handoffRate float64
+	lastHandoff time.Time
 	// refusedSince counts the refusals since the last log line, lastLog
 	// is when that line was written.
 	refusedSince int
@@ -290,18 +291,31 @@ func (l *Limiter) queueRefusal(w *waiter) *Saturated {
 	// waiters a place can go to are ahead of it; one whose account holds
 	// its share waits for its own account's places, which free up
 	// AccountInFlight/MaxInFlight as often.
-	ahead, every := l.waiting.Len()-l.blocked, l.handoffEvery
+	ahead, every := l.waiting.Len()-l.blocked, l.paceLocked()
 	if l.atShareLocked(account) {
 		ahead = l.queuedBy[account]
 		every = every * time.Duration(l.s.MaxInFlight) / time.Duration(l.s.AccountInFlight)
 	}
-	if expected := time.Duration(ahead+1) * every; expected > l.s.MaxWait {
+	if expected := time.Duration(ahead+1) * every; expected > l.s.MaxWait/waitHeadroom {
 		return &Saturated{Reason: ReasonExpectedWait, Message: fmt.Sprintf(
-			"the %d requests waiting ahead of this one would take about %s, longer than the %s a request may wait",
-			ahead, expected.Round(time.Millisecond), l.s.MaxWait)}
+			"the %d requests waiting ahead of this one would take about %s; the line takes only requests it expects to serve within %s, a %s of the %s a request may wait",
+			ahead, expected.Round(time.Millisecond), l.s.MaxWait/waitHeadroom, headroomShare, l.s.MaxWait)}
 	}
 	return nil
 }
+
+// The line takes a request only when it expects to serve it within
+// MaxWait/waitHeadroom. A line filled up to MaxWait itself keeps every
+// request near the bound, and the pace of the line wanders (a slow write,
+// a pause of the collector): a share of the waiters then ran past MaxWait
+// and were refused after waiting it all, the slowest refusal there is,
+// while the waiters served had the full bound added to their latency.
+// With the headroom a request is refused after waiting only when the line
+// moves at less than half the pace it was judged by.
+const (
+	waitHeadroom  = 2
+	headroomShare = "half"
+)
 
 // mebibytes writes n bytes in MiB with one decimal.
 func mebibytes(n int64) string {
@@ -378,7 +392,7 @@ func (l *Limiter) releaser(account int64) func() {
 				// otherwise refuse every newcomer, and with nobody waiting
 				// nothing would ever correct it.
 				l.inFlight--
-				l.lastHandoff, l.handoffEvery = time.Time{}, 0
+				l.lastHandoff, l.handoffRate = time.Time{}, 0
 				return
 			}
 			l.timeHandoffLocked()
@@ -404,20 +418,51 @@ func (l *Limiter) nextWaiterLocked() *waiter {
 	return nil
 }
 
-// timeHandoffLocked updates the average time between handoffs with the
-// one happening now. The first handoff of a busy spell only starts the
-// clock: the time before it was not spent serving a queue. l.mu is held.
+// paceSpan is how much of the recent past the pace of the line averages:
+// the handoffs of the last paceSpan weigh the most, older ones less and
+// less (by e every paceSpan). An average over a fixed number of handoffs
+// fails both ways at a thousand a second: over the last eight, a burst of
+// quick reads swung the expected wait of the whole line, and the line
+// took requests it then kept past the bound; and any average of the gaps
+// themselves lets one stall of the machine outweigh a thousand quick
+// handoffs, which refused a whole line that was moving fine.
+const paceSpan = 500 * time.Millisecond
+
+// timeHandoffLocked counts a handoff happening now in the rate of the
+// line. The first handoff of a busy spell only starts the clock: the time
+// before it was not spent serving a queue. l.mu is held.
+//
+// The rate is an average of each gap's own rate (1/gap) weighted by the
+// time it covers: the old rate keeps the weight e^(-gap/paceSpan). For
+// gaps far shorter than paceSpan that adds about 1/paceSpan per handoff,
+// a count of the recent handoffs; a gap of paceSpan or more, with nothing
+// handed on meanwhile, is most of the rate by itself; steady gaps give
+// exactly their own rate.
 func (l *Limiter) timeHandoffLocked() {
 	now := l.now()
 	if !l.lastHandoff.IsZero() {
-		gap := now.Sub(l.lastHandoff)
-		if l.handoffEvery == 0 {
-			l.handoffEvery = gap
-		} else {
-			l.handoffEvery += (gap - l.handoffEvery) / 8
+		gap := now.Sub(l.lastHandoff).Seconds()
+		span := paceSpan.Seconds()
+		switch {
+		case gap <= 0: // two at once: the limit of the average as the gap shrinks
+			l.handoffRate += 1 / span
+		case l.handoffRate == 0:
+			l.handoffRate = 1 / gap
+		default:
+			keep := math.Exp(-gap / span)
+			l.handoffRate = l.handoffRate*keep + (1-keep)/gap
 		}
 	}
 	l.lastHandoff = now
+}
+
+// paceLocked is the time between two handoffs at the line's rate, 0 while
+// it is not known yet. l.mu is held.
+func (l *Limiter) paceLocked() time.Duration {
+	if l.handoffRate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / l.handoffRate)
 }
 
 // dequeueLocked takes w out of the queue. l.mu is held.

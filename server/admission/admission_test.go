@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,10 +190,11 @@ func TestOff(t *testing.T) {
 }
 
 // TestExpectedWait: once the queue has moved, a request that would wait
-// longer than MaxWait behind those already waiting is refused at once.
+// longer than half of MaxWait behind those already waiting is refused at
+// once.
 func TestExpectedWait(t *testing.T) {
 	var clock atomic.Int64 // milliseconds
-	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 100 * time.Millisecond}, nil)
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 200 * time.Millisecond}, nil)
 	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
 	release, _ := l.Acquire(context.Background(), 1)
 	granted := make(chan func(), 10)
@@ -213,7 +215,8 @@ func TestExpectedWait(t *testing.T) {
 	release()
 	clock.Add(40)
 	(<-granted)()
-	// One waits; a second would wait about 2 × 40 ms, a third 3 × 40.
+	// One waits; a second would wait about 2 × 40 ms, within the 100 ms
+	// the line takes; a third 3 × 40, past it.
 	go func() {
 		rel, err := l.Acquire(context.Background(), 9)
 		if err == nil {
@@ -222,11 +225,52 @@ func TestExpectedWait(t *testing.T) {
 	}()
 	waitQueued(t, l, 2)
 	_, err := l.Acquire(context.Background(), 10)
-	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms, longer than the 100ms") {
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms; the line takes only requests it expects to serve within 100ms, a half of the 200ms") {
 		t.Errorf("a request behind two waiting with a place every 40 ms: %v, want expected_wait", err)
 	}
 	for range 3 {
 		(<-granted)()
+	}
+}
+
+// TestPace: the line's pace follows steady gaps exactly, hardly moves for
+// one stall in a thousand quick handoffs or for a short burst after slow
+// ones, and follows a new pace within about a second.
+func TestPace(t *testing.T) {
+	ms := time.Millisecond
+	steady := func(g time.Duration, n int) []time.Duration { return slices.Repeat([]time.Duration{g}, n) }
+	for _, tc := range []struct {
+		name     string
+		gaps     []time.Duration
+		min, max time.Duration
+	}{
+		{"the first gap sets it", []time.Duration{40 * ms}, 40 * ms, 40 * ms},
+		{"steady quick", steady(ms, 3000), 999 * time.Microsecond, 1001 * time.Microsecond},
+		{"steady slow", steady(3*time.Second, 3), 2999 * ms, 3001 * ms},
+		// 250 ms with nothing handed on, after two seconds at 1 ms: the
+		// rate keeps e^-0.5 of itself, 1,000/s → 608/s.
+		{"one stall", append(steady(ms, 2000), 250*ms), 1600 * time.Microsecond, 1700 * time.Microsecond},
+		// Ten handoffs 1 ms apart after a 40 ms pace: 25/s + about 10 × 2/s.
+		{"a short burst", append([]time.Duration{40 * ms}, steady(ms, 10)...), 20 * ms, 25 * ms},
+		// From 1 ms to 10 ms: after 1 s the rate is e^-2 of 1,000/s plus
+		// the rest of 100/s.
+		{"a new pace", append(steady(ms, 2000), steady(10*ms, 100)...), 4 * ms, 5 * ms},
+		// A second handoff at the same instant adds 1/paceSpan, 2/s.
+		{"two at once", []time.Duration{10 * ms, 0}, 9700 * time.Microsecond, 9900 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var clock time.Duration
+			l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: time.Second}, nil)
+			l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
+			l.timeHandoffLocked() // starts the clock
+			for _, g := range tc.gaps {
+				clock += g
+				l.timeHandoffLocked()
+			}
+			if got := l.paceLocked(); got < tc.min || got > tc.max {
+				t.Errorf("pace %s, want %s to %s", got, tc.min, tc.max)
+			}
+		})
 	}
 }
 
