@@ -200,28 +200,35 @@ const countCompactionLock = 18_0001
 // statement adds rows, and a count sums them all. When another fold of the
 // account is running, it returns at once: that one folds the same rows.
 func (s *Store) CompactApplicationCounts(ctx context.Context, accountID int64) error {
+	_, err := s.compactApplicationCounts(ctx, accountID)
+	return err
+}
+
+// compactApplicationCounts is CompactApplicationCounts, saying also
+// whether it folded: false when another fold held the lock.
+func (s *Store) compactApplicationCounts(ctx context.Context, accountID int64) (folded bool, err error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("compact application counts: %w", err)
+		return false, fmt.Errorf("compact application counts: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // committed below when it matters
 	var locked bool
 	if err := tx.GetContext(ctx, &locked, `SELECT pg_try_advisory_xact_lock($1, ($2::bigint & 2147483647)::int4)`,
 		countCompactionLock, accountID); err != nil {
-		return fmt.Errorf("compact application counts: %w", err)
+		return false, fmt.Errorf("compact application counts: %w", err)
 	}
 	if !locked {
-		return nil
+		return false, nil
 	}
 	for _, q := range compactCountsSQL {
 		if _, err := tx.ExecContext(ctx, q, accountID); err != nil {
-			return fmt.Errorf("compact application counts: %w", err)
+			return false, fmt.Errorf("compact application counts: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("compact application counts: %w", err)
+		return false, fmt.Errorf("compact application counts: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // countCompactionEvery is how often the fold loop runs, and so how often
@@ -278,13 +285,27 @@ func (s *Store) FoldWrittenCounts(ctx context.Context) {
 	s.foldCounts(ctx, s.compactions.take(time.Now(), true))
 }
 
+// foldCounts folds each account's counts. An account whose fold failed,
+// or was left to another process's fold (which started before this
+// process's latest rows and so may leave them), is noted again for the
+// next round: a count keeps summing only about a second of rows.
 func (s *Store) foldCounts(ctx context.Context, accountIDs []int64) {
 	for _, id := range accountIDs {
-		if err := s.CompactApplicationCounts(ctx, id); err != nil {
+		folded, err := s.compactApplicationCounts(ctx, id)
+		if err != nil {
 			slog.WarnContext(ctx, "application counts not compacted", "account", id, "error", err)
+		}
+		if !folded {
+			s.compactions.note(id)
 		}
 	}
 }
+
+// lastFoldWithin bounds the fold loop's last round: a server shutting
+// down with its database unreachable must not wait on a connection
+// attempt per account. Rows left unfolded still sum to the right counts,
+// and are folded after the account's next write.
+const lastFoldWithin = 5 * time.Second
 
 // StartCountFolding folds, every countCompactionEvery, the counts of the
 // accounts written to since their last fold, off the writers' requests.
@@ -302,7 +323,9 @@ func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
 		for {
 			select {
 			case <-ctx.Done():
-				s.FoldWrittenCounts(context.WithoutCancel(ctx))
+				last, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastFoldWithin)
+				s.FoldWrittenCounts(last)
+				cancel()
 				return
 			case now := <-tick.C:
 				s.foldCounts(ctx, s.compactions.take(now, false))

@@ -308,6 +308,49 @@ func TestCountFoldingOffTheIntake(t *testing.T) {
 	checkCountsExact(t, s, acct)
 }
 
+// TestCountFoldRetriedAfterSkip: an account whose fold found another fold
+// holding its lock (another replica's, which may leave this one's latest
+// rows) is folded again in a later round, not forgotten until its next
+// write.
+func TestCountFoldRetriedAfterSkip(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	acct := testfix.NewAccount(t, s, "A").AccountID
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J2")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	apps := demo.Applications(acct, 20, 1, time.Now().UTC(), []string{"J2"}, "f.")
+	if err := saveInBatches(ctx, s, apps, 10); err != nil {
+		t.Fatal(err)
+	}
+	// Another fold of the account, as far as the lock says.
+	other, err := s.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback() //nolint:errcheck // released below
+	if _, err := other.ExecContext(ctx, `SELECT pg_advisory_xact_lock(180001, $1::int4)`, acct); err != nil {
+		t.Fatal(err)
+	}
+	stop := s.StartCountFolding(ctx)
+	defer stop()
+	time.Sleep(1500 * time.Millisecond) // a round or two, each skipping the account
+	if unfoldedValues(t, s, acct) == 0 {
+		t.Fatal("the account was folded while another fold held its lock")
+	}
+	if err := other.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for unfoldedValues(t, s, acct) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the account skipped while locked was not folded within 5 s of the lock's release")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkCountsExact(t, s, acct)
+}
+
 // TestCountBackfillWithWritesBetween: applications stored before migration
 // 0015 are counted after it, account by account, while writes go on: the
 // writes made between the triggers and an account's fill (new
