@@ -57,8 +57,12 @@ func main() {
 	logs := logbuf.New(os.Stderr, logDelay)
 	slog.SetDefault(slog.New(tracing.LogHandler(logbuf.Holding(logs, calllog.IsLine,
 		slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: redactAttr})))))
+	// A panic on this goroutine still writes what is held; one on another
+	// goroutine ends the process at once, and with it up to logDelay of
+	// access lines, as kill -9 does.
+	defer logs.Flush() //nolint:errcheck // nowhere left to report it
 	err := run(ctx, os.Args[1:], os.Stdout)
-	_ = logs.Flush()
+	_ = logs.Flush() // os.Exit below skips the deferred one
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
