@@ -385,7 +385,7 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 
 // TestDriverListQueries checks that the statements DriverListQueries gives
 // for a request's filter, run on their own, answer what ListDrivers does,
-// including the job-title count that reads job_applications alone, and the
+// including the job-title count that reads application_counts alone, and the
 // minimum experience the API never sends.
 func TestDriverListQueries(t *testing.T) {
 	f := newDriversFixture(t)
@@ -451,7 +451,7 @@ func TestDriverListQueries(t *testing.T) {
 			}
 		})
 	}
-	// The title alone is counted in job_applications; with a condition that
+	// The title alone is counted in application_counts; with a condition that
 	// keeps everyone, through applications: both count Gus once.
 	for _, req := range []*restv2.ListDriversRequest{{JobTitle: "otr driver"}, {JobTitle: "otr driver", MinExperience: "0"}} {
 		resp, err := f.drivers.ListDrivers(f.ctxA, req)

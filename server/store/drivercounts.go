@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// The drivers list's exact counts from application_counts (migration
-// 0015): the sum of a value's rows, instead of a count(*) that visits every
+// The drivers list's exact counts from application_counts (migrations
+// 0015 and 0018): the sum of a value's rows, instead of a count(*) that visits every
 // match. Only a filter of one column the table counts by has its answer
 // there; any other filter set is counted in applications.
 
@@ -60,6 +60,10 @@ func countedAlone(accountID int64, f DriverFilter) (countedColumn, bool) {
 		return equalTo("has_job_apps", fmt.Sprint(*f.HasJobApps)), true
 	case f.MinExperience != nil && only(func(g *DriverFilter) { g.MinExperience = nil }):
 		return experienceCounted(*f.MinExperience)
+	case f.JobTitle != "" && only(func(g *DriverFilter) { g.JobTitle = "" }):
+		// The title's distinct applicants (migration 0018), compared as
+		// job_applications.job_title_lower was written.
+		return countedColumn{dimension: "job_title", cond: "value = lower(?)", args: []any{f.JobTitle}}, true
 	}
 	return countedColumn{}, false
 }

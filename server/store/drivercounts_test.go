@@ -73,6 +73,7 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 	}
 	for _, acct := range []int64{a, b} {
 		checkCountsExact(t, s, acct)
+		checkTitleCountsExact(t, s, acct)
 		if err := s.CompactApplicationCounts(ctx, acct); err != nil {
 			t.Fatal(err)
 		}
@@ -404,6 +405,7 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 	}
 	for _, acct := range accounts {
 		checkCountsExact(t, s, acct)
+		checkTitleCountsExact(t, s, acct)
 	}
 	var left bool
 	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil || left {

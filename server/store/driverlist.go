@@ -242,17 +242,6 @@ const SerialSetting = `SET LOCAL max_parallel_workers_per_gather = 0`
 func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count Query) {
 	where, args := f.where(accountID)
 	count = countQuery(accountID, f, where, args)
-	if jobTitleAlone(accountID, f) {
-		// Every job application has its driver's application to the same
-		// account (a foreign key), so the applicants are counted in
-		// job_applications alone, from the index, without a probe of
-		// applications per match.
-		// DISTINCT in a subquery is a Unique over the index's driver
-		// order; count(DISTINCT) would sort the range first.
-		count = Query{SQL: `SELECT count(*) FROM (SELECT DISTINCT ja.driver_id FROM job_applications ja
-			WHERE ja.account_id = $1 AND ja.job_title_lower = lower($2)) ja`,
-			Args: []any{accountID, f.JobTitle}}
-	}
 	// Page on applications alone, then read the profiles of the page's 100
 	// or so rows: reading them before the limit would fetch every matching
 	// row. The page reads only the columns it shows or orders by, so an

@@ -34,3 +34,9 @@ var ListJobsPageQuery = listJobsPage
 // SetBeforeCountBackfill sets the hook run before each account's counts
 // are filled after migration 0015; nil removes it.
 func SetBeforeCountBackfill(f func(ctx context.Context, accountID int64)) { beforeCountBackfill = f }
+
+// SetBeforeJobTitleBackfill sets the hook run before each account's title
+// counts are filled after migration 0018; nil removes it.
+func SetBeforeJobTitleBackfill(f func(ctx context.Context, accountID int64)) {
+	beforeJobTitleBackfill = f
+}

@@ -194,11 +194,18 @@ func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, er
 // transaction (the queue marks its job done and queues the callback
 // there), told whether work ran. An import already complete is left alone.
 func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) (*ImportResults, error), finish func(tx *sql.Tx, ran bool) error) (ran bool, err error) {
+	var accountID int64
+	defer func() {
+		if ran && err == nil {
+			s.compactions.note(accountID) // renamed jobs move title counts
+		}
+	}()
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var imp JobImport
 		if err := tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id); err != nil {
 			return fmt.Errorf("lock job import: %w", err)
 		}
+		accountID = imp.AccountID
 		if imp.Status != ImportComplete {
 			results, err := work(ctx, &ImportTx{tx: tx, accountID: imp.AccountID})
 			if err != nil {

@@ -188,6 +188,10 @@ func (s *Store) UpsertJobs(ctx context.Context, accountID int64, jobs []JobField
 		outcomes, err = upsertJobs(ctx, tx, accountID, jobs, opts)
 		return err
 	})
+	if err == nil {
+		// A renamed job moves its applicants between titles' counts.
+		s.compactions.note(accountID)
+	}
 	return outcomes, err
 }
 

@@ -125,7 +125,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 		}
 		names = append(names, m.name)
 	}
-	if err := backfillApplicationCounts(ctx, db); err != nil {
+	if err := backfillCounts(ctx, db); err != nil {
 		return names, err
 	}
 	if err := loadZipCentroids(ctx, db); err != nil {

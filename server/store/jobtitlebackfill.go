@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Migration 0018 lists in job_title_counts_backfill the accounts whose job
+// applications stored before it are not counted in job_title_applicants
+// yet; the triggers leave those accounts to this fill. Each account is
+// filled in a transaction of its own, so only that account's writes of
+// job applications wait, and only for its count.
+
+// backfillCounts fills the count tables of migrations 0015 and 0018 for
+// the accounts they listed, after the migrations' transactions.
+func backfillCounts(ctx context.Context, db *sqlx.DB) error {
+	if err := backfillApplicationCounts(ctx, db); err != nil {
+		return err
+	}
+	return backfillJobTitleCounts(ctx, db)
+}
+
+// fillJobTitleCountsSQL counts the account's applicants of each title from
+// its job applications: one row per (title, driver) pair, and the pairs of
+// each title in application_counts. It runs after the account's row of the
+// list is deleted, in a snapshot taken after every writer that skipped the
+// account has committed (see the migration), and before any writer
+// counting on top of it has written a pair.
+const fillJobTitleCountsSQL = `
+WITH pairs AS (
+    INSERT INTO job_title_applicants (account_id, job_title_lower, driver_id, n)
+    SELECT account_id, job_title_lower, driver_id, count(*)
+      FROM job_applications
+     WHERE account_id = $1
+     GROUP BY 1, 2, 3
+    RETURNING job_title_lower)
+INSERT INTO application_counts (account_id, dimension, value, n)
+SELECT $1, 'job_title', job_title_lower, count(*) FROM pairs GROUP BY job_title_lower`
+
+// beforeJobTitleBackfill, when a test sets it, runs before each account's
+// title counts are filled.
+var beforeJobTitleBackfill func(ctx context.Context, accountID int64)
+
+// backfillJobTitleCounts fills the title counts of every account migration
+// 0018 listed. Stopped part-way, it resumes at the next migrate with the
+// accounts not done.
+func backfillJobTitleCounts(ctx context.Context, db *sqlx.DB) error {
+	var listed bool
+	if err := db.GetContext(ctx, &listed, `SELECT to_regclass('job_title_counts_backfill') IS NOT NULL`); err != nil {
+		return fmt.Errorf("job title count backfill: %w", err)
+	}
+	if !listed {
+		return nil // a test migrating only part of the way
+	}
+	var accounts []int64
+	if err := db.SelectContext(ctx, &accounts, `SELECT account_id FROM job_title_counts_backfill ORDER BY account_id`); err != nil {
+		return fmt.Errorf("job title count backfill: %w", err)
+	}
+	for i, id := range accounts {
+		if beforeJobTitleBackfill != nil {
+			beforeJobTitleBackfill(ctx, id)
+		}
+		if err := fillJobTitleCounts(ctx, db, id); err != nil {
+			return err
+		}
+		if (i+1)%1000 == 0 {
+			slog.InfoContext(ctx, "job title counts filled", "accounts", i+1, "of", len(accounts))
+		}
+	}
+	return nil
+}
+
+// fillJobTitleCounts fills one account's title counts. Deleting the
+// account's row of the list first waits for the writers that left their
+// changes to this fill (they hold a key share lock on it until they
+// commit); the count, a statement of its own, then sees what they wrote.
+func fillJobTitleCounts(ctx context.Context, db *sqlx.DB, accountID int64) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("job title count backfill of account %d: %w", accountID, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below when it matters
+	res, err := tx.ExecContext(ctx, `DELETE FROM job_title_counts_backfill WHERE account_id = $1`, accountID)
+	if err != nil {
+		return fmt.Errorf("job title count backfill of account %d: %w", accountID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("job title count backfill of account %d: %w", accountID, err)
+	} else if n == 0 {
+		return nil // filled meanwhile by another migrate
+	}
+	if _, err := tx.ExecContext(ctx, fillJobTitleCountsSQL, accountID); err != nil {
+		return fmt.Errorf("job title count backfill of account %d: %w", accountID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("job title count backfill of account %d: %w", accountID, err)
+	}
+	return nil
+}
