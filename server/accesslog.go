@@ -39,17 +39,9 @@ func endCall(ctx context.Context, call *calllog.Call, method string, err error) 
 	call.End(ctx, calllog.GRPC, slog.String("method", method), slog.String("code", status.Code(err).String()))
 }
 
-// accessLogUnary gives a unary call its request id, echoes it in the
-// response header metadata, and logs the call when it ends.
-func accessLogUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, call := startCall(ctx)
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
-	resp, err := handler(ctx, req)
-	endCall(ctx, call, info.FullMethod, err)
-	return resp, err
-}
-
-// accessLogStream is accessLogUnary for streams (health watches, reflection).
+// accessLogStream gives a stream (health watches, reflection) its request
+// id, echoes it in the response header metadata, and logs the stream when
+// it ends; unaryCalls does the same for unary calls.
 func accessLogStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx, call := startCall(ss.Context())
 	_ = ss.SetHeader(metadata.Pairs("x-request-id", call.RequestID))

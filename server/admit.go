@@ -72,6 +72,10 @@ func (s *Services) Resume(ctx context.Context) (release func(), err error) {
 
 // admitted maps the admission control's answer to a gRPC status.
 func admitted(release func(), err error) (func(), error) {
+	if err == nil {
+		// Before errors.As, whose target would be allocated on every call.
+		return release, nil
+	}
 	var full *admission.Saturated
 	switch {
 	case errors.As(err, &full):
@@ -80,10 +84,9 @@ func admitted(release func(), err error) (func(), error) {
 			st = withInfo
 		}
 		return nil, st.Err()
-	case err != nil:
+	default:
 		return nil, status.FromContextError(err).Err()
 	}
-	return release, nil
 }
 
 // admitUnary holds a place of the admission control for the length of

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -77,7 +77,7 @@ func (a *anonymousCalls) admit(ctx context.Context, client string, holdWholeCall
 	a.mu.Unlock()
 	slot := &anonymousSlot{calls: a, client: client, holdWholeCall: holdWholeCall}
 	// The call's context ends on every path, including the ones where
-	// grpc-go drops a call without reporting its end to a stats handler.
+	// grpc-go drops a call before any interceptor runs.
 	context.AfterFunc(ctx, slot.release)
 	return context.WithValue(ctx, anonymousSlotKey{}, slot), nil
 }
@@ -95,23 +95,38 @@ func (s *anonymousSlot) release() {
 	})
 }
 
-// anonymousRelease is a stats handler that gives a call's place back as
-// soon as its request message has been read, for calls that read only one.
-type anonymousRelease struct{}
-
-func (anonymousRelease) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-
-func (anonymousRelease) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if _, ok := s.(*stats.InPayload); !ok {
-		return
-	}
+// releaseAnonymous gives back the place of the call in ctx, if it holds
+// one that lasts only until its request message has been read: a unary
+// call's interceptors run once it has been.
+func releaseAnonymous(ctx context.Context) {
 	if slot, ok := ctx.Value(anonymousSlotKey{}).(*anonymousSlot); ok && !slot.holdWholeCall {
 		slot.release()
 	}
 }
 
-func (anonymousRelease) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
+// releaseAnonymousStream gives a stream's place back once its first
+// request message has been read (a health Watch), unless the stream holds
+// it throughout (reflection). It does so here rather than in a stats
+// handler, which would make grpc-go copy every call's metadata and report
+// each of its events, for every method.
+func releaseAnonymousStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	slot, ok := ss.Context().Value(anonymousSlotKey{}).(*anonymousSlot)
+	if !ok || slot.holdWholeCall {
+		return handler(srv, ss)
+	}
+	return handler(srv, &releasingStream{ServerStream: ss, slot: slot})
 }
 
-func (anonymousRelease) HandleConn(context.Context, stats.ConnStats) {}
+// releasingStream gives its slot back once a message has been read.
+type releasingStream struct {
+	grpc.ServerStream
+	slot *anonymousSlot
+}
+
+func (s *releasingStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil {
+		s.slot.release()
+	}
+	return err
+}

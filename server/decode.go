@@ -83,25 +83,15 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 		limit := requestLimit(method)
 		d.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName,
 			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-				var received any
-				var decodeErr error
-				out, err := handler(srv, ctx, func(v any) error {
-					received = v
-					if msg, ok := v.(proto.Message); ok {
-						t := &decodeTarget{Message: msg, method: method, limit: limit}
-						if decodeErr = dec(t); decodeErr == nil {
-							decodeErr = t.err
-						}
-					} else {
-						decodeErr = dec(v)
-					}
-					return decodeErr
-				}, ic)
-				if decodeErr == nil || ic == nil {
+				// One allocation a call holds what the decoding needs and
+				// leaves, rather than a closure and the variables it shares.
+				d := &unaryDecoding{dec: dec, target: decodeTarget{method: method, limit: limit}}
+				out, err := handler(srv, ctx, d.decode, ic)
+				if d.err == nil || ic == nil {
 					return out, err
 				}
-				return ic(ctx, received, &grpc.UnaryServerInfo{Server: srv, FullMethod: method},
-					func(context.Context, any) (any, error) { return nil, decodeErr })
+				return ic(ctx, d.received, &grpc.UnaryServerInfo{Server: srv, FullMethod: method},
+					func(context.Context, any) (any, error) { return nil, d.err })
 			}}
 	}
 	d.Streams = make([]grpc.StreamDesc, len(desc.Streams))
@@ -114,6 +104,29 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 		}
 	}
 	srv.RegisterService(&d, impl)
+}
+
+// unaryDecoding decodes a unary call's request message through its target,
+// and keeps the message and the decoding error for registerDecoding.
+type unaryDecoding struct {
+	dec      func(any) error
+	target   decodeTarget
+	received any
+	err      error
+}
+
+func (d *unaryDecoding) decode(v any) error {
+	d.received = v
+	msg, ok := v.(proto.Message)
+	if !ok {
+		d.err = d.dec(v)
+		return d.err
+	}
+	d.target.Message = msg
+	if d.err = d.dec(&d.target); d.err == nil {
+		d.err = d.target.err
+	}
+	return d.err
 }
 
 // decodingStream receives a stream's messages through a decodeTarget.

@@ -334,18 +334,16 @@ const queueFetchCooldown = 10 * time.Millisecond
 // outermost first: the call gets its request id and access log line, then
 // its metrics (both see the final code), panics become Internal, every
 // error gets a code, the caller the tap found is required, and the call
-// waits for a place of the admission control (Admit).
+// waits for a place of the admission control (Admit). Unary calls take
+// these steps in one interceptor, unaryCalls; streams in a chain.
 func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	forwardingUnary, forwardingStream := untrustedForwarding(s.trustedProxies)
-	unary := []grpc.UnaryServerInterceptor{forwardingUnary, accessLogUnary}
-	stream := []grpc.StreamServerInterceptor{forwardingStream, accessLogStream}
+	unary := &unaryCalls{services: s, proxies: s.trustedProxies}
+	stream := []grpc.StreamServerInterceptor{releaseAnonymousStream, untrustedForwarding(s.trustedProxies), accessLogStream}
 	if m := s.metrics.GRPC(); m != nil {
-		unary = append(unary, m.UnaryServerInterceptor())
+		unary.metrics = m.UnaryServerInterceptor()
 		stream = append(stream, m.StreamServerInterceptor())
 	}
-	recoverUnary, recoverStream := recoveryInterceptors()
-	unary = append(unary, recoverUnary, statusBoundary, requireCallerUnary, s.admitUnary)
-	stream = append(stream, recoverStream, requireCallerStream)
+	stream = append(stream, recoveryStream(), requireCallerStream)
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
@@ -366,9 +364,8 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 			}
 			return s.authenticateTap(ctx, info)
 		}),
-		grpc.StatsHandler(anonymousRelease{}),
 		grpc.ForceServerCodecV2(requestCodec{}),
-		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
+		grpc.UnaryInterceptor(unary.intercept), grpc.ChainStreamInterceptor(stream...))...)
 	// The gRPC API is package jobboard.v2; the REST package's services are
 	// the core behind it and are never registered here.
 	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, &grpcJobs{core: s.Jobs})
@@ -438,15 +435,9 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	return ContextWithCaller(ctx, caller), nil
 }
 
-// requireCallerUnary lets through calls the tap handle authenticated, and
-// notes their account for the access log.
-func requireCallerUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := requireCaller(ctx, info.FullMethod); err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
-}
-
+// requireCallerStream lets through streams the tap handle authenticated,
+// and notes their account for the access log (unaryCalls does the same
+// for unary calls).
 func requireCallerStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if err := requireCaller(ss.Context(), info.FullMethod); err != nil {
 		return err

@@ -135,7 +135,7 @@ type linkBase struct {
 // host the REST request came to (the gateway passes it as x-forwarded-host),
 // or the host a trusted proxy says a gRPC client called, or the host of the
 // gRPC authority on the REST port. Untrusted peers' forwarding metadata
-// never gets here (untrustedForwarding).
+// never gets here (withoutUntrustedForwarding).
 func (l linkBase) baseURL(ctx context.Context) string {
 	if l.publicURL != "" {
 		return strings.TrimRight(l.publicURL, "/")

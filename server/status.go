@@ -15,7 +15,7 @@ import (
 var errorBoundary = boundary.Boundary{Unavailable: store.IsUnavailable}
 
 // ErrorBoundary is the services' error boundary, for the REST gateway: it
-// calls the services in-process, past statusBoundary, and maps their
+// calls the services in-process, past unaryCalls, and maps their
 // errors through the same rule.
 func ErrorBoundary() boundary.Boundary { return errorBoundary }
 
@@ -26,22 +26,20 @@ func internalError(ctx context.Context, err error) error {
 	return errorBoundary.Unexpected(ctx, err)
 }
 
-// statusBoundary makes sure every error leaving a method carries a gRPC code:
-// anything else is logged and becomes Internal, never Unknown.
-func statusBoundary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	resp, err := handler(ctx, req)
-	return resp, errorBoundary.Status(ctx, err)
+// recoveryStream is go-grpc-middleware's recovery for streams, turning a
+// panic into Internal (panicStatus); unary calls recover in unaryCalls.
+func recoveryStream() grpc.StreamServerInterceptor {
+	return recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		method, _ := grpc.Method(ctx)
+		return panicStatus(ctx, p, method)
+	}))
 }
 
-// recoveryInterceptors are go-grpc-middleware's recovery, unary and
-// stream, turning a panic into Internal through boundary.Panic. The line
-// names the method, as the gateway's names the path.
-func recoveryInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
-	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		if method, ok := grpc.Method(ctx); ok {
-			return boundary.Panic(ctx, p, "method", method)
-		}
+// panicStatus logs a method's panic through boundary.Panic and returns
+// Internal. The line names the method, as the gateway's names the path.
+func panicStatus(ctx context.Context, p any, method string) error {
+	if method == "" {
 		return boundary.Panic(ctx, p)
-	})
-	return recovery.UnaryServerInterceptor(onPanic), recovery.StreamServerInterceptor(onPanic)
+	}
+	return boundary.Panic(ctx, p, "method", method)
 }

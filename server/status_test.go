@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -15,13 +16,16 @@ func callContext(method string) context.Context {
 	return grpc.NewContextWithServerTransportStream(context.Background(), methodStream{method: method})
 }
 
-// methodStream is the one part of a transport stream the recovery reads.
+// methodStream is the part of a transport stream the interceptors use.
 type methodStream struct {
 	grpc.ServerTransportStream
 	method string
 }
 
 func (s methodStream) Method() string { return s.method }
+
+// SetHeader takes the request id the unary interceptor echoes.
+func (methodStream) SetHeader(metadata.MD) error { return nil }
 
 // panicStream is the one part of a server stream the recovery reads.
 type panicStream struct{ grpc.ServerStream }
@@ -32,10 +36,12 @@ func (panicStream) Context() context.Context { return callContext("/test.Svc/Wat
 // method is an Internal status and a log line with the method and the
 // stack, not a crashed server.
 func TestRecoveryInterceptors(t *testing.T) {
-	unary, stream := recoveryInterceptors()
+	unary := (&unaryCalls{services: &Services{}}).intercept
+	stream := recoveryStream()
 	calls := map[string]func() error{
 		"Get": func() error {
-			_, err := unary(callContext("/test.Svc/Get"), nil, &grpc.UnaryServerInfo{},
+			ctx := ContextWithCaller(callContext("/test.Svc/Get"), Caller{AccountID: 1})
+			_, err := unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Get"},
 				func(context.Context, any) (any, error) { panic("Get boom") })
 			return err
 		},

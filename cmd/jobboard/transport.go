@@ -137,19 +137,20 @@ func (t transport) grpcOptions(m *metrics.Metrics) ([]grpc.ServerOption, error) 
 			Time: keepaliveIdle, Timeout: keepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinClientPing, PermitWithoutStream: true}),
 	}
+	var creds credentials.TransportCredentials
 	if t.cert != nil {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: t.cert.GetCertificate}
 		if t.clientCAs != nil {
 			cfg.ClientAuth, cfg.ClientCAs = tls.VerifyClientCertIfGiven, t.clientCAs
 		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+		creds = credentials.NewTLS(cfg)
 	}
-	conns, err := m.GRPCConnections()
+	creds, err := m.CountGRPCConnections(creds)
 	if err != nil {
 		return nil, err
 	}
-	if conns != nil {
-		opts = append(opts, grpc.StatsHandler(conns))
+	if creds != nil {
+		opts = append(opts, grpc.Creds(creds))
 	}
 	return opts, nil
 }

@@ -29,9 +29,14 @@ func Valid(id string) bool {
 
 // New returns a fresh random id (24 hex digits).
 func New() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	// Arrays rather than hex.EncodeToString: the gRPC server makes an id
+	// for every call that brings none, and the string is then its one
+	// allocation.
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	var digits [2 * len(b)]byte
+	hex.Encode(digits[:], b[:])
+	return string(digits[:])
 }
 
 // FromClient returns the client's id when it is valid, else a new one.

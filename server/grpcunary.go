@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/truckjobs/jobboard/internal/forwarded"
+)
+
+// unaryCalls is the gRPC server's one unary interceptor. grpc-go chains
+// interceptors through a closure made for each layer of each call; doing
+// the service's own steps in sequence, in one function, leaves a cheap
+// call like GetJob only the closure handed to the metrics interceptor,
+// which the service does not own. In order, outermost first:
+//
+//   - a health check or reflection call gives back its anonymous place,
+//     its message having been read (anonymousCalls);
+//   - forwarding metadata of an untrusted peer is dropped
+//     (withoutUntrustedForwarding);
+//   - the call gets its request id, echoed in its header metadata, and its
+//     access log line when it ends;
+//   - the metrics, which like the log line see the final code;
+//   - a panic becomes Internal, every error gets a code (errorBoundary);
+//   - the caller the tap handle found is required (requireCaller);
+//   - the call waits for a place of the admission control (admitUnary).
+type unaryCalls struct {
+	services *Services
+	proxies  forwarded.Proxies
+	// metrics is grpc-prometheus's interceptor; nil when the process
+	// keeps no metrics.
+	metrics grpc.UnaryServerInterceptor
+}
+
+func (u *unaryCalls) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if !methodNeedsAuth(info.FullMethod) {
+		releaseAnonymous(ctx)
+	}
+	ctx = withoutUntrustedForwarding(ctx, u.proxies)
+	ctx, call := startCall(ctx)
+	// A map of our own: metadata.Pairs would lower-case the key each call.
+	_ = grpc.SetHeader(ctx, metadata.MD{"x-request-id": {call.RequestID}})
+	var resp any
+	var err error
+	if u.metrics == nil {
+		resp, err = u.guarded(ctx, req, info, handler)
+	} else {
+		resp, err = u.metrics(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+			return u.guarded(ctx, req, info, handler)
+		})
+	}
+	endCall(ctx, call, info.FullMethod, err)
+	return resp, err
+}
+
+// guarded runs the call inside the recovery and the error boundary, once
+// its caller is known and it holds an admission place.
+func (u *unaryCalls) guarded(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (_ any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicStatus(ctx, p, info.FullMethod)
+		}
+	}()
+	resp, err := u.admitted(ctx, req, info, handler)
+	return resp, errorBoundary.Status(ctx, err)
+}
+
+// admitted requires the call's caller, then its admission place.
+func (u *unaryCalls) admitted(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := requireCaller(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return u.services.admitUnary(ctx, req, info, handler)
+}
