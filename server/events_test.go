@@ -367,7 +367,9 @@ func TestEventFeedWhileWriting(t *testing.T) {
 
 // TestImportCompletedEvent: a completed import has one job_import.completed
 // event whose data is the data member of GET job-imports/{id}, byte for
-// byte; the type filter tells it from application events.
+// byte, errors and ignored values included (the event is written from the
+// results in hand, GET reads them back from the database); the type
+// filter tells it from application events.
 func TestImportCompletedEvent(t *testing.T) {
 	f := newImportFixture(t)
 	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
@@ -376,7 +378,12 @@ func TestImportCompletedEvent(t *testing.T) {
 	}
 	req := threeJobs("")
 	req.CallbackUrl = nil
+	req.Jobs[1].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental \u2028 «vision»")}}
+	req.Jobs[2].ReferenceNumber = ptr("Ré\x00sumé\u2028")
 	imp := f.run(t, f.ctxA, req)
+	if r := imp.Results; r.Failed != 1 || len(r.Errors) != 1 || len(r.IgnoredValues) != 1 {
+		t.Fatalf("results %v, want one error and one ignored value", r)
+	}
 	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
 	if err != nil {
 		t.Fatal(err)

@@ -123,14 +123,11 @@ func (o *Outbox) renderData(m proto.Message) ([]byte, error) {
 	return bytes.TrimRight(data, " \t\r\n"), nil
 }
 
-// importCompleted writes the job_import.completed event of an import in
-// the transaction that completes it. Its data is the import as the data
-// member of GET job-imports/{id} shows it once the transaction commits.
-func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, importID string) error {
-	imp, err := store.JobImportTx(ctx, tx, importID)
-	if err != nil {
-		return err
-	}
+// importCompleted writes the job_import.completed event of imp in the
+// transaction that completes it, given imp as completed there. Its data is
+// the import as the data member of GET job-imports/{id} shows it once the
+// transaction commits.
+func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, imp store.JobImport) error {
 	msg, err := importMessage(imp)
 	if err != nil {
 		return err
