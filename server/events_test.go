@@ -367,7 +367,9 @@ func TestEventFeedWhileWriting(t *testing.T) {
 
 // TestImportCompletedEvent: a completed import has one job_import.completed
 // event whose data is the data member of GET job-imports/{id}, byte for
-// byte; the type filter tells it from application events.
+// byte, errors and ignored values included (the event is written from the
+// results in hand, GET reads them back from the database); the type
+// filter tells it from application events.
 func TestImportCompletedEvent(t *testing.T) {
 	f := newImportFixture(t)
 	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
@@ -376,7 +378,12 @@ func TestImportCompletedEvent(t *testing.T) {
 	}
 	req := threeJobs("")
 	req.CallbackUrl = nil
+	req.Jobs[1].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental \u2028 «vision»")}}
+	req.Jobs[2].ReferenceNumber = ptr("Ré\x00sumé\u2028")
 	imp := f.run(t, f.ctxA, req)
+	if r := imp.Results; r.Failed != 1 || len(r.Errors) != 1 || len(r.IgnoredValues) != 1 {
+		t.Fatalf("results %v, want one error and one ignored value", r)
+	}
 	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
 	if err != nil {
 		t.Fatal(err)
@@ -508,5 +515,50 @@ func TestEventFeedPageBytes(t *testing.T) {
 	got, err := events.ListEvents(withKey(f.a.APIKey), &jobboardv2.ListEventsRequest{Limit: 1000})
 	if err != nil || len(got.Data) != 2 || got.NextAfter != written[1].ID {
 		t.Errorf("gRPC page at limit 1000: %d events, next_after %q, %v; want 2 and %s", len(got.GetData()), got.GetNextAfter(), err, written[1].ID)
+	}
+}
+
+// TestInsertEventsKeepData: events written alone (their data a parameter
+// of its own) or several at once (their data in an array) keep their data
+// byte for byte, and are numbered in the order given, after the account's
+// earlier events.
+func TestInsertEventsKeepData(t *testing.T) {
+	f := newImportFixture(t)
+	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
+	data := []string{`{"a" : "\u00e9 é",  "b":[1, 2] }`, `{"c":"x\\y\"z"}`, `{ }`}
+	var want []string
+	for _, n := range []int{1, 3, 1} {
+		var news []store.NewEvent
+		for i := range n {
+			news = append(news, store.NewEvent{Type: store.EventApplicationReceived, Data: []byte(data[i])})
+			want = append(want, data[i])
+		}
+		tx, err := f.svcs.Imports.store.DB().BeginTx(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written, err := store.InsertEvents(context.Background(), tx, accountA, news)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range written {
+			if e.Seq != int64(len(want)-n+i+1) || string(e.Data) != data[i] {
+				t.Errorf("event %d of %d written as number %d with %s", i, n, e.Seq, e.Data)
+			}
+		}
+	}
+	page, err := f.svcs.Events.ListEvents(f.ctxA, &restv2.ListEventsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range page.Data {
+		got = append(got, string(e.Data))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events read back:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

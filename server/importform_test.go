@@ -107,7 +107,7 @@ func TestImportResultsInProtoJSONRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET status = 'complete', completed_at = now(),
-		results = $2::jsonb, payload = '' WHERE id = $1`, created.Data.Id, string(readTestdata(t, "import-results-protojson.json"))); err != nil {
+		results = $2::json, payload = '' WHERE id = $1`, created.Data.Id, string(readTestdata(t, "import-results-protojson.json"))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: created.Data.Id})

@@ -277,8 +277,8 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 		jobs = results.Processed
 		scrubNUL(results)
 		return storedResults(results), nil
-	}, func(tx *sql.Tx, ran bool) error {
-		return w.completeJob(ctx, tx, job, imp, ran)
+	}, func(tx *sql.Tx, done store.JobImport, ran bool) error {
+		return w.completeJob(ctx, tx, job, done, ran)
 	})
 	if errors.Is(err, errUnreadablePayload) {
 		return false, river.JobCancel(fmt.Errorf("job import %s: %w", id, err))
@@ -293,15 +293,16 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 	return ran, nil
 }
 
-// completeJob runs in the transaction that completes the import: the
-// callback and the job_import.completed event are written with the
-// results they report (all or none), and the queue job is marked done.
+// completeJob runs in the transaction that completes the import, given
+// the import as completed there: the callback and the job_import.completed
+// event are written with the results they report (all or none), and the
+// queue job is marked done.
 func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[importArgs], imp store.JobImport, ran bool) error {
 	if ran {
 		if err := queueCallback(ctx, river.ClientFromContext[*sql.Tx](ctx), tx, imp, w.callbackAttempts); err != nil {
 			return err
 		}
-		if err := w.outbox.importCompleted(ctx, tx, imp.ID); err != nil {
+		if err := w.outbox.importCompleted(ctx, tx, imp); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,7 @@ type importFixture struct {
 	metrics    *metrics.Metrics
 }
 
-func newImportFixture(t *testing.T) *importFixture {
+func newImportFixture(t testing.TB) *importFixture {
 	t.Helper()
 	f := newIdleImportFixture(t, nil)
 	f.start(t)
@@ -37,7 +37,7 @@ func newImportFixture(t *testing.T) *importFixture {
 
 // newIdleImportFixture is an import fixture whose queue is not started
 // yet, its config changed by change when not nil.
-func newIdleImportFixture(t *testing.T, change func(*Config)) *importFixture {
+func newIdleImportFixture(t testing.TB, change func(*Config)) *importFixture {
 	t.Helper()
 	st := pgtest.Store(t)
 	m := metrics.New()
@@ -59,7 +59,7 @@ func newIdleImportFixture(t *testing.T, change func(*Config)) *importFixture {
 }
 
 // start starts the fixture's queue, stopped when the test ends.
-func (f *importFixture) start(t *testing.T) {
+func (f *importFixture) start(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	if err := f.svcs.Queue.Start(ctx); err != nil {
@@ -88,6 +88,12 @@ func (f *importFixture) run(t *testing.T, ctx context.Context, req *restv2.Creat
 // waitComplete polls the import id until complete.
 func (f *importFixture) waitComplete(t *testing.T, ctx context.Context, id string) *restv2.JobImport {
 	t.Helper()
+	return f.pollComplete(t, ctx, id, 50*time.Millisecond)
+}
+
+// pollComplete polls the import id every interval until complete.
+func (f *importFixture) pollComplete(t testing.TB, ctx context.Context, id string, interval time.Duration) *restv2.JobImport {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got, err := f.svcs.Imports.GetJobImport(ctx, &restv2.GetJobImportRequest{Id: id})
@@ -100,7 +106,7 @@ func (f *importFixture) waitComplete(t *testing.T, ctx context.Context, id strin
 		if time.Now().After(deadline) {
 			t.Fatalf("import still %s after 20 s", got.Data.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 

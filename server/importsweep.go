@@ -118,7 +118,7 @@ func (w *importSweeper) sweep(ctx context.Context) (int, error) {
 				if err := queueCallback(ctx, w.queue, tx, imp, w.callbackAttempts); err != nil {
 					return err
 				}
-				return w.outbox.importCompleted(ctx, tx, imp.ID)
+				return w.outbox.importCompleted(ctx, tx, imp)
 			})
 		if errors.Is(err, store.ErrNotFound) {
 			continue // deleted with its account meanwhile

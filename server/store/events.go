@@ -53,25 +53,10 @@ func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []New
 	if len(events) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, len(events))
-	types := make([]string, len(events))
-	data := make([]string, len(events))
-	for i, e := range events {
-		ids[i], types[i], data[i] = e.ID, e.Type, string(e.Data)
-	}
 	// One statement, one round trip: the numbers are taken and the events
 	// written together (the intake of a single application pays for each).
-	// created_at is the time of writing, not the transaction's start: an
-	// import's completion event is not dated before the import completed.
-	rows, err := tx.QueryContext(ctx, `WITH s AS (
-			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
-			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
-			RETURNING last_seq - $2 AS before)
-		INSERT INTO events (id, account_id, seq, type, data, created_at)
-		SELECT coalesce(nullif(u.id, '')::uuid, gen_random_uuid()), $1, s.before + u.ord, u.type, u.data::json, clock_timestamp()
-		  FROM s, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, type, data, ord)
-		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`,
-		accountID, len(events), pq.Array(ids), pq.Array(types), pq.Array(data))
+	query, args := insertEventsQuery(accountID, events)
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert events: %w", err)
 	}
@@ -91,6 +76,50 @@ func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []New
 		return nil, fmt.Errorf("insert events: %w", err)
 	}
 	return out, nil
+}
+
+// insertEvents and insertEvent write events and return, for each, its id,
+// number, time of writing and index among them. created_at is the time of
+// writing, not the transaction's start: an import's completion event is
+// not dated before the import completed.
+const (
+	insertEvents = `WITH s AS (
+			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
+			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
+			RETURNING last_seq - $2 AS before)
+		INSERT INTO events (id, account_id, seq, type, data, created_at)
+		SELECT coalesce(nullif(u.id, '')::uuid, gen_random_uuid()), $1, s.before + u.ord, u.type, u.data::json, clock_timestamp()
+		  FROM s, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, type, data, ord)
+		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`
+	insertEvent = `WITH s AS (
+			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, 1)
+			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + 1
+			RETURNING last_seq)
+		INSERT INTO events (id, account_id, seq, type, data, created_at)
+		SELECT coalesce(nullif($2, '')::uuid, gen_random_uuid()), $1, s.last_seq, $3, $4::json, clock_timestamp()
+		  FROM s
+		RETURNING id, seq, created_at, 0`
+)
+
+// insertEventsQuery is the statement that writes events, and its
+// arguments. A single event's data is a parameter of its own, sent as it
+// is (bytes go in binary format, which for json is the text): as an
+// element of a text[] it is escaped by the client and parsed again as an
+// array by the server, which for an import's completion event (6 MB of
+// results for 40,000 errors) cost about 0.2 s of the client's CPU and
+// 0.13 s of the server's.
+func insertEventsQuery(accountID int64, events []NewEvent) (string, []any) {
+	if len(events) == 1 {
+		e := events[0]
+		return insertEvent, []any{accountID, e.ID, e.Type, e.Data}
+	}
+	ids := make([]string, len(events))
+	types := make([]string, len(events))
+	data := make([]string, len(events))
+	for i, e := range events {
+		ids[i], types[i], data[i] = e.ID, e.Type, string(e.Data)
+	}
+	return insertEvents, []any{accountID, len(events), pq.Array(ids), pq.Array(types), pq.Array(data)}
 }
 
 // Public id prefixes: an event's, an endpoint's.

@@ -326,7 +326,8 @@ func (r *ImportResults) Scan(src any) error {
 
 // Value writes the results column. It is text, not []byte: the pool sends
 // []byte arguments in binary format (see openPool), which a jsonb
-// parameter would read as jsonb's binary form and refuse.
+// parameter (the column's type before migration 0019) would read as
+// jsonb's binary form and refuse.
 func (r *ImportResults) Value() (driver.Value, error) {
 	if r == nil {
 		return nil, nil

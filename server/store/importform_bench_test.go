@@ -44,3 +44,36 @@ func BenchmarkImportPayload(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkImportResults writes and reads back the results of an import
+// of 50,000 jobs of which 40,000 failed (about 6 MB of JSON), as the
+// import's completion and each GET of it do.
+func BenchmarkImportResults(b *testing.B) {
+	r := &ImportResults{Added: 10_000, Failed: 40_000, Processed: 50_000}
+	for i := range 40_000 {
+		ref := fmt.Sprintf("I0R%06d", 10_000+i)
+		r.Errors = append(r.Errors, ImportError{Index: int32(10_000 + i), ReferenceNumber: &ref,
+			Messages: []string{"the account has reached its maximum of 10000 active jobs; job " + ref + " was not added"}})
+	}
+	v, err := r.Value()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("write", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.Value(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var got ImportResults
+			if err := got.Scan(v); err != nil || len(got.Errors) != len(r.Errors) {
+				b.Fatal(err, len(got.Errors))
+			}
+		}
+	})
+}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/jmoiron/sqlx/reflectx"
 	"github.com/lib/pq"
 )
 
@@ -122,22 +121,6 @@ func (s *Store) JobImport(ctx context.Context, accountID int64, id string) (JobI
 	return imp, nil
 }
 
-// JobImportTx reads an import in tx, as the transaction that completes it
-// sees it.
-func JobImportTx(ctx context.Context, tx *sql.Tx, id string) (JobImport, error) {
-	var imp JobImport
-	// The mapper is the store's: sqlx's default, by db tags.
-	x := &sqlx.Tx{Tx: tx, Mapper: reflectx.NewMapperFunc("db", sqlx.NameMapper)}
-	err := x.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return JobImport{}, ErrNotFound
-	}
-	if err != nil {
-		return JobImport{}, fmt.Errorf("get job import: %w", err)
-	}
-	return imp, nil
-}
-
 // StartImport marks an import running (unless it is complete) and returns
 // it with its payload.
 func (s *Store) StartImport(ctx context.Context, id string) (JobImport, ImportPayload, error) {
@@ -192,8 +175,9 @@ func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, er
 // FinishImport runs work and records its results in one transaction, so
 // an import's effect is all or nothing; finish runs last in the same
 // transaction (the queue marks its job done and queues the callback
-// there), told whether work ran. An import already complete is left alone.
-func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) (*ImportResults, error), finish func(tx *sql.Tx, ran bool) error) (ran bool, err error) {
+// there), given the import as the transaction leaves it and told whether
+// work ran. An import already complete is left alone.
+func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) (*ImportResults, error), finish func(tx *sql.Tx, imp JobImport, ran bool) error) (ran bool, err error) {
 	var accountID int64
 	defer func() {
 		if ran && err == nil {
@@ -211,12 +195,12 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 			if err != nil {
 				return err
 			}
-			if err := completeImport(ctx, tx, id, results); err != nil {
+			if err := completeImport(ctx, tx, &imp, results); err != nil {
 				return fmt.Errorf("complete job import: %w", err)
 			}
 			ran = true
 		}
-		return finish(tx.Tx, ran)
+		return finish(tx.Tx, imp, ran)
 	})
 	return ran, err
 }
@@ -226,12 +210,21 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 const liveStates = `('available', 'pending', 'running', 'retryable', 'scheduled')`
 
 // completeImport records an import's results and drops its payload, which
-// a complete import no longer needs.
-func completeImport(ctx context.Context, tx *sqlx.Tx, id string, results *ImportResults) error {
-	_, err := tx.ExecContext(ctx, `UPDATE job_imports
+// a complete import no longer needs, and completes imp to match the row.
+// Only the completion time is read back: reading the stored results
+// again would cost as much as writing them (jsonb text out and a decode,
+// for an import of 40,000 errors about as long as validating its jobs),
+// and they are results, which the caller already holds.
+func completeImport(ctx context.Context, tx *sqlx.Tx, imp *JobImport, results *ImportResults) error {
+	var completed time.Time
+	err := tx.GetContext(ctx, &completed, `UPDATE job_imports
 		SET status = 'complete', completed_at = clock_timestamp(), results = $2, payload = ''
-		WHERE id = $1`, id, results)
-	return err
+		WHERE id = $1 RETURNING completed_at`, imp.ID, results)
+	if err != nil {
+		return err
+	}
+	imp.Status, imp.CompletedAt, imp.Results = ImportComplete, &completed, results
+	return nil
 }
 
 // liveQueueJob is true while the queue holds a live job of kind $2 for the
@@ -241,7 +234,8 @@ const liveQueueJob = `EXISTS (SELECT 1 FROM river_job j WHERE j.kind = $2
 
 // FailImport completes an import that could not be processed, with the
 // results results builds from its stored payload, and runs finish last in
-// the same transaction, given the import and told whether it was failed. An import
+// the same transaction, given the import as the transaction leaves it and
+// told whether it was failed. An import
 // already complete is left alone, and so is one a live queue job of kind
 // still holds when kind is set (the sweep's check, repeated under the
 // row's lock). It returns ErrNotFound for an import that does not exist.
@@ -266,7 +260,7 @@ func (s *Store) FailImport(ctx context.Context, id, kind string, results func(pa
 			if err != nil {
 				return err
 			}
-			if err := completeImport(ctx, tx, id, res); err != nil {
+			if err := completeImport(ctx, tx, &row.JobImport, res); err != nil {
 				return fmt.Errorf("fail job import: %w", err)
 			}
 			failed = true
