@@ -26,7 +26,7 @@ func (m *Metrics) Admission(state func() (inProgress, queued int), reasons []str
 	}
 	a := &Admission{
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "admission_refused_total",
-			Help: "API requests answered 503 UNAVAILABLE because the server was saturated, by reason: queue_full (every place and the queue taken), account_share (the account held half the queue already), expected_wait (those waiting ahead would take longer than half of JOBBOARD_ADMISSION_WAIT), wait_timeout (waited JOBBOARD_ADMISSION_WAIT), account_in_progress (waited that long while its account held the places one account may, JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT) or queue_bytes (the gRPC messages of the calls waiting would have passed their bound)."},
+			Help: "API requests answered 503 UNAVAILABLE because the server was saturated, by reason: queue_full (every place and the queue taken), account_share (the account held half the queue already), expected_wait (those waiting ahead would take longer than JOBBOARD_ADMISSION_WAIT), wait_timeout (waited JOBBOARD_ADMISSION_WAIT), account_in_progress (waited that long while its account held the places one account may, JOBBOARD_ADMISSION_ACCOUNT_IN_FLIGHT) or queue_bytes (the gRPC messages of the calls waiting would have passed their bound)."},
 			[]string{"reason"}),
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "admission_queue_wait_seconds",
 			Help:    "Time API requests that found every place taken waited in the queue before getting one.",

@@ -296,26 +296,13 @@ func (l *Limiter) queueRefusal(w *waiter) *Saturated {
 		ahead = l.queuedBy[account]
 		every = every * time.Duration(l.s.MaxInFlight) / time.Duration(l.s.AccountInFlight)
 	}
-	if expected := time.Duration(ahead+1) * every; expected > l.s.MaxWait/waitHeadroom {
+	if expected := time.Duration(ahead+1) * every; expected > l.s.MaxWait {
 		return &Saturated{Reason: ReasonExpectedWait, Message: fmt.Sprintf(
-			"the %d requests waiting ahead of this one would take about %s; the line takes only requests it expects to serve within %s, a %s of the %s a request may wait",
-			ahead, expected.Round(time.Millisecond), l.s.MaxWait/waitHeadroom, headroomShare, l.s.MaxWait)}
+			"the %d requests waiting ahead of this one would take about %s, longer than the %s a request may wait",
+			ahead, expected.Round(time.Millisecond), l.s.MaxWait)}
 	}
 	return nil
 }
-
-// The line takes a request only when it expects to serve it within
-// MaxWait/waitHeadroom. A line filled up to MaxWait itself keeps every
-// request near the bound, and the pace of the line wanders (a slow write,
-// a pause of the collector): a share of the waiters then ran past MaxWait
-// and were refused after waiting it all, the slowest refusal there is,
-// while the waiters served had the full bound added to their latency.
-// With the headroom a request is refused after waiting only when the line
-// moves at less than half the pace it was judged by.
-const (
-	waitHeadroom  = 2
-	headroomShare = "half"
-)
 
 // mebibytes writes n bytes in MiB with one decimal.
 func mebibytes(n int64) string {

@@ -190,11 +190,10 @@ func TestOff(t *testing.T) {
 }
 
 // TestExpectedWait: once the queue has moved, a request that would wait
-// longer than half of MaxWait behind those already waiting is refused at
-// once.
+// longer than MaxWait behind those already waiting is refused at once.
 func TestExpectedWait(t *testing.T) {
 	var clock atomic.Int64 // milliseconds
-	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 200 * time.Millisecond}, nil)
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 100 * time.Millisecond}, nil)
 	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
 	release, _ := l.Acquire(context.Background(), 1)
 	granted := make(chan func(), 10)
@@ -215,8 +214,7 @@ func TestExpectedWait(t *testing.T) {
 	release()
 	clock.Add(40)
 	(<-granted)()
-	// One waits; a second would wait about 2 × 40 ms, within the 100 ms
-	// the line takes; a third 3 × 40, past it.
+	// One waits; a second would wait about 2 × 40 ms, a third 3 × 40.
 	go func() {
 		rel, err := l.Acquire(context.Background(), 9)
 		if err == nil {
@@ -225,7 +223,7 @@ func TestExpectedWait(t *testing.T) {
 	}()
 	waitQueued(t, l, 2)
 	_, err := l.Acquire(context.Background(), 10)
-	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms; the line takes only requests it expects to serve within 100ms, a half of the 200ms") {
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms, longer than the 100ms") {
 		t.Errorf("a request behind two waiting with a place every 40 ms: %v, want expected_wait", err)
 	}
 	for range 3 {
