@@ -147,34 +147,24 @@ func mixedClasses(ctx context.Context, h *harness) ([]*mixedClass, error) {
 	}, nil
 }
 
-// mixedPoster is an account that posts. Each of its lanes is a batch of
-// jobs of its own, in two versions that are posted in turn.
+// mixedPoster is an account that posts, with the two versions of its batch
+// it posts in turn.
 type mixedPoster struct {
-	id    int64
-	key   string
-	lanes [][2][]byte
+	id     int64
+	key    string
+	bodies [2][]byte
 }
 
-// mixedLanes is how many lanes each posting account needs: one per two of
-// its connections at the busiest level.
-func mixedLanes() int {
-	return mixedPostConns(slices.Max(mixedLevels)) / mixedPostAccounts / 2
-}
-
-// mixedPosters creates the posting accounts, each with the batches of its
-// lanes stored, and checks with a real client that each of the two
-// versions of a batch, posted after the other, updates every job: the
-// versions have the same reference numbers and other titles. h2load sends
-// one body per process, so a lane posts from two processes, one per
-// version; a post that follows one of the other version changes the jobs
-// again.
+// mixedPosters creates the posting accounts, each with its batch of jobs
+// stored, and checks with a real client that each of the two versions of
+// the batch, posted after the other, updates every job: the versions have
+// the same reference numbers and other titles. h2load sends one body per
+// process, so each account posts from two processes, one per version; a
+// post that follows one of the other version changes the jobs again.
 //
-// Lanes keep apart the posts that would otherwise wait for each other in
-// PostgreSQL: two posts of the same jobs take the same row locks, so one
-// waits for the other's commit, whatever the service does. With every
-// connection of an account on one batch, its posts at 1,000 connections
-// queued six deep on those locks. A lane has one connection per version,
-// so at most two posts share its jobs.
+// One batch per account is enough: the posts to one account take turns on
+// the account's row (for its maximum of active jobs), so two of them never
+// update the same jobs at once, whatever jobs they carry.
 func mixedPosters(ctx context.Context, h *harness) ([]mixedPoster, error) {
 	posters := make([]mixedPoster, mixedPostAccounts)
 	for i := range posters {
@@ -182,49 +172,35 @@ func mixedPosters(ctx context.Context, h *harness) ([]mixedPoster, error) {
 		if err != nil {
 			return nil, err
 		}
-		posters[i] = mixedPoster{id: acct.ID, key: acct.APIKey}
-		for lane := range mixedLanes() {
-			start := lane * mixedBatchSize
-			a, b := jobsJSON(start, mixedBatchSize, "M", "Driver (version A)"), jobsJSON(start, mixedBatchSize, "M", "Driver (version B)")
-			if err := checkLane(ctx, h, acct, a, b); err != nil {
-				return nil, fmt.Errorf("posting account %d, lane %d: %w", i+1, lane+1, err)
+		a, b := jobsJSON(0, mixedBatchSize, "M", "Driver (version A)"), jobsJSON(0, mixedBatchSize, "M", "Driver (version B)")
+		posters[i] = mixedPoster{id: acct.ID, key: acct.APIKey, bodies: [2][]byte{a, b}}
+		for step, body := range [][]byte{a, b, a} {
+			code, resp, err := h.do(ctx, acct, http.MethodPost, "/api/v2.0/jobs.json", body)
+			if err != nil {
+				return nil, err
 			}
-			posters[i].lanes = append(posters[i].lanes, [2][]byte{a, b})
+			var sum struct{ Updated, Added, Errors int }
+			wantAdded, wantUpdated := mixedBatchSize*btoi(step == 0), mixedBatchSize*btoi(step > 0)
+			if code != 200 || json.Unmarshal(resp, &sum) != nil || sum.Errors != 0 || sum.Added != wantAdded || sum.Updated != wantUpdated {
+				return nil, fmt.Errorf("posting account %d's batch, post %d: want %d added and %d updated, got %d %.300s",
+					i+1, step+1, wantAdded, wantUpdated, code, resp)
+			}
 		}
 	}
 	return posters, nil
 }
 
-// checkLane posts a lane's versions a, b, a: the first adds every job, the
-// other two update every one.
-func checkLane(ctx context.Context, h *harness, acct account, a, b []byte) error {
-	for step, body := range [][]byte{a, b, a} {
-		code, resp, err := h.do(ctx, acct, http.MethodPost, "/api/v2.0/jobs.json", body)
-		if err != nil {
-			return err
-		}
-		var sum struct{ Updated, Added, Errors int }
-		wantAdded, wantUpdated := mixedBatchSize*btoi(step == 0), mixedBatchSize*btoi(step > 0)
-		if code != 200 || json.Unmarshal(resp, &sum) != nil || sum.Errors != 0 || sum.Added != wantAdded || sum.Updated != wantUpdated {
-			return fmt.Errorf("post %d: want %d added and %d updated, got %d %.300s", step+1, wantAdded, wantUpdated, code, resp)
-		}
-	}
-	return nil
-}
-
-// postRuns are the posts' h2load processes: for each account, as many of
-// its lanes as its share of conns fills, each lane one process (and one
-// connection) per version, with the account's key.
+// postRuns are the posts' h2load processes, two per account (one key and
+// one version of the batch per process), each with half of the account's
+// share of conns.
 func postRuns(base string, posters []mixedPoster, conns int) []mixedRun {
 	var runs []mixedRun
+	perVersion := max(1, conns/len(posters)/2)
 	for i, p := range posters {
-		lanes := p.lanes[:min(len(p.lanes), max(1, conns/len(posters)/2))]
-		for lane, bodies := range lanes {
-			for v, body := range bodies {
-				runs = append(runs, mixedRun{account: i + 1, h2loadRun: h2loadRun{
-					name: fmt.Sprintf("post%d-%d%c", i+1, lane+1, 'a'+v), uris: []string{base + "jobs.json"}, conns: 1,
-					headers: []string{"Authorization: Bearer " + p.key, "Content-Type: application/json"}, body: body}})
-			}
+		for v, body := range p.bodies {
+			runs = append(runs, mixedRun{account: i + 1, h2loadRun: h2loadRun{
+				name: fmt.Sprintf("post%d%c", i+1, 'a'+v), uris: []string{base + "jobs.json"}, conns: perVersion,
+				headers: []string{"Authorization: Bearer " + p.key, "Content-Type: application/json"}, body: body}})
 		}
 	}
 	return runs
@@ -260,7 +236,6 @@ func mixedLevel(ctx context.Context, h *harness, classes []*mixedClass, level in
 	var waits []func() (h2loadResult, error)
 	var into [][]*h2loadResult // the sums each process's answers go to
 	var posting []int64
-	postProcesses := 0 // two per lane, one per version of its batch
 	for _, c := range classes {
 		c.conns = mixedPostConns(level)
 		if c.share > 0 {
@@ -280,7 +255,6 @@ func mixedLevel(ctx context.Context, h *harness, classes []*mixedClass, level in
 			}
 			sums := []*h2loadResult{&c.result}
 			if r.account > 0 {
-				postProcesses++
 				part := &c.accounts[r.account-1]
 				part.conns += r.conns
 				sums = append(sums, &part.result)
@@ -334,7 +308,7 @@ func mixedLevel(ctx context.Context, h *harness, classes []*mixedClass, level in
 			posted = float64(c.result.count(c.want)) / d.Seconds() * float64(len(updates.changed)) * mixedBatchSize
 		}
 	}
-	run.postedNote = updates.note(postProcesses/2*mixedBatchSize, posted)
+	run.postedNote = updates.note(len(posting)*mixedBatchSize, posted)
 	return run, nil
 }
 

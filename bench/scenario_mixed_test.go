@@ -61,45 +61,22 @@ func TestMixedPostConns(t *testing.T) {
 	}
 }
 
-// Each account posts from as many lanes as half its connections, each lane
-// its own batch from two processes (one per version) of one connection,
-// with the account's key; lanes beyond those made are not invented.
+// Each account posts its two versions from two processes with its own key,
+// half of its connections each.
 func TestPostRuns(t *testing.T) {
-	lane := func(a, b string) [2][]byte { return [2][]byte{[]byte(a), []byte(b)} }
 	posters := []mixedPoster{
-		{key: "k1", lanes: [][2][]byte{lane("a1", "b1"), lane("c1", "d1"), lane("e1", "f1")}},
-		{key: "k2", lanes: [][2][]byte{lane("a2", "b2"), lane("c2", "d2"), lane("e2", "f2")}},
+		{key: "k1", bodies: [2][]byte{[]byte("a1"), []byte("b1")}},
+		{key: "k2", bodies: [2][]byte{[]byte("a2"), []byte("b2")}},
 	}
-	for _, tc := range []struct {
-		conns, lanes int
-	}{{2, 1}, {4, 1}, {8, 2}, {12, 3}, {40, 3}} {
-		runs := postRuns("http://x/", posters, tc.conns)
-		if len(runs) != 2*2*tc.lanes {
-			t.Fatalf("%d connections: %d runs, want %d lanes of 2 per account", tc.conns, len(runs), tc.lanes)
-		}
-		for i, r := range runs {
-			p, l, v := posters[i/(2*tc.lanes)], i/2%tc.lanes, i%2
-			if r.account != i/(2*tc.lanes)+1 || r.conns != 1 || !bytes.Equal(r.body, p.lanes[l][v]) || !slices.Contains(r.headers, "Authorization: Bearer "+p.key) {
-				t.Errorf("%d connections, run %d: account %d, %d connections, body %q, headers %v; want account %d, 1 connection, body %q, key %s",
-					tc.conns, i, r.account, r.conns, r.body, r.headers, i/(2*tc.lanes)+1, p.lanes[l][v], p.key)
-			}
-		}
+	runs := postRuns("http://x/", posters, 12)
+	if len(runs) != 4 {
+		t.Fatalf("%d runs, want 2 per account", len(runs))
 	}
-}
-
-// Each lane's batch has reference numbers of its own, so two lanes never
-// post the same jobs.
-func TestMixedLanesDistinctJobs(t *testing.T) {
-	if mixedLanes() < 2 {
-		t.Fatalf("mixedLanes() = %d, want one per two connections of an account at 1,000", mixedLanes())
-	}
-	seen := map[string]int{}
-	for lane := range mixedLanes() {
-		for _, j := range jobs(lane*mixedBatchSize, mixedBatchSize, "M", "t") {
-			if other, ok := seen[j.ReferenceNumber]; ok {
-				t.Fatalf("reference %s in lanes %d and %d", j.ReferenceNumber, other, lane)
-			}
-			seen[j.ReferenceNumber] = lane
+	for i, r := range runs {
+		p := posters[i/2]
+		if r.account != i/2+1 || r.conns != 3 || !bytes.Equal(r.body, p.bodies[i%2]) || !slices.Contains(r.headers, "Authorization: Bearer "+p.key) {
+			t.Errorf("run %d: account %d, %d connections, body %q, headers %v; want account %d, 3 connections, body %q, key %s",
+				i, r.account, r.conns, r.body, r.headers, i/2+1, p.bodies[i%2], p.key)
 		}
 	}
 }
