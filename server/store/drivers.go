@@ -153,10 +153,13 @@ func profileArgs(p *DriverProfile) []any {
 // the same as the last one the account took from that driver (a retried
 // call, a file imported again) is stored again but not received again, so
 // it is not passed to then.
+//
+// A batch rolled back by a deadlock is saved again from the start, then
+// included: then must keep nothing outside tx from one run to the next.
 func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 	then func(ctx context.Context, tx *sqlx.Tx, apps []Application, ids []int64) error) ([]int64, error) {
 	ids := make([]int64, len(apps))
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inRetriedTx(ctx, "save applications", func(tx *sqlx.Tx) error {
 		var received []Application
 		var receivedIDs []int64
 		for i, a := range apps {

@@ -183,7 +183,7 @@ type UpsertOptions struct {
 // numbers must be unique within jobs.
 func (s *Store) UpsertJobs(ctx context.Context, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
 	var outcomes []Outcome
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inRetriedTx(ctx, "upsert jobs", func(tx *sqlx.Tx) error {
 		var err error
 		outcomes, err = upsertJobs(ctx, tx, accountID, jobs, opts)
 		return err
@@ -349,8 +349,8 @@ func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 // DeleteJobsByID soft-deletes the account's active jobs with the given ids
 // and returns the ids it deleted.
 func (s *Store) DeleteJobsByID(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
-	deleted := []int64{}
-	if err := s.softDeleteJobs(ctx, &deleted, accountID, "id", "bigint", pq.Array(ids)); err != nil {
+	deleted, err := softDeleteJobs[int64](ctx, s, accountID, "id", "bigint", pq.Array(ids))
+	if err != nil {
 		return nil, fmt.Errorf("delete jobs: %w", err)
 	}
 	return deleted, nil
@@ -359,19 +359,26 @@ func (s *Store) DeleteJobsByID(ctx context.Context, accountID int64, ids []int64
 // DeleteJobsByReference soft-deletes the account's active jobs with the given
 // reference numbers and returns the references it deleted.
 func (s *Store) DeleteJobsByReference(ctx context.Context, accountID int64, refs []string) ([]string, error) {
-	deleted := []string{}
-	if err := s.softDeleteJobs(ctx, &deleted, accountID, "reference_number", "text", pq.StringArray(refs)); err != nil {
+	deleted, err := softDeleteJobs[string](ctx, s, accountID, "reference_number", "text", pq.StringArray(refs))
+	if err != nil {
 		return nil, fmt.Errorf("delete jobs by reference: %w", err)
 	}
 	return deleted, nil
 }
 
 // softDeleteJobs soft-deletes the account's active jobs whose column is one
-// of keys, an array of SQL type keyType, and reads the column of those it
-// deleted into deleted. column and keyType are constants of the callers.
-func (s *Store) softDeleteJobs(ctx context.Context, deleted any, accountID int64, column, keyType string, keys any) error {
-	return s.db.SelectContext(ctx, deleted, `
-		UPDATE jobs SET deleted_at = now(), updated_at = now()
-		 WHERE account_id = $1 AND `+column+` = ANY($2::`+keyType+`[]) AND deleted_at IS NULL
-		RETURNING `+column, accountID, keys)
+// of keys, an array of SQL type keyType, and returns the column of those it
+// deleted. column and keyType are constants of the callers. The statement
+// locks the jobs in its own order while an intake holds some of them FOR
+// SHARE and waits for others, so it too is run again after a deadlock.
+func softDeleteJobs[K int64 | string](ctx context.Context, s *Store, accountID int64, column, keyType string, keys any) ([]K, error) {
+	var deleted []K
+	err := retryDeadlocks(ctx, "delete jobs", deadlockAttempts, func() error {
+		deleted = []K{} // sqlx appends to what a failed run read
+		return s.db.SelectContext(ctx, &deleted, `
+			UPDATE jobs SET deleted_at = now(), updated_at = now()
+			 WHERE account_id = $1 AND `+column+` = ANY($2::`+keyType+`[]) AND deleted_at IS NULL
+			RETURNING `+column, accountID, keys)
+	})
+	return deleted, err
 }
