@@ -203,7 +203,8 @@ type existingJob struct {
 }
 
 // upsertJobs does the work of UpsertJobs inside tx with a fixed number of
-// statements whatever the number of jobs: lock, read, count, insert, update.
+// statements whatever the number of jobs: lock, read, count, insert, lock
+// and update.
 func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
 	if len(jobs) == 0 {
 		return []Outcome{}, nil
@@ -231,6 +232,9 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 		}
 	}
 	if len(p.updateIDs) > 0 {
+		if err := lockJobsInOrder(ctx, tx, p.updateIDs); err != nil {
+			return nil, err
+		}
 		args := p.updateArrays.params(accountID, today, pq.Array(p.updateIDs))
 		if _, err := tx.ExecContext(ctx, updateJobBatch, args...); err != nil {
 			return nil, fmt.Errorf("update jobs: %w", err)
@@ -333,6 +337,18 @@ var (
 	jobBatchNames   = joinFields(func(f jobField) string { return f.unnest })
 	jobBatchValues  = joinFields(func(f jobField) string { return f.write })
 )
+
+// lockJobsInOrder locks the jobs with ids for an update, in id order. The
+// update would lock them in the order of its plan, and an intake holding
+// some of them FOR SHARE (lockAppliedJobs) while waiting for others would
+// deadlock with it; in one order, one waits for the other.
+func lockJobsInOrder(ctx context.Context, tx *sqlx.Tx, ids []int64) error {
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
+		pq.Array(ids)); err != nil {
+		return fmt.Errorf("lock jobs to update: %w", err)
+	}
+	return nil
+}
 
 func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 	var id int64
