@@ -153,10 +153,16 @@ func profileArgs(p *DriverProfile) []any {
 // the same as the last one the account took from that driver (a retried
 // call, a file imported again) is stored again but not received again, so
 // it is not passed to then.
+//
+// A batch rolled back by a deadlock is saved again from the start, then
+// included: then must keep nothing outside tx from one run to the next.
 func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 	then func(ctx context.Context, tx *sqlx.Tx, apps []Application, ids []int64) error) ([]int64, error) {
 	ids := make([]int64, len(apps))
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inRetriedTx(ctx, "save applications", func(tx *sqlx.Tx) error {
+		if err := lockAppliedJobs(ctx, tx, apps); err != nil {
+			return err
+		}
 		var received []Application
 		var receivedIDs []int64
 		for i, a := range apps {
@@ -179,6 +185,31 @@ func (s *Store) SaveApplications(ctx context.Context, apps []Application,
 		s.compactions.note(accountsOf(apps)...)
 	}
 	return ids, err
+}
+
+// lockAppliedJobs takes FOR SHARE, in id order, the locks on every job
+// the batch's applications name, which saveJobApplications would take
+// application by application. A rename (upsertJobs) locks the jobs it
+// updates in id order too, so the two wait for each other instead of each
+// holding a job the other wants, the deadlock that taking them in the
+// batch's order made common.
+func lockAppliedJobs(ctx context.Context, tx *sqlx.Tx, apps []Application) error {
+	var accounts []int64
+	var refs []string
+	for _, a := range apps {
+		for _, j := range a.JobApps {
+			accounts, refs = append(accounts, a.AccountID), append(refs, j.Reference)
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT j.id FROM jobs j
+		WHERE (j.account_id, j.reference_number) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
+		ORDER BY j.id FOR SHARE`, pq.Array(accounts), pq.StringArray(refs)); err != nil {
+		return fmt.Errorf("lock applied jobs: %w", err)
+	}
+	return nil
 }
 
 // accountsOf lists the accounts apps go to, each once.

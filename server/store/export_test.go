@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // MigrateUpTo applies the embedded migrations up to version upTo only.
@@ -39,4 +41,9 @@ func SetBeforeCountBackfill(f func(ctx context.Context, accountID int64)) { befo
 // counts are filled after migration 0018; nil removes it.
 func SetBeforeJobTitleBackfill(f func(ctx context.Context, accountID int64)) {
 	beforeJobTitleBackfill = f
+}
+
+// InRetriedTx is inRetriedTx, for the test of a deadlock between two of them.
+func (s *Store) InRetriedTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	return s.inRetriedTx(ctx, op, fn)
 }

@@ -176,7 +176,9 @@ func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, er
 // an import's effect is all or nothing; finish runs last in the same
 // transaction (the queue marks its job done and queues the callback
 // there), given the import as the transaction leaves it and told whether
-// work ran. An import already complete is left alone.
+// work ran. An import already complete is left alone. A deadlock is not
+// retried here but fails the run like any other error: the queue runs the
+// import again whole, as one transaction it must be.
 func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) (*ImportResults, error), finish func(tx *sql.Tx, imp JobImport, ran bool) error) (ran bool, err error) {
 	var accountID int64
 	defer func() {

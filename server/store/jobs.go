@@ -183,7 +183,7 @@ type UpsertOptions struct {
 // numbers must be unique within jobs.
 func (s *Store) UpsertJobs(ctx context.Context, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
 	var outcomes []Outcome
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inRetriedTx(ctx, "upsert jobs", func(tx *sqlx.Tx) error {
 		var err error
 		outcomes, err = upsertJobs(ctx, tx, accountID, jobs, opts)
 		return err
@@ -203,7 +203,8 @@ type existingJob struct {
 }
 
 // upsertJobs does the work of UpsertJobs inside tx with a fixed number of
-// statements whatever the number of jobs: lock, read, count, insert, update.
+// statements whatever the number of jobs: lock, read, count, insert, lock
+// and update.
 func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
 	if len(jobs) == 0 {
 		return []Outcome{}, nil
@@ -231,6 +232,9 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 		}
 	}
 	if len(p.updateIDs) > 0 {
+		if err := lockJobsInOrder(ctx, tx, p.updateIDs); err != nil {
+			return nil, err
+		}
 		args := p.updateArrays.params(accountID, today, pq.Array(p.updateIDs))
 		if _, err := tx.ExecContext(ctx, updateJobBatch, args...); err != nil {
 			return nil, fmt.Errorf("update jobs: %w", err)
@@ -334,6 +338,18 @@ var (
 	jobBatchValues  = joinFields(func(f jobField) string { return f.write })
 )
 
+// lockJobsInOrder locks the jobs with ids for an update, in id order. The
+// update would lock them in the order of its plan, and an intake holding
+// some of them FOR SHARE (lockAppliedJobs) while waiting for others would
+// deadlock with it; in one order, one waits for the other.
+func lockJobsInOrder(ctx context.Context, tx *sqlx.Tx, ids []int64) error {
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
+		pq.Array(ids)); err != nil {
+		return fmt.Errorf("lock jobs to update: %w", err)
+	}
+	return nil
+}
+
 func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 	var id int64
 	err := tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID)
@@ -349,8 +365,8 @@ func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID int64) error {
 // DeleteJobsByID soft-deletes the account's active jobs with the given ids
 // and returns the ids it deleted.
 func (s *Store) DeleteJobsByID(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
-	deleted := []int64{}
-	if err := s.softDeleteJobs(ctx, &deleted, accountID, "id", "bigint", pq.Array(ids)); err != nil {
+	deleted, err := softDeleteJobs[int64](ctx, s, accountID, "id", "bigint", pq.Array(ids))
+	if err != nil {
 		return nil, fmt.Errorf("delete jobs: %w", err)
 	}
 	return deleted, nil
@@ -359,19 +375,26 @@ func (s *Store) DeleteJobsByID(ctx context.Context, accountID int64, ids []int64
 // DeleteJobsByReference soft-deletes the account's active jobs with the given
 // reference numbers and returns the references it deleted.
 func (s *Store) DeleteJobsByReference(ctx context.Context, accountID int64, refs []string) ([]string, error) {
-	deleted := []string{}
-	if err := s.softDeleteJobs(ctx, &deleted, accountID, "reference_number", "text", pq.StringArray(refs)); err != nil {
+	deleted, err := softDeleteJobs[string](ctx, s, accountID, "reference_number", "text", pq.StringArray(refs))
+	if err != nil {
 		return nil, fmt.Errorf("delete jobs by reference: %w", err)
 	}
 	return deleted, nil
 }
 
 // softDeleteJobs soft-deletes the account's active jobs whose column is one
-// of keys, an array of SQL type keyType, and reads the column of those it
-// deleted into deleted. column and keyType are constants of the callers.
-func (s *Store) softDeleteJobs(ctx context.Context, deleted any, accountID int64, column, keyType string, keys any) error {
-	return s.db.SelectContext(ctx, deleted, `
-		UPDATE jobs SET deleted_at = now(), updated_at = now()
-		 WHERE account_id = $1 AND `+column+` = ANY($2::`+keyType+`[]) AND deleted_at IS NULL
-		RETURNING `+column, accountID, keys)
+// of keys, an array of SQL type keyType, and returns the column of those it
+// deleted. column and keyType are constants of the callers. The statement
+// locks the jobs in its own order while an intake holds some of them FOR
+// SHARE and waits for others, so it too is run again after a deadlock.
+func softDeleteJobs[K int64 | string](ctx context.Context, s *Store, accountID int64, column, keyType string, keys any) ([]K, error) {
+	var deleted []K
+	err := retryDeadlocks(ctx, "delete jobs", deadlockAttempts, func() error {
+		deleted = []K{} // sqlx appends to what a failed run read
+		return s.db.SelectContext(ctx, &deleted, `
+			UPDATE jobs SET deleted_at = now(), updated_at = now()
+			 WHERE account_id = $1 AND `+column+` = ANY($2::`+keyType+`[]) AND deleted_at IS NULL
+			RETURNING `+column, accountID, keys)
+	})
+	return deleted, err
 }
