@@ -243,7 +243,9 @@ func driverCases(ctx context.Context, h *harness, a account) ([]driverCase, erro
 		{"first_name", "first_name_key", []string{"first_name", firstName}},
 		{"last_name", "last_name_key", []string{"last_name", lastName}},
 		{"has_job_apps", "has_job_apps", []string{"has_job_apps", "1"}},
-		{"job_title", "job_title_lower", []string{"job_title", jobTitle}},
+		// Counted from application_counts, under the dimension 'job_title'
+		// (migration 0018), as the other counted filters are under theirs.
+		{"job_title", "job_title", []string{"job_title", jobTitle}},
 		{"lives_within_radius", "latitude", []string{"lives_within_radius", strconv.Itoa(driversRadius), "lives_within_zip", zip}},
 		{"min_experience", "experience", []string{"min_experience", strconv.FormatFloat(snapExperience(experience), 'f', -1, 64)}},
 		{"phone", "phone_digits", []string{"phone", person.Phone}},

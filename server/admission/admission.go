@@ -466,11 +466,15 @@ func (l *Limiter) fadedPeakLocked(now time.Time) float64 {
 // such clients the replica settled at 100 requests served a second and
 // 15,000 refused (it served 1,200 a second at 200 connections). Judged by
 // the best rate of the last few seconds, the line takes those connections
-// in and the CPU goes to serving them (1,328 a second, none refused). A
-// server that has really slowed down is judged by its new pace within a
-// few peakSpans; meanwhile its line may keep some requests until the wait
-// bound refuses them.
-const peakSpan = 3 * time.Second
+// in and the CPU goes to serving them (1,328 a second, none refused).
+// The memory is long because the bad state holds itself up: with a 3 s
+// span, one run at 1,000 connections was in it for the whole minute (83
+// served a second). A server that has really
+// slowed down is judged by its new pace only after a minute or so;
+// meanwhile its line takes more than it serves within the bound, and
+// those it cannot serve are refused after waiting the bound: a slow
+// answer, but one that costs the server nothing while it waits.
+const peakSpan = 30 * time.Second
 
 // paceLocked is the time between two handoffs at the line's best recent
 // rate, 0 while it is not known. A rate faded so far that the line would

@@ -231,10 +231,10 @@ func TestExpectedWait(t *testing.T) {
 	}
 }
 
-// TestPace: the line's pace is its best rate of the last few seconds,
+// TestPace: the line's pace is its best rate of the last half minute or so,
 // each rate an average over about half a second: it follows steady gaps
 // exactly, hardly moves for a stall or a short burst, takes a quicker
-// pace within about a second and a slower one within seconds.
+// pace within about a second and a slower one only within a minute or so.
 func TestPace(t *testing.T) {
 	ms := time.Millisecond
 	steady := func(g time.Duration, n int) []time.Duration { return slices.Repeat([]time.Duration{g}, n) }
@@ -247,14 +247,14 @@ func TestPace(t *testing.T) {
 		{"steady quick", steady(ms, 3000), 999 * time.Microsecond, 1001 * time.Microsecond},
 		{"steady slow", steady(3*time.Second, 3), 2999 * ms, 3001 * ms},
 		// 250 ms with nothing handed on, after two seconds at 1 ms: the
-		// best rate keeps e^(-0.25/3) of its 1,000/s.
-		{"one stall", append(steady(ms, 2000), 250*ms), 1080 * time.Microsecond, 1100 * time.Microsecond},
+		// best rate keeps e^(-0.25/30) of its 1,000/s.
+		{"one stall", append(steady(ms, 2000), 250*ms), 1005 * time.Microsecond, 1012 * time.Microsecond},
 		// Ten handoffs 1 ms apart after a 40 ms pace: 25/s + about 10 × 2/s.
 		{"a short burst", append([]time.Duration{40 * ms}, steady(ms, 10)...), 20 * ms, 25 * ms},
 		// From 1 ms to 10 ms: a second later the best rate is still
-		// e^(-1/3) of 1,000/s; five seconds later e^(-5/3), 189/s.
-		{"a slower pace, a second on", append(steady(ms, 2000), steady(10*ms, 100)...), 1350 * time.Microsecond, 1450 * time.Microsecond},
-		{"a slower pace, five seconds on", append(steady(ms, 2000), steady(10*ms, 500)...), 5200 * time.Microsecond, 5400 * time.Microsecond},
+		// e^(-1/30) of 1,000/s; a minute later e^(-2), 135/s.
+		{"a slower pace, a second on", append(steady(ms, 2000), steady(10*ms, 100)...), 1030 * time.Microsecond, 1040 * time.Microsecond},
+		{"a slower pace, a minute on", append(steady(ms, 2000), steady(10*ms, 6000)...), 7300 * time.Microsecond, 7500 * time.Microsecond},
 		// From 10 ms to 1 ms: two seconds on, the rate is 1,000/s less
 		// e^-4 of the 900/s difference.
 		{"a quicker pace, two seconds on", append(steady(10*ms, 200), steady(ms, 2000)...), 1010 * time.Microsecond, 1025 * time.Microsecond},
@@ -291,13 +291,13 @@ func TestPaceAcrossSpells(t *testing.T) {
 		l.timeHandoffLocked()
 	}
 	l.lastHandoff, l.handoffRate = time.Time{}, 0 // the line emptied
-	clock += time.Second
-	if got := l.paceLocked(l.now()); got < 1350*time.Microsecond || got > 1450*time.Microsecond {
-		t.Errorf("a second after the spell: pace %s, want about 1.4 ms (1 ms faded by e^(1/3))", got)
+	clock += 10 * time.Second
+	if got := l.paceLocked(l.now()); got < 1390*time.Microsecond || got > 1400*time.Microsecond {
+		t.Errorf("10 s after the spell: pace %s, want about 1.4 ms (1 ms faded by e^(1/3))", got)
 	}
-	clock += 30 * time.Second // 1,000/s faded by e^(-31/3): about 0.03/s
+	clock += 290 * time.Second // 1,000/s faded by e^(-10): about 0.05/s
 	if got := l.paceLocked(l.now()); got != 0 {
-		t.Errorf("31 s after the spell: pace %s, want 0 (not known)", got)
+		t.Errorf("300 s after the spell: pace %s, want 0 (not known)", got)
 	}
 }
 
