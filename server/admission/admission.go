@@ -103,9 +103,10 @@ type Limiter struct {
 	queuedBytes int64
 	// handoffRate is how many places a second have lately been handed to
 	// waiters in the current busy spell (timeHandoffLocked): the queue
-	// moves that fast. lastHandoff is the last one. Both are zero while
-	// nobody waits.
+	// moves that fast. spellStart is the spell's first handoff, lastHandoff
+	// its last one. All are zero while nobody waits.
 	handoffRate float64
+	spellStart  time.Time
 	lastHandoff time.Time
 	// peakRate is the highest handoffRate lately, as of peakAt, and
 	// forgotten slowly (by e every peakSpan), across busy spells too: the
@@ -383,7 +384,7 @@ func (l *Limiter) releaser(account int64) func() {
 				// learns its own rate, from its own first handoff; the
 				// best rate fades meanwhile (paceLocked).
 				l.inFlight--
-				l.lastHandoff, l.handoffRate = time.Time{}, 0
+				l.spellStart, l.lastHandoff, l.handoffRate = time.Time{}, time.Time{}, 0
 				return
 			}
 			l.timeHandoffLocked()
@@ -427,25 +428,32 @@ const paceSpan = 500 * time.Millisecond
 // time it covers: the old rate keeps the weight e^(-gap/paceSpan). For
 // gaps far shorter than paceSpan that adds about 1/paceSpan per handoff,
 // a count of the recent handoffs; a gap of paceSpan or more, with nothing
-// handed on meanwhile, is most of the rate by itself; steady gaps give
-// exactly their own rate.
+// handed on meanwhile, is most of the rate by itself. The spell starts
+// from a rate of 0, so its first moments weigh less than they should:
+// divided by the weight they do have, 1 - e^(-spell/paceSpan), steady
+// gaps give exactly their own rate. The best rate takes in a spell's rate
+// only once the spell has lasted half of paceSpan: one quick gap at its
+// start says nothing of the line's pace, and the best rate would keep it
+// for a minute.
 func (l *Limiter) timeHandoffLocked() {
 	now := l.now()
-	if !l.lastHandoff.IsZero() {
-		gap := now.Sub(l.lastHandoff).Seconds()
-		span := paceSpan.Seconds()
-		switch {
-		case gap <= 0: // two at once: the limit of the average as the gap shrinks
-			l.handoffRate += 1 / span
-		case l.handoffRate == 0:
-			l.handoffRate = 1 / gap
-		default:
-			keep := math.Exp(-gap / span)
-			l.handoffRate = l.handoffRate*keep + (1-keep)/gap
-		}
-		l.peakRate, l.peakAt = max(l.handoffRate, l.fadedPeakLocked(now)), now
+	if l.lastHandoff.IsZero() {
+		l.spellStart, l.lastHandoff = now, now
+		return
+	}
+	gap := max(now.Sub(l.lastHandoff), 0).Seconds()
+	span := paceSpan.Seconds()
+	if gap == 0 { // two at once: the limit of the average as the gap shrinks
+		l.handoffRate += 1 / span
+	} else {
+		keep := math.Exp(-gap / span)
+		l.handoffRate = l.handoffRate*keep + (1-keep)/gap
 	}
 	l.lastHandoff = now
+	if spell := now.Sub(l.spellStart); spell >= paceSpan/2 {
+		rate := l.handoffRate / (1 - math.Exp(-spell.Seconds()/span))
+		l.peakRate, l.peakAt = max(rate, l.fadedPeakLocked(now)), now
+	}
 }
 
 // fadedPeakLocked is the best recent rate as of now, faded by e every
@@ -465,12 +473,12 @@ func (l *Limiter) fadedPeakLocked(now time.Time) float64 {
 // line, and the slower line refused still more: at 1,000 connections of
 // such clients the replica settled at 100 requests served a second and
 // 15,000 refused (it served 1,200 a second at 200 connections). Judged by
-// the best rate of the last few seconds, the line takes those connections
-// in and the CPU goes to serving them (1,328 a second, none refused).
+// its best recent rate, the line takes those connections in and the CPU
+// goes to serving them (1,328 a second, none refused, with a 3 s span).
 // The memory is long because the bad state holds itself up: with a 3 s
 // span, one run at 1,000 connections was in it for the whole minute (83
-// served a second). A server that has really
-// slowed down is judged by its new pace only after a minute or so;
+// served a second). A server that has really slowed down is judged by its
+// new pace only after a minute or so;
 // meanwhile its line takes more than it serves within the bound, and
 // those it cannot serve are refused after waiting the bound: a slow
 // answer, but one that costs the server nothing while it waits.

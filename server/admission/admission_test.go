@@ -193,7 +193,7 @@ func TestOff(t *testing.T) {
 // longer than MaxWait behind those already waiting is refused at once.
 func TestExpectedWait(t *testing.T) {
 	var clock atomic.Int64 // milliseconds
-	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 100 * time.Millisecond}, nil)
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 700 * time.Millisecond}, nil)
 	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
 	release, _ := l.Acquire(context.Background(), 1)
 	granted := make(chan func(), 10)
@@ -208,13 +208,14 @@ func TestExpectedWait(t *testing.T) {
 		}()
 		waitQueued(t, l, i+1)
 	}
-	// The place passes on every 40 ms: the first handoff starts the clock,
-	// the second says one place frees every 40 ms.
-	clock.Add(40)
+	// The place passes on every 300 ms: the first handoff starts the
+	// clock, the second says one place frees every 300 ms (a spell of
+	// 300 ms is long enough to tell).
+	clock.Add(300)
 	release()
-	clock.Add(40)
+	clock.Add(300)
 	(<-granted)()
-	// One waits; a second would wait about 2 × 40 ms, a third 3 × 40.
+	// One waits; a second would wait about 2 × 300 ms, a third 3 × 300.
 	go func() {
 		rel, err := l.Acquire(context.Background(), 9)
 		if err == nil {
@@ -223,8 +224,8 @@ func TestExpectedWait(t *testing.T) {
 	}()
 	waitQueued(t, l, 2)
 	_, err := l.Acquire(context.Background(), 10)
-	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 120ms, longer than the 100ms") {
-		t.Errorf("a request behind two waiting with a place every 40 ms: %v, want expected_wait", err)
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 2 requests waiting ahead of this one would take about 900ms, longer than the 700ms") {
+		t.Errorf("a request behind two waiting with a place every 300 ms: %v, want expected_wait", err)
 	}
 	for range 3 {
 		(<-granted)()
@@ -243,14 +244,18 @@ func TestPace(t *testing.T) {
 		gaps     []time.Duration
 		min, max time.Duration
 	}{
-		{"the first gap sets it", []time.Duration{40 * ms}, 40 * ms, 40 * ms},
+		// Under half of paceSpan the spell tells nothing yet.
+		{"a short spell", []time.Duration{40 * ms, 40 * ms}, 0, 0},
 		{"steady quick", steady(ms, 3000), 999 * time.Microsecond, 1001 * time.Microsecond},
 		{"steady slow", steady(3*time.Second, 3), 2999 * ms, 3001 * ms},
+		// A first gap of a microsecond counts as one handoff, not as a
+		// rate of a million a second.
+		{"a quick first gap", append([]time.Duration{time.Microsecond}, steady(ms, 300)...), 990 * time.Microsecond, 1005 * time.Microsecond},
 		// 250 ms with nothing handed on, after two seconds at 1 ms: the
 		// best rate keeps e^(-0.25/30) of its 1,000/s.
 		{"one stall", append(steady(ms, 2000), 250*ms), 1005 * time.Microsecond, 1012 * time.Microsecond},
-		// Ten handoffs 1 ms apart after a 40 ms pace: 25/s + about 10 × 2/s.
-		{"a short burst", append([]time.Duration{40 * ms}, steady(ms, 10)...), 20 * ms, 25 * ms},
+		// Ten handoffs 1 ms apart after a second at 10 ms: 100/s → 120/s.
+		{"a short burst", append(steady(10*ms, 100), steady(ms, 10)...), 8200 * time.Microsecond, 8400 * time.Microsecond},
 		// From 1 ms to 10 ms: a second later the best rate is still
 		// e^(-1/30) of 1,000/s; a minute later e^(-2), 135/s.
 		{"a slower pace, a second on", append(steady(ms, 2000), steady(10*ms, 100)...), 1030 * time.Microsecond, 1040 * time.Microsecond},
@@ -258,8 +263,9 @@ func TestPace(t *testing.T) {
 		// From 10 ms to 1 ms: two seconds on, the rate is 1,000/s less
 		// e^-4 of the 900/s difference.
 		{"a quicker pace, two seconds on", append(steady(10*ms, 200), steady(ms, 2000)...), 1010 * time.Microsecond, 1025 * time.Microsecond},
-		// A second handoff at the same instant adds 1/paceSpan, 2/s.
-		{"two at once", []time.Duration{10 * ms, 0}, 9700 * time.Microsecond, 9900 * time.Microsecond},
+		// A second handoff at the same instant adds 1/paceSpan, 2/s, to
+		// the 100/s of half a second at 10 ms.
+		{"two at once", append(steady(10*ms, 50), 0), 9650 * time.Microsecond, 9750 * time.Microsecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var clock time.Duration
@@ -290,7 +296,7 @@ func TestPaceAcrossSpells(t *testing.T) {
 		clock += time.Millisecond
 		l.timeHandoffLocked()
 	}
-	l.lastHandoff, l.handoffRate = time.Time{}, 0 // the line emptied
+	l.spellStart, l.lastHandoff, l.handoffRate = time.Time{}, time.Time{}, 0 // the line emptied
 	clock += 10 * time.Second
 	if got := l.paceLocked(l.now()); got < 1390*time.Microsecond || got > 1400*time.Microsecond {
 		t.Errorf("10 s after the spell: pace %s, want about 1.4 ms (1 ms faded by e^(1/3))", got)
@@ -446,7 +452,7 @@ func TestDefaultAccountShare(t *testing.T) {
 // by its own line and the pace of its own places.
 func TestExpectedWaitSkipsBlocked(t *testing.T) {
 	var clock atomic.Int64 // milliseconds
-	l := New(Settings{MaxInFlight: 2, Queue: 100, MaxWait: 100 * time.Millisecond, AccountInFlight: 1}, nil)
+	l := New(Settings{MaxInFlight: 2, Queue: 100, MaxWait: time.Second, AccountInFlight: 1}, nil)
 	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
 	releaseOne, _ := l.Acquire(context.Background(), 1)
 	releaseTwo, _ := l.Acquire(context.Background(), 2)
@@ -469,18 +475,18 @@ func TestExpectedWaitSkipsBlocked(t *testing.T) {
 	waitQueued(t, l, 4)
 	go acquire(4)
 	waitQueued(t, l, 5)
-	clock.Add(40)
+	clock.Add(300)
 	releaseTwo() // to account 3: the clock starts
-	clock.Add(40)
-	(<-granted)() // to account 4: one place every 40 ms
+	clock.Add(300)
+	(<-granted)() // to account 4: one place every 300 ms
 	releaseFour := <-granted
 	// Ahead of account 5 only account 1's three, which a place skips: it
-	// expects 40 ms, not 4 × 40.
+	// expects 300 ms, not 4 × 300.
 	go acquire(5)
 	waitQueued(t, l, 4)
 	_, err := l.Acquire(context.Background(), 1)
-	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 3 requests waiting ahead of this one would take about 320ms") {
-		t.Errorf("account 1's fourth waiting request: %v, want expected_wait for its own 3 at one place every 80 ms", err)
+	if !isRefusal(err, ReasonExpectedWait) || !strings.Contains(err.Error(), "the 3 requests waiting ahead of this one would take about 2.4s") {
+		t.Errorf("account 1's fourth waiting request: %v, want expected_wait for its own 3 at one place every 600 ms", err)
 	}
 	releaseFour()
 	(<-granted)() // account 5's, with no other to take it
