@@ -61,16 +61,7 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 			return nil
 		},
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(writers))
-	for i, w := range writers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = w() }()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	runTogether(t, writers)
 	for _, acct := range []int64{a, b} {
 		checkCountsExact(t, s, acct)
 		checkTitleCountsExact(t, s, acct)
@@ -410,5 +401,21 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 	var left bool
 	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil || left {
 		t.Errorf("the list of accounts to fill is still there (%v)", err)
+	}
+}
+
+// runTogether runs the writers at once and fails the test with their
+// errors once all have returned.
+func runTogether(t *testing.T, writers []func() error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(writers))
+	for i, w := range writers {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = w() }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 }

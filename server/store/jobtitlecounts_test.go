@@ -209,16 +209,7 @@ func TestJobTitleCountsConcurrent(t *testing.T) {
 	}
 	writers := []func() error{intake(1), intake(2), intake(3), intake(4), intake(5), rename, fold,
 		func() error { return deleteSome(ctx, s, acct) }}
-	var wg sync.WaitGroup
-	errs := make([]error, len(writers))
-	for i, w := range writers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = w() }()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	runTogether(t, writers)
 	t.Logf("%d transactions run again after a deadlock", strings.Count(logs.String(), "rolled back by a deadlock"))
 	checkTitleCountsExact(t, s, acct)
 	if err := s.CompactApplicationCounts(ctx, acct); err != nil {
