@@ -49,32 +49,48 @@ var beforeCountBackfill func(ctx context.Context, accountID int64)
 // start serving only after it (Migrate runs it under the migrations'
 // lock), so none reads a count not filled yet.
 func backfillApplicationCounts(ctx context.Context, db *sqlx.DB) error {
-	var listed bool
-	if err := db.GetContext(ctx, &listed, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil {
-		return fmt.Errorf("count backfill: %w", err)
-	}
-	if !listed {
-		return nil
-	}
-	var accounts []int64
-	if err := db.SelectContext(ctx, &accounts, `SELECT account_id FROM application_counts_backfill ORDER BY account_id`); err != nil {
-		return fmt.Errorf("count backfill: %w", err)
-	}
-	for i, id := range accounts {
-		if beforeCountBackfill != nil {
-			beforeCountBackfill(ctx, id)
-		}
-		if err := fillAccountCounts(ctx, db, id); err != nil {
-			return err
-		}
-		if (i+1)%1000 == 0 {
-			slog.InfoContext(ctx, "application counts filled", "accounts", i+1, "of", len(accounts))
-		}
+	listed, err := fillListedAccounts(ctx, db, "application_counts_backfill", "application counts",
+		beforeCountBackfill, fillAccountCounts)
+	if err != nil || !listed {
+		return err
 	}
 	if _, err := db.ExecContext(ctx, `DROP TABLE application_counts_backfill`); err != nil {
 		return fmt.Errorf("count backfill: %w", err)
 	}
 	return nil
+}
+
+// fillListedAccounts runs fill for each account of the table list (a
+// migration's list of the accounts whose counts are to be filled), in id
+// order, calling before first when a test has set it. It says whether the
+// list exists: a test may migrate only part of the way. what names the
+// counts in the errors and the progress lines.
+func fillListedAccounts(ctx context.Context, db *sqlx.DB, list, what string,
+	before func(ctx context.Context, accountID int64),
+	fill func(ctx context.Context, db *sqlx.DB, accountID int64) error) (bool, error) {
+	var listed bool
+	if err := db.GetContext(ctx, &listed, `SELECT to_regclass($1) IS NOT NULL`, list); err != nil {
+		return false, fmt.Errorf("%s backfill: %w", what, err)
+	}
+	if !listed {
+		return false, nil
+	}
+	var accounts []int64
+	if err := db.SelectContext(ctx, &accounts, `SELECT account_id FROM `+list+` ORDER BY account_id`); err != nil {
+		return true, fmt.Errorf("%s backfill: %w", what, err)
+	}
+	for i, id := range accounts {
+		if before != nil {
+			before(ctx, id)
+		}
+		if err := fill(ctx, db, id); err != nil {
+			return true, err
+		}
+		if (i+1)%1000 == 0 {
+			slog.InfoContext(ctx, what+" filled", "accounts", i+1, "of", len(accounts))
+		}
+	}
+	return true, nil
 }
 
 // fillAccountCounts fills one account's counts. It waits for a running fold

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -48,29 +47,9 @@ var beforeJobTitleBackfill func(ctx context.Context, accountID int64)
 // 0018 listed. Stopped part-way, it resumes at the next migrate with the
 // accounts not done.
 func backfillJobTitleCounts(ctx context.Context, db *sqlx.DB) error {
-	var listed bool
-	if err := db.GetContext(ctx, &listed, `SELECT to_regclass('job_title_counts_backfill') IS NOT NULL`); err != nil {
-		return fmt.Errorf("job title count backfill: %w", err)
-	}
-	if !listed {
-		return nil // a test migrating only part of the way
-	}
-	var accounts []int64
-	if err := db.SelectContext(ctx, &accounts, `SELECT account_id FROM job_title_counts_backfill ORDER BY account_id`); err != nil {
-		return fmt.Errorf("job title count backfill: %w", err)
-	}
-	for i, id := range accounts {
-		if beforeJobTitleBackfill != nil {
-			beforeJobTitleBackfill(ctx, id)
-		}
-		if err := fillJobTitleCounts(ctx, db, id); err != nil {
-			return err
-		}
-		if (i+1)%1000 == 0 {
-			slog.InfoContext(ctx, "job title counts filled", "accounts", i+1, "of", len(accounts))
-		}
-	}
-	return nil
+	_, err := fillListedAccounts(ctx, db, "job_title_counts_backfill", "job title counts",
+		beforeJobTitleBackfill, fillJobTitleCounts)
+	return err
 }
 
 // fillJobTitleCounts fills one account's title counts. Deleting the
