@@ -279,19 +279,37 @@ func applicationHash(a Application) ([]byte, error) {
 // searchColumns, with the same value.
 func isSearchColumn(c string) bool { return c == "state" || c == "driver_type" || c == "endorsements" }
 
+// driverID returns the id of the person with this case-folded e-mail,
+// adding the person when new. An existing row is locked against deletion
+// until the transaction ends: a driver erased by hand between the lookup
+// and the application's insert would otherwise fail the insert on its
+// foreign key. A row deleted just before the lock is taken is added again.
+func driverID(ctx context.Context, tx *sqlx.Tx, key string) (int64, error) {
+	const attempts = 3
+	var id int64
+	for range attempts {
+		err := tx.GetContext(ctx, &id, `INSERT INTO drivers (email_key) VALUES ($1)
+			ON CONFLICT (email_key) DO NOTHING RETURNING id`, key)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE email_key = $1 FOR KEY SHARE`, key)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			if err != nil {
+				return 0, fmt.Errorf("save driver: %w", err)
+			}
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("save driver: deleted by another transaction %d times in a row", attempts)
+}
+
 // saveApplication stores one application and returns its driver's id, and
 // whether it repeats the last one the account's row took.
 func saveApplication(ctx context.Context, tx *sqlx.Tx, a Application) (id int64, repeat bool, err error) {
 	p := a.Profile
 	key := FoldCase(p.Email)
-	// The person: one id per case-folded e-mail, nothing else.
-	err = tx.GetContext(ctx, &id, `INSERT INTO drivers (email_key) VALUES ($1)
-		ON CONFLICT (email_key) DO NOTHING RETURNING id`, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.GetContext(ctx, &id, `SELECT id FROM drivers WHERE email_key = $1`, key)
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("save driver: %w", err)
+	if id, err = driverID(ctx, tx, key); err != nil {
+		return 0, false, err
 	}
 	args := append([]any{a.AccountID, id, a.Sent}, profileArgs(&p)...)
 	hash, err := applicationHash(a)
