@@ -50,6 +50,11 @@ type h2loadResult struct {
 	// (a transport error or h2load's timeout) is not in here but in failed.
 	latencies map[int][]time.Duration
 	failed    int64
+	// statusless counts answers h2load logged with status 0: it records a
+	// status only in the main phase, so an answer whose status line came in
+	// the warm-up and whose end came in the duration has none. Such a
+	// request was answered; it is in no class's latencies.
+	statusless int64
 	startSpan time.Duration // from the first logged request's start to the last's
 	dataBytes int64         // response payload bytes (DATA frames or bodies) of the run, warm-up included
 	// started counts the requests of the main phase sent, done those
@@ -289,6 +294,10 @@ func parseH2load(summary, logFile string, phase time.Time, maxOpen int) (h2loadR
 		spans = append(spans, span{start, micros})
 		// h2load logs a request that got no answer with status -1.
 		if status < 0 {
+			continue
+		}
+		if status == 0 {
+			res.statusless++
 			continue
 		}
 		res.latencies[status] = append(res.latencies[status], time.Duration(micros)*time.Microsecond)

@@ -124,25 +124,26 @@ func TestParseH2loadSplitsWarmup(t *testing.T) {
 	phase := time.UnixMicro(10_000_000)
 	log := filepath.Join(t.TempDir(), "log")
 	lines := "9990000\t200\t20000\n" + // warm-up, ended in the duration
+		"9991000\t0\t12000\n" + // warm-up, its status line came in the warm-up too
 		"9995000\t200\t20000\n" + // before the note, but a second of one connection
 		"10010000\t200\t20000\n10030000\t503\t100\n"
 	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	summary := "finished in 2.00s\nrequests: 0 total, 4 started, 4 done, 4 succeeded, 0 failed, 0 errored, 0 timeout\n"
+	summary := "finished in 2.00s\nrequests: 0 total, 5 started, 5 done, 5 succeeded, 0 failed, 0 errored, 0 timeout\n"
 	for _, tc := range []struct {
 		maxOpen  int
 		mainDone int64
-	}{{1, 3}, {2, 2}, {5, 2}} {
+	}{{1, 4}, {2, 3}, {5, 2}} {
 		res, err := parseH2load(summary, log, phase, tc.maxOpen)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.mainDone != tc.mainDone || res.count(200) != 3 || res.count(503) != 1 {
-			t.Errorf("at most %d open: %d of the duration done, %d×200, %d×503; want %d, 3, 1",
-				tc.maxOpen, res.mainDone, res.count(200), res.count(503), tc.mainDone)
+		if res.mainDone != tc.mainDone || res.count(200) != 3 || res.count(503) != 1 || res.statusless != 1 || res.failed != 0 {
+			t.Errorf("at most %d open: %d of the duration done, %d×200, %d×503, %d without a status, %d failed; want %d, 3, 1, 1, 0",
+				tc.maxOpen, res.mainDone, res.count(200), res.count(503), res.statusless, res.failed, tc.mainDone)
 		}
-		want := []time.Duration{10 * time.Millisecond, 15 * time.Millisecond, 30 * time.Millisecond, 30100 * time.Microsecond}
+		want := []time.Duration{3 * time.Millisecond, 10 * time.Millisecond, 15 * time.Millisecond, 30 * time.Millisecond, 30100 * time.Microsecond}
 		if !slices.Equal(res.ends, want) {
 			t.Errorf("ends %v, want %v (from the start of the duration)", res.ends, want)
 		}

@@ -326,6 +326,7 @@ func mergeH2load(sum, r h2loadResult) h2loadResult {
 	slices.Sort(sum.inFlight)
 	sum.elapsed = max(sum.elapsed, r.elapsed)
 	sum.failed += r.failed
+	sum.statusless += r.statusless
 	sum.dataBytes += r.dataBytes
 	sum.started += r.started
 	sum.done += r.done

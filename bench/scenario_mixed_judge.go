@@ -145,6 +145,9 @@ func judgeMixedClass(c *mixedClass, meanPerConn float64) result {
 	if r.failed > 0 {
 		note += fmt.Sprintf(" (%d without an answer)", r.failed)
 	}
+	if r.statusless > 0 {
+		note += fmt.Sprintf("; %d answered across the start of the duration, their status line in the warm-up (h2load records statuses in the duration only), left out", r.statusless)
+	}
 	note += fmt.Sprintf("; %d still in flight at the end, counted in the p99 at their least possible wait", v.inFlight)
 	if v.inFlight > 0 {
 		note += fmt.Sprintf(" (up to at least %s)", ms(r.inFlight[len(r.inFlight)-1]))
