@@ -385,9 +385,12 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, payload
 	return res, nil
 }
 
-// scrubNUL replaces NUL characters echoed from the request in the results,
-// which are stored as jsonb: PostgreSQL refuses \u0000 there, and the
-// import could then never complete.
+// scrubNUL replaces NUL characters echoed from the request in the results.
+// The results were jsonb until migration 0019, which refuses \u0000 (the
+// import could then never complete); they are json now, which keeps it,
+// but results stay the same across that change, and a NUL in a reference
+// is a sender's mistake that C-string clients (PHP's extensions, shell
+// tools) would cut the text at.
 func scrubNUL(r *restv2.JobImportResults) {
 	fix := func(p *string) {
 		if p != nil && strings.ContainsRune(*p, 0) {
