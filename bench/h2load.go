@@ -55,8 +55,8 @@ type h2loadResult struct {
 	// the warm-up and whose end came in the duration has none. Such a
 	// request was answered; it is in no class's latencies.
 	statusless int64
-	startSpan time.Duration // from the first logged request's start to the last's
-	dataBytes int64         // response payload bytes (DATA frames or bodies) of the run, warm-up included
+	startSpan  time.Duration // from the first logged request's start to the last's
+	dataBytes  int64         // response payload bytes (DATA frames or bodies) of the run, warm-up included
 	// started counts the requests of the main phase sent, done those
 	// answered or failed: the difference was cut off by the end of the run
 	// (some may have had their answer).

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -49,33 +48,30 @@ func leadsScenario(ctx context.Context, h *harness) ([]result, error) {
 	// The harness's server would work the same delivery queue: this
 	// scenario runs servers of its own, kills one, and brings the
 	// harness's back at the end.
-	h.server.stop()
-	defer func() {
-		p, err := h.startServer(ctx, "server")
+	var all []result
+	err := h.withServerStopped(ctx, func() error {
+		ls, err := newLeadSetup(ctx, h)
 		if err != nil {
-			slog.Error("restart the harness's server after scenario 10", "error", err)
-			return
+			return err
 		}
-		h.server = p
-	}()
-	ls, err := newLeadSetup(ctx, h)
-	if err != nil {
-		return nil, err
-	}
-	defer ls.close()
-	rows, err := ls.intakeRounds(ctx, n, rounds)
-	if err != nil || !rows.complete {
-		return rows.rows, err
-	}
-	crash, err := ls.crashRound(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	shared, err := ls.sharedRound(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	return append(append(rows.rows, crash...), shared...), nil
+		defer ls.close()
+		rows, err := ls.intakeRounds(ctx, n, rounds)
+		all = rows.rows
+		if err != nil || !rows.complete {
+			return err
+		}
+		crash, err := ls.crashRound(ctx, n)
+		if err != nil {
+			return err
+		}
+		shared, err := ls.sharedRound(ctx, n)
+		if err != nil {
+			return err
+		}
+		all = append(append(all, crash...), shared...)
+		return nil
+	})
+	return all, err
 }
 
 // leadSetup is the scenario's server, receiver and two accounts: one

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -212,6 +213,21 @@ func (h *harness) startServer(ctx context.Context, name string, env ...string) (
 		return nil, err
 	}
 	return p, nil
+}
+
+// withServerStopped stops the harness's server, runs fn and starts the
+// server again, for scenarios whose own servers must not share a queue
+// with it.
+func (h *harness) withServerStopped(ctx context.Context, fn func() error) error {
+	h.server.stop()
+	h.server = nil
+	err := fn()
+	p, startErr := h.startServer(ctx, "server")
+	if startErr != nil {
+		return errors.Join(err, fmt.Errorf("start the harness's server again: %w", startErr))
+	}
+	h.server = p
+	return err
 }
 
 func (p *process) stop() {
