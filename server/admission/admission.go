@@ -478,10 +478,10 @@ func (l *Limiter) fadedPeakLocked(now time.Time) float64 {
 // The memory is long because the bad state holds itself up: with a 3 s
 // span, one run at 1,000 connections was in it for the whole minute (83
 // served a second). A server that has really slowed down is judged by its
-// new pace only after a minute or so;
-// meanwhile its line takes more than it serves within the bound, and
-// those it cannot serve are refused after waiting the bound: a slow
-// answer, but one that costs the server nothing while it waits.
+// new pace only after a minute or so; meanwhile its line takes more than
+// it serves within the bound, and those it cannot serve are refused after
+// waiting the bound: a slow answer, but one that costs the server nothing
+// while it waits.
 const peakSpan = 30 * time.Second
 
 // paceLocked is the time between two handoffs at the line's best recent
