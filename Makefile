@@ -39,11 +39,11 @@ docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once befor
 # the end. withpg gives the tests a TMPDIR of their own and fails the run if
 # they leave anything in it.
 .PHONY: test
-test: postgres pgbouncer docs-assets chromium test-tools loadgen ## run every test against a throwaway PostgreSQL cluster, then each fuzz target briefly
+test: postgres pgbouncer docs-assets chromium test-tools loadgen ## run every test against a throwaway PostgreSQL cluster, then each fuzz target for 1,000 inputs
 	$(GO) run ./internal/cmd/withpg gotestsum --format testname -- -count=1 ./...
-	$(MAKE) fuzz FUZZTIME=3s
+	$(MAKE) fuzz FUZZTIME=1000x
 
-# How long make fuzz runs each target.
+# How long make fuzz runs each target: a time, or a count of inputs such as 5000x.
 FUZZTIME ?= 2m
 
 .PHONY: fuzz
