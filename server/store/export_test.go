@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // MigrateUpTo applies the embedded migrations up to version upTo only.
@@ -46,4 +48,32 @@ func SetBeforeJobTitleBackfill(f func(ctx context.Context, accountID int64)) {
 // InRetriedTx is inRetriedTx, for the test of a deadlock between two of them.
 func (s *Store) InRetriedTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
 	return s.inRetriedTx(ctx, op, fn)
+}
+
+// UpsertPlans are the plans of the statements with which UpsertJobs would
+// find the account's stored jobs among jobs and update them.
+func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFields) (lookup, update string, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		byRef, err := existingJobs(ctx, tx, accountID, jobs)
+		if err != nil {
+			return err
+		}
+		p := planUpsert(jobs, byRef, 0, len(jobs))
+		refs := make([]string, len(jobs))
+		for i, j := range jobs {
+			refs[i] = j.ReferenceNumber
+		}
+		if lookup, err = explain(ctx, tx, existingJobsQuery, accountID, pq.StringArray(refs)); err != nil {
+			return err
+		}
+		update, err = explain(ctx, tx, updateJobBatch, p.updateArrays.params(time.Now().Format(time.DateOnly), pq.Array(p.updateIDs))...)
+		return err
+	})
+	return lookup, update, err
+}
+
+func explain(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (string, error) {
+	var plan []string
+	err := tx.SelectContext(ctx, &plan, "EXPLAIN "+query, args...)
+	return strings.Join(plan, "\n"), err
 }
