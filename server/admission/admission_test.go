@@ -579,3 +579,60 @@ func TestResume(t *testing.T) {
 		t.Errorf("resumed request whose client left: %v, want context.Canceled", err)
 	}
 }
+
+// TestExpectedWaitByAccountPart: an account holding its share of places
+// whose requests get most of the recent handoffs is judged by that part,
+// not by its share of the places: here every handoff, one every 10 ms,
+// goes to account 1's waiters while account 2 holds its two places
+// throughout, so 60 waiting ahead take 610 ms, within the second a
+// request may wait (by its half of the places, 1.22 s: refused).
+func TestExpectedWaitByAccountPart(t *testing.T) {
+	var clock atomic.Int64 // milliseconds
+	l := New(Settings{MaxInFlight: 4, Queue: 1000, MaxWait: time.Second, AccountInFlight: 2}, nil)
+	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	held, _ := l.Acquire(context.Background(), 1)
+	other, _ := l.Acquire(context.Background(), 1)
+	twoA, _ := l.Acquire(context.Background(), 2)
+	twoB, _ := l.Acquire(context.Background(), 2)
+	granted := make(chan func(), 200)
+	refused := make(chan error, 1)
+	acquire := func() {
+		rel, err := l.Acquire(context.Background(), 1)
+		if err != nil {
+			refused <- err
+			return
+		}
+		granted <- rel
+	}
+	for i := range 100 {
+		go acquire()
+		waitQueued(t, l, i+1)
+	}
+	for range 40 {
+		clock.Add(10)
+		held()
+		held = <-granted
+	}
+	go acquire()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		select {
+		case err := <-refused:
+			t.Fatalf("account 1's request behind 60 of its own, each handed a place 10 ms after the last: %v, want it to wait", err)
+		default:
+		}
+		if _, q := l.State(); q == 61 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("account 1's request neither waits nor is refused")
+		}
+	}
+	twoA()
+	twoB()
+	for range 61 {
+		held()
+		held = <-granted
+	}
+	held()
+	other()
+}
