@@ -49,7 +49,8 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		t.Errorf("want the import completed once by another replica")
 	}
 	if s.failed > inFlight {
-		t.Errorf("%d failures, %d of them in flight at the kill: want only those", s.failed, inFlight)
+		t.Errorf("%d failures, %d of them in flight at the kill: want only those; %s",
+			s.failed, inFlight, failuresAgainst(l.rec.snapshot(), killing, killedAt))
 	}
 	restartKilled(t, top, victim)
 }
@@ -119,6 +120,22 @@ func failedAround(outs []outcome, killing, killed time.Time) int {
 		}
 	}
 	return n
+}
+
+// failuresAgainst places each failure in time against the kill (signal
+// about to be sent at killing, known sent at killed), for a failure the
+// test did not expect.
+func failuresAgainst(outs []outcome, killing, killed time.Time) string {
+	var b strings.Builder
+	b.WriteString("each failure's start and end from the signal about to be sent (known sent after ")
+	b.WriteString(killed.Sub(killing).Round(time.Microsecond).String() + "):")
+	for _, o := range outs {
+		if !o.ok {
+			fmt.Fprintf(&b, " [%s %s %s: %v to %v]", o.op, o.status, o.reason,
+				o.start.Sub(killing).Round(time.Microsecond), o.start.Add(o.took).Sub(killing).Round(time.Microsecond))
+		}
+	}
+	return b.String()
 }
 
 // description makes each job of the large import 1.5 KB, so that the
