@@ -550,7 +550,8 @@ func (l *Limiter) countHandoffLocked(account int64) {
 // handoffs: judged by half, their waits looked 1.5 times as long as they
 // were, a pace a quarter below the line's best was enough to refuse
 // reads, and their clients, back at once, took the CPU the line needed
-// (156 served a second, 98.5% refused, in one run of four). l.mu is held.
+// (156 served a second and 98.5% refused, in one of five full bench runs).
+// l.mu is held.
 func (l *Limiter) placeShareLocked(account int64, now time.Time) float64 {
 	share := float64(l.s.AccountInFlight) / float64(l.s.MaxInFlight)
 	// Fewer recent handoffs than places say little of anyone's part.
