@@ -59,11 +59,7 @@ func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFiel
 			return err
 		}
 		p := planUpsert(jobs, byRef, 0, len(jobs))
-		refs := make([]string, len(jobs))
-		for i, j := range jobs {
-			refs[i] = j.ReferenceNumber
-		}
-		if lookup, err = explain(ctx, tx, existingJobsQuery, accountID, pq.StringArray(refs)); err != nil {
+		if lookup, err = explain(ctx, tx, existingJobsQuery, accountID, referenceNumbers(jobs)); err != nil {
 			return err
 		}
 		update, err = explain(ctx, tx, updateJobBatch, p.updateArrays.params(time.Now().Format(time.DateOnly), pq.Array(p.updateIDs))...)

@@ -257,12 +257,8 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 // growing with each post). The LIMIT keeps the subquery from being
 // flattened into that plan.
 func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields) (map[string]existingJob, error) {
-	refs := make([]string, len(jobs))
-	for i, j := range jobs {
-		refs[i] = j.ReferenceNumber
-	}
 	var found []existingJob
-	if err := tx.SelectContext(ctx, &found, existingJobsQuery, accountID, pq.StringArray(refs)); err != nil {
+	if err := tx.SelectContext(ctx, &found, existingJobsQuery, accountID, referenceNumbers(jobs)); err != nil {
 		return nil, fmt.Errorf("read existing jobs: %w", err)
 	}
 	byRef := make(map[string]existingJob, len(found))
@@ -270,6 +266,15 @@ func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobF
 		byRef[e.ReferenceNumber] = e
 	}
 	return byRef, nil
+}
+
+// referenceNumbers is the $2 of existingJobsQuery: the jobs' references.
+func referenceNumbers(jobs []JobFields) pq.StringArray {
+	refs := make(pq.StringArray, len(jobs))
+	for i, j := range jobs {
+		refs[i] = j.ReferenceNumber
+	}
+	return refs
 }
 
 var existingJobsQuery = `
