@@ -17,7 +17,8 @@ import (
 // value can be reported as the text the client sent, and a feed of
 // thousands of jobs is read in one pass.
 func decodeJSON(data []byte, msg any) error {
-	return decodeJSONFrom(bytes.NewReader(data), msg)
+	// A bytes.Buffer the decoder parses in place, without a copy of the body.
+	return decodeJSONFrom(bytes.NewBuffer(data), msg)
 }
 
 // decodeJSONFrom is decodeJSON of a body read from r.
@@ -29,8 +30,9 @@ func decodeJSONFrom(r io.Reader, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *restv2.PostJobsRequest:
+		jobs := jobReader{dec: dec}
 		err = jsonArray(dec, "the body must be a JSON array of jobs", listItems, func(i int) error {
-			j, err := jsonJob(dec, func() string { return fmt.Sprintf("$[%d]", i) })
+			j, err := jobs.job(func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Jobs = append(m.Jobs, j)
 			return err
 		})
@@ -110,8 +112,9 @@ func jsonImport(dec *jsontext.Decoder, m *restv2.CreateJobImportRequest) error {
 		switch name.String() {
 		case "jobs":
 			sawJobs = true
+			jobs := jobReader{dec: dec}
 			if err := jsonArray(dec, "jobs: must be an array of jobs", importJobs, func(i int) error {
-				j, err := jsonJob(dec, func() string { return fmt.Sprintf("$.jobs[%d]", i) })
+				j, err := jobs.job(func() string { return fmt.Sprintf("$.jobs[%d]", i) })
 				m.Jobs = append(m.Jobs, j)
 				return err
 			}); err != nil {
@@ -148,67 +151,132 @@ func jsonImport(dec *jsontext.Decoder, m *restv2.CreateJobImportRequest) error {
 	return nil
 }
 
-// jsonJob reads one job object; at names it in errors.
-func jsonJob(dec *jsontext.Decoder, at path) (*restv2.JobInput, error) {
-	tok, err := dec.ReadToken()
+// jobReader reads job objects from one body. The values of a job are
+// unquoted back to back into one buffer and become one string, which the
+// fields share: a feed of thousands of jobs would otherwise cost an
+// allocation for each name and two for each value.
+type jobReader struct {
+	dec    *jsontext.Decoder
+	text   []byte        // the current job's values, unquoted
+	values []memberValue // and where each member's value is in text, in order
+}
+
+// memberValue is one decoded value of a job member: text[start:end] of
+// field (nil for an unknown name, kept under name).
+type memberValue struct {
+	field      *jobField
+	name       string
+	start, end int
+	null       bool
+}
+
+// job reads one job object; at names it in errors.
+func (r *jobReader) job(at path) (*restv2.JobInput, error) {
+	tok, err := r.dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
 	if tok.Kind() != '{' {
 		return nil, fmt.Errorf("%s: each job must be a JSON object", at())
 	}
-	j := &restv2.JobInput{}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+	r.text, r.values = r.text[:0], r.values[:0]
+	for r.dec.PeekKind() != '}' {
+		quoted, err := r.dec.ReadValue() // object names are always strings
 		if err != nil {
 			return nil, err
 		}
-		name := tok.String() // object names are always strings
-		_, scalar := jobScalars[name]
-		_, list := jobLists[name]
-		switch kind := dec.PeekKind(); {
-		case list && kind == '[':
-			if _, err := dec.ReadToken(); err != nil {
-				return nil, err
-			}
-			for k := 0; dec.PeekKind() != ']'; k++ {
-				v, err := jsonScalar(dec, at.field(name).index(k))
-				if err != nil {
-					return nil, err
-				}
-				setJobField(j, name, v)
-			}
-			if _, err := dec.ReadToken(); err != nil {
-				return nil, err
-			}
-		case scalar || list:
-			v, err := jsonScalar(dec, at.field(name))
-			if err != nil {
-				return nil, err
-			}
-			setJobField(j, name, v)
-		case kind == '{' || kind == '[': // unknown structure: kept as compact JSON
-			raw, err := dec.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			// The value is the decoder's own buffer: compact a copy.
-			raw = bytes.Clone(raw)
-			if err := raw.Compact(); err != nil {
-				return nil, err
-			}
-			s := string(raw)
-			setJobField(j, name, &s)
-		default: // unknown scalar: kept as sent
-			v, err := jsonScalar(dec, nil)
-			if err != nil {
-				return nil, err
-			}
-			setJobField(j, name, v)
+		field, name := memberField(quoted)
+		if err := r.member(at, field, name); err != nil {
+			return nil, err
 		}
 	}
-	_, err = dec.ReadToken() // the closing }
-	return j, err
+	if _, err := r.dec.ReadToken(); err != nil { // the closing }
+		return nil, err
+	}
+	return r.build(), nil
+}
+
+// memberField looks a member's quoted name up without making a string of
+// it, unless it is unknown or escaped.
+func memberField(quoted []byte) (*jobField, string) {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		if f := jobFields[string(quoted[1:len(quoted)-1])]; f != nil {
+			return f, f.name
+		}
+	}
+	// As a decoded token: escapes resolved, invalid UTF-8 as U+FFFD.
+	unquoted, _ := jsontext.AppendUnquote(nil, quoted)
+	name := string(unquoted)
+	return jobFields[name], name
+}
+
+// member reads the value of one member whose name has been read.
+func (r *jobReader) member(at path, field *jobField, name string) error {
+	note := func(start int, null bool) {
+		r.values = append(r.values, memberValue{field: field, name: name, start: start, end: len(r.text), null: null})
+	}
+	start := len(r.text)
+	switch kind := r.dec.PeekKind(); {
+	case field != nil && field.list != nil && kind == '[':
+		if _, err := r.dec.ReadToken(); err != nil {
+			return err
+		}
+		for k := 0; r.dec.PeekKind() != ']'; k++ {
+			start := len(r.text)
+			var null bool
+			var err error
+			if r.text, null, err = appendScalar(r.dec, r.text, at.field(name).index(k)); err != nil {
+				return err
+			}
+			note(start, null)
+		}
+		_, err := r.dec.ReadToken()
+		return err
+	case field != nil:
+		var null bool
+		var err error
+		if r.text, null, err = appendScalar(r.dec, r.text, at.field(name)); err != nil {
+			return err
+		}
+		note(start, null)
+	case kind == '{' || kind == '[': // unknown structure: kept as compact JSON
+		raw, err := r.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		// The value is the decoder's own buffer: compact a copy.
+		compact := jsontext.Value(bytes.Clone(raw))
+		if err := compact.Compact(); err != nil {
+			return err
+		}
+		r.text = append(r.text, compact...)
+		note(start, false)
+	default: // unknown scalar: kept as sent
+		var null bool
+		var err error
+		if r.text, null, err = appendScalar(r.dec, r.text, nil); err != nil {
+			return err
+		}
+		note(start, null)
+	}
+	return nil
+}
+
+// build makes the job of the values read, in the order they came, so a
+// repeated name's last value wins as it would had each been set at once.
+func (r *jobReader) build() *restv2.JobInput {
+	j := &restv2.JobInput{}
+	all := string(r.text)
+	strs := make([]string, len(r.values))
+	for i, v := range r.values {
+		var value *string
+		if !v.null {
+			strs[i] = all[v.start:v.end]
+			value = &strs[i]
+		}
+		v.field.set(j, v.name, value)
+	}
+	return j
 }
 
 // jsonScalar reads one value that must be a string, number, boolean or null
@@ -216,6 +284,16 @@ func jsonJob(dec *jsontext.Decoder, at path) (*restv2.JobInput, error) {
 // number's digits, true or false; nil for null. Objects and arrays are
 // refused, naming the place.
 func jsonScalar(dec *jsontext.Decoder, at path) (*string, error) {
+	b, null, err := appendScalar(dec, nil, at)
+	if err != nil || null {
+		return nil, err
+	}
+	s := string(b)
+	return &s, nil
+}
+
+// appendScalar is jsonScalar appending the text to dst; null reports a null.
+func appendScalar(dec *jsontext.Decoder, dst []byte, at path) (_ []byte, null bool, _ error) {
 	switch dec.PeekKind() {
 	case '{', '[':
 		what := "an object"
@@ -223,26 +301,26 @@ func jsonScalar(dec *jsontext.Decoder, at path) (*string, error) {
 			what = "an array"
 		}
 		if at == nil {
-			return nil, fmt.Errorf("expected a single value, got %s", what)
+			return dst, false, fmt.Errorf("expected a single value, got %s", what)
 		}
-		return nil, fmt.Errorf("%s: expected a single value, got %s", at(), what)
+		return dst, false, fmt.Errorf("%s: expected a single value, got %s", at(), what)
 	case 'n':
 		_, err := dec.ReadToken()
-		return nil, err
+		return dst, true, err
 	case '"':
-		tok, err := dec.ReadToken()
+		raw, err := dec.ReadValue()
 		if err != nil {
-			return nil, err
+			return dst, false, err
 		}
-		s := tok.String()
-		return &s, nil
+		// As a decoded token: invalid UTF-8 and lone surrogates become U+FFFD.
+		dst, _ = jsontext.AppendUnquote(dst, raw)
+		return dst, false, nil
 	default: // number, true, false: the literal as written
 		raw, err := dec.ReadValue()
 		if err != nil {
-			return nil, err
+			return dst, false, err
 		}
-		s := string(raw)
-		return &s, nil
+		return append(dst, raw...), false, nil
 	}
 }
 

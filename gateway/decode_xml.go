@@ -187,13 +187,12 @@ func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			name := t.Name.Local
-			_, scalar := jobScalars[name]
-			_, list := jobLists[name]
-			v, err := d.text(fmt.Sprintf("/jobs/job[%d]/%s", i+1, name), 0, !scalar && !list)
+			field := jobFields[name]
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]/%s", i+1, name), 0, field == nil)
 			if err != nil {
 				return nil, err
 			}
-			setJobField(j, name, &v)
+			field.set(j, name, &v)
 		case xml.EndElement:
 			return j, nil
 		case xml.CharData:

@@ -1,0 +1,37 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+)
+
+// BenchmarkDecodeJobsJSON reads a jobs.json body of 1,000 jobs as
+// encoding/json writes it (HTML escaped as \u003c), the shape bench
+// scenario 1 posts.
+func BenchmarkDecodeJobsJSON(b *testing.B) {
+	jobs := make([]map[string]any, 1000)
+	for i := range jobs {
+		jobs[i] = map[string]any{"referenceNumber": fmt.Sprintf("S%06d", i), "title": "Dry Van Driver",
+			"city": "Springfield", "state": "TX", "postalCode": fmt.Sprintf("%05d", 10000+i),
+			"driverType": "Company Driver", "freightType": "Dry Van", "payAmountMin": "0.55", "payAmountMax": "0.68",
+			"payFrequency": "Per Mile", "employmentType": []string{"Full-Time"}, "routeType": []string{"Regional"},
+			"description": fmt.Sprintf("<p>Route S%06d: home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, "+
+				"weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>", i),
+			"requirements": "<ul><li>Class A CDL</li><li>1 year of experience</li></ul>", "twicOnly": i%7 == 0, "licenseClass": "A"}
+	}
+	body, err := json.Marshal(jobs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var m restv2.PostJobsRequest
+		if err := decodeJSON(body, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
