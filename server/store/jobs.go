@@ -256,14 +256,30 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 // 1,000 references among 20,000 of the account's jobs, 21 ms among 34,000,
 // growing with each post). The LIMIT keeps the subquery from being
 // flattened into that plan.
+//
+// The rows are scanned by position: through sqlx's reflection, a post of
+// 1,000 unchanged jobs spent a quarter of its allocations here.
 func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields) (map[string]existingJob, error) {
-	var found []existingJob
-	if err := tx.SelectContext(ctx, &found, existingJobsQuery, accountID, referenceNumbers(jobs)); err != nil {
+	rows, err := tx.QueryContext(ctx, existingJobsQuery, accountID, referenceNumbers(jobs))
+	if err != nil {
 		return nil, fmt.Errorf("read existing jobs: %w", err)
 	}
-	byRef := make(map[string]existingJob, len(found))
-	for _, e := range found {
+	defer rows.Close()
+	byRef := make(map[string]existingJob, len(jobs))
+	dest := make([]any, 0, len(jobFieldTable)+2)
+	for rows.Next() {
+		var e existingJob
+		dest = append(dest[:0], &e.ID)
+		for _, f := range jobFieldTable {
+			dest = append(dest, f.dest(&e.JobFields))
+		}
+		if err := rows.Scan(append(dest, &e.Deleted)...); err != nil {
+			return nil, fmt.Errorf("read existing jobs: %w", err)
+		}
 		byRef[e.ReferenceNumber] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read existing jobs: %w", err)
 	}
 	return byRef, nil
 }
@@ -278,7 +294,7 @@ func referenceNumbers(jobs []JobFields) pq.StringArray {
 }
 
 var existingJobsQuery = `
-	SELECT j.* FROM unnest($2::text[]) AS r(ref)
+	SELECT j.* FROM unnest($2::text[]) AS r(ref) -- j.*: id, the jobFieldTable columns in order, deleted
 	 CROSS JOIN LATERAL (
 	       SELECT id, ` + jobColumns + `, deleted_at IS NOT NULL AS deleted
 	         FROM jobs WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`
