@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -332,6 +333,139 @@ func (r *ImportResults) Value() (driver.Value, error) {
 	if r == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(r)
-	return string(b), err
+	return string(r.appendJSON(make([]byte, 0, r.sizeHint()))), nil
+}
+
+// sizeHint is about the length of r's JSON: sized once, the buffer is not
+// copied again and again as it grows (by a quarter at a time past 256 KB).
+func (r *ImportResults) sizeHint() int {
+	n := 128
+	for _, e := range r.Errors {
+		n += 64 + textLen(e.ReferenceNumber)
+		for _, m := range e.Messages {
+			n += len(m) + 4
+		}
+	}
+	for _, v := range r.IgnoredValues {
+		n += 128 + textLen(v.ReferenceNumber) + textLen(v.Field) + textLen(v.Value) + len(v.Message)
+	}
+	return n
+}
+
+// appendJSON writes r as encoding/json would from its tags (which Scan
+// reads with), but field by field: an import's results hold an entry for
+// each job it refused, 40,000 in bench scenario 5, and encoding them
+// through reflection was a tenth of the import's CPU time.
+func (r *ImportResults) appendJSON(b []byte) []byte {
+	o := jsonObject{b: append(b, '{')}
+	o.int("added", int64(r.Added))
+	o.int("updated", int64(r.Updated))
+	o.int("unchanged", int64(r.Unchanged))
+	o.int("deleted", int64(r.Deleted))
+	o.int("failed", int64(r.Failed))
+	o.int("processed", int64(r.Processed))
+	if len(r.Errors) > 0 {
+		o.name("errors")
+		o.b = append(o.b, '[')
+		for i, e := range r.Errors {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b = e.appendJSON(o.b)
+		}
+		o.b = append(o.b, ']')
+	}
+	if len(r.IgnoredValues) > 0 {
+		o.name("ignoredValues")
+		o.b = append(o.b, '[')
+		for i, v := range r.IgnoredValues {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b = v.appendJSON(o.b)
+		}
+		o.b = append(o.b, ']')
+	}
+	return append(o.b, '}')
+}
+
+func (e ImportError) appendJSON(b []byte) []byte {
+	o := jsonObject{b: append(b, '{')}
+	o.int("index", int64(e.Index))
+	if len(e.Messages) > 0 {
+		o.name("messages")
+		o.b = append(o.b, '[')
+		for i, m := range e.Messages {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b, _ = jsontext.AppendQuote(o.b, m)
+		}
+		o.b = append(o.b, ']')
+	}
+	o.optionalText("referenceNumber", e.ReferenceNumber)
+	return append(o.b, '}')
+}
+
+func (v ImportIgnoredValue) appendJSON(b []byte) []byte {
+	o := jsonObject{b: append(b, '{')}
+	if v.Index != nil {
+		o.name("index")
+		o.b = strconv.AppendInt(o.b, int64(*v.Index), 10)
+	}
+	if v.ID != nil {
+		o.name("id")
+		o.b = append(strconv.AppendInt(append(o.b, '"'), *v.ID, 10), '"')
+	}
+	o.optionalText("referenceNumber", v.ReferenceNumber)
+	o.optionalText("field", v.Field)
+	o.optionalText("value", v.Value)
+	if v.Message != "" {
+		o.text("message", v.Message)
+	}
+	return append(o.b, '}')
+}
+
+func textLen(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
+}
+
+// jsonObject appends the members of an object, the comma between them
+// included, with omitempty's rule left to the caller or its methods.
+type jsonObject struct {
+	b    []byte
+	more bool
+}
+
+func (o *jsonObject) name(n string) {
+	if o.more {
+		o.b = append(o.b, ',')
+	}
+	o.more = true
+	o.b = append(append(append(o.b, '"'), n...), '"', ':')
+}
+
+// int writes a number member, left out when zero.
+func (o *jsonObject) int(n string, v int64) {
+	if v != 0 {
+		o.name(n)
+		o.b = strconv.AppendInt(o.b, v, 10)
+	}
+}
+
+func (o *jsonObject) text(n, v string) {
+	o.name(n)
+	// Invalid UTF-8 is written as U+FFFD, as encoding/json does; the error
+	// only reports that it was.
+	o.b, _ = jsontext.AppendQuote(o.b, v)
+}
+
+// optionalText writes a string member, left out when nil.
+func (o *jsonObject) optionalText(n string, v *string) {
+	if v != nil {
+		o.text(n, *v)
+	}
 }

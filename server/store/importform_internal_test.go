@@ -3,9 +3,12 @@ package store
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestImportPayloadStaysNearItsSize: HTML in descriptions is stored as
@@ -82,5 +85,64 @@ func TestPayloadReadInEitherForm(t *testing.T) {
 	}
 	if n := (ImportPayload{form: payloadFormJSON, data: []byte(`{"jobs": [1, {}]`)}).JobCount(); n != 0 {
 		t.Errorf("a cut payload counted %d jobs, want 0", n)
+	}
+}
+
+// TestImportResultsWrittenAsTheirTagsSay: the results column, written
+// field by field, says what encoding/json makes of the same results from
+// their tags (which Scan reads with): the same members, empty ones left
+// out, the ignored value's id as a string, invalid UTF-8 as U+FFFD.
+func TestImportResultsWrittenAsTheirTagsSay(t *testing.T) {
+	text := func(s string) *string { return &s }
+	index, id := int32(0), int64(9_007_199_254_740_993)
+	tests := []struct {
+		name    string
+		results ImportResults
+	}{
+		{"empty", ImportResults{}},
+		{"counts", ImportResults{Added: 3, Updated: 2, Unchanged: 1, Deleted: 4, Failed: 5, Processed: 6}},
+		{"errors", ImportResults{Failed: 2, Errors: []ImportError{
+			{Index: 0, Messages: []string{"why none: <b>&</b>"}},
+			{Index: 7, ReferenceNumber: text("R\"7\"\n"), Messages: []string{"one", "two \x7f \u2028"}},
+			{Index: 8, ReferenceNumber: text("bad \xff utf-8")},
+		}}},
+		{"ignored values", ImportResults{IgnoredValues: []ImportIgnoredValue{
+			{Index: &index, ReferenceNumber: text("A1"), Field: text("salary"), Value: text(`{"a":1}`), Message: "not a field"},
+			{ID: &id, Field: text("x")},
+			{},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			written, err := tt.results.Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(&tt.results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, wantMembers any
+			if err := json.Unmarshal([]byte(written.(string)), &got); err != nil {
+				t.Fatalf("written %s: %v", written, err)
+			}
+			if err := json.Unmarshal(want, &wantMembers); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantMembers, got); diff != "" {
+				t.Errorf("written %s\n(-encoding/json +written):\n%s", written, diff)
+			}
+			var back ImportResults
+			if err := back.Scan(written); err != nil {
+				t.Fatal(err)
+			}
+			var wantBack ImportResults
+			if err := wantBack.Scan(want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantBack, back); diff != "" {
+				t.Errorf("read back (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
