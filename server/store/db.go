@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -38,6 +39,8 @@ type Store struct {
 	primary primaryState
 	// compactions paces the folding of application_counts' rows.
 	compactions compactions
+	// zips keeps the ZIP centroids read so far (ZipCentroid).
+	zips sync.Map
 }
 
 // Option sets one of the optional databases of Open.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -83,5 +84,31 @@ func TestListDriversRadiusExact(t *testing.T) {
 				t.Errorf("%v miles of %s: total %d, want %d (and some)", miles, centre, total, len(want))
 			}
 		}
+	}
+}
+
+// TestZipCentroidKeptOnceFound: a ZIP found is answered from memory after
+// (the table never changes once loaded), and one not found is asked again.
+func TestZipCentroidKeptOnceFound(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	lat, lon, err := s.ZipCentroid(ctx, "07030")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `DELETE FROM zip_centroids WHERE zip IN ('07030', '07310')`); err != nil {
+		t.Fatal(err)
+	}
+	if lat2, lon2, err := s.ZipCentroid(ctx, "07030"); err != nil || lat2 != lat || lon2 != lon {
+		t.Errorf("07030 again: %v, %v, %v; want %v, %v from memory", lat2, lon2, err, lat, lon)
+	}
+	if _, _, err := s.ZipCentroid(ctx, "07310"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("07310 after its row went: %v, want ErrNotFound", err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO zip_centroids (zip, latitude, longitude) VALUES ('07310', 40.73, -74.03)`); err != nil {
+		t.Fatal(err)
+	}
+	if lat, lon, err := s.ZipCentroid(ctx, "07310"); err != nil || lat != 40.73 || lon != -74.03 {
+		t.Errorf("07310 once stored: %v, %v, %v; want it asked again and found", lat, lon, err)
 	}
 }

@@ -53,12 +53,15 @@ func loadZipCentroids(ctx context.Context, db sqlx.ExtContext) error {
 
 // ZipCentroid returns the centroid of a five-digit ZIP, or ErrNotFound.
 // The drivers list's radius filter asks, so the read database answers, as
-// it does the list: the table never changes once loaded.
+// it does the list. The table never changes once loaded, so a ZIP found is
+// kept in memory (at most the table's 41,000 or so rows) and the radius
+// filter's later lists skip that round trip; one not found is asked again.
 func (s *Store) ZipCentroid(ctx context.Context, zip string) (lat, lon float64, err error) {
-	var c struct {
-		Lat float64 `db:"latitude"`
-		Lon float64 `db:"longitude"`
+	if c, ok := s.zips.Load(zip); ok {
+		c := c.(centroid)
+		return c.Lat, c.Lon, nil
 	}
+	var c centroid
 	err = s.read(ctx, func(db *sqlx.DB) error {
 		return db.GetContext(ctx, &c, `SELECT latitude, longitude FROM zip_centroids WHERE zip = $1`, zip)
 	})
@@ -68,5 +71,11 @@ func (s *Store) ZipCentroid(ctx context.Context, zip string) (lat, lon float64, 
 	if err != nil {
 		return 0, 0, fmt.Errorf("zip centroid %q: %w", zip, err)
 	}
+	s.zips.Store(zip, c)
 	return c.Lat, c.Lon, nil
+}
+
+type centroid struct {
+	Lat float64 `db:"latitude"`
+	Lon float64 `db:"longitude"`
 }
