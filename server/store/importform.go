@@ -364,45 +364,18 @@ func (r *ImportResults) appendJSON(b []byte) []byte {
 	o.int("deleted", int64(r.Deleted))
 	o.int("failed", int64(r.Failed))
 	o.int("processed", int64(r.Processed))
-	if len(r.Errors) > 0 {
-		o.name("errors")
-		o.b = append(o.b, '[')
-		for i, e := range r.Errors {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = e.appendJSON(o.b)
-		}
-		o.b = append(o.b, ']')
-	}
-	if len(r.IgnoredValues) > 0 {
-		o.name("ignoredValues")
-		o.b = append(o.b, '[')
-		for i, v := range r.IgnoredValues {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = v.appendJSON(o.b)
-		}
-		o.b = append(o.b, ']')
-	}
+	o.array("errors", len(r.Errors), func(b []byte, i int) []byte { return r.Errors[i].appendJSON(b) })
+	o.array("ignoredValues", len(r.IgnoredValues), func(b []byte, i int) []byte { return r.IgnoredValues[i].appendJSON(b) })
 	return append(o.b, '}')
 }
 
 func (e ImportError) appendJSON(b []byte) []byte {
 	o := jsonObject{b: append(b, '{')}
 	o.int("index", int64(e.Index))
-	if len(e.Messages) > 0 {
-		o.name("messages")
-		o.b = append(o.b, '[')
-		for i, m := range e.Messages {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b, _ = jsontext.AppendQuote(o.b, m)
-		}
-		o.b = append(o.b, ']')
-	}
+	o.array("messages", len(e.Messages), func(b []byte, i int) []byte {
+		b, _ = jsontext.AppendQuote(b, e.Messages[i]) // as text does
+		return b
+	})
 	o.optionalText("referenceNumber", e.ReferenceNumber)
 	return append(o.b, '}')
 }
@@ -446,6 +419,23 @@ func (o *jsonObject) name(n string) {
 	}
 	o.more = true
 	o.b = append(append(append(o.b, '"'), n...), '"', ':')
+}
+
+// array writes a member whose value is an array of n items, left out when
+// n is 0; item appends the i'th to b.
+func (o *jsonObject) array(name string, n int, item func(b []byte, i int) []byte) {
+	if n == 0 {
+		return
+	}
+	o.name(name)
+	o.b = append(o.b, '[')
+	for i := range n {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = item(o.b, i)
+	}
+	o.b = append(o.b, ']')
 }
 
 // int writes a number member, left out when zero.
