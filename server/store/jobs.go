@@ -258,7 +258,7 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 // flattened into that plan.
 //
 // The rows are scanned by position: through sqlx's reflection, a post of
-// 1,000 unchanged jobs spent a quarter of its allocations here.
+// 1,000 unchanged jobs made 9,000 more allocations here (75,000 in all).
 func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields) (map[string]existingJob, error) {
 	rows, err := tx.QueryContext(ctx, existingJobsQuery, accountID, referenceNumbers(jobs))
 	if err != nil {
