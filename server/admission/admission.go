@@ -395,8 +395,9 @@ func (l *Limiter) releaser(account int64) func() {
 				l.spellStart, l.lastHandoff, l.handoffRate = time.Time{}, time.Time{}, 0
 				return
 			}
-			l.timeHandoffLocked()
-			l.countHandoffLocked(w.account)
+			now := l.now()
+			l.timeHandoffLocked(now)
+			l.countHandoffLocked(w.account, now)
 			l.dequeueLocked(w)
 			l.holdLocked(w.account)
 			w.granted = true
@@ -444,8 +445,7 @@ const paceSpan = 500 * time.Millisecond
 // only once the spell has lasted half of paceSpan: one quick gap at its
 // start says nothing of the line's pace, and the best rate would keep it
 // for a minute.
-func (l *Limiter) timeHandoffLocked() {
-	now := l.now()
+func (l *Limiter) timeHandoffLocked(now time.Time) {
 	if l.lastHandoff.IsZero() {
 		l.spellStart, l.lastHandoff = now, now
 		return
@@ -471,7 +471,12 @@ func (l *Limiter) fadedPeakLocked(now time.Time) float64 {
 	if l.peakRate <= 0 {
 		return 0
 	}
-	return l.peakRate * math.Exp(-max(now.Sub(l.peakAt), 0).Seconds()/peakSpan.Seconds())
+	return faded(l.peakRate, l.peakAt, now, peakSpan)
+}
+
+// faded is v set at at, as of now: faded by e every span since.
+func faded(v float64, at, now time.Time, span time.Duration) float64 {
+	return v * math.Exp(-max(now.Sub(at), 0).Seconds()/span.Seconds())
 }
 
 // peakSpan is how slowly the line forgets its best recent rate. The line
@@ -519,7 +524,7 @@ func (c *fadedCount) at(now time.Time) float64 {
 	if c.n == 0 {
 		return 0
 	}
-	return c.n * math.Exp(-max(now.Sub(c.last), 0).Seconds()/paceSpan.Seconds())
+	return faded(c.n, c.last, now, paceSpan)
 }
 
 // add counts an event happening now.
@@ -529,8 +534,7 @@ func (c *fadedCount) add(now time.Time) {
 
 // countHandoffLocked counts a place handed to a waiter of account now.
 // l.mu is held.
-func (l *Limiter) countHandoffLocked(account int64) {
-	now := l.now()
+func (l *Limiter) countHandoffLocked(account int64, now time.Time) {
 	l.handoffs.add(now)
 	c := l.handoffsTo[account]
 	if c == nil {

@@ -271,10 +271,10 @@ func TestPace(t *testing.T) {
 			var clock time.Duration
 			l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: time.Minute}, nil)
 			l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
-			l.timeHandoffLocked() // starts the clock
+			l.timeHandoffLocked(l.now()) // starts the clock
 			for _, g := range tc.gaps {
 				clock += g
-				l.timeHandoffLocked()
+				l.timeHandoffLocked(l.now())
 			}
 			if got := l.paceLocked(l.now()); got < tc.min || got > tc.max {
 				t.Errorf("pace %s, want %s to %s", got, tc.min, tc.max)
@@ -291,10 +291,10 @@ func TestPaceAcrossSpells(t *testing.T) {
 	var clock time.Duration
 	l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: 2 * time.Second}, nil)
 	l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
-	l.timeHandoffLocked()
+	l.timeHandoffLocked(l.now())
 	for range 2000 {
 		clock += time.Millisecond
-		l.timeHandoffLocked()
+		l.timeHandoffLocked(l.now())
 	}
 	l.spellStart, l.lastHandoff, l.handoffRate = time.Time{}, time.Time{}, 0 // the line emptied
 	clock += 10 * time.Second

@@ -54,11 +54,16 @@ var jobByID = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_at IS 
 // scanDest lists where each column of jobSelect goes in j, in order.
 func (j *Job) scanDest() []any {
 	dest := make([]any, 0, len(jobFieldTable)+2)
-	dest = append(dest, &j.ID)
-	for _, f := range jobFieldTable {
-		dest = append(dest, f.dest(&j.JobFields))
-	}
+	dest = j.JobFields.appendScanDest(append(dest, &j.ID))
 	return append(dest, &j.PostedOn)
+}
+
+// appendScanDest appends where each jobColumns column goes in j, in order.
+func (j *JobFields) appendScanDest(dest []any) []any {
+	for _, f := range jobFieldTable {
+		dest = append(dest, f.dest(j))
+	}
+	return dest
 }
 
 // ListJobs returns the account's active jobs ordered by id.
@@ -269,10 +274,7 @@ func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobF
 	dest := make([]any, 0, len(jobFieldTable)+2)
 	for rows.Next() {
 		var e existingJob
-		dest = append(dest[:0], &e.ID)
-		for _, f := range jobFieldTable {
-			dest = append(dest, f.dest(&e.JobFields))
-		}
+		dest = e.JobFields.appendScanDest(append(dest[:0], &e.ID))
 		if err := rows.Scan(append(dest, &e.Deleted)...); err != nil {
 			return nil, fmt.Errorf("read existing jobs: %w", err)
 		}
