@@ -129,6 +129,15 @@ func createAccount(t *testing.T, env []string, name string) account {
 	return a
 }
 
+// handedOut holds the ports freeAddr gave before. A port it frees is free
+// to the kernel again at once, so without it a second call (the gRPC
+// address after the HTTP one, or a test running in parallel) could draw
+// the same port, and the service that binds it second fails to start.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	// Below Linux's ephemeral range (32768 and up), from which the kernel
@@ -136,9 +145,19 @@ func freeAddr(t *testing.T) string {
 	// 0, such as a local PostgreSQL that jobboard dev starts after this
 	// address was chosen: a port from that range, freed here, could be
 	// taken by it before the caller binds it.
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
 	for range 100 {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		port := 20000 + rand.IntN(12000)
+		if handedOut.ports[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
+			handedOut.ports[port] = true
 			defer l.Close()
 			return l.Addr().String()
 		}
