@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"time"
@@ -66,6 +67,30 @@ func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFiel
 		return err
 	})
 	return lookup, update, err
+}
+
+// IntakeJobLookup is the plan of the statement with which an application
+// finds the jobs it names, the references it found, sorted, and whether
+// another transaction's FOR UPDATE NOWAIT on the account's jobs with refs
+// was refused while the lookup's transaction held them.
+func (s *Store) IntakeJobLookup(ctx context.Context, accountID int64, refs []string) (plan string, found []string, heldBack bool, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if plan, err = explain(ctx, tx, shareJobsByReference, accountID, pq.StringArray(refs)); err != nil {
+			return err
+		}
+		if err := tx.SelectContext(ctx, &found, `SELECT f.reference_number FROM (`+shareJobsByReference+`) f
+			ORDER BY f.reference_number COLLATE "C"`, accountID, pq.StringArray(refs)); err != nil {
+			return err
+		}
+		_, err := s.db.ExecContext(ctx, `SELECT id FROM jobs
+			WHERE account_id = $1 AND reference_number = ANY($2::text[]) FOR UPDATE NOWAIT`, accountID, pq.StringArray(refs))
+		var pqErr *pq.Error
+		if heldBack = errors.As(err, &pqErr) && pqErr.Code == "55P03"; heldBack {
+			err = nil
+		}
+		return err
+	})
+	return plan, found, heldBack, err
 }
 
 func explain(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (string, error) {

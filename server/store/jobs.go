@@ -440,6 +440,13 @@ func (s *Store) DeleteJobsByReference(ctx context.Context, accountID int64, refs
 // deleted. column and keyType are constants of the callers. The statement
 // locks the jobs in its own order while an intake holds some of them FOR
 // SHARE and waits for others, so it too is run again after a deadlock.
+//
+// Unlike existingJobsQuery it keeps = ANY: for an account the statistics
+// do not know, the planner reads the account's active jobs through the
+// partial jobs_active_idx and filters the keys, and active jobs are
+// bounded by the account's maximum, withdrawn ones are not read (beside
+// 20,000 withdrawn jobs, the scan for 1,000 of 1,000 active ones took
+// 0.4-0.5 ms of EXPLAIN ANALYZE, by reference or by id).
 func softDeleteJobs[K int64 | string](ctx context.Context, s *Store, accountID int64, column, keyType string, keys any) ([]K, error) {
 	var deleted []K
 	err := retryDeadlocks(ctx, "delete jobs", deadlockAttempts, func() error {
