@@ -41,6 +41,11 @@ type DriverFilter struct {
 	// (keyset paging): a page then costs the same at any depth. Offset is
 	// not used with it.
 	After *DriverCursor
+	// titleJoined writes the job title as a semi-join, which the planner
+	// weighs with the title's statistics, instead of an array of its
+	// applicants, which it takes for a handful. ListDrivers sets it where
+	// the title holds enough of the account (walksTitleInOrder).
+	titleJoined bool
 }
 
 // DriverCursor is a row's place in a sort order: the values of the sort's
@@ -157,7 +162,12 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 	c.addIfSet("a.first_name_key = ?", f.FirstNameKey)
 	c.addIfSet("a.last_name_key = ?", f.LastNameKey)
 	addIfGiven(c, "a.has_job_apps = ?", f.HasJobApps)
-	if f.JobTitle != "" {
+	switch {
+	case f.JobTitle != "" && f.titleJoined:
+		// One probe of job_applications_title_idx a row read.
+		c.add(`EXISTS (SELECT 1 FROM job_applications ja
+			WHERE ja.account_id = $1 AND ja.job_title_lower = lower(?) AND ja.driver_id = a.driver_id)`, f.JobTitle)
+	case f.JobTitle != "":
 		// Uncorrelated, so it runs once: who applied to a job of that
 		// title, from one range of job_applications_title_idx.
 		c.add(`a.driver_id = ANY (ARRAY(SELECT ja.driver_id FROM job_applications ja
@@ -359,11 +369,15 @@ func jobTitleAlone(accountID int64, f DriverFilter) bool {
 // ListDrivers returns one page of the account's applicants and the number
 // matching on all pages.
 func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter) ([]DriverListItem, int64, error) {
-	page, count := s.DriverListQueries(accountID, f)
 	var total int64
 	var items []DriverListItem
 	err := s.read(ctx, func(db *sqlx.DB) error {
-		var err error
+		joined, err := walksTitleInOrder(ctx, db, accountID, f)
+		if err != nil {
+			return err
+		}
+		f.titleJoined = joined
+		page, count := s.DriverListQueries(accountID, f)
 		items, total, err = listDrivers(ctx, db, page, count)
 		return err
 	})
@@ -371,6 +385,39 @@ func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter
 		return nil, 0, err
 	}
 	return items, total, nil
+}
+
+// walkCostRatio is how many title applicants reading them all and sorting
+// costs per row a walk of the order reads. Measured at 1,000,000
+// applications with a title of 66,985 (EXPLAIN ANALYZE, warm): the array
+// form probed every applicant, 650-780 ms; the walk read 1,513 rows by
+// name for a page of 100, 51-55 ms. So about 10 us against 35 us a row.
+const walkCostRatio = 3
+
+// walksTitleInOrder reports whether the page of a job title alone, in an
+// order other than the title's own, is found sooner by walking the order's
+// index and keeping the title's applicants (about (offset+limit)*n/m rows
+// for m applicants of n) than by reading all m and sorting them. The
+// planner cannot tell: it takes the array of applicants for a handful and
+// the title's statistics are the whole table's, not the account's. The
+// counts of migration 0018 are exact and one index read away.
+func walksTitleInOrder(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (bool, error) {
+	idOrder := f.Sort == "" || f.Sort == "id"
+	if !jobTitleAlone(accountID, f) || idOrder && f.After == nil {
+		return false, nil // no title, or the title's own order (DriverListQueries)
+	}
+	var m, n int64
+	err := db.QueryRowContext(ctx, `
+		SELECT (SELECT coalesce(sum(n), 0) FROM application_counts
+		         WHERE account_id = $1 AND dimension = 'job_title' AND value = lower($2)),
+		       (SELECT coalesce(sum(n), 0) FROM application_counts
+		         WHERE account_id = $1 AND dimension = 'all' AND value = '')`,
+		accountID, f.JobTitle).Scan(&m, &n)
+	if err != nil {
+		return false, fmt.Errorf("count the job title's applicants: %w", err)
+	}
+	rows := int64(f.Offset + f.Limit)
+	return m > 0 && m*m >= walkCostRatio*rows*n, nil
 }
 
 // listDrivers runs the page and count queries of a drivers list on db.

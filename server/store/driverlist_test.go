@@ -3,9 +3,13 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
@@ -111,4 +115,71 @@ func TestZipCentroidKeptOnceFound(t *testing.T) {
 	if lat, lon, err := s.ZipCentroid(ctx, "07310"); err != nil || lat != 40.73 || lon != -74.03 {
 		t.Errorf("07310 once stored: %v, %v, %v; want it asked again and found", lat, lon, err)
 	}
+}
+
+// TestJobTitlePageInOtherOrders: a job title alone, listed in an order
+// other than its own (by name, date, state, or by id after a cursor), is
+// written as a semi-join when the title holds enough of the account that
+// walking the order finds a page soon, and as the array of its applicants
+// otherwise; both forms give the same page.
+func TestJobTitlePageInOtherOrders(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	a := testfix.NewAccount(t, s, "titles").AccountID
+	var jobs []store.JobFields
+	var refs []string
+	for i := range 10 {
+		j := job(fmt.Sprintf("J%d", i))
+		j.Title = "Common Route"
+		if i == 0 {
+			j.Title = "Rare Route"
+		}
+		jobs, refs = append(jobs, j), append(refs, j.ReferenceNumber)
+	}
+	if _, err := s.UpsertJobs(ctx, a, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// 40% of the applicants apply to one job each: about 720 to the
+	// common title and 80 to the rare one. A page of 25 of 2,000 is walked
+	// for 388 applicants or more (walkCostRatio).
+	if err := s.SeedApplications(ctx, a, demo.Applications(a, 2000, 7, time.Now(), refs, "t.")); err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []struct {
+		name  string
+		walks bool
+	}{{"Common Route", true}, {"rare route", false}} {
+		first, _, err := s.ListDrivers(ctx, a, store.DriverFilter{JobTitle: title.name, Limit: 25})
+		if err != nil || len(first) != 25 {
+			t.Fatalf("%s: the first page by id: %d drivers, %v", title.name, len(first), err)
+		}
+		for _, f := range []store.DriverFilter{
+			{Sort: "name", Limit: 25},
+			{Sort: "name", Limit: 25, Offset: 25},
+			{Sort: "sent", Descending: true, Limit: 25},
+			{Sort: "state", Limit: 25},
+			{Sort: "driver_type", Descending: true, Limit: 25},
+			{Limit: 25, After: &store.DriverCursor{ID: first[len(first)-1].ID}},
+		} {
+			f.JobTitle = title.name
+			joined, array, joins, err := s.TitlePages(ctx, a, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if joins != title.walks {
+				t.Errorf("%s, sort %q, offset %d: written as a semi-join %v, want %v", title.name, f.Sort, f.Offset, joins, title.walks)
+			}
+			if len(array) != 25 || !slices.EqualFunc(joined, array, func(x, y store.DriverListItem) bool { return x.ID == y.ID }) {
+				t.Errorf("%s, sort %q, offset %d: the semi-join's page %v, the array's %v", title.name, f.Sort, f.Offset, ids(joined), ids(array))
+			}
+		}
+	}
+}
+
+func ids(items []store.DriverListItem) []int64 {
+	out := make([]int64, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
 }

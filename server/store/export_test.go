@@ -93,6 +93,27 @@ func (s *Store) IntakeJobLookup(ctx context.Context, accountID int64, refs []str
 	return plan, found, heldBack, err
 }
 
+// TitlePages lists the page of f with its job title written both ways,
+// as a semi-join and as the array of the title's applicants, and reports
+// whether ListDrivers would write it as the semi-join.
+func (s *Store) TitlePages(ctx context.Context, accountID int64, f DriverFilter) (joined, array []DriverListItem, joins bool, err error) {
+	if joins, err = walksTitleInOrder(ctx, s.db, accountID, f); err != nil {
+		return nil, nil, false, err
+	}
+	for _, form := range []struct {
+		joined bool
+		items  *[]DriverListItem
+	}{{true, &joined}, {false, &array}} {
+		g := f
+		g.titleJoined = form.joined
+		page, count := s.DriverListQueries(accountID, g)
+		if *form.items, _, err = listDrivers(ctx, s.db, page, count); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return joined, array, joins, nil
+}
+
 func explain(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (string, error) {
 	var plan []string
 	err := tx.SelectContext(ctx, &plan, "EXPLAIN "+query, args...)
