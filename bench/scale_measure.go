@@ -91,7 +91,10 @@ func measureFilter(ctx context.Context, h *harness, svc *server.DriverService, a
 	if err != nil {
 		return r, err
 	}
-	page, count := h.store.DriverListQueries(a.ID, filter)
+	page, count, err := h.store.DriverListQueries(ctx, a.ID, filter)
+	if err != nil {
+		return r, err
+	}
 	if r.exact, err = countMatches(ctx, h, a, filter); err != nil {
 		return r, err
 	}
@@ -154,9 +157,12 @@ func driverFilter(ctx context.Context, svc *server.DriverService, q url.Values) 
 // with: the check stays independent of however that count is made.
 func countMatches(ctx context.Context, h *harness, a account, f store.DriverFilter) (int64, error) {
 	f.Limit, f.Offset = 1<<31-1, 0
-	page, _ := h.store.DriverListQueries(a.ID, f)
+	page, _, err := h.store.DriverListQueries(ctx, a.ID, f)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
-	err := h.store.DB().GetContext(ctx, &n, `SELECT count(*) FROM (`+page.SQL+`) every_match`, page.Args...)
+	err = h.store.DB().GetContext(ctx, &n, `SELECT count(*) FROM (`+page.SQL+`) every_match`, page.Args...)
 	if err != nil {
 		return 0, fmt.Errorf("count the matches: %w", err)
 	}

@@ -138,8 +138,7 @@ func driverQueries(ctx context.Context, svc *server.DriverService, st *store.Sto
 	if err != nil {
 		return page, count, err
 	}
-	page, count = st.DriverListQueries(accountID, f)
-	return page, count, nil
+	return st.DriverListQueries(ctx, accountID, f)
 }
 
 // checkDriversAnswer makes sure the request answers a full first page and

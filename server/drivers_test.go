@@ -433,7 +433,10 @@ func TestDriverListQueries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			page, count := f.st.DriverListQueries(caller.AccountID, filter)
+			page, count, err := f.st.DriverListQueries(f.ctxA, caller.AccountID, filter)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var total int64
 			if err := f.st.DB().Get(&total, count.SQL, count.Args...); err != nil {
 				t.Fatalf("count: %v\n%s", err, count.SQL)

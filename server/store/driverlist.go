@@ -43,8 +43,8 @@ type DriverFilter struct {
 	After *DriverCursor
 	// titleJoined writes the job title as a semi-join, which the planner
 	// weighs with the title's statistics, instead of an array of its
-	// applicants, which it takes for a handful. ListDrivers sets it where
-	// the title holds enough of the account (walksTitleInOrder).
+	// applicants, which it takes for a handful. DriverListQueries sets it
+	// where the title holds enough of the account (walksTitleInOrder).
 	titleJoined bool
 }
 
@@ -248,8 +248,28 @@ const SerialSetting = `SET LOCAL max_parallel_workers_per_gather = 0`
 
 // DriverListQueries returns the two statements ListDrivers runs for the
 // filter: the page of drivers and the count of all matches. ListDrivers
-// runs exactly these, so they can be explained or timed on their own.
-func (s *Store) DriverListQueries(accountID int64, f DriverFilter) (page, count Query) {
+// runs exactly these, so they can be explained or timed on their own. The
+// form of a job title listed in another order depends on the account's
+// counts (walksTitleInOrder), read from the database ListDrivers reads.
+func (s *Store) DriverListQueries(ctx context.Context, accountID int64, f DriverFilter) (page, count Query, err error) {
+	err = s.read(ctx, func(db *sqlx.DB) error {
+		page, count, err = driverListQueries(ctx, db, accountID, f)
+		return err
+	})
+	return page, count, err
+}
+
+// driverListQueries is DriverListQueries on db.
+func driverListQueries(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (page, count Query, err error) {
+	if f.titleJoined, err = walksTitleInOrder(ctx, db, accountID, f); err != nil {
+		return page, count, err
+	}
+	page, count = driverListStatements(accountID, f)
+	return page, count, nil
+}
+
+// driverListStatements builds the statements of DriverListQueries.
+func driverListStatements(accountID int64, f DriverFilter) (page, count Query) {
 	where, args := f.where(accountID)
 	count = countQuery(accountID, f, where, args)
 	// Page on applications alone, then read the profiles of the page's 100
@@ -372,12 +392,10 @@ func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter
 	var total int64
 	var items []DriverListItem
 	err := s.read(ctx, func(db *sqlx.DB) error {
-		joined, err := walksTitleInOrder(ctx, db, accountID, f)
+		page, count, err := driverListQueries(ctx, db, accountID, f)
 		if err != nil {
 			return err
 		}
-		f.titleJoined = joined
-		page, count := s.DriverListQueries(accountID, f)
 		items, total, err = listDrivers(ctx, db, page, count)
 		return err
 	})
@@ -404,7 +422,7 @@ const walkCostRatio = 3
 func walksTitleInOrder(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (bool, error) {
 	idOrder := f.Sort == "" || f.Sort == "id"
 	if !jobTitleAlone(accountID, f) || idOrder && f.After == nil {
-		return false, nil // no title, or the title's own order (DriverListQueries)
+		return false, nil // no title, or the title's own order (driverListStatements)
 	}
 	var m, n int64
 	err := db.QueryRowContext(ctx, `

@@ -95,7 +95,7 @@ func (s *Store) IntakeJobLookup(ctx context.Context, accountID int64, refs []str
 
 // TitlePages lists the page of f with its job title written both ways,
 // as a semi-join and as the array of the title's applicants, and reports
-// whether ListDrivers would write it as the semi-join.
+// whether DriverListQueries, and so ListDrivers, writes it as the semi-join.
 func (s *Store) TitlePages(ctx context.Context, accountID int64, f DriverFilter) (joined, array []DriverListItem, joins bool, err error) {
 	if joins, err = walksTitleInOrder(ctx, s.db, accountID, f); err != nil {
 		return nil, nil, false, err
@@ -106,7 +106,7 @@ func (s *Store) TitlePages(ctx context.Context, accountID int64, f DriverFilter)
 	}{{true, &joined}, {false, &array}} {
 		g := f
 		g.titleJoined = form.joined
-		page, count := s.DriverListQueries(accountID, g)
+		page, count := driverListStatements(accountID, g)
 		if *form.items, _, err = listDrivers(ctx, s.db, page, count); err != nil {
 			return nil, nil, false, err
 		}

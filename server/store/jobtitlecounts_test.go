@@ -328,7 +328,10 @@ func TestJobTitleCountQuery(t *testing.T) {
 		{store.DriverFilter{JobTitle: "OTR Driver", State: "TX"}, "FROM applications a"},
 		{store.DriverFilter{JobTitle: "OTR Driver", HasJobApps: &yes}, "FROM applications a"},
 	} {
-		_, count := s.DriverListQueries(7, tt.f)
+		_, count, err := s.DriverListQueries(context.Background(), 7, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !strings.Contains(count.SQL, tt.want) {
 			t.Errorf("%+v: count %s, want %q in it", tt.f, count.SQL, tt.want)
 		}
