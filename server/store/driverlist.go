@@ -405,11 +405,14 @@ func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter
 	return items, total, nil
 }
 
-// walkCostRatio is how many title applicants reading them all and sorting
-// costs per row a walk of the order reads. Measured at 1,000,000
-// applications with a title of 66,985 (EXPLAIN ANALYZE, warm): the array
-// form probed every applicant, 650-780 ms; the walk read 1,513 rows by
-// name for a page of 100, 51-55 ms. So about 10 us against 35 us a row.
+// walkCostRatio is what a row read by walking the order costs, counted in
+// the title's applicants read and sorted by the array form. At 1,000,000
+// applications with a title of 66,985, ListDrivers warm (median of 12):
+// the array form 180-190 ms a page, about 2.8 us an applicant; a walk by
+// name read 1,513 rows for a page of 100 in 7.7-9 ms, about 5-6 us a row.
+// 3 rather than 2 leans toward the array, whose cost is bounded by the
+// title's applicants, while a walk reads more where they sit late in the
+// order.
 const walkCostRatio = 3
 
 // walksTitleInOrder reports whether the page of a job title alone, in an
