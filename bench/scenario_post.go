@@ -68,21 +68,41 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 		waitProfile := h.profile(ctx, "post-"+k.name, time.Duration(h.opts.rounds+1)*200*time.Millisecond+time.Second)
 		var service, floor []time.Duration
 		for r := -1; r < h.opts.rounds; r++ {
-			one, err := timeOnce(func() error {
-				body = marshalJobs(k.batch("S", r))
-				return prepareService(r)
-			}, func() error { return h.postJobs(ctx, a, body) })
-			if err != nil {
-				waitProfile()
-				return nil, fmt.Errorf("%s, service: %w", k.name, err)
+			var one, other time.Duration
+			postService := func() (err error) {
+				one, err = timeOnce(func() error {
+					body = marshalJobs(k.batch("S", r))
+					return prepareService(r)
+				}, func() error { return h.postJobs(ctx, a, body) })
+				if err != nil {
+					return fmt.Errorf("%s, service: %w", k.name, err)
+				}
+				return nil
 			}
-			other, err := timeOnce(func() error {
-				rows1 = k.batch("F", r)
-				return prepareFloor(r)
-			}, func() error { return upsert(rows1) })
-			if err != nil {
+			upsertFloor := func() (err error) {
+				other, err = timeOnce(func() error {
+					rows1 = k.batch("F", r)
+					return prepareFloor(r)
+				}, func() error { return upsert(rows1) })
+				if err != nil {
+					return fmt.Errorf("%s, floor: %w", k.name, err)
+				}
+				return nil
+			}
+			// Which side goes first alternates, so neither always follows
+			// the other's writes (the rows it withdrew, the pages it
+			// dirtied) nor always meets the database just after a pause.
+			first, second := postService, upsertFloor
+			if r%2 != 0 {
+				first, second = upsertFloor, postService
+			}
+			if err := first(); err != nil {
 				waitProfile()
-				return nil, fmt.Errorf("%s, floor: %w", k.name, err)
+				return nil, err
+			}
+			if err := second(); err != nil {
+				waitProfile()
+				return nil, err
 			}
 			if r >= 0 { // round -1 warms both up
 				service, floor = append(service, one), append(floor, other)
