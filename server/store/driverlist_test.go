@@ -183,3 +183,38 @@ func ids(items []store.DriverListItem) []int64 {
 	}
 	return out
 }
+
+// TestDriverPageMadeOnce: the page's rows are read into a slice made for
+// the page, not grown row by row, and a large page that matches few
+// drivers is not made full size.
+func TestDriverPageMadeOnce(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Store(t)
+	a := testfix.NewAccount(t, s, "page room").AccountID
+	if err := s.SeedApplications(ctx, a, demo.Applications(a, 300, 11, time.Now(), nil, "p.")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name          string
+		f             store.DriverFilter
+		rows, maxRoom int
+	}{
+		{"a full page by id", store.DriverFilter{Limit: 100}, 100, 100},
+		{"a full page by name", store.DriverFilter{Sort: "name", Limit: 40}, 40, 40},
+		{"the last, short page", store.DriverFilter{Limit: 100, Offset: 250}, 50, 100},
+		// Room for 250 is made, then grown once: never room for 1,000.
+		{"a page of 1,000 of 300 drivers", store.DriverFilter{Limit: 1000}, 300, 600},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			items, _, err := s.ListDrivers(ctx, a, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Grown by append from nothing, 100 rows would have room for
+			// 128, and 40 for 64.
+			if len(items) != tt.rows || cap(items) > tt.maxRoom {
+				t.Errorf("%d rows in room for %d; want %d rows in room for at most %d", len(items), cap(items), tt.rows, tt.maxRoom)
+			}
+		})
+	}
+}
