@@ -235,20 +235,6 @@ func pairedRatio(service, floor []idRun) (float64, string) {
 	return ratio, fmt.Sprintf(" Ratio of each repetition to its own floor run: %s; the ratio is their median.", all)
 }
 
-// medianRatio is the median of ratios, and every ratio as text in the
-// order given ("" when there are none).
-func medianRatio(ratios []float64) (float64, string) {
-	if len(ratios) == 0 {
-		return 0, ""
-	}
-	var all []string
-	for _, x := range ratios {
-		all = append(all, fmt.Sprintf("%.2fx", x))
-	}
-	sorted := slices.Sorted(slices.Values(ratios))
-	return sorted[len(sorted)/2], strings.Join(all, ", ")
-}
-
 // compareToFloor fills in the ratio and the verdict: the throughput target
 // met and no call failed, in this run or in the floor's.
 func compareToFloor(row result, want, ratio float64, got, floor loadResult) result {

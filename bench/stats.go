@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,3 +120,30 @@ func load(ctx context.Context, conc int, d time.Duration, call func(ctx context.
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// pairedDurationRatio is the median over rounds of each round's time over
+// the floor's time in the same round, and those ratios as text in round
+// order.
+func pairedDurationRatio(service, floor []time.Duration) (float64, string) {
+	var ratios []float64
+	for i := range min(len(service), len(floor)) {
+		if floor[i] > 0 {
+			ratios = append(ratios, float64(service[i])/float64(floor[i]))
+		}
+	}
+	return medianRatio(ratios)
+}
+
+// medianRatio is the median of ratios, and every ratio as text in the
+// order given ("" when there are none).
+func medianRatio(ratios []float64) (float64, string) {
+	if len(ratios) == 0 {
+		return 0, ""
+	}
+	var all []string
+	for _, x := range ratios {
+		all = append(all, fmt.Sprintf("%.2fx", x))
+	}
+	sorted := slices.Sorted(slices.Values(ratios))
+	return sorted[len(sorted)/2], strings.Join(all, ", ")
+}
