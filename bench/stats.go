@@ -134,16 +134,23 @@ func pairedDurationRatio(service, floor []time.Duration) (float64, string) {
 	return medianRatio(ratios)
 }
 
-// medianRatio is the median of ratios, and every ratio as text in the
-// order given ("" when there are none).
+// medianRatio is the median of ratios, and the ratios as text: each in
+// the order given, or for more than nine their count, range and middle
+// half ("" when there are none).
 func medianRatio(ratios []float64) (float64, string) {
 	if len(ratios) == 0 {
 		return 0, ""
+	}
+	sorted := slices.Sorted(slices.Values(ratios))
+	median := sorted[len(sorted)/2]
+	if len(ratios) > 9 {
+		n := len(sorted)
+		return median, fmt.Sprintf("%d ratios, %.2fx to %.2fx, the middle half %.2fx to %.2fx",
+			n, sorted[0], sorted[n-1], sorted[n/4], sorted[(3*n)/4])
 	}
 	var all []string
 	for _, x := range ratios {
 		all = append(all, fmt.Sprintf("%.2fx", x))
 	}
-	sorted := slices.Sorted(slices.Values(ratios))
-	return sorted[len(sorted)/2], strings.Join(all, ", ")
+	return median, strings.Join(all, ", ")
 }

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestPairedDurationRatio(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range xs {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	tests := []struct {
+		name         string
+		service, flr []time.Duration
+		want         float64
+		wantText     string
+	}{
+		{"none", nil, nil, 0, ""},
+		{"pairs in round order, median of their ratios", ms(30, 10, 40), ms(20, 10, 10), 1.5, "1.50x, 1.00x, 4.00x"},
+		{"a floor of zero is left out", ms(30, 10), ms(0, 5), 2, "2.00x"},
+		{"unpaired rounds are left out", ms(10, 20, 30), ms(10), 1, "1.00x"},
+		{"more than nine: count, range and middle half", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), ms(1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+			6, "10 ratios, 1.00x to 10.00x, the middle half 3.00x to 8.00x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, text := pairedDurationRatio(tt.service, tt.flr)
+			if got != tt.want || text != tt.wantText {
+				t.Errorf("got %v %q, want %v %q", got, text, tt.want, tt.wantText)
+			}
+		})
+	}
+}
