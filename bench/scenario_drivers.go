@@ -56,7 +56,7 @@ func driversScenario(ctx context.Context, h *harness) ([]result, error) {
 	// shared machine decides.
 	warm, d, explains := time.Second, 4*time.Second, 5
 	if h.opts.quick {
-		warm, d, explains = 0, time.Second, 2
+		warm, d, explains = time.Second, time.Second, 2
 	}
 	a := h.accounts[0]
 	cases, err := driverCases(ctx, h, a)
