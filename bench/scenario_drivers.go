@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"github.com/jmoiron/sqlx"
@@ -136,7 +135,7 @@ func driversScenario(ctx context.Context, h *harness) ([]result, error) {
 func sequentialLoad(ctx context.Context, h *harness, a account, path string, warm, d time.Duration) (stats, float64, error) {
 	run := h2loadRun{uris: []string{h.server.httpBase + path}, conns: 1, http1: true, warmup: warm, duration: d,
 		dir: h.dir, name: "drivers",
-		headers: []string{"Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(a.APIKey+":"))}}
+		headers: []string{basicAuthHeader(a.APIKey)}}
 	res, err := run.run(ctx)
 	if err != nil {
 		return stats{}, 0, err

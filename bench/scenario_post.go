@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/truckjobs/jobboard/server/store"
@@ -69,40 +70,33 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 		var service, floor []time.Duration
 		for r := -1; r < h.opts.rounds; r++ {
 			var one, other time.Duration
-			postService := func() (err error) {
-				one, err = timeOnce(func() error {
+			sides := []struct {
+				name          string
+				took          *time.Duration
+				prepare, step func() error
+			}{
+				{"service", &one, func() error {
 					body = marshalJobs(k.batch("S", r))
 					return prepareService(r)
-				}, func() error { return h.postJobs(ctx, a, body) })
-				if err != nil {
-					return fmt.Errorf("%s, service: %w", k.name, err)
-				}
-				return nil
-			}
-			upsertFloor := func() (err error) {
-				other, err = timeOnce(func() error {
+				}, func() error { return h.postJobs(ctx, a, body) }},
+				{"floor", &other, func() error {
 					rows1 = k.batch("F", r)
 					return prepareFloor(r)
-				}, func() error { return upsert(rows1) })
-				if err != nil {
-					return fmt.Errorf("%s, floor: %w", k.name, err)
-				}
-				return nil
+				}, func() error { return upsert(rows1) }},
 			}
 			// Which side goes first alternates, so neither always follows
 			// the other's writes (the rows it withdrew, the pages it
 			// dirtied) nor always meets the database just after a pause.
-			first, second := postService, upsertFloor
 			if r%2 != 0 {
-				first, second = upsertFloor, postService
+				slices.Reverse(sides)
 			}
-			if err := first(); err != nil {
-				waitProfile()
-				return nil, err
-			}
-			if err := second(); err != nil {
-				waitProfile()
-				return nil, err
+			for _, side := range sides {
+				took, err := timeOnce(side.prepare, side.step)
+				if err != nil {
+					waitProfile()
+					return nil, fmt.Errorf("%s, %s: %w", k.name, side.name, err)
+				}
+				*side.took = took
 			}
 			if r >= 0 { // round -1 warms both up
 				service, floor = append(service, one), append(floor, other)

@@ -222,13 +222,14 @@ func (r *retrieveRuns) rows(label string) []result {
 // pairedRatio is the median of each repetition's throughput over the floor
 // run of the same repetition, and the ratios as text.
 func pairedRatio(service, floor []idRun) (float64, string) {
-	var ratios []float64
-	for i := range min(len(service), len(floor)) {
-		if f := floor[i].load.throughput(); f > 0 {
-			ratios = append(ratios, service[i].load.throughput()/f)
+	throughputs := func(runs []idRun) []float64 {
+		var t []float64
+		for _, r := range runs {
+			t = append(t, r.load.throughput())
 		}
+		return t
 	}
-	ratio, all := medianRatio(ratios)
+	ratio, all := medianPairRatio(throughputs(service), throughputs(floor))
 	if all == "" {
 		return 0, ""
 	}

@@ -125,10 +125,23 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 // the floor's time in the same round, and those ratios as text in round
 // order.
 func pairedDurationRatio(service, floor []time.Duration) (float64, string) {
+	nanos := func(ds []time.Duration) []float64 {
+		var s []float64
+		for _, d := range ds {
+			s = append(s, float64(d))
+		}
+		return s
+	}
+	return medianPairRatio(nanos(service), nanos(floor))
+}
+
+// medianPairRatio is medianRatio of service[i]/floor[i] over the pairs
+// both have, leaving out a floor of zero.
+func medianPairRatio(service, floor []float64) (float64, string) {
 	var ratios []float64
 	for i := range min(len(service), len(floor)) {
 		if floor[i] > 0 {
-			ratios = append(ratios, float64(service[i])/float64(floor[i]))
+			ratios = append(ratios, service[i]/floor[i])
 		}
 	}
 	return medianRatio(ratios)
