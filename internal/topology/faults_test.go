@@ -16,10 +16,16 @@ import (
 // stops sending to it within a time measured here; the import is taken
 // over by another replica (JOBBOARD_IMPORT_RESCUE_AFTER, 15 s here) and
 // completed once.
+//
+// A killed process is not gone when the signal is sent: the kernel frees
+// its memory (an import's heap) before it closes its sockets, and until
+// then it accepts connections and requests that it will never answer. So
+// the kill lasts from the signal to the moment its ports refuse
+// connections, and a request begun in that span was in flight on it.
 func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct account) {
 	var id string
 	var victim int
-	var killing, killedAt time.Time
+	var killing, gone time.Time
 	var detect time.Duration
 	s := underLoad(t, l, 2*time.Minute, 5*time.Second, func() {
 		if id, victim = startImport(t, top, l, recv, acct); victim == 0 {
@@ -29,20 +35,22 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		if killing, err = top.KillReplica(victim); err != nil {
 			t.Error(err)
 		}
-		killedAt = time.Now()
+		if gone, err = awaitRefused([]int{RESTPort + victim, GRPCPort + victim}, 10*time.Second); err != nil {
+			t.Error(err)
+		}
 		detect = awaitDown(ReplicaName(victim), 10*time.Second)
 	})
 	if victim == 0 {
 		t.FailNow()
 	}
-	inFlight := failedAround(l.rec.snapshot(), killing, killedAt)
+	inFlight := failedAround(l.rec.snapshot(), killing, gone)
 	lost, twice := recv.awaitCallbacks([]string{id}, 2*time.Minute)
 	completedBy := importCompletedBy(top, id)
 	recv.mu.Lock()
 	added := recv.added[id]
 	recv.mu.Unlock()
-	t.Logf("figures: kill -9: replica %d killed while running a 10,000-job import; HAProxy marked it DOWN in REST and gRPC %v after the kill; under the load: %v; %d failed requests were in flight at the kill; the import was completed by replica %d (%d added) %.1f s after the kill, %d lost, %d called back twice",
-		victim, detect.Round(time.Millisecond), s, inFlight, completedBy, added, recv.lastAt(id).Sub(killedAt).Seconds(), lost, twice)
+	t.Logf("figures: kill -9: replica %d killed while running a 10,000-job import; its ports refused connections %v after the signal; HAProxy marked it DOWN in REST and gRPC %v after that; under the load: %v; %d failed requests were in flight at the kill; the import was completed by replica %d (%d added) %.1f s after the kill, %d lost, %d called back twice",
+		victim, gone.Sub(killing).Round(time.Microsecond), detect.Round(time.Millisecond), s, inFlight, completedBy, added, recv.lastAt(id).Sub(gone).Seconds(), lost, twice)
 	stored := countJobs(acct, "K%")
 	t.Logf("figures: kill -9: %d of the import's 10,000 jobs stored, each once", stored)
 	if lost > 0 || twice > 0 || added != 10000 || stored != 10000 || completedBy == victim || completedBy == 0 {
@@ -50,7 +58,7 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 	}
 	if s.failed > inFlight {
 		t.Errorf("%d failures, %d of them in flight at the kill: want only those; %s",
-			s.failed, inFlight, failuresAgainst(l.rec.snapshot(), killing, killedAt))
+			s.failed, inFlight, failuresAgainst(l.rec.snapshot(), killing, gone))
 	}
 	restartKilled(t, top, victim)
 }
@@ -92,6 +100,24 @@ func restartKilled(t *testing.T, top *Topology, i int) {
 	}
 }
 
+// awaitRefused waits until every one of ports refuses connections and
+// says when that was.
+func awaitRefused(ports []int, limit time.Duration) (time.Time, error) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		open := false
+		for _, p := range ports {
+			if listening(p) {
+				open = true
+				break
+			}
+		}
+		if !open {
+			return time.Now(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("ports %v still accept connections %v after the kill", ports, limit)
+}
+
 // awaitDown waits until HAProxy counts server name DOWN in both pools and
 // says how long that took.
 func awaitDown(name string, limit time.Duration) time.Duration {
@@ -107,15 +133,15 @@ func awaitDown(name string, limit time.Duration) time.Duration {
 }
 
 // failedAround counts the failed requests that were under way at the kill.
-func failedAround(outs []outcome, killing, killed time.Time) int {
+func failedAround(outs []outcome, killing, gone time.Time) int {
 	n := 0
 	for _, o := range outs {
-		// In flight at the kill: begun before the signal was known to be
-		// sent, not over before it was about to be. The kill lies between
-		// the two instants; a request that failed within them was in
-		// flight at it, even when the load's goroutine saw the failure
-		// before the killing one could note the time.
-		if !o.ok && o.start.Before(killed) && o.start.Add(o.took).After(killing) {
+		// In flight at the kill: begun before the replica was gone, not
+		// over before the signal was about to be sent. A request that
+		// failed within the two instants was in flight at the kill, even
+		// when the load's goroutine saw the failure before the killing
+		// one could note the time.
+		if !o.ok && o.start.Before(gone) && o.start.Add(o.took).After(killing) {
 			n++
 		}
 	}
@@ -123,12 +149,12 @@ func failedAround(outs []outcome, killing, killed time.Time) int {
 }
 
 // failuresAgainst places each failure in time against the kill (signal
-// about to be sent at killing, known sent at killed), for a failure the
-// test did not expect.
-func failuresAgainst(outs []outcome, killing, killed time.Time) string {
+// about to be sent at killing, the replica's ports refusing at gone), for
+// a failure the test did not expect.
+func failuresAgainst(outs []outcome, killing, gone time.Time) string {
 	var b strings.Builder
-	b.WriteString("each failure's start and end from the signal about to be sent (known sent after ")
-	b.WriteString(killed.Sub(killing).Round(time.Microsecond).String() + "):")
+	b.WriteString("each failure's start and end from the signal about to be sent (ports refused after ")
+	b.WriteString(gone.Sub(killing).Round(time.Microsecond).String() + "):")
 	for _, o := range outs {
 		if !o.ok {
 			fmt.Fprintf(&b, " [%s %s %s: %v to %v]", o.op, o.status, o.reason,
