@@ -17,6 +17,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
+	"github.com/truckjobs/jobboard/internal/gcfloor"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
@@ -41,6 +42,9 @@ func serveCommand(ctx context.Context, args []string) error {
 		return err
 	}
 	if _, err := cfg.transport(); err != nil {
+		return err
+	}
+	if _, err := cfg.gcHeapFloorBytes(); err != nil {
 		return err
 	}
 	stopTracing, err := startTracing(ctx)
@@ -79,6 +83,11 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
+	floor, err := cfg.gcHeapFloorBytes()
+	if err != nil {
+		return err
+	}
+	defer gcfloor.Start(floor)()
 	// One registry per serving process, shared by the HTTP, gRPC, queue
 	// and database metrics and exposed at /metrics on a listener of its own.
 	scfg.Metrics = metrics.New()
