@@ -42,7 +42,6 @@ type config struct {
 	authFailureLimit     string
 	authFailureBurst     string
 	metricsAddr          string
-	gcHeapFloor          string
 	// Admission control (server/admission).
 	maxInFlight    string
 	admissionQueue string
@@ -127,26 +126,8 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 		"PostgreSQL URL of a streaming replica serving the drivers list and detail; the primary serves them while it is unreachable (default: DATABASE_URL)")
 	setting(fs, &c.metricsAddr, "metrics-addr", "JOBBOARD_METRICS_ADDR", d.metricsAddr,
 		"listen address of the Prometheus metrics (/metrics), apart from the API; empty: off")
-	setting(fs, &c.gcHeapFloor, "gc-heap-floor-mib", "JOBBOARD_GC_HEAP_FLOOR_MIB", defaultGCHeapFloorMiB,
-		"MiB the Go heap may reach before the garbage collector runs, however small the live heap (GOGC applies above it); 0: GOGC alone")
 	c.admissionFlags(fs)
 	c.transportFlags(fs)
-}
-
-// defaultGCHeapFloorMiB: a server at rest holds about 10 MiB live, so
-// GOGC=100 alone collects every 10 MiB or so allocated, about twice during
-// each post of 1,000 jobs; one that overlaps the post's insert slowed the
-// insert by about 8 ms (README, Performance). From 32 MiB up GOGC decides
-// as before: an import of 50,000 jobs, about 80 MiB live, holds no more.
-const defaultGCHeapFloorMiB = "32"
-
-// gcHeapFloorBytes checks JOBBOARD_GC_HEAP_FLOOR_MIB.
-func (c *config) gcHeapFloorBytes() (uint64, error) {
-	n, err := strconv.ParseUint(c.gcHeapFloor, 10, 32)
-	if err != nil || n > 1<<20 {
-		return 0, usageError{fmt.Sprintf("JOBBOARD_GC_HEAP_FLOOR_MIB: %q is not a whole number of MiB from 0 (off) to 1048576", c.gcHeapFloor)}
-	}
-	return n << 20, nil
 }
 
 // Admission control's defaults (docs/deploy.md, Sizing admission control,

@@ -17,7 +17,6 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
-	"github.com/truckjobs/jobboard/internal/gcfloor"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
@@ -42,9 +41,6 @@ func serveCommand(ctx context.Context, args []string) error {
 		return err
 	}
 	if _, err := cfg.transport(); err != nil {
-		return err
-	}
-	if _, err := cfg.gcHeapFloorBytes(); err != nil {
 		return err
 	}
 	stopTracing, err := startTracing(ctx)
@@ -83,11 +79,6 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	if err != nil {
 		return err
 	}
-	floor, err := cfg.gcHeapFloorBytes()
-	if err != nil {
-		return err
-	}
-	defer gcfloor.Start(floor)()
 	// One registry per serving process, shared by the HTTP, gRPC, queue
 	// and database metrics and exposed at /metrics on a listener of its own.
 	scfg.Metrics = metrics.New()
