@@ -59,23 +59,27 @@ type fieldArray interface {
 	param() any
 }
 
-// columnArray is a fieldArray whose elements are encode(get(job)).
+// columnArray is a fieldArray whose elements are encode(get(job)), sent
+// as array(elements).
 type columnArray[V, E any] struct {
 	get    func(*JobFields) *V
 	encode func(V) E
+	array  func([]E) textArray[E]
 	values []E
 }
 
 func (a *columnArray[V, E]) add(j *JobFields) { a.values = append(a.values, a.encode(*a.get(j))) }
-func (a *columnArray[V, E]) param() any       { return pq.Array(a.values) }
+func (a *columnArray[V, E]) param() any       { return a.array(a.values) }
 
 // newField makes the row of a column read and written as it is, whose
-// batch array holds encode(value) as elements of SQL type elemType.
-func newField[V, E any](column, unnest, elemType string, get func(*JobFields) *V, encode func(V) E, equal func(a, b V) bool) jobField {
+// batch array holds encode(value) as elements of SQL type elemType, sent
+// as array(elements).
+func newField[V, E any](column, unnest, elemType string, get func(*JobFields) *V, encode func(V) E,
+	array func([]E) textArray[E], equal func(a, b V) bool) jobField {
 	return jobField{
 		column: column, read: column, unnest: unnest, arrayType: elemType + "[]", write: "u." + unnest,
 		newArray: func(capacity int) fieldArray {
-			return &columnArray[V, E]{get: get, encode: encode, values: make([]E, 0, capacity)}
+			return &columnArray[V, E]{get: get, encode: encode, array: array, values: make([]E, 0, capacity)}
 		},
 		equal: func(a, b *JobFields) bool { return equal(*get(a), *get(b)) },
 		dest:  func(j *JobFields) any { return get(j) },
@@ -87,17 +91,17 @@ func equal[V comparable](a, b V) bool { return a == b }
 
 // text is a NOT NULL text column.
 func text(column, unnest string, get func(*JobFields) *string) jobField {
-	return newField(column, unnest, "text", get, same[string], equal[string])
+	return newField(column, unnest, "text", get, same[string], stringArray, equal[string])
 }
 
 // flag is a boolean column.
 func flag(column, unnest string, get func(*JobFields) *bool) jobField {
-	return newField(column, unnest, "boolean", get, same[bool], equal[bool])
+	return newField(column, unnest, "boolean", get, same[bool], boolArray, equal[bool])
 }
 
 // optionalText is a nullable text column.
 func optionalText(column, unnest string, get func(*JobFields) **string) jobField {
-	return newField(column, unnest, "text", get, nullString, equalOptional)
+	return newField(column, unnest, "text", get, nullString, nullStringArray, equalOptional)
 }
 
 // decimal is a nullable numeric column, carried as text both ways so the two
@@ -114,7 +118,7 @@ func decimal(column, unnest string, get func(*JobFields) **string) jobField {
 // spellings, none of which contains a comma.
 func list(column, unnest string, get func(*JobFields) *pq.StringArray) jobField {
 	f := newField(column, unnest, "text", get,
-		func(v pq.StringArray) string { return strings.Join(v, ",") },
+		func(v pq.StringArray) string { return strings.Join(v, ",") }, stringArray,
 		func(a, b pq.StringArray) bool { return slices.Equal(a, b) })
 	f.write = "string_to_array(u." + unnest + ", ',')"
 	return f
