@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,14 +105,7 @@ func restartKilled(t *testing.T, top *Topology, i int) {
 // says when that was.
 func awaitRefused(ports []int, limit time.Duration) (time.Time, error) {
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		open := false
-		for _, p := range ports {
-			if listening(p) {
-				open = true
-				break
-			}
-		}
-		if !open {
+		if !slices.ContainsFunc(ports, listening) {
 			return time.Now(), nil
 		}
 	}

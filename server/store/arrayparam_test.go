@@ -22,20 +22,20 @@ func TestTextArraysAsLibPQ(t *testing.T) {
 		{"<p>Route: home <b>every weekend</b>.</p><ul><li>No touch freight</li></ul>"},
 	}
 	for _, values := range texts {
-		check(t, stringArray(values), pq.StringArray(values))
+		checkArrayText(t, stringArray(values), pq.StringArray(values))
 		nulls := []sql.NullString{{}}
 		for _, v := range values {
 			nulls = append(nulls, sql.NullString{String: v, Valid: true}, sql.NullString{})
 		}
-		check(t, nullStringArray(nulls), pq.Array(nulls))
+		checkArrayText(t, nullStringArray(nulls), pq.Array(nulls))
 	}
 	for _, values := range [][]bool{{}, {true}, {false, true, true, false}} {
-		check(t, boolArray(values), pq.BoolArray(values))
+		checkArrayText(t, boolArray(values), pq.BoolArray(values))
 	}
-	check(t, nullStringArray(nil), pq.Array([]sql.NullString{}))
+	checkArrayText(t, nullStringArray(nil), pq.Array([]sql.NullString{}))
 }
 
-func check(t *testing.T, got, want driver.Valuer) {
+func checkArrayText(t *testing.T, got, want driver.Valuer) {
 	t.Helper()
 	g, err := got.Value()
 	if err != nil {
