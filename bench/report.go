@@ -24,8 +24,10 @@ type result struct {
 	pass       bool
 	note       string
 	// profile is the server's CPU profile taken during the row, if any: a
-	// row that misses its target shows its top costs from it.
+	// row that misses its target shows its top costs from it, and the
+	// shares of its phases, when the row names them.
 	profile string
+	phases  []phase
 }
 
 type report struct {
@@ -63,7 +65,7 @@ func (r report) write(dir string) (string, error) {
 	var notes []string
 	for _, row := range r.rows {
 		if row.target != "" && !row.pass && row.profile != "" {
-			row.note = strings.TrimSpace(row.note+" "+profileNote(row.profile)) + " "
+			row.note = strings.TrimSpace(row.note+" "+profileNote(row.profile, row.phases)) + " "
 		}
 		if row.note != "" {
 			notes = append(notes, fmt.Sprintf("- %d, %s: %s", row.scenario, row.name, row.note))
@@ -82,9 +84,10 @@ func (r report) write(dir string) (string, error) {
 }
 
 // profileNote names the top costs of a row's CPU profile, by the
-// functions' own time and by time including their callees, so a row not met
-// says where the server spent its time.
-func profileNote(path string) string {
+// functions' own time and by time including their callees, and the share of
+// each of the row's phases when it names them, so a row not met says where
+// the server spent its time.
+func profileNote(path string, phases []phase) string {
 	own, err := profileTop(path, false)
 	if err != nil {
 		return fmt.Sprintf("Profile %s unreadable: %v.", path, err)
@@ -93,8 +96,16 @@ func profileNote(path string) string {
 	if err != nil {
 		return fmt.Sprintf("Profile %s unreadable: %v.", path, err)
 	}
-	return fmt.Sprintf("Not met; server CPU profile `%s`, top own time: %s; top including callees: %s.",
+	note := fmt.Sprintf("Not met; server CPU profile `%s`, top own time: %s; top including callees: %s.",
 		path, strings.Join(own, ", "), strings.Join(cum, ", "))
+	if len(phases) == 0 {
+		return note
+	}
+	split, err := profilePhases(path, phases)
+	if err != nil {
+		return note + fmt.Sprintf(" Phases unreadable: %v.", err)
+	}
+	return note + " " + split
 }
 
 // profileTopN is how many functions a row's profile note names per list.
@@ -105,38 +116,91 @@ const profileTopN = 8
 // time including their callees, in which case the program's entry points,
 // which include everything, are left out.
 func profileTop(path string, cum bool) ([]string, error) {
-	args := []string{"tool", "pprof", "-top", "-nodecount=" + strconv.Itoa(profileTopN+8)}
+	rows, _, err := pprofRows(path, cum, profileTopN+8)
+	if err != nil {
+		return nil, err
+	}
+	var top []string
+	for _, r := range rows {
+		if len(top) == profileTopN {
+			break
+		}
+		share := r.flat
+		if cum {
+			share = r.cum
+			if share == "100%" || strings.HasPrefix(r.name, "runtime.goexit") || r.name == "runtime.main" {
+				continue
+			}
+		}
+		top = append(top, r.name+" "+share)
+	}
+	return top, nil
+}
+
+// phase is a part of the server's work that a row's profile is split into:
+// the samples in the first function whose name contains fn, callees
+// included.
+type phase struct{ label, fn string }
+
+// profilePhases says what share of a profile's samples each phase took,
+// and how much CPU time the profile sampled over how long: where a row's
+// server time went, in the row's own terms.
+func profilePhases(path string, phases []phase) (string, error) {
+	rows, totals, err := pprofRows(path, true, 0)
+	if err != nil {
+		return "", err
+	}
+	var shares []string
+	for _, ph := range phases {
+		share := "0%"
+		for _, r := range rows {
+			if strings.Contains(r.name, ph.fn) {
+				share = r.cum
+				break
+			}
+		}
+		shares = append(shares, ph.label+" "+share)
+	}
+	return fmt.Sprintf("Of the server's CPU samples (%s): %s.", totals, strings.Join(shares, ", ")), nil
+}
+
+// pprofRow is a line of `go tool pprof -top`: a function and its shares of
+// the samples, its own and with its callees.
+type pprofRow struct{ name, flat, cum string }
+
+// pprofRows reads the first n lines (0: all) of `go tool pprof -top`, by
+// own time or, with cum, by time including callees, and the profile's
+// totals as pprof states them ("Duration: 13s, Total samples = 1.74s").
+func pprofRows(path string, cum bool, n int) ([]pprofRow, string, error) {
+	args := []string{"tool", "pprof", "-top", "-nodecount=" + strconv.Itoa(n)}
 	if cum {
 		args = append(args, "-cum")
 	}
 	out, err := exec.Command("go", append(args, path)...).Output()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	var top []string
+	var rows []pprofRow
+	var totals string
 	header := false
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		if !header {
+			if strings.HasPrefix(line, "Duration:") {
+				// "Duration: 13s, Total samples = 1.74s (13.38%)"
+				totals, _, _ = strings.Cut(line, " (")
+			}
 			header = len(f) == 5 && f[0] == "flat" && f[4] == "cum%"
 			continue
 		}
-		if len(f) < 6 || len(top) == profileTopN {
-			continue
+		if len(f) >= 6 {
+			rows = append(rows, pprofRow{name: strings.Join(f[5:], " "), flat: f[1], cum: f[4]})
 		}
-		name, share := strings.Join(f[5:], " "), f[1]
-		if cum {
-			share = f[4]
-			if share == "100%" || strings.HasPrefix(name, "runtime.goexit") || name == "runtime.main" {
-				continue
-			}
-		}
-		top = append(top, name+" "+share)
 	}
 	if !header {
-		return nil, fmt.Errorf("no table in go tool pprof's output")
+		return nil, "", fmt.Errorf("no table in go tool pprof's output")
 	}
-	return top, nil
+	return rows, totals, nil
 }
 
 func dur(d time.Duration) string {

@@ -107,12 +107,13 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 				service, floor = append(service, one), append(floor, other)
 			}
 		}
-		waitProfile()
+		profile := waitProfile()
 		s, f := summarize(service), summarize(floor)
 		ratio := float64(s.median) / float64(f.median)
 		_, ratios := pairedDurationRatio(service, floor)
 		rows = append(rows, result{
-			note:   "Each round's service to its floor: " + ratios + ".",
+			note:    "Each round's service to its floor: " + ratios + ".",
+			profile: profile, phases: postPhases,
 			name:   fmt.Sprintf("POST 1,000 %s jobs (%d rounds)", k.name, s.n),
 			median: s.median, p99: s.p99,
 			floor: ms(f.median) + " (store upsert)",
@@ -121,4 +122,17 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 		})
 	}
 	return rows, nil
+}
+
+// postPhases are the server's parts of a post, for a row not met: what
+// the floor leaves out (decoding and checks), the store's work it shares,
+// and what runs beside it. The checks run on goroutines of their own, so
+// they are not inside the handler's samples.
+var postPhases = []phase{
+	{"the handler (reading and decoding the body, the store's call, the answer)", "local_request_JobService_PostJobs"},
+	{"reading and decoding the body", "gateway.marshaler.decodeBody"},
+	{"the checks", "server.(*jobValidator).check"},
+	{"the store's upsert, as in the floor", "store.(*Store).UpsertJobs"},
+	{"the collector's marking", "runtime.gcBgMarkWorker"},
+	{"the queue's polling", "river.(*producer).dispatchWork"},
 }
