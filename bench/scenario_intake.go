@@ -48,9 +48,9 @@ type intakeRun struct {
 // SubmitApplication one call at a time.
 func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 	// Quick: one call's worth, so the scenario adds some ten seconds.
-	// Five pairs: with three, the ratio of the two medians moved from
-	// 1.03x to 1.66x between runs of the same code (one round of the
-	// import took three times its median), and rested on one pair.
+	// Five pairs: with three, the ratio of the two medians was 1.03x to
+	// 1.66x in four runs (one round of the import took three times its
+	// median), and rested on one pair.
 	n, rounds, singles := 10_000, max(1, h.opts.rounds/3), 500
 	if h.opts.quick {
 		n, singles = server.MaxBatchApplications, 50
@@ -94,10 +94,10 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 			tc, err = timeDriversImport(ctx, h, a, apps("c"), r)
 			return err
 		}
-		// The batches go first in odd rounds and last in even ones: the
-		// server folds the counts of the applications the round before
-		// stored while the next way runs, and a slow spell of the machine
-		// falls on a pair; either way, neither side always pays for it.
+		// The batches go first in odd rounds and last in even ones, so
+		// neither side always follows what the other left behind (counts
+		// for the server to fold, pages to write), and a slow spell of the
+		// machine falls on a pair.
 		first, second := timeBatches, timeImport
 		if r%2 == 0 {
 			first, second = timeImport, timeBatches
