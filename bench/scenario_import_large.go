@@ -71,14 +71,7 @@ func largeImport(ctx context.Context, h *harness) (result, error) {
 			// other, each on a server of its own, the posts first in even
 			// rounds and last in odd ones: a slow spell of the machine
 			// falls on a pair, and a drift favours neither side.
-			first, second := timePosts, timeImport
-			if r%2 != 0 {
-				first, second = timeImport, timePosts
-			}
-			if err := first(); err != nil {
-				return err
-			}
-			if err := second(); err != nil {
+			if err := takeTurns(r, timePosts, timeImport); err != nil {
 				return err
 			}
 		}

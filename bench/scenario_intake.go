@@ -98,14 +98,7 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 		// neither side always follows what the other left behind (counts
 		// for the server to fold, pages to write), and a slow spell of the
 		// machine falls on a pair.
-		first, second := timeBatches, timeImport
-		if r%2 == 0 {
-			first, second = timeImport, timeBatches
-		}
-		if err := first(); err != nil {
-			return nil, err
-		}
-		if err := second(); err != nil {
+		if err := takeTurns(r, timeImport, timeBatches); err != nil {
 			return nil, err
 		}
 		if r > 0 {

@@ -54,6 +54,18 @@ func repeat(rounds int, prepare func(round int) error, step func(round int) erro
 	return samples, nil
 }
 
+// takeTurns runs a then b in even rounds and b then a in odd ones, so that
+// of two sides timed in pairs neither always follows the other.
+func takeTurns(round int, a, b func() error) error {
+	if round%2 != 0 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
 // timeOnce runs prepare untimed, then times step.
 func timeOnce(prepare, step func() error) (time.Duration, error) {
 	if err := prepare(); err != nil {

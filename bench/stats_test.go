@@ -35,3 +35,19 @@ func TestPairedDurationRatio(t *testing.T) {
 		})
 	}
 }
+
+func TestTakeTurns(t *testing.T) {
+	for _, tt := range []struct {
+		round int
+		want  string
+	}{{0, "ab"}, {1, "ba"}, {2, "ab"}, {-1, "ba"}} {
+		var order string
+		side := func(name string) func() error { return func() error { order += name; return nil } }
+		if err := takeTurns(tt.round, side("a"), side("b")); err != nil {
+			t.Fatal(err)
+		}
+		if order != tt.want {
+			t.Errorf("round %d ran %q, want %q", tt.round, order, tt.want)
+		}
+	}
+}
