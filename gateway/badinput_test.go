@@ -156,3 +156,43 @@ func TestBadInputCatalogue(t *testing.T) {
 		t.Errorf("script kept, or jobs lost: %.1000s", body)
 	}
 }
+
+// TestRefusedBodyIsTheAnswer: a body is decoded as it arrives, yet one
+// over its route's limit, or not UTF-8, is answered as such even when its
+// start failed to decode first, and one that decoded is not stored when
+// its end is refused.
+func TestRefusedBodyIsTheAnswer(t *testing.T) {
+	a := newAPI(t)
+	valid := `[{"referenceNumber":"LATE1","title":"T","state":"TX","driverType":"Student","freightType":"Box","description":"x"}]`
+	spaces := strings.Repeat(" ", 1<<20)
+	tests := []struct {
+		name, path, body string
+		status           int
+		message          string
+	}{
+		{"malformed start, post over 16 MiB", "/api/v2.0/jobs.json", `[}` + strings.Repeat(spaces, 17), 413, "larger than the 16 MiB"},
+		{"malformed start, import over 64 MiB", "/api/v2.0/job-imports", `{]` + strings.Repeat(spaces, 65), 413, "larger than the 64 MiB"},
+		{"malformed start, invalid UTF-8 after a MiB", "/api/v2.0/jobs.json", `[}` + spaces + "\xff", 400, "not valid UTF-8"},
+		{"valid jobs, invalid UTF-8 after them", "/api/v2.0/jobs.json", valid + spaces + "\xff", 400, "not valid UTF-8"},
+		{"valid import, invalid UTF-8 after it", "/api/v2.0/job-imports", `{"jobs":` + valid + `}` + spaces + "\xc3", 400, "not valid UTF-8"},
+		{"valid jobs, over the limit after them", "/api/v2.0/jobs.json", valid + strings.Repeat(spaces, 17), 413, "larger than the 16 MiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := a.do("POST", tt.path, tt.body)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.message) {
+				t.Errorf("%d %.300s, want %d and %q", resp.StatusCode, body, tt.status, tt.message)
+			}
+		})
+	}
+	var late int
+	if err := a.store.DB().Get(&late, `SELECT count(*) FROM jobs WHERE reference_number = 'LATE1'`); err != nil || late != 0 {
+		t.Errorf("%d jobs stored from refused bodies (%v)", late, err)
+	}
+	var imports int
+	if err := a.store.DB().Get(&imports, `SELECT count(*) FROM job_imports`); err != nil || imports != 0 {
+		t.Errorf("%d imports stored from refused bodies (%v)", imports, err)
+	}
+}

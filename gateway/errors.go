@@ -99,6 +99,15 @@ func writeError(w http.ResponseWriter, r *http.Request, e apiError) {
 
 // handleError is the gateway's error handler for failed calls.
 func (g *gateway) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	// A body over the limit, or not UTF-8, is refused as such, as it was
+	// when bodies were read whole before decoding: the decoding error its
+	// start may have caused first is not the answer.
+	if body, ok := r.Body.(*requestBody); ok {
+		if refused := body.refusal(); refused != nil {
+			writeError(w, r, *refused)
+			return
+		}
+	}
 	g.writeStatusError(ctx, w, r, err)
 }
 

@@ -185,14 +185,19 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			return
 		}
 		defer release()
-		body, apiErr := readBody(r, route.bodyLimit)
-		if apiErr != nil {
-			writeError(w, r, *apiErr)
-			return
+		// Read as the handler decodes it; for a route taking none, before it runs.
+		body := readBody(r, route.bodyLimit)
+		defer body.close()
+		if route.body == "" {
+			if refused := body.refusal(); refused != nil {
+				writeError(w, r, *refused)
+				return
+			}
 		}
+		body.list = route.list
 		called := g.calledURL(r)
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
-		r.Body = &requestBody{pieces: body, list: route.list}
+		r.Body = body
 		mime := mimeJSONValue
 		if formatOf(r.URL.Path) == wire.XML {
 			mime = mimeXMLValue

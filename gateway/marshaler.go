@@ -128,13 +128,26 @@ func (m marshaler) NewEncoder(w io.Writer) runtime.Encoder {
 	})
 }
 
-// decodeBody decodes a body the prepare middleware read. A job import,
-// the largest body there is, is decoded as it is read, each piece of the
-// body let go once decoded, so that the body is not held beside the jobs
-// it decodes to; other bodies are decoded from their bytes in one piece.
+// decodeBody decodes a body the prepare middleware is reading. The jobs
+// of a JSON post or import, the largest bodies there are, are decoded as
+// the body arrives, each piece given back once decoded, so that reading
+// and decoding overlap and the body is not held beside the jobs it decodes
+// to; other bodies are decoded from their bytes in one piece.
 func (m marshaler) decodeBody(b *requestBody, v any) error {
-	if imp, ok := v.(*restv2.CreateJobImportRequest); ok && m.format == wire.JSON && !b.blank() {
-		return decodeJSONFrom(b, imp)
+	if m.format == wire.JSON && !b.blank() {
+		switch field := v.(type) {
+		case *restv2.CreateJobImportRequest:
+			return decodeJSONFrom(b, field)
+		case *[]*restv2.JobInput:
+			req := &restv2.PostJobsRequest{}
+			err := decodeJSONFrom(b, req)
+			*field = req.Jobs
+			return err
+		}
 	}
-	return m.decode(b.bytes(), v, b.list)
+	data, err := b.bytes()
+	if err != nil {
+		return err
+	}
+	return m.decode(data, v, b.list)
 }
