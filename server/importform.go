@@ -15,12 +15,11 @@ import (
 // stored form, field by field: a change to the messages changes this
 // mapping, never what is already stored.
 
-// importPayload is the stored form of an import's jobs, written one job at
-// a time.
+// importPayload is the stored form of an import's jobs.
 func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
-	w := store.NewPayloadWriter()
-	for _, in := range jobs {
-		stored := store.ImportJob{
+	return store.EncodePayload(len(jobs), func(i int) *store.ImportJob {
+		in := jobs[i]
+		stored := &store.ImportJob{
 			ReferenceNumber: in.ReferenceNumber, Title: in.Title, City: in.City, State: in.State,
 			PostalCode: in.PostalCode, DriverType: in.DriverType, Preference: in.Preference,
 			FreightType: in.FreightType, PayAmountMin: in.PayAmountMin, PayAmountMax: in.PayAmountMax,
@@ -31,9 +30,8 @@ func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 		for _, x := range in.ExtraFields {
 			stored.ExtraFields = append(stored.ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
 		}
-		w.Add(&stored)
-	}
-	return w.Payload()
+		return stored
+	})
 }
 
 // errChunkRefused stops a payload's decoding when a chunk's work fails.

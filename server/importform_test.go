@@ -158,7 +158,7 @@ func TestStoredImportResultsOutliveARename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := jsonKeys(t, []byte(again.(string))), jsonKeys(t, stored); !slices.Equal(got, want) {
+	if got, want := jsonKeys(t, again.([]byte)), jsonKeys(t, stored); !slices.Equal(got, want) {
 		t.Errorf("stored names %v, were %v", got, want)
 	}
 }

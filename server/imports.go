@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -75,12 +76,15 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		return nil, invalidArgument(fieldViolation{field: callmeta.IdempotencyKey, label: "Idempotency-Key",
 			description: fmt.Sprintf("%d characters is longer than the %d allowed", len(key), maxIdempotencyKey)})
 	}
+	// The request's hash is taken while its jobs are written in their
+	// stored form: both only read the request.
+	var hash string
+	var hashErr error
+	var hashing sync.WaitGroup
+	hashing.Go(func() { hash, hashErr = importRequestHash(req) })
 	payload, err := importPayload(req.GetJobs())
-	if err != nil {
-		return nil, internalError(ctx, err)
-	}
-	hash, err := importRequestHash(req)
-	if err != nil {
+	hashing.Wait()
+	if err = errors.Join(err, hashErr); err != nil {
 		return nil, internalError(ctx, err)
 	}
 	imp, _, err := s.store.CreateImport(ctx, store.NewImport{
@@ -277,8 +281,16 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 		jobs = results.Processed
 		scrubNUL(results)
 		return storedResults(results), nil
-	}, func(tx *sql.Tx, done store.JobImport, ran bool) error {
-		return w.completeJob(ctx, tx, job, done, ran)
+	}, func(done store.JobImport, ran bool) func(tx *sql.Tx) error {
+		// Called while the import's row is written: the event is rendered
+		// meanwhile, and written after it.
+		event, err := w.completionEvent(done, ran)
+		return func(tx *sql.Tx) error {
+			if err != nil {
+				return err
+			}
+			return w.completeJob(ctx, tx, job, done, ran, event)
+		}
 	})
 	if errors.Is(err, errUnreadablePayload) {
 		return false, river.JobCancel(fmt.Errorf("job import %s: %w", id, err))
@@ -295,19 +307,28 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 
 // completeJob runs in the transaction that completes the import, given
 // the import as completed there: the callback and the job_import.completed
-// event are written with the results they report (all or none), and the
-// queue job is marked done.
-func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[importArgs], imp store.JobImport, ran bool) error {
+// event (rendered by completionEvent) are written with the results they
+// report (all or none), and the queue job is marked done.
+func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[importArgs], imp store.JobImport, ran bool, event store.NewEvent) error {
 	if ran {
 		if err := queueCallback(ctx, river.ClientFromContext[*sql.Tx](ctx), tx, imp, w.callbackAttempts); err != nil {
 			return err
 		}
-		if err := w.outbox.importCompleted(ctx, tx, imp); err != nil {
+		if _, err := w.outbox.write(ctx, tx, imp.AccountID, []store.NewEvent{event}); err != nil {
 			return err
 		}
 	}
 	_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx, job)
 	return err
+}
+
+// completionEvent is the job_import.completed event of imp when the run
+// completed it (ran), for completeJob to write.
+func (w *importWorker) completionEvent(imp store.JobImport, ran bool) (store.NewEvent, error) {
+	if !ran {
+		return store.NewEvent{}, nil
+	}
+	return w.outbox.importCompletedEvent(imp)
 }
 
 // queueCallback queues the completion callback of imp, if it has one.

@@ -51,7 +51,11 @@ func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], c
 	defer cancel()
 	_, err := w.store.FailImport(ctx, job.Args.ImportID, "", failedResults(notProcessed+reason),
 		func(tx *sql.Tx, imp store.JobImport, failed bool) error {
-			return w.completeJob(ctx, tx, job, imp, failed)
+			event, err := w.completionEvent(imp, failed)
+			if err != nil {
+				return err
+			}
+			return w.completeJob(ctx, tx, job, imp, failed, event)
 		})
 	return err
 }

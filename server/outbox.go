@@ -124,26 +124,37 @@ func (o *Outbox) renderData(m proto.Message) ([]byte, error) {
 }
 
 // importCompleted writes the job_import.completed event of imp in the
-// transaction that completes it, given imp as completed there. Its data is
-// the import as the data member of GET job-imports/{id} shows it once the
-// transaction commits.
+// transaction that completes it, given imp as completed there.
 func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, imp store.JobImport) error {
-	msg, err := importMessage(imp)
+	event, err := o.importCompletedEvent(imp)
 	if err != nil {
 		return err
+	}
+	_, err = o.write(ctx, tx, imp.AccountID, []store.NewEvent{event})
+	return err
+}
+
+// importCompletedEvent renders the job_import.completed event of imp, given
+// as it completes, for the transaction that completes it to write. Its data
+// is the import as the data member of GET job-imports/{id} shows it once
+// that transaction commits. It needs no database, so the import's worker
+// renders it while the import's row is written.
+func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, error) {
+	msg, err := importMessage(imp)
+	if err != nil {
+		return store.NewEvent{}, err
 	}
 	// Rendered as GET answers, then its data member kept byte for byte,
 	// so the event can never drift from what GET shows.
 	body, err := o.render(&restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)})
 	if err != nil {
-		return fmt.Errorf("render event data: %w", err)
+		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
 	}
 	data, err := dataMember(body)
 	if err != nil {
-		return fmt.Errorf("render event data: %w", err)
+		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
 	}
-	_, err = o.write(ctx, tx, imp.AccountID, []store.NewEvent{{Type: store.EventImportCompleted, Data: data}})
-	return err
+	return store.NewEvent{Type: store.EventImportCompleted, Data: data}, nil
 }
 
 // dataMember is the data member of a rendered answer, byte for byte. It

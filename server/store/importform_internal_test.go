@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -43,6 +45,52 @@ func TestImportPayloadStaysNearItsSize(t *testing.T) {
 	back, err := p.Jobs()
 	if err != nil || len(back) != len(jobs) || *back[0].Description != description {
 		t.Fatalf("read back: %v, %d jobs", err, len(back))
+	}
+}
+
+// TestPayloadWrittenInParts: a payload large enough to be written in parts,
+// each its own gzip member, reads back as one JSON text holding every job
+// in order, at every count around the parts' edges.
+func TestPayloadWrittenInParts(t *testing.T) {
+	for _, n := range []int{0, 1, minJobsPerPart - 1, 2 * minJobsPerPart, 2*minJobsPerPart + 1, 5*minJobsPerPart + 3} {
+		refs := make([]string, n)
+		for i := range refs {
+			refs[i] = fmt.Sprintf("R%d", i)
+		}
+		p, err := EncodePayload(n, func(i int) *ImportJob { return &ImportJob{ReferenceNumber: &refs[i]} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Count the members: a reader told to stop at each one's end is
+		// reset to the next until none is left.
+		data := bytes.NewReader(p.data)
+		zr, err := gzip.NewReader(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members := 0
+		for ; err == nil; err = zr.Reset(data) {
+			zr.Multistream(false)
+			if _, err := io.Copy(io.Discard, zr); err != nil {
+				t.Fatal(err)
+			}
+			members++
+		}
+		if want := max(1, min(runtime.GOMAXPROCS(0), n/minJobsPerPart)); err != io.EOF || members != want {
+			t.Errorf("%d jobs: %d gzip members (%v), want %d", n, members, err, want)
+		}
+		back, err := p.Jobs()
+		if err != nil || len(back) != n {
+			t.Fatalf("%d jobs: read back %d, %v", n, len(back), err)
+		}
+		for i, j := range back {
+			if *j.ReferenceNumber != refs[i] {
+				t.Fatalf("%d jobs: job %d is %s", n, i, *j.ReferenceNumber)
+			}
+		}
+		if c := p.JobCount(); c != n {
+			t.Errorf("%d jobs: counted %d", n, c)
+		}
 	}
 }
 
@@ -123,7 +171,7 @@ func TestImportResultsWrittenAsTheirTagsSay(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got, wantMembers any
-			if err := json.Unmarshal([]byte(written.(string)), &got); err != nil {
+			if err := json.Unmarshal(written.([]byte), &got); err != nil {
 				t.Fatalf("written %s: %v", written, err)
 			}
 			if err := json.Unmarshal(want, &wantMembers); err != nil {
