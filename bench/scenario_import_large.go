@@ -119,14 +119,18 @@ func largeImport(ctx context.Context, h *harness) (result, error) {
 // beside both.
 var importPhases = []phase{
 	{"the POST's handler", "JobImportService_CreateJobImport"},
-	{"reading and decoding the body", "gateway.marshaler.decodeBody"},
-	{"encoding and compressing the stored jobs", "server.importPayload"},
+	{"reading the body from the connection", "gateway.(*bodyStream).read"},
+	{"decoding the body", "gateway.marshaler.decodeBody"},
+	// The parts of the stored form, and the hash, are written on goroutines
+	// of their own, outside the handler's samples.
+	{"encoding and compressing the stored jobs", "store.encodePart"},
 	{"hashing the request", "server.importRequestHash"},
 	{"the queue decoding the stored jobs", "store.ImportPayload.EachJob"},
 	{"the checks", "server.(*jobValidator).check"},
 	// The queue's transaction; its upsert of each chunk is inlined, which
 	// leaves it out of pprof's table.
 	{"the queue's transaction (writing the jobs, then the results)", "store.(*Store).FinishImport"},
+	{"rendering the completion event, beside the results' writing", "server.(*Outbox).importCompletedEvent"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
 }
 

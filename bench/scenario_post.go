@@ -127,11 +127,12 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 
 // postPhases are the server's parts of a post, for a row not met: what
 // the floor leaves out (decoding and checks), the store's work it shares,
-// and what runs beside it. The checks run on goroutines of their own, so
-// they are not inside the handler's samples.
+// and what runs beside it. The body's reading and the checks run on
+// goroutines of their own, so they are not inside the handler's samples.
 var postPhases = []phase{
-	{"the handler (reading and decoding the body, the store's call, the answer)", "local_request_JobService_PostJobs"},
-	{"reading and decoding the body", "gateway.marshaler.decodeBody"},
+	{"the handler (decoding the body, the store's call, the answer)", "local_request_JobService_PostJobs"},
+	{"reading the body from the connection", "gateway.(*bodyStream).read"},
+	{"decoding the body", "gateway.marshaler.decodeBody"},
 	{"the checks", "server.(*jobValidator).check"},
 	{"the store's upsert, as in the floor", "store.(*Store).UpsertJobs"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
