@@ -98,10 +98,13 @@ func (s *bodyStream) read(r io.Reader, limit int64) *apiError {
 			// allows it.
 			piece = bytes.TrimPrefix(piece, utf8BOM)
 		}
-		if valid {
+		if !valid {
+			s.giveBack(piece) // kept for the rest of the body, only to be checked
+		} else {
 			select {
 			case s.pieces <- piece:
 			case <-s.unread:
+				s.giveBack(piece)
 			}
 		}
 		if last {
@@ -121,6 +124,19 @@ func (s *bodyStream) buffer() []byte {
 		return p[:cap(p)]
 	default:
 		return make([]byte, bodyPiece)
+	}
+}
+
+// giveBack keeps a piece that has been read for the reader to reuse; a
+// piece cut shorter (the first, without its byte order mark) is left to
+// the collector.
+func (s *bodyStream) giveBack(p []byte) {
+	if cap(p) != bodyPiece {
+		return
+	}
+	select {
+	case s.free <- p:
+	default:
 	}
 }
 
@@ -164,11 +180,8 @@ func (*requestBody) Close() error { return nil }
 // next gives the current piece back and makes the next one current; it is
 // false at the end of the body.
 func (b *requestBody) next() bool {
-	if b.held != nil && cap(b.held) == bodyPiece {
-		select {
-		case b.stream.free <- b.held:
-		default:
-		}
+	if b.held != nil {
+		b.stream.giveBack(b.held)
 	}
 	b.held, b.piece = nil, nil
 	switch {

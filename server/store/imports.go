@@ -222,10 +222,9 @@ const liveStates = `('available', 'pending', 'running', 'retryable', 'scheduled'
 // The completion time is read first, so that the import as completed is
 // known before its row is written: finish, if not nil, is called with it
 // meanwhile, on a goroutine of its own, and what it returns is
-// completeImport's. The
-// stored results are not read back: that would cost a transfer and a
-// decode of all of them (6 MB for an import of 40,000 errors), and they
-// are results, which the caller already holds.
+// completeImport's. The stored results are not read back: that would cost
+// a transfer and a decode of all of them (6 MB for an import of 40,000
+// errors), and they are results, which the caller already holds.
 func completeImport(ctx context.Context, tx *sqlx.Tx, imp *JobImport, results *ImportResults, finish func(imp JobImport, ran bool) func(tx *sql.Tx) error) (func(tx *sql.Tx) error, error) {
 	var completed time.Time
 	if err := tx.GetContext(ctx, &completed, `SELECT clock_timestamp()`); err != nil {
