@@ -112,16 +112,26 @@ func changed(apps []store.Application, shift time.Duration, seed int) []store.Ap
 }
 
 // deleteSome removes applications of the account, and drivers (whose
-// applications go by cascade), a few at a time.
+// applications go by cascade), a few at a time. The deletes race the
+// intakes, renames and folds on the rows of applications and of their
+// counts, so each runs in the store's retried transaction: a deadlock
+// PostgreSQL breaks by rolling a delete back runs it again, as it does
+// the store's own writes, instead of failing the test.
 func deleteSome(ctx context.Context, s *store.Store, acct int64) error {
+	deletes := []string{
+		`DELETE FROM applications WHERE account_id = $1 AND driver_id IN
+			(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 4)`,
+		`DELETE FROM drivers WHERE id IN
+			(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 2)`,
+	}
 	for range 10 {
-		if _, err := s.DB().ExecContext(ctx, `DELETE FROM applications WHERE account_id = $1 AND driver_id IN
-			(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 4)`, acct); err != nil {
-			return err
-		}
-		if _, err := s.DB().ExecContext(ctx, `DELETE FROM drivers WHERE id IN
-			(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 2)`, acct); err != nil {
-			return err
+		for _, q := range deletes {
+			if err := s.InRetriedTx(ctx, "test delete", func(tx *sqlx.Tx) error {
+				_, err := tx.ExecContext(ctx, q, acct)
+				return err
+			}); err != nil {
+				return err
+			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/internal/logtest"
 	"github.com/truckjobs/jobboard/internal/pgtest"
@@ -306,12 +308,14 @@ func TestJobTitleBackfillWithWritesBetween(t *testing.T) {
 // deleteFew removes the account's three last applicants, and the driver of
 // its last but three (a cascade through every account).
 func deleteFew(ctx context.Context, s *store.Store, acct int64) error {
-	_, err := s.DB().ExecContext(ctx, `
+	return s.InRetriedTx(ctx, "test delete", func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `
 		WITH last AS (SELECT driver_id, row_number() OVER (ORDER BY driver_id DESC) AS k
 		                FROM applications WHERE account_id = $1 ORDER BY driver_id DESC LIMIT 4),
 		apps AS (DELETE FROM applications a USING last WHERE a.account_id = $1 AND a.driver_id = last.driver_id AND k < 4)
 		DELETE FROM drivers d USING last WHERE d.id = last.driver_id AND k = 4`, acct)
-	return err
+		return err
+	})
 }
 
 // TestJobTitleCountQuery: the title alone is counted from application_counts,
