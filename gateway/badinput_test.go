@@ -75,6 +75,9 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"a negative id", "GET", "/api/v2.0/jobs.xml/-1", "", 404, false},
 		{"ids out of range in a delete", "DELETE", "/api/v2.0/jobs.json", `[99999999999999999999999, -5, 1.5, "abc"]`, 200, true},
 		{"a query parameter out of range", "GET", "/api/v2.0/drivers.json?max=1001", "", 400, false},
+		{"a query parameter repeated", "GET", "/api/v2.0/drivers.xml?max=2&max=2", "", 400, false},
+		{"a jobs list parameter repeated", "GET", "/api/v2.0/jobs.json?page_size=2&page_size=3", "", 400, false},
+		{"a jobs list parameter repeated, JSON name", "GET", "/api/v2.0/jobs.xml?pageSize=2&pageSize=2", "", 400, false},
 		{"a radius out of range", "GET", "/api/v2.0/drivers.xml?lives_within_radius=1e9&lives_within_zip=10001", "", 400, false},
 		{"a post over 16 MiB", "POST", "/api/v2.0/jobs.json", `[{"description":"` + strings.Repeat("y", 16<<20) + `"}]`, 413, false},
 		{"a delete over 1 MiB", "DELETE", "/api/v2.0/jobs.xml", "<jobs>" + strings.Repeat("<job>1</job>", 100000) + "</jobs>", 413, false},
@@ -154,6 +157,35 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	if strings.Contains(string(body), "alert") || strings.Count(string(body), `"referenceNumber"`) != 4 {
 		t.Errorf("script kept, or jobs lost: %.1000s", body)
+	}
+}
+
+// TestRepeatedQueryParameter: every list refuses a parameter it reads given
+// more than once, naming it and the values in the same words, rather than
+// picking one of the values; an unknown parameter repeated is ignored.
+func TestRepeatedQueryParameter(t *testing.T) {
+	a := newAPI(t)
+	tests := []struct {
+		path    string
+		status  int
+		message string
+	}{
+		{"/api/v2.0/drivers.json?max=2&max=2", 400, `too many values for field \"max\": 2, 2`},
+		{"/api/v2.0/events?limit=5&limit=6", 400, `too many values for field \"limit\": 5, 6`},
+		{"/api/v2.0/jobs.json?page_size=2&page_size=3", 400, `too many values for field \"page_size\": 2, 3`},
+		{"/api/v2.0/jobs.json?pageSize=2&pageSize=2", 400, `too many values for field \"pageSize\": 2, 2`},
+		{"/api/v2.0/jobs.xml?page_token=a&page_token=b&page_size=1", 400, `too many values for field "page_token": a, b`},
+		{"/api/v2.0/jobs.json?page_size=2&utm=a&utm=b", 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp := a.do("GET", tt.path, "")
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.message) {
+				t.Errorf("%d %.300s, want %d and %s", resp.StatusCode, body, tt.status, tt.message)
+			}
+		})
 	}
 }
 

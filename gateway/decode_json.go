@@ -41,13 +41,13 @@ func decodeJSONFrom(r io.Reader, msg any) error {
 	case *restv2.Webhook:
 		err = jsonWebhook(dec, m)
 	case *restv2.DeleteJobsRequest:
-		err = jsonArray(dec, "the body must be a JSON array of job ids", listItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of job ids", deleteItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.Ids = append(m.Ids, rules.OrEmpty(v))
 			return err
 		})
 	case *restv2.DeleteJobsByReferenceRequest:
-		err = jsonArray(dec, "the body must be a JSON array of reference numbers", listItems, func(i int) error {
+		err = jsonArray(dec, "the body must be a JSON array of reference numbers", deleteItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })
 			m.ReferenceNumbers = append(m.ReferenceNumbers, rules.OrEmpty(v))
 			return err

@@ -61,6 +61,9 @@ func TestDecodeJobs(t *testing.T) {
 			[]*restv2.JobInput{{ExtraFields: []*restv2.ExtraField{{Name: "benefits", Value: s("Dental")}, {Name: "id", Value: s("4")}}}}},
 		{"xml two jobs", wire.XML, `<jobs><job><title>a</title></job><job><title>b</title></job></jobs>`,
 			[]*restv2.JobInput{{Title: s("a")}, {Title: s("b")}}},
+		{"xml unknown element nested 32 levels, the most", wire.XML,
+			"<jobs><job><x>" + strings.Repeat("<a>", maxXMLDepth-1) + "v" + strings.Repeat("</a>", maxXMLDepth-1) + "</x></job></jobs>",
+			[]*restv2.JobInput{{ExtraFields: []*restv2.ExtraField{{Name: "x", Value: s("v")}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +125,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"json too many items", wire.JSON, "[" + strings.Repeat("{},", rules.MaxListItems) + "{}]", "more than 10000 items"},
 		{"xml too many items", wire.XML, "<jobs>" + strings.Repeat("<job/>", rules.MaxListItems+1) + "</jobs>", "more than 10000 items"},
 		{"xml deep unknown", wire.XML, "<jobs><job><x>" + strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40) + "</x></job></jobs>", "nested deeper than 32"},
+		{"xml unknown element nested 33 levels", wire.XML, "<jobs><job><x>" + strings.Repeat("<a>", 32) + strings.Repeat("</a>", 32) + "</x></job></jobs>",
+			"/jobs/job[1]/x" + strings.Repeat("/a", 32) + ": elements nested deeper than 32 levels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,11 +154,38 @@ func TestTooManyItemsMessage(t *testing.T) {
 		want  string
 	}{
 		{listItems, "the body lists more than 10000 items; a post processes the first 1,000 jobs, so send the rest in further requests"},
+		{deleteItems, "the body lists more than 10000 items; a delete takes at most 10,000 ids or reference numbers, so send the rest in further requests"},
 		{importJobs, "jobs: an import holds at most 50000 jobs"},
 	} {
 		if got := tc.limit.exceeded().Error(); got != tc.want {
 			t.Errorf("limit of %d: %q, want %q", tc.limit.max, got, tc.want)
 		}
+	}
+}
+
+// TestDeleteTooManyItems: a delete of more than rules.MaxListItems ids or
+// reference numbers is refused in either format with the words about
+// deletes, not those about posts.
+func TestDeleteTooManyItems(t *testing.T) {
+	jsonList := "[" + strings.Repeat(`"1",`, rules.MaxListItems) + `"1"]`
+	xmlList := "<jobs>" + strings.Repeat("<job>1</job>", rules.MaxListItems+1) + "</jobs>"
+	for _, tt := range []struct {
+		name   string
+		format wire.Format
+		body   string
+		msg    any
+	}{
+		{"json ids", wire.JSON, jsonList, &restv2.DeleteJobsRequest{}},
+		{"json reference numbers", wire.JSON, jsonList, &restv2.DeleteJobsByReferenceRequest{}},
+		{"xml ids", wire.XML, xmlList, &restv2.DeleteJobsRequest{}},
+		{"xml reference numbers", wire.XML, xmlList, &restv2.DeleteJobsByReferenceRequest{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (marshaler{tt.format}).Unmarshal([]byte(tt.body), tt.msg)
+			if err == nil || err.Error() != deleteItems.refusal {
+				t.Errorf("error %v, want %q", err, deleteItems.refusal)
+			}
+		})
 	}
 }
 

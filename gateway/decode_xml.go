@@ -13,7 +13,8 @@ import (
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
-// maxXMLDepth bounds element nesting inside unknown fields; known fields
+// maxXMLDepth is how many levels of elements an unknown field may nest,
+// counting its own element as the first (docs/api.md, Formats); known fields
 // hold text only.
 const maxXMLDepth = 32
 
@@ -27,12 +28,17 @@ type itemLimit struct {
 func (l itemLimit) exceeded() error { return errors.New(l.refusal) }
 
 var (
-	// listItems bounds a post's jobs and a delete's ids or references: a
-	// post processes rules.MaxJobsPerPost jobs and reports each further one
-	// as a limit error, so past the bound the answer would only grow.
+	// listItems bounds a post's jobs: a post processes
+	// rules.MaxJobsPerPost jobs and reports each further one as a limit
+	// error, so past the bound the answer would only grow.
 	listItems = itemLimit{rules.MaxListItems, fmt.Sprintf(
 		"the body lists more than %d items; a post processes the first %s jobs, so send the rest in further requests",
 		rules.MaxListItems, groupThousands(rules.MaxJobsPerPost))}
+	// deleteItems bounds a delete's ids or reference numbers by the same
+	// number, refused in words about deleting.
+	deleteItems = itemLimit{rules.MaxListItems, fmt.Sprintf(
+		"the body lists more than %d items; a delete takes at most %s ids or reference numbers, so send the rest in further requests",
+		rules.MaxListItems, groupThousands(rules.MaxListItems))}
 	// importJobs bounds the jobs of an import.
 	importJobs = itemLimit{rules.MaxImportJobs, fmt.Sprintf("jobs: an import holds at most %d jobs", rules.MaxImportJobs)}
 )
@@ -61,20 +67,20 @@ func decodeXML(data []byte, msg any) error {
 	var err error
 	switch m := msg.(type) {
 	case *restv2.PostJobsRequest:
-		err = d.jobs(func(i int) error {
+		err = d.jobs(listItems, func(i int) error {
 			j, err := d.job(i)
 			m.Jobs = append(m.Jobs, j)
 			return err
 		})
 	case *restv2.DeleteJobsRequest:
-		err = d.jobs(func(i int) error {
-			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 0, false)
+		err = d.jobs(deleteItems, func(i int) error {
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 1, false)
 			m.Ids = append(m.Ids, v)
 			return err
 		})
 	case *restv2.DeleteJobsByReferenceRequest:
-		err = d.jobs(func(i int) error {
-			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 0, false)
+		err = d.jobs(deleteItems, func(i int) error {
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]", i+1), 1, false)
 			m.ReferenceNumbers = append(m.ReferenceNumbers, v)
 			return err
 		})
@@ -114,8 +120,9 @@ func (d *xmlReader) next() (xml.Token, error) {
 	}
 }
 
-// jobs reads the jobs root and calls item for each job child.
-func (d *xmlReader) jobs(item func(i int) error) error {
+// jobs reads the jobs root and calls item for each job child, refusing
+// more than limit allows.
+func (d *xmlReader) jobs(limit itemLimit, item func(i int) error) error {
 	var root xml.StartElement
 	for {
 		tok, err := d.next()
@@ -143,8 +150,8 @@ func (d *xmlReader) jobs(item func(i int) error) error {
 			if t.Name.Local != "job" {
 				return fmt.Errorf("/jobs: expected <job> elements, found <%s>", t.Name.Local)
 			}
-			if i == listItems.max {
-				return listItems.exceeded()
+			if i == limit.max {
+				return limit.exceeded()
 			}
 			if err := item(i); err != nil {
 				return err
@@ -188,7 +195,7 @@ func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
 		case xml.StartElement:
 			name := t.Name.Local
 			field := jobFields[name]
-			v, err := d.text(fmt.Sprintf("/jobs/job[%d]/%s", i+1, name), 0, field == nil)
+			v, err := d.text(fmt.Sprintf("/jobs/job[%d]/%s", i+1, name), 1, field == nil)
 			if err != nil {
 				return nil, err
 			}
@@ -205,9 +212,10 @@ func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
 
 // text reads the character data (CDATA included) of the element just
 // opened, through its end tag. Nested elements are refused unless nested is
-// true, when their text is gathered too.
-func (d *xmlReader) text(path string, depth int, nested bool) (string, error) {
-	if depth > maxXMLDepth {
+// true, when their text is gathered too. level is how deep the element sits
+// in the field, the field's own element being level 1.
+func (d *xmlReader) text(path string, level int, nested bool) (string, error) {
+	if level > maxXMLDepth {
 		return "", fmt.Errorf("%s: elements nested deeper than %d levels", path, maxXMLDepth)
 	}
 	var b strings.Builder
@@ -225,7 +233,7 @@ func (d *xmlReader) text(path string, depth int, nested bool) (string, error) {
 			if !nested {
 				return "", fmt.Errorf("%s: expected text, found element <%s>", path, t.Name.Local)
 			}
-			s, err := d.text(path+"/"+t.Name.Local, depth+1, true)
+			s, err := d.text(path+"/"+t.Name.Local, level+1, true)
 			if err != nil {
 				return "", err
 			}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -142,11 +143,22 @@ func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.Li
 	return pages
 }
 
+// jobsListSpellings are the paging parameters of a REST jobs list, each by
+// the name the OpenAPI document and the Link header use (page_size) and
+// by the lowerCamel one gRPC callers know (pageSize), which is read too.
+var jobsListSpellings = [][2]string{{"page_size", "pageSize"}, {"page_token", "pageToken"}}
+
 // listRequest reads the optional paging of a REST jobs list.
 func listRequest(q url.Values) (req *restv2.ListJobsRequest, onePage bool, apiErr *apiError) {
-	// Either spelling: the proto's (page_size) or its JSON name (pageSize),
-	// which the OpenAPI document shows.
-	for _, alias := range [][2]string{{"page_size", "pageSize"}, {"page_token", "pageToken"}} {
+	for _, alias := range jobsListSpellings {
+		// A parameter given twice leaves the meant value unknown: refused
+		// in the words the other lists' generated query parsing uses.
+		for _, name := range alias {
+			if values := q[name]; len(values) > 1 {
+				return nil, false, &apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+					fmt.Sprintf("too many values for field %q: %s", name, strings.Join(values, ", "))}
+			}
+		}
 		if !q.Has(alias[0]) && q.Has(alias[1]) {
 			q.Set(alias[0], q.Get(alias[1]))
 		}

@@ -60,11 +60,13 @@ type Options struct {
 
 // Conn is a connection to the job board with its service clients.
 type Conn struct {
-	cc      *grpc.ClientConn
-	Jobs    jobboardv2.JobServiceClient
-	Drivers jobboardv2.DriverServiceClient
-	Intake  jobboardv2.DriverIntakeServiceClient
-	Imports jobboardv2.JobImportServiceClient
+	cc       *grpc.ClientConn
+	Jobs     jobboardv2.JobServiceClient
+	Drivers  jobboardv2.DriverServiceClient
+	Intake   jobboardv2.DriverIntakeServiceClient
+	Imports  jobboardv2.JobImportServiceClient
+	Webhooks jobboardv2.WebhookServiceClient
+	Events   jobboardv2.EventServiceClient
 }
 
 // ClientConn is the underlying gRPC connection, for other services such as
@@ -126,7 +128,8 @@ func Dial(ctx context.Context, target string, o Options) (*Conn, error) {
 		}
 	}
 	return &Conn{cc: cc, Jobs: jobboardv2.NewJobServiceClient(cc), Drivers: jobboardv2.NewDriverServiceClient(cc),
-		Intake: jobboardv2.NewDriverIntakeServiceClient(cc), Imports: jobboardv2.NewJobImportServiceClient(cc)}, nil
+		Intake: jobboardv2.NewDriverIntakeServiceClient(cc), Imports: jobboardv2.NewJobImportServiceClient(cc),
+		Webhooks: jobboardv2.NewWebhookServiceClient(cc), Events: jobboardv2.NewEventServiceClient(cc)}, nil
 }
 
 // waitConnected waits until cc is ready or ctx ends.

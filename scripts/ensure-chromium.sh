@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Makes sure a Chromium is on this machine for the browser test of /docs
 # (cmd/jobboard/docs_browser_test.go). On Debian as root it installs Debian's
-# chromium package; otherwise it says how. JOBBOARD_CHROMIUM may name another
-# Chromium or Chrome binary.
+# chromium package as the project's other packages are: without the
+# packages it merely recommends (which bring avahi-daemon, upower and a
+# hundred more, some of them services started and enabled at boot) and
+# without starting anything; otherwise it says how. JOBBOARD_CHROMIUM may
+# name another Chromium or Chrome binary.
 set -euo pipefail
 
 have() {
@@ -12,19 +15,7 @@ have() {
 
 have && exit 0
 
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "Chromium not found: installing Debian's chromium package for the browser test" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
-  have && exit 0
-fi
+"$(dirname "$0")/ensure-debian-packages.sh" chromium:chromium && have && exit 0
 
-cat >&2 <<'MSG'
-The browser test of /docs needs Chromium and none was found.
-Install it, for example on Debian:
-
-    sudo apt-get install chromium
-
-or point JOBBOARD_CHROMIUM at a Chromium or Chrome binary.
-MSG
+echo "or point JOBBOARD_CHROMIUM at a Chromium or Chrome binary." >&2
 exit 1

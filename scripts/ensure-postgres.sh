@@ -14,10 +14,10 @@ have && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "PostgreSQL server binaries not found: installing Debian's postgresql package" >&2
-  apt-get update -qq
-  # policy-rc.d-style start-up is not wanted: the project runs its own server.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2
-  have && exit 0
+  # Installed as the project's other packages are, neither started nor
+  # enabled at boot: the project runs its own server. (pg_ctlcluster comes
+  # with the server package, so its absence is what asks for it.)
+  "$(dirname "$0")/ensure-debian-packages.sh" pg_ctlcluster:postgresql && have && exit 0
 fi
 
 cat >&2 <<'MSG'

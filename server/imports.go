@@ -451,16 +451,16 @@ func (s *JobService) checkedChunks(payload store.ImportPayload, stop <-chan stru
 // errImportStopped ends the checks of an import whose writing failed.
 var errImportStopped = errors.New("import stopped")
 
-// scrubNUL replaces NUL characters echoed from the request in the results.
-// The results were jsonb until migration 0019, which refuses \u0000 (the
-// import could then never complete); they are json now, which keeps it,
-// but results stay the same across that change, and a NUL in a reference
-// is a sender's mistake that C-string clients (PHP's extensions, shell
-// tools) would cut the text at.
+// scrubNUL keeps NUL characters echoed from the request out of the results:
+// entries escape them where they are made (escapeNUL), and this escapes them
+// the same way in anything else. The results were jsonb until migration
+// 0019, which refuses \u0000 (the import could then never complete); json
+// keeps it, but C-string clients (PHP's extensions, shell tools) would cut
+// the text at it.
 func scrubNUL(r *restv2.JobImportResults) {
 	fix := func(p *string) {
 		if p != nil && strings.ContainsRune(*p, 0) {
-			*p = strings.ReplaceAll(*p, "\x00", "\uFFFD")
+			*p = escapeNUL(*p)
 		}
 	}
 	for _, e := range r.Errors {

@@ -206,8 +206,9 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 }
 
 // TestImportWithNULAndNothingToKeep: NUL characters echoed into the results
-// must not stop the import from completing, and deleteJobs with no listed
-// reference withdraws every active job.
+// must not stop the import from completing, and are shown \x00 there, in
+// values as in messages; and deleteJobs with no listed reference withdraws
+// every active job.
 func TestImportWithNULAndNothingToKeep(t *testing.T) {
 	f := newImportFixture(t)
 	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{input("OLD1"), input("OLD2")}}); err != nil {
@@ -216,8 +217,21 @@ func TestImportWithNULAndNothingToKeep(t *testing.T) {
 	withExtra := &restv2.JobInput{Title: ptr("t"), ExtraFields: []*restv2.ExtraField{{Name: "x\x00", Value: ptr("\x00")}}}
 	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{
 		Jobs: []*restv2.JobInput{{ReferenceNumber: ptr("A\x00")}, withExtra}, DeleteJobs: true})
-	if r := imp.Results; r.Failed != 2 || r.Deleted != 2 || len(r.IgnoredValues) != 1 {
-		t.Errorf("results: %v", r)
+	r := imp.Results
+	if r.Failed != 2 || r.Deleted != 2 || len(r.IgnoredValues) != 1 || len(r.Errors) != 2 {
+		t.Fatalf("results: %v", r)
+	}
+	ignored, failed := r.IgnoredValues[0], r.Errors[0]
+	for _, tt := range []struct{ name, got, want string }{
+		{"ignored field", ignored.GetField(), `x\x00`},
+		{"ignored value", ignored.GetValue(), `\x00`},
+		{"ignored message", ignored.GetMessage(), `unknown field x\x00 was ignored`},
+		{"error's reference", failed.GetReferenceNumber(), `A\x00`},
+		{"error's message", failed.GetMessages()[0], `referenceNumber: "A\x00" contains a NUL character or bytes that are not UTF-8`},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s %q, want %q", tt.name, tt.got, tt.want)
+		}
 	}
 }
 

@@ -153,7 +153,7 @@ func (c *jobCheck) ignoreExtraFields(extra []*restv2.ExtraField) {
 				message: fmt.Sprintf("%d more unknown fields were ignored", len(names))})
 			return
 		}
-		name := truncate(x.Name, maxEchoed)
+		name := escapeNUL(truncate(x.Name, maxEchoed))
 		msg := "unknown field " + name + " was ignored"
 		if name == "id" || name == "date" {
 			msg = name + " is assigned by the service and was ignored"
@@ -221,13 +221,21 @@ const (
 // quoted is %q of s, cut to maxQuoted characters.
 func quoted(s string) string { return fmt.Sprintf("%q", truncate(s, maxQuoted)) }
 
-// echoed is the value returned in an entry, cut to maxEchoed characters.
+// echoed is the value returned in an entry, cut to maxEchoed characters,
+// with its NUL characters escaped.
 func echoed(s *string) *string {
-	if s == nil || len(*s) <= maxEchoed {
+	if s == nil || (len(*s) <= maxEchoed && !strings.ContainsRune(*s, 0)) {
 		return s
 	}
-	return ptr(truncate(*s, maxEchoed))
+	return ptr(escapeNUL(truncate(*s, maxEchoed)))
 }
+
+// escapeNUL writes each NUL character of text echoed from a request as \x00,
+// as a value quoted in a message shows it (docs/api.md, Jobs), so an entry
+// reads the same in its value and its message, in JSON, in XML (which
+// cannot hold a NUL) and in an import's results. A NUL is never part of a
+// valid value, and clients built on C strings would cut the text at it.
+func escapeNUL(s string) string { return strings.ReplaceAll(s, "\x00", `\x00`) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -150,6 +151,10 @@ func TestJobRulesNormalise(t *testing.T) {
 		}, func(f *store.JobFields) {
 			f.Description = `<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`
 		}},
+		// A > in text is stored as &gt;, so rich text never holds the ]]>
+		// that would end its XML CDATA section (docs/api.md, Formats).
+		{"]]> in rich text", func(j *restv2.JobInput) { j.Description, j.Requirements = ptr("<p>a ]]> b</p>"), ptr("]]>") },
+			func(f *store.JobFields) { f.Description, f.Requirements = "<p>a ]]&gt; b</p>", ptr("]]&gt;") }},
 	}
 	v := newJobValidator()
 	for _, tt := range tests {
@@ -183,6 +188,9 @@ func TestJobRulesIgnoredValues(t *testing.T) {
 			"id", "id is assigned by the service and was ignored", "Good job"},
 		{"date sent", func(j *restv2.JobInput) { j.ExtraFields = []*restv2.ExtraField{{Name: "date"}} },
 			"date", "date is assigned by the service and was ignored", "Good job"},
+		{"NUL in an unknown field's name", func(j *restv2.JobInput) {
+			j.ExtraFields = []*restv2.ExtraField{{Name: "ben\x00", Value: ptr("x")}}
+		}, `ben\x00`, `unknown field ben\x00 was ignored`, "Good job"},
 		{"script removed", func(j *restv2.JobInput) { j.Description = ptr("<p>Hi</p><script>alert(1)</script>") },
 			"description", "", "<p>Hi</p>"},
 		{"attribute removed", func(j *restv2.JobInput) { j.Description = ptr(`<p onclick="x()">Hi</p>`) },
@@ -207,6 +215,31 @@ func TestJobRulesIgnoredValues(t *testing.T) {
 			}
 			if got.Description != tt.wantText {
 				t.Errorf("description %q, want %q", got.Description, tt.wantText)
+			}
+		})
+	}
+}
+
+// TestEchoedValues: a value returned in an entry is cut to maxEchoed
+// characters, and a NUL in it is written \x00, as messages quote it.
+func TestEchoedValues(t *testing.T) {
+	long := strings.Repeat("é", maxEchoed)
+	tests := []struct {
+		name string
+		in   *string
+		want *string
+	}{
+		{"absent", nil, nil},
+		{"plain", ptr("Dental"), ptr("Dental")},
+		{"NUL", ptr("x\x00y\x00"), ptr(`x\x00y\x00`)},
+		{"long", ptr(long + "tail"), ptr(long + "…")},
+		{"long with NUL", ptr("\x00" + long), ptr(`\x00` + long[:len(long)-len("é")] + "…")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := echoed(tt.in); !cmp.Equal(got, tt.want) {
+				got, want := rules.OrEmpty(got), rules.OrEmpty(tt.want)
+				t.Errorf("echoed(%.40q) = %.40q (%d bytes), want %.40q (%d bytes)", rules.OrEmpty(tt.in), got, len(got), want, len(want))
 			}
 		})
 	}

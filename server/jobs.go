@@ -20,15 +20,21 @@ import (
 const MaxActiveJobs = 10_000
 
 // tooManyItems refuses a request whose list field holds more than
-// rules.MaxListItems.
-func tooManyItems(field string, n int) error {
+// rules.MaxListItems; limit says, for the request's kind, what it takes.
+func tooManyItems(field string, n int, limit string) error {
 	if n <= rules.MaxListItems {
 		return nil
 	}
 	return invalidArgument(fieldViolation{field: field, description: fmt.Sprintf(
-		"the request lists %d items, more than %d; a post processes the first %d jobs, so send the rest in further requests",
-		n, rules.MaxListItems, rules.MaxJobsPerPost)})
+		"the request lists %d items, more than %d; %s, so send the rest in further requests",
+		n, rules.MaxListItems, limit)})
 }
+
+// What a post and a delete take, for the refusal of a longer list.
+var (
+	postLimit   = fmt.Sprintf("a post processes the first %d jobs", rules.MaxJobsPerPost)
+	deleteLimit = fmt.Sprintf("a delete takes at most %d ids or reference numbers", rules.MaxListItems)
+)
 
 // JobService implements jobboard.v2.JobService.
 type JobService struct {
@@ -109,7 +115,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if err := tooManyItems("jobs", len(req.GetJobs())); err != nil {
+	if err := tooManyItems("jobs", len(req.GetJobs()), postLimit); err != nil {
 		return nil, err
 	}
 	batch := s.checkJobs(req.GetJobs(), rules.MaxJobsPerPost)
@@ -384,7 +390,7 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	if err != nil {
 		return nil, err
 	}
-	if err := tooManyItems(k.field, len(raw)); err != nil {
+	if err := tooManyItems(k.field, len(raw), deleteLimit); err != nil {
 		return nil, err
 	}
 	sum := newSummary()

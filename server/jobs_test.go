@@ -180,12 +180,27 @@ func TestHugeInputIsNotAmplified(t *testing.T) {
 	for i := 0; i <= rules.MaxListItems; i++ {
 		many.Jobs = append(many.Jobs, &restv2.JobInput{})
 	}
-	if _, err := svc.PostJobs(ctx, many); status.Code(err) != codes.InvalidArgument {
-		t.Errorf("post of %d jobs: %v, want InvalidArgument", len(many.Jobs), err)
+	// Each refusal speaks of the request it refuses.
+	if _, err := svc.PostJobs(ctx, many); status.Code(err) != codes.InvalidArgument ||
+		!strings.Contains(status.Convert(err).Message(), "a post processes the first 1000 jobs") {
+		t.Errorf("post of %d jobs: %v, want InvalidArgument about posts", len(many.Jobs), err)
 	}
 	ids := make([]string, rules.MaxListItems+1)
-	if _, err := svc.DeleteJobs(ctx, &restv2.DeleteJobsRequest{Ids: ids}); status.Code(err) != codes.InvalidArgument {
-		t.Errorf("delete of %d ids: %v, want InvalidArgument", len(ids), err)
+	for _, call := range []struct {
+		name string
+		del  func() error
+	}{
+		{"ids", func() error { _, err := svc.DeleteJobs(ctx, &restv2.DeleteJobsRequest{Ids: ids}); return err }},
+		{"reference numbers", func() error {
+			_, err := svc.DeleteJobsByReference(ctx, &restv2.DeleteJobsByReferenceRequest{ReferenceNumbers: ids})
+			return err
+		}},
+	} {
+		err := call.del()
+		if msg := status.Convert(err).Message(); status.Code(err) != codes.InvalidArgument ||
+			!strings.Contains(msg, "a delete takes at most 10000 ids or reference numbers") || strings.Contains(msg, "post") {
+			t.Errorf("delete of %d %s: %v, want InvalidArgument about deletes", len(ids), call.name, err)
+		}
 	}
 }
 

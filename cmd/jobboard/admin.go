@@ -23,6 +23,7 @@ import (
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // storeCommand is an administrative command on the database: it parses its
@@ -304,7 +305,9 @@ func importsCommand(ctx context.Context, args []string, stdout io.Writer) error 
 
 // shownImport is what imports show prints: the API's import object (its
 // data, written by the API's own renderer, so every count is there, zeros
-// too) followed by what only operators see, all in camelCase.
+// too) followed by what only operators see, all in camelCase. The callback
+// URL is cut to its scheme and host, as logs and recorded attempts show it:
+// its path or query may hold the receiver's token.
 type shownImport struct {
 	ID               string            `json:"id"`
 	RequestedAt      string            `json:"requestedAt"`
@@ -349,8 +352,12 @@ func showImport(imp store.JobImport, attempts []store.CallbackAttempt) (shownImp
 	}
 	shown := shownImport{ID: api.Data.ID, Status: api.Data.Status, RequestedAt: api.Data.RequestedAt,
 		CompletedAt: api.Data.CompletedAt, Results: api.Data.Results, AccountID: imp.AccountID,
-		DeleteJobs: imp.DeleteJobs, CallbackURL: imp.CallbackURL, RequestID: imp.RequestID,
+		DeleteJobs: imp.DeleteJobs, RequestID: imp.RequestID,
 		CallbackAttempts: make([]callbackAttempt, len(attempts))}
+	if imp.CallbackURL != nil {
+		schemeAndHost := webhook.Redact(*imp.CallbackURL)
+		shown.CallbackURL = &schemeAndHost
+	}
 	for i, a := range attempts {
 		shown.CallbackAttempts[i] = callbackAttempt{Attempt: a.Attempt, WebhookID: a.WebhookID,
 			AttemptedAt: server.FormatImportTime(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}

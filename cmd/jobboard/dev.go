@@ -47,7 +47,7 @@ func devCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := cfg.serverConfig(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dataDir, devTryFolder), 0o755); err != nil {
 		return err
 	}
 	if useTLS {
@@ -132,15 +132,27 @@ func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
 	if info.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("%s is a symbolic link: not removed (remove the folder it points to by hand)", dataDir)
 	}
+	// A folder a dev is serving from is refused as in use before its
+	// contents are judged: whatever it holds, stopping that dev is the
+	// first thing to do. Only a cluster folder dev made is locked here,
+	// since taking the lock makes postgres/ in a folder that has none.
+	var lock *pglocal.Lock
+	if pglocal.IsClusterDir(clusterDir(dataDir)) {
+		if lock, err = lockForReset(dataDir); err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	// A mistyped --data must not remove a folder dev never made.
 	if err := checkDevData(dataDir); err != nil {
 		return err
 	}
-	lock, err := pglocal.Acquire(clusterDir(dataDir))
-	if err != nil {
-		return inUse(err, dataDir, "stop it before resetting (Ctrl-C where it runs)")
+	if lock == nil {
+		if lock, err = lockForReset(dataDir); err != nil {
+			return err
+		}
+		defer lock.Release()
 	}
-	defer lock.Release()
 	if err := lock.StopLeftover(ctx); err != nil {
 		return err
 	}
@@ -155,8 +167,24 @@ func resetDataDir(ctx context.Context, dataDir string, stdout io.Writer) error {
 	return nil
 }
 
+// lockForReset takes the data folder's lock, refusing a folder a dev is
+// serving from.
+func lockForReset(dataDir string) (*pglocal.Lock, error) {
+	lock, err := pglocal.Acquire(clusterDir(dataDir))
+	if err != nil {
+		return nil, inUse(err, dataDir, "stop it before resetting (Ctrl-C where it runs)")
+	}
+	return lock, nil
+}
+
+// devTryFolder is where the README's examples keep the files they write as
+// a reader tries them (an endpoint's signing secret, a driver to import).
+// They describe this database's contents, so a reset removes them with it.
+const devTryFolder = "try"
+
 // devDataEntries are all that dev puts in its data folder.
-var devDataEntries = map[string]bool{"postgres": true, demoKeyFile: true, demoSecretFile: true, "internal-token": true, devTLSFolder: true}
+var devDataEntries = map[string]bool{"postgres": true, demoKeyFile: true, demoSecretFile: true, "internal-token": true,
+	devTLSFolder: true, devTryFolder: true}
 
 // checkDevData refuses a folder that holds anything dev does not make, or
 // a postgres/ that is not a cluster folder of dev's.
@@ -335,7 +363,7 @@ Try:
   curl%s -u %s: %s/api/v2.0/jobs.json
   curl%s -u %s: %s/api/v2.0/jobs.xml
   curl%s -u %s: '%s/api/v2.0/drivers.json?state=TX&max=5'
-  make tools   # once: installs grpcurl into .bin/
+  make grpcurl   # once: installs grpcurl into .bin/
   .bin/grpcurl %s -H 'authorization: Bearer %s' %s jobboard.v2.JobService/ListJobs%s
 
 Press Ctrl-C to stop.

@@ -83,6 +83,13 @@ func TestDevOneServerPerFolder(t *testing.T) {
 			t.Errorf("the refused reset removed files: %v", err)
 		}
 	})
+	t.Run("a reset is refused as in use whatever the folder holds", func(t *testing.T) {
+		stranger := filepath.Join(dataDir, "notes.txt")
+		writeFile(t, stranger)
+		defer os.Remove(stranger)
+		_, stderr, code := runDevTool(t, "", "dev", "--reset", "--data", dataDir)
+		checkRefusal(t, stderr, code, dataDir, owner, "stop it before resetting")
+	})
 	t.Run("the first still serves", func(t *testing.T) {
 		checkServing(t, first)
 	})

@@ -111,7 +111,7 @@ func TestHelpShowsBuiltInDefaults(t *testing.T) {
 
 // TestDevBanner: dev prints where it serves, the demo account's API key and
 // webhook secret (also kept in the data folder), the DATABASE_URL the admin
-// commands need, and that grpcurl comes with make tools. A second start
+// commands need, and that grpcurl comes with make grpcurl. A second start
 // shows the same account.
 func TestDevBanner(t *testing.T) {
 	dataDir := testfix.ReachableDir(t, "jobboard-dev-")
@@ -130,7 +130,7 @@ func TestDevBanner(t *testing.T) {
 		{"webhook secret shown", regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`).MatchString(first.field("webhook secret"))},
 		{"DATABASE_URL shown, without a password", regexp.MustCompile(`^postgres://\w+@127\.0\.0\.1:\d+/jobboard\?`).MatchString(first.dbURL)},
 		{"admin commands need no URL", strings.Contains(first.banner, "find this database by themselves when given --data "+dataDir+".")},
-		{"grpcurl after make tools", strings.Contains(first.banner, "make tools") && strings.Contains(first.banner, ".bin/grpcurl -plaintext")},
+		{"grpcurl after make grpcurl", strings.Contains(first.banner, "make grpcurl") && strings.Contains(first.banner, ".bin/grpcurl -plaintext")},
 		{"REST address", strings.Contains(first.banner, "REST     http://"+first.http+" ")},
 		{"metrics address", strings.Contains(first.banner, "metrics  http://"+first.metrics+"/metrics")},
 	}

@@ -27,7 +27,9 @@ func keysOf(m map[string]any) []string {
 // TestImportsShowShape: imports show prints one camelCase shape: the API's
 // import object, every count included (zeros too), then the operator's
 // fields and the callback attempts. It used to mix snake_case attempts with
-// camelCase fields and print the stored results, which leave zeros out.
+// camelCase fields and print the stored results, which leave zeros out. The
+// callback URL is shown by its scheme and host only, as in logs: its path and
+// query may carry the receiver's secret.
 func TestImportsShowShape(t *testing.T) {
 	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
 	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true"))
@@ -40,7 +42,7 @@ func TestImportsShowShape(t *testing.T) {
 	// One job added and one failed: unchanged, updated and deleted are 0.
 	body := `{"jobs": [{"referenceNumber": "S1", "title": "Yard Jockey", "state": "OH", "driverType": "Company Driver",
 	  "freightType": "Yard Spotter", "description": "<p>Nights.</p>"}, {"referenceNumber": "S2"}],
-	  "callbackUrl": "` + receiver.URL + `/hook"}`
+	  "callbackUrl": "` + receiver.URL + `/hook/s3cret?token=s3cret"}`
 	code, _, created := svc.request("basic", a.APIKey, "POST", "/api/v2.0/job-imports", body)
 	var imp struct {
 		Data  map[string]any
@@ -88,6 +90,7 @@ func TestImportsShowShape(t *testing.T) {
 		{"the API's import object", map[string]any{"id": shown["id"], "requestedAt": shown["requestedAt"],
 			"completedAt": shown["completedAt"], "results": shown["results"], "status": shown["status"]}, api.Data},
 		{"account", shown["accountId"], float64(a.ID)},
+		{"callback URL: scheme and host only", shown["callbackUrl"], receiver.URL + "/..."},
 		{"attempt's status code", attempt["statusCode"], 200.0},
 		{"attempt's time in the API's format", len(attemptedAt), len("2006-01-02T15:04:05.000000Z")},
 	}

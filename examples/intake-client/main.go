@@ -85,12 +85,14 @@ func run(addr string, account int64, o jobboardclient.Options) error {
 }
 
 // applications are three drivers as a migration from another board would
-// send them; a real one sends up to 1,000 a call.
+// send them; a real one sends up to 1,000 a call. They are sent now: the
+// board refuses one sent more than 5 minutes ahead of its clock.
 func applications() []*jobboardv2.DriverApplication {
+	sent := timestamppb.New(time.Now().UTC().Truncate(time.Second))
 	driver := func(first, email, city, state, zip, phone string) *jobboardv2.DriverApplication {
 		return &jobboardv2.DriverApplication{FirstName: first, LastName: "Intake", Address: "100 Terminal Rd",
 			City: city, State: state, Zip: zip, Email: email, Phone: phone, DriverType: jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
-			Experience: "5", Sent: timestamppb.New(time.Date(2026, 11, 2, 14, 0, 0, 0, time.UTC)),
+			Experience: "5", Sent: sent,
 			Certifications: []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_DOUBLES_TRIPLES,
 				jobboardv2.Certification_CERTIFICATION_HAZMAT}}
 	}

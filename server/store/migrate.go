@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"sort"
 	"strconv"
@@ -21,14 +22,27 @@ var migrationFiles embed.FS
 // same time from applying the same migration twice.
 const migrationLockID = 7_310_245_001
 
+// unusedMigrationNumbers are the numbers no migration has, each with why,
+// which the start log repeats where the list skips it: any other gap in
+// the numbering is refused, so that a migration file lost in a merge
+// stops the start instead of leaving a schema without it.
+var unusedMigrationNumbers = map[int]string{
+	16: "no migration ever had it: the one after 0015 was numbered 0017 on a branch merged beside other work, and databases record 0017 and later by those numbers, so nothing is missing and nothing is renumbered",
+}
+
 type migration struct {
 	version int
 	name    string
 	sql     string
 }
 
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
+func loadMigrations() ([]migration, error) { return readMigrations(migrationFiles) }
+
+// readMigrations reads the migrations in fsys's folder migrations/, in
+// order of their numbers, refusing a number used twice or skipped without
+// a reason in unusedMigrationNumbers.
+func readMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, "migrations")
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +53,25 @@ func loadMigrations() ([]migration, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("migration %q: name must start with a number and an underscore", e.Name())
 		}
-		body, err := fs.ReadFile(migrationFiles, "migrations/"+e.Name())
+		body, err := fs.ReadFile(fsys, "migrations/"+e.Name())
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, migration{version: version, name: e.Name(), sql: string(body)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	prev := migration{}
+	for _, m := range out {
+		if m.version == prev.version {
+			return nil, fmt.Errorf("migrations %q and %q have the same number", prev.name, m.name)
+		}
+		for v := prev.version + 1; v < m.version; v++ {
+			if _, ok := unusedMigrationNumbers[v]; !ok {
+				return nil, fmt.Errorf("migration %04d is missing before %q (a number left out on purpose goes in unusedMigrationNumbers, with why)", v, m.name)
+			}
+		}
+		prev = m
+	}
 	return out, nil
 }
 
@@ -107,6 +133,9 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	for _, m := range ms {
 		if applied[m.version] || m.version > upTo {
 			continue
+		}
+		if why, ok := unusedMigrationNumbers[m.version-1]; ok {
+			slog.InfoContext(ctx, "migration number not used", "version", fmt.Sprintf("%04d", m.version-1), "why", why)
 		}
 		tx, err := conn.BeginTxx(ctx, nil)
 		if err != nil {
