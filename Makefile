@@ -112,14 +112,25 @@ test-tools:
 .PHONY: generate
 # server/descriptors/jobboard.binpb: the gRPC package's descriptors with their comments, which
 # gRPC reflection serves (protoc-gen-go's embedded copies carry none).
+# gen/openapi/jobboard.swagger.json: finished by internal/cmd/openapifinish,
+# which applies the rules the generator cannot be told (its comment lists them);
+# then converted to OpenAPI 3.0 (jobboard.openapi3.json), from which
+# oapi-codegen makes gen/openapiclient (oapi-codegen.yaml).
 generate: tools ## regenerate gen/ from proto/
 	buf generate
+	$(GO) run ./internal/cmd/openapifinish gen/openapi/jobboard.swagger.json
+	$(GO) run ./internal/cmd/openapiv3 gen/openapi/jobboard.swagger.json gen/openapi/jobboard.openapi3.json
+	mkdir -p gen/openapiclient && oapi-codegen -config oapi-codegen.yaml -o gen/openapiclient/client.gen.go gen/openapi/jobboard.openapi3.json
 	buf build --path proto/jobboard/v2 --as-file-descriptor-set -o server/descriptors/jobboard.binpb
 
 .PHONY: generate-check
 generate-check: tools ## fail when gen/ differs from what proto/ produces
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	buf generate -o "$$tmp" && \
+	$(GO) run ./internal/cmd/openapifinish "$$tmp/gen/openapi/jobboard.swagger.json" && \
+	$(GO) run ./internal/cmd/openapiv3 "$$tmp/gen/openapi/jobboard.swagger.json" "$$tmp/gen/openapi/jobboard.openapi3.json" && \
+	mkdir -p "$$tmp/gen/openapiclient" && \
+	oapi-codegen -config oapi-codegen.yaml -o "$$tmp/gen/openapiclient/client.gen.go" "$$tmp/gen/openapi/jobboard.openapi3.json" && \
 	buf build --path proto/jobboard/v2 --as-file-descriptor-set -o "$$tmp/jobboard.binpb" && \
 	if ! diff -r gen "$$tmp/gen" >/dev/null; then \
 		diff -ru gen "$$tmp/gen" | head -50; \

@@ -38,7 +38,7 @@ func decodeJSONFrom(r io.Reader, msg any) error {
 		})
 	case *restv2.CreateJobImportRequest:
 		err = jsonImport(dec, m)
-	case *restv2.Webhook:
+	case *restv2.WebhookInput:
 		err = jsonWebhook(dec, m)
 	case *restv2.DeleteJobsRequest:
 		err = jsonArray(dec, "the body must be a JSON array of job ids", deleteItems, func(i int) error {

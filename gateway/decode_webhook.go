@@ -26,7 +26,7 @@ const webhookShape = `the body must be a JSON object: {"url": "...", "events": [
 // and null apart as UpdateWebhookRequest says: "description": null becomes
 // an empty description and "auth": null an auth without a type, both of
 // which clear the field; null for url, events or enabled is refused.
-func jsonWebhook(dec *jsontext.Decoder, m *restv2.Webhook) error {
+func jsonWebhook(dec *jsontext.Decoder, m *restv2.WebhookInput) error {
 	return jsonObject(dec, webhookShape, webhookKeys, "", func(name string) error {
 		var err error
 		switch name {
@@ -55,8 +55,8 @@ func jsonWebhook(dec *jsontext.Decoder, m *restv2.Webhook) error {
 }
 
 // jsonWebhookAuth reads credentials; null is an auth without a type.
-func jsonWebhookAuth(dec *jsontext.Decoder) (*restv2.WebhookAuth, error) {
-	a := &restv2.WebhookAuth{}
+func jsonWebhookAuth(dec *jsontext.Decoder) (*restv2.WebhookAuthInput, error) {
+	a := &restv2.WebhookAuthInput{}
 	if dec.PeekKind() == 'n' {
 		_, err := dec.ReadToken()
 		return a, err

@@ -64,14 +64,14 @@ func (m marshaler) decode(data []byte, v any, list deleteList) error {
 		if _, isImport := v.(*restv2.CreateJobImportRequest); isImport {
 			return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 		}
-		if _, isWebhook := v.(**restv2.Webhook); isWebhook {
+		if _, isWebhook := v.(**restv2.WebhookInput); isWebhook {
 			return errors.New(webhookShape)
 		}
 		return io.EOF
 	}
 	switch field := v.(type) {
-	case **restv2.Webhook:
-		*field = &restv2.Webhook{}
+	case **restv2.WebhookInput:
+		*field = &restv2.WebhookInput{}
 		return m.decodeMessage(data, *field)
 	case *[]*restv2.JobInput:
 		req := &restv2.PostJobsRequest{}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/truckjobs/jobboard"
 	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/server/natural"
 )
 
 // route is one REST operation: an HTTP method and a path template whose
@@ -361,4 +362,59 @@ func conforms(v any, schema map[string]any, defs map[string]map[string]any, at s
 		problems = append(problems, fmt.Sprintf("%s: the document gives no type", at))
 	}
 	return problems
+}
+
+// TestOpenAPIEnumsAreTheVocabularies: each closed value set openapi.yaml
+// declares is the list the service checks against and answers from, in
+// the same order, so that the document and the code cannot drift apart.
+func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
+	var doc struct {
+		Definitions map[string]struct {
+			Properties map[string]struct {
+				Enum  []string
+				Items struct{ Enum []string }
+			}
+		}
+	}
+	if err := json.Unmarshal(jobboard.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	subscribable := natural.SubscribableEventTypes()
+	tests := []struct {
+		definition, property string
+		want                 []string
+	}{
+		{"v2Job", "driverType", natural.DriverTypes.Labels()},
+		{"v2Job", "preference", natural.Preferences.Labels()},
+		{"v2Job", "freightType", natural.FreightTypes.Labels()},
+		{"v2Job", "payFrequency", natural.PayFrequencies.Labels()},
+		{"v2Job", "employmentType", natural.EmploymentTypes.Labels()},
+		{"v2Job", "routeType", natural.RouteTypes.Labels()},
+		{"v2Job", "licenseClass", natural.LicenseClasses.Labels()},
+		{"v2JobInput", "driverType", natural.DriverTypes.Labels()},
+		{"v2JobInput", "preference", natural.Preferences.Labels()},
+		{"v2JobInput", "freightType", natural.FreightTypes.Labels()},
+		{"v2JobInput", "payFrequency", natural.PayFrequencies.Labels()},
+		{"v2JobInput", "employmentType", natural.EmploymentTypes.Labels()},
+		{"v2JobInput", "routeType", natural.RouteTypes.Labels()},
+		{"v2JobInput", "licenseClass", natural.LicenseClasses.Labels()},
+		{"v2JobImport", "status", natural.JobImportStatuses.Labels()},
+		{"v2Webhook", "events", subscribable},
+		{"v2WebhookInput", "events", subscribable},
+		{"v2Webhook", "disabledReason", natural.WebhookDisabledReasons.Labels()},
+		{"v2WebhookAuth", "type", natural.WebhookAuthTypes.Labels()},
+		{"v2WebhookAuthInput", "type", natural.WebhookAuthTypes.Labels()},
+		{"v2WebhookDelivery", "eventType", natural.EventTypes.Labels()},
+		{"v2Event", "type", natural.EventTypes.Labels()},
+	}
+	for _, tt := range tests {
+		p, ok := doc.Definitions[tt.definition].Properties[tt.property]
+		enum := p.Enum
+		if enum == nil {
+			enum = p.Items.Enum
+		}
+		if !ok || !slices.Equal(enum, tt.want) {
+			t.Errorf("%s.%s: enum %q, want %q", tt.definition, tt.property, enum, tt.want)
+		}
+	}
 }

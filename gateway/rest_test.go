@@ -53,6 +53,9 @@ func newAPI(t testing.TB) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every JSON answer the tests get is checked against the OpenAPI
+	// document, so that it tells what the service does.
+	h = checkedByOpenAPI(t, h)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	creds := testfix.NewAccount(t, st, "Acme Freight")

@@ -113,5 +113,10 @@ func (r *route) queryParams() map[string]bool {
 		known[name] = true
 		known[fd.JSONName()] = true
 	}
+	if _, isJobsList := r.request.(*restv2.ListJobsRequest); isJobsList {
+		for _, spellings := range jobsListSpellings {
+			known[spellings[1]] = true
+		}
+	}
 	return known
 }

@@ -3,11 +3,11 @@
 # Re-running is cheap: a tool whose pinned version is already present is skipped.
 #
 #   scripts/install-tools.sh                 every tool
-#   scripts/install-tools.sh --codegen-only  buf and the protoc plugins
+#   scripts/install-tools.sh --codegen-only  buf, the protoc plugins and oapi-codegen
 #   scripts/install-tools.sh grpcurl ...     only the tools named (make test: grpcurl gotestsum)
 set -euo pipefail
 
-tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 grpcurl gotestsum)
+tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 oapi-codegen grpcurl gotestsum)
 codegen_only=false
 only=()
 for arg in "$@"; do
@@ -30,6 +30,9 @@ BUF_VERSION=1.75.0
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 GRPC_GATEWAY_VERSION=v2.32.0
+# Makes gen/openapiclient, the Go client of the OpenAPI document that the
+# gateway's tests call every REST operation with.
+OAPI_CODEGEN_VERSION=v2.8.2
 GRPCURL_VERSION=v1.9.4
 # Runs go test for make test and prints each test as it ends, then every
 # failure in full: go test alone says nothing until a package is done.
@@ -62,6 +65,7 @@ goinstall protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GE
 goinstall protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION"
 goinstall protoc-gen-grpc-gateway github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway "$GRPC_GATEWAY_VERSION"
 goinstall protoc-gen-openapiv2 github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 "$GRPC_GATEWAY_VERSION"
+goinstall oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen "$OAPI_CODEGEN_VERSION"
 if ! $codegen_only; then
   goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
   goinstall gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"

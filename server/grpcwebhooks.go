@@ -82,14 +82,14 @@ var updatablePaths = []string{"url", "events", "description", "auth", "enabled"}
 // maskedWebhook is the REST body of an update: the fields update_mask names,
 // in the core's form (description "" clears it, an auth without a type
 // removes the credentials).
-func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.Webhook, error) {
+func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.WebhookInput, error) {
 	paths := req.GetUpdateMask().GetPaths()
 	if len(paths) == 0 {
 		return nil, invalidFieldText("update_mask", "is empty; name the fields to change: "+strings.Join(updatablePaths, ", "))
 	}
 	w := req.GetWebhook()
 	in := natural.WebhookInput(w)
-	out := &restv2.Webhook{}
+	out := &restv2.WebhookInput{}
 	for _, p := range paths {
 		switch p {
 		case "url":
@@ -110,7 +110,7 @@ func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.Webhook, error
 			}
 			out.Auth = in.Auth
 			if out.Auth == nil {
-				out.Auth = &restv2.WebhookAuth{} // no type: remove
+				out.Auth = &restv2.WebhookAuthInput{} // no type: remove
 			}
 		case "enabled":
 			out.Enabled = &w.Enabled

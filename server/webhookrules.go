@@ -80,7 +80,7 @@ func endpointDescription(d string) (*string, error) {
 // endpointAuth checks credentials; an auth without a type (the REST
 // decoder's form of null) stands for none. Passwords and tokens are never
 // quoted in a message.
-func endpointAuth(a *restv2.WebhookAuth) (*store.WebhookAuth, error) {
+func endpointAuth(a *restv2.WebhookAuthInput) (*store.WebhookAuth, error) {
 	if a == nil || a.GetType() == "" {
 		return nil, nil
 	}

@@ -66,7 +66,7 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, req *restv2.CreateWe
 }
 
 // newEndpoint validates the body of a create.
-func (s *WebhookService) newEndpoint(ctx context.Context, w *restv2.Webhook) (store.NewWebhookEndpoint, error) {
+func (s *WebhookService) newEndpoint(ctx context.Context, w *restv2.WebhookInput) (store.NewWebhookEndpoint, error) {
 	e := store.NewWebhookEndpoint{URL: w.GetUrl(), Events: subscribableEvents, Secret: webhook.NewSecret()}
 	if w.GetUrl() == "" {
 		return e, invalidFieldText("url", "is required: the absolute http or https address deliveries are POSTed to")
@@ -134,7 +134,7 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, req *restv2.UpdateWe
 // endpointChange validates the body of an update: url and events are
 // changed when given; description and auth when present, null ("" and an
 // auth without a type, as the REST decoder passes them) clearing them.
-func (s *WebhookService) endpointChange(ctx context.Context, w *restv2.Webhook) (store.WebhookEndpointChange, error) {
+func (s *WebhookService) endpointChange(ctx context.Context, w *restv2.WebhookInput) (store.WebhookEndpointChange, error) {
 	var c store.WebhookEndpointChange
 	var err error
 	if w.GetUrl() != "" {
@@ -213,7 +213,7 @@ func webhookMessage(e store.WebhookEndpoint, withSecret bool) *restv2.Webhook {
 		Url:            e.URL,
 		Events:         append([]string{}, e.Events...),
 		Description:    e.Description,
-		Enabled:        &e.Enabled,
+		Enabled:        e.Enabled,
 		CreatedAt:      e.CreatedAt.UTC().Format(importTimeFormat),
 		DisabledReason: e.DisabledReason,
 	}

@@ -29,13 +29,13 @@ func SubscribableEventTypes() []string {
 // its vocabulary becomes its number as text, which the validation refuses
 // naming it. An auth without a type is left for the caller to refuse: to
 // the core it would mean none.
-func WebhookInput(w *jobboardv2.Webhook) *restv2.Webhook {
-	out := &restv2.Webhook{Url: w.GetUrl(), Events: labels(EventTypes, w.GetEvents())}
+func WebhookInput(w *jobboardv2.Webhook) *restv2.WebhookInput {
+	out := &restv2.WebhookInput{Url: w.GetUrl(), Events: labels(EventTypes, w.GetEvents())}
 	if w.GetDescription() != "" {
 		out.Description = ptr(w.GetDescription())
 	}
 	if a := w.GetAuth(); a != nil {
-		out.Auth = &restv2.WebhookAuth{Type: rulesOrEmpty(optionalLabel(WebhookAuthTypes, a.GetType())),
+		out.Auth = &restv2.WebhookAuthInput{Type: rulesOrEmpty(optionalLabel(WebhookAuthTypes, a.GetType())),
 			Username: nonEmpty(a.GetUsername()), Password: nonEmpty(a.GetPassword()), Token: nonEmpty(a.GetToken())}
 	}
 	return out

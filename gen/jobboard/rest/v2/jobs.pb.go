@@ -802,14 +802,17 @@ func (x *BatchEntry) GetMessage() string {
 	return ""
 }
 
-// ListJobsRequest asks for a page of the account's active jobs.
+// ListJobsRequest is the query of a jobs list: empty for every active
+// job, or a page of them.
 type ListJobsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The most jobs to return: 1-1000, default 100 when unset. A page may
-	// hold fewer when its jobs are large.
-	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// The next_page_token of the previous page; empty for the first page.
-	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Asks for one page of at most this many jobs, 1 to 1,000 (also spelt
+	// pageSize); absent: every job, or pages of 1,000 when page_token is
+	// given. A page may hold fewer when its jobs are large.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,proto3" json:"page_size,omitempty"`
+	// Asks for the page after the one whose Link header named this token
+	// (also spelt pageToken); absent: the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1634,11 +1637,12 @@ const file_jobboard_rest_v2_jobs_proto_rawDesc = "" +
 	"\x03_idB\x13\n" +
 	"\x11_reference_numberB\b\n" +
 	"\x06_fieldB\b\n" +
-	"\x06_value\"M\n" +
-	"\x0fListJobsRequest\x12\x1b\n" +
-	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x06_value\"O\n" +
+	"\x0fListJobsRequest\x12\x1c\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\tpage_size\x12\x1e\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"e\n" +
+	"page_token\x18\x02 \x01(\tR\n" +
+	"page_token\"e\n" +
 	"\x10ListJobsResponse\x12)\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x15.jobboard.rest.v2.JobR\x04jobs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"A\n" +

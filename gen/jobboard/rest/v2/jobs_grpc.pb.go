@@ -44,10 +44,10 @@ const (
 // calling employer account. Every method acts on the caller's account only:
 // another account's jobs do not exist for the caller.
 type JobServiceClient interface {
-	// ListJobs returns the account's active jobs, ordered by id, a page at a
-	// time: follow next_page_token until it is empty. A page holds at most
-	// page_size jobs and stays well under 4 MiB, so a client with gRPC's
-	// default receive limit reads every job of a full account.
+	// ListJobs returns every active job of the account, ordered by id, in one
+	// answer. With page_size or page_token in the query it returns one page
+	// instead, and a Link header with rel="next" names the following page
+	// while there is one.
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	// PostJobs adds or updates up to 1,000 jobs keyed by reference number.
 	// Problems with single jobs are reported in the summary, never as a failed
@@ -151,10 +151,10 @@ func (c *jobServiceClient) DeleteJobsByReference(ctx context.Context, in *Delete
 // calling employer account. Every method acts on the caller's account only:
 // another account's jobs do not exist for the caller.
 type JobServiceServer interface {
-	// ListJobs returns the account's active jobs, ordered by id, a page at a
-	// time: follow next_page_token until it is empty. A page holds at most
-	// page_size jobs and stays well under 4 MiB, so a client with gRPC's
-	// default receive limit reads every job of a full account.
+	// ListJobs returns every active job of the account, ordered by id, in one
+	// answer. With page_size or page_token in the query it returns one page
+	// instead, and a Link header with rel="next" names the following page
+	// while there is one.
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	// PostJobs adds or updates up to 1,000 jobs keyed by reference number.
 	// Problems with single jobs are reported in the summary, never as a failed

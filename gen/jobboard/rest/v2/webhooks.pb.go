@@ -21,8 +21,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Webhook is an endpoint, as sent (url, events, description, auth,
-// enabled) and as answered (every field).
+// Webhook is an endpoint as answered. A create or an update sends a
+// WebhookInput, which holds only what a caller may set.
 type Webhook struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Opaque identifier (we_...), set by the service.
@@ -40,7 +40,7 @@ type Webhook struct {
 	// for none. Answers show the type and the user name only.
 	Auth *WebhookAuth `protobuf:"bytes,5,opt,name=auth,proto3" json:"auth,omitempty"`
 	// Whether deliveries are made.
-	Enabled *bool `protobuf:"varint,6,opt,name=enabled,proto3,oneof" json:"enabled,omitempty"`
+	Enabled bool `protobuf:"varint,6,opt,name=enabled,proto3" json:"enabled,omitempty"`
 	// When the endpoint was created: UTC with six fractional digits and Z.
 	CreatedAt string `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it was disabled, same format; null while enabled.
@@ -121,8 +121,8 @@ func (x *Webhook) GetAuth() *WebhookAuth {
 }
 
 func (x *Webhook) GetEnabled() bool {
-	if x != nil && x.Enabled != nil {
-		return *x.Enabled
+	if x != nil {
+		return x.Enabled
 	}
 	return false
 }
@@ -155,18 +155,14 @@ func (x *Webhook) GetSecret() string {
 	return ""
 }
 
-// WebhookAuth is what a delivery's Authorization header carries:
-// {"type": "basic", "username", "password"} or {"type": "bearer", "token"}.
+// WebhookAuth is an endpoint's credentials as answered: their type and
+// the Basic user name, never the password or token.
 type WebhookAuth struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// basic or bearer.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// The Basic user name: 1 to 255 characters, no colon; null for bearer.
-	Username *string `protobuf:"bytes,2,opt,name=username,proto3,oneof" json:"username,omitempty"`
-	// The Basic password, at most 1,000 characters; never answered.
-	Password *string `protobuf:"bytes,3,opt,name=password,proto3,oneof" json:"password,omitempty"`
-	// The bearer token, 1 to 1,000 visible ASCII characters; never answered.
-	Token         *string `protobuf:"bytes,4,opt,name=token,proto3,oneof" json:"token,omitempty"`
+	// The Basic user name; null for bearer.
+	Username      *string `protobuf:"bytes,2,opt,name=username,proto3,oneof" json:"username,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -215,14 +211,162 @@ func (x *WebhookAuth) GetUsername() string {
 	return ""
 }
 
-func (x *WebhookAuth) GetPassword() string {
+// WebhookInput is an endpoint as a create or an update sends it: the
+// whole body, read strictly (an unknown member is refused).
+type WebhookInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The absolute http(s) address deliveries are POSTed to; the rules of an
+	// import's callbackUrl. Required by a create; an update without it keeps
+	// the address.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// The event types delivered: driver.application.received,
+	// job_import.completed. Default: every type but webhook.test.
+	Events []string `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	// Free text for the account's own use, at most 1,000 characters; null
+	// clears it.
+	Description *string `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	// Credentials sent as the Authorization header of each delivery; null
+	// for none (an update's null removes them).
+	Auth *WebhookAuthInput `protobuf:"bytes,4,opt,name=auth,proto3" json:"auth,omitempty"`
+	// Whether deliveries are made; default true.
+	Enabled       *bool `protobuf:"varint,5,opt,name=enabled,proto3,oneof" json:"enabled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebhookInput) Reset() {
+	*x = WebhookInput{}
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookInput) ProtoMessage() {}
+
+func (x *WebhookInput) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookInput.ProtoReflect.Descriptor instead.
+func (*WebhookInput) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *WebhookInput) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *WebhookInput) GetEvents() []string {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *WebhookInput) GetDescription() string {
+	if x != nil && x.Description != nil {
+		return *x.Description
+	}
+	return ""
+}
+
+func (x *WebhookInput) GetAuth() *WebhookAuthInput {
+	if x != nil {
+		return x.Auth
+	}
+	return nil
+}
+
+func (x *WebhookInput) GetEnabled() bool {
+	if x != nil && x.Enabled != nil {
+		return *x.Enabled
+	}
+	return false
+}
+
+// WebhookAuthInput is what a delivery's Authorization header is to carry:
+// {"type": "basic", "username", "password"} or {"type": "bearer", "token"}.
+type WebhookAuthInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// basic or bearer.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The Basic user name: 1 to 255 characters, no colon.
+	Username *string `protobuf:"bytes,2,opt,name=username,proto3,oneof" json:"username,omitempty"`
+	// The Basic password, at most 1,000 characters.
+	Password *string `protobuf:"bytes,3,opt,name=password,proto3,oneof" json:"password,omitempty"`
+	// The bearer token, 1 to 1,000 visible ASCII characters.
+	Token         *string `protobuf:"bytes,4,opt,name=token,proto3,oneof" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebhookAuthInput) Reset() {
+	*x = WebhookAuthInput{}
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookAuthInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookAuthInput) ProtoMessage() {}
+
+func (x *WebhookAuthInput) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookAuthInput.ProtoReflect.Descriptor instead.
+func (*WebhookAuthInput) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *WebhookAuthInput) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *WebhookAuthInput) GetUsername() string {
+	if x != nil && x.Username != nil {
+		return *x.Username
+	}
+	return ""
+}
+
+func (x *WebhookAuthInput) GetPassword() string {
 	if x != nil && x.Password != nil {
 		return *x.Password
 	}
 	return ""
 }
 
-func (x *WebhookAuth) GetToken() string {
+func (x *WebhookAuthInput) GetToken() string {
 	if x != nil && x.Token != nil {
 		return *x.Token
 	}
@@ -240,7 +384,7 @@ type WebhookLinks struct {
 
 func (x *WebhookLinks) Reset() {
 	*x = WebhookLinks{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[2]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -252,7 +396,7 @@ func (x *WebhookLinks) String() string {
 func (*WebhookLinks) ProtoMessage() {}
 
 func (x *WebhookLinks) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[2]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -265,7 +409,7 @@ func (x *WebhookLinks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookLinks.ProtoReflect.Descriptor instead.
 func (*WebhookLinks) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{2}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WebhookLinks) GetSelf() string {
@@ -278,15 +422,15 @@ func (x *WebhookLinks) GetSelf() string {
 // CreateWebhookRequest is the endpoint to add: the whole body.
 type CreateWebhookRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// url, and optionally events, description and auth.
-	Webhook       *Webhook `protobuf:"bytes,1,opt,name=webhook,proto3" json:"webhook,omitempty"`
+	// url, and optionally events, description, auth and enabled.
+	Webhook       *WebhookInput `protobuf:"bytes,1,opt,name=webhook,proto3" json:"webhook,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateWebhookRequest) Reset() {
 	*x = CreateWebhookRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[3]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -298,7 +442,7 @@ func (x *CreateWebhookRequest) String() string {
 func (*CreateWebhookRequest) ProtoMessage() {}
 
 func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[3]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -311,10 +455,10 @@ func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*CreateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{3}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{5}
 }
 
-func (x *CreateWebhookRequest) GetWebhook() *Webhook {
+func (x *CreateWebhookRequest) GetWebhook() *WebhookInput {
 	if x != nil {
 		return x.Webhook
 	}
@@ -334,7 +478,7 @@ type CreateWebhookResponse struct {
 
 func (x *CreateWebhookResponse) Reset() {
 	*x = CreateWebhookResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[4]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +490,7 @@ func (x *CreateWebhookResponse) String() string {
 func (*CreateWebhookResponse) ProtoMessage() {}
 
 func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[4]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +503,7 @@ func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookResponse.ProtoReflect.Descriptor instead.
 func (*CreateWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{4}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateWebhookResponse) GetData() *Webhook {
@@ -386,7 +530,7 @@ type ListWebhooksRequest struct {
 
 func (x *ListWebhooksRequest) Reset() {
 	*x = ListWebhooksRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[5]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -398,7 +542,7 @@ func (x *ListWebhooksRequest) String() string {
 func (*ListWebhooksRequest) ProtoMessage() {}
 
 func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[5]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -411,7 +555,7 @@ func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{5}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{7}
 }
 
 // ListWebhooksResponse is every endpoint of the account.
@@ -425,7 +569,7 @@ type ListWebhooksResponse struct {
 
 func (x *ListWebhooksResponse) Reset() {
 	*x = ListWebhooksResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[6]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -437,7 +581,7 @@ func (x *ListWebhooksResponse) String() string {
 func (*ListWebhooksResponse) ProtoMessage() {}
 
 func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[6]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -450,7 +594,7 @@ func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{6}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListWebhooksResponse) GetData() []*Webhook {
@@ -471,7 +615,7 @@ type GetWebhookRequest struct {
 
 func (x *GetWebhookRequest) Reset() {
 	*x = GetWebhookRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[7]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +627,7 @@ func (x *GetWebhookRequest) String() string {
 func (*GetWebhookRequest) ProtoMessage() {}
 
 func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[7]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +640,7 @@ func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookRequest.ProtoReflect.Descriptor instead.
 func (*GetWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{7}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetWebhookRequest) GetId() string {
@@ -519,7 +663,7 @@ type GetWebhookResponse struct {
 
 func (x *GetWebhookResponse) Reset() {
 	*x = GetWebhookResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[8]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -531,7 +675,7 @@ func (x *GetWebhookResponse) String() string {
 func (*GetWebhookResponse) ProtoMessage() {}
 
 func (x *GetWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[8]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -544,7 +688,7 @@ func (x *GetWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookResponse.ProtoReflect.Descriptor instead.
 func (*GetWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{8}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetWebhookResponse) GetData() *Webhook {
@@ -570,14 +714,14 @@ type UpdateWebhookRequest struct {
 	// The endpoint id (we_...).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The new values: the body.
-	Webhook       *Webhook `protobuf:"bytes,2,opt,name=webhook,proto3" json:"webhook,omitempty"`
+	Webhook       *WebhookInput `protobuf:"bytes,2,opt,name=webhook,proto3" json:"webhook,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateWebhookRequest) Reset() {
 	*x = UpdateWebhookRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[9]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +733,7 @@ func (x *UpdateWebhookRequest) String() string {
 func (*UpdateWebhookRequest) ProtoMessage() {}
 
 func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[9]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +746,7 @@ func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{9}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateWebhookRequest) GetId() string {
@@ -612,7 +756,7 @@ func (x *UpdateWebhookRequest) GetId() string {
 	return ""
 }
 
-func (x *UpdateWebhookRequest) GetWebhook() *Webhook {
+func (x *UpdateWebhookRequest) GetWebhook() *WebhookInput {
 	if x != nil {
 		return x.Webhook
 	}
@@ -632,7 +776,7 @@ type UpdateWebhookResponse struct {
 
 func (x *UpdateWebhookResponse) Reset() {
 	*x = UpdateWebhookResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[10]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +788,7 @@ func (x *UpdateWebhookResponse) String() string {
 func (*UpdateWebhookResponse) ProtoMessage() {}
 
 func (x *UpdateWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[10]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +801,7 @@ func (x *UpdateWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWebhookResponse.ProtoReflect.Descriptor instead.
 func (*UpdateWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{10}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateWebhookResponse) GetData() *Webhook {
@@ -685,7 +829,7 @@ type DeleteWebhookRequest struct {
 
 func (x *DeleteWebhookRequest) Reset() {
 	*x = DeleteWebhookRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[11]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +841,7 @@ func (x *DeleteWebhookRequest) String() string {
 func (*DeleteWebhookRequest) ProtoMessage() {}
 
 func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[11]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +854,7 @@ func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{11}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteWebhookRequest) GetId() string {
@@ -729,7 +873,7 @@ type DeleteWebhookResponse struct {
 
 func (x *DeleteWebhookResponse) Reset() {
 	*x = DeleteWebhookResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[12]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +885,7 @@ func (x *DeleteWebhookResponse) String() string {
 func (*DeleteWebhookResponse) ProtoMessage() {}
 
 func (x *DeleteWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[12]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +898,7 @@ func (x *DeleteWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{12}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{14}
 }
 
 // RotateWebhookSecretRequest names an endpoint.
@@ -768,7 +912,7 @@ type RotateWebhookSecretRequest struct {
 
 func (x *RotateWebhookSecretRequest) Reset() {
 	*x = RotateWebhookSecretRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[13]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +924,7 @@ func (x *RotateWebhookSecretRequest) String() string {
 func (*RotateWebhookSecretRequest) ProtoMessage() {}
 
 func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[13]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +937,7 @@ func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{13}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RotateWebhookSecretRequest) GetId() string {
@@ -816,7 +960,7 @@ type RotateWebhookSecretResponse struct {
 
 func (x *RotateWebhookSecretResponse) Reset() {
 	*x = RotateWebhookSecretResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[14]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +972,7 @@ func (x *RotateWebhookSecretResponse) String() string {
 func (*RotateWebhookSecretResponse) ProtoMessage() {}
 
 func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[14]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +985,7 @@ func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{14}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RotateWebhookSecretResponse) GetData() *Webhook {
@@ -869,7 +1013,7 @@ type TestWebhookRequest struct {
 
 func (x *TestWebhookRequest) Reset() {
 	*x = TestWebhookRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[15]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1025,7 @@ func (x *TestWebhookRequest) String() string {
 func (*TestWebhookRequest) ProtoMessage() {}
 
 func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[15]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1038,7 @@ func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookRequest.ProtoReflect.Descriptor instead.
 func (*TestWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{15}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TestWebhookRequest) GetId() string {
@@ -915,7 +1059,7 @@ type TestWebhookResponse struct {
 
 func (x *TestWebhookResponse) Reset() {
 	*x = TestWebhookResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[16]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1071,7 @@ func (x *TestWebhookResponse) String() string {
 func (*TestWebhookResponse) ProtoMessage() {}
 
 func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[16]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1084,7 @@ func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookResponse.ProtoReflect.Descriptor instead.
 func (*TestWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{16}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TestWebhookResponse) GetData() *TestWebhookEvent {
@@ -961,7 +1105,7 @@ type TestWebhookEvent struct {
 
 func (x *TestWebhookEvent) Reset() {
 	*x = TestWebhookEvent{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[17]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1117,7 @@ func (x *TestWebhookEvent) String() string {
 func (*TestWebhookEvent) ProtoMessage() {}
 
 func (x *TestWebhookEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[17]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1130,7 @@ func (x *TestWebhookEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookEvent.ProtoReflect.Descriptor instead.
 func (*TestWebhookEvent) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{17}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TestWebhookEvent) GetEventId() string {
@@ -1009,7 +1153,7 @@ type ListWebhookDeliveriesRequest struct {
 
 func (x *ListWebhookDeliveriesRequest) Reset() {
 	*x = ListWebhookDeliveriesRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[18]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1165,7 @@ func (x *ListWebhookDeliveriesRequest) String() string {
 func (*ListWebhookDeliveriesRequest) ProtoMessage() {}
 
 func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[18]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1178,7 @@ func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookDeliveriesRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookDeliveriesRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{18}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListWebhookDeliveriesRequest) GetId() string {
@@ -1062,7 +1206,7 @@ type ListWebhookDeliveriesResponse struct {
 
 func (x *ListWebhookDeliveriesResponse) Reset() {
 	*x = ListWebhookDeliveriesResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[19]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1074,7 +1218,7 @@ func (x *ListWebhookDeliveriesResponse) String() string {
 func (*ListWebhookDeliveriesResponse) ProtoMessage() {}
 
 func (x *ListWebhookDeliveriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[19]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1087,7 +1231,7 @@ func (x *ListWebhookDeliveriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookDeliveriesResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhookDeliveriesResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{19}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListWebhookDeliveriesResponse) GetData() []*WebhookDelivery {
@@ -1122,7 +1266,7 @@ type WebhookDelivery struct {
 
 func (x *WebhookDelivery) Reset() {
 	*x = WebhookDelivery{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[20]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1278,7 @@ func (x *WebhookDelivery) String() string {
 func (*WebhookDelivery) ProtoMessage() {}
 
 func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[20]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1291,7 @@ func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDelivery.ProtoReflect.Descriptor instead.
 func (*WebhookDelivery) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{20}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WebhookDelivery) GetEventId() string {
@@ -1212,7 +1356,7 @@ type RedeliverWebhookEventRequest struct {
 
 func (x *RedeliverWebhookEventRequest) Reset() {
 	*x = RedeliverWebhookEventRequest{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[21]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1368,7 @@ func (x *RedeliverWebhookEventRequest) String() string {
 func (*RedeliverWebhookEventRequest) ProtoMessage() {}
 
 func (x *RedeliverWebhookEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[21]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1381,7 @@ func (x *RedeliverWebhookEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliverWebhookEventRequest.ProtoReflect.Descriptor instead.
 func (*RedeliverWebhookEventRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{21}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RedeliverWebhookEventRequest) GetId() string {
@@ -1263,7 +1407,7 @@ type RedeliverWebhookEventResponse struct {
 
 func (x *RedeliverWebhookEventResponse) Reset() {
 	*x = RedeliverWebhookEventResponse{}
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[22]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1419,7 @@ func (x *RedeliverWebhookEventResponse) String() string {
 func (*RedeliverWebhookEventResponse) ProtoMessage() {}
 
 func (x *RedeliverWebhookEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[22]
+	mi := &file_jobboard_rest_v2_webhooks_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,35 +1432,46 @@ func (x *RedeliverWebhookEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliverWebhookEventResponse.ProtoReflect.Descriptor instead.
 func (*RedeliverWebhookEventResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{22}
+	return file_jobboard_rest_v2_webhooks_proto_rawDescGZIP(), []int{24}
 }
 
 var File_jobboard_rest_v2_webhooks_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_webhooks_proto_rawDesc = "" +
 	"\n" +
-	"\x1fjobboard/rest/v2/webhooks.proto\x12\x10jobboard.rest.v2\"\x97\x03\n" +
+	"\x1fjobboard/rest/v2/webhooks.proto\x12\x10jobboard.rest.v2\"\x86\x03\n" +
 	"\aWebhook\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
 	"\x06events\x18\x03 \x03(\tR\x06events\x12%\n" +
 	"\vdescription\x18\x04 \x01(\tH\x00R\vdescription\x88\x01\x01\x121\n" +
-	"\x04auth\x18\x05 \x01(\v2\x1d.jobboard.rest.v2.WebhookAuthR\x04auth\x12\x1d\n" +
-	"\aenabled\x18\x06 \x01(\bH\x01R\aenabled\x88\x01\x01\x12\x1d\n" +
+	"\x04auth\x18\x05 \x01(\v2\x1d.jobboard.rest.v2.WebhookAuthR\x04auth\x12\x18\n" +
+	"\aenabled\x18\x06 \x01(\bR\aenabled\x12\x1d\n" +
 	"\n" +
 	"created_at\x18\a \x01(\tR\tcreatedAt\x12$\n" +
-	"\vdisabled_at\x18\b \x01(\tH\x02R\n" +
+	"\vdisabled_at\x18\b \x01(\tH\x01R\n" +
 	"disabledAt\x88\x01\x01\x12,\n" +
-	"\x0fdisabled_reason\x18\t \x01(\tH\x03R\x0edisabledReason\x88\x01\x01\x12\x1b\n" +
+	"\x0fdisabled_reason\x18\t \x01(\tH\x02R\x0edisabledReason\x88\x01\x01\x12\x1b\n" +
 	"\x06secret\x18\n" +
-	" \x01(\tH\x04R\x06secret\x88\x01\x01B\x0e\n" +
-	"\f_descriptionB\n" +
-	"\n" +
-	"\b_enabledB\x0e\n" +
+	" \x01(\tH\x03R\x06secret\x88\x01\x01B\x0e\n" +
+	"\f_descriptionB\x0e\n" +
 	"\f_disabled_atB\x12\n" +
 	"\x10_disabled_reasonB\t\n" +
-	"\a_secret\"\xa2\x01\n" +
+	"\a_secret\"l\n" +
 	"\vWebhookAuth\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1f\n" +
+	"\busername\x18\x02 \x01(\tH\x00R\busername\x88\x01\x01B\v\n" +
+	"\t_usernameJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bpasswordR\x05token\"\xd2\x01\n" +
+	"\fWebhookInput\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
+	"\x06events\x18\x02 \x03(\tR\x06events\x12%\n" +
+	"\vdescription\x18\x03 \x01(\tH\x00R\vdescription\x88\x01\x01\x126\n" +
+	"\x04auth\x18\x04 \x01(\v2\".jobboard.rest.v2.WebhookAuthInputR\x04auth\x12\x1d\n" +
+	"\aenabled\x18\x05 \x01(\bH\x01R\aenabled\x88\x01\x01B\x0e\n" +
+	"\f_descriptionB\n" +
+	"\n" +
+	"\b_enabled\"\xa7\x01\n" +
+	"\x10WebhookAuthInput\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1f\n" +
 	"\busername\x18\x02 \x01(\tH\x00R\busername\x88\x01\x01\x12\x1f\n" +
 	"\bpassword\x18\x03 \x01(\tH\x01R\bpassword\x88\x01\x01\x12\x19\n" +
@@ -1325,9 +1480,9 @@ const file_jobboard_rest_v2_webhooks_proto_rawDesc = "" +
 	"\t_passwordB\b\n" +
 	"\x06_token\"\"\n" +
 	"\fWebhookLinks\x12\x12\n" +
-	"\x04self\x18\x01 \x01(\tR\x04self\"K\n" +
-	"\x14CreateWebhookRequest\x123\n" +
-	"\awebhook\x18\x01 \x01(\v2\x19.jobboard.rest.v2.WebhookR\awebhook\"|\n" +
+	"\x04self\x18\x01 \x01(\tR\x04self\"P\n" +
+	"\x14CreateWebhookRequest\x128\n" +
+	"\awebhook\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.WebhookInputR\awebhook\"|\n" +
 	"\x15CreateWebhookResponse\x12-\n" +
 	"\x04data\x18\x01 \x01(\v2\x19.jobboard.rest.v2.WebhookR\x04data\x124\n" +
 	"\x05links\x18\x02 \x01(\v2\x1e.jobboard.rest.v2.WebhookLinksR\x05links\"\x15\n" +
@@ -1338,10 +1493,10 @@ const file_jobboard_rest_v2_webhooks_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"y\n" +
 	"\x12GetWebhookResponse\x12-\n" +
 	"\x04data\x18\x01 \x01(\v2\x19.jobboard.rest.v2.WebhookR\x04data\x124\n" +
-	"\x05links\x18\x02 \x01(\v2\x1e.jobboard.rest.v2.WebhookLinksR\x05links\"[\n" +
+	"\x05links\x18\x02 \x01(\v2\x1e.jobboard.rest.v2.WebhookLinksR\x05links\"`\n" +
 	"\x14UpdateWebhookRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x123\n" +
-	"\awebhook\x18\x02 \x01(\v2\x19.jobboard.rest.v2.WebhookR\awebhook\"|\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
+	"\awebhook\x18\x02 \x01(\v2\x1e.jobboard.rest.v2.WebhookInputR\awebhook\"|\n" +
 	"\x15UpdateWebhookResponse\x12-\n" +
 	"\x04data\x18\x01 \x01(\v2\x19.jobboard.rest.v2.WebhookR\x04data\x124\n" +
 	"\x05links\x18\x02 \x01(\v2\x1e.jobboard.rest.v2.WebhookLinksR\x05links\"&\n" +
@@ -1405,70 +1560,73 @@ func file_jobboard_rest_v2_webhooks_proto_rawDescGZIP() []byte {
 	return file_jobboard_rest_v2_webhooks_proto_rawDescData
 }
 
-var file_jobboard_rest_v2_webhooks_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_jobboard_rest_v2_webhooks_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_jobboard_rest_v2_webhooks_proto_goTypes = []any{
 	(*Webhook)(nil),                       // 0: jobboard.rest.v2.Webhook
 	(*WebhookAuth)(nil),                   // 1: jobboard.rest.v2.WebhookAuth
-	(*WebhookLinks)(nil),                  // 2: jobboard.rest.v2.WebhookLinks
-	(*CreateWebhookRequest)(nil),          // 3: jobboard.rest.v2.CreateWebhookRequest
-	(*CreateWebhookResponse)(nil),         // 4: jobboard.rest.v2.CreateWebhookResponse
-	(*ListWebhooksRequest)(nil),           // 5: jobboard.rest.v2.ListWebhooksRequest
-	(*ListWebhooksResponse)(nil),          // 6: jobboard.rest.v2.ListWebhooksResponse
-	(*GetWebhookRequest)(nil),             // 7: jobboard.rest.v2.GetWebhookRequest
-	(*GetWebhookResponse)(nil),            // 8: jobboard.rest.v2.GetWebhookResponse
-	(*UpdateWebhookRequest)(nil),          // 9: jobboard.rest.v2.UpdateWebhookRequest
-	(*UpdateWebhookResponse)(nil),         // 10: jobboard.rest.v2.UpdateWebhookResponse
-	(*DeleteWebhookRequest)(nil),          // 11: jobboard.rest.v2.DeleteWebhookRequest
-	(*DeleteWebhookResponse)(nil),         // 12: jobboard.rest.v2.DeleteWebhookResponse
-	(*RotateWebhookSecretRequest)(nil),    // 13: jobboard.rest.v2.RotateWebhookSecretRequest
-	(*RotateWebhookSecretResponse)(nil),   // 14: jobboard.rest.v2.RotateWebhookSecretResponse
-	(*TestWebhookRequest)(nil),            // 15: jobboard.rest.v2.TestWebhookRequest
-	(*TestWebhookResponse)(nil),           // 16: jobboard.rest.v2.TestWebhookResponse
-	(*TestWebhookEvent)(nil),              // 17: jobboard.rest.v2.TestWebhookEvent
-	(*ListWebhookDeliveriesRequest)(nil),  // 18: jobboard.rest.v2.ListWebhookDeliveriesRequest
-	(*ListWebhookDeliveriesResponse)(nil), // 19: jobboard.rest.v2.ListWebhookDeliveriesResponse
-	(*WebhookDelivery)(nil),               // 20: jobboard.rest.v2.WebhookDelivery
-	(*RedeliverWebhookEventRequest)(nil),  // 21: jobboard.rest.v2.RedeliverWebhookEventRequest
-	(*RedeliverWebhookEventResponse)(nil), // 22: jobboard.rest.v2.RedeliverWebhookEventResponse
+	(*WebhookInput)(nil),                  // 2: jobboard.rest.v2.WebhookInput
+	(*WebhookAuthInput)(nil),              // 3: jobboard.rest.v2.WebhookAuthInput
+	(*WebhookLinks)(nil),                  // 4: jobboard.rest.v2.WebhookLinks
+	(*CreateWebhookRequest)(nil),          // 5: jobboard.rest.v2.CreateWebhookRequest
+	(*CreateWebhookResponse)(nil),         // 6: jobboard.rest.v2.CreateWebhookResponse
+	(*ListWebhooksRequest)(nil),           // 7: jobboard.rest.v2.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),          // 8: jobboard.rest.v2.ListWebhooksResponse
+	(*GetWebhookRequest)(nil),             // 9: jobboard.rest.v2.GetWebhookRequest
+	(*GetWebhookResponse)(nil),            // 10: jobboard.rest.v2.GetWebhookResponse
+	(*UpdateWebhookRequest)(nil),          // 11: jobboard.rest.v2.UpdateWebhookRequest
+	(*UpdateWebhookResponse)(nil),         // 12: jobboard.rest.v2.UpdateWebhookResponse
+	(*DeleteWebhookRequest)(nil),          // 13: jobboard.rest.v2.DeleteWebhookRequest
+	(*DeleteWebhookResponse)(nil),         // 14: jobboard.rest.v2.DeleteWebhookResponse
+	(*RotateWebhookSecretRequest)(nil),    // 15: jobboard.rest.v2.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),   // 16: jobboard.rest.v2.RotateWebhookSecretResponse
+	(*TestWebhookRequest)(nil),            // 17: jobboard.rest.v2.TestWebhookRequest
+	(*TestWebhookResponse)(nil),           // 18: jobboard.rest.v2.TestWebhookResponse
+	(*TestWebhookEvent)(nil),              // 19: jobboard.rest.v2.TestWebhookEvent
+	(*ListWebhookDeliveriesRequest)(nil),  // 20: jobboard.rest.v2.ListWebhookDeliveriesRequest
+	(*ListWebhookDeliveriesResponse)(nil), // 21: jobboard.rest.v2.ListWebhookDeliveriesResponse
+	(*WebhookDelivery)(nil),               // 22: jobboard.rest.v2.WebhookDelivery
+	(*RedeliverWebhookEventRequest)(nil),  // 23: jobboard.rest.v2.RedeliverWebhookEventRequest
+	(*RedeliverWebhookEventResponse)(nil), // 24: jobboard.rest.v2.RedeliverWebhookEventResponse
 }
 var file_jobboard_rest_v2_webhooks_proto_depIdxs = []int32{
 	1,  // 0: jobboard.rest.v2.Webhook.auth:type_name -> jobboard.rest.v2.WebhookAuth
-	0,  // 1: jobboard.rest.v2.CreateWebhookRequest.webhook:type_name -> jobboard.rest.v2.Webhook
-	0,  // 2: jobboard.rest.v2.CreateWebhookResponse.data:type_name -> jobboard.rest.v2.Webhook
-	2,  // 3: jobboard.rest.v2.CreateWebhookResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
-	0,  // 4: jobboard.rest.v2.ListWebhooksResponse.data:type_name -> jobboard.rest.v2.Webhook
-	0,  // 5: jobboard.rest.v2.GetWebhookResponse.data:type_name -> jobboard.rest.v2.Webhook
-	2,  // 6: jobboard.rest.v2.GetWebhookResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
-	0,  // 7: jobboard.rest.v2.UpdateWebhookRequest.webhook:type_name -> jobboard.rest.v2.Webhook
-	0,  // 8: jobboard.rest.v2.UpdateWebhookResponse.data:type_name -> jobboard.rest.v2.Webhook
-	2,  // 9: jobboard.rest.v2.UpdateWebhookResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
-	0,  // 10: jobboard.rest.v2.RotateWebhookSecretResponse.data:type_name -> jobboard.rest.v2.Webhook
-	2,  // 11: jobboard.rest.v2.RotateWebhookSecretResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
-	17, // 12: jobboard.rest.v2.TestWebhookResponse.data:type_name -> jobboard.rest.v2.TestWebhookEvent
-	20, // 13: jobboard.rest.v2.ListWebhookDeliveriesResponse.data:type_name -> jobboard.rest.v2.WebhookDelivery
-	3,  // 14: jobboard.rest.v2.WebhookService.CreateWebhook:input_type -> jobboard.rest.v2.CreateWebhookRequest
-	5,  // 15: jobboard.rest.v2.WebhookService.ListWebhooks:input_type -> jobboard.rest.v2.ListWebhooksRequest
-	7,  // 16: jobboard.rest.v2.WebhookService.GetWebhook:input_type -> jobboard.rest.v2.GetWebhookRequest
-	9,  // 17: jobboard.rest.v2.WebhookService.UpdateWebhook:input_type -> jobboard.rest.v2.UpdateWebhookRequest
-	11, // 18: jobboard.rest.v2.WebhookService.DeleteWebhook:input_type -> jobboard.rest.v2.DeleteWebhookRequest
-	13, // 19: jobboard.rest.v2.WebhookService.RotateWebhookSecret:input_type -> jobboard.rest.v2.RotateWebhookSecretRequest
-	15, // 20: jobboard.rest.v2.WebhookService.TestWebhook:input_type -> jobboard.rest.v2.TestWebhookRequest
-	18, // 21: jobboard.rest.v2.WebhookService.ListWebhookDeliveries:input_type -> jobboard.rest.v2.ListWebhookDeliveriesRequest
-	21, // 22: jobboard.rest.v2.WebhookService.RedeliverWebhookEvent:input_type -> jobboard.rest.v2.RedeliverWebhookEventRequest
-	4,  // 23: jobboard.rest.v2.WebhookService.CreateWebhook:output_type -> jobboard.rest.v2.CreateWebhookResponse
-	6,  // 24: jobboard.rest.v2.WebhookService.ListWebhooks:output_type -> jobboard.rest.v2.ListWebhooksResponse
-	8,  // 25: jobboard.rest.v2.WebhookService.GetWebhook:output_type -> jobboard.rest.v2.GetWebhookResponse
-	10, // 26: jobboard.rest.v2.WebhookService.UpdateWebhook:output_type -> jobboard.rest.v2.UpdateWebhookResponse
-	12, // 27: jobboard.rest.v2.WebhookService.DeleteWebhook:output_type -> jobboard.rest.v2.DeleteWebhookResponse
-	14, // 28: jobboard.rest.v2.WebhookService.RotateWebhookSecret:output_type -> jobboard.rest.v2.RotateWebhookSecretResponse
-	16, // 29: jobboard.rest.v2.WebhookService.TestWebhook:output_type -> jobboard.rest.v2.TestWebhookResponse
-	19, // 30: jobboard.rest.v2.WebhookService.ListWebhookDeliveries:output_type -> jobboard.rest.v2.ListWebhookDeliveriesResponse
-	22, // 31: jobboard.rest.v2.WebhookService.RedeliverWebhookEvent:output_type -> jobboard.rest.v2.RedeliverWebhookEventResponse
-	23, // [23:32] is the sub-list for method output_type
-	14, // [14:23] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	3,  // 1: jobboard.rest.v2.WebhookInput.auth:type_name -> jobboard.rest.v2.WebhookAuthInput
+	2,  // 2: jobboard.rest.v2.CreateWebhookRequest.webhook:type_name -> jobboard.rest.v2.WebhookInput
+	0,  // 3: jobboard.rest.v2.CreateWebhookResponse.data:type_name -> jobboard.rest.v2.Webhook
+	4,  // 4: jobboard.rest.v2.CreateWebhookResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
+	0,  // 5: jobboard.rest.v2.ListWebhooksResponse.data:type_name -> jobboard.rest.v2.Webhook
+	0,  // 6: jobboard.rest.v2.GetWebhookResponse.data:type_name -> jobboard.rest.v2.Webhook
+	4,  // 7: jobboard.rest.v2.GetWebhookResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
+	2,  // 8: jobboard.rest.v2.UpdateWebhookRequest.webhook:type_name -> jobboard.rest.v2.WebhookInput
+	0,  // 9: jobboard.rest.v2.UpdateWebhookResponse.data:type_name -> jobboard.rest.v2.Webhook
+	4,  // 10: jobboard.rest.v2.UpdateWebhookResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
+	0,  // 11: jobboard.rest.v2.RotateWebhookSecretResponse.data:type_name -> jobboard.rest.v2.Webhook
+	4,  // 12: jobboard.rest.v2.RotateWebhookSecretResponse.links:type_name -> jobboard.rest.v2.WebhookLinks
+	19, // 13: jobboard.rest.v2.TestWebhookResponse.data:type_name -> jobboard.rest.v2.TestWebhookEvent
+	22, // 14: jobboard.rest.v2.ListWebhookDeliveriesResponse.data:type_name -> jobboard.rest.v2.WebhookDelivery
+	5,  // 15: jobboard.rest.v2.WebhookService.CreateWebhook:input_type -> jobboard.rest.v2.CreateWebhookRequest
+	7,  // 16: jobboard.rest.v2.WebhookService.ListWebhooks:input_type -> jobboard.rest.v2.ListWebhooksRequest
+	9,  // 17: jobboard.rest.v2.WebhookService.GetWebhook:input_type -> jobboard.rest.v2.GetWebhookRequest
+	11, // 18: jobboard.rest.v2.WebhookService.UpdateWebhook:input_type -> jobboard.rest.v2.UpdateWebhookRequest
+	13, // 19: jobboard.rest.v2.WebhookService.DeleteWebhook:input_type -> jobboard.rest.v2.DeleteWebhookRequest
+	15, // 20: jobboard.rest.v2.WebhookService.RotateWebhookSecret:input_type -> jobboard.rest.v2.RotateWebhookSecretRequest
+	17, // 21: jobboard.rest.v2.WebhookService.TestWebhook:input_type -> jobboard.rest.v2.TestWebhookRequest
+	20, // 22: jobboard.rest.v2.WebhookService.ListWebhookDeliveries:input_type -> jobboard.rest.v2.ListWebhookDeliveriesRequest
+	23, // 23: jobboard.rest.v2.WebhookService.RedeliverWebhookEvent:input_type -> jobboard.rest.v2.RedeliverWebhookEventRequest
+	6,  // 24: jobboard.rest.v2.WebhookService.CreateWebhook:output_type -> jobboard.rest.v2.CreateWebhookResponse
+	8,  // 25: jobboard.rest.v2.WebhookService.ListWebhooks:output_type -> jobboard.rest.v2.ListWebhooksResponse
+	10, // 26: jobboard.rest.v2.WebhookService.GetWebhook:output_type -> jobboard.rest.v2.GetWebhookResponse
+	12, // 27: jobboard.rest.v2.WebhookService.UpdateWebhook:output_type -> jobboard.rest.v2.UpdateWebhookResponse
+	14, // 28: jobboard.rest.v2.WebhookService.DeleteWebhook:output_type -> jobboard.rest.v2.DeleteWebhookResponse
+	16, // 29: jobboard.rest.v2.WebhookService.RotateWebhookSecret:output_type -> jobboard.rest.v2.RotateWebhookSecretResponse
+	18, // 30: jobboard.rest.v2.WebhookService.TestWebhook:output_type -> jobboard.rest.v2.TestWebhookResponse
+	21, // 31: jobboard.rest.v2.WebhookService.ListWebhookDeliveries:output_type -> jobboard.rest.v2.ListWebhookDeliveriesResponse
+	24, // 32: jobboard.rest.v2.WebhookService.RedeliverWebhookEvent:output_type -> jobboard.rest.v2.RedeliverWebhookEventResponse
+	24, // [24:33] is the sub-list for method output_type
+	15, // [15:24] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_rest_v2_webhooks_proto_init() }
@@ -1478,14 +1636,16 @@ func file_jobboard_rest_v2_webhooks_proto_init() {
 	}
 	file_jobboard_rest_v2_webhooks_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_rest_v2_webhooks_proto_msgTypes[1].OneofWrappers = []any{}
-	file_jobboard_rest_v2_webhooks_proto_msgTypes[20].OneofWrappers = []any{}
+	file_jobboard_rest_v2_webhooks_proto_msgTypes[2].OneofWrappers = []any{}
+	file_jobboard_rest_v2_webhooks_proto_msgTypes[3].OneofWrappers = []any{}
+	file_jobboard_rest_v2_webhooks_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_webhooks_proto_rawDesc), len(file_jobboard_rest_v2_webhooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
