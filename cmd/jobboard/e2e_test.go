@@ -36,6 +36,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/openapicheck"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -265,6 +266,10 @@ func (s *service) requestWithHeader(header http.Header, auth, key, method, path,
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	// Every answer the tests read is held to the OpenAPI document.
+	if err := openapicheck.Answer(req, resp.StatusCode, resp.Header, b); err != nil {
+		s.t.Error(err)
+	}
 	return resp.StatusCode, resp.Header, string(b)
 }
 

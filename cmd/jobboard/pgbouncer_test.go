@@ -16,6 +16,7 @@ import (
 	"time"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/openapicheck"
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
 	"github.com/truckjobs/jobboard/internal/pgtest"
 )
@@ -223,6 +224,9 @@ func (s *service) call(key, method, path, body string) (int, string, error) {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = openapicheck.Answer(req, resp.StatusCode, resp.Header, b)
+	}
 	return resp.StatusCode, string(b), err
 }
 
