@@ -59,8 +59,11 @@ func TestQueueOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	order := make(chan int, 5)
+	var done sync.WaitGroup
 	for i := range 5 {
+		done.Add(1)
 		go func() {
+			defer done.Done()
 			rel, err := l.Acquire(context.Background(), int64(i))
 			if err != nil {
 				t.Error(err)
@@ -77,6 +80,9 @@ func TestQueueOrder(t *testing.T) {
 			t.Fatalf("waiter %d got a place in turn %d", got, want)
 		}
 	}
+	// The last waiter reports its turn before it releases its place: the
+	// limiter is empty once every waiter has returned, not before.
+	done.Wait()
 	if in, q := l.State(); in != 0 || q != 0 {
 		t.Errorf("after every release: %d in flight, %d queued, want 0 and 0", in, q)
 	}
