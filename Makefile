@@ -26,7 +26,7 @@ reset: build ## remove .data/, so the next make run starts with an empty databas
 
 .PHONY: build
 build: docs-assets ## build bin/jobboard
-	@echo "compiling bin/jobboard (about 35 s the first time on two cores with empty Go caches, seconds after that)"
+	@echo "compiling bin/jobboard (the first build downloads and compiles the modules it needs: about two minutes on two cores; later builds take seconds)"
 	$(GO) build -o bin/jobboard ./cmd/jobboard
 
 # The Swagger UI release that /docs serves, from the npm registry (pinned and
@@ -96,11 +96,11 @@ bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway Post
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: tools
-tools: ## build the pinned buf, protoc plugins, grpcurl and gotestsum into .bin (about a minute the first time)
+tools: ## build the pinned buf, protoc plugins, oapi-codegen, grpcurl and gotestsum into .bin (a few minutes the first time)
 	scripts/install-tools.sh
 
 .PHONY: grpcurl
-grpcurl: ## install the pinned grpcurl into .bin, to call the gRPC API by hand (about 15 s the first time)
+grpcurl: ## install the pinned grpcurl into .bin, to call the gRPC API by hand (about a minute the first time)
 	@scripts/install-tools.sh grpcurl
 
 # What make test runs besides go: gotestsum, and the grpcurl TestGrpcurl
