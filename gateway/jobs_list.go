@@ -148,6 +148,16 @@ func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.Li
 // by the lowerCamel one gRPC callers know (pageSize), which is read too.
 var jobsListSpellings = [][2]string{{"page_size", "pageSize"}, {"page_token", "pageToken"}}
 
+// jobsListOtherSpellings are the lowerCamel names of jobsListSpellings,
+// which the jobs list's route reads beside its request's fields.
+func jobsListOtherSpellings() []string {
+	var names []string
+	for _, s := range jobsListSpellings {
+		names = append(names, s[1])
+	}
+	return names
+}
+
 // listRequest reads the optional paging of a REST jobs list.
 func listRequest(q url.Values) (req *restv2.ListJobsRequest, onePage bool, apiErr *apiError) {
 	for _, alias := range jobsListSpellings {

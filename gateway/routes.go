@@ -37,12 +37,15 @@ type route struct {
 	// numericID says the {id} of a GET is an integer, checked before the
 	// call; imports have UUIDs, which the service checks.
 	numericID bool
+	// alsoReads are query parameters the route reads beyond its request
+	// message's fields: other spellings its handler takes.
+	alsoReads []string
 	// params are the query parameter names the route reads (queryParams).
 	params map[string]bool
 }
 
 var routeTable = []route{
-	{method: http.MethodGet, pattern: "jobs.{format}", request: &restv2.ListJobsRequest{}},
+	{method: http.MethodGet, pattern: "jobs.{format}", request: &restv2.ListJobsRequest{}, alsoReads: jobsListOtherSpellings()},
 	{method: http.MethodPost, pattern: "jobs.{format}", request: &restv2.PostJobsRequest{}, body: "jobs", bodyLimit: jobsPostLimit},
 	{method: http.MethodGet, pattern: "jobs.{format}/{id}", request: &restv2.GetJobRequest{}, numericID: true},
 	{method: http.MethodDelete, pattern: "jobs.{format}", request: &restv2.DeleteJobsRequest{}, body: "ids", list: deleteByID},
@@ -113,10 +116,8 @@ func (r *route) queryParams() map[string]bool {
 		known[name] = true
 		known[fd.JSONName()] = true
 	}
-	if _, isJobsList := r.request.(*restv2.ListJobsRequest); isJobsList {
-		for _, spellings := range jobsListSpellings {
-			known[spellings[1]] = true
-		}
+	for _, name := range r.alsoReads {
+		known[name] = true
 	}
 	return known
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/rivermigrate"
 )
@@ -115,19 +116,9 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLockID)
 
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    integer PRIMARY KEY,
-		name       text        NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
-	}
-	applied := map[int]bool{}
-	var versions []int
-	if err := conn.SelectContext(ctx, &versions, `SELECT version FROM schema_migrations`); err != nil {
-		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
-	}
-	for _, v := range versions {
-		applied[v] = true
+	applied, err := appliedVersions(ctx, conn)
+	if err != nil {
+		return nil, err
 	}
 	var names []string
 	for _, m := range ms {
@@ -137,20 +128,8 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 		if why, ok := unusedMigrationNumbers[m.version-1]; ok {
 			slog.InfoContext(ctx, "migration number not used", "version", fmt.Sprintf("%04d", m.version-1), "why", why)
 		}
-		tx, err := conn.BeginTxx(ctx, nil)
-		if err != nil {
-			return names, fmt.Errorf("migrate %s: %w", m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			_ = tx.Rollback()
-			return names, fmt.Errorf("migrate %s: %w", m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			_ = tx.Rollback()
-			return names, fmt.Errorf("migrate %s: record: %w", m.name, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return names, fmt.Errorf("migrate %s: commit: %w", m.name, err)
+		if err := applyMigration(ctx, conn, m); err != nil {
+			return names, err
 		}
 		names = append(names, m.name)
 	}
@@ -160,15 +139,62 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	if err := loadZipCentroids(ctx, db); err != nil {
 		return names, err
 	}
-	// The job queue's tables are River's, versioned by River's migrator.
+	queue, err := migrateQueue(ctx, db)
+	return append(names, queue...), err
+}
+
+// appliedVersions returns the versions schema_migrations records, making
+// the table in a new database.
+func appliedVersions(ctx context.Context, conn *sqlx.Conn) (map[int]bool, error) {
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	var versions []int
+	if err := conn.SelectContext(ctx, &versions, `SELECT version FROM schema_migrations`); err != nil {
+		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
+	}
+	applied := map[int]bool{}
+	for _, v := range versions {
+		applied[v] = true
+	}
+	return applied, nil
+}
+
+// applyMigration runs m and records it, in one transaction.
+func applyMigration(ctx context.Context, conn *sqlx.Conn, m migration) error {
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("migrate %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("migrate %s: record: %w", m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate %s: commit: %w", m.name, err)
+	}
+	return nil
+}
+
+// migrateQueue brings the job queue's tables up to date: they are River's,
+// versioned by River's migrator. It returns the versions applied.
+func migrateQueue(ctx context.Context, db *sqlx.DB) ([]string, error) {
 	migrator, err := rivermigrate.New(riverdatabasesql.New(db.DB), nil)
 	if err != nil {
-		return names, fmt.Errorf("queue migrations: %w", err)
+		return nil, fmt.Errorf("queue migrations: %w", err)
 	}
 	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
 	if err != nil {
-		return names, fmt.Errorf("queue migrations: %w", err)
+		return nil, fmt.Errorf("queue migrations: %w", err)
 	}
+	var names []string
 	for _, v := range res.Versions {
 		names = append(names, fmt.Sprintf("river %03d", v.Version))
 	}

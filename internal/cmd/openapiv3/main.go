@@ -7,13 +7,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 
-	"github.com/getkin/kin-openapi/openapi2"
-	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/truckjobs/jobboard/internal/openapiv3"
 )
 
 func main() {
@@ -32,16 +30,9 @@ func convert(from, to string) error {
 	if err != nil {
 		return err
 	}
-	var v2 openapi2.T
-	if err := json.Unmarshal(data, &v2); err != nil {
-		return fmt.Errorf("%s: %w", from, err)
-	}
-	v3, err := openapi2conv.ToV3(&v2)
+	v3, err := openapiv3.FromV2(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)
-	}
-	if err := v3.Validate(context.Background()); err != nil {
-		return fmt.Errorf("%s converted is not valid OpenAPI 3: %w", from, err)
 	}
 	out, err := json.MarshalIndent(v3, "", "  ")
 	if err != nil {
