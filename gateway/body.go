@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -40,7 +42,9 @@ type bodyStream struct {
 }
 
 // readBody starts reading r's body, refusing it once read if it is over
-// limit (413) or not UTF-8 (400). Close the body when the handler is done.
+// limit (413) or not UTF-8 (400), or when it has not arrived in full by
+// the connection's read deadline (408, see bodyArrival). Close the body
+// when the handler is done.
 func readBody(r *http.Request, limit int64) *requestBody {
 	// A request without a body (most reads) costs no goroutine.
 	if r.Body == http.NoBody {
@@ -80,6 +84,8 @@ func (s *bodyStream) read(r io.Reader, limit int64) *apiError {
 		piece = piece[:carried+n]
 		last := err == io.EOF || err == io.ErrUnexpectedEOF
 		switch {
+		case err != nil && !last && errors.Is(err, os.ErrDeadlineExceeded):
+			return bodyLate()
 		case err != nil && !last:
 			return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", "the request body could not be read"}
 		case size > limit:
@@ -162,6 +168,12 @@ type requestBody struct {
 	peeked   [][]byte    // pieces blank took from the stream, not read yet
 	sizeHint int         // the size the client announced, for bytes
 	list     deleteList
+	// place is the request's place of the admission control, taken when
+	// the first piece arrives and handed back while the next is awaited.
+	place *place
+	// placeErr is why no place was taken: the admission control's refusal,
+	// or the end of the request; the body then reads as refused.
+	placeErr error
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
@@ -187,10 +199,10 @@ func (b *requestBody) next() bool {
 	switch {
 	case len(b.peeked) > 0:
 		b.held, b.peeked = b.peeked[0], b.peeked[1:]
-	case b.stream == nil:
+	case b.stream == nil || b.placeErr != nil:
 		return false
 	default:
-		p, ok := <-b.stream.pieces
+		p, ok := b.receive()
 		if !ok {
 			return false
 		}
@@ -200,8 +212,39 @@ func (b *requestBody) next() bool {
 	return true
 }
 
+// receive waits for the next piece of the stream, false at its end or when
+// no place could be taken to work on it. The request works on what has
+// arrived with a place; while it waits on its client for more it holds
+// none (contract §10: a slow body never makes other accounts wait).
+func (b *requestBody) receive() ([]byte, bool) {
+	var p []byte
+	var ok bool
+	again := func() error { return nil }
+	select {
+	case p, ok = <-b.stream.pieces:
+	default:
+		again = b.place.waitOnClient()
+		p, ok = <-b.stream.pieces
+	}
+	err := again()
+	if err == nil {
+		err = b.place.take()
+	}
+	if err != nil {
+		b.placeErr = err
+		if ok {
+			b.stream.giveBack(p)
+		}
+		return nil, false
+	}
+	return p, ok
+}
+
 // end is the error that ends reading: io.EOF, or errBodyRefused.
 func (b *requestBody) end() error {
+	if b.placeErr != nil {
+		return errBodyRefused
+	}
 	if b.stream != nil && b.stream.refused != nil {
 		return errBodyRefused
 	}
@@ -236,13 +279,20 @@ func (b *requestBody) blank() bool {
 	if b.stream == nil {
 		return true
 	}
-	for p := range b.stream.pieces {
+	if b.placeErr != nil {
+		return false
+	}
+	for {
+		p, ok := b.receive()
+		if !ok {
+			break
+		}
 		b.peeked = append(b.peeked, p)
 		if len(bytes.TrimSpace(p)) > 0 {
 			return false
 		}
 	}
-	return b.stream.refused == nil
+	return b.stream.refused == nil && b.placeErr == nil
 }
 
 // refusal reads the rest of the body and returns why it was refused, or
@@ -268,6 +318,18 @@ func (b *requestBody) close() {
 func bodyTooLarge(limit int64) *apiError {
 	return &apiError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
 		fmt.Sprintf("the request body is larger than the %d MiB this endpoint accepts", limit>>20)}
+}
+
+// bodyArrival is how long after its headers a request's body may take to
+// arrive in full (contract §10). Past it the body is answered 408: a
+// client that sends too slowly holds a connection for a bounded time, and
+// is told why.
+var bodyArrival = 30 * time.Second
+
+// bodyLate is the error of a body that had not arrived by bodyArrival.
+func bodyLate() *apiError {
+	return &apiError{http.StatusRequestTimeout, "REQUEST_TIMEOUT",
+		fmt.Sprintf("the request body had not arrived in full %s after the request's headers; send it faster, or in smaller requests", bodyArrival)}
 }
 
 // utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.

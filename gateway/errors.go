@@ -107,6 +107,10 @@ func (g *gateway) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtim
 			writeError(w, r, *refused)
 			return
 		}
+		if body.placeErr != nil {
+			g.writeStatusError(ctx, w, r, body.placeErr)
+			return
+		}
 	}
 	g.writeStatusError(ctx, w, r, err)
 }

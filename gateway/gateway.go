@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -52,15 +53,15 @@ type Config struct {
 	// anybody else those headers are ignored.
 	TrustedProxies forwarded.Proxies
 	// Admit, when set, takes a place of the server's admission control for
-	// an authenticated request, before its body is read (ctx carries its
-	// account), or fails with a gRPC status (Unavailable with a RetryInfo:
+	// an authenticated request once its body has begun to arrive (ctx
+	// carries its account), or fails with a gRPC status (Unavailable with a RetryInfo:
 	// 503 and Retry-After). The request gives the place back before its
 	// answer's first byte (gateway/admit.go).
 	Admit func(ctx context.Context) (release func(), err error)
 	// Resume takes a place again, waiting as long as ctx lasts, for a
-	// request that gave its place back while its client read a part of
-	// the answer and has more to read from the database (the streamed jobs
-	// list); nil keeps the place throughout.
+	// request that gave its place back while it waited on its client (for
+	// more of its body, or to read a part of the streamed jobs list) and
+	// has more work to do; nil keeps the place throughout.
 	Resume func(ctx context.Context) (release func(), err error)
 }
 
@@ -176,15 +177,10 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, *bodyTooLarge(route.bodyLimit))
 			return
 		}
-		// The place is taken before the body is read, so a request waiting
-		// in line holds no body (the client's bytes wait in its socket),
-		// and after the checks that need no body, so a request refused for
-		// its key or its parameters never waits. See admit.
-		w, release, ok := g.admitted(ctx, w, r)
-		if !ok {
-			return
-		}
-		defer release()
+		// The body must arrive within bodyArrival of the headers; a writer
+		// that cannot set the deadline (a test's recorder) leaves the
+		// server's own ReadTimeout as the bound.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyArrival))
 		// Read as the handler decodes it; for a route taking none, before it runs.
 		body := readBody(r, route.bodyLimit)
 		defer body.close()
@@ -194,6 +190,23 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 				return
 			}
 		}
+		// The place is taken after the checks that need no body, so a
+		// request refused for its key or its parameters never waits, and
+		// once there is something to work on: at once for a request with
+		// no body to decode, as the first piece arrives for one with a
+		// body (requestBody.receive). See admit.
+		place := g.newPlace(ctx)
+		defer place.giveBack()
+		if body.stream == nil || route.body == "" {
+			if err := place.take(); err != nil {
+				g.writeStatusError(ctx, w, r, err)
+				return
+			}
+		}
+		if place != nil {
+			w = &placeWriter{ResponseWriter: w, place: place}
+		}
+		body.place = place
 		body.list = route.list
 		called := g.calledURL(r)
 		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))

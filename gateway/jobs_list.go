@@ -133,7 +133,7 @@ func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.Li
 				send(pageRead{end: true})
 				return
 			}
-			if err := place.retake(ctx); err != nil {
+			if err := place.retake(); err != nil {
 				send(pageRead{err: err})
 				return
 			}

@@ -20,8 +20,8 @@ import (
 // decodes a call's whole message before any interceptor runs, so without
 // it JOBBOARD_ADMISSION_QUEUE waiting calls could hold that many messages
 // of up to 64 MiB. It takes four of the largest (an import), or 16 posts
-// at their limit. REST requests wait before their body is read and hold
-// none.
+// at their limit. A REST request waits holding at most the first piece of
+// its body (gateway/admit.go).
 const waitingMessageBytes = 256 << 20
 
 // newAdmission makes the limiter of the API's requests, with its metrics
@@ -45,7 +45,8 @@ func newAdmission(s admission.Settings, m *metrics.Metrics) (*admission.Limiter,
 // Admit takes one of the places of the API's admission control for a call
 // of the caller in ctx (authenticated already: one account may hold only
 // its share of the queue), waiting in line when all are taken. The REST
-// gateway calls it once a request is authenticated and its body read, the
+// gateway calls it once a request is authenticated and its body has begun
+// to arrive, the
 // gRPC server once a call's message is decoded; health, readiness and
 // metrics never do. It returns the function giving the place back, or
 // Unavailable with a RetryInfo detail (REST: 503 with Retry-After) when the

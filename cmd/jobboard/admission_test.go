@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -237,4 +240,81 @@ func TestAdmissionSettingsChecked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSlowBodiesHoldNoPlace: two accounts sending request bodies slowly on
+// many connections hold no place of the admission control while their
+// bytes arrive (contract §10), so a third account's REST and gRPC calls are
+// admitted at once, and the slow posts are still stored once their bodies
+// arrive in full.
+func TestSlowBodiesHoldNoPlace(t *testing.T) {
+	env := migratedEnv(t)
+	slow := []account{createAccount(t, env, "Slow One"), createAccount(t, env, "Slow Two")}
+	third := createAccount(t, env, "Third")
+	// 4 places, 2 an account, a line of 4: 8 slow bodies holding places
+	// would leave the third account nothing but a refusal.
+	svc := startService(t, append(env, "JOBBOARD_MAX_IN_FLIGHT=4", "JOBBOARD_ADMISSION_QUEUE=4", "JOBBOARD_ADMISSION_WAIT=2s"))
+	var conns []*slowPost
+	for i := range 8 {
+		p := startSlowPost(t, svc, slow[i%2].APIKey, oneJob(fmt.Sprintf("SLOW%d", i)))
+		conns = append(conns, p)
+	}
+	// Each has sent its headers and a first byte; the server reads them
+	// within moments (on the code before this rule, each then held a place).
+	time.Sleep(500 * time.Millisecond)
+	started := time.Now()
+	if code, _, body := svc.request("basic", third.APIKey, "GET", "/api/v2.0/jobs.json", ""); code != 200 {
+		t.Errorf("third account's REST call during the slow bodies: %d %s", code, body)
+	}
+	if _, err := jobboardv2.NewJobServiceClient(svc.grpcConn()).ListJobs(withKey(third.APIKey), &jobboardv2.ListJobsRequest{}); err != nil {
+		t.Errorf("third account's gRPC call during the slow bodies: %v", err)
+	}
+	took := time.Since(started)
+	t.Logf("third account's REST and gRPC calls during %d slow bodies: %s", len(conns), took)
+	if took > time.Second {
+		t.Errorf("third account's calls took %s during the slow bodies, want well under the 2 s admission wait", took)
+	}
+	for _, p := range conns {
+		if code, body := p.finish(t); code != 200 {
+			t.Errorf("slow post once its body arrived: %d %s", code, body)
+		}
+	}
+}
+
+// slowPost is a REST post whose body is being sent by hand, over a
+// connection of its own.
+type slowPost struct {
+	conn net.Conn
+	body string
+}
+
+// startSlowPost sends a post's headers and the first byte of its body.
+func startSlowPost(t *testing.T, svc *service, key, body string) *slowPost {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(svc.httpBase, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	auth := base64.StdEncoding.EncodeToString([]byte(key + ":"))
+	if _, err := fmt.Fprintf(conn, "POST /api/v2.0/jobs.json HTTP/1.1\r\nHost: jobboard\r\nAuthorization: Basic %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", auth, len(body), body[:1]); err != nil {
+		t.Fatal(err)
+	}
+	return &slowPost{conn: conn, body: body[1:]}
+}
+
+// finish sends the rest of the body and reads the answer.
+func (p *slowPost) finish(t *testing.T) (int, string) {
+	t.Helper()
+	if _, err := io.WriteString(p.conn, p.body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(p.conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
