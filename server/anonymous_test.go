@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,10 +17,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestAnonymousCallsBoundedPerClient: an address may hold a few health or
-// reflection calls in flight, no more; another address is not affected; a
-// call that ends, even one whose message was refused for its size, gives
-// its place back.
+// TestAnonymousCallsBoundedPerClient: an address may hold a few
+// reflection streams open, no more, and however many it and others hold,
+// health checks from every address answer (contract §10: reflection can
+// never take the capacity health checks use); a stream that ends gives its
+// place back, and so does a call whose message was refused for its size.
 func TestAnonymousCallsBoundedPerClient(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	greedy, other := f.conn(t, "127.0.0.2"), f.conn(t, "127.0.0.3")
@@ -28,37 +30,43 @@ func TestAnonymousCallsBoundedPerClient(t *testing.T) {
 
 	// Reflection streams stay open until cancelled: each holds a place.
 	var streams []context.CancelFunc
-	for i := range maxAnonymousCallsPerClient {
+	open := func(conn *grpc.ClientConn) error {
 		sctx, stop := context.WithCancel(ctx)
 		streams = append(streams, stop)
-		s, err := reflectionpb.NewServerReflectionClient(greedy).ServerReflectionInfo(sctx)
+		s, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(sctx)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		// A first answer proves the server admitted the stream.
 		if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if _, err := s.Recv(); err != nil {
+		_, err = s.Recv()
+		return err
+	}
+	for i := range maxAnonymousCallsPerClient {
+		if err := open(greedy); err != nil {
 			t.Fatalf("reflection stream %d: %v", i, err)
 		}
+	}
+	if err := open(greedy); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "4 reflection calls in flight") {
+		t.Errorf("a reflection stream beside %d open ones from one address: %v, want ResourceExhausted naming the limit", maxAnonymousCallsPerClient, err)
 	}
 	check := func(conn *grpc.ClientConn) error {
 		_, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
 		return err
 	}
-	if err := check(greedy); status.Code(err) != codes.ResourceExhausted {
-		t.Errorf("a health check beside %d open streams from one address: %v, want ResourceExhausted", maxAnonymousCallsPerClient, err)
-	}
-	if err := check(other); err != nil {
-		t.Errorf("a health check from another address: %v", err)
+	for name, conn := range map[string]*grpc.ClientConn{"the same address": greedy, "another address": other} {
+		if err := check(conn); err != nil {
+			t.Errorf("a health check from %s beside %d open reflection streams: %v", name, maxAnonymousCallsPerClient, err)
+		}
 	}
 	streams[0]()
 	// The server sees the cancellation a moment later.
 	deadline := time.Now().Add(5 * time.Second)
-	for err := check(greedy); err != nil; err = check(greedy) {
+	for err := open(greedy); err != nil; err = open(greedy) {
 		if time.Now().After(deadline) {
-			t.Fatalf("a health check after a stream ended: %v", err)
+			t.Fatalf("a reflection stream after one ended: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -132,5 +140,125 @@ func TestAnonymousPlacesComeBack(t *testing.T) {
 	after := f.conn(t, "127.0.0.6")
 	if _, err := healthpb.NewHealthClient(after).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
 		t.Errorf("a health check after %d calls dropped for their deadline: %v", 4*maxAnonymousCallsPerClient, err)
+	}
+}
+
+// TestReflectionStreamsLeaveHealthChecks: the review's case. Four
+// addresses each holding four idle reflection streams, every place
+// reflection has, leave health checks from any address answering at once.
+func TestReflectionStreamsLeaveHealthChecks(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, addr := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		conn := f.conn(t, addr)
+		for i := range maxAnonymousCallsPerClient {
+			s, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+			if err == nil {
+				err = s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}})
+			}
+			if err == nil {
+				_, err = s.Recv()
+			}
+			if err != nil {
+				t.Fatalf("reflection stream %d from %s: %v", i, addr, err)
+			}
+		}
+	}
+	for _, addr := range []string{"127.0.0.2", "127.0.0.9"} {
+		started := time.Now()
+		_, err := healthpb.NewHealthClient(f.conn(t, addr)).Check(ctx, &healthpb.HealthCheckRequest{})
+		if took := time.Since(started); err != nil || took > time.Second {
+			t.Errorf("health check from %s beside %d reflection streams: %v after %s, want SERVING within 1 s", addr, maxAnonymousCalls, err, took)
+		}
+	}
+}
+
+// TestAnonymousCallsEndedWhenSilent: a reflection stream without a request
+// for the idle time is ended with a status saying why, and gives its place
+// back; one that keeps asking stays open. A health call whose message does
+// not arrive is ended after healthMessageWait.
+func TestAnonymousCallsEndedWhenSilent(t *testing.T) {
+	was := reflectionIdle
+	reflectionIdle = 300 * time.Millisecond
+	defer func() { reflectionIdle = was }()
+	f := newGRPCFixture(t, Config{})
+	conn := f.conn(t, "127.0.0.7")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ask := func(s reflectionpb.ServerReflection_ServerReflectionInfoClient) error {
+		if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			return err
+		}
+		_, err := s.Recv()
+		return err
+	}
+	idle, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ask(idle); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	for time.Since(started) < time.Second {
+		if err := ask(busy); err != nil {
+			t.Fatalf("a reflection stream asking every 100 ms, after %s: %v", time.Since(started), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, err = idle.Recv()
+	if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "reflection stream ended: no request for 300ms; open a new one") {
+		t.Errorf("an idle reflection stream: %v, want DeadlineExceeded saying it had no request for 300ms", err)
+	}
+
+	// Health check headers whose message never comes: each is ended, and
+	// its place comes back, so checks from that address answer again.
+	raw, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.8")}}).Dial("tcp", f.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var buf bytes.Buffer
+	buf.WriteString(http2.ClientPreface)
+	fr := http2.NewFramer(&buf, nil)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxAnonymousCallsPerClient {
+		var block bytes.Buffer
+		enc := hpack.NewEncoder(&block)
+		for _, h := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", healthpb.Health_Check_FullMethodName},
+			{":authority", "test"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			if err := enc.WriteField(hpack.HeaderField{Name: h[0], Value: h[1]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: uint32(2*i + 1), BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.Write(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	after := f.conn(t, "127.0.0.8")
+	time.Sleep(100 * time.Millisecond) // the server admits the silent calls first
+	started = time.Now()
+	for {
+		_, err := healthpb.NewHealthClient(after).Check(ctx, &healthpb.HealthCheckRequest{})
+		if err == nil {
+			break
+		}
+		if status.Code(err) != codes.ResourceExhausted || time.Since(started) > 3*time.Second {
+			t.Fatalf("a health check beside %d silent ones from the same address, after %s: %v", maxAnonymousCallsPerClient, time.Since(started), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if took := time.Since(started); took < healthMessageWait/2 || took > healthMessageWait+time.Second {
+		t.Errorf("a health check answered %s after %d silent ones took every place, want about %s", took, maxAnonymousCallsPerClient, healthMessageWait)
 	}
 }

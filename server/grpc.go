@@ -338,7 +338,7 @@ const queueFetchCooldown = 10 * time.Millisecond
 // these steps in one interceptor, unaryCalls; streams in a chain.
 func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	unary := &unaryCalls{services: s, proxies: s.trustedProxies}
-	stream := []grpc.StreamServerInterceptor{releaseAnonymousStream, untrustedForwarding(s.trustedProxies), accessLogStream}
+	stream := []grpc.StreamServerInterceptor{anonymousStream, untrustedForwarding(s.trustedProxies), accessLogStream}
 	if m := s.metrics.GRPC(); m != nil {
 		unary.metrics = m.UnaryServerInterceptor()
 		stream = append(stream, m.StreamServerInterceptor())
@@ -347,7 +347,7 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	// The tap handle runs for any path a client sends; it authenticates
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
-	anonymous := newAnonymousCalls(maxAnonymousCallsPerClient, maxAnonymousCalls)
+	health, reflection := newHealthCalls(), newReflectionStreams()
 	// Each method's own limit is checked before decoding (requestLimits);
 	// opts may still set another.
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit), grpc.NumStreamWorkers(grpcStreamWorkers)}, opts...)
@@ -357,10 +357,11 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 				return ctx, nil // grpc-go answers Unimplemented for unknown methods, unread
 			}
 			if !methodNeedsAuth(info.FullMethodName) {
-				// Reflection's stream reads a message per request, each
-				// through the same limit: it holds its place throughout.
-				return anonymous.admit(ctx, addressKey(s.callingClient(ctx, info)),
-					strings.HasPrefix(info.FullMethodName, "/grpc.reflection."))
+				calls := health
+				if strings.HasPrefix(info.FullMethodName, "/grpc.reflection.") {
+					calls = reflection
+				}
+				return calls.admit(ctx, addressKey(s.callingClient(ctx, info)))
 			}
 			return s.authenticateTap(ctx, info)
 		}),
