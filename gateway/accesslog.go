@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,7 +66,13 @@ func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 		ctx := calllog.NewContext(context.WithValue(r.Context(), requestInfoKey{}, info), call)
 		inner := r.WithContext(ctx)
 		next.ServeHTTP(rec, inner)
-		elapsed := call.End(r.Context(), calllog.REST, slog.String("method", r.Method),
+		end := call.End
+		if refused := rec.status == http.StatusUnauthorized || rec.status == http.StatusTooManyRequests; refused {
+			end = func(ctx context.Context, msg string, what ...slog.Attr) time.Duration {
+				return call.EndRefused(ctx, msg, strconv.Itoa(rec.status), what...)
+			}
+		}
+		elapsed := end(r.Context(), calllog.REST, slog.String("method", r.Method),
 			slog.String("route", info.route), slog.Int("status", rec.status))
 		route := routeLabel(info, inner)
 		tracing.NameHTTPSpan(trace.SpanFromContext(r.Context()), r.Method, route, route != unmatched)

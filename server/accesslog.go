@@ -6,6 +6,7 @@ import (
 
 	middleware "github.com/grpc-ecosystem/go-grpc-middleware/v2"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -36,7 +37,13 @@ func startCall(ctx context.Context) (context.Context, *calllog.Call) {
 // endCall writes the call's calllog line: method and code, then what
 // calllog adds.
 func endCall(ctx context.Context, call *calllog.Call, method string, err error) {
-	call.End(ctx, calllog.GRPC, slog.String("method", method), slog.String("code", status.Code(err).String()))
+	code := status.Code(err)
+	what := []slog.Attr{slog.String("method", method), slog.String("code", code.String())}
+	if code == codes.Unauthenticated || code == codes.ResourceExhausted {
+		call.EndRefused(ctx, calllog.GRPC, code.String(), what...)
+		return
+	}
+	call.End(ctx, calllog.GRPC, what...)
 }
 
 // accessLogStream gives a stream (health watches, reflection) its request

@@ -228,7 +228,11 @@ func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shutting
 	// Bounded reads and writes, so a client trickling a body or not reading
 	// the answer cannot hold a connection and its buffers forever.
 	apiSrv = &http.Server{Handler: tracing.HTTPHandler(gateway.AccessLog(mux, m.ObserveHTTP)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
+		// Over TLS, REST speaks HTTP/2 too: net/http runs at most this many
+		// handlers a connection and closes with GOAWAY one whose client
+		// opens streams faster than they complete (its rapid reset defence).
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConnection}}
 	// /metrics is apart from the API: only those who can reach its address
 	// (the monitoring) read it. On the API port it is an unknown path.
 	metricsMux := http.NewServeMux()

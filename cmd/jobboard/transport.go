@@ -5,8 +5,13 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/truckjobs/jobboard/internal/certreload"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/resetguard"
 )
 
 // The keepalive of gRPC connections, fixed rather than settings: they only
@@ -127,12 +133,34 @@ func (t transport) restTLS() *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: t.cert.GetCertificate}
 }
 
-// grpcOptions are the gRPC server's transport options: TLS (verifying a
+// maxStreamsPerConnection bounds the streams one HTTP/2 connection (gRPC,
+// or REST over TLS) may have open at once, and so the handlers it can keep
+// running (contract §10); it is also how many streams a client may reset
+// in a second before its gRPC connection is closed (resetguard).
+const maxStreamsPerConnection = 100
+
+// rapidResetClosed logs the gRPC connections closed for rapid reset, at
+// most one line a second with how many were closed since the last.
+func rapidResetClosed() func(remote net.Addr, resets, opened int) {
+	var unlogged atomic.Int64
+	lines := rate.Sometimes{Interval: time.Second}
+	return func(remote net.Addr, resets, opened int) {
+		n := unlogged.Add(1)
+		lines.Do(func() {
+			unlogged.Add(-n)
+			slog.Warn("closed a gRPC connection with GOAWAY: its client reset streams faster than it let them complete (rapid reset)",
+				"client", remote.String(), "resets_in_a_second", resets, "opened_in_that_second", opened, "connections_closed", n)
+		})
+	}
+}
+
+// grpcOptions are the gRPC server's transport options: stream limits, TLS (verifying a
 // client certificate when one is sent and a client CA is set; the
 // handshake of any other certificate fails), connection ageing, keepalive,
 // and the connection metrics.
 func (t transport) grpcOptions(m *metrics.Metrics) ([]grpc.ServerOption, error) {
 	opts := []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(maxStreamsPerConnection),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionAge: t.maxAge, MaxConnectionAgeGrace: t.maxAgeGrace,
 			Time: keepaliveIdle, Timeout: keepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinClientPing, PermitWithoutStream: true}),
@@ -149,6 +177,7 @@ func (t transport) grpcOptions(m *metrics.Metrics) ([]grpc.ServerOption, error) 
 	if err != nil {
 		return nil, err
 	}
+	creds = resetguard.Credentials(creds, resetguard.Settings{MaxResetsPerSecond: maxStreamsPerConnection, Closed: rapidResetClosed()})
 	if creds != nil {
 		opts = append(opts, grpc.Creds(creds))
 	}

@@ -10,6 +10,7 @@ package calllog
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/requestid"
@@ -107,4 +108,71 @@ func (c *Call) End(ctx context.Context, msg string, what ...slog.Attr) time.Dura
 	r.AddAttrs(c.extra...)
 	_ = h.Handle(ctx, r)
 	return elapsed
+}
+
+// EndRefused ends a call that was refused (a bad key, a rate limit): a
+// client may send refused calls far faster than served ones, tens of
+// thousands a second on one HTTP/2 connection, so their lines are limited
+// to one a second per reason (contract §10). The line written carries
+// refused_calls, how many calls of that reason it stands for; calls left
+// unwritten when the refusals stop are counted in a line a second later.
+func (c *Call) EndRefused(ctx context.Context, msg, reason string, what ...slog.Attr) time.Duration {
+	n, write := refusals.note(msg, reason)
+	if !write {
+		return time.Since(c.started)
+	}
+	return c.End(ctx, msg, append(what, slog.Int("refused_calls", n))...)
+}
+
+// refusalLines limits the lines of refused calls per side and reason.
+type refusalLines struct {
+	mu      sync.Mutex
+	reasons map[[2]string]*refusalReason
+}
+
+type refusalReason struct {
+	written   time.Time // when the last line was written
+	unwritten int       // calls since then that got no line
+	flushing  bool      // a line of the unwritten ones is due
+}
+
+// refusalInterval is the least time between two lines of one reason.
+const refusalInterval = time.Second
+
+var refusals = &refusalLines{reasons: map[[2]string]*refusalReason{}}
+
+// note counts a refused call and says whether to write its line, and for
+// how many calls it stands.
+func (l *refusalLines) note(msg, reason string) (n int, write bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := [2]string{msg, reason}
+	r := l.reasons[key]
+	if r == nil {
+		r = &refusalReason{}
+		l.reasons[key] = r
+	}
+	now := time.Now()
+	if now.Sub(r.written) >= refusalInterval && !r.flushing {
+		n, r.unwritten, r.written = r.unwritten+1, 0, now
+		return n, true
+	}
+	r.unwritten++
+	if !r.flushing {
+		r.flushing = true
+		time.AfterFunc(refusalInterval-now.Sub(r.written), func() { l.flush(key) })
+	}
+	return 0, false
+}
+
+// flush writes one line for the calls of a reason left unwritten.
+func (l *refusalLines) flush(key [2]string) {
+	l.mu.Lock()
+	r := l.reasons[key]
+	n := r.unwritten
+	r.unwritten, r.flushing, r.written = 0, false, time.Now()
+	l.mu.Unlock()
+	if n > 0 {
+		slog.Info(key[0], slog.String("refused", key[1]), slog.Int("refused_calls", n))
+	}
 }

@@ -1,0 +1,234 @@
+// Package resetguard closes an HTTP/2 server connection whose client
+// resets streams faster than it lets them complete ("rapid reset",
+// CVE-2023-44487). grpc-go bounds the handlers such a client can keep
+// running (MaxConcurrentStreams) but serves every stream it opens, so one
+// connection could make the server start, refuse and log hundreds of
+// thousands of calls a second. The guard reads the frame headers passing
+// on the connection, counts the client's RST_STREAM frames, and when they
+// pass the limit in one second it sends GOAWAY (ENHANCE_YOUR_CALM) and
+// closes the connection (contract §10).
+//
+// It wraps the connection grpc-go serves, after the TLS handshake: the
+// bytes it reads are HTTP/2 frames.
+package resetguard
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Frame types and flags read here (RFC 9113 §6).
+const (
+	frameHeaders   = 0x1
+	frameRSTStream = 0x3
+	frameGoAway    = 0x7
+	errEnhanceCalm = 0xb
+	headerLen      = 9
+)
+
+// clientPreface starts every HTTP/2 connection a client opens.
+const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// Settings says when a connection is closed.
+type Settings struct {
+	// MaxResetsPerSecond is how many streams a client may reset in one
+	// second; past it, if it also reset more than half the streams it
+	// opened in that second, the connection is closed.
+	MaxResetsPerSecond int
+	// Closed, when set, is told of each connection closed (to log and
+	// count it); resets is how many streams it had reset in the second.
+	Closed func(remote net.Addr, resets, opened int)
+}
+
+// Wrap guards conn.
+func Wrap(conn net.Conn, s Settings) net.Conn {
+	return &Conn{Conn: conn, settings: s, in: scanner{preface: len(clientPreface)}}
+}
+
+// Conn is a guarded server connection.
+type Conn struct {
+	net.Conn
+	settings Settings
+
+	// Read side, on grpc-go's reader goroutine alone.
+	in         scanner
+	second     time.Time // start of the second being counted
+	opened     int       // streams the client opened in it
+	resets     int       // streams the client reset in it
+	lastStream uint32    // the highest stream the client opened
+	tripped    bool
+
+	// Write side: grpc-go's writes, and the GOAWAY put between two of its
+	// frames.
+	mu      sync.Mutex
+	out     scanner
+	closing bool // GOAWAY is due at the next frame boundary
+	closed  bool
+}
+
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.tripped {
+		c.in.scan(p[:n], c.clientFrame)
+		if c.tripped {
+			c.goAway()
+		}
+	}
+	return n, err
+}
+
+// clientFrame counts a frame header the client sent.
+func (c *Conn) clientFrame(kind byte, stream uint32) {
+	switch kind {
+	case frameHeaders:
+		if stream > c.lastStream {
+			c.lastStream = stream
+			c.count(func() { c.opened++ })
+		}
+	case frameRSTStream:
+		c.count(func() { c.resets++ })
+		if c.resets > c.settings.MaxResetsPerSecond && 2*c.resets > c.opened {
+			c.tripped = true
+		}
+	}
+}
+
+// count adds to the second being counted, starting a new one when it is over.
+func (c *Conn) count(add func()) {
+	if now := time.Now(); now.Sub(c.second) >= time.Second {
+		c.second, c.opened, c.resets = now, 0, 0
+	}
+	add()
+}
+
+func (c *Conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, net.ErrClosed
+	}
+	n, err := c.Conn.Write(p)
+	c.out.scan(p[:n], func(byte, uint32) {})
+	if c.closing && c.out.atBoundary() {
+		c.closeLocked()
+	}
+	return n, err
+}
+
+// closeAfter bounds how long a GOAWAY waits for grpc-go to finish the
+// frame it is writing; then the connection is closed without one.
+const closeAfter = time.Second
+
+// goAway sends GOAWAY and closes the connection as soon as no frame of
+// grpc-go's is half written.
+func (c *Conn) goAway() {
+	if c.settings.Closed != nil {
+		c.settings.Closed(c.RemoteAddr(), c.resets, c.opened)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out.atBoundary() {
+		c.closeLocked()
+		return
+	}
+	c.closing = true
+	time.AfterFunc(closeAfter, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.closed {
+			c.closed = true
+			_ = c.Conn.Close()
+		}
+	})
+}
+
+// closeLocked writes GOAWAY (ENHANCE_YOUR_CALM, naming the last stream
+// the client opened) and closes the connection.
+func (c *Conn) closeLocked() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	const debug = "rapid reset"
+	frame := make([]byte, headerLen+8+len(debug))
+	putHeader(frame, 8+len(debug), frameGoAway, 0, 0)
+	binary.BigEndian.PutUint32(frame[headerLen:], c.lastStream&0x7fffffff)
+	binary.BigEndian.PutUint32(frame[headerLen+4:], errEnhanceCalm)
+	copy(frame[headerLen+8:], debug)
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(closeAfter))
+	_, _ = c.Conn.Write(frame)
+	_ = c.Conn.Close()
+}
+
+func putHeader(b []byte, length int, kind, flags byte, stream uint32) {
+	b[0], b[1], b[2] = byte(length>>16), byte(length>>8), byte(length)
+	b[3], b[4] = kind, flags
+	binary.BigEndian.PutUint32(b[5:], stream&0x7fffffff)
+}
+
+// scanner follows the frames in a byte stream as it passes in pieces.
+type scanner struct {
+	preface int // bytes of the client preface still to skip
+	header  [headerLen]byte
+	have    int // bytes of header read
+	payload int // bytes of the current frame's payload still to skip
+}
+
+// scan passes b, calling frame for each frame header completed in it.
+func (s *scanner) scan(b []byte, frame func(kind byte, stream uint32)) {
+	for len(b) > 0 {
+		switch {
+		case s.preface > 0:
+			n := min(s.preface, len(b))
+			s.preface -= n
+			b = b[n:]
+		case s.payload > 0:
+			n := min(s.payload, len(b))
+			s.payload -= n
+			b = b[n:]
+		default:
+			n := copy(s.header[s.have:], b)
+			s.have += n
+			b = b[n:]
+			if s.have == headerLen {
+				s.have = 0
+				s.payload = int(s.header[0])<<16 | int(s.header[1])<<8 | int(s.header[2])
+				frame(s.header[3], binary.BigEndian.Uint32(s.header[5:])&0x7fffffff)
+			}
+		}
+	}
+}
+
+// atBoundary says no frame is half passed.
+func (s *scanner) atBoundary() bool { return s.have == 0 && s.payload == 0 }
+
+// Credentials guards every connection creds hands over after its
+// handshake (insecure ones when creds is nil).
+func Credentials(creds credentials.TransportCredentials, s Settings) credentials.TransportCredentials {
+	if creds == nil {
+		creds = insecure.NewCredentials()
+	}
+	return &guardedCredentials{TransportCredentials: creds, settings: s}
+}
+
+type guardedCredentials struct {
+	credentials.TransportCredentials
+	settings Settings
+}
+
+func (g *guardedCredentials) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := g.TransportCredentials.ServerHandshake(raw)
+	if err != nil {
+		return conn, info, err
+	}
+	return Wrap(conn, g.settings), info, nil
+}
+
+func (g *guardedCredentials) Clone() credentials.TransportCredentials {
+	return &guardedCredentials{TransportCredentials: g.TransportCredentials.Clone(), settings: g.settings}
+}
