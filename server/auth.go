@@ -77,6 +77,10 @@ type Authenticator struct {
 	// failures limits the failed authentications of each client address;
 	// nil is no limit.
 	failures *ratelimit.Limiter
+	// unknownLookups limits the lookups, per client address, of keys the
+	// key cache knows are not in use (keycache.Unknown): they are looked
+	// up only in case one was created too recently to be heard of.
+	unknownLookups *ratelimit.Limiter
 }
 
 const (
@@ -90,17 +94,28 @@ const (
 	// bound only matters for a key row added behind the trigger's back (a
 	// restore), which then works within a minute.
 	missTTL = time.Minute
-	// missEntries bounds the memory for wrong keys. A flood of distinct
-	// wrong keys is held back by the failure limit per address instead.
+	// missEntries bounds the memory for wrong keys.
 	missEntries = 100_000
+	// unknownLookupsPerSecond and unknownLookupsBurst: at most 10 lookups
+	// in the first second of a flood of distinct wrong keys from one
+	// address, 5 a second after (contract §10: at most 10 for 1,000 in a
+	// second).
+	unknownLookupsPerSecond = 5
+	unknownLookupsBurst     = 5
+	// knownKeysMax bounds the set of every key in use that answers a
+	// distinct wrong key without a lookup while the key watch runs: some
+	// 100 bytes a key. Past it, wrong keys are looked up, once each.
+	knownKeysMax = 1_000_000
 )
 
 // newAuthenticator checks API keys against st. An empty internalToken
 // disables internal access.
 func newAuthenticator(st *store.Store, internalToken string) *Authenticator {
 	a := &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
-		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash}
+		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash,
+		unknownLookups: ratelimit.New(unknownLookupsPerSecond, unknownLookupsBurst)}
 	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)
+	a.keys.KnowAll(st.KeyHashesInUse, knownKeysMax)
 	return a
 }
 
@@ -163,9 +178,17 @@ func (a *Authenticator) resolveKey(ctx context.Context, key string, client func(
 	}
 	// A key not in memory is looked up even from an address over its
 	// failure limit: clients behind one NAT or proxy share an address, and
-	// a neighbour's flood must not lock a good key out. A wrong key is
-	// looked up once: the cache remembers it as wrong.
+	// a neighbour's flood must not lock a good key out. While the key watch
+	// runs, the cache knows every key in use, so a key outside them is
+	// wrong but for one created a moment ago: such keys are looked up a
+	// few a second per address, and past that answered wrong at once. A
+	// wrong key looked up is looked up once: the cache remembers it.
 	hash := apikey.Hash(key)
+	if a.keys.Unknown(hash) {
+		if ok, _ := a.unknownLookups.Allow(addressKey(client())); !ok {
+			return Caller{}, a.failed(client)
+		}
+	}
 	id, err := a.keys.AccountID(ctx, hash, a.lookupKey)
 	if a.duringOutage(ctx, err) {
 		id, err = a.keys.ReplicaAccountID(ctx, hash, a.store.ReplicaAccountIDByKeyHash, store.ErrNotFound)

@@ -412,8 +412,8 @@ const tapLookupTimeout = 5 * time.Second
 // transport's lock: while it waits, no other frame of that connection is
 // read. A database lookup there is acceptable because it is rare: keys in
 // use are remembered (server/keycache, kept honest by the key watch),
-// wrong keys are remembered as wrong for a minute, an address over its
-// failure limit gets no lookup of unknown keys at all, and a lookup is
+// wrong keys are answered from the set of every key in use while the watch
+// runs, and remembered as wrong for a minute otherwise, and a lookup is
 // bounded by tapLookupTimeout. What blocks is the one client's own
 // connection.
 func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context.Context, error) {

@@ -16,6 +16,13 @@
 // hand in psql is heard), when the watch starts afresh, and after missTTL,
 // which bounds what a key added by other means than the trigger hears (a
 // restore, say) can suffer.
+//
+// While the watch runs, the cache can also know every key there is
+// (KnowAll): the hashes of all keys in use, loaded when the watch starts,
+// and every hash a change (a new key too) is heard for since. The set may
+// hold keys since revoked, and lacks a key created a moment ago only until
+// its change is heard; its owner uses it to spare the database lookups of
+// keys surely wrong (Unknown).
 package keycache
 
 import (
@@ -50,6 +57,19 @@ type Cache struct {
 	// those changes yet, so ReplicaAccountID refuses such keys.
 	changed    map[string]time.Time
 	allChanged time.Time
+
+	// known is every key hash in use, or more, while knownComplete; see
+	// KnowAll. loading collects the hashes heard changed while the set is
+	// being loaded; nil when no load runs.
+	loadKnown     func(context.Context) ([]string, error)
+	maxKnown      int
+	known         map[string]struct{}
+	knownComplete bool
+	loading       map[string]struct{}
+	// reload says the watch started again (or every key changed) while a
+	// load ran: its answer may predate changes not heard, so it is thrown
+	// away and the set loaded again.
+	reload bool
 }
 
 // changedFor is how long a key heard changed is refused on a replica; it
@@ -188,6 +208,7 @@ func (c *Cache) KeyChanged(hash string) {
 	}
 	c.rememberChange(hash)
 	c.generation++
+	c.knowChanged(hash)
 }
 
 // WatchLost forgets every key and remembers none until WatchRestored:
@@ -198,6 +219,7 @@ func (c *Cache) WatchLost() {
 	clear(c.entries)
 	c.watching = false
 	c.generation++
+	c.knownComplete = false
 }
 
 // WatchRestored starts remembering again, from nothing: changes made while
@@ -209,6 +231,7 @@ func (c *Cache) WatchRestored() {
 	clear(c.misses)
 	c.watching = true
 	c.generation++
+	c.startLoadingKnown()
 }
 
 // Watching reports whether changes are being heard, for tests.
@@ -242,4 +265,95 @@ func (c *Cache) rememberChange(hash string) {
 		return
 	}
 	c.changed[hash] = now
+}
+
+// KnowAll makes the cache load the hashes of every key in use with load
+// each time the watch starts (and when every key was heard changed), so
+// that Unknown can tell a key outside them. Past maxKeys
+// keys it does not keep the set, and every key is looked up as before.
+// Call it before WatchRestored.
+func (c *Cache) KnowAll(load func(context.Context) ([]string, error), maxKeys int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loadKnown, c.maxKnown = load, maxKeys
+}
+
+// Unknown reports whether the key with the given hash is surely not in
+// use: the set of every key in use is loaded, the watch runs, and the key
+// is not in it. A key created a moment ago may not be heard of yet: the
+// caller decides whether to look it up anyway.
+func (c *Cache) Unknown(hash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.known[hash]
+	return c.knownComplete && c.watching && !ok
+}
+
+// knownLoadTimeout bounds a load of the known keys.
+const knownLoadTimeout = 30 * time.Second
+
+// startLoadingKnown loads the set of known keys on a goroutine of its own,
+// unless a load runs; called with c.mu held. Until it is done, keys are
+// looked up.
+func (c *Cache) startLoadingKnown() {
+	c.knownComplete = false
+	if c.loadKnown == nil {
+		return
+	}
+	if c.loading != nil {
+		c.reload = true
+		return
+	}
+	c.loading, c.reload = map[string]struct{}{}, false
+	load := c.loadKnown
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), knownLoadTimeout)
+		defer cancel()
+		hashes, err := load(ctx)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		heard := c.loading
+		c.loading = nil
+		if _, all := heard[allKeys]; all || c.reload {
+			c.startLoadingKnown()
+			return
+		}
+		if err != nil || len(hashes)+len(heard) > c.maxKnown || !c.watching {
+			return
+		}
+		known := make(map[string]struct{}, len(hashes)+len(heard))
+		for _, h := range hashes {
+			known[h] = struct{}{}
+		}
+		// A key created while the load ran is in its answer or was heard.
+		for h := range heard {
+			known[h] = struct{}{}
+		}
+		c.known, c.knownComplete = known, true
+	}()
+}
+
+// knowChanged adds a key heard changed to the known set (it may be new),
+// or, for allKeys, loads the set again; called with c.mu held.
+func (c *Cache) knowChanged(hash string) {
+	switch {
+	case c.loading != nil:
+		c.loading[hash] = struct{}{}
+	case hash == allKeys:
+		c.startLoadingKnown()
+	case c.knownComplete:
+		if len(c.known) >= c.maxKnown {
+			c.knownComplete, c.known = false, nil
+			return
+		}
+		c.known[hash] = struct{}{}
+	}
+}
+
+// KnowsAll reports whether the cache answers unknown keys from its set,
+// for tests.
+func (c *Cache) KnowsAll() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.knownComplete && c.watching
 }

@@ -3,6 +3,7 @@ package keycache
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -222,6 +223,76 @@ func TestReplicaAccountID(t *testing.T) {
 			}
 			if replica.n != tt.wantReplica || primary.n != tt.wantPrimary {
 				t.Errorf("lookups: replica %d, primary %d; want %d, %d", replica.n, primary.n, tt.wantReplica, tt.wantPrimary)
+			}
+		})
+	}
+}
+
+// TestKnowAll: the set of keys in use is loaded when the watch starts; a
+// key heard of meanwhile or since (a new one) is in it; a load that raced
+// with a restart of the watch, or with every key changing, is done again;
+// without the watch nothing is surely unknown.
+func TestKnowAll(t *testing.T) {
+	type step struct {
+		do      func(c *Cache, release chan<- struct{})
+		unknown map[string]bool // hash: Unknown's answer after the step
+	}
+	loaded := func(c *Cache) bool {
+		for range 1000 {
+			if c.KnowsAll() {
+				return true
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return false
+	}
+	for _, tt := range []struct {
+		name  string
+		keys  []string // what each load answers
+		steps []step
+	}{
+		{"loaded at the start", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); r <- struct{}{}; loaded(c) }, map[string]bool{"a": false, "b": true}},
+		}},
+		{"heard while loading", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); c.KeyChanged("b"); r <- struct{}{}; loaded(c) }, map[string]bool{"a": false, "b": false, "c": true}},
+		}},
+		{"a new key heard after", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); r <- struct{}{}; loaded(c); c.KeyChanged("n") }, map[string]bool{"n": false, "z": true}},
+		}},
+		{"watch lost", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); r <- struct{}{}; loaded(c); c.WatchLost() }, map[string]bool{"a": false, "z": false}},
+		}},
+		{"restarted while loading: loaded again", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) {
+				c.WatchRestored()
+				c.WatchLost()
+				c.WatchRestored()
+				r <- struct{}{}
+				r <- struct{}{}
+				loaded(c)
+			}, map[string]bool{"a": false, "z": true}},
+		}},
+		{"every key changed while loading: loaded again", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); c.KeyChanged(allKeys); r <- struct{}{}; r <- struct{}{}; loaded(c) }, map[string]bool{"a": false, "z": true}},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New(time.Minute, 100)
+			release := make(chan struct{})
+			var loads atomic.Int32
+			c.KnowAll(func(context.Context) ([]string, error) {
+				<-release
+				loads.Add(1)
+				return tt.keys, nil
+			}, 100)
+			for _, s := range tt.steps {
+				s.do(c, release)
+				for hash, want := range s.unknown {
+					if got := c.Unknown(hash); got != want {
+						t.Errorf("Unknown(%q) = %v, want %v (%d loads)", hash, got, want, loads.Load())
+					}
+				}
 			}
 		})
 	}

@@ -138,3 +138,11 @@ func (s *Store) APIKeys(ctx context.Context, accountID int64) ([]APIKey, error) 
 	}
 	return keys, nil
 }
+
+// KeyHashesInUse returns the hash of every key not revoked, for the key
+// cache to answer wrong keys without a lookup (keycache.KnowAll).
+func (s *Store) KeyHashesInUse(ctx context.Context) ([]string, error) {
+	var hashes []string
+	err := s.db.SelectContext(ctx, &hashes, `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL`)
+	return hashes, err
+}
