@@ -508,3 +508,78 @@ func TestWebhookTestEventStaysWithItsEndpoint(t *testing.T) {
 		t.Errorf("redeliver to the tested endpoint: %d %s", c.status, c.body)
 	}
 }
+
+// TestWebhookQueuedActionsLimit: an endpoint has at most 10 test or
+// redeliver deliveries queued; concurrent tests cannot pass the limit
+// together, the 11th action is 422 naming the endpoint, the count and the
+// limit, and another endpoint is not affected. Once a queued delivery has
+// finished, there is room again. (No queue works here: deliveries stay
+// queued.)
+func TestWebhookQueuedActionsLimit(t *testing.T) {
+	a := newAPI(t)
+	full := endpointOf(t, a.hook(a.key, "POST", "", `{"url":"http://1.1.1.1/full"}`))["id"].(string)
+	other := endpointOf(t, a.hook(a.key, "POST", "", `{"url":"http://1.1.1.1/other"}`))["id"].(string)
+	const tries = 14
+	codes := make([]int, tries)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			codes[i] = a.hook(a.key, "POST", "/"+full+"/test", "").status
+		}()
+	}
+	close(start)
+	wg.Wait()
+	count := map[int]int{}
+	for _, c := range codes {
+		count[c]++
+	}
+	if count[202] != 10 || count[422] != tries-10 {
+		t.Errorf("concurrent tests answered %v, want 10 of 202 and the rest 422", count)
+	}
+	if c := a.hook(a.key, "POST", "/"+other+"/test", ""); c.status != 202 {
+		t.Errorf("test of another endpoint: %d %s", c.status, c.body)
+	}
+	want := `{"error":{"code":422,"status":"FAILED_PRECONDITION","message":"webhook endpoint ` + full +
+		` has 10 test or redeliver deliveries queued, the most it may have at once (10); ask again once one has been delivered or given up"}}`
+	for _, path := range []string{"/" + full + "/test", "/" + full + "/deliveries/" + a.testEventOf(full) + "/redeliver"} {
+		if c := a.hook(a.key, "POST", path, ""); c.status != 422 || strings.TrimSpace(c.body) != want {
+			t.Errorf("POST %s: %d %s, want 422 %s", path, c.status, c.body, want)
+		}
+	}
+	var events int
+	if err := a.store.DB().Get(&events, `SELECT count(*) FROM events WHERE account_id = $1`, a.acct); err != nil || events != 11 {
+		t.Errorf("%d events stored (%v), want 11: a refused test writes none", events, err)
+	}
+	// A delivery that has finished is no longer queued.
+	if _, err := a.store.DB().Exec(`UPDATE river_job SET state = 'completed', finalized_at = now()
+		WHERE id = (SELECT min(id) FROM river_job WHERE args->>'endpoint_id' = $1)`, endpointUUID(t, full)); err != nil {
+		t.Fatal(err)
+	}
+	if c := a.hook(a.key, "POST", "/"+full+"/test", ""); c.status != 202 {
+		t.Errorf("test once a delivery finished: %d %s", c.status, c.body)
+	}
+}
+
+// testEventOf is the id of a webhook.test event of the endpoint.
+func (a *api) testEventOf(endpoint string) string {
+	a.t.Helper()
+	var id string
+	if err := a.store.DB().Get(&id, `SELECT id FROM events WHERE type = 'webhook.test' AND data->>'webhookId' = $1 LIMIT 1`,
+		endpoint); err != nil {
+		a.t.Fatal(err)
+	}
+	return store.EventID(id)
+}
+
+func endpointUUID(t *testing.T, publicID string) string {
+	t.Helper()
+	id, ok := store.ParseEndpointID(publicID)
+	if !ok {
+		t.Fatalf("endpoint id %q", publicID)
+	}
+	return id
+}

@@ -20,6 +20,11 @@ type deliveryArgs struct {
 	EventID    string `json:"event_id"`
 	EndpointID string `json:"endpoint_id"`
 	Generation int    `json:"generation"`
+	// Action is "test" or "redeliver" for a delivery a client asked for,
+	// empty for one the outbox queued: an endpoint has at most
+	// maxQueuedActions of the first kind queued (store.QueuedEndpointActions
+	// counts them by these JSON names).
+	Action string `json:"action,omitempty"`
 }
 
 // Kind names the queue job.

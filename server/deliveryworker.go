@@ -24,8 +24,9 @@ const DefaultWebhookDisableAfter = 5 * 24 * time.Hour
 
 // DefaultWebhookWorkers is how many deliveries one process sends at once.
 // A delivery mostly waits on the receiver (up to the 15 s timeout), so
-// many can run on few cores; 20 keeps a slow receiver from holding up the
-// others. 20 is also the size of the database pool, which does not starve
+// many can run on few cores. One account has at most half of them and one
+// endpoint at most 4 (deliveryShares), so a slow receiver never holds up
+// the other accounts. 20 is also the size of the database pool, which does not starve
 // it: a delivery takes a connection only for each of its few short
 // statements (load the endpoint and the event, record the attempt, update
 // the endpoint), each in its own implicit transaction, and holds none
@@ -53,7 +54,10 @@ type deliveryWorker struct {
 	render func(proto.Message) ([]byte, error)
 	// disableAfter is how long an endpoint may fail before it is disabled.
 	disableAfter time.Duration
-	metrics      *metrics.Metrics
+	// shares keeps each endpoint and each account to its share of this
+	// process's delivery workers.
+	shares  *deliveryShares
+	metrics *metrics.Metrics
 }
 
 // NextRetry follows the retry schedule.
@@ -84,19 +88,22 @@ func (w *deliveryWorker) lastAttempt(job *river.Job[deliveryArgs]) bool {
 // endpoint; anything else (a redirect, a timeout, a refused address) is
 // retried, unless the endpoint has failed for disableAfter, which disables
 // it. Deliveries to an endpoint deleted, disabled or enabled again since
-// they were queued are dropped unsent.
+// they were queued are dropped unsent. A delivery whose endpoint or account
+// has its share of the workers in flight is snoozed unsent (deliveryShares).
 func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
-	d, err := w.prepare(ctx, job)
+	endpoint, err := w.endpoint(ctx, job)
 	if err != nil {
-		if errors.Is(err, &river.JobCancelError{}) {
-			w.metrics.WebhookDelivery(metrics.WebhookDropped, 0)
-		} else if w.lastAttempt(job) {
-			slog.ErrorContext(ctx, "webhook not delivered: the last attempt failed before sending; no more retries",
-				"endpoint", store.EndpointID(job.Args.EndpointID), "event", store.EventID(job.Args.EventID),
-				"attempts", job.Attempt, "error", err)
-			return river.JobCancel(err)
-		}
-		return err
+		return w.notSent(ctx, job, err)
+	}
+	done, wait, ok := w.shares.take(endpoint.AccountID, endpoint.ID)
+	if !ok {
+		// Not an attempt: River gives the attempt back on a snooze.
+		return river.JobSnooze(wait)
+	}
+	defer done()
+	d, err := w.prepare(ctx, job, endpoint)
+	if err != nil {
+		return w.notSent(ctx, job, err)
 	}
 	sent := webhook.Send(w.client, d.req)
 	sendErr, elapsed := sent.Err, sent.Took
@@ -116,20 +123,41 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	return err
 }
 
-// prepare loads the endpoint and the event and builds the signed request,
-// or cancels the job when there is nothing to send any more.
-func (w *deliveryWorker) prepare(ctx context.Context, job *river.Job[deliveryArgs]) (delivery, error) {
-	var d delivery
-	var err error
-	d.endpoint, err = w.store.DeliveryEndpointByID(ctx, job.Args.EndpointID)
+// notSent is the job's result when err kept the delivery from being sent:
+// a dropped delivery is counted, and the last attempt's failure ends the
+// job, once, at error level.
+func (w *deliveryWorker) notSent(ctx context.Context, job *river.Job[deliveryArgs], err error) error {
+	if errors.Is(err, &river.JobCancelError{}) {
+		w.metrics.WebhookDelivery(metrics.WebhookDropped, 0)
+	} else if w.lastAttempt(job) {
+		slog.ErrorContext(ctx, "webhook not delivered: the last attempt failed before sending; no more retries",
+			"endpoint", store.EndpointID(job.Args.EndpointID), "event", store.EventID(job.Args.EventID),
+			"attempts", job.Attempt, "error", err)
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// endpoint loads the delivery's endpoint, or cancels the job when the
+// endpoint is gone or no longer the one it was queued for.
+func (w *deliveryWorker) endpoint(ctx context.Context, job *river.Job[deliveryArgs]) (store.DeliveryEndpoint, error) {
+	e, err := w.store.DeliveryEndpointByID(ctx, job.Args.EndpointID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return d, river.JobCancel(errors.New("webhook endpoint deleted"))
+		return e, river.JobCancel(errors.New("webhook endpoint deleted"))
 	case err != nil:
-		return d, err
-	case !d.endpoint.Enabled || d.endpoint.Generation != job.Args.Generation:
-		return d, river.JobCancel(errors.New("webhook endpoint disabled since the delivery was queued"))
+		return e, err
+	case !e.Enabled || e.Generation != job.Args.Generation:
+		return e, river.JobCancel(errors.New("webhook endpoint disabled since the delivery was queued"))
 	}
+	return e, nil
+}
+
+// prepare loads the event and builds the signed request to endpoint, or
+// cancels the job when there is nothing to send any more.
+func (w *deliveryWorker) prepare(ctx context.Context, job *river.Job[deliveryArgs], endpoint store.DeliveryEndpoint) (delivery, error) {
+	d := delivery{endpoint: endpoint}
+	var err error
 	d.event, err = w.store.EventByUUID(ctx, job.Args.EventID)
 	if errors.Is(err, store.ErrNotFound) {
 		return d, river.JobCancel(errors.New("event cleaned up"))

@@ -95,8 +95,9 @@ type Config struct {
 	// CallbackTimeout bounds one attempt; 0 means DefaultCallbackTimeout.
 	CallbackTimeout time.Duration
 	// WebhookWorkers is how many webhook deliveries this process sends at
-	// once; 0 means DefaultWebhookWorkers. Deliveries follow the callbacks'
-	// schedule, timeout and address rule.
+	// once; 0 means DefaultWebhookWorkers. One account has at most half of
+	// them, one endpoint at most 4 (deliveryShares). Deliveries follow the
+	// callbacks' schedule, timeout and address rule.
 	WebhookWorkers int
 	// SendNoDeliveries makes this process queue webhook deliveries (its
 	// outbox still writes them) but send none: another process on the same
@@ -233,7 +234,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 		disableAfter = DefaultWebhookDisableAfter
 	}
 	deliveries := &deliveryWorker{retryPolicy: retry, store: st, client: client, render: cfg.RenderCallback,
-		disableAfter: disableAfter, metrics: cfg.Metrics}
+		disableAfter: disableAfter, shares: newDeliveryShares(cfg.webhookWorkers(), time.Now), metrics: cfg.Metrics}
 	rescue := cfg.RescueStuckImportsAfter
 	if rescue <= 0 {
 		rescue = 10 * time.Minute
@@ -306,12 +307,16 @@ func (cfg Config) queues() map[string]river.QueueConfig {
 	if cfg.SendNoDeliveries {
 		return queues
 	}
-	deliveries := cfg.WebhookWorkers
-	if deliveries <= 0 {
-		deliveries = DefaultWebhookWorkers
-	}
-	queues[deliveryQueue] = river.QueueConfig{MaxWorkers: deliveries}
+	queues[deliveryQueue] = river.QueueConfig{MaxWorkers: cfg.webhookWorkers()}
 	return queues
+}
+
+// webhookWorkers is how many deliveries this process sends at once.
+func (cfg Config) webhookWorkers() int {
+	if cfg.WebhookWorkers <= 0 {
+		return DefaultWebhookWorkers
+	}
+	return cfg.WebhookWorkers
 }
 
 // queuePollInterval is how often the queue looks for new work: the longest

@@ -102,3 +102,35 @@ func violationField(err error) string {
 	}
 	return ""
 }
+
+// TestGRPCQueuedActionsLimit: over gRPC too, the 11th test or redeliver
+// action queued on an endpoint is FailedPrecondition (422 over REST)
+// naming the endpoint, the count and the limit.
+func TestGRPCQueuedActionsLimit(t *testing.T) {
+	f := newGRPCFixture(t, Config{AllowPrivateCallbacks: true})
+	hooks := jobboardv2.NewWebhookServiceClient(f.conn(t, "127.0.0.1"))
+	ctx := withKey(f.a.APIKey)
+	created, err := hooks.CreateWebhook(ctx, &jobboardv2.CreateWebhookRequest{Webhook: &jobboardv2.Webhook{Url: "http://127.0.0.1:9/hook"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetData().GetId()
+	var eventID string
+	for i := range maxQueuedActions {
+		resp, err := hooks.TestWebhook(ctx, &jobboardv2.TestWebhookRequest{Id: id})
+		if err != nil {
+			t.Fatalf("test %d: %v", i+1, err)
+		}
+		eventID = resp.GetEventId()
+	}
+	want := "webhook endpoint " + id + " has 10 test or redeliver deliveries queued, the most it may have at once (10); " +
+		"ask again once one has been delivered or given up"
+	_, err = hooks.TestWebhook(ctx, &jobboardv2.TestWebhookRequest{Id: id})
+	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
+		t.Errorf("11th TestWebhook: %v, want FailedPrecondition %q", err, want)
+	}
+	_, err = hooks.RedeliverWebhookEvent(ctx, &jobboardv2.RedeliverWebhookEventRequest{Id: id, EventId: eventID})
+	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
+		t.Errorf("RedeliverWebhookEvent past the limit: %v, want FailedPrecondition %q", err, want)
+	}
+}

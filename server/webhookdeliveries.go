@@ -25,8 +25,31 @@ const (
 // errEndpointDisabled is a test or redelivery asked of a disabled endpoint.
 var errEndpointDisabled = errors.New("webhook endpoint disabled")
 
+// maxQueuedActions is how many test and redeliver actions one endpoint may
+// have queued (not yet delivered or given up) at once (contract §10): a
+// client cannot pile deliveries to a receiver that never answers.
+const maxQueuedActions = 10
+
+// The actions a client asks for, as deliveryArgs.Action names them.
+const (
+	actionTest      = "test"
+	actionRedeliver = "redeliver"
+)
+
+// tooManyQueued is an action asked of an endpoint that has
+// maxQueuedActions queued already.
+type tooManyQueued struct {
+	// queued is how many the endpoint has.
+	queued int
+}
+
+func (e tooManyQueued) Error() string {
+	return fmt.Sprintf("%d actions queued", e.queued)
+}
+
 // TestWebhook writes a webhook.test event and queues its delivery to the
-// endpoint, and only to it, in one transaction.
+// endpoint, and only to it, in one transaction, unless the endpoint has
+// maxQueuedActions queued.
 func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhookRequest) (*restv2.TestWebhookResponse, error) {
 	caller, err := callerFrom(ctx)
 	if err != nil {
@@ -41,6 +64,9 @@ func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhoo
 		if !enabled {
 			return errEndpointDisabled
 		}
+		if err := roomForAction(ctx, tx, target); err != nil {
+			return err
+		}
 		data, err := json.Marshal(map[string]string{"webhookId": store.EndpointID(target.EndpointID)})
 		if err != nil {
 			return err
@@ -50,7 +76,7 @@ func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhoo
 			return err
 		}
 		event = events[0]
-		return s.queueDelivery(ctx, tx, event.ID, target)
+		return s.queueAction(ctx, tx, event.ID, target, actionTest)
 	})
 	if err != nil {
 		return nil, s.endpointError(ctx, err, req.GetId(), "test")
@@ -83,7 +109,10 @@ func (s *WebhookService) RedeliverWebhookEvent(ctx context.Context, req *restv2.
 		if err := testedElsewhere(event, target); err != nil {
 			return err
 		}
-		return s.queueDelivery(ctx, tx, event.ID, target)
+		if err := roomForAction(ctx, tx, target); err != nil {
+			return err
+		}
+		return s.queueAction(ctx, tx, event.ID, target, actionRedeliver)
 	})
 	if eventMissing {
 		return nil, status.Errorf(codes.NotFound, "event %s not found", quoted(req.GetEventId()))
@@ -129,11 +158,25 @@ func testedElsewhere(event store.Event, target store.DeliveryTarget) error {
 	return nil
 }
 
-// queueDelivery queues, in tx, one delivery of the event with public id
-// eventID to target, tried as often as any delivery.
-func (s *WebhookService) queueDelivery(ctx context.Context, tx *sql.Tx, eventID string, target store.DeliveryTarget) error {
+// roomForAction takes the lock of the endpoint's actions for the rest of
+// tx and refuses one more when it has maxQueuedActions queued already
+// (tooManyQueued). The action's delivery must be queued in tx.
+func roomForAction(ctx context.Context, tx *sql.Tx, target store.DeliveryTarget) error {
+	queued, err := store.QueuedEndpointActions(ctx, tx, deliveryArgs{}.Kind(), target.EndpointID)
+	if err != nil {
+		return err
+	}
+	if queued >= maxQueuedActions {
+		return tooManyQueued{queued: queued}
+	}
+	return nil
+}
+
+// queueAction queues, in tx, the delivery an action asked for: the event
+// with public id eventID to target, tried as often as any delivery.
+func (s *WebhookService) queueAction(ctx context.Context, tx *sql.Tx, eventID string, target store.DeliveryTarget, action string) error {
 	eventUUID, _ := store.ParseEventID(eventID)
-	args := deliveryArgs{EventID: eventUUID, EndpointID: target.EndpointID, Generation: target.Generation}
+	args := deliveryArgs{EventID: eventUUID, EndpointID: target.EndpointID, Generation: target.Generation, Action: action}
 	if _, err := s.queue.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts}); err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
@@ -142,14 +185,20 @@ func (s *WebhookService) queueDelivery(ctx context.Context, tx *sql.Tx, eventID 
 
 // endpointError is the answer to an action on the endpoint id that failed
 // with err: NotFound for an endpoint the account does not have,
-// FailedPrecondition (422) for a disabled one.
+// FailedPrecondition (422) for a disabled one and for one with
+// maxQueuedActions queued.
 func (s *WebhookService) endpointError(ctx context.Context, err error, id, action string) error {
+	var full tooManyQueued
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return status.Errorf(codes.NotFound, "webhook endpoint %s not found", quoted(id))
 	case errors.Is(err, errEndpointDisabled):
 		return status.Errorf(codes.FailedPrecondition,
 			"webhook endpoint %s is disabled; enable it first (PATCH /api/v2.0/webhooks/%s with {\"enabled\": true}) to %s", id, id, action)
+	case errors.As(err, &full):
+		return status.Errorf(codes.FailedPrecondition,
+			"webhook endpoint %s has %d test or redeliver deliveries queued, the most it may have at once (%d); ask again once one has been delivered or given up",
+			id, full.queued, maxQueuedActions)
 	}
 	return internalError(ctx, err)
 }

@@ -223,3 +223,32 @@ func (s *Store) DisableWebhookGone(ctx context.Context, endpointID string, gener
 func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error { return fn(tx.Tx) })
 }
+
+// endpointActionLock is the class (first key) of the advisory locks that
+// serialise the test and redeliver actions of one endpoint; the second key
+// is a hash of the endpoint's UUID.
+const endpointActionLock = 17_0002
+
+// QueuedEndpointActions takes, for the rest of tx, the lock of the actions
+// of the endpoint with UUID endpointID and counts its action deliveries
+// still queued: jobs of kind whose args name the endpoint (endpoint_id) and
+// an action (action), not yet completed, cancelled or discarded. Queue an
+// action in the same tx: a concurrent one waits for the lock, then its
+// count (a new snapshot, as every statement under READ COMMITTED takes)
+// sees this one's job. An advisory lock, not the endpoint's row: deliveries
+// update that row after each attempt and would wait on the action.
+func QueuedEndpointActions(ctx context.Context, tx *sql.Tx, kind, endpointID string) (int, error) {
+	// Two endpoints whose hashes collide only take turns.
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, endpointActionLock, endpointID); err != nil {
+		return 0, fmt.Errorf("lock the actions of webhook endpoint %s: %w", EndpointID(endpointID), err)
+	}
+	var n int
+	// The containment test is answered by River's index of args.
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM river_job
+		WHERE args @> jsonb_build_object('endpoint_id', $2::text) AND kind = $1 AND args ? 'action'
+		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')`, kind, endpointID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count the queued actions of webhook endpoint %s: %w", EndpointID(endpointID), err)
+	}
+	return n, nil
+}
