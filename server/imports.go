@@ -27,6 +27,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -54,6 +55,9 @@ type JobImportService struct {
 	links          linkBase
 	// allowPrivateCallbacks lifts the public-address rule (development, tests).
 	allowPrivateCallbacks bool
+	// tokens signs the page tokens of an import's errors over gRPC, with
+	// the key of the other lists.
+	tokens pagetoken.Signer
 }
 
 // CreateJobImport stores the import and queues it in one transaction.
