@@ -383,9 +383,10 @@ func TestEventFeedWhileWriting(t *testing.T) {
 
 // TestImportCompletedEvent: a completed import has one job_import.completed
 // event whose data is the data member of GET job-imports/{id}, byte for
-// byte, errors and ignored values included, errorsOmitted added (the
-// event is written from the results in hand, GET reads them back from the
-// database); the type filter tells it from application events.
+// byte, errors and ignored values included, errorsOmitted and
+// ignoredValuesOmitted added (the event is written from the results in
+// hand, GET reads them back from the database); the type filter tells it
+// from application events.
 func TestImportCompletedEvent(t *testing.T) {
 	f := newImportFixture(t)
 	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
@@ -418,8 +419,10 @@ func TestImportCompletedEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// errorsOmitted, 0 here, follows the errors it counts (contract §10).
+	// errorsOmitted and ignoredValuesOmitted, 0 here, follow the lists they
+	// count (contract §10).
 	want := bytes.Replace(answer.Data, []byte(`],"ignoredValues":`), []byte(`],"errorsOmitted":0,"ignoredValues":`), 1)
+	want = bytes.Replace(want, []byte(`]},"status":`), []byte(`],"ignoredValuesOmitted":0},"status":`), 1)
 	if len(page.Data) != 1 || !bytes.Equal(page.Data[0].Data, want) {
 		t.Fatalf("job_import.completed events %v, want one with data\n%s", page.Data, want)
 	}

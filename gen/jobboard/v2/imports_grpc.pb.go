@@ -36,10 +36,11 @@ type JobImportServiceClient interface {
 	// key with another body is FAILED_PRECONDITION.
 	CreateJobImport(ctx context.Context, in *CreateJobImportRequest, opts ...grpc.CallOption) (*CreateJobImportResponse, error)
 	// GetJobImport returns an import of the account, or NOT_FOUND, with its
-	// results.errors a page at a time (AIP-158): at most page_size entries,
-	// fewer when they are large, so that no answer nears the 4 MiB a client
-	// with gRPC's default settings takes; follow next_page_token until it is
-	// empty. Every page carries the rest of the import whole.
+	// results.errors and results.ignored_values a page at a time (AIP-158):
+	// at most page_size entries of each, fewer when they are large, so that
+	// no answer nears the 4 MiB a client with gRPC's default settings takes;
+	// follow next_page_token until it is empty. Every page carries the rest
+	// of the import whole.
 	GetJobImport(ctx context.Context, in *GetJobImportRequest, opts ...grpc.CallOption) (*GetJobImportResponse, error)
 }
 
@@ -84,10 +85,11 @@ type JobImportServiceServer interface {
 	// key with another body is FAILED_PRECONDITION.
 	CreateJobImport(context.Context, *CreateJobImportRequest) (*CreateJobImportResponse, error)
 	// GetJobImport returns an import of the account, or NOT_FOUND, with its
-	// results.errors a page at a time (AIP-158): at most page_size entries,
-	// fewer when they are large, so that no answer nears the 4 MiB a client
-	// with gRPC's default settings takes; follow next_page_token until it is
-	// empty. Every page carries the rest of the import whole.
+	// results.errors and results.ignored_values a page at a time (AIP-158):
+	// at most page_size entries of each, fewer when they are large, so that
+	// no answer nears the 4 MiB a client with gRPC's default settings takes;
+	// follow next_page_token until it is empty. Every page carries the rest
+	// of the import whole.
 	GetJobImport(context.Context, *GetJobImportRequest) (*GetJobImportResponse, error)
 	mustEmbedUnimplementedJobImportServiceServer()
 }
