@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
+	"strings"
 
-	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/natural"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // grpcImports serves jobboard.v2.JobImportService over the core
@@ -39,25 +41,31 @@ func (g *grpcImports) GetJobImport(ctx context.Context, req *jobboardv2.GetJobIm
 	if err != nil {
 		return nil, err
 	}
-	resp, err := g.core.GetJobImport(ctx, &restv2.GetJobImportRequest{Id: req.GetId()})
+	// The scope is the import's id as stored: the store takes only the
+	// hyphenated hexadecimal form, which it holds in lower case. So a
+	// token walks only the lists of the import (and account) it was
+	// answered for.
+	scope := importResultsScope(strings.ToLower(req.GetId()))
+	at, tokenErr := g.resultsPosition(req.GetPageToken(), caller.AccountID, scope)
+	// Only this page's entries are decoded: the window is where the token
+	// says, as many as the page may hold. A token that does not verify
+	// reads the first page, and is refused once the import is found.
+	resp, lengths, err := g.core.jobImportWindow(ctx, req.GetId(),
+		store.ResultsWindow{ErrorsFrom: at.errors, IgnoredFrom: at.ignoredValues, Limit: size})
 	if err != nil {
 		return nil, err
+	}
+	if tokenErr != nil || !at.within(lengths) {
+		return nil, invalidFieldText("page_token", quoted(req.GetPageToken())+" is not a next_page_token answered for this import")
 	}
 	imp := resp.GetData()
-	r := imp.GetResults()
-	// The scope is the import's own id as stored, so a token walks only
-	// the lists of the import (and account) it was answered for.
-	scope := importResultsScope(imp.GetId())
-	at, err := g.resultsPosition(req.GetPageToken(), caller.AccountID, scope, r)
-	if err != nil {
-		return nil, err
-	}
 	out := &jobboardv2.GetJobImportResponse{Links: natural.JobImportLinks(resp.GetLinks()),
-		TotalSize: int32(len(r.GetErrors())), IgnoredValuesTotalSize: int32(len(r.GetIgnoredValues()))}
-	if r != nil {
-		errs, ignored := importResultsPage(r, at, size, importProtoSizes)
+		TotalSize: int32(lengths.Errors), IgnoredValuesTotalSize: int32(lengths.IgnoredValues)}
+	if r := imp.GetResults(); r != nil {
+		// r holds the window only: its page starts at its first entries.
+		errs, ignored := importResultsPage(r, importResultsPosition{}, size, importProtoSizes)
 		next := importResultsPosition{errors: at.errors + len(errs), ignoredValues: at.ignoredValues + len(ignored)}
-		if next.errors < len(r.Errors) || next.ignoredValues < len(r.IgnoredValues) {
+		if next.errors < lengths.Errors || next.ignoredValues < lengths.IgnoredValues {
 			out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, next.appendPosition(nil))
 		}
 		r.Errors, r.IgnoredValues = errs, ignored
@@ -68,18 +76,18 @@ func (g *grpcImports) GetJobImport(ctx context.Context, req *jobboardv2.GetJobIm
 
 // resultsPosition is where the page a token asks for starts in an import's
 // lists (their starts without a token): a position this service answered
-// as a next_page_token for the account and scope, within the lists, with
-// entries left in one of them.
-func (g *grpcImports) resultsPosition(token string, accountID int64, scope string, r *restv2.JobImportResults) (importResultsPosition, error) {
+// as a next_page_token for the account and scope.
+func (g *grpcImports) resultsPosition(token string, accountID int64, scope string) (importResultsPosition, error) {
 	if token == "" {
 		return importResultsPosition{}, nil
 	}
 	p, err := g.core.tokens.Decode(token, accountID, scope)
+	if err != nil {
+		return importResultsPosition{}, err
+	}
 	at, ok := parseResultsPosition(p)
-	errs, ignored := len(r.GetErrors()), len(r.GetIgnoredValues())
-	if err != nil || !ok || at.errors > errs || at.ignoredValues > ignored ||
-		(at.errors == errs && at.ignoredValues == ignored) || at == (importResultsPosition{}) {
-		return importResultsPosition{}, invalidFieldText("page_token", quoted(token)+" is not a next_page_token answered for this import")
+	if !ok || at == (importResultsPosition{}) {
+		return importResultsPosition{}, errors.New("not a position")
 	}
 	return at, nil
 }

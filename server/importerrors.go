@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/store"
 )
 
 // An import's results hold two lists that grow with its jobs:
@@ -151,6 +152,13 @@ func importResultsScope(importID string) string { return "job-import-results|" +
 // appendPosition is the token position of at: its two offsets as varints.
 func (at importResultsPosition) appendPosition(b []byte) []byte {
 	return binary.AppendUvarint(binary.AppendUvarint(b, uint64(at.errors)), uint64(at.ignoredValues))
+}
+
+// within says whether a token's position at fits lists of lengths n, with
+// entries left in one of them: a token answered for them always does.
+func (at importResultsPosition) within(n store.ResultsLengths) bool {
+	return at.errors <= n.Errors && at.ignoredValues <= n.IgnoredValues &&
+		(at.errors < n.Errors || at.ignoredValues < n.IgnoredValues)
 }
 
 // parseResultsPosition reads a position appendPosition wrote.

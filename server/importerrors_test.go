@@ -138,8 +138,12 @@ func TestImportErrorsPastFourMiB(t *testing.T) {
 		var errs []*jobboardv2.JobImportError
 		var ignored []*jobboardv2.BatchEntry
 		largest, pages := 0, 0
+		var slowest time.Duration
+		started := time.Now()
 		for {
+			asked := time.Now()
 			page, err := imports.GetJobImport(withKey(f.a.APIKey), req)
+			slowest = max(slowest, time.Since(asked))
 			if err != nil {
 				t.Fatalf("GetJobImport page %d: %v", pages+1, err)
 			}
@@ -159,7 +163,8 @@ func TestImportErrorsPastFourMiB(t *testing.T) {
 			}
 			req.PageToken = page.NextPageToken
 		}
-		t.Logf("figures: %d pages, the largest answer %d bytes", pages, largest)
+		t.Logf("figures: %d pages, the largest answer %d bytes; all pages in %v, the slowest in %v",
+			pages, largest, time.Since(started).Round(time.Millisecond), slowest.Round(time.Millisecond))
 		if len(errs) != len(restImport.Results.Errors) || len(ignored) != len(restImport.Results.IgnoredValues) || largest >= grpcDefaultReceive {
 			t.Fatalf("%d errors and %d ignored values over gRPC, REST has %d and %d; largest page %d bytes",
 				len(errs), len(ignored), len(restImport.Results.Errors), len(restImport.Results.IgnoredValues), largest)

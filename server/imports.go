@@ -132,6 +132,26 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobI
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
 
+// jobImportWindow is GetJobImport's answer with only w's entries of the
+// import's result lists, and the lists' lengths: a gRPC page decodes the
+// entries it answers, not the tens of thousands it does not.
+func (s *JobImportService) jobImportWindow(ctx context.Context, id string, w store.ResultsWindow) (*restv2.GetJobImportResponse, store.ResultsLengths, error) {
+	var lengths store.ResultsLengths
+	imp, err := accountRecord(ctx, func() string { return "job import " + quoted(id) }, func(accountID int64) (store.JobImport, error) {
+		imp, n, err := s.store.JobImportWindow(ctx, accountID, id, w)
+		lengths = n
+		return imp, err
+	})
+	if err != nil {
+		return nil, store.ResultsLengths{}, err
+	}
+	msg, err := importMessage(imp)
+	if err != nil {
+		return nil, store.ResultsLengths{}, internalError(ctx, err)
+	}
+	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, lengths, nil
+}
+
 // linkBase makes the absolute links answers carry (links.self, links.next).
 type linkBase struct {
 	publicURL string
