@@ -186,7 +186,8 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		attempts = DefaultImportAttempts
 	}
 	links := linkBase{publicURL: cfg.PublicURL, restPort: cfg.RESTPort}
-	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links, allowPrivateCallbacks: cfg.AllowPrivateCallbacks}
+	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links,
+		allowPrivateCallbacks: cfg.AllowPrivateCallbacks, tokens: s.Jobs.tokens}
 	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks}
 	s.Events = &EventService{store: st, links: links}
 	return s, nil

@@ -27,6 +27,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -54,6 +55,9 @@ type JobImportService struct {
 	links          linkBase
 	// allowPrivateCallbacks lifts the public-address rule (development, tests).
 	allowPrivateCallbacks bool
+	// tokens signs the page tokens of an import's errors over gRPC, with
+	// the key of the other lists.
+	tokens pagetoken.Signer
 }
 
 // CreateJobImport stores the import and queues it in one transaction.
@@ -126,6 +130,26 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobI
 		return nil, internalError(ctx, err)
 	}
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
+}
+
+// jobImportWindow is GetJobImport's answer with only w's entries of the
+// import's result lists, and the lists' lengths: a gRPC page decodes the
+// entries it answers, not the tens of thousands it does not.
+func (s *JobImportService) jobImportWindow(ctx context.Context, id string, w store.ResultsWindow) (*restv2.GetJobImportResponse, store.ResultsLengths, error) {
+	var lengths store.ResultsLengths
+	imp, err := accountRecord(ctx, func() string { return "job import " + quoted(id) }, func(accountID int64) (store.JobImport, error) {
+		imp, n, err := s.store.JobImportWindow(ctx, accountID, id, w)
+		lengths = n
+		return imp, err
+	})
+	if err != nil {
+		return nil, store.ResultsLengths{}, err
+	}
+	msg, err := importMessage(imp)
+	if err != nil {
+		return nil, store.ResultsLengths{}, internalError(ctx, err)
+	}
+	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, lengths, nil
 }
 
 // linkBase makes the absolute links answers carry (links.self, links.next).

@@ -137,12 +137,24 @@ func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, imp store.JobI
 // importCompletedEvent renders the job_import.completed event of imp, given
 // as it completes, for the transaction that completes it to write. Its data
 // is the import as the data member of GET job-imports/{id} shows it once
-// that transaction commits. It needs no database, so the import's worker
-// renders it while the import's row is written.
+// that transaction commits, but for results.errors and
+// results.ignoredValues, cut to their first page (at most 1,000 entries of
+// each, fewer when large), each followed by the number cut
+// (results.errorsOmitted, results.ignoredValuesOmitted): either whole list
+// can be tens of megabytes, past what a gRPC client or a receiver takes in
+// one event (contract §10). It needs no
+// database, so the import's worker renders it while the import's row is
+// written.
 func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, error) {
 	msg, err := importMessage(imp)
 	if err != nil {
 		return store.NewEvent{}, err
+	}
+	var errorsOmitted, ignoredOmitted int
+	if r := msg.GetResults(); r != nil {
+		errs, ignored := importResultsPage(r, importResultsPosition{}, maxImportResultsPage, importJSONSizes)
+		errorsOmitted, ignoredOmitted = len(r.Errors)-len(errs), len(r.IgnoredValues)-len(ignored)
+		r.Errors, r.IgnoredValues = errs, ignored
 	}
 	// Rendered as GET answers, then its data member kept byte for byte,
 	// so the event can never drift from what GET shows.
@@ -151,6 +163,12 @@ func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, erro
 		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
 	}
 	data, err := dataMember(body)
+	if err == nil && msg.Results != nil {
+		data, err = withCountAfter(data, "errors", "errorsOmitted", errorsOmitted)
+		if err == nil {
+			data, err = withCountAfter(data, "ignoredValues", "ignoredValuesOmitted", ignoredOmitted)
+		}
+	}
 	if err != nil {
 		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
 	}

@@ -857,7 +857,7 @@ type V2Event struct {
 	// CreatedAt When the event was created: UTC with six fractional digits and Z.
 	CreatedAt string `json:"createdAt"`
 
-	// Data The event's object as the REST API showed it when the event was created: for driver.application.received the driver as GET /api/v2.0/drivers.json/{id} shows it, for job_import.completed the data member of GET /api/v2.0/job-imports/{id}, for webhook.test {"webhookId": "we_..."}.
+	// Data The event's object as the REST API showed it when the event was created: for driver.application.received the driver as GET /api/v2.0/drivers.json/{id} shows it, for job_import.completed the data member of GET /api/v2.0/job-imports/{id} with results.errors and results.ignoredValues each cut to the first 1,000 entries (fewer when they are large) and results.errorsOmitted and results.ignoredValuesOmitted, the numbers left out, for webhook.test {"webhookId": "we_..."}.
 	Data map[string]interface{} `json:"data"`
 
 	// Id Opaque and unique (evt_...); deliveries carry it as webhook-id.

@@ -76,4 +76,14 @@ func BenchmarkImportResults(b *testing.B) {
 			}
 		}
 	})
+	// A gRPC page of GetJobImport: the last 1,000 errors.
+	b.Run("read a page", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got, n, err := decodeResultsWindow(v.([]byte), ResultsWindow{ErrorsFrom: 39_000, Limit: 1000})
+			if err != nil || len(got.Errors) != 1000 || n.Errors != len(r.Errors) {
+				b.Fatal(err, len(got.Errors), n)
+			}
+		}
+	})
 }

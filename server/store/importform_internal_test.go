@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestImportPayloadStaysNearItsSize: HTML in descriptions is stored as
@@ -193,4 +194,69 @@ func TestImportResultsWrittenAsTheirTagsSay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecodeResultsWindow: a window of the stored results holds the same
+// entries as the whole results read by Scan, sliced, and the lists' full
+// lengths, whatever the names' case, a list given twice (the last kept)
+// or null.
+func TestDecodeResultsWindow(t *testing.T) {
+	whole := &ImportResults{Added: 2, Failed: 5, Processed: 7}
+	for i := range 5 {
+		ref := fmt.Sprintf("R%d", i)
+		whole.Errors = append(whole.Errors, ImportError{Index: int32(i), ReferenceNumber: &ref, Messages: []string{"m " + ref}})
+	}
+	for i := range 3 {
+		index, field := int32(i), fmt.Sprintf("f%d", i)
+		whole.IgnoredValues = append(whole.IgnoredValues, ImportIgnoredValue{Index: &index, Field: &field, Message: "ignored"})
+	}
+	written, err := whole.Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		data        string
+		window      ResultsWindow
+		wantErrors  [2]int // the slice of whole.Errors
+		wantIgnored [2]int
+		wantLengths ResultsLengths
+	}{
+		{"the first page", string(written.([]byte)), ResultsWindow{Limit: 2}, [2]int{0, 2}, [2]int{0, 2}, ResultsLengths{5, 3}},
+		{"a middle page", string(written.([]byte)), ResultsWindow{ErrorsFrom: 2, IgnoredFrom: 2, Limit: 2}, [2]int{2, 4}, [2]int{2, 3}, ResultsLengths{5, 3}},
+		{"ignored values exhausted", string(written.([]byte)), ResultsWindow{ErrorsFrom: 4, IgnoredFrom: 3, Limit: 2}, [2]int{4, 5}, [2]int{3, 3}, ResultsLengths{5, 3}},
+		{"past both ends", string(written.([]byte)), ResultsWindow{ErrorsFrom: 9, IgnoredFrom: 9, Limit: 2}, [2]int{5, 5}, [2]int{3, 3}, ResultsLengths{5, 3}},
+		{"every entry", string(written.([]byte)), ResultsWindow{Limit: 1000}, [2]int{0, 5}, [2]int{0, 3}, ResultsLengths{5, 3}},
+		{"names in another case, a list twice", `{"ERRORS":[{"index":9}],"added":2,"failed":5,"processed":7,"Errors":` +
+			string(mustJSON(t, whole.Errors)) + `,"ignoredvalues":` + string(mustJSON(t, whole.IgnoredValues)) + `}`,
+			ResultsWindow{ErrorsFrom: 1, Limit: 3}, [2]int{1, 4}, [2]int{0, 3}, ResultsLengths{5, 3}},
+		{"null lists", `{"added":2,"failed":5,"processed":7,"errors":null,"ignoredValues":null}`, ResultsWindow{Limit: 3},
+			[2]int{0, 0}, [2]int{0, 0}, ResultsLengths{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, lengths, err := decodeResultsWindow([]byte(tt.data), tt.window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ImportResults{Added: 2, Failed: 5, Processed: 7,
+				Errors:        whole.Errors[tt.wantErrors[0]:tt.wantErrors[1]],
+				IgnoredValues: whole.IgnoredValues[tt.wantIgnored[0]:tt.wantIgnored[1]]}
+			if diff := cmp.Diff(want, *got, cmpopts.EquateEmpty()); diff != "" || lengths != tt.wantLengths {
+				t.Errorf("lengths %+v, want %+v; (-want +got):\n%s", lengths, tt.wantLengths, diff)
+			}
+		})
+	}
+	if _, _, err := decodeResultsWindow([]byte(`{"errors":{}}`), ResultsWindow{Limit: 1}); err == nil {
+		t.Error("errors as an object read without an error")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

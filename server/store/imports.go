@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,6 +122,39 @@ func (s *Store) JobImport(ctx context.Context, accountID int64, id string) (JobI
 	}
 	return imp, nil
 }
+
+// JobImportWindow is JobImport with only w's entries of its result lists
+// decoded, and the lists' lengths: what one page of them needs.
+func (s *Store) JobImportWindow(ctx context.Context, accountID int64, id string, w ResultsWindow) (JobImport, ResultsLengths, error) {
+	if !uuidPattern.MatchString(id) {
+		return JobImport{}, ResultsLengths{}, ErrNotFound
+	}
+	var row struct {
+		JobImport
+		RawResults []byte `db:"raw_results"`
+	}
+	err := s.db.GetContext(ctx, &row, `SELECT `+importColumnsRawResults+` FROM job_imports WHERE account_id = $1 AND id = $2`, accountID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, ResultsLengths{}, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, ResultsLengths{}, fmt.Errorf("get job import: %w", err)
+	}
+	imp := row.JobImport
+	if row.RawResults == nil {
+		return imp, ResultsLengths{}, nil
+	}
+	results, lengths, err := decodeResultsWindow(row.RawResults, w)
+	if err != nil {
+		return JobImport{}, ResultsLengths{}, err
+	}
+	imp.Results = results
+	return imp, lengths, nil
+}
+
+// importColumnsRawResults are importColumns with the results as their
+// text, raw_results, for decodeResultsWindow to read.
+var importColumnsRawResults = strings.Replace(importColumns, "results", "results AS raw_results", 1)
 
 // StartImport marks an import running (unless it is complete) and returns
 // it with its payload.

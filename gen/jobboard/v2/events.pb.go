@@ -215,7 +215,10 @@ type Event struct {
 	// The event's object, as the REST API shows it: for
 	// driver.application.received the driver as GET drivers.json/{id} shows
 	// it (snake_case names), for job_import.completed the import as the data
-	// member of GET job-imports/{id}, for webhook.test {"webhookId": "we_..."}.
+	// member of GET job-imports/{id} with results.errors and
+	// results.ignoredValues each cut to the first 1,000 entries (fewer when
+	// they are large), results.errorsOmitted and results.ignoredValuesOmitted
+	// the numbers left out, for webhook.test {"webhookId": "we_..."}.
 	// It is the same JSON the REST feed and the webhook deliveries carry; as
 	// a Struct, its numbers are doubles (every id the board hands out fits in
 	// one exactly).

@@ -200,11 +200,18 @@ func (x *CreateJobImportResponse) GetLinks() *JobImportLinks {
 	return nil
 }
 
-// GetJobImportRequest names an import.
+// GetJobImportRequest names an import and a page of its results' lists.
 type GetJobImportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The import id.
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The most entries to return of results.errors, and as many of
+	// results.ignored_values: 1-1000, default 1,000 when unset; more than
+	// 1,000 is 1,000. A page may hold fewer when its entries are large.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page of the same import; empty for
+	// the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -246,15 +253,42 @@ func (x *GetJobImportRequest) GetId() string {
 	return ""
 }
 
-// GetJobImportResponse is an import and its address.
+func (x *GetJobImportRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetJobImportRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// GetJobImportResponse is an import, one page of its errors and ignored
+// values, and its address.
 type GetJobImportResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The import.
+	// The import; data.results.errors and data.results.ignored_values hold
+	// this page's entries of each list, in the order of the whole list: the
+	// next slice of each, either empty once its list is exhausted.
 	Data *JobImport `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
 	// Its address.
-	Links         *JobImportLinks `protobuf:"bytes,2,opt,name=links,proto3" json:"links,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Links *JobImportLinks `protobuf:"bytes,2,opt,name=links,proto3" json:"links,omitempty"`
+	// The page_token of the following page; empty on the last page, once
+	// both lists are exhausted.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// How many results.errors entries the import has on all pages (0 until
+	// it is complete). It can differ from results.failed: an import that
+	// could not be processed counts every job failed with one entry.
+	TotalSize int32 `protobuf:"varint,4,opt,name=total_size,json=totalSize,proto3" json:"total_size,omitempty"`
+	// How many results.ignored_values entries the import has on all pages
+	// (0 until it is complete).
+	IgnoredValuesTotalSize int32 `protobuf:"varint,5,opt,name=ignored_values_total_size,json=ignoredValuesTotalSize,proto3" json:"ignored_values_total_size,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *GetJobImportResponse) Reset() {
@@ -299,6 +333,27 @@ func (x *GetJobImportResponse) GetLinks() *JobImportLinks {
 		return x.Links
 	}
 	return nil
+}
+
+func (x *GetJobImportResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *GetJobImportResponse) GetTotalSize() int32 {
+	if x != nil {
+		return x.TotalSize
+	}
+	return 0
+}
+
+func (x *GetJobImportResponse) GetIgnoredValuesTotalSize() int32 {
+	if x != nil {
+		return x.IgnoredValuesTotalSize
+	}
+	return 0
 }
 
 // JobImport is a queued feed of jobs and, once processed, what it did.
@@ -615,12 +670,19 @@ const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\r_callback_url\"x\n" +
 	"\x17CreateJobImportResponse\x12*\n" +
 	"\x04data\x18\x01 \x01(\v2\x16.jobboard.v2.JobImportR\x04data\x121\n" +
-	"\x05links\x18\x02 \x01(\v2\x1b.jobboard.v2.JobImportLinksR\x05links\"%\n" +
+	"\x05links\x18\x02 \x01(\v2\x1b.jobboard.v2.JobImportLinksR\x05links\"a\n" +
 	"\x13GetJobImportRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"u\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xf7\x01\n" +
 	"\x14GetJobImportResponse\x12*\n" +
 	"\x04data\x18\x01 \x01(\v2\x16.jobboard.v2.JobImportR\x04data\x121\n" +
-	"\x05links\x18\x02 \x01(\v2\x1b.jobboard.v2.JobImportLinksR\x05links\"\x99\x02\n" +
+	"\x05links\x18\x02 \x01(\v2\x1b.jobboard.v2.JobImportLinksR\x05links\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\x12\x1d\n" +
+	"\n" +
+	"total_size\x18\x04 \x01(\x05R\ttotalSize\x129\n" +
+	"\x19ignored_values_total_size\x18\x05 \x01(\x05R\x16ignoredValuesTotalSize\"\x99\x02\n" +
 	"\tJobImport\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12=\n" +
 	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12=\n" +

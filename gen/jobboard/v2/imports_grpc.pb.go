@@ -35,7 +35,12 @@ type JobImportServiceClient interface {
 	// retry with the same body return the same import for 24 hours; the same
 	// key with another body is FAILED_PRECONDITION.
 	CreateJobImport(ctx context.Context, in *CreateJobImportRequest, opts ...grpc.CallOption) (*CreateJobImportResponse, error)
-	// GetJobImport returns an import of the account, or NOT_FOUND.
+	// GetJobImport returns an import of the account, or NOT_FOUND, with its
+	// results.errors and results.ignored_values a page at a time (AIP-158):
+	// at most page_size entries of each, fewer when they are large, so that
+	// no answer nears the 4 MiB a client with gRPC's default settings takes;
+	// follow next_page_token until it is empty. Every page carries the rest
+	// of the import whole.
 	GetJobImport(ctx context.Context, in *GetJobImportRequest, opts ...grpc.CallOption) (*GetJobImportResponse, error)
 }
 
@@ -79,7 +84,12 @@ type JobImportServiceServer interface {
 	// retry with the same body return the same import for 24 hours; the same
 	// key with another body is FAILED_PRECONDITION.
 	CreateJobImport(context.Context, *CreateJobImportRequest) (*CreateJobImportResponse, error)
-	// GetJobImport returns an import of the account, or NOT_FOUND.
+	// GetJobImport returns an import of the account, or NOT_FOUND, with its
+	// results.errors and results.ignored_values a page at a time (AIP-158):
+	// at most page_size entries of each, fewer when they are large, so that
+	// no answer nears the 4 MiB a client with gRPC's default settings takes;
+	// follow next_page_token until it is empty. Every page carries the rest
+	// of the import whole.
 	GetJobImport(context.Context, *GetJobImportRequest) (*GetJobImportResponse, error)
 	mustEmbedUnimplementedJobImportServiceServer()
 }

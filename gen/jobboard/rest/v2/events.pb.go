@@ -201,8 +201,11 @@ type Event struct {
 	CreatedAt string `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// The event's object, written as it was when the event was created:
 	// the driver as GET drivers.json/{id} shows it, the import as the data
-	// member of GET job-imports/{id}, or {"webhookId": "we_..."}. It holds
-	// that JSON text, which the gateway writes as it is.
+	// member of GET job-imports/{id} with results.errors and
+	// results.ignoredValues each cut to the first 1,000 entries (fewer when
+	// they are large), results.errorsOmitted and results.ignoredValuesOmitted
+	// the numbers left out, or {"webhookId": "we_..."}. It holds that JSON
+	// text, which the gateway writes as it is.
 	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
