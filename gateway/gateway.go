@@ -172,7 +172,13 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
 			return
 		}
-		if r.ContentLength > route.bodyLimit {
+		coding, refused := contentCoding(r.Header)
+		if refused != nil {
+			writeError(w, r, *refused)
+			return
+		}
+		// A gzip body's limit holds once decoded, which its length does not tell.
+		if r.ContentLength > route.bodyLimit && coding == identityCoding {
 			writeError(w, r, *bodyTooLarge(route.bodyLimit))
 			return
 		}
@@ -186,7 +192,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		defer release()
 		// Read as the handler decodes it; for a route taking none, before it runs.
-		body := readBody(r, route.bodyLimit)
+		body := readBody(r, route.bodyLimit, coding)
 		defer body.close()
 		if route.body == "" {
 			if refused := body.refusal(); refused != nil {
