@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
 		return nil, err
 	}
-	return g.recoverPanics(mux), nil
+	return g.recoverPanics(RefuseUncleanPaths(headAsGet(mux))), nil
 }
 
 type gateway struct {
