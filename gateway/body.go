@@ -41,11 +41,12 @@ type bodyStream struct {
 	refused  *apiError     // why the body was refused; set before pieces closes
 }
 
-// readBody starts reading r's body, refusing it once read if it is over
-// limit (413) or not UTF-8 (400), or when it has not arrived in full by
-// the connection's read deadline (408, see bodyArrival). Close the body
-// when the handler is done.
-func readBody(r *http.Request, limit int64) *requestBody {
+// readBody starts reading r's body, decoding it as coding says, refusing it
+// once read if it is over limit (413), not UTF-8 (400), not decodable
+// (gunzipBody), or not in full by the connection's read deadline (408, see
+// bodyArrival). The limit holds for the decoded body. Close the body when
+// the handler is done.
+func readBody(r *http.Request, limit int64, coding bodyCoding) *requestBody {
 	// A request without a body (most reads) costs no goroutine.
 	if r.Body == http.NoBody {
 		return &requestBody{}
@@ -58,11 +59,15 @@ func readBody(r *http.Request, limit int64) *requestBody {
 	}
 	go func() {
 		defer close(s.done)
-		s.refused = s.read(io.LimitReader(r.Body, limit+1), limit)
+		var src io.Reader = r.Body
+		if coding == gzipCoding {
+			src = newGunzipBody(r.Body)
+		}
+		s.refused = s.read(io.LimitReader(src, limit+1), limit)
 		close(s.pieces)
 	}()
 	b := &requestBody{stream: s}
-	if r.ContentLength > 0 {
+	if r.ContentLength > 0 && coding == identityCoding {
 		b.sizeHint = int(min(r.ContentLength, limit))
 	}
 	return b
@@ -83,7 +88,10 @@ func (s *bodyStream) read(r io.Reader, limit int64) *apiError {
 		size += int64(n)
 		piece = piece[:carried+n]
 		last := err == io.EOF || err == io.ErrUnexpectedEOF
+		var refused refusedRead
 		switch {
+		case errors.As(err, &refused):
+			return refused.refusal
 		case err != nil && !last && errors.Is(err, os.ErrDeadlineExceeded):
 			return bodyLate()
 		case err != nil && !last:

@@ -36,7 +36,7 @@ func TestReadBodyInPieces(t *testing.T) {
 			if !announced {
 				r.ContentLength = -1
 			}
-			b := readBody(r, int64(3*len(large)/2))
+			b := readBody(r, int64(3*len(large)/2), identityCoding)
 			var got []byte
 			pieces := 0
 			for p := range b.stream.pieces {
@@ -71,7 +71,7 @@ func TestReadBodyInPieces(t *testing.T) {
 // one for each (so the body is never held whole), and ends in io.EOF.
 func TestReadBodyHandsPiecesBack(t *testing.T) {
 	body := strings.Repeat("0123456789abcdef", 64*bodyPiece/16)
-	b := readBody(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)), int64(len(body)))
+	b := readBody(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)), int64(len(body)), identityCoding)
 	defer b.close()
 	var got bytes.Buffer
 	seen := map[*byte]bool{}
@@ -101,14 +101,14 @@ func TestReadBodyHandsPiecesBack(t *testing.T) {
 // errBodyRefused, never io.EOF, so nothing mistakes it for a body that ended.
 func TestRefusedBodyReadsAsRefused(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`[1,2,3]`+strings.Repeat(" ", 100)))
-	b := readBody(r, 50)
+	b := readBody(r, 50, identityCoding)
 	if _, err := io.ReadAll(b); err != errBodyRefused {
 		t.Errorf("reading: %v, want errBodyRefused", err)
 	}
-	if data, err := readBody(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(" \xff ")), 50).bytes(); err != errBodyRefused {
+	if data, err := readBody(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(" \xff ")), 50, identityCoding).bytes(); err != errBodyRefused {
 		t.Errorf("bytes: %q, %v, want errBodyRefused", data, err)
 	}
-	if readBody(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat(" ", 100))), 50).blank() {
+	if readBody(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat(" ", 100))), 50, identityCoding).blank() {
 		t.Error("white space over the limit is blank")
 	}
 }

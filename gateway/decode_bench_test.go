@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -31,6 +32,33 @@ func BenchmarkDecodeJobsJSON(b *testing.B) {
 	for b.Loop() {
 		var m restv2.PostJobsRequest
 		if err := decodeJSON(body, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeJobsXML reads a jobs.xml body of the same 1,000 jobs,
+// each list value its own element, as XML clients send them.
+func BenchmarkDecodeJobsXML(b *testing.B) {
+	var body strings.Builder
+	body.WriteString(`<?xml version="1.0" encoding="UTF-8"?><jobs>`)
+	for i := range 1000 {
+		fmt.Fprintf(&body, `<job><referenceNumber>S%06d</referenceNumber><title>Dry Van Driver</title><city>Springfield</city>`+
+			`<state>TX</state><postalCode>%05d</postalCode><driverType>Company Driver</driverType><freightType>Dry Van</freightType>`+
+			`<payAmountMin>0.55</payAmountMin><payAmountMax>0.68</payAmountMax><payFrequency>Per Mile</payFrequency>`+
+			`<employmentType>Full-Time</employmentType><routeType>Regional</routeType>`+
+			`<description><![CDATA[<p>Route S%06d: home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, `+
+			`weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>]]></description>`+
+			`<requirements><![CDATA[<ul><li>Class A CDL</li><li>1 year of experience</li></ul>]]></requirements>`+
+			`<twicOnly>%d</twicOnly><licenseClass>A</licenseClass></job>`, i, 10000+i, i, map[bool]int{true: 1}[i%7 == 0])
+	}
+	body.WriteString(`</jobs>`)
+	data := []byte(body.String())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var m restv2.PostJobsRequest
+		if err := decodeXML(data, &m); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -24,8 +25,11 @@ func decodeJSON(data []byte, msg any) error {
 // decodeJSONFrom is decodeJSON of a body read from r.
 func decodeJSONFrom(r io.Reader, msg any) error {
 	dec := jsontext.NewDecoder(r,
-		// As encoding/json did: the last of repeated names wins, and an
-		// escaped lone surrogate becomes U+FFFD rather than an error.
+		// A repeated name is told by the readers below, which know what
+		// it means where it is (a job's invalid entry, or a 400), rather
+		// than by the decoder, whose error would end the body; and, as
+		// encoding/json did, an escaped lone surrogate becomes U+FFFD
+		// rather than an error.
 		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	var err error
 	switch m := msg.(type) {
@@ -104,12 +108,18 @@ func jsonImport(dec *jsontext.Decoder, m *restv2.CreateJobImportRequest) error {
 		return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 	}
 	sawJobs := false
+	named := map[string]bool{}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		switch name.String() {
+		name := tok.String()
+		if named[name] {
+			return repeatedMemberError("", name)
+		}
+		named[name] = true
+		switch name {
 		case "jobs":
 			sawJobs = true
 			jobs := jobReader{dec: dec}
@@ -137,7 +147,7 @@ func jsonImport(dec *jsontext.Decoder, m *restv2.CreateJobImportRequest) error {
 			}
 			m.DeleteJobs = del
 		default:
-			if err := dec.SkipValue(); err != nil {
+			if err := skipChecked(dec, name); err != nil {
 				return err
 			}
 		}
@@ -159,6 +169,7 @@ type jobReader struct {
 	dec    *jsontext.Decoder
 	text   []byte        // the current job's values, unquoted
 	values []memberValue // and where each member's value is in text, in order
+	named  namedMembers  // the current job's member names so far
 }
 
 // memberValue is one decoded value of a job member: text[start:end] of
@@ -180,12 +191,22 @@ func (r *jobReader) job(at path) (*restv2.JobInput, error) {
 		return nil, fmt.Errorf("%s: each job must be a JSON object", at())
 	}
 	r.text, r.values = r.text[:0], r.values[:0]
+	r.named.reset()
 	for r.dec.PeekKind() != '}' {
 		quoted, err := r.dec.ReadValue() // object names are always strings
 		if err != nil {
 			return nil, err
 		}
 		field, name := memberField(quoted)
+		if r.named.again(field, name) {
+			// The first value stays; the job is refused for the repeat.
+			value, err := jsonValueText(r.dec)
+			if err != nil {
+				return nil, err
+			}
+			r.named.repeat(name, value)
+			continue
+		}
 		if err := r.member(at, field, name); err != nil {
 			return nil, err
 		}
@@ -193,7 +214,9 @@ func (r *jobReader) job(at path) (*restv2.JobInput, error) {
 	if _, err := r.dec.ReadToken(); err != nil { // the closing }
 		return nil, err
 	}
-	return r.build(), nil
+	j := r.build()
+	j.RepeatedFields = r.named.repeated
+	return j, nil
 }
 
 // memberField looks a member's quoted name up without making a string of
@@ -244,10 +267,12 @@ func (r *jobReader) member(at path, field *jobField, name string) error {
 		if err != nil {
 			return err
 		}
-		// The value is the decoder's own buffer: compact a copy.
-		compact := jsontext.Value(bytes.Clone(raw))
-		if err := compact.Compact(); err != nil {
+		compact, repeated, err := compactJSON(raw)
+		if err != nil {
 			return err
+		}
+		if repeated != "" {
+			r.named.repeat(name+repeated, nil)
 		}
 		r.text = append(r.text, compact...)
 		note(start, false)
@@ -262,8 +287,7 @@ func (r *jobReader) member(at path, field *jobField, name string) error {
 	return nil
 }
 
-// build makes the job of the values read, in the order they came, so a
-// repeated name's last value wins as it would had each been set at once.
+// build makes the job of the values read, in the order they came.
 func (r *jobReader) build() *restv2.JobInput {
 	j := &restv2.JobInput{}
 	all := string(r.text)
@@ -277,6 +301,73 @@ func (r *jobReader) build() *restv2.JobInput {
 		v.field.set(j, v.name, value)
 	}
 	return j
+}
+
+// jsonValueText reads any value as the text an entry shows: a scalar as
+// jsonScalar reads it, an object or array as compact JSON; nil for null.
+func jsonValueText(dec *jsontext.Decoder) (*string, error) {
+	if k := dec.PeekKind(); k != '{' && k != '[' {
+		return jsonScalar(dec, nil)
+	}
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	compact, _, err := compactJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	s := string(compact)
+	return &s, nil
+}
+
+// compactJSON is a compact copy of the object or array raw (which is the
+// decoder's own buffer), and the place of the first member one of its
+// objects names twice, as a path from raw (".dental", ".0.name"), or "".
+// The check costs nothing more than the compacting, which reads it all.
+func compactJSON(raw []byte) (compact []byte, repeated string, err error) {
+	v := jsontext.Value(bytes.Clone(raw))
+	err = v.Compact(jsontext.AllowDuplicateNames(false))
+	var syntax *jsontext.SyntacticError
+	if !errors.Is(err, jsontext.ErrDuplicateName) || !errors.As(err, &syntax) {
+		return v, "", err
+	}
+	v = jsontext.Value(bytes.Clone(raw))
+	return v, dottedPath(syntax.JSONPointer), v.Compact()
+}
+
+// dottedPath writes a JSON pointer (/benefits/0/name) as the dotted path
+// messages name members by (.benefits.0.name).
+func dottedPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for _, token := range strings.Split(string(p), "/")[1:] {
+		token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
+		b.WriteString("." + token)
+	}
+	return b.String()
+}
+
+// skipChecked skips the value of a member a body does not use, refusing it
+// when an object in it names a member twice.
+func skipChecked(dec *jsontext.Decoder, name string) error {
+	if k := dec.PeekKind(); k != '{' && k != '[' {
+		return dec.SkipValue()
+	}
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	_, repeated, err := compactJSON(raw)
+	if err == nil && repeated != "" {
+		return repeatedMemberError("", name+repeated)
+	}
+	return err
+}
+
+// repeatedMemberError refuses a body naming a member twice; prefix places
+// the object in the body ("auth.").
+func repeatedMemberError(prefix, name string) error {
+	return fmt.Errorf("%s%s: is named twice in one object; a JSON object names each member once", prefix, quoteName(name))
 }
 
 // jsonScalar reads one value that must be a string, number, boolean or null

@@ -39,9 +39,10 @@ func TestDecodeJobs(t *testing.T) {
 		{"json empty array", wire.JSON, `[]`, nil},
 		{"json escaped names", wire.JSON, `[{"ti\u0074le":"T","\u0063ity":"C","z\u00e9":"x"}]`,
 			[]*restv2.JobInput{{Title: s("T"), City: s("C"), ExtraFields: []*restv2.ExtraField{{Name: "zé", Value: s("x")}}}}},
-		{"json repeated names: last scalar wins, list items add up", wire.JSON,
-			`[{"title":"a","title":"b","routeType":"OTR","routeType":["Regional",null,"Local"],"city":"x","city":null}]`,
-			[]*restv2.JobInput{{Title: s("b"), RouteType: []string{"OTR", "Regional", "Local"}}}},
+		{"json repeated names: the first value stays, each repeat is noted once", wire.JSON,
+			`[{"title":"a","title":"b","routeType":"OTR","routeType":["Regional",null,"Local"],"city":"x","city":null,"title":"c"}]`,
+			[]*restv2.JobInput{{Title: s("a"), RouteType: []string{"OTR"}, City: s("x"), RepeatedFields: []*restv2.ExtraField{
+				{Name: "title", Value: s("b")}, {Name: "routeType", Value: s(`["Regional",null,"Local"]`)}, {Name: "city"}}}}},
 		{"json invalid UTF-8 and lone surrogates as U+FFFD", wire.JSON, "[{\"title\":\"a\xffb\",\"\xff\":\"\\ud800\"}]",
 			[]*restv2.JobInput{{Title: s("a\uFFFDb"), ExtraFields: []*restv2.ExtraField{{Name: "\uFFFD", Value: s("\uFFFD")}}}}},
 		{"json each job its own values", wire.JSON, `[{"title":"first","city":"Dallas","n":[1]},{"title":"second"},{}]`,

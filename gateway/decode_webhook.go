@@ -98,15 +98,21 @@ func jsonObject(dec *jsontext.Decoder, notObject string, keys []string, prefix s
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
+	var named uint64 // the keys named so far, by index
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
 		name := tok.String()
-		if !slices.Contains(keys, name) {
+		k := slices.Index(keys, name)
+		if k < 0 {
 			return fmt.Errorf("%s%s: unknown field; allowed: %s", prefix, quoteName(name), strings.Join(keys, ", "))
 		}
+		if named&(1<<k) != 0 {
+			return repeatedMemberError(prefix, name)
+		}
+		named |= 1 << k
 		if err := member(name); err != nil {
 			return err
 		}

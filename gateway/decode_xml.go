@@ -95,6 +95,8 @@ func decodeXML(data []byte, msg any) error {
 
 type xmlReader struct {
 	dec *xml.Decoder
+	// named is the current job's field elements so far.
+	named namedMembers
 	// otherCharset is set when the document declared an encoding other
 	// than UTF-8.
 	otherCharset bool
@@ -186,6 +188,7 @@ func (d *xmlReader) end() error {
 // job reads one <job> record after its start tag, through its end tag.
 func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
 	j := &restv2.JobInput{}
+	d.named.reset()
 	for {
 		tok, err := d.next()
 		if err != nil {
@@ -199,8 +202,15 @@ func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
 			if err != nil {
 				return nil, err
 			}
+			// A list field repeats its element by design; any other
+			// element given twice keeps its first value and refuses the job.
+			if (field == nil || field.list == nil) && d.named.again(field, name) {
+				d.named.repeat(name, &v)
+				continue
+			}
 			field.set(j, name, &v)
 		case xml.EndElement:
+			j.RepeatedFields = d.named.repeated
 			return j, nil
 		case xml.CharData:
 			if len(bytes.TrimSpace(t)) > 0 {

@@ -120,7 +120,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
 		return nil, err
 	}
-	return g.recoverPanics(mux), nil
+	return g.recoverPanics(RefuseUncleanPaths(headAsGet(mux))), nil
 }
 
 type gateway struct {
@@ -173,7 +173,13 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
 			return
 		}
-		if r.ContentLength > route.bodyLimit {
+		coding, refused := contentCoding(r.Header)
+		if refused != nil {
+			writeError(w, r, *refused)
+			return
+		}
+		// A gzip body's limit holds once decoded, which its length does not tell.
+		if r.ContentLength > route.bodyLimit && coding == identityCoding {
 			writeError(w, r, *bodyTooLarge(route.bodyLimit))
 			return
 		}
@@ -182,7 +188,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		// server's own ReadTimeout as the bound.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyArrival))
 		// Read as the handler decodes it; for a route taking none, before it runs.
-		body := readBody(r, route.bodyLimit)
+		body := readBody(r, route.bodyLimit, coding)
 		defer body.close()
 		if route.body == "" {
 			if refused := body.refusal(); refused != nil {

@@ -39,6 +39,8 @@ type api struct {
 	acct    int64
 	// outbox writes the events of applications stored directly.
 	outbox *server.Outbox
+	// services are the services behind the gateway (startQueue runs their imports).
+	services *server.Services
 }
 
 func newAPI(t testing.TB) *api {
@@ -59,7 +61,7 @@ func newAPI(t testing.TB) *api {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	creds := testfix.NewAccount(t, st, "Acme Freight")
-	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID, outbox: svcs.Outbox}
+	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID, outbox: svcs.Outbox, services: svcs}
 }
 
 // do sends a request with the account's key as HTTP Basic user name.

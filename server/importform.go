@@ -30,6 +30,9 @@ func importPayload(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 		for _, x := range in.ExtraFields {
 			stored.ExtraFields = append(stored.ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
 		}
+		for _, x := range in.RepeatedFields {
+			stored.RepeatedFields = append(stored.RepeatedFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
+		}
 		return stored
 	})
 }
@@ -98,6 +101,9 @@ func jobInput(s *store.ImportJob) *restv2.JobInput {
 	}
 	for _, x := range s.ExtraFields {
 		in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
+	}
+	for _, x := range s.RepeatedFields {
+		in.RepeatedFields = append(in.RepeatedFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})
 	}
 	return in
 }

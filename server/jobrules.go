@@ -80,6 +80,9 @@ func newJobValidator() *jobValidator { return &jobValidator{html: newHTMLSanitiz
 func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProblem, []ignoredField) {
 	c := jobCheck{}
 	var f store.JobFields
+	// First, so that a field given twice has this entry rather than one
+	// about its first value.
+	c.repeatedFields(in.RepeatedFields)
 
 	if ref, ok := c.required("referenceNumber", in.ReferenceNumber); ok {
 		if utf8.RuneCountInString(ref) > maxReferenceLen || !referencePattern.MatchString(ref) {
@@ -159,6 +162,30 @@ func (c *jobCheck) ignoreExtraFields(extra []*restv2.ExtraField) {
 			msg = name + " is assigned by the service and was ignored"
 		}
 		c.ignored = append(c.ignored, ignoredField{field: name, value: x.Value, message: msg})
+	}
+}
+
+// repeatedFields reports each member the job named more than once: the
+// job is not saved, since which of its values was meant is not known
+// (docs/api.md, Limits against abuse). As with unknown fields, the first
+// maxIgnoredFields get an entry each and the rest share one.
+func (c *jobCheck) repeatedFields(repeated []*restv2.ExtraField) {
+	for k, r := range repeated {
+		if k == maxIgnoredFields {
+			names := make([]string, 0, len(repeated)-k)
+			for _, y := range repeated[k:] {
+				names = append(names, y.Name)
+			}
+			c.add(fieldProblem{kind: invalidProblem, value: ptr(joinCut(names, ", ", maxEchoed)),
+				message: fmt.Sprintf("%d more fields are given more than once in this job; a job gives each field once", len(names))})
+			return
+		}
+		name := escapeNUL(truncate(r.Name, maxEchoed))
+		msg := name + ": is given more than once in this job; a job gives each field once"
+		if r.Value != nil {
+			msg = fmt.Sprintf("%s: %s is a second value for a field this job already gave; a job gives each field once", name, quoted(*r.Value))
+		}
+		c.add(fieldProblem{kind: invalidProblem, field: name, value: r.Value, message: msg})
 	}
 }
 

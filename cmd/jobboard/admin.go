@@ -48,9 +48,13 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 	if c.flags != nil {
 		c.flags(fs)
 	}
-	fs.SetOutput(os.Stderr)
+	// A mistake is the one line of the usage error below, not that line
+	// and every flag's help; -h asks for the help.
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stderr)
+			fs.Usage()
 			return err
 		}
 		return usageError{fmt.Sprintf("%s: %v", c.name, err)}
@@ -74,6 +78,22 @@ func (c storeCommand) exec(ctx context.Context, args []string) error {
 	defer st.Close()
 	return c.run(ctx, st, fs.Args())
 }
+
+// accountFlag registers --account, whose value must be an account id: a
+// malformed one is refused in one line before the database is opened.
+func accountFlag(fs *flag.FlagSet, account *int64, help string) {
+	fs.Func("account", help+" (an account `ID`)", func(v string) error {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return errors.New("not an account id: an account id is a positive whole number, as jobboard accounts list shows")
+		}
+		*account = id
+		return nil
+	})
+}
+
+// importIDForm says what an import id looks like, for messages.
+const importIDForm = "an import id is a UUID such as 0b6a7f0e-8d0c-4d7e-9a1b-2c3d4e5f6a7b, as POST /api/v2.0/job-imports answered it"
 
 // printJSON writes v as one JSON line.
 func printJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
@@ -113,7 +133,7 @@ func accountsCommand(ctx context.Context, args []string, stdout io.Writer) error
 	var name string
 	var account int64
 	accountFlag := func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "the account (required)")
+		accountFlag(fs, &account, "the account (required)")
 	}
 	needAccount := func(cmd string) func([]string) error {
 		return func([]string) error {
@@ -182,7 +202,7 @@ func keysCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	var account int64
 	accountFlag := func(help string) func(fs *flag.FlagSet) {
-		return func(fs *flag.FlagSet) { fs.Int64Var(&account, "account", 0, help) }
+		return func(fs *flag.FlagSet) { accountFlag(fs, &account, help) }
 	}
 	needAccount := func(cmd string) func([]string) error {
 		return func([]string) error {
@@ -234,14 +254,12 @@ func revokeCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var ref store.KeyRef
 	return storeCommand{name: "keys revoke", nargs: 1,
 		flags: func(fs *flag.FlagSet) {
-			fs.Int64Var(&account, "account", 0, "the account whose key id is given")
+			accountFlag(fs, &account, "the account whose key id is given")
 		},
 		check: func(rest []string) error {
 			arg := strings.TrimSpace(rest[0])
 			id, idErr := strconv.ParseInt(arg, 10, 64)
 			switch {
-			case account < 0:
-				return usageError{fmt.Sprintf("keys revoke: --account %d is not an account id (a positive whole number)", account)}
 			case account != 0 && (idErr != nil || id <= 0):
 				return usageError{fmt.Sprintf("keys revoke: with --account, %q must be a key id (a positive whole number); %s", arg, revokeForms)}
 			case account != 0:
@@ -281,7 +299,12 @@ func importsCommand(ctx context.Context, args []string, stdout io.Writer) error 
 	if done || err != nil {
 		return err
 	}
-	return storeCommand{name: "imports show", nargs: 1, run: func(ctx context.Context, st *store.Store, rest []string) error {
+	return storeCommand{name: "imports show", nargs: 1, check: func(rest []string) error {
+		if !store.IsImportID(rest[0]) {
+			return usageError{fmt.Sprintf("imports show: %q is not an import id; %s", cutArg(rest[0]), importIDForm)}
+		}
+		return nil
+	}, run: func(ctx context.Context, st *store.Store, rest []string) error {
 		imp, err := st.ImportByIDAnyAccount(ctx, rest[0])
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("job import %q not found", rest[0])
@@ -301,6 +324,14 @@ func importsCommand(ctx context.Context, args []string, stdout io.Writer) error 
 		enc.SetIndent("", "  ")
 		return enc.Encode(shown)
 	}}.exec(ctx, args)
+}
+
+// cutArg cuts an argument quoted in a message to 100 bytes.
+func cutArg(s string) string {
+	if len(s) > 100 {
+		return strings.ToValidUTF8(s[:100], "") + "..."
+	}
+	return s
 }
 
 // shownImport is what imports show prints: the API's import object (its
@@ -375,7 +406,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 	var apps []*intake.Application
 	return storeCommand{name: "drivers import", nargs: 1,
 		flags: func(fs *flag.FlagSet) {
-			fs.Int64Var(&account, "account", 0, "the account the drivers applied to (required)")
+			accountFlag(fs, &account, "the account the drivers applied to (required)")
 		},
 		check: func(rest []string) error {
 			if account <= 0 {
@@ -415,7 +446,7 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var seed uint64
 	return storeCommand{name: "demo seed",
 		flags: func(fs *flag.FlagSet) {
-			fs.Int64Var(&account, "account", 0, "the account the synthetic drivers apply to (required)")
+			accountFlag(fs, &account, "the account the synthetic drivers apply to (required)")
 			fs.IntVar(&n, "drivers", 100_000, "how many synthetic driver applications to add")
 			fs.Uint64Var(&seed, "seed", uint64(time.Now().UnixNano()), "random seed")
 		},

@@ -86,7 +86,7 @@ func TestKeysRevokeScopedToAccount(t *testing.T) {
 		{"a key id without its account", []string{fmt.Sprint(keysB[0].ID)}, 2, []string{"needs --account"}},
 		{"a whole key with --account", []string{"--account", fmt.Sprint(b.ID), b.APIKey}, 2, []string{"must be a key id"}},
 		{"a whole key never created", []string{"jb_live_" + strings.Repeat("0", 43)}, 1, []string{"no active key is that key (already revoked, or never created); nothing revoked"}},
-		{"a negative account", []string{"--account", "-3", "1"}, 2, []string{"--account -3 is not an account id"}},
+		{"a negative account", []string{"--account", "-3", "1"}, 2, []string{`invalid value "-3" for flag -account: not an account id`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := runCommandStatus(t, env, append([]string{"keys", "revoke"}, tt.args...)...)

@@ -227,7 +227,8 @@ func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shutting
 	mux.Handle("/", api)
 	// Bounded reads and writes, so a client trickling a body or not reading
 	// the answer cannot hold a connection and its buffers forever.
-	apiSrv = &http.Server{Handler: tracing.HTTPHandler(gateway.AccessLog(mux, m.ObserveHTTP)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	// Unclean paths are refused before the mux, which would redirect them.
+	apiSrv = &http.Server{Handler: tracing.HTTPHandler(gateway.AccessLog(gateway.RefuseUncleanPaths(mux), m.ObserveHTTP)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
 		// Over TLS, REST speaks HTTP/2 too: net/http runs at most this many
 		// handlers a connection and closes with GOAWAY one whose client

@@ -23,7 +23,7 @@ func webhooksCommand(ctx context.Context, args []string, stdout io.Writer) error
 	var account int64
 	return storeCommand{name: "webhooks list",
 		flags: func(fs *flag.FlagSet) {
-			fs.Int64Var(&account, "account", 0, "the account whose webhook endpoints to list (required)")
+			accountFlag(fs, &account, "the account whose webhook endpoints to list (required)")
 		},
 		check: func([]string) error {
 			if account <= 0 {

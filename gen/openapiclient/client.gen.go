@@ -4593,6 +4593,8 @@ type DriverServiceListDriversResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4629,6 +4631,11 @@ func (r DriverServiceListDriversResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DriverServiceListDriversResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceListDriversResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -4685,6 +4692,8 @@ type DriverServiceGetDriverResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4719,6 +4728,11 @@ func (r DriverServiceGetDriverResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DriverServiceGetDriverResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceGetDriverResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -4782,6 +4796,8 @@ type DriverServiceListDrivers2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4818,6 +4834,11 @@ func (r DriverServiceListDrivers2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DriverServiceListDrivers2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceListDrivers2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -4874,6 +4895,8 @@ type DriverServiceGetDriver2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4908,6 +4931,11 @@ func (r DriverServiceGetDriver2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DriverServiceGetDriver2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceGetDriver2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -4964,6 +4992,8 @@ type EventServiceListEventsResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4998,6 +5028,11 @@ func (r EventServiceListEventsResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EventServiceListEventsResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EventServiceListEventsResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5059,6 +5094,8 @@ type JobImportServiceCreateJobImportResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -5097,6 +5134,11 @@ func (r JobImportServiceCreateJobImportResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobImportServiceCreateJobImportResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobImportServiceCreateJobImportResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -5158,6 +5200,8 @@ type JobImportServiceGetJobImportResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5192,6 +5236,11 @@ func (r JobImportServiceGetJobImportResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobImportServiceGetJobImportResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobImportServiceGetJobImportResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5248,6 +5297,8 @@ type JobServiceDeleteJobsResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5282,6 +5333,11 @@ func (r JobServiceDeleteJobsResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobsResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobsResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5344,6 +5400,8 @@ type JobServiceListJobsResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5380,6 +5438,11 @@ func (r JobServiceListJobsResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceListJobsResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceListJobsResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5436,6 +5499,8 @@ type JobServicePostJobsResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5470,6 +5535,11 @@ func (r JobServicePostJobsResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServicePostJobsResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServicePostJobsResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5526,6 +5596,8 @@ type JobServiceDeleteJobsByReferenceResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5560,6 +5632,11 @@ func (r JobServiceDeleteJobsByReferenceResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobsByReferenceResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobsByReferenceResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5616,6 +5693,8 @@ type JobServiceDeleteJobByReferenceResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5650,6 +5729,11 @@ func (r JobServiceDeleteJobByReferenceResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobByReferenceResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobByReferenceResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5706,6 +5790,8 @@ type JobServiceDeleteJobResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5740,6 +5826,11 @@ func (r JobServiceDeleteJobResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5796,6 +5887,8 @@ type JobServiceGetJobResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5830,6 +5923,11 @@ func (r JobServiceGetJobResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceGetJobResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceGetJobResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5886,6 +5984,8 @@ type JobServiceDeleteJobs2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5920,6 +6020,11 @@ func (r JobServiceDeleteJobs2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobs2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobs2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5982,6 +6087,8 @@ type JobServiceListJobs2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6018,6 +6125,11 @@ func (r JobServiceListJobs2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceListJobs2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceListJobs2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6074,6 +6186,8 @@ type JobServicePostJobs2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6108,6 +6222,11 @@ func (r JobServicePostJobs2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServicePostJobs2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServicePostJobs2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6164,6 +6283,8 @@ type JobServiceDeleteJobsByReference2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6198,6 +6319,11 @@ func (r JobServiceDeleteJobsByReference2Response) GetJSON405() *V2ErrorResponse 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobsByReference2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobsByReference2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6254,6 +6380,8 @@ type JobServiceDeleteJobByReference2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6288,6 +6416,11 @@ func (r JobServiceDeleteJobByReference2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJobByReference2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJobByReference2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6344,6 +6477,8 @@ type JobServiceDeleteJob2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6378,6 +6513,11 @@ func (r JobServiceDeleteJob2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceDeleteJob2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceDeleteJob2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6434,6 +6574,8 @@ type JobServiceGetJob2Response struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6468,6 +6610,11 @@ func (r JobServiceGetJob2Response) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r JobServiceGetJob2Response) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r JobServiceGetJob2Response) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6524,6 +6671,8 @@ type WebhookServiceListWebhooksResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6558,6 +6707,11 @@ func (r WebhookServiceListWebhooksResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceListWebhooksResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceListWebhooksResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6619,6 +6773,8 @@ type WebhookServiceCreateWebhookResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -6657,6 +6813,11 @@ func (r WebhookServiceCreateWebhookResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceCreateWebhookResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceCreateWebhookResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -6716,6 +6877,8 @@ type WebhookServiceDeleteWebhookResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6745,6 +6908,11 @@ func (r WebhookServiceDeleteWebhookResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceDeleteWebhookResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceDeleteWebhookResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6801,6 +6969,8 @@ type WebhookServiceGetWebhookResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6835,6 +7005,11 @@ func (r WebhookServiceGetWebhookResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceGetWebhookResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceGetWebhookResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6891,6 +7066,8 @@ type WebhookServiceUpdateWebhookResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6925,6 +7102,11 @@ func (r WebhookServiceUpdateWebhookResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceUpdateWebhookResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceUpdateWebhookResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6981,6 +7163,8 @@ type WebhookServiceListWebhookDeliveriesResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7015,6 +7199,11 @@ func (r WebhookServiceListWebhookDeliveriesResponse) GetJSON405() *V2ErrorRespon
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceListWebhookDeliveriesResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceListWebhookDeliveriesResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7069,6 +7258,8 @@ type WebhookServiceRedeliverWebhookEventResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7100,6 +7291,11 @@ func (r WebhookServiceRedeliverWebhookEventResponse) GetJSON405() *V2ErrorRespon
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceRedeliverWebhookEventResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceRedeliverWebhookEventResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -7161,6 +7357,8 @@ type WebhookServiceRotateWebhookSecretResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *V2ErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7195,6 +7393,11 @@ func (r WebhookServiceRotateWebhookSecretResponse) GetJSON405() *V2ErrorResponse
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceRotateWebhookSecretResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceRotateWebhookSecretResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7251,6 +7454,8 @@ type WebhookServiceTestWebhookResponse struct {
 	JSON405 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *V2ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7287,6 +7492,11 @@ func (r WebhookServiceTestWebhookResponse) GetJSON405() *V2ErrorResponse {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r WebhookServiceTestWebhookResponse) GetJSON413() *V2ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WebhookServiceTestWebhookResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -7932,6 +8142,13 @@ func ParseDriverServiceListDriversResponse(rsp *http.Response) (*DriverServiceLi
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8034,6 +8251,13 @@ func ParseDriverServiceGetDriverResponse(rsp *http.Response) (*DriverServiceGetD
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8108,6 +8332,13 @@ func ParseDriverServiceListDrivers2Response(rsp *http.Response) (*DriverServiceL
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -8211,6 +8442,13 @@ func ParseDriverServiceGetDriver2Response(rsp *http.Response) (*DriverServiceGet
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8286,6 +8524,13 @@ func ParseEventServiceListEventsResponse(rsp *http.Response) (*EventServiceListE
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8360,6 +8605,13 @@ func ParseJobImportServiceCreateJobImportResponse(rsp *http.Response) (*JobImpor
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest V2ErrorResponse
@@ -8456,6 +8708,13 @@ func ParseJobImportServiceGetJobImportResponse(rsp *http.Response) (*JobImportSe
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8531,6 +8790,13 @@ func ParseJobServiceDeleteJobsResponse(rsp *http.Response) (*JobServiceDeleteJob
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8605,6 +8871,13 @@ func ParseJobServiceListJobsResponse(rsp *http.Response) (*JobServiceListJobsRes
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -8701,6 +8974,13 @@ func ParseJobServicePostJobsResponse(rsp *http.Response) (*JobServicePostJobsRes
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8775,6 +9055,13 @@ func ParseJobServiceDeleteJobsByReferenceResponse(rsp *http.Response) (*JobServi
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -8851,6 +9138,13 @@ func ParseJobServiceDeleteJobByReferenceResponse(rsp *http.Response) (*JobServic
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8925,6 +9219,13 @@ func ParseJobServiceDeleteJobResponse(rsp *http.Response) (*JobServiceDeleteJobR
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -9001,6 +9302,13 @@ func ParseJobServiceGetJobResponse(rsp *http.Response) (*JobServiceGetJobRespons
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9076,6 +9384,13 @@ func ParseJobServiceDeleteJobs2Response(rsp *http.Response) (*JobServiceDeleteJo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9150,6 +9465,13 @@ func ParseJobServiceListJobs2Response(rsp *http.Response) (*JobServiceListJobs2R
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -9246,6 +9568,13 @@ func ParseJobServicePostJobs2Response(rsp *http.Response) (*JobServicePostJobs2R
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9320,6 +9649,13 @@ func ParseJobServiceDeleteJobsByReference2Response(rsp *http.Response) (*JobServ
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -9396,6 +9732,13 @@ func ParseJobServiceDeleteJobByReference2Response(rsp *http.Response) (*JobServi
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9470,6 +9813,13 @@ func ParseJobServiceDeleteJob2Response(rsp *http.Response) (*JobServiceDeleteJob
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -9546,6 +9896,13 @@ func ParseJobServiceGetJob2Response(rsp *http.Response) (*JobServiceGetJob2Respo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9621,6 +9978,13 @@ func ParseWebhookServiceListWebhooksResponse(rsp *http.Response) (*WebhookServic
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9695,6 +10059,13 @@ func ParseWebhookServiceCreateWebhookResponse(rsp *http.Response) (*WebhookServi
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest V2ErrorResponse
@@ -9787,6 +10158,13 @@ func ParseWebhookServiceDeleteWebhookResponse(rsp *http.Response) (*WebhookServi
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9861,6 +10239,13 @@ func ParseWebhookServiceGetWebhookResponse(rsp *http.Response) (*WebhookServiceG
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
@@ -9937,6 +10322,13 @@ func ParseWebhookServiceUpdateWebhookResponse(rsp *http.Response) (*WebhookServi
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10012,6 +10404,13 @@ func ParseWebhookServiceListWebhookDeliveriesResponse(rsp *http.Response) (*Webh
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10082,6 +10481,13 @@ func ParseWebhookServiceRedeliverWebhookEventResponse(rsp *http.Response) (*Webh
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest V2ErrorResponse
@@ -10165,6 +10571,13 @@ func ParseWebhookServiceRotateWebhookSecretResponse(rsp *http.Response) (*Webhoo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10239,6 +10652,13 @@ func ParseWebhookServiceTestWebhookResponse(rsp *http.Response) (*WebhookService
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest V2ErrorResponse

@@ -106,6 +106,9 @@ func newCluster(dir string, port int) (*Cluster, error) {
 // as a child of this process. It refuses with an *InUseError, touching
 // nothing, while another process owns dir.
 func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	if err := checkReachable(dir); err != nil {
+		return nil, err
+	}
 	lock, err := Acquire(dir)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,9 @@ type ImportJob struct {
 	TwicOnly        *string            `json:"twicOnly,omitempty"`
 	LicenseClass    *string            `json:"licenseClass,omitempty"`
 	ExtraFields     []ImportExtraField `json:"extraFields,omitempty"`
+	// RepeatedFields are the members the job named more than once, each
+	// with its first repeated value; a job with any is not saved.
+	RepeatedFields []ImportExtraField `json:"repeatedFields,omitempty"`
 }
 
 // ImportExtraField is a field of a sent job that is not one of the job's.

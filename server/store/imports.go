@@ -104,6 +104,10 @@ func (s *Store) CreateImport(ctx context.Context, n NewImport, enqueue func(ctx 
 	return imp, created, err
 }
 
+// IsImportID reports whether id has the form of an import id, a UUID;
+// a query with another would fail in PostgreSQL's uuid parsing.
+func IsImportID(id string) bool { return uuidPattern.MatchString(id) }
+
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // JobImport returns an import of the account, or ErrNotFound (also for an
@@ -365,6 +369,9 @@ func (s *Store) StrandedImports(ctx context.Context, kind string, limit int) ([]
 // queue's workers and the operator commands; a client's request goes
 // through JobImport, which only finds the client's own account's imports.
 func (s *Store) ImportByIDAnyAccount(ctx context.Context, id string) (JobImport, error) {
+	if !IsImportID(id) {
+		return JobImport{}, ErrNotFound
+	}
 	var imp JobImport
 	err := s.db.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {

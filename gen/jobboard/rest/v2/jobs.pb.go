@@ -282,9 +282,14 @@ type JobInput struct {
 	LicenseClass *string `protobuf:"bytes,17,opt,name=license_class,json=licenseClass,proto3,oneof" json:"license_class,omitempty"`
 	// Fields the service does not use (unknown names, or id and date, which the
 	// service assigns). They are reported back as ignored values.
-	ExtraFields   []*ExtraField `protobuf:"bytes,18,rep,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExtraFields []*ExtraField `protobuf:"bytes,18,rep,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
+	// Members the job named more than once (a JSON member, or an XML element
+	// other than a list field's), each once, with the first repeated value
+	// (docs/api.md, Limits against abuse). A job naming any is not saved: each
+	// is one invalid entry for its field.
+	RepeatedFields []*ExtraField `protobuf:"bytes,19,rep,name=repeated_fields,json=repeatedFields,proto3" json:"repeated_fields,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobInput) Reset() {
@@ -439,6 +444,13 @@ func (x *JobInput) GetLicenseClass() string {
 func (x *JobInput) GetExtraFields() []*ExtraField {
 	if x != nil {
 		return x.ExtraFields
+	}
+	return nil
+}
+
+func (x *JobInput) GetRepeatedFields() []*ExtraField {
+	if x != nil {
+		return x.RepeatedFields
 	}
 	return nil
 }
@@ -1563,7 +1575,7 @@ const file_jobboard_rest_v2_jobs_proto_rawDesc = "" +
 	"\x0f_pay_amount_maxB\x10\n" +
 	"\x0e_pay_frequencyB\x0f\n" +
 	"\r_requirementsB\x10\n" +
-	"\x0e_license_class\"\xb2\a\n" +
+	"\x0e_license_class\"\xf9\a\n" +
 	"\bJobInput\x12.\n" +
 	"\x10reference_number\x18\x01 \x01(\tH\x00R\x0freferenceNumber\x88\x01\x01\x12\x19\n" +
 	"\x05title\x18\x02 \x01(\tH\x01R\x05title\x88\x01\x01\x12\x17\n" +
@@ -1589,7 +1601,8 @@ const file_jobboard_rest_v2_jobs_proto_rawDesc = "" +
 	"\frequirements\x18\x0f \x01(\tH\fR\frequirements\x88\x01\x01\x12 \n" +
 	"\ttwic_only\x18\x10 \x01(\tH\rR\btwicOnly\x88\x01\x01\x12(\n" +
 	"\rlicense_class\x18\x11 \x01(\tH\x0eR\flicenseClass\x88\x01\x01\x12?\n" +
-	"\fextra_fields\x18\x12 \x03(\v2\x1c.jobboard.rest.v2.ExtraFieldR\vextraFieldsB\x13\n" +
+	"\fextra_fields\x18\x12 \x03(\v2\x1c.jobboard.rest.v2.ExtraFieldR\vextraFields\x12E\n" +
+	"\x0frepeated_fields\x18\x13 \x03(\v2\x1c.jobboard.rest.v2.ExtraFieldR\x0erepeatedFieldsB\x13\n" +
 	"\x11_reference_numberB\b\n" +
 	"\x06_titleB\a\n" +
 	"\x05_cityB\b\n" +
@@ -1725,40 +1738,41 @@ var file_jobboard_rest_v2_jobs_proto_goTypes = []any{
 }
 var file_jobboard_rest_v2_jobs_proto_depIdxs = []int32{
 	2,  // 0: jobboard.rest.v2.JobInput.extra_fields:type_name -> jobboard.rest.v2.ExtraField
-	4,  // 1: jobboard.rest.v2.BatchSummary.error_messages:type_name -> jobboard.rest.v2.ErrorMessages
-	5,  // 2: jobboard.rest.v2.ErrorMessages.missing_errors:type_name -> jobboard.rest.v2.ErrorList
-	5,  // 3: jobboard.rest.v2.ErrorMessages.invalid_errors:type_name -> jobboard.rest.v2.ErrorList
-	5,  // 4: jobboard.rest.v2.ErrorMessages.duplication_errors:type_name -> jobboard.rest.v2.ErrorList
-	5,  // 5: jobboard.rest.v2.ErrorMessages.limit_errors:type_name -> jobboard.rest.v2.ErrorList
-	6,  // 6: jobboard.rest.v2.ErrorList.errors:type_name -> jobboard.rest.v2.BatchEntry
-	0,  // 7: jobboard.rest.v2.ListJobsResponse.jobs:type_name -> jobboard.rest.v2.Job
-	1,  // 8: jobboard.rest.v2.PostJobsRequest.jobs:type_name -> jobboard.rest.v2.JobInput
-	4,  // 9: jobboard.rest.v2.PostJobsResponse.error_messages:type_name -> jobboard.rest.v2.ErrorMessages
-	6,  // 10: jobboard.rest.v2.PostJobsResponse.ignored_values:type_name -> jobboard.rest.v2.BatchEntry
-	0,  // 11: jobboard.rest.v2.GetJobResponse.job:type_name -> jobboard.rest.v2.Job
-	3,  // 12: jobboard.rest.v2.DeleteJobResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
-	3,  // 13: jobboard.rest.v2.DeleteJobsResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
-	3,  // 14: jobboard.rest.v2.DeleteJobByReferenceResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
-	3,  // 15: jobboard.rest.v2.DeleteJobsByReferenceResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
-	7,  // 16: jobboard.rest.v2.JobService.ListJobs:input_type -> jobboard.rest.v2.ListJobsRequest
-	9,  // 17: jobboard.rest.v2.JobService.PostJobs:input_type -> jobboard.rest.v2.PostJobsRequest
-	11, // 18: jobboard.rest.v2.JobService.GetJob:input_type -> jobboard.rest.v2.GetJobRequest
-	13, // 19: jobboard.rest.v2.JobService.DeleteJob:input_type -> jobboard.rest.v2.DeleteJobRequest
-	15, // 20: jobboard.rest.v2.JobService.DeleteJobs:input_type -> jobboard.rest.v2.DeleteJobsRequest
-	17, // 21: jobboard.rest.v2.JobService.DeleteJobByReference:input_type -> jobboard.rest.v2.DeleteJobByReferenceRequest
-	19, // 22: jobboard.rest.v2.JobService.DeleteJobsByReference:input_type -> jobboard.rest.v2.DeleteJobsByReferenceRequest
-	8,  // 23: jobboard.rest.v2.JobService.ListJobs:output_type -> jobboard.rest.v2.ListJobsResponse
-	10, // 24: jobboard.rest.v2.JobService.PostJobs:output_type -> jobboard.rest.v2.PostJobsResponse
-	12, // 25: jobboard.rest.v2.JobService.GetJob:output_type -> jobboard.rest.v2.GetJobResponse
-	14, // 26: jobboard.rest.v2.JobService.DeleteJob:output_type -> jobboard.rest.v2.DeleteJobResponse
-	16, // 27: jobboard.rest.v2.JobService.DeleteJobs:output_type -> jobboard.rest.v2.DeleteJobsResponse
-	18, // 28: jobboard.rest.v2.JobService.DeleteJobByReference:output_type -> jobboard.rest.v2.DeleteJobByReferenceResponse
-	20, // 29: jobboard.rest.v2.JobService.DeleteJobsByReference:output_type -> jobboard.rest.v2.DeleteJobsByReferenceResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	2,  // 1: jobboard.rest.v2.JobInput.repeated_fields:type_name -> jobboard.rest.v2.ExtraField
+	4,  // 2: jobboard.rest.v2.BatchSummary.error_messages:type_name -> jobboard.rest.v2.ErrorMessages
+	5,  // 3: jobboard.rest.v2.ErrorMessages.missing_errors:type_name -> jobboard.rest.v2.ErrorList
+	5,  // 4: jobboard.rest.v2.ErrorMessages.invalid_errors:type_name -> jobboard.rest.v2.ErrorList
+	5,  // 5: jobboard.rest.v2.ErrorMessages.duplication_errors:type_name -> jobboard.rest.v2.ErrorList
+	5,  // 6: jobboard.rest.v2.ErrorMessages.limit_errors:type_name -> jobboard.rest.v2.ErrorList
+	6,  // 7: jobboard.rest.v2.ErrorList.errors:type_name -> jobboard.rest.v2.BatchEntry
+	0,  // 8: jobboard.rest.v2.ListJobsResponse.jobs:type_name -> jobboard.rest.v2.Job
+	1,  // 9: jobboard.rest.v2.PostJobsRequest.jobs:type_name -> jobboard.rest.v2.JobInput
+	4,  // 10: jobboard.rest.v2.PostJobsResponse.error_messages:type_name -> jobboard.rest.v2.ErrorMessages
+	6,  // 11: jobboard.rest.v2.PostJobsResponse.ignored_values:type_name -> jobboard.rest.v2.BatchEntry
+	0,  // 12: jobboard.rest.v2.GetJobResponse.job:type_name -> jobboard.rest.v2.Job
+	3,  // 13: jobboard.rest.v2.DeleteJobResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
+	3,  // 14: jobboard.rest.v2.DeleteJobsResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
+	3,  // 15: jobboard.rest.v2.DeleteJobByReferenceResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
+	3,  // 16: jobboard.rest.v2.DeleteJobsByReferenceResponse.summary:type_name -> jobboard.rest.v2.BatchSummary
+	7,  // 17: jobboard.rest.v2.JobService.ListJobs:input_type -> jobboard.rest.v2.ListJobsRequest
+	9,  // 18: jobboard.rest.v2.JobService.PostJobs:input_type -> jobboard.rest.v2.PostJobsRequest
+	11, // 19: jobboard.rest.v2.JobService.GetJob:input_type -> jobboard.rest.v2.GetJobRequest
+	13, // 20: jobboard.rest.v2.JobService.DeleteJob:input_type -> jobboard.rest.v2.DeleteJobRequest
+	15, // 21: jobboard.rest.v2.JobService.DeleteJobs:input_type -> jobboard.rest.v2.DeleteJobsRequest
+	17, // 22: jobboard.rest.v2.JobService.DeleteJobByReference:input_type -> jobboard.rest.v2.DeleteJobByReferenceRequest
+	19, // 23: jobboard.rest.v2.JobService.DeleteJobsByReference:input_type -> jobboard.rest.v2.DeleteJobsByReferenceRequest
+	8,  // 24: jobboard.rest.v2.JobService.ListJobs:output_type -> jobboard.rest.v2.ListJobsResponse
+	10, // 25: jobboard.rest.v2.JobService.PostJobs:output_type -> jobboard.rest.v2.PostJobsResponse
+	12, // 26: jobboard.rest.v2.JobService.GetJob:output_type -> jobboard.rest.v2.GetJobResponse
+	14, // 27: jobboard.rest.v2.JobService.DeleteJob:output_type -> jobboard.rest.v2.DeleteJobResponse
+	16, // 28: jobboard.rest.v2.JobService.DeleteJobs:output_type -> jobboard.rest.v2.DeleteJobsResponse
+	18, // 29: jobboard.rest.v2.JobService.DeleteJobByReference:output_type -> jobboard.rest.v2.DeleteJobByReferenceResponse
+	20, // 30: jobboard.rest.v2.JobService.DeleteJobsByReference:output_type -> jobboard.rest.v2.DeleteJobsByReferenceResponse
+	24, // [24:31] is the sub-list for method output_type
+	17, // [17:24] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_rest_v2_jobs_proto_init() }
