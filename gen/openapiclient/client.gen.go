@@ -4591,6 +4591,8 @@ type DriverServiceListDriversResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -4626,6 +4628,11 @@ func (r DriverServiceListDriversResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DriverServiceListDriversResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceListDriversResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -4690,6 +4697,8 @@ type DriverServiceGetDriverResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -4723,6 +4732,11 @@ func (r DriverServiceGetDriverResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DriverServiceGetDriverResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceGetDriverResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -4794,6 +4808,8 @@ type DriverServiceListDrivers2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -4829,6 +4845,11 @@ func (r DriverServiceListDrivers2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DriverServiceListDrivers2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceListDrivers2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -4893,6 +4914,8 @@ type DriverServiceGetDriver2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -4926,6 +4949,11 @@ func (r DriverServiceGetDriver2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DriverServiceGetDriver2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceGetDriver2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -4990,6 +5018,8 @@ type EventServiceListEventsResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5023,6 +5053,11 @@ func (r EventServiceListEventsResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r EventServiceListEventsResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r EventServiceListEventsResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5092,6 +5127,8 @@ type JobImportServiceCreateJobImportResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5129,6 +5166,11 @@ func (r JobImportServiceCreateJobImportResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobImportServiceCreateJobImportResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobImportServiceCreateJobImportResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5198,6 +5240,8 @@ type JobImportServiceGetJobImportResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5231,6 +5275,11 @@ func (r JobImportServiceGetJobImportResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobImportServiceGetJobImportResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobImportServiceGetJobImportResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5295,6 +5344,8 @@ type JobServiceDeleteJobsResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5328,6 +5379,11 @@ func (r JobServiceDeleteJobsResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobsResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobsResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5398,6 +5454,8 @@ type JobServiceListJobsResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5433,6 +5491,11 @@ func (r JobServiceListJobsResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceListJobsResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceListJobsResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5497,6 +5560,8 @@ type JobServicePostJobsResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5530,6 +5595,11 @@ func (r JobServicePostJobsResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServicePostJobsResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServicePostJobsResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5594,6 +5664,8 @@ type JobServiceDeleteJobsByReferenceResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5627,6 +5699,11 @@ func (r JobServiceDeleteJobsByReferenceResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobsByReferenceResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobsByReferenceResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5691,6 +5768,8 @@ type JobServiceDeleteJobByReferenceResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5724,6 +5803,11 @@ func (r JobServiceDeleteJobByReferenceResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobByReferenceResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobByReferenceResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5788,6 +5872,8 @@ type JobServiceDeleteJobResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5821,6 +5907,11 @@ func (r JobServiceDeleteJobResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5885,6 +5976,8 @@ type JobServiceGetJobResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5918,6 +6011,11 @@ func (r JobServiceGetJobResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceGetJobResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceGetJobResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5982,6 +6080,8 @@ type JobServiceDeleteJobs2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6015,6 +6115,11 @@ func (r JobServiceDeleteJobs2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobs2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobs2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6085,6 +6190,8 @@ type JobServiceListJobs2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6120,6 +6227,11 @@ func (r JobServiceListJobs2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceListJobs2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceListJobs2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6184,6 +6296,8 @@ type JobServicePostJobs2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6217,6 +6331,11 @@ func (r JobServicePostJobs2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServicePostJobs2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServicePostJobs2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6281,6 +6400,8 @@ type JobServiceDeleteJobsByReference2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6314,6 +6435,11 @@ func (r JobServiceDeleteJobsByReference2Response) GetJSON404() *V2ErrorResponse 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobsByReference2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobsByReference2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6378,6 +6504,8 @@ type JobServiceDeleteJobByReference2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6411,6 +6539,11 @@ func (r JobServiceDeleteJobByReference2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJobByReference2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJobByReference2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6475,6 +6608,8 @@ type JobServiceDeleteJob2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6508,6 +6643,11 @@ func (r JobServiceDeleteJob2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceDeleteJob2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceDeleteJob2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6572,6 +6712,8 @@ type JobServiceGetJob2Response struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6605,6 +6747,11 @@ func (r JobServiceGetJob2Response) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r JobServiceGetJob2Response) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r JobServiceGetJob2Response) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6669,6 +6816,8 @@ type WebhookServiceListWebhooksResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6702,6 +6851,11 @@ func (r WebhookServiceListWebhooksResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceListWebhooksResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceListWebhooksResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6771,6 +6925,8 @@ type WebhookServiceCreateWebhookResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6808,6 +6964,11 @@ func (r WebhookServiceCreateWebhookResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceCreateWebhookResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceCreateWebhookResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6875,6 +7036,8 @@ type WebhookServiceDeleteWebhookResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6903,6 +7066,11 @@ func (r WebhookServiceDeleteWebhookResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceDeleteWebhookResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceDeleteWebhookResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6967,6 +7135,8 @@ type WebhookServiceGetWebhookResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7000,6 +7170,11 @@ func (r WebhookServiceGetWebhookResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceGetWebhookResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceGetWebhookResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7064,6 +7239,8 @@ type WebhookServiceUpdateWebhookResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7097,6 +7274,11 @@ func (r WebhookServiceUpdateWebhookResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceUpdateWebhookResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceUpdateWebhookResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7161,6 +7343,8 @@ type WebhookServiceListWebhookDeliveriesResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7194,6 +7378,11 @@ func (r WebhookServiceListWebhookDeliveriesResponse) GetJSON404() *V2ErrorRespon
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceListWebhookDeliveriesResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceListWebhookDeliveriesResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7256,6 +7445,8 @@ type WebhookServiceRedeliverWebhookEventResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7286,6 +7477,11 @@ func (r WebhookServiceRedeliverWebhookEventResponse) GetJSON404() *V2ErrorRespon
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceRedeliverWebhookEventResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceRedeliverWebhookEventResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7355,6 +7551,8 @@ type WebhookServiceRotateWebhookSecretResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7388,6 +7586,11 @@ func (r WebhookServiceRotateWebhookSecretResponse) GetJSON404() *V2ErrorResponse
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceRotateWebhookSecretResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceRotateWebhookSecretResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7452,6 +7655,8 @@ type WebhookServiceTestWebhookResponse struct {
 	JSON404 *V2ErrorResponse
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *V2ErrorResponse
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7487,6 +7692,11 @@ func (r WebhookServiceTestWebhookResponse) GetJSON404() *V2ErrorResponse {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r WebhookServiceTestWebhookResponse) GetJSON405() *V2ErrorResponse {
 	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r WebhookServiceTestWebhookResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -8135,6 +8345,13 @@ func ParseDriverServiceListDriversResponse(rsp *http.Response) (*DriverServiceLi
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8244,6 +8461,13 @@ func ParseDriverServiceGetDriverResponse(rsp *http.Response) (*DriverServiceGetD
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8325,6 +8549,13 @@ func ParseDriverServiceListDrivers2Response(rsp *http.Response) (*DriverServiceL
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -8435,6 +8666,13 @@ func ParseDriverServiceGetDriver2Response(rsp *http.Response) (*DriverServiceGet
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8517,6 +8755,13 @@ func ParseEventServiceListEventsResponse(rsp *http.Response) (*EventServiceListE
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8598,6 +8843,13 @@ func ParseJobImportServiceCreateJobImportResponse(rsp *http.Response) (*JobImpor
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -8701,6 +8953,13 @@ func ParseJobImportServiceGetJobImportResponse(rsp *http.Response) (*JobImportSe
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8783,6 +9042,13 @@ func ParseJobServiceDeleteJobsResponse(rsp *http.Response) (*JobServiceDeleteJob
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8864,6 +9130,13 @@ func ParseJobServiceListJobsResponse(rsp *http.Response) (*JobServiceListJobsRes
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -8967,6 +9240,13 @@ func ParseJobServicePostJobsResponse(rsp *http.Response) (*JobServicePostJobsRes
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9048,6 +9328,13 @@ func ParseJobServiceDeleteJobsByReferenceResponse(rsp *http.Response) (*JobServi
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -9131,6 +9418,13 @@ func ParseJobServiceDeleteJobByReferenceResponse(rsp *http.Response) (*JobServic
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9212,6 +9506,13 @@ func ParseJobServiceDeleteJobResponse(rsp *http.Response) (*JobServiceDeleteJobR
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -9295,6 +9596,13 @@ func ParseJobServiceGetJobResponse(rsp *http.Response) (*JobServiceGetJobRespons
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9377,6 +9685,13 @@ func ParseJobServiceDeleteJobs2Response(rsp *http.Response) (*JobServiceDeleteJo
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9458,6 +9773,13 @@ func ParseJobServiceListJobs2Response(rsp *http.Response) (*JobServiceListJobs2R
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -9561,6 +9883,13 @@ func ParseJobServicePostJobs2Response(rsp *http.Response) (*JobServicePostJobs2R
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9642,6 +9971,13 @@ func ParseJobServiceDeleteJobsByReference2Response(rsp *http.Response) (*JobServ
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -9725,6 +10061,13 @@ func ParseJobServiceDeleteJobByReference2Response(rsp *http.Response) (*JobServi
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9806,6 +10149,13 @@ func ParseJobServiceDeleteJob2Response(rsp *http.Response) (*JobServiceDeleteJob
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -9889,6 +10239,13 @@ func ParseJobServiceGetJob2Response(rsp *http.Response) (*JobServiceGetJob2Respo
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9971,6 +10328,13 @@ func ParseWebhookServiceListWebhooksResponse(rsp *http.Response) (*WebhookServic
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10052,6 +10416,13 @@ func ParseWebhookServiceCreateWebhookResponse(rsp *http.Response) (*WebhookServi
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -10151,6 +10522,13 @@ func ParseWebhookServiceDeleteWebhookResponse(rsp *http.Response) (*WebhookServi
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10232,6 +10610,13 @@ func ParseWebhookServiceGetWebhookResponse(rsp *http.Response) (*WebhookServiceG
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -10315,6 +10700,13 @@ func ParseWebhookServiceUpdateWebhookResponse(rsp *http.Response) (*WebhookServi
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10397,6 +10789,13 @@ func ParseWebhookServiceListWebhookDeliveriesResponse(rsp *http.Response) (*Webh
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10474,6 +10873,13 @@ func ParseWebhookServiceRedeliverWebhookEventResponse(rsp *http.Response) (*Webh
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
@@ -10564,6 +10970,13 @@ func ParseWebhookServiceRotateWebhookSecretResponse(rsp *http.Response) (*Webhoo
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10645,6 +11058,13 @@ func ParseWebhookServiceTestWebhookResponse(rsp *http.Response) (*WebhookService
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest V2ErrorResponse
