@@ -16,7 +16,7 @@ import (
 // used to answer them 307 to the cleaned path with an HTML body.
 func TestUncleanPathsAreNotRedirected(t *testing.T) {
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	srv, _ := httpServers(nil, api, metrics.New(), &atomicBool{})
+	srv, _ := httpServers(nil, api, metrics.New(), &atomicBool{}, &readyProbes{})
 	ts := httptest.NewServer(srv.Handler)
 	defer ts.Close()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

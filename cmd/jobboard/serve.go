@@ -118,8 +118,8 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	// The count tables' rows are folded off the intake's requests; the
 	// loop outlives the drain, so what the drain wrote is folded too.
 	defer st.StartCountFolding(ctx)()
-	srv := servers{svcs: svcs, shuttingDown: new(atomicBool)}
-	srv.http, srv.metrics = httpServers(st, api, scfg.Metrics, srv.shuttingDown)
+	srv := servers{svcs: svcs, shuttingDown: new(atomicBool), probes: new(readyProbes)}
+	srv.http, srv.metrics = httpServers(st, api, scfg.Metrics, srv.shuttingDown, srv.probes)
 	srv.http.TLSConfig = tr.restTLS()
 	lns, err := listen(cfg)
 	if err != nil {
@@ -164,6 +164,8 @@ type servers struct {
 	grpc          *grpc.Server
 	// shuttingDown turns readiness off as the drain starts.
 	shuttingDown *atomicBool
+	// probes tells the drain when the load balancer has seen it.
+	probes *readyProbes
 }
 
 // run serves each server on its listener until ctx ends or one of them
@@ -190,6 +192,9 @@ func (s servers) drain(ctx context.Context) error {
 	s.svcs.Health.Shutdown()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
+	// Requests still come while the balancer has not seen the replica not
+	// ready; they are served as usual until it has.
+	s.probes.waitSeenNotReady(sctx)
 	err := s.http.Shutdown(sctx)
 	// Metrics are read until the API has drained, then no more.
 	if merr := s.metrics.Shutdown(sctx); err == nil {
@@ -213,11 +218,13 @@ func (s servers) drain(ctx context.Context) error {
 
 // httpServers are the API's server, with health, readiness and the API
 // reference beside the API, and the metrics server.
-func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shuttingDown *atomicBool) (apiSrv, metricsSrv *http.Server) {
+func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shuttingDown *atomicBool, probes *readyProbes) (apiSrv, metricsSrv *http.Server) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := checkReady(r.Context(), st, shuttingDown); err != nil {
+		err := checkReady(r.Context(), st, shuttingDown)
+		probes.asked(err == nil)
+		if err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
