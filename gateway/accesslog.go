@@ -66,15 +66,16 @@ func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 		ctx := calllog.NewContext(context.WithValue(r.Context(), requestInfoKey{}, info), call)
 		inner := r.WithContext(ctx)
 		next.ServeHTTP(rec, inner)
+		route := routeLabel(info, inner)
 		end := call.End
 		if refused := rec.status == http.StatusUnauthorized || rec.status == http.StatusTooManyRequests; refused {
+			// The reason is the status and the bounded route, never the path.
 			end = func(ctx context.Context, msg string, what ...slog.Attr) time.Duration {
-				return call.EndRefused(ctx, msg, strconv.Itoa(rec.status), what...)
+				return call.EndRefused(ctx, msg, strconv.Itoa(rec.status)+" "+r.Method+" "+route, what...)
 			}
 		}
 		elapsed := end(r.Context(), calllog.REST, slog.String("method", r.Method),
 			slog.String("route", info.route), slog.Int("status", rec.status))
-		route := routeLabel(info, inner)
 		tracing.NameHTTPSpan(trace.SpanFromContext(r.Context()), r.Method, route, route != unmatched)
 		for _, observe := range observers {
 			observe(route, r.Method, rec.status, elapsed)

@@ -40,7 +40,7 @@ func endCall(ctx context.Context, call *calllog.Call, method string, err error) 
 	code := status.Code(err)
 	what := []slog.Attr{slog.String("method", method), slog.String("code", code.String())}
 	if code == codes.Unauthenticated || code == codes.ResourceExhausted {
-		call.EndRefused(ctx, calllog.GRPC, code.String(), what...)
+		call.EndRefused(ctx, calllog.GRPC, code.String()+" "+method, what...)
 		return
 	}
 	call.End(ctx, calllog.GRPC, what...)

@@ -153,7 +153,7 @@ func (l *refusalLines) note(msg, reason string) (n int, write bool) {
 		l.reasons[key] = r
 	}
 	now := time.Now()
-	if now.Sub(r.written) >= refusalInterval && !r.flushing {
+	if now.Sub(r.written) >= refusalInterval {
 		n, r.unwritten, r.written = r.unwritten+1, 0, now
 		return n, true
 	}
@@ -170,7 +170,10 @@ func (l *refusalLines) flush(key [2]string) {
 	l.mu.Lock()
 	r := l.reasons[key]
 	n := r.unwritten
-	r.unwritten, r.flushing, r.written = 0, false, time.Now()
+	r.flushing = false
+	if n > 0 {
+		r.unwritten, r.written = 0, time.Now()
+	}
 	l.mu.Unlock()
 	if n > 0 {
 		slog.Info(key[0], slog.String("refused", key[1]), slog.Int("refused_calls", n))

@@ -3,9 +3,12 @@ package calllog
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/truckjobs/jobboard/internal/logtest"
 )
@@ -84,3 +87,37 @@ func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h recordHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestEndRefused: refusals of one reason get at most a line a second: the
+// first at once, counting 1; those after it in the same second one line a
+// second later counting them; another reason its own line. Each
+// refusal's line names what it stands for.
+func TestEndRefused(t *testing.T) {
+	logs := logtest.Capture(t)
+	// Reasons of this run alone: the limits are the process's.
+	run := time.Now().UnixNano()
+	a, b := fmt.Sprintf("test-401-%d", run), fmt.Sprintf("test-429-%d", run)
+	refuse := func(reason string) {
+		Start("").EndRefused(context.Background(), REST, reason, slog.Int("status", 401))
+	}
+	for range 500 {
+		refuse(a)
+	}
+	refuse(b)
+	if n := strings.Count(logs.String(), "\n"); n != 2 {
+		t.Fatalf("%d lines for 500 refusals of one reason and one of another, want 2 at first:\n%s", n, logs)
+	}
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(logs.String(), "\n") < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line counting the refusals left unwritten:\n%s", logs)
+		}
+	}
+	for _, want := range []string{
+		`"msg":"request","status":401,"refused_calls":1,`,
+		`"msg":"request","refused":"` + a + `","refused_calls":499}`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no line with %s:\n%s", want, logs)
+		}
+	}
+}
