@@ -274,7 +274,13 @@ func TestKnowAll(t *testing.T) {
 			}, map[string]bool{"a": false, "z": true}},
 		}},
 		{"every key changed while loading: loaded again", []string{"a"}, []step{
-			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); c.KeyChanged(allKeys); r <- struct{}{}; r <- struct{}{}; loaded(c) }, map[string]bool{"a": false, "z": true}},
+			{func(c *Cache, r chan<- struct{}) {
+				c.WatchRestored()
+				c.KeyChanged(allKeys)
+				r <- struct{}{}
+				r <- struct{}{}
+				loaded(c)
+			}, map[string]bool{"a": false, "z": true}},
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
