@@ -18,6 +18,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/resetguard"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
@@ -121,6 +122,12 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	srv := servers{svcs: svcs, shuttingDown: new(atomicBool), probes: new(readyProbes)}
 	srv.http, srv.metrics = httpServers(st, api, scfg.Metrics, srv.shuttingDown, srv.probes)
 	srv.http.TLSConfig = tr.restTLS()
+	if srv.http.TLSConfig != nil {
+		if err := resetguard.ServeHTTP2(srv.http, maxStreamsPerConnection, resetguard.Settings{
+			MaxResetsPerSecond: maxStreamsPerConnection, Closed: rapidResetClosed("REST")}); err != nil {
+			return err
+		}
+	}
 	lns, err := listen(cfg)
 	if err != nil {
 		return err
@@ -236,11 +243,7 @@ func httpServers(st *store.Store, api http.Handler, m *metrics.Metrics, shutting
 	// the answer cannot hold a connection and its buffers forever.
 	// Unclean paths are refused before the mux, which would redirect them.
 	apiSrv = &http.Server{Handler: tracing.HTTPHandler(gateway.AccessLog(gateway.RefuseUncleanPaths(mux), m.ObserveHTTP)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
-		// Over TLS, REST speaks HTTP/2 too: net/http runs at most this many
-		// handlers a connection and closes with GOAWAY one whose client
-		// opens streams faster than they complete (its rapid reset defence).
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConnection}}
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	// /metrics is apart from the API: only those who can reach its address
 	// (the monitoring) read it. On the API port it is an unknown path.
 	metricsMux := http.NewServeMux()

@@ -136,19 +136,20 @@ func (t transport) restTLS() *tls.Config {
 // maxStreamsPerConnection bounds the streams one HTTP/2 connection (gRPC,
 // or REST over TLS) may have open at once, and so the handlers it can keep
 // running (contract §10); it is also how many streams a client may reset
-// in a second before its gRPC connection is closed (resetguard).
+// in a second before its connection is closed (resetguard).
 const maxStreamsPerConnection = 100
 
-// rapidResetClosed logs the gRPC connections closed for rapid reset, at
-// most one line a second with how many were closed since the last.
-func rapidResetClosed() func(remote net.Addr, resets, opened int) {
+// rapidResetClosed logs the connections of api (gRPC or REST) closed for
+// rapid reset, at most one line a second with how many were closed since
+// the last.
+func rapidResetClosed(api string) func(remote net.Addr, resets, opened int) {
 	var unlogged atomic.Int64
 	lines := rate.Sometimes{Interval: time.Second}
 	return func(remote net.Addr, resets, opened int) {
 		n := unlogged.Add(1)
 		lines.Do(func() {
 			unlogged.Add(-n)
-			slog.Warn("closed a gRPC connection with GOAWAY: its client reset streams faster than it let them complete (rapid reset)",
+			slog.Warn("closed a "+api+" connection with GOAWAY: its client reset streams faster than it let them complete (rapid reset)",
 				"client", remote.String(), "resets_in_a_second", resets, "opened_in_that_second", opened, "connections_closed", n)
 		})
 	}
@@ -177,7 +178,7 @@ func (t transport) grpcOptions(m *metrics.Metrics) ([]grpc.ServerOption, error) 
 	if err != nil {
 		return nil, err
 	}
-	creds = resetguard.Credentials(creds, resetguard.Settings{MaxResetsPerSecond: maxStreamsPerConnection, Closed: rapidResetClosed()})
+	creds = resetguard.Credentials(creds, resetguard.Settings{MaxResetsPerSecond: maxStreamsPerConnection, Closed: rapidResetClosed("gRPC")})
 	if creds != nil {
 		opts = append(opts, grpc.Creds(creds))
 	}

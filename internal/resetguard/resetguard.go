@@ -8,16 +8,23 @@
 // pass the limit in one second it sends GOAWAY (ENHANCE_YOUR_CALM) and
 // closes the connection (contract §10).
 //
-// It wraps the connection grpc-go serves, after the TLS handshake: the
-// bytes it reads are HTTP/2 frames.
+// It wraps a connection after its TLS handshake, whose bytes are HTTP/2
+// frames: the ones grpc-go serves (Credentials), and REST's HTTP/2
+// connections (ServeHTTP2), for which net/http's own defence closes a
+// connection only once 400 handlers wait to start, which fast refusals
+// never make them do.
 package resetguard
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -45,10 +52,29 @@ type Settings struct {
 	Closed func(remote net.Addr, resets, opened int)
 }
 
-// Wrap guards conn.
+// Wrap guards conn. A TLS connection stays one: what is served over it
+// can still read its state (net/http's HTTP/2 server fills in
+// Request.TLS from it).
 func Wrap(conn net.Conn, s Settings) net.Conn {
-	return &Conn{Conn: conn, settings: s, in: scanner{preface: len(clientPreface)}}
+	c := &Conn{Conn: conn, settings: s, in: scanner{preface: len(clientPreface)}}
+	if tc, ok := conn.(connectionStater); ok {
+		return &tlsConn{Conn: c, state: tc}
+	}
+	return c
 }
+
+// connectionStater is a TLS connection, as HTTP/2 servers look for it.
+type connectionStater interface {
+	ConnectionState() tls.ConnectionState
+}
+
+// tlsConn is a guarded TLS connection.
+type tlsConn struct {
+	*Conn
+	state connectionStater
+}
+
+func (c *tlsConn) ConnectionState() tls.ConnectionState { return c.state.ConnectionState() }
 
 // Conn is a guarded server connection.
 type Conn struct {
@@ -231,4 +257,22 @@ func (g *guardedCredentials) ServerHandshake(raw net.Conn) (net.Conn, credential
 
 func (g *guardedCredentials) Clone() credentials.TransportCredentials {
 	return &guardedCredentials{TransportCredentials: g.TransportCredentials.Clone(), settings: g.settings}
+}
+
+// ServeHTTP2 makes srv, served over TLS, serve HTTP/2 with golang.org/x/net's
+// server on guarded connections, with at most maxStreams streams open on
+// each. Call it before srv serves.
+func ServeHTTP2(srv *http.Server, maxStreams uint32, s Settings) error {
+	h2 := &http2.Server{MaxConcurrentStreams: maxStreams}
+	if err := http2.ConfigureServer(srv, h2); err != nil {
+		return err
+	}
+	srv.TLSNextProto[http2.NextProtoTLS] = func(hs *http.Server, c *tls.Conn, h http.Handler) {
+		ctx := context.Background()
+		if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
+			ctx = bc.BaseContext()
+		}
+		h2.ServeConn(Wrap(c, s), &http2.ServeConnOpts{Context: ctx, Handler: h, BaseConfig: hs})
+	}
+	return nil
 }
