@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -89,11 +90,11 @@ type Conn struct {
 	lastStream uint32    // the highest stream the client opened
 	tripped    bool
 
-	// Write side: grpc-go's writes, and the GOAWAY put between two of its
-	// frames.
+	// Write side: the server's writes, and the GOAWAY put between two of
+	// its frames.
 	mu      sync.Mutex
 	out     scanner
-	closing bool // GOAWAY is due at the next frame boundary
+	closing atomic.Bool // GOAWAY is due at the next frame boundary
 	closed  bool
 }
 
@@ -140,7 +141,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Write(p)
 	c.out.scan(p[:n], func(byte, uint32) {})
-	if c.closing && c.out.atBoundary() {
+	if c.closing.Load() && c.out.atBoundary() {
 		c.closeLocked()
 	}
 	return n, err
@@ -151,26 +152,26 @@ func (c *Conn) Write(p []byte) (int, error) {
 const closeAfter = time.Second
 
 // goAway sends GOAWAY and closes the connection as soon as no frame of
-// grpc-go's is half written.
+// the server's is half written. A write in progress may be blocked on a
+// client that reads nothing: the GOAWAY then waits for the next write, and
+// the connection is closed after closeAfter whatever happens, which also
+// ends a blocked write.
 func (c *Conn) goAway() {
 	if c.settings.Closed != nil {
 		c.settings.Closed(c.RemoteAddr(), c.resets, c.opened)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.out.atBoundary() {
-		c.closeLocked()
-		return
-	}
-	c.closing = true
-	time.AfterFunc(closeAfter, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if !c.closed {
-			c.closed = true
-			_ = c.Conn.Close()
+	c.closing.Store(true)
+	if c.mu.TryLock() {
+		atBoundary := c.out.atBoundary()
+		if atBoundary {
+			c.closeLocked()
 		}
-	})
+		c.mu.Unlock()
+		if atBoundary {
+			return
+		}
+	}
+	time.AfterFunc(closeAfter, func() { _ = c.Conn.Close() })
 }
 
 // closeLocked writes GOAWAY (ENHANCE_YOUR_CALM, naming the last stream
