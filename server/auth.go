@@ -184,12 +184,19 @@ func (a *Authenticator) resolveKey(ctx context.Context, key string, client func(
 	// few a second per address, and past that answered wrong at once. A
 	// wrong key looked up is looked up once: the cache remembers it.
 	hash := apikey.Hash(key)
-	if a.keys.Unknown(hash) {
+	unknown := a.keys.Unknown(hash)
+	if unknown {
 		if ok, _ := a.unknownLookups.Allow(addressKey(client())); !ok {
 			return Caller{}, a.failed(client)
 		}
 	}
 	id, err := a.keys.AccountID(ctx, hash, a.lookupKey)
+	if unknown && err == nil {
+		// A key in use that the set lacked: a change went unheard (the
+		// watch's connection lost without an error, say). The set is
+		// loaded again, and not trusted until it is.
+		a.keys.KnownSetStale()
+	}
 	if a.duringOutage(ctx, err) {
 		id, err = a.keys.ReplicaAccountID(ctx, hash, a.store.ReplicaAccountIDByKeyHash, store.ErrNotFound)
 	}

@@ -377,3 +377,41 @@ func TestDistinctWrongKeysCostNoLookups(t *testing.T) {
 		t.Errorf("a key created during the flood: %v", listJobs(withKey(created.APIKey), conn))
 	}
 }
+
+// TestKeyAddedUnheardStillWorks: a key added where the watch does not hear
+// it (the trigger skipped, as a restore or a watch connection lost without
+// an error would) is still looked up and works; the set of keys in use,
+// found stale, is loaded again and then holds it.
+func TestKeyAddedUnheardStillWorks(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	f.watchKeys(t)
+	if !testfix.Eventually(10*time.Second, f.svcs.Auth.keys.KnowsAll) {
+		t.Fatal("the cache never loaded the keys in use")
+	}
+	key := apikey.New()
+	tx, err := f.st.DB().BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	// Triggers do not fire for a session in replica mode.
+	if _, err := tx.Exec(`SET LOCAL session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO api_keys (account_id, key_hash, key_prefix) VALUES ($1, $2, $3)`,
+		f.a.AccountID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if !f.svcs.Auth.keys.Unknown(apikey.Hash(key)) {
+		t.Fatal("the key's insertion was heard; the test needs it unheard")
+	}
+	if err := listJobs(withKey(key), f.conn(t, "127.0.0.1")); err != nil {
+		t.Errorf("a key added unheard: %v", err)
+	}
+	if !testfix.Eventually(10*time.Second, func() bool { return f.svcs.Auth.keys.KnowsAll() && !f.svcs.Auth.keys.Unknown(apikey.Hash(key)) }) {
+		t.Error("the set of keys in use was not loaded again with the key")
+	}
+}

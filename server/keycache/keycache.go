@@ -350,6 +350,14 @@ func (c *Cache) knowChanged(hash string) {
 	}
 }
 
+// KnownSetStale says a key in use was found outside the known set: a
+// change went unheard, so the set is not trusted until it is loaded again.
+func (c *Cache) KnownSetStale() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.startLoadingKnown()
+}
+
 // KnowsAll reports whether the cache answers unknown keys from its set,
 // for tests.
 func (c *Cache) KnowsAll() bool {

@@ -273,6 +273,10 @@ func TestKnowAll(t *testing.T) {
 				loaded(c)
 			}, map[string]bool{"a": false, "z": true}},
 		}},
+		{"found stale: not trusted until loaded again", []string{"a"}, []step{
+			{func(c *Cache, r chan<- struct{}) { c.WatchRestored(); r <- struct{}{}; loaded(c); c.KnownSetStale() }, map[string]bool{"a": false, "z": false}},
+			{func(c *Cache, r chan<- struct{}) { r <- struct{}{}; loaded(c) }, map[string]bool{"a": false, "z": true}},
+		}},
 		{"every key changed while loading: loaded again", []string{"a"}, []step{
 			{func(c *Cache, r chan<- struct{}) {
 				c.WatchRestored()
