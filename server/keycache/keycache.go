@@ -211,6 +211,17 @@ func (c *Cache) KeyChanged(hash string) {
 	c.knowChanged(hash)
 }
 
+// KeyAdded notes a new key: it joins the set of keys in use, and a miss
+// remembered for it (or a lookup that missed while it was being added) is
+// forgotten. A new key is no key that ended: replicas are not refused it.
+func (c *Cache) KeyAdded(hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.misses, hash)
+	c.generation++
+	c.knowChanged(hash)
+}
+
 // WatchLost forgets every key and remembers none until WatchRestored:
 // changes may now go unheard.
 func (c *Cache) WatchLost() {

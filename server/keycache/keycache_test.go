@@ -307,3 +307,20 @@ func TestKnowAll(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyAddedIsNoChange: a new key joins the known set and is looked up
+// on a replica during an outage, where a key heard changed is refused.
+func TestKeyAddedIsNoChange(t *testing.T) {
+	c := New(time.Minute, 100)
+	c.WatchRestored()
+	refused := errors.New("refused")
+	lookup := func(context.Context, string) (int64, error) { return 7, nil }
+	c.KeyAdded("new")
+	c.KeyChanged("ended")
+	if id, err := c.ReplicaAccountID(context.Background(), "new", lookup, refused); err != nil || id != 7 {
+		t.Errorf("a new key on a replica: %d, %v; want it looked up", id, err)
+	}
+	if _, err := c.ReplicaAccountID(context.Background(), "ended", lookup, refused); err != refused {
+		t.Errorf("a key heard changed on a replica: %v, want refused", err)
+	}
+}

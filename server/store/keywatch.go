@@ -21,6 +21,9 @@ const (
 	// keyChangesChannel carries the hash of every API key row that was
 	// updated or deleted (migration 0006's trigger), at commit.
 	keyChangesChannel = "jobboard_api_keys"
+	// addedKeyMark starts the notification of a new key (migration 0021):
+	// the rest is its hash.
+	addedKeyMark = "+"
 	// keyAppliedChannel carries "<watcher id> <hash>" from each server once
 	// it has forgotten a changed key, so a revocation can wait for them.
 	keyAppliedChannel = "jobboard_api_keys_applied"
@@ -40,6 +43,8 @@ type KeyChangeHandler interface {
 	// KeyChanged reports that the key with this hash was revoked, changed
 	// or deleted; AllKeys stands for every key (the table was truncated).
 	KeyChanged(hash string)
+	// KeyAdded reports a new key with this hash.
+	KeyAdded(hash string)
 	// WatchLost reports that changes may go unseen from now on.
 	WatchLost()
 	// WatchRestored reports that every change from now on will be seen.
@@ -142,6 +147,10 @@ func (s *Store) relayKeyChanges(ctx context.Context, l *pq.Listener, h KeyChange
 				return
 			}
 			if n == nil { // a reconnect: WatchRestored has been heard
+				continue
+			}
+			if added, ok := strings.CutPrefix(n.Extra, addedKeyMark); ok {
+				h.KeyAdded(added)
 				continue
 			}
 			h.KeyChanged(n.Extra)

@@ -27,6 +27,7 @@ func (h *heard) add(e string) {
 	h.events = append(h.events, e)
 }
 func (h *heard) KeyChanged(hash string) { h.add("changed " + hash) }
+func (h *heard) KeyAdded(hash string)   { h.add("added " + hash) }
 func (h *heard) WatchLost()             { h.add("lost") }
 func (h *heard) WatchRestored()         { h.add("restored") }
 
@@ -225,6 +226,15 @@ func TestKeyWatch(t *testing.T) {
 	}
 	h, cancel, wait := watch(t, dbURL)
 
+	t.Run("a new key is heard as added, not as ended", func(t *testing.T) {
+		if err := st.AddAPIKey(ctx, id, "hash-c", "jb_live_c"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the new key", func() bool { return h.has("added hash-c") })
+		if h.has("changed hash-c") {
+			t.Error("a new key was heard as a key that ended: replicas would refuse it for minutes")
+		}
+	})
 	t.Run("a key deleted by hand is heard", func(t *testing.T) {
 		if _, err := st.DB().ExecContext(ctx, `DELETE FROM api_keys WHERE key_hash = 'hash-a'`); err != nil {
 			t.Fatal(err)
