@@ -787,9 +787,12 @@ func (e *endToEnd) accessLog(t *testing.T) {
 	if got := header.Get("x-request-id"); len(got) != 1 || len(got[0]) != 24 {
 		t.Errorf("gRPC x-request-id for a too-long one: %q, want a new 24-character id", got)
 	}
-	// Refused calls get a line a second per reason: this one comes after a
-	// quiet second, so its own line is written.
-	time.Sleep(1100 * time.Millisecond)
+	// Refused calls get a line a second per reason, and the calls refused
+	// within that second a line of their count up to a second later; that
+	// line counts too. This one comes two quiet seconds after the last
+	// refused call of its reason (an earlier subtest's), so its own line,
+	// with its request id, is written.
+	time.Sleep(2100 * time.Millisecond)
 	ctx = metadata.AppendToOutgoingContext(withKey("jb_live_not-a-key"), "x-request-id", "trace-grpc-2")
 	if _, err := jobsClient.ListJobs(ctx, &jobboardv2.ListJobsRequest{}); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("wrong key: %v", err)
