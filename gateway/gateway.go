@@ -78,10 +78,7 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithMiddlewares(g.prepare),
-		runtime.WithForwardResponseOption(pagingHeaders),
-		runtime.WithForwardResponseOption(acceptedImport),
-		runtime.WithForwardResponseOption(webhookStatus),
-		runtime.WithForwardResponseOption(acceptedDelivery),
+		runtime.WithForwardResponseOption(answerAsRoute),
 		// Idempotency-Key reaches the service as metadata, as gRPC callers
 		// send it, and so do the Grpc-Metadata- headers (the request id, the
 		// scheme prepare decided). The standard HTTP headers grpc-gateway
@@ -215,7 +212,7 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		body.place = place
 		body.list = route.list
 		called := g.calledURL(r)
-		r = r.WithContext(context.WithValue(ctx, requestURLKey{}, called))
+		r = r.WithContext(context.WithValue(context.WithValue(ctx, requestURLKey{}, called), routeKey{}, route))
 		r.Body = body
 		mime := mimeJSONValue
 		if formatOf(r.URL.Path) == wire.XML {
@@ -332,9 +329,49 @@ func (g *gateway) calledURL(r *http.Request) *url.URL {
 	return &u
 }
 
+// answerAsRoute sends a successful answer as its route's row of the route
+// table says: its status, Location, whether it has a body and paging
+// headers. A route outside the table (none is) answers 200.
+func answerAsRoute(ctx context.Context, w http.ResponseWriter, msg proto.Message) error {
+	r, _ := ctx.Value(routeKey{}).(*route)
+	if r == nil {
+		return nil
+	}
+	if r.paged {
+		pagingHeaders(ctx, w, msg)
+	}
+	if r.location {
+		w.Header().Set("Location", selfLink(msg))
+	}
+	if r.noBody {
+		w.Header().Del("Content-Type")
+	}
+	if r.status != 0 {
+		w.WriteHeader(r.status)
+	}
+	return nil
+}
+
+// routeKey holds the *route of a request in its context.
+type routeKey struct{}
+
+// selfLink is the links.self of an answer: the created resource's URL.
+func selfLink(msg proto.Message) string {
+	m := msg.ProtoReflect()
+	links := m.Descriptor().Fields().ByName("links")
+	if links == nil || links.Message() == nil {
+		return ""
+	}
+	self := links.Message().Fields().ByName("self")
+	if self == nil || !m.Has(links) {
+		return ""
+	}
+	return m.Get(links).Message().Get(self).String()
+}
+
 // pagingHeaders adds X-Total-Count and, when another page follows, a Link
-// with rel="next" to list responses.
-func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message) error {
+// with rel="next" to a paged list's answer.
+func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message) {
 	// msg is grpc-gateway's wrapper around the response (http.yaml sends
 	// only its drivers field as the body); it has the response's getters.
 	list, ok := msg.(interface {
@@ -344,49 +381,12 @@ func pagingHeaders(ctx context.Context, w http.ResponseWriter, msg proto.Message
 		GetMax() int32
 	})
 	if !ok {
-		return nil
+		return
 	}
 	w.Header().Set("X-Total-Count", strconv.FormatInt(list.GetTotalCount(), 10))
 	if list.GetHasNextPage() {
 		setNextLink(ctx, w, url.Values{"page": {strconv.Itoa(int(list.GetPage()) + 1)}, "max": {strconv.Itoa(int(list.GetMax()))}})
 	}
-	return nil
-}
-
-// acceptedImport answers a created import with 202 and its Location.
-func acceptedImport(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
-	if created, ok := msg.(*restv2.CreateJobImportResponse); ok {
-		w.Header().Set("Location", created.GetLinks().GetSelf())
-		w.WriteHeader(http.StatusAccepted)
-	}
-	return nil
-}
-
-// webhookStatus answers a created endpoint with 201 and its Location, and
-// a deleted one with 204 and no body.
-func webhookStatus(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
-	switch m := msg.(type) {
-	case *restv2.CreateWebhookResponse:
-		w.Header().Set("Location", m.GetLinks().GetSelf())
-		w.WriteHeader(http.StatusCreated)
-	case *restv2.DeleteWebhookResponse:
-		w.Header().Del("Content-Type")
-		w.WriteHeader(http.StatusNoContent)
-	}
-	return nil
-}
-
-// acceptedDelivery answers a queued test or redelivery with 202; a
-// redelivery has no body, so no Content-Type either.
-func acceptedDelivery(_ context.Context, w http.ResponseWriter, msg proto.Message) error {
-	switch msg.(type) {
-	case *restv2.TestWebhookResponse:
-		w.WriteHeader(http.StatusAccepted)
-	case *restv2.RedeliverWebhookEventResponse:
-		w.Header().Del("Content-Type")
-		w.WriteHeader(http.StatusAccepted)
-	}
-	return nil
 }
 
 // apiKey takes the key from the Authorization header: HTTP Basic (the key

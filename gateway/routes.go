@@ -40,6 +40,15 @@ type route struct {
 	// alsoReads are query parameters the route reads beyond its request
 	// message's fields: other spellings its handler takes.
 	alsoReads []string
+	// How a successful answer is sent (answerAsRoute): status is its HTTP
+	// status (0 for 200); location sets Location to the answer's
+	// links.self; noBody drops the Content-Type of an answer that has no
+	// body (the renderer writes none); paged adds X-Total-Count and the
+	// next page's Link.
+	status   int
+	location bool
+	noBody   bool
+	paged    bool
 	// params are the query parameter names the route reads (queryParams).
 	params map[string]bool
 }
@@ -53,19 +62,22 @@ var routeTable = []route{
 	{method: http.MethodDelete, pattern: "jobs.{format}/reference", request: &restv2.DeleteJobsByReferenceRequest{},
 		body: "reference_numbers", list: deleteByReference},
 	{method: http.MethodDelete, pattern: "jobs.{format}/reference/{reference_number}", request: &restv2.DeleteJobByReferenceRequest{}},
-	{method: http.MethodGet, pattern: "drivers.{format}", request: &restv2.ListDriversRequest{}},
+	{method: http.MethodGet, pattern: "drivers.{format}", request: &restv2.ListDriversRequest{}, paged: true},
 	{method: http.MethodGet, pattern: "drivers.{format}/{id}", request: &restv2.GetDriverRequest{}, numericID: true},
-	{method: http.MethodPost, pattern: "job-imports", request: &restv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit},
+	{method: http.MethodPost, pattern: "job-imports", request: &restv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit,
+		status: http.StatusAccepted, location: true},
 	{method: http.MethodGet, pattern: "job-imports/{id}", request: &restv2.GetJobImportRequest{}},
-	{method: http.MethodPost, pattern: "webhooks", request: &restv2.CreateWebhookRequest{}, body: "webhook"},
+	{method: http.MethodPost, pattern: "webhooks", request: &restv2.CreateWebhookRequest{}, body: "webhook",
+		status: http.StatusCreated, location: true},
 	{method: http.MethodGet, pattern: "webhooks", request: &restv2.ListWebhooksRequest{}},
 	{method: http.MethodGet, pattern: "webhooks/{id}", request: &restv2.GetWebhookRequest{}},
 	{method: http.MethodPatch, pattern: "webhooks/{id}", request: &restv2.UpdateWebhookRequest{}, body: "webhook"},
-	{method: http.MethodDelete, pattern: "webhooks/{id}", request: &restv2.DeleteWebhookRequest{}},
+	{method: http.MethodDelete, pattern: "webhooks/{id}", request: &restv2.DeleteWebhookRequest{}, status: http.StatusNoContent, noBody: true},
 	{method: http.MethodPost, pattern: "webhooks/{id}/rotate-secret", request: &restv2.RotateWebhookSecretRequest{}},
-	{method: http.MethodPost, pattern: "webhooks/{id}/test", request: &restv2.TestWebhookRequest{}},
+	{method: http.MethodPost, pattern: "webhooks/{id}/test", request: &restv2.TestWebhookRequest{}, status: http.StatusAccepted},
 	{method: http.MethodGet, pattern: "webhooks/{id}/deliveries", request: &restv2.ListWebhookDeliveriesRequest{}},
-	{method: http.MethodPost, pattern: "webhooks/{id}/deliveries/{event_id}/redeliver", request: &restv2.RedeliverWebhookEventRequest{}},
+	{method: http.MethodPost, pattern: "webhooks/{id}/deliveries/{event_id}/redeliver", request: &restv2.RedeliverWebhookEventRequest{},
+		status: http.StatusAccepted, noBody: true},
 	{method: http.MethodGet, pattern: "events", request: &restv2.ListEventsRequest{}},
 }
 
