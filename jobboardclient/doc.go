@@ -50,7 +50,8 @@
 // succeed again, so clients do not multiply the load on servers coming back.
 //
 // Only the methods that leave the board as one call would when repeated are
-// retried:
+// retried: those whose (jobboard.v2.facts) option says retry_safe, read from
+// the generated descriptors, so the protos decide and this list explains:
 //
 //   - reads: JobService.ListJobs and GetJob, DriverService.ListDrivers and
 //     GetDriver, JobImportService.GetJobImport;

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rpcfacts"
 )
 
 // RetryPolicy is how a call that failed with UNAVAILABLE is tried again.
@@ -33,34 +34,11 @@ type RetryPolicy struct {
 // attempts.
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 5 * time.Second, BackoffMultiplier: 2}
 
-// retriedMethods are the methods retried on UNAVAILABLE, by service; the
-// package documentation says why each is safe to repeat.
-var retriedMethods = []struct {
-	service string
-	methods []string
-}{
-	{"jobboard.v2.JobService", []string{"ListJobs", "GetJob", "PostJobs",
-		"DeleteJob", "DeleteJobs", "DeleteJobByReference", "DeleteJobsByReference"}},
-	{"jobboard.v2.DriverService", []string{"ListDrivers", "GetDriver"}},
-	{"jobboard.v2.DriverIntakeService", []string{"SubmitApplication", "SubmitApplications"}},
-	{"jobboard.v2.JobImportService", []string{"CreateJobImport", "GetJobImport"}},
-	{"jobboard.v2.WebhookService", []string{"ListWebhooks", "GetWebhook", "UpdateWebhook", "ListWebhookDeliveries"}},
-	{"jobboard.v2.EventService", []string{"ListEvents"}},
-}
-
-// notRetriedMethods are the methods a repeat would change more than one
-// call does, or answer differently; the package documentation says how.
-// The caller who gets UNAVAILABLE from one of them looks before trying
-// again.
-var notRetriedMethods = []struct {
-	service string
-	methods []string
-}{
-	{"jobboard.v2.WebhookService", []string{"CreateWebhook", "DeleteWebhook", "RotateWebhookSecret", "TestWebhook", "RedeliverWebhookEvent"}},
-}
-
-// serviceConfig is the gRPC service config giving retriedMethods the
-// policy (DefaultRetryPolicy for the zero value).
+// serviceConfig is the gRPC service config giving the policy
+// (DefaultRetryPolicy for the zero value) to the methods retried on
+// UNAVAILABLE: those whose (jobboard.v2.facts) say retry_safe. The package
+// documentation says why each is safe to repeat; a caller who gets
+// UNAVAILABLE from another looks before trying again.
 func (p RetryPolicy) serviceConfig() (string, error) {
 	if p == (RetryPolicy{}) {
 		p = DefaultRetryPolicy
@@ -73,9 +51,9 @@ func (p RetryPolicy) serviceConfig() (string, error) {
 		Method  string `json:"method"`
 	}
 	var names []name
-	for _, s := range retriedMethods {
-		for _, m := range s.methods {
-			names = append(names, name{s.service, m})
+	for _, m := range rpcfacts.Methods() {
+		if m.RetrySafe {
+			names = append(names, name{m.Service, m.Name})
 		}
 	}
 	method := map[string]any{"name": names}

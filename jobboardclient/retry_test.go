@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,10 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rpcfacts"
 )
 
 // flakyBoard answers GetJob and CreateJobImport with failure for the first
@@ -134,43 +133,23 @@ func TestImportRetryKeepsItsKey(t *testing.T) {
 	}
 }
 
-// TestEveryMethodDecided: each method of the board's services is in the
-// retry list or the list of those not retried, never both, so a new method
-// fails this test until someone decides whether repeating it is safe (and
-// says so in the package documentation).
-func TestEveryMethodDecided(t *testing.T) {
-	decided := map[string]string{}
-	for list, services := range map[string][]struct {
-		service string
-		methods []string
-	}{"retriedMethods": retriedMethods, "notRetriedMethods": notRetriedMethods} {
-		for _, s := range services {
-			for _, m := range s.methods {
-				name := s.service + "/" + m
-				if other, twice := decided[name]; twice {
-					t.Errorf("%s is in %s and %s", name, other, list)
-				}
-				decided[name] = list
-			}
+// TestRetriedMethods: the service config retries exactly the methods
+// whose facts say a repeat is safe (rpcfacts checks that every method
+// decides), and the writing ones that are not are left alone.
+func TestRetriedMethods(t *testing.T) {
+	config, err := RetryPolicy{}.serviceConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rpcfacts.Methods() {
+		named := strings.Contains(config, `{"service":"`+m.Service+`","method":"`+m.Name+`"}`)
+		if named != m.RetrySafe {
+			t.Errorf("%s: in the retry config %v, retry safe %v", m.FullName, named, m.RetrySafe)
 		}
 	}
-	var found []string
-	protoregistry.GlobalFiles.RangeFilesByPackage("jobboard.v2", func(fd protoreflect.FileDescriptor) bool {
-		for i := 0; i < fd.Services().Len(); i++ {
-			s := fd.Services().Get(i)
-			for j := 0; j < s.Methods().Len(); j++ {
-				name := string(s.FullName()) + "/" + string(s.Methods().Get(j).Name())
-				found = append(found, name)
-				if decided[name] == "" {
-					t.Errorf("%s is in neither retriedMethods nor notRetriedMethods: decide whether a repeat is safe", name)
-				}
-			}
-		}
-		return true
-	})
-	for name, list := range decided {
-		if !slices.Contains(found, name) {
-			t.Errorf("%s names %s, which the protos do not have", list, name)
+	for _, notSafe := range []string{jobboardv2.WebhookService_CreateWebhook_FullMethodName, jobboardv2.WebhookService_TestWebhook_FullMethodName} {
+		if m, ok := rpcfacts.Of(notSafe); !ok || m.RetrySafe {
+			t.Errorf("%s is retried: a repeat creates or sends twice", notSafe)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/authheader"
 	"github.com/truckjobs/jobboard/internal/calllog"
+	"github.com/truckjobs/jobboard/internal/rpcfacts"
 	"github.com/truckjobs/jobboard/server/keycache"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
@@ -62,9 +63,6 @@ func callerFrom(ctx context.Context) (Caller, error) {
 type Authenticator struct {
 	store         *store.Store
 	internalToken string
-	// internalOnly holds the full gRPC method prefixes only the internal
-	// token may call (the driver-application intake).
-	internalOnly []string
 	// keys remembers the accounts of keys in use once WatchKeys runs, and
 	// wrong keys always.
 	keys *keycache.Cache
@@ -98,7 +96,7 @@ const (
 	missEntries = 100_000
 	// unknownLookupsPerSecond and unknownLookupsBurst: at most 10 lookups
 	// in the first second of a flood of distinct wrong keys from one
-	// address, 5 a second after (contract §10: at most 10 for 1,000 in a
+	// address, 5 a second after (docs/api.md 7: at most 10 for 1,000 in a
 	// second).
 	unknownLookupsPerSecond = 5
 	unknownLookupsBurst     = 5
@@ -111,7 +109,7 @@ const (
 // newAuthenticator checks API keys against st. An empty internalToken
 // disables internal access.
 func newAuthenticator(st *store.Store, internalToken string) *Authenticator {
-	a := &Authenticator{store: st, internalToken: internalToken, internalOnly: []string{"/jobboard.v2.DriverIntakeService/"},
+	a := &Authenticator{store: st, internalToken: internalToken,
 		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash,
 		unknownLookups: ratelimit.New(unknownLookupsPerSecond, unknownLookupsBurst)}
 	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)
@@ -274,13 +272,11 @@ func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md 
 	if a.internalToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(a.internalToken)) == 1 {
 		return a.internalCaller(ctx, md, method)
 	}
-	for _, p := range a.internalOnly {
-		if strings.HasPrefix(method, p) {
-			if _, err := a.resolveKey(ctx, token, client); err != nil {
-				return Caller{}, err
-			}
-			return Caller{}, status.Error(codes.PermissionDenied, "only the board's internal services may call "+method)
+	if internalOnly(method) {
+		if _, err := a.resolveKey(ctx, token, client); err != nil {
+			return Caller{}, err
 		}
+		return Caller{}, status.Error(codes.PermissionDenied, "only the board's internal services may call "+method)
 	}
 	return a.resolveKey(ctx, token, client)
 }
@@ -288,10 +284,8 @@ func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md 
 func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, method string) (Caller, error) {
 	raw := first(md, "x-account-id")
 	if raw == "" {
-		for _, p := range a.internalOnly {
-			if strings.HasPrefix(method, p) {
-				return Caller{Internal: true}, nil
-			}
+		if internalOnly(method) {
+			return Caller{Internal: true}, nil
 		}
 		return Caller{}, invalidFieldText("x-account-id", "internal calls must name the account they act for")
 	}
@@ -309,6 +303,13 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 		return Caller{}, internalError(ctx, err)
 	}
 	return Caller{AccountID: id, Internal: true}, nil
+}
+
+// internalOnly says whether only the board's own services may call the
+// gRPC method: its (jobboard.v2.facts) say CALLER_INTERNAL.
+func internalOnly(fullMethod string) bool {
+	m, ok := rpcfacts.Of(fullMethod)
+	return ok && m.Caller == jobboardv2.Caller_CALLER_INTERNAL
 }
 
 func first(md metadata.MD, key string) string {

@@ -36,7 +36,7 @@ type decodeTarget struct {
 
 // requestCodec is grpc-go's proto codec, except that a decodeTarget's
 // decoding error is kept in it rather than returned, and that a message
-// over its method's limit (requestLimits) is refused undecoded.
+// over its method's limit (requestLimit) is refused undecoded.
 type requestCodec struct{}
 
 func (requestCodec) Name() string { return protocodec.Name }
@@ -68,19 +68,19 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // registerDecoding registers a service whose methods decode their request
 // messages through a decodeTarget, so a message that does not decode is
 // InvalidArgument and one over the method's limit ResourceExhausted, in
-// words naming the limit (requestLimits). A streaming method's limit holds
-// for each message of the stream.
+// words naming the limit (limitOf, which for the service is requestLimit).
+// A streaming method's limit holds for each message of the stream.
 //
 // A generated handler returns a decoding error before it calls the
 // interceptors; such a call still goes through them here, with the error
 // as its answer, so that it has its access log line and its metrics.
-func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
+func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any, limitOf func(fullMethod string) int) {
 	d := *desc
 	d.Methods = make([]grpc.MethodDesc, len(desc.Methods))
 	for i, m := range desc.Methods {
 		handler := m.Handler
 		method := "/" + desc.ServiceName + "/" + m.MethodName
-		limit := requestLimit(method)
+		limit := limitOf(method)
 		d.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName,
 			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 				// One allocation a call holds what the decoding needs and
@@ -100,7 +100,7 @@ func registerDecoding(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
 		method := "/" + desc.ServiceName + "/" + sd.StreamName
 		d.Streams[i] = sd
 		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
-			return handler(srv, &decodingStream{ServerStream: ss, method: method, limit: requestLimit(method)})
+			return handler(srv, &decodingStream{ServerStream: ss, method: method, limit: limitOf(method)})
 		}
 	}
 	srv.RegisterService(&d, impl)

@@ -22,6 +22,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/internal/rpcfacts"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server/admission"
 	"github.com/truckjobs/jobboard/server/descriptors"
@@ -354,7 +355,7 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	// only the methods served, filled in below before the server serves.
 	known := map[string]bool{}
 	health, reflection := newHealthCalls(), newReflectionStreams()
-	// Each method's own limit is checked before decoding (requestLimits);
+	// Each method's own limit is checked before decoding (requestLimit);
 	// opts may still set another.
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestLimit), grpc.NumStreamWorkers(grpcStreamWorkers)}, opts...)
 	srv := grpc.NewServer(append(opts,
@@ -375,12 +376,12 @@ func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 		grpc.UnaryInterceptor(unary.intercept), grpc.ChainStreamInterceptor(stream...))...)
 	// The gRPC API is package jobboard.v2; the REST package's services are
 	// the core behind it and are never registered here.
-	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, &grpcJobs{core: s.Jobs})
-	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, &grpcDrivers{core: s.Drivers})
-	registerDecoding(srv, &jobboardv2.DriverIntakeService_ServiceDesc, s.Intake)
-	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, &grpcImports{core: s.Imports})
-	registerDecoding(srv, &jobboardv2.WebhookService_ServiceDesc, &grpcWebhooks{core: s.Webhooks})
-	registerDecoding(srv, &jobboardv2.EventService_ServiceDesc, &grpcEvents{core: s.Events})
+	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, &grpcJobs{core: s.Jobs}, requestLimit)
+	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, &grpcDrivers{core: s.Drivers}, requestLimit)
+	registerDecoding(srv, &jobboardv2.DriverIntakeService_ServiceDesc, s.Intake, requestLimit)
+	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, &grpcImports{core: s.Imports}, requestLimit)
+	registerDecoding(srv, &jobboardv2.WebhookService_ServiceDesc, &grpcWebhooks{core: s.Webhooks}, requestLimit)
+	registerDecoding(srv, &jobboardv2.EventService_ServiceDesc, &grpcEvents{core: s.Events}, requestLimit)
 	healthpb.RegisterHealthServer(srv, s.Health)
 	// Reflection answers from descriptors with comments, so grpcurl
 	// describe shows the API documentation.
@@ -493,7 +494,13 @@ func (s *Services) callingClient(ctx context.Context, info *tap.Info) string {
 	return s.trustedProxies.Client(p.Addr.String(), strings.Join(info.Header.Get("x-forwarded-for"), ","))
 }
 
-// methodNeedsAuth exempts health checks and reflection from authentication.
+// methodNeedsAuth says whether a call must carry credentials: not for an
+// rpc whose (jobboard.v2.facts) say CALLER_ANONYMOUS, nor for gRPC's own
+// health checks and reflection, whose protos are gRPC's and carry no facts,
+// so the server declares them here; every other method needs them.
 func methodNeedsAuth(fullMethod string) bool {
+	if m, ok := rpcfacts.Of(fullMethod); ok {
+		return m.Caller != jobboardv2.Caller_CALLER_ANONYMOUS
+	}
 	return !strings.HasPrefix(fullMethod, "/grpc.health.v1.") && !strings.HasPrefix(fullMethod, "/grpc.reflection.")
 }

@@ -9,29 +9,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/internal/rpcfacts"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
-// requestLimits is the largest request message each gRPC method takes, in
-// bytes, by full method name: what the REST API takes for the same
-// operation (contract §9). A method not listed takes rules.DefaultLimit;
-// for a streaming method the limit holds for each message.
-var requestLimits = map[string]int{
-	jobboardv2.JobService_PostJobs_FullMethodName:                    rules.JobsPostLimit,
-	jobboardv2.JobImportService_CreateJobImport_FullMethodName:       rules.JobImportLimit,
-	jobboardv2.DriverIntakeService_SubmitApplications_FullMethodName: applicationsBatchLimit,
-}
-
-// applicationsBatchLimit is the request limit of SubmitApplications, which
-// REST has no operation for: a batch of MaxBatchApplications that average
-// 16 KiB each, room for long employment histories and free text. A typical
-// application is some 200 bytes (1,000 of bench scenario 9's: 184 KiB), so
-// the 1 MiB default would refuse a full batch of applications averaging
-// over 1 KiB.
-const applicationsBatchLimit = 16 << 20
-
-// maxRequestLimit is the largest of requestLimits: grpc-go's receive limit
+// maxRequestLimit is the largest request limit of any method: grpc-go's receive limit
 // for the whole server, which has no limit per method. Each method's own
 // limit is then checked by requestCodec, before the message is decoded.
 //
@@ -52,20 +34,23 @@ const applicationsBatchLimit = 16 << 20
 // own words, which the server cannot change: grpc-go writes the status
 // itself. They name both sizes: "grpc: received message larger than max
 // (67108865 vs. 67108864)".
-var maxRequestLimit = largestLimit(requestLimits)
+var maxRequestLimit = largestLimit(rpcfacts.Methods())
 
-func largestLimit(limits map[string]int) int {
+func largestLimit(methods []rpcfacts.Method) int {
 	largest := rules.DefaultLimit
-	for _, n := range limits {
-		largest = max(largest, n)
+	for _, m := range methods {
+		largest = max(largest, m.RequestLimit)
 	}
 	return largest
 }
 
-// requestLimit is the largest request message method takes.
+// requestLimit is the largest request message method takes: what its
+// (jobboard.v2.facts) declare, which for an operation REST serves too is
+// what REST takes (docs/api.md 7.2); rules.DefaultLimit for gRPC's own
+// services. For a streaming method the limit holds for each message.
 func requestLimit(fullMethod string) int {
-	if n, ok := requestLimits[fullMethod]; ok {
-		return n
+	if m, ok := rpcfacts.Of(fullMethod); ok {
+		return m.RequestLimit
 	}
 	return rules.DefaultLimit
 }

@@ -145,7 +145,7 @@ func withPadding(msg proto.Message) func(n int) {
 
 // TestGRPCTakesWhatRESTTakes: over a real connection, each method accepts a
 // request message of exactly its REST limit, and refuses one byte more with
-// ResourceExhausted naming the limit (contract §9). Above the largest limit,
+// ResourceExhausted naming the limit (docs/api.md 7.2). Above the largest limit,
 // grpc-go's receive limit, the words are grpc-go's, still naming both sizes.
 func TestGRPCTakesWhatRESTTakes(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
@@ -258,13 +258,11 @@ var uploadDesc = grpc.ServiceDesc{
 }
 
 // TestStreamMessagesKeepTheirLimit: each message of a streaming method is
-// held to the method's entry in requestLimits.
+// held to the method's limit.
 func TestStreamMessagesKeepTheirLimit(t *testing.T) {
 	const method, limit = "/jobboard.test.Upload/Send", 2 << 20
-	requestLimits[method] = limit
-	t.Cleanup(func() { delete(requestLimits, method) })
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxRequestLimit), grpc.ForceServerCodecV2(requestCodec{}))
-	registerDecoding(srv, &uploadDesc, struct{}{})
+	registerDecoding(srv, &uploadDesc, struct{}{}, func(string) int { return limit })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1805,7 +1805,7 @@ var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\"\x9c\x06\n" +
+	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\x1a\x19jobboard/v2/options.proto\"\x9c\x06\n" +
 	"\x12ListDriversRequest\x12@\n" +
 	"\rcertification\x18\x01 \x01(\x0e2\x1a.jobboard.v2.CertificationR\rcertification\x128\n" +
 	"\vdriver_type\x18\x02 \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
@@ -2034,13 +2034,13 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x11DRIVER_ORDER_NAME\x10\x02\x12\x16\n" +
 	"\x12DRIVER_ORDER_STATE\x10\x03\x12\x1c\n" +
 	"\x18DRIVER_ORDER_DRIVER_TYPE\x10\x04\x12\x15\n" +
-	"\x11DRIVER_ORDER_SENT\x10\x052\xad\x01\n" +
-	"\rDriverService\x12P\n" +
-	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\x12J\n" +
-	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse2\xe0\x01\n" +
-	"\x13DriverIntakeService\x12b\n" +
-	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\x12e\n" +
-	"\x12SubmitApplications\x12&.jobboard.v2.SubmitApplicationsRequest\x1a'.jobboard.v2.SubmitApplicationsResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\x11DRIVER_ORDER_SENT\x10\x052\xc1\x01\n" +
+	"\rDriverService\x12Z\n" +
+	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12T\n" +
+	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x012\xf9\x01\n" +
+	"\x13DriverIntakeService\x12l\n" +
+	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\"\b\xea\xe0\x18\x04\b\x02\x18\x01\x12t\n" +
+	"\x12SubmitApplications\x12&.jobboard.v2.SubmitApplicationsRequest\x1a'.jobboard.v2.SubmitApplicationsResponse\"\r\xea\xe0\x18\t\b\x02\x10\x80\x80\x80\b\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_drivers_proto_rawDescOnce sync.Once
@@ -2121,6 +2121,7 @@ func file_jobboard_v2_drivers_proto_init() {
 		return
 	}
 	file_jobboard_v2_jobs_proto_init()
+	file_jobboard_v2_options_proto_init()
 	file_jobboard_v2_drivers_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[2].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}

@@ -289,7 +289,7 @@ var File_jobboard_v2_events_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18jobboard/v2/events.proto\x12\vjobboard.v2\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"k\n" +
+	"\x18jobboard/v2/events.proto\x12\vjobboard.v2\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19jobboard/v2/options.proto\"k\n" +
 	"\x11ListEventsRequest\x12\x14\n" +
 	"\x05after\x18\x01 \x01(\tR\x05after\x12*\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x16.jobboard.v2.EventTypeR\x04type\x12\x14\n" +
@@ -308,10 +308,10 @@ const file_jobboard_v2_events_proto_rawDesc = "" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12*\n" +
 	"&EVENT_TYPE_DRIVER_APPLICATION_RECEIVED\x10\x01\x12#\n" +
 	"\x1fEVENT_TYPE_JOB_IMPORT_COMPLETED\x10\x02\x12\x1b\n" +
-	"\x17EVENT_TYPE_WEBHOOK_TEST\x10\x032]\n" +
-	"\fEventService\x12M\n" +
+	"\x17EVENT_TYPE_WEBHOOK_TEST\x10\x032g\n" +
+	"\fEventService\x12W\n" +
 	"\n" +
-	"ListEvents\x12\x1e.jobboard.v2.ListEventsRequest\x1a\x1f.jobboard.v2.ListEventsResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"ListEvents\x12\x1e.jobboard.v2.ListEventsRequest\x1a\x1f.jobboard.v2.ListEventsResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_events_proto_rawDescOnce sync.Once
@@ -355,6 +355,7 @@ func file_jobboard_v2_events_proto_init() {
 	if File_jobboard_v2_events_proto != nil {
 		return
 	}
+	file_jobboard_v2_options_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

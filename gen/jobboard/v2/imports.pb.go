@@ -661,7 +661,7 @@ var File_jobboard_v2_imports_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/imports.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\"\x9d\x01\n" +
+	"\x19jobboard/v2/imports.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\x1a\x19jobboard/v2/options.proto\"\x9d\x01\n" +
 	"\x16CreateJobImportRequest\x12)\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x15.jobboard.v2.JobInputR\x04jobs\x12&\n" +
 	"\fcallback_url\x18\x02 \x01(\tH\x00R\vcallbackUrl\x88\x01\x01\x12\x1f\n" +
@@ -711,10 +711,10 @@ const file_jobboard_v2_imports_proto_rawDesc = "" +
 	"\x1dJOB_IMPORT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19JOB_IMPORT_STATUS_PENDING\x10\x01\x12\x1d\n" +
 	"\x19JOB_IMPORT_STATUS_RUNNING\x10\x02\x12\x1e\n" +
-	"\x1aJOB_IMPORT_STATUS_COMPLETE\x10\x032\xc5\x01\n" +
-	"\x10JobImportService\x12\\\n" +
-	"\x0fCreateJobImport\x12#.jobboard.v2.CreateJobImportRequest\x1a$.jobboard.v2.CreateJobImportResponse\x12S\n" +
-	"\fGetJobImport\x12 .jobboard.v2.GetJobImportRequest\x1a!.jobboard.v2.GetJobImportResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"\x1aJOB_IMPORT_STATUS_COMPLETE\x10\x032\xde\x01\n" +
+	"\x10JobImportService\x12k\n" +
+	"\x0fCreateJobImport\x12#.jobboard.v2.CreateJobImportRequest\x1a$.jobboard.v2.CreateJobImportResponse\"\r\xea\xe0\x18\t\b\x01\x10\x80\x80\x80 \x18\x01\x12]\n" +
+	"\fGetJobImport\x12 .jobboard.v2.GetJobImportRequest\x1a!.jobboard.v2.GetJobImportResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_imports_proto_rawDescOnce sync.Once
@@ -773,6 +773,7 @@ func file_jobboard_v2_imports_proto_init() {
 		return
 	}
 	file_jobboard_v2_jobs_proto_init()
+	file_jobboard_v2_options_proto_init()
 	file_jobboard_v2_imports_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_v2_imports_proto_msgTypes[4].OneofWrappers = []any{}
 	file_jobboard_v2_imports_proto_msgTypes[7].OneofWrappers = []any{}

@@ -1945,7 +1945,7 @@ var File_jobboard_v2_jobs_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x16jobboard/v2/jobs.proto\x12\vjobboard.v2\"\x9c\a\n" +
+	"\x16jobboard/v2/jobs.proto\x12\vjobboard.v2\x1a\x19jobboard/v2/options.proto\"\x9c\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04date\x18\x02 \x01(\tR\x04date\x12)\n" +
@@ -2123,17 +2123,17 @@ const file_jobboard_v2_jobs_proto_rawDesc = "" +
 	"\x0fLICENSE_CLASS_A\x10\x01\x12\x13\n" +
 	"\x0fLICENSE_CLASS_B\x10\x02\x12\x13\n" +
 	"\x0fLICENSE_CLASS_C\x10\x03\x12\x16\n" +
-	"\x12LICENSE_CLASS_NONE\x10\x042\xd9\x04\n" +
+	"\x12LICENSE_CLASS_NONE\x10\x042\xa4\x05\n" +
 	"\n" +
-	"JobService\x12G\n" +
-	"\bListJobs\x12\x1c.jobboard.v2.ListJobsRequest\x1a\x1d.jobboard.v2.ListJobsResponse\x12G\n" +
-	"\bPostJobs\x12\x1c.jobboard.v2.PostJobsRequest\x1a\x1d.jobboard.v2.PostJobsResponse\x12A\n" +
-	"\x06GetJob\x12\x1a.jobboard.v2.GetJobRequest\x1a\x1b.jobboard.v2.GetJobResponse\x12J\n" +
-	"\tDeleteJob\x12\x1d.jobboard.v2.DeleteJobRequest\x1a\x1e.jobboard.v2.DeleteJobResponse\x12M\n" +
+	"JobService\x12Q\n" +
+	"\bListJobs\x12\x1c.jobboard.v2.ListJobsRequest\x1a\x1d.jobboard.v2.ListJobsResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12V\n" +
+	"\bPostJobs\x12\x1c.jobboard.v2.PostJobsRequest\x1a\x1d.jobboard.v2.PostJobsResponse\"\r\xea\xe0\x18\t\b\x01\x10\x80\x80\x80\b\x18\x01\x12K\n" +
+	"\x06GetJob\x12\x1a.jobboard.v2.GetJobRequest\x1a\x1b.jobboard.v2.GetJobResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12T\n" +
+	"\tDeleteJob\x12\x1d.jobboard.v2.DeleteJobRequest\x1a\x1e.jobboard.v2.DeleteJobResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12W\n" +
 	"\n" +
-	"DeleteJobs\x12\x1e.jobboard.v2.DeleteJobsRequest\x1a\x1f.jobboard.v2.DeleteJobsResponse\x12k\n" +
-	"\x14DeleteJobByReference\x12(.jobboard.v2.DeleteJobByReferenceRequest\x1a).jobboard.v2.DeleteJobByReferenceResponse\x12n\n" +
-	"\x15DeleteJobsByReference\x12).jobboard.v2.DeleteJobsByReferenceRequest\x1a*.jobboard.v2.DeleteJobsByReferenceResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"DeleteJobs\x12\x1e.jobboard.v2.DeleteJobsRequest\x1a\x1f.jobboard.v2.DeleteJobsResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12u\n" +
+	"\x14DeleteJobByReference\x12(.jobboard.v2.DeleteJobByReferenceRequest\x1a).jobboard.v2.DeleteJobByReferenceResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12x\n" +
+	"\x15DeleteJobsByReference\x12).jobboard.v2.DeleteJobsByReferenceRequest\x1a*.jobboard.v2.DeleteJobsByReferenceResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_jobs_proto_rawDescOnce sync.Once
@@ -2234,6 +2234,7 @@ func file_jobboard_v2_jobs_proto_init() {
 	if File_jobboard_v2_jobs_proto != nil {
 		return
 	}
+	file_jobboard_v2_options_proto_init()
 	file_jobboard_v2_jobs_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_v2_jobs_proto_msgTypes[1].OneofWrappers = []any{}
 	file_jobboard_v2_jobs_proto_msgTypes[5].OneofWrappers = []any{}

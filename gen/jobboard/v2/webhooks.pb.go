@@ -1364,7 +1364,7 @@ var File_jobboard_v2_webhooks_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_webhooks_proto_rawDesc = "" +
 	"\n" +
-	"\x1ajobboard/v2/webhooks.proto\x12\vjobboard.v2\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18jobboard/v2/events.proto\"\xa2\x03\n" +
+	"\x1ajobboard/v2/webhooks.proto\x12\vjobboard.v2\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18jobboard/v2/events.proto\x1a\x19jobboard/v2/options.proto\"\xa2\x03\n" +
 	"\aWebhook\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12.\n" +
@@ -1447,18 +1447,18 @@ const file_jobboard_v2_webhooks_proto_rawDesc = "" +
 	"#WEBHOOK_DISABLED_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eWEBHOOK_DISABLED_REASON_MANUAL\x10\x01\x12 \n" +
 	"\x1cWEBHOOK_DISABLED_REASON_GONE\x10\x02\x12#\n" +
-	"\x1fWEBHOOK_DISABLED_REASON_FAILING\x10\x032\xd8\x06\n" +
-	"\x0eWebhookService\x12V\n" +
-	"\rCreateWebhook\x12!.jobboard.v2.CreateWebhookRequest\x1a\".jobboard.v2.CreateWebhookResponse\x12S\n" +
-	"\fListWebhooks\x12 .jobboard.v2.ListWebhooksRequest\x1a!.jobboard.v2.ListWebhooksResponse\x12M\n" +
+	"\x1fWEBHOOK_DISABLED_REASON_FAILING\x10\x032\xb2\a\n" +
+	"\x0eWebhookService\x12`\n" +
+	"\rCreateWebhook\x12!.jobboard.v2.CreateWebhookRequest\x1a\".jobboard.v2.CreateWebhookResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x00\x12]\n" +
+	"\fListWebhooks\x12 .jobboard.v2.ListWebhooksRequest\x1a!.jobboard.v2.ListWebhooksResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12W\n" +
 	"\n" +
-	"GetWebhook\x12\x1e.jobboard.v2.GetWebhookRequest\x1a\x1f.jobboard.v2.GetWebhookResponse\x12V\n" +
-	"\rUpdateWebhook\x12!.jobboard.v2.UpdateWebhookRequest\x1a\".jobboard.v2.UpdateWebhookResponse\x12V\n" +
-	"\rDeleteWebhook\x12!.jobboard.v2.DeleteWebhookRequest\x1a\".jobboard.v2.DeleteWebhookResponse\x12h\n" +
-	"\x13RotateWebhookSecret\x12'.jobboard.v2.RotateWebhookSecretRequest\x1a(.jobboard.v2.RotateWebhookSecretResponse\x12P\n" +
-	"\vTestWebhook\x12\x1f.jobboard.v2.TestWebhookRequest\x1a .jobboard.v2.TestWebhookResponse\x12n\n" +
-	"\x15ListWebhookDeliveries\x12).jobboard.v2.ListWebhookDeliveriesRequest\x1a*.jobboard.v2.ListWebhookDeliveriesResponse\x12n\n" +
-	"\x15RedeliverWebhookEvent\x12).jobboard.v2.RedeliverWebhookEventRequest\x1a*.jobboard.v2.RedeliverWebhookEventResponseB:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
+	"GetWebhook\x12\x1e.jobboard.v2.GetWebhookRequest\x1a\x1f.jobboard.v2.GetWebhookResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12`\n" +
+	"\rUpdateWebhook\x12!.jobboard.v2.UpdateWebhookRequest\x1a\".jobboard.v2.UpdateWebhookResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12`\n" +
+	"\rDeleteWebhook\x12!.jobboard.v2.DeleteWebhookRequest\x1a\".jobboard.v2.DeleteWebhookResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x00\x12r\n" +
+	"\x13RotateWebhookSecret\x12'.jobboard.v2.RotateWebhookSecretRequest\x1a(.jobboard.v2.RotateWebhookSecretResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x00\x12Z\n" +
+	"\vTestWebhook\x12\x1f.jobboard.v2.TestWebhookRequest\x1a .jobboard.v2.TestWebhookResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x00\x12x\n" +
+	"\x15ListWebhookDeliveries\x12).jobboard.v2.ListWebhookDeliveriesRequest\x1a*.jobboard.v2.ListWebhookDeliveriesResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12x\n" +
+	"\x15RedeliverWebhookEvent\x12).jobboard.v2.RedeliverWebhookEventRequest\x1a*.jobboard.v2.RedeliverWebhookEventResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x00B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
 
 var (
 	file_jobboard_v2_webhooks_proto_rawDescOnce sync.Once
@@ -1558,6 +1558,7 @@ func file_jobboard_v2_webhooks_proto_init() {
 		return
 	}
 	file_jobboard_v2_events_proto_init()
+	file_jobboard_v2_options_proto_init()
 	file_jobboard_v2_webhooks_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
