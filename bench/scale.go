@@ -12,7 +12,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/truckjobs/jobboard/internal/demo"
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/natural"

@@ -165,7 +165,7 @@ func (ls *leadSetup) postJobs(ctx context.Context, a account) error {
 	return err
 }
 
-// createEndpoint adds an endpoint for new applications (contract §8) and
+// createEndpoint adds an endpoint for new applications (docs/api.md, Webhook endpoints) and
 // returns its signing secret.
 func (ls *leadSetup) createEndpoint(ctx context.Context, url string) (string, error) {
 	body := fmt.Sprintf(`{"url": %q, "events": ["driver.application.received"], "description": "bench receiver"}`, url)

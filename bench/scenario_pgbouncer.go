@@ -83,7 +83,7 @@ func pgbouncerScenario(ctx context.Context, h *harness) ([]result, error) {
 
 // startPooledServer runs PgBouncer in transaction mode in front of the
 // harness's database and a second server whose DATABASE_URL goes through
-// it, as contract §9 lets a deployment run; stop ends both.
+// it, as docs/deploy.md 3 runs it; stop ends both.
 func (h *harness) startPooledServer(ctx context.Context) (*process, func(), error) {
 	dir := filepath.Join(h.dir, "pgbouncer")
 	// PgBouncer runs as PostgreSQL's user, which must reach its folder.

@@ -7,7 +7,7 @@ import (
 )
 
 // Admission control (Config.Admit) bounds the requests that work at once.
-// A place counts the server's work, not the client's pace (contract §10):
+// A place counts the server's work, not the client's pace (docs/api.md 7):
 // a request takes it once there is something to work on (a request without
 // a body at once, one with a body when its first piece has arrived), hands
 // it back whenever it waits on its client for more of the body, and gives

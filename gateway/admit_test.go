@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/gateway"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // events is what a request did, in order, across goroutines.
@@ -72,7 +71,7 @@ func (b *eventBody) Close() error               { return nil }
 // streamed jobs list once its last page is read; a body announced over the
 // limit is refused without a place.
 func TestAdmissionPlaceSpan(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +86,7 @@ func TestAdmissionPlaceSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := testfix.NewAccount(t, st, "Acme Freight").APIKey
+	key := storetest.NewAccount(t, st, "Acme Freight").APIKey
 	job := `[{"referenceNumber":"R%d","title":"Regional Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":"x"}]`
 	for _, tt := range []struct {
 		name, method, path, body string
@@ -124,7 +123,7 @@ func TestAdmissionPlaceSpan(t *testing.T) {
 // the next; every place taken is given back, the first before the
 // answer's first byte.
 func TestStreamedListResumes(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +144,7 @@ func TestStreamedListResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := testfix.NewAccount(t, st, "Acme Freight").APIKey
+	key := storetest.NewAccount(t, st, "Acme Freight").APIKey
 	var jobs []string
 	for i := range 1001 { // a page holds 1,000
 		jobs = append(jobs, fmt.Sprintf(`{"referenceNumber":"R%d","title":"Regional Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":"x"}`, i))
@@ -179,11 +178,11 @@ func TestStreamedListResumes(t *testing.T) {
 
 // TestPlaceHandedBackWhileBodyArrives: a request takes its place when the
 // first piece of its body has arrived, not before, and hands it back while
-// it waits for the next (contract §10: a place is held only while a request
+// it waits for the next (docs/api.md 7: a place is held only while a request
 // is processed); it takes one again (Resume) to go on, and every place is
 // given back before the answer's first byte.
 func TestPlaceHandedBackWhileBodyArrives(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +203,7 @@ func TestPlaceHandedBackWhileBodyArrives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := testfix.NewAccount(t, st, "Acme Freight").APIKey
+	key := storetest.NewAccount(t, st, "Acme Freight").APIKey
 	var jobs []string
 	for i := range 200 { // about 100 KB: more than one 64 KiB piece
 		jobs = append(jobs, fmt.Sprintf(`{"referenceNumber":"R%d","title":"Regional Driver","state":"TX","driverType":"Company Driver","freightType":"Dry Van","description":%q}`,
@@ -253,7 +252,7 @@ func TestPlaceHandedBackWhileBodyArrives(t *testing.T) {
 // the path's format, naming the rule; the connection is not held longer.
 func TestBodyArrivalTimeout(t *testing.T) {
 	defer gateway.SetBodyArrival(300 * time.Millisecond)()
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +264,7 @@ func TestBodyArrivalTimeout(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	key := testfix.NewAccount(t, st, "Acme Freight").APIKey
+	key := storetest.NewAccount(t, st, "Acme Freight").APIKey
 	for _, tt := range []struct{ path, want string }{
 		{"/api/v2.0/jobs.json", `{"error":{"code":408,"status":"REQUEST_TIMEOUT","message":"the request body had not arrived in full 300ms after the request's headers; send it faster, or in smaller requests"}}`},
 		{"/api/v2.0/jobs.xml", `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<error><code>408</code><status>REQUEST_TIMEOUT</status><message>the request body had not arrived in full 300ms after the request's headers; send it faster, or in smaller requests</message></error>`},

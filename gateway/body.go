@@ -223,7 +223,7 @@ func (b *requestBody) next() bool {
 // receive waits for the next piece of the stream, false at its end or when
 // no place could be taken to work on it. The request works on what has
 // arrived with a place; while it waits on its client for more it holds
-// none (contract §10: a slow body never makes other accounts wait).
+// none (docs/api.md 7: a slow body never makes other accounts wait).
 func (b *requestBody) receive() ([]byte, bool) {
 	var p []byte
 	var ok bool
@@ -329,7 +329,7 @@ func bodyTooLarge(limit int64) *apiError {
 }
 
 // bodyArrival is how long after its headers a request's body may take to
-// arrive in full (contract §10). Past it the body is answered 408: a
+// arrive in full (docs/api.md 7). Past it the body is answered 408: a
 // client that sends too slowly holds a connection for a bounded time, and
 // is told why.
 var bodyArrival = 30 * time.Second

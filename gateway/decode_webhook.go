@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	"github.com/truckjobs/jobboard/server/natural"
 )
 
 // A webhook body is read strictly, unlike the API's older resources: an
@@ -127,14 +128,15 @@ func jsonEventList(dec *jsontext.Decoder) ([]string, error) {
 		return nil, fmt.Errorf("events: must be an array of event types, got %s", kindName(k))
 	}
 	var out []string
+	subscribable := domain.Names(domain.SubscribableEventTypes())
 	err := jsonArray(dec, "", itemLimit{max: 100,
-		refusal: "events: more than 100 items; there are only two event types to subscribe to"}, func(i int) error {
+		refusal: "events: more than 100 items; there are only " + spelledOut(len(subscribable)) + " event types to subscribe to"}, func(i int) error {
 		v, err := jsonText(dec, fmt.Sprintf("events[%d]", i))
 		out = append(out, v)
 		return err
 	})
 	if err == nil && len(out) == 0 {
-		err = errors.New("events: [] is empty; name at least one of " + strings.Join(natural.SubscribableEventTypes(), ", ") +
+		err = errors.New("events: [] is empty; name at least one of " + strings.Join(subscribable, ", ") +
 			", or leave events out for all of them")
 	}
 	return out, err
@@ -170,6 +172,15 @@ func jsonBool(dec *jsontext.Decoder, field string) (*bool, error) {
 }
 
 // kindName is a JSON value's kind in words.
+// spelledOut writes a count below ten as a word, as the messages that
+// count a list of the service's own read best; larger counts as digits.
+func spelledOut(n int) string {
+	if words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}; n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
+}
+
 func kindName(k jsontext.Kind) string {
 	switch k {
 	case '"':

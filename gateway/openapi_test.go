@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/truckjobs/jobboard"
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/server/natural"
 )
@@ -379,7 +380,7 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	if err := json.Unmarshal(jobboard.OpenAPI, &doc); err != nil {
 		t.Fatal(err)
 	}
-	subscribable := natural.SubscribableEventTypes()
+	subscribable := domain.Names(domain.SubscribableEventTypes())
 	tests := []struct {
 		definition, property string
 		want                 []string

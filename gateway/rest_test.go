@@ -16,15 +16,14 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/gateway"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }
 
 // fixedNow dates every job the tests add.
 var fixedNow = time.Date(2026, 11, 2, 14, 5, 9, 0, time.UTC)
@@ -45,7 +44,7 @@ type api struct {
 
 func newAPI(t testing.TB) *api {
 	t.Helper()
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +59,7 @@ func newAPI(t testing.TB) *api {
 	h = checkedByOpenAPI(t, h)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	creds := testfix.NewAccount(t, st, "Acme Freight")
+	creds := storetest.NewAccount(t, st, "Acme Freight")
 	return &api{t: t, handler: h, url: srv.URL, key: creds.APIKey, store: st, acct: creds.AccountID, outbox: svcs.Outbox, services: svcs}
 }
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // A public address given as an IP literal: URL checks need no DNS.
@@ -366,7 +366,7 @@ func TestWebhookEnable(t *testing.T) {
 // are 404 on every route; lists show only the caller's own.
 func TestWebhookIsolation(t *testing.T) {
 	a := newAPI(t)
-	b := testfix.NewAccount(t, a.store, "Bravo")
+	b := storetest.NewAccount(t, a.store, "Bravo")
 	aID := fmt.Sprint(a.createHook(`{"url":"` + hookURL + `","description":"Alpha only"}`)["id"])
 	bCall := a.hook(b.APIKey, "POST", "", `{"url":"http://1.1.1.1/bravo"}`)
 	if bCall.status != 201 {
@@ -479,7 +479,7 @@ func TestWebhookLimit(t *testing.T) {
 	if err := a.store.DB().Get(&n, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, a.acct); err != nil || n != store.MaxWebhookEndpoints {
 		t.Errorf("%d endpoints stored (%v)", n, err)
 	}
-	b := testfix.NewAccount(t, a.store, "Bravo")
+	b := storetest.NewAccount(t, a.store, "Bravo")
 	if c := a.hook(b.APIKey, "POST", "", `{"url":"http://1.1.1.1/b"}`); c.status != 201 {
 		t.Errorf("another account's create: %d %s", c.status, c.body)
 	}
@@ -487,7 +487,7 @@ func TestWebhookLimit(t *testing.T) {
 
 // TestWebhookTestEventStaysWithItsEndpoint: a webhook.test event is
 // redelivered to the endpoint it tested and refused, 422 naming both, for
-// another endpoint of the account (contract §8).
+// another endpoint of the account (docs/api.md, Webhook endpoints).
 func TestWebhookTestEventStaysWithItsEndpoint(t *testing.T) {
 	a := newAPI(t)
 	tested := endpointOf(t, a.hook(a.key, "POST", "", `{"url":"http://1.1.1.1/tested"}`))["id"].(string)

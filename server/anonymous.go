@@ -22,7 +22,7 @@ import (
 // take every place, and in all, so that many clients together hold a
 // bounded amount.
 //
-// Health checks and reflection have a limiter each (contract §10): a
+// Health checks and reflection have a limiter each (docs/api.md 7): a
 // reflection stream holds its place for its whole life, so streams left
 // open must never take the places a load balancer's checks need. A health
 // call holds its place only until its first message has been read, and
@@ -57,11 +57,11 @@ const (
 
 // healthMessageWait is how long a health call may take to send its
 // message: a probe sends it with its headers, and checks must answer
-// within 1 s whatever else is in flight (contract §10).
+// within 1 s whatever else is in flight (docs/api.md 7).
 const healthMessageWait = time.Second
 
 // reflectionIdle is how long a reflection stream may wait for its next
-// request before it is ended (contract §10): grpcurl sends its requests
+// request before it is ended (docs/api.md 7): grpcurl sends its requests
 // one after another and closes the stream when its command is done.
 var reflectionIdle = 60 * time.Second
 

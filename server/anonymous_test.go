@@ -19,7 +19,7 @@ import (
 
 // TestAnonymousCallsBoundedPerClient: an address may hold a few
 // reflection streams open, no more, and however many it and others hold,
-// health checks from every address answer (contract §10: reflection can
+// health checks from every address answer (docs/api.md 7: reflection can
 // never take the capacity health checks use); a stream that ends gives its
 // place back, and so does a call whose message was refused for its size.
 func TestAnonymousCallsBoundedPerClient(t *testing.T) {

@@ -22,9 +22,9 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // grpcFixture is a gRPC server on loopback over a fresh database with
@@ -34,12 +34,12 @@ type grpcFixture struct {
 	st      *store.Store
 	addr    string
 	lookups atomic.Int64
-	a, b    testfix.Account
+	a, b    storetest.Account
 }
 
 func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
 	t.Helper()
-	f := &grpcFixture{st: pgtest.Store(t)}
+	f := &grpcFixture{st: storetest.Store(t)}
 	cfg.RenderCallback = gateway.RenderJSON
 	svcs, err := NewServices(f.st, cfg)
 	if err != nil {
@@ -50,7 +50,7 @@ func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
 		f.lookups.Add(1)
 		return f.st.AccountIDByKeyHash(ctx, hash)
 	}
-	f.a, f.b = testfix.NewAccount(t, f.st, "A"), testfix.NewAccount(t, f.st, "B")
+	f.a, f.b = storetest.NewAccount(t, f.st, "A"), storetest.NewAccount(t, f.st, "B")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestAddressKey(t *testing.T) {
 
 // TestDistinctWrongKeysCostNoLookups: with the key watch running, 1,000
 // distinct wrong keys from one address cause at most 10 key lookups
-// (contract §10), while a good key from that address, one the server has
+// (docs/api.md 7), while a good key from that address, one the server has
 // not seen yet, and a key created meanwhile still work.
 func TestDistinctWrongKeysCostNoLookups(t *testing.T) {
 	f := newGRPCFixture(t, Config{AuthFailureLimit: 10, AuthFailureBurst: 20})

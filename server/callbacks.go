@@ -58,6 +58,13 @@ type retryPolicy struct {
 // maxAttempts is the first try plus one per scheduled retry.
 func (p retryPolicy) maxAttempts() int { return len(p.schedule) + 1 }
 
+// lastAttempt says whether attempt is the last of this process's schedule:
+// the one rule for callbacks and deliveries. The worker, not the queue job,
+// decides: whoever queued the job (a server, the CLI's drivers import, an
+// earlier release) need not know the schedule, and a failed last attempt
+// ends the job (river.JobCancel) whatever its MaxAttempts.
+func (p retryPolicy) lastAttempt(attempt int) bool { return attempt >= p.maxAttempts() }
+
 // retryAt waits the scheduled time after the attempt that failed, give or
 // take 10%, so receivers coming back from an outage are not hit all at once.
 func (p retryPolicy) retryAt(attempt int) time.Time {
@@ -97,9 +104,10 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 	if err != nil {
 		// Failing before anything was sent (the database, say) is a failed
 		// attempt too; the last one says so.
-		if job.Attempt >= job.MaxAttempts && !errors.Is(err, &river.JobCancelError{}) {
+		if w.lastAttempt(job.Attempt) && !errors.Is(err, &river.JobCancelError{}) {
 			slog.ErrorContext(ctx, "callback not delivered: the last attempt failed before sending; no more retries",
 				"import", job.Args.ImportID, "webhook_id", job.Args.WebhookID, "attempts", job.Attempt, "error", err)
+			return river.JobCancel(err)
 		}
 		return err
 	}
@@ -123,7 +131,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 	}
 	// A failed attempt is the last when the queue will not try again; that
 	// one says so, once, at error level (docs/api.md, Job imports).
-	last := job.Attempt >= job.MaxAttempts
+	last := w.lastAttempt(job.Attempt)
 	failed := metrics.CallbackFailedRetry
 	if last {
 		failed = metrics.CallbackGaveUp
@@ -134,9 +142,9 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 		w.metrics.CallbackAttempt(failed)
 		if last {
 			log.ErrorContext(ctx, "callback not delivered: the last attempt failed; no more retries", "error", sendErr)
-		} else {
-			log.WarnContext(ctx, "callback failed", "error", sendErr)
+			return river.JobCancel(fmt.Errorf("callback: %w", sendErr))
 		}
+		log.WarnContext(ctx, "callback failed", "error", sendErr)
 		return fmt.Errorf("callback: %w", sendErr)
 	case status >= 200 && status < 300:
 		w.metrics.CallbackAttempt(metrics.CallbackDelivered)
@@ -150,9 +158,9 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 		w.metrics.CallbackAttempt(failed)
 		if last {
 			log.ErrorContext(ctx, "callback not delivered: the last attempt failed; no more retries", "status", status)
-		} else {
-			log.WarnContext(ctx, "callback failed", "status", status)
+			return river.JobCancel(fmt.Errorf("callback: receiver answered %d", status))
 		}
+		log.WarnContext(ctx, "callback failed", "status", status)
 		return fmt.Errorf("callback: receiver answered %d", status)
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // Internal services may authenticate with a client certificate instead of
-// the internal token (contract §9). The TLS handshake did the checking: the
+// the internal token (docs/api.md 2, Internal callers). The TLS handshake did the checking: the
 // gRPC listener verifies a certificate a client sends against
 // JOBBOARD_INTERNAL_CLIENT_CA_FILE and refuses the connection when it does
 // not chain there, so a connection with verified chains is an internal

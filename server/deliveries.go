@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -32,7 +33,7 @@ func (deliveryArgs) Kind() string { return "webhook_delivery" }
 
 // deliveryJobAttempts is the River attempts of a delivery job: a ceiling
 // only, above any schedule; the worker ends a delivery after the last
-// attempt of its own schedule (deliveryWorker.lastAttempt).
+// attempt of its own schedule (retryPolicy.lastAttempt).
 const deliveryJobAttempts = 100
 
 // deliveryQueue is the queue deliveries wait in, apart from imports and
@@ -47,7 +48,7 @@ func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql
 	targets := map[int64][]store.DeliveryTarget{}
 	var jobs []river.InsertManyParams
 	for _, e := range events {
-		if e.Type == store.EventWebhookTest {
+		if e.Type == domain.EventWebhookTest {
 			continue
 		}
 		endpoints, seen := targets[e.AccountID]
@@ -60,7 +61,7 @@ func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql
 		}
 		eventUUID, _ := store.ParseEventID(e.ID)
 		for _, t := range endpoints {
-			if !slices.Contains(t.EventTypes, e.Type) {
+			if !slices.Contains(t.EventTypes, string(e.Type)) {
 				continue
 			}
 			jobs = append(jobs, river.InsertManyParams{

@@ -136,7 +136,7 @@ func waitFor(timeout time.Duration, cond func() bool) bool {
 // TestDeliveryFairness: account A's endpoints that never answer hold at
 // most their share of the delivery workers (half of them for the account,
 // 4 per endpoint), so account B's test delivery to a healthy receiver
-// starts within 2 s (contract §10), at a small scale: 4 workers, a 3 s
+// starts within 2 s (docs/api.md 7), at a small scale: 4 workers, a 3 s
 // timeout, A testing each of 2 endpoints 5 times. With one FIFO queue and
 // no shares, B waited for A's timeouts (over 3 s).
 func TestDeliveryFairness(t *testing.T) {

@@ -9,11 +9,12 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/internal/metrics"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
@@ -40,7 +41,7 @@ func newDeliveryFixture(t *testing.T, change func(*Config)) *deliveryFixture {
 
 func newIdleDeliveryFixture(t *testing.T, change func(*Config)) *deliveryFixture {
 	t.Helper()
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	m := metrics.New()
 	cfg := Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, AllowPrivateCallbacks: true,
 		CallbackRetrySchedule: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond},
@@ -52,7 +53,7 @@ func newIdleDeliveryFixture(t *testing.T, change func(*Config)) *deliveryFixture
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := testfix.NewAccount(t, st, "A"), testfix.NewAccount(t, st, "B")
+	a, b := storetest.NewAccount(t, st, "A"), storetest.NewAccount(t, st, "B")
 	ctx := context.Background()
 	return &deliveryFixture{svcs: svcs, st: st, metrics: m, accountA: a.AccountID, accountB: b.AccountID,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
@@ -80,7 +81,7 @@ type endpointOpts struct {
 func (f *deliveryFixture) addEndpoint(t *testing.T, account int64, url string, o endpointOpts) testEndpoint {
 	t.Helper()
 	if o.events == nil {
-		o.events = []string{store.EventApplicationReceived, store.EventImportCompleted}
+		o.events = domain.Names(domain.SubscribableEventTypes())
 	}
 	e := testEndpoint{Secret: webhook.NewSecret()}
 	null := func(s string) *string {
@@ -137,7 +138,7 @@ func (f *deliveryFixture) emit(t *testing.T, account int64, n int) []store.Event
 	defer tx.Rollback()
 	var news []store.NewEvent
 	for i := range n {
-		news = append(news, store.NewEvent{Type: store.EventApplicationReceived,
+		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived,
 			Data: []byte(`{"id": ` + strconv.Itoa(i+1) + `, "name": "Dana"}`)})
 	}
 	events, err := store.InsertEvents(ctx, tx, account, news)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Shares of the delivery workers (contract §10): a slow, timing-out or
+// Shares of the delivery workers (docs/api.md 7): a slow, timing-out or
 // failing endpoint must not hold up deliveries of other accounts.
 //
 // River, as pinned (v0.41, the open-source edition), has no concurrency

@@ -19,7 +19,7 @@ import (
 )
 
 // DefaultWebhookDisableAfter is how long every attempt to an endpoint may
-// fail before it is disabled: 5 days (contract §8).
+// fail before it is disabled: 5 days (docs/api.md, Deliveries).
 const DefaultWebhookDisableAfter = 5 * 24 * time.Hour
 
 // DefaultWebhookWorkers is how many deliveries one process sends at once.
@@ -76,14 +76,6 @@ type delivery struct {
 	log      *slog.Logger
 }
 
-// lastAttempt says whether the job's attempt is the last of this process's
-// schedule. The worker, not the job, decides: whoever queued the delivery
-// (a server, the CLI's drivers import) need not know the schedule, and a
-// failure then ends the job (river.JobCancel) whatever its MaxAttempts.
-func (w *deliveryWorker) lastAttempt(job *river.Job[deliveryArgs]) bool {
-	return job.Attempt >= w.maxAttempts()
-}
-
 // Work makes one attempt and records it. 2xx is success; 410 disables the
 // endpoint; anything else (a redirect, a timeout, a refused address) is
 // retried, unless the endpoint has failed for disableAfter, which disables
@@ -129,7 +121,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 func (w *deliveryWorker) notSent(ctx context.Context, job *river.Job[deliveryArgs], err error) error {
 	if errors.Is(err, &river.JobCancelError{}) {
 		w.metrics.WebhookDelivery(metrics.WebhookDropped, 0)
-	} else if w.lastAttempt(job) {
+	} else if w.lastAttempt(job.Attempt) {
 		slog.ErrorContext(ctx, "webhook not delivered: the last attempt failed before sending; no more retries",
 			"endpoint", store.EndpointID(job.Args.EndpointID), "event", store.EventID(job.Args.EventID),
 			"attempts", job.Attempt, "error", err)
@@ -241,7 +233,7 @@ func (w *deliveryWorker) conclude(ctx context.Context, job *river.Job[deliveryAr
 	}
 	// The last failed attempt says so, once, at error level, like
 	// callbacks (docs/api.md, Deliveries).
-	if w.lastAttempt(job) {
+	if w.lastAttempt(job.Attempt) {
 		d.log.ErrorContext(ctx, "webhook not delivered: the last attempt failed; no more retries",
 			append(why, "attempts", job.Attempt)...)
 		return metrics.WebhookGaveUp, river.JobCancel(failure)

@@ -12,6 +12,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -63,7 +64,7 @@ func TestDeliverySignedWithAuthorization(t *testing.T) {
 	eBasic := f.addEndpoint(t, f.accountA, basic.srv.URL, endpointOpts{authType: "basic", username: "lead-bot", password: "pa:ss"})
 	eBearer := f.addEndpoint(t, f.accountA, bearer.srv.URL, endpointOpts{authType: "bearer", password: "tok-123"})
 	f.addEndpoint(t, f.accountB, other.srv.URL, endpointOpts{})
-	f.addEndpoint(t, f.accountA, unsubscribed.srv.URL, endpointOpts{events: []string{store.EventImportCompleted}})
+	f.addEndpoint(t, f.accountA, unsubscribed.srv.URL, endpointOpts{events: []string{string(domain.EventImportCompleted)}})
 	oldSecret := eBearer.Secret
 	f.rotate(t, &eBearer)
 	events := f.emit(t, f.accountA, 1)
@@ -104,7 +105,7 @@ func TestDeliverySignedWithAuthorization(t *testing.T) {
 		t.Errorf("another account's endpoint got %d, an unsubscribed one %d", other.count(), unsubscribed.count())
 	}
 	var body map[string]any
-	if err := json.Unmarshal(want, &body); err != nil || body["type"] != store.EventApplicationReceived {
+	if err := json.Unmarshal(want, &body); err != nil || body["type"] != string(domain.EventApplicationReceived) {
 		t.Errorf("delivery body %s", want)
 	}
 }
@@ -217,7 +218,7 @@ func TestDeliveryFailingDisables(t *testing.T) {
 		f.emit(t, f.accountA, 1)
 		f.attempts(t, f.accountA, e, 3)
 		// The worker ends the job after its schedule's last attempt,
-		// whatever the job's MaxAttempts (deliveryWorker.lastAttempt).
+		// whatever the job's MaxAttempts (retryPolicy.lastAttempt).
 		if counts := f.settled(t); counts["cancelled"] != 1 {
 			t.Errorf("jobs %v, want one cancelled", counts)
 		}
@@ -283,7 +284,7 @@ func TestDeliveryDropped(t *testing.T) {
 // TestDeliveryPrivateAddressRefused: without ALLOW_PRIVATE, a delivery to
 // a loopback address is refused at connection time and logged as a failed
 // attempt with no status, whose error names the rule and not the address
-// the host resolved to (contract §5).
+// the host resolved to (docs/api.md, Deliveries).
 func TestDeliveryPrivateAddressRefused(t *testing.T) {
 	f := newDeliveryFixture(t, func(c *Config) { c.AllowPrivateCallbacks = false })
 	r := newReceiver(t, http.StatusOK)

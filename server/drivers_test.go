@@ -12,10 +12,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // applicant builds an application; edit adjusts it.
@@ -37,10 +36,10 @@ type driversFixture struct {
 }
 
 // twoAccounts is a fresh database with accounts A and B.
-func twoAccounts(t *testing.T) (*store.Store, testfix.Account, testfix.Account) {
+func twoAccounts(t *testing.T) (*store.Store, storetest.Account, storetest.Account) {
 	t.Helper()
-	st := pgtest.Store(t)
-	return st, testfix.NewAccount(t, st, "A"), testfix.NewAccount(t, st, "B")
+	st := storetest.Store(t)
+	return st, storetest.NewAccount(t, st, "A"), storetest.NewAccount(t, st, "B")
 }
 
 func newDriversFixture(t *testing.T) *driversFixture {
@@ -315,9 +314,9 @@ func TestDriversIsolationAndProfile(t *testing.T) {
 }
 
 func TestImportApplicationsRejects(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	ctx := context.Background()
-	acct := testfix.NewAccount(t, st, "A")
+	acct := storetest.NewAccount(t, st, "A")
 	good := applicant("Gil", "Ok", "TX", "75201", "Student", "1", "2026-01-01")
 	tests := []struct {
 		name string
@@ -358,9 +357,9 @@ func TestImportApplicationsRejects(t *testing.T) {
 // TestDriversFoldCaseBeyondASCII: an e-mail or name differing only in the
 // case of accented letters is the same driver and matches the filters.
 func TestDriversFoldCaseBeyondASCII(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	ctx := context.Background()
-	acct := testfix.NewAccount(t, st, "A")
+	acct := storetest.NewAccount(t, st, "A")
 	upper := applicant("JOSÉ", "ÑÚÑEZ", "TX", "75201", "Student", "1", "2026-01-01")
 	upper.Email = "ÉMILE@example.com"
 	lower := applicant("José", "Ñúñez", "TX", "75201", "Student", "1", "2026-01-02")

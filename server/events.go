@@ -18,7 +18,7 @@ const (
 	maxEventLimit     = 1000
 	// eventPageBytes bounds the event data of one page: a page of 1000
 	// large drivers would otherwise be 100 MB and more, and over gRPC past
-	// the 4 MiB a client with default settings takes (contract §9). The
+	// the 4 MiB a client with default settings takes (docs/api.md 7.3). The
 	// page then holds fewer events than limit; links.next and next_after
 	// go on from its last one.
 	eventPageBytes = 2 << 20

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/gateway"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
@@ -420,7 +421,7 @@ func TestImportCompletedEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// errorsOmitted and ignoredValuesOmitted, 0 here, follow the lists they
-	// count (contract §10).
+	// count (docs/api.md 7).
 	want := bytes.Replace(answer.Data, []byte(`],"ignoredValues":`), []byte(`],"errorsOmitted":0,"ignoredValues":`), 1)
 	want = bytes.Replace(want, []byte(`]},"status":`), []byte(`],"ignoredValuesOmitted":0},"status":`), 1)
 	if len(page.Data) != 1 || !bytes.Equal(page.Data[0].Data, want) {
@@ -498,7 +499,7 @@ func TestEventFeedPageBytes(t *testing.T) {
 	}
 	var news []store.NewEvent
 	for i, n := range sizes {
-		news = append(news, store.NewEvent{Type: store.EventApplicationReceived,
+		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived,
 			Data: []byte(fmt.Sprintf(`{"id": %d, "notes": "%s"}`, i, strings.Repeat("x", n)))})
 	}
 	written, err := store.InsertEvents(ctx, tx, f.a.AccountID, news)
@@ -551,7 +552,7 @@ func TestInsertEventsKeepData(t *testing.T) {
 	for _, n := range []int{1, 3, 1} {
 		var news []store.NewEvent
 		for i := range n {
-			news = append(news, store.NewEvent{Type: store.EventApplicationReceived, Data: []byte(data[i])})
+			news = append(news, store.NewEvent{Type: domain.EventApplicationReceived, Data: []byte(data[i])})
 			want = append(want, data[i])
 		}
 		tx, err := f.svcs.Imports.store.DB().BeginTx(context.Background(), nil)

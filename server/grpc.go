@@ -23,7 +23,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rpcfacts"
-	"github.com/truckjobs/jobboard/internal/tracing"
+	"github.com/truckjobs/jobboard/internal/tracing/queuetrace"
 	"github.com/truckjobs/jobboard/server/admission"
 	"github.com/truckjobs/jobboard/server/descriptors"
 	"github.com/truckjobs/jobboard/server/pagetoken"
@@ -285,7 +285,7 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 				return importSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
 			}, &river.PeriodicJobOpts{RunOnStart: true}), eventCleanupJob()},
 		Logger:     newQueueLogger(slog.Default().Handler(), queuePollInterval),
-		Middleware: tracing.QueueMiddleware(),
+		Middleware: queuetrace.Middleware(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job queue: %w", err)

@@ -50,6 +50,6 @@ func naturalEvent(e store.Event) (*jobboardv2.Event, error) {
 	if err := protojson.Unmarshal(e.Data, data); err != nil {
 		return nil, fmt.Errorf("event %s data: %w", e.ID, err)
 	}
-	eventType, _ := natural.EventTypes.Value(e.Type)
+	eventType, _ := natural.EventTypes.Value(string(e.Type))
 	return &jobboardv2.Event{Id: e.ID, Type: eventType, CreatedAt: timestamppb.New(e.CreatedAt), Data: data}, nil
 }

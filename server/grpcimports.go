@@ -26,7 +26,7 @@ func (g *grpcImports) CreateJobImport(ctx context.Context, req *jobboardv2.Creat
 }
 
 // GetJobImport answers the import with a page of its results.errors and
-// results.ignoredValues (contract §10): either list can be tens of
+// results.ignoredValues (docs/api.md 7): either list can be tens of
 // megabytes, past the 4 MiB a client takes by default. One token walks
 // both; REST's GET and the callback keep them whole.
 func (g *grpcImports) GetJobImport(ctx context.Context, req *jobboardv2.GetJobImportRequest) (*jobboardv2.GetJobImportResponse, error) {

@@ -43,7 +43,7 @@ func (g *grpcWebhooks) ListWebhookDeliveries(ctx context.Context, req *jobboardv
 	}
 	out := make([]*jobboardv2.WebhookDelivery, len(attempts))
 	for i, a := range attempts {
-		d := &jobboardv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: eventTypeOf(a.EventType),
+		d := &jobboardv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: eventTypeOf(string(a.EventType)),
 			Attempt: int32(a.Attempt), AttemptedAt: timestamppb.New(a.AttemptedAt),
 			StatusCode: int32Of(a.StatusCode), Duration: durationpb.New(time.Duration(a.DurationMS) * time.Millisecond)}
 		if a.Error != nil {

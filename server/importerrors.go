@@ -21,7 +21,7 @@ import (
 // that the import did not use (any number per job). REST's GET and the
 // callback carry both whole; a gRPC answer and a job_import.completed
 // event carry one page of each, so that neither passes the 4 MiB a gRPC
-// client takes by default (contract §10).
+// client takes by default (docs/api.md 7).
 const (
 	// maxImportResultsPage is the most entries a page holds of each list:
 	// the default and largest page_size of GetJobImport, and what an event

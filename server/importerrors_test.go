@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/gateway"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
@@ -23,7 +24,7 @@ import (
 )
 
 // grpcDefaultReceive is the most a gRPC client with default settings
-// takes in one answer (contract §9, §10).
+// takes in one answer (docs/api.md 4.4 and 7.3).
 const grpcDefaultReceive = 4 << 20
 
 // importedFailures is how many jobs the large import of
@@ -468,7 +469,7 @@ func TestImportCompletedEventBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			results := &restv2.JobImportResults{Failed: int32(tt.errors), Processed: int32(tt.errors),
 				Errors: manyErrors(tt.errors, tt.errorSize), IgnoredValues: manyIgnored(tt.ignored, tt.ignoredSize)}
-			imp := store.JobImport{ID: "9b2f4c1e-0000-4000-8000-000000000001", Status: store.ImportComplete,
+			imp := store.JobImport{ID: "9b2f4c1e-0000-4000-8000-000000000001", Status: domain.ImportComplete,
 				RequestedAt: completed, CompletedAt: &completed, Results: storedResults(results), BaseURL: "https://jobs.example.com"}
 			event, err := ob.importCompletedEvent(imp)
 			if err != nil {

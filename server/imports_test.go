@@ -15,9 +15,9 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // importFixture is the services over a fresh database with two accounts
@@ -39,7 +39,7 @@ func newImportFixture(t testing.TB) *importFixture {
 // yet, its config changed by change when not nil.
 func newIdleImportFixture(t testing.TB, change func(*Config)) *importFixture {
 	t.Helper()
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	m := metrics.New()
 	cfg := Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
 		AllowPrivateCallbacks: true, CallbackRetrySchedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond},
@@ -52,7 +52,7 @@ func newIdleImportFixture(t testing.TB, change func(*Config)) *importFixture {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	a, b := testfix.NewAccount(t, st, "A"), testfix.NewAccount(t, st, "B")
+	a, b := storetest.NewAccount(t, st, "A"), storetest.NewAccount(t, st, "B")
 	return &importFixture{svcs: svcs, metrics: m,
 		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
 		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
@@ -269,14 +269,14 @@ func sample(t *testing.T, m *metrics.Metrics, name string, labels map[string]str
 // TestQueueDepthMetric: an import waiting for a worker shows in the queue
 // gauge, read from the database at scrape time.
 func TestQueueDepthMetric(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	m := metrics.New()
 	m.QueueCacheFor = 0 // every scrape reads the database
 	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := testfix.NewAccount(t, st, "A")
+	a := storetest.NewAccount(t, st, "A")
 	ctx := ContextWithCaller(context.Background(), Caller{AccountID: a.AccountID})
 	waiting := map[string]string{"kind": "job_import", "state": "available"}
 	if got := sample(t, m, "jobboard_queue_jobs", waiting); got != 0 {

@@ -12,13 +12,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/rules"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }
 
 // nowFunc is the fixed clock of tests that do not change it.
 func nowFunc() time.Time { return time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) }
@@ -27,8 +26,8 @@ func nowFunc() time.Time { return time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC) 
 // a new account, and a settable clock.
 func newJobsFixture(t testing.TB) (*JobService, context.Context, *store.Store, *time.Time) {
 	t.Helper()
-	st := pgtest.Store(t)
-	creds := testfix.NewAccount(t, st, "Acme")
+	st := storetest.Store(t)
+	creds := storetest.NewAccount(t, st, "Acme")
 	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	svc := NewJobService(st, func() time.Time { return now })
 	return svc, ContextWithCaller(context.Background(), Caller{AccountID: creds.AccountID}), st, &now

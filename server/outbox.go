@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -108,7 +109,7 @@ func (o *Outbox) driverEvents(ctx context.Context, tx *sqlx.Tx, accountID int64,
 			}
 			rendered[id] = data
 		}
-		events[i] = store.NewEvent{Type: store.EventApplicationReceived, Data: data}
+		events[i] = store.NewEvent{Type: domain.EventApplicationReceived, Data: data}
 	}
 	return events, nil
 }
@@ -142,7 +143,7 @@ func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, imp store.JobI
 // each, fewer when large), each followed by the number cut
 // (results.errorsOmitted, results.ignoredValuesOmitted): either whole list
 // can be tens of megabytes, past what a gRPC client or a receiver takes in
-// one event (contract §10). It needs no
+// one event (docs/api.md 7). It needs no
 // database, so the import's worker renders it while the import's row is
 // written.
 func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, error) {
@@ -172,7 +173,7 @@ func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, erro
 	if err != nil {
 		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
 	}
-	return store.NewEvent{Type: store.EventImportCompleted, Data: data}, nil
+	return store.NewEvent{Type: domain.EventImportCompleted, Data: data}, nil
 }
 
 // dataMember is the data member of a rendered answer, byte for byte. It

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/gateway"
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestQueueLogExplainsPolling builds the real queue and reads what River
@@ -20,7 +20,7 @@ func TestQueueLogExplainsPolling(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(previous) })
 
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	if _, _, err := newQueue(st, Config{RenderCallback: gateway.RenderJSON}, NewJobService(st, nil)); err != nil {
 		t.Fatal(err)
 	}

@@ -8,19 +8,19 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestEventRetention back-dates events and delivery attempts: the clean-up
 // removes those past 30 days in batches, keeps the rest, and a removed
 // event is no longer a position in the feed.
 func TestEventRetention(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	ctx := context.Background()
-	acct := testfix.NewAccount(t, st, "A")
+	acct := storetest.NewAccount(t, st, "A")
 	db := st.DB()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -28,7 +28,7 @@ func TestEventRetention(t *testing.T) {
 	}
 	var news []store.NewEvent
 	for range 7 {
-		news = append(news, store.NewEvent{Type: store.EventApplicationReceived, Data: []byte(`{"id": 1}`)})
+		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived, Data: []byte(`{"id": 1}`)})
 	}
 	events, err := store.InsertEvents(ctx, tx, acct.AccountID, news)
 	if err != nil {

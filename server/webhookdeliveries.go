@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -26,7 +27,7 @@ const (
 var errEndpointDisabled = errors.New("webhook endpoint disabled")
 
 // maxQueuedActions is how many test and redeliver actions one endpoint may
-// have queued (not yet delivered or given up) at once (contract §10): a
+// have queued (not yet delivered or given up) at once (docs/api.md 7): a
 // client cannot pile deliveries to a receiver that never answers.
 const maxQueuedActions = 10
 
@@ -71,7 +72,7 @@ func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhoo
 		if err != nil {
 			return err
 		}
-		events, err := store.InsertEvents(ctx, tx, caller.AccountID, []store.NewEvent{{Type: store.EventWebhookTest, Data: data}})
+		events, err := store.InsertEvents(ctx, tx, caller.AccountID, []store.NewEvent{{Type: domain.EventWebhookTest, Data: data}})
 		if err != nil {
 			return err
 		}
@@ -141,9 +142,9 @@ func (e otherEndpointsTest) Error() string {
 }
 
 // testedElsewhere refuses to send a webhook.test event to any endpoint but
-// the one it tested (contract §8): its data names that endpoint.
+// the one it tested (docs/api.md, Webhook endpoints): its data names that endpoint.
 func testedElsewhere(event store.Event, target store.DeliveryTarget) error {
-	if event.Type != store.EventWebhookTest {
+	if event.Type != domain.EventWebhookTest {
 		return nil
 	}
 	var data struct {
@@ -212,7 +213,7 @@ func (s *WebhookService) ListWebhookDeliveries(ctx context.Context, req *restv2.
 	}
 	out := make([]*restv2.WebhookDelivery, len(attempts))
 	for i, a := range attempts {
-		out[i] = &restv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: a.EventType, Attempt: int32(a.Attempt),
+		out[i] = &restv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: string(a.EventType), Attempt: int32(a.Attempt),
 			AttemptedAt: a.AttemptedAt.UTC().Format(importTimeFormat), StatusCode: int32Of(a.StatusCode),
 			Error: a.Error, DurationMs: int64(a.DurationMS)}
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -24,7 +24,7 @@ const (
 // subscribableEvents are the types an endpoint may ask for, in the order
 // they are stored and answered; webhook.test is sent by the test action
 // whatever the subscription.
-var subscribableEvents = natural.SubscribableEventTypes()
+var subscribableEvents = domain.Names(domain.SubscribableEventTypes())
 
 // checkEndpointURL applies the rules of an import's callbackUrl.
 func checkEndpointURL(ctx context.Context, raw string, allowPrivate bool) error {
@@ -45,7 +45,7 @@ func checkEndpointURL(ctx context.Context, raw string, allowPrivate bool) error 
 func endpointEvents(events []string) ([]string, error) {
 	for i, e := range events {
 		field := fmt.Sprintf("events[%d]", i)
-		if e == store.EventWebhookTest {
+		if e == string(domain.EventWebhookTest) {
 			return nil, invalidField(field, e, "cannot be subscribed to: only the test action sends it, to the endpoint tested")
 		}
 		if !slices.Contains(subscribableEvents, e) {

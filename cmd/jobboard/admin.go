@@ -17,9 +17,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/internal/apikey"
-	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"

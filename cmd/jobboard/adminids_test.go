@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestAdminCommandsRefuseMalformedIDs: an admin command given an id that
@@ -16,7 +16,7 @@ import (
 // imports show nope used to print PostgreSQL's own error (22P02), and a
 // malformed --account the flag package's whole help.
 func TestAdminCommandsRefuseMalformedIDs(t *testing.T) {
-	t.Setenv("DATABASE_URL", pgtest.URL(t))
+	t.Setenv("DATABASE_URL", storetest.URL(t))
 	ctx := context.Background()
 	tests := []struct {
 		name string

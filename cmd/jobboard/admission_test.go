@@ -244,7 +244,7 @@ func TestAdmissionSettingsChecked(t *testing.T) {
 
 // TestSlowBodiesHoldNoPlace: two accounts sending request bodies slowly on
 // many connections hold no place of the admission control while their
-// bytes arrive (contract §10), so a third account's REST and gRPC calls are
+// bytes arrive (docs/api.md 7), so a third account's REST and gRPC calls are
 // admitted at once, and the slow posts are still stored once their bodies
 // arrive in full.
 func TestSlowBodiesHoldNoPlace(t *testing.T) {

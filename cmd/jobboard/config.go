@@ -90,7 +90,7 @@ func (c *config) databaseFlag(fs *flag.FlagSet) {
 		"PostgreSQL URL without a transaction-mode pooler, for what needs a session: LISTEN, the migrations' lock (default: DATABASE_URL)")
 }
 
-// databaseOptions are the optional databases of contract §9 for store.Open.
+// databaseOptions are the optional databases of docs/deploy.md 3 for store.Open.
 func (c *config) databaseOptions() []store.Option {
 	return []store.Option{store.DirectURL(c.databaseDirectURL), store.ReadURL(c.readDatabaseURL)}
 }

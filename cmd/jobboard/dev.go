@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
-	"github.com/truckjobs/jobboard/internal/demo"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"

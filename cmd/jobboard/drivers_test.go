@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestDriversImportSentInFuture: drivers import refuses a file with an
@@ -19,7 +19,7 @@ import (
 // entry's index even in a file of one, and imports nothing of it; 4 minutes
 // ahead (a sender's clock running fast) is imported.
 func TestDriversImportSentInFuture(t *testing.T) {
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	env := []string{"DATABASE_URL=" + url}
 	runCommand(t, env, "migrate")
 	a := createAccount(t, env, "Alpha")

@@ -37,8 +37,8 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/openapicheck"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	buildDir = dir
-	code := pgtest.Run(m)
+	code := storetest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -101,7 +101,7 @@ func runCommand(t *testing.T, env []string, args ...string) string {
 // own, migrated, with settings (NAME=value) added.
 func migratedEnv(t *testing.T, settings ...string) []string {
 	t.Helper()
-	env := append([]string{"DATABASE_URL=" + pgtest.URL(t)}, settings...)
+	env := append([]string{"DATABASE_URL=" + storetest.URL(t)}, settings...)
 	runCommand(t, env, "migrate")
 	// Full: callers append their own settings more than once, and each
 	// append must copy rather than write into a shared array.
@@ -1057,7 +1057,7 @@ func TestImportSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the queue's leader lease and rescuer (up to a minute)")
 	}
-	dbURL := pgtest.URL(t)
+	dbURL := storetest.URL(t)
 	env := []string{"DATABASE_URL=" + dbURL, "JOBBOARD_IMPORT_RESCUE_AFTER=3s"}
 	runCommand(t, env, "migrate")
 	acct := createAccount(t, env, "Crash")

@@ -21,7 +21,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/truckjobs/jobboard/internal/pglocal"
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // The fault tests inject real faults into a running `jobboard serve`:
@@ -387,7 +387,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 // summaries add up to the final state.
 func TestConcurrentWriters(t *testing.T) {
 	faultTest(t)
-	dbURL := pgtest.URL(t)
+	dbURL := storetest.URL(t)
 	env := []string{"DATABASE_URL=" + dbURL, "JOBBOARD_RATE_LIMIT=0"}
 	runCommand(t, env, "migrate")
 	acct := createAccount(t, env, "Contention")

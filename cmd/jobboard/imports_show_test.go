@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // keysOf lists an object's keys, sorted.
@@ -31,7 +31,7 @@ func keysOf(m map[string]any) []string {
 // callback URL is shown by its scheme and host only, as in logs: its path and
 // query may carry the receiver's secret.
 func TestImportsShowShape(t *testing.T) {
-	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	env := []string{"DATABASE_URL=" + storetest.URL(t)}
 	svc := startService(t, append(env, "JOBBOARD_CALLBACK_ALLOW_PRIVATE=true"))
 	a := createAccount(t, env, "Shown Carrier")
 	delivered := make(chan struct{}, 1)

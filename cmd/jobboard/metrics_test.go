@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestMetricsListener: /metrics is served on the metrics listener only; on
 // the API port it is an unknown path, answered like any other (docs/api.md,
 // Transport). Empty JOBBOARD_METRICS_ADDR turns the listener off.
 func TestMetricsListener(t *testing.T) {
-	dbURL := pgtest.URL(t)
+	dbURL := storetest.URL(t)
 	svc := startService(t, []string{"DATABASE_URL=" + dbURL})
 	tests := []struct {
 		name        string

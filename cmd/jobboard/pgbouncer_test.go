@@ -18,12 +18,12 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/openapicheck"
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // behindPgBouncer is a service whose DATABASE_URL is PgBouncer in
 // transaction pooling mode, with the direct URL for what needs a session,
-// as contract §9 lets a deployment run it.
+// as docs/deploy.md 3 runs it.
 type behindPgBouncer struct {
 	env      []string
 	bouncer  *pgbouncertest.Bouncer
@@ -41,7 +41,7 @@ type behindPgBouncer struct {
 // clients, so consecutive transactions of one client connection run on
 // different server connections.
 func TestBehindPgBouncer(t *testing.T) {
-	direct := pgtest.URL(t)
+	direct := storetest.URL(t)
 	bouncer := pgbouncertest.Start(t, direct, pgbouncertest.Options{PoolSize: 3})
 	env := []string{"DATABASE_URL=" + bouncer.URL(), "JOBBOARD_DATABASE_DIRECT_URL=" + direct}
 	runCommand(t, env, "migrate")
@@ -269,7 +269,7 @@ func TestReadDatabaseDown(t *testing.T) {
 // prepared: yes on a direct connection, no through PgBouncer; the log line
 // gives the addresses compared, never the URL's password.
 func TestDatabaseStatementsMode(t *testing.T) {
-	direct := strings.Replace(pgtest.URL(t), "postgres://jobboard@", "postgres://jobboard:s3cret-word@", 1)
+	direct := strings.Replace(storetest.URL(t), "postgres://jobboard@", "postgres://jobboard:s3cret-word@", 1)
 	bouncer := pgbouncertest.Start(t, direct, pgbouncertest.Options{PoolSize: 2})
 	for _, tt := range []struct {
 		name, url, mode, metric string

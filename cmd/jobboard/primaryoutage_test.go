@@ -17,9 +17,9 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/tcprelay"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestReadsDuringPrimaryOutage: the service reaches its primary through a
@@ -30,7 +30,7 @@ import (
 // with 503. The outage is logged once and counted, and writes succeed
 // again once the primary is back.
 func TestReadsDuringPrimaryOutage(t *testing.T) {
-	direct := pgtest.URL(t)
+	direct := storetest.URL(t)
 	u, err := url.Parse(direct)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // streams without credentials is closed with GOAWAY, and neither it nor a
 // flood of REST requests with a wrong key writes a log line per refused
 // call: at most one a second per reason, counting the calls it stands for
-// (contract §10). A client with a good key is served throughout.
+// (docs/api.md 7). A client with a good key is served throughout.
 func TestRapidResetAndRefusalLines(t *testing.T) {
 	env := migratedEnv(t)
 	acct := createAccount(t, env, "Steady")

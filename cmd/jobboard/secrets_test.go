@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // The secrets of these tests: a token and a database password with
@@ -106,11 +106,11 @@ func TestNoCommandPrintsSecrets(t *testing.T) {
 		tc{"a key=value string, nothing listening", []string{"DATABASE_URL=host=127.0.0.1 port=1 password=" + url.QueryEscape(secretPassword) + " sslmode=disable"},
 			[]string{"serve"}},
 		// With a database that answers, so that the other URLs are used.
-		tc{"a direct URL with a bad escape in the password", []string{"DATABASE_URL=" + pgtest.URL(t),
+		tc{"a direct URL with a bad escape in the password", []string{"DATABASE_URL=" + storetest.URL(t),
 			"JOBBOARD_DATABASE_DIRECT_URL=postgres://jobboard:s3cr:et%zz@127.0.0.1:1/jobboard"}, []string{"migrate"}},
-		tc{"a read URL with a bad escape in the password", []string{"DATABASE_URL=" + pgtest.URL(t),
+		tc{"a read URL with a bad escape in the password", []string{"DATABASE_URL=" + storetest.URL(t),
 			"JOBBOARD_READ_DATABASE_URL=postgres://jobboard:s3cr:et%zz@127.0.0.1:1/jobboard"}, []string{"serve"}},
-		tc{"a direct URL given as a flag, nothing listening", []string{"DATABASE_URL=" + pgtest.URL(t)},
+		tc{"a direct URL given as a flag, nothing listening", []string{"DATABASE_URL=" + storetest.URL(t)},
 			[]string{"migrate", "--database-direct-url", closedURL(t)}},
 	)
 	for _, tt := range tests {
@@ -124,7 +124,7 @@ func TestNoCommandPrintsSecrets(t *testing.T) {
 // (the test cluster trusts local connections, so it is not checked) logs
 // neither it nor the internal token (startService's) from start to stop.
 func TestServeLogsNoSecrets(t *testing.T) {
-	u, err := url.Parse(pgtest.URL(t))
+	u, err := url.Parse(storetest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

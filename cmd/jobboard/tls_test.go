@@ -130,8 +130,8 @@ func (f *tlsFiles) servedCommonName(t *testing.T, addr string) string {
 	return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
 }
 
-// TestTLS runs the service over TLS with client certificates, as contract
-// §9 says: REST over HTTP/2 and HTTP/1.1, gRPC with an API key, with the
+// TestTLS runs the service over TLS with client certificates, as docs/deploy.md
+// 3 (TLS) says: REST over HTTP/2 and HTTP/1.1, gRPC with an API key, with the
 // internal token and with a client certificate of the internal CA (logged
 // by its subject), refused with any other, and a replaced certificate
 // served to new connections without a restart.

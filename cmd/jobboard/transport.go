@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
@@ -135,7 +134,7 @@ func (t transport) restTLS() *tls.Config {
 
 // maxStreamsPerConnection bounds the streams one HTTP/2 connection (gRPC,
 // or REST over TLS) may have open at once, and so the handlers it can keep
-// running (contract §10); it is also how many streams a client may reset
+// running (docs/api.md 7); it is also how many streams a client may reset
 // in a second before its connection is closed (resetguard).
 const maxStreamsPerConnection = 100
 

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/domain"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -86,7 +87,7 @@ func (h hookDB) endpoint(t *testing.T, account int64, url string) (string, strin
 	secret := webhook.NewSecret()
 	var id string
 	err := h.db.QueryRow(`INSERT INTO webhook_endpoints (account_id, url, events, secret) VALUES ($1, $2, $3, $4) RETURNING id`,
-		account, url, pq.Array([]string{store.EventApplicationReceived}), secret).Scan(&id)
+		account, url, pq.Array([]string{string(domain.EventApplicationReceived)}), secret).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func (h hookDB) event(t *testing.T, account int64) string {
 	t.Helper()
 	var id string
 	err := h.db.QueryRow(`INSERT INTO events (account_id, seq, type, data) VALUES ($1, 1000, $2, '{"id": 7}') RETURNING id`,
-		account, store.EventApplicationReceived).Scan(&id)
+		account, domain.EventApplicationReceived).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func (c *Call) End(ctx context.Context, msg string, what ...slog.Attr) time.Dura
 // EndRefused ends a call that was refused (a bad key, a rate limit): a
 // client may send refused calls far faster than served ones, tens of
 // thousands a second on one HTTP/2 connection, so their lines are limited
-// to one a second per reason (contract §10). The line written carries
+// to one a second per reason (docs/api.md 7). The line written carries
 // refused_calls, how many calls of that reason it stands for; calls left
 // unwritten when the refusals stop are counted in a line a second later.
 func (c *Call) EndRefused(ctx context.Context, msg, reason string, what ...slog.Attr) time.Duration {

@@ -1,6 +1,6 @@
 // Package pgbouncertest runs PgBouncer in transaction pooling mode in front
 // of a test's PostgreSQL database, the way a deployment may put it in front
-// of the service (contract §9), so tests see what the service sees there:
+// of the service (docs/deploy.md 3), so tests see what the service sees there:
 // consecutive transactions of one client connection land on different
 // server connections, and session state does not follow the client.
 package pgbouncertest
@@ -69,7 +69,7 @@ func Binary() (string, error) {
 
 // Start runs PgBouncer in transaction pooling mode in front of the
 // PostgreSQL server of databaseURL (a postgres:// URL on 127.0.0.1 whose
-// user needs no password, as pgtest's are), on a free port. It is stopped,
+// user needs no password, as storetest's are), on a free port. It is stopped,
 // and its folder removed, when the test ends.
 func Start(t testing.TB, databaseURL string, opts Options) *Bouncer {
 	t.Helper()

@@ -9,17 +9,17 @@ import (
 	_ "github.com/lib/pq"
 
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }
 
 // TestTransactionPooling: two client connections share PgBouncer's one
 // server connection, the second getting it as soon as the first's
 // transaction ends while the first stays connected. In session mode the
 // second would wait until the first disconnected.
 func TestTransactionPooling(t *testing.T) {
-	b := pgbouncertest.Start(t, pgtest.URL(t), pgbouncertest.Options{PoolSize: 1})
+	b := pgbouncertest.Start(t, storetest.URL(t), pgbouncertest.Options{PoolSize: 1})
 	db, err := sql.Open("postgres", b.URL())
 	if err != nil {
 		t.Fatal(err)

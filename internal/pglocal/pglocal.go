@@ -55,6 +55,11 @@ type Cluster struct {
 // superuser is the superuser role the cluster is created with.
 const superuser = "jobboard"
 
+// TestServerEnv names the variable holding the URL of a server the tests
+// create their databases in: the test runner starts one cluster for a whole
+// run and sets it.
+const TestServerEnv = "JOBBOARD_TEST_DATABASE_URL"
+
 // portFile keeps the port in the cluster folder, so that a restart
 // listens where the last run did and URLs printed then still work.
 const portFile = "port"

@@ -6,7 +6,7 @@
 // thousands of calls a second. The guard reads the frame headers passing
 // on the connection, counts the client's RST_STREAM frames, and when they
 // pass the limit in one second it sends GOAWAY (ENHANCE_YOUR_CALM) and
-// closes the connection (contract §10).
+// closes the connection (docs/api.md 7).
 //
 // It wraps a connection after its TLS handshake, whose bytes are HTTP/2
 // frames: the ones grpc-go serves (Credentials), and REST's HTTP/2

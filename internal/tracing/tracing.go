@@ -1,7 +1,8 @@
 // Package tracing sets up OpenTelemetry tracing from the standard OTEL_*
 // variables and hands the instrumentation to the parts of the service that
-// need it: the REST handler, the gRPC server, the database pool, the job
-// queue, the HTTP client of callbacks and the log handler. Without an OTLP
+// need it: the REST handler, the gRPC server, the database pool, the HTTP
+// client of callbacks and the log handler (the job queue's is in queuetrace).
+// Without an OTLP
 // endpoint tracing is off: nothing is wrapped and no exporter exists, so the
 // service pays nothing for it.
 package tracing

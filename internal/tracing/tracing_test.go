@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -52,7 +51,7 @@ func TestOff(t *testing.T) {
 			}
 			h := http.NewServeMux()
 			rt := http.DefaultTransport
-			if HTTPHandler(h) != http.Handler(h) || Transport(rt) != rt || GRPCServerOptions() != nil || QueueMiddleware() != nil {
+			if HTTPHandler(h) != http.Handler(h) || Transport(rt) != rt || GRPCServerOptions() != nil {
 				t.Error("a wrapper adds instrumentation")
 			}
 		})
@@ -114,22 +113,6 @@ func TestStatementSpanName(t *testing.T) {
 	for _, tt := range tests {
 		if got := statementSpanName(context.Background(), "sql.conn.begin_tx", tt.query); got != tt.want {
 			t.Errorf("%q: %q, want %q", tt.query, got, tt.want)
-		}
-	}
-}
-
-// TestWithTraceContext: the trace context joins a job's metadata beside
-// what the queue keeps there.
-func TestWithTraceContext(t *testing.T) {
-	carrier := propagation.MapCarrier{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-	tests := []struct{ metadata, want string }{
-		{"", `{"trace_context":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}`},
-		{`{"unique_key":"x"}`, `{"trace_context":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},"unique_key":"x"}`},
-	}
-	for _, tt := range tests {
-		got, err := withTraceContext([]byte(tt.metadata), carrier)
-		if err != nil || string(got) != tt.want {
-			t.Errorf("%q: %s %v, want %s", tt.metadata, got, err, tt.want)
 		}
 	}
 }

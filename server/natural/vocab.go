@@ -1,6 +1,7 @@
 package natural
 
 import (
+	"github.com/truckjobs/jobboard/domain"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
@@ -42,9 +43,15 @@ var (
 	Certifications  = Vocabulary[jobboardv2.Certification]{[]string{"Doubles/Triples (T)", "HAZMAT (H)", "Tank Vehicles (N)", "Tanker + HAZMAT (X)"}}
 	// CertificationCodes are the one-letter codes of Certifications, in the same order.
 	CertificationCodes = Vocabulary[jobboardv2.Certification]{[]string{"T", "H", "N", "X"}}
-	// JobImportStatuses are an import's states as the store writes them.
-	JobImportStatuses = Vocabulary[jobboardv2.JobImportStatus]{[]string{"pending", "running", "complete"}}
+	// JobImportStatuses maps domain.ImportStatuses onto the gRPC enum.
+	JobImportStatuses = vocabularyOf[jobboardv2.JobImportStatus](domain.ImportStatuses())
 )
+
+// vocabularyOf is the vocabulary of a domain type's values, listed in the
+// order of the enum E.
+func vocabularyOf[E ~int32, T ~string](values []T) Vocabulary[E] {
+	return Vocabulary[E]{each(values, func(v T) string { return string(v) })}
+}
 
 // optionalLabel is the label of e as an optional text: nil for UNSPECIFIED,
 // and the enum number as text for a number outside the vocabulary, which

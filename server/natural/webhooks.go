@@ -1,28 +1,18 @@
 package natural
 
 import (
-	"slices"
-
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/server/store"
 )
 
 // The lead events' vocabularies, in the order of their enums. EventTypes
-// is the one list of event types the service knows: the feed's type
-// filter, subscriptions and the gRPC enum all read it.
+// maps domain.EventTypes onto the gRPC enum.
 var (
-	EventTypes             = Vocabulary[jobboardv2.EventType]{[]string{store.EventApplicationReceived, store.EventImportCompleted, store.EventWebhookTest}}
+	EventTypes             = vocabularyOf[jobboardv2.EventType](domain.EventTypes())
 	WebhookAuthTypes       = Vocabulary[jobboardv2.WebhookAuthType]{[]string{"basic", "bearer"}}
 	WebhookDisabledReasons = Vocabulary[jobboardv2.WebhookDisabledReason]{[]string{"manual", "gone", "failing"}}
 )
-
-// SubscribableEventTypes are the event types an endpoint may subscribe
-// to, in enum order: all but webhook.test, which only the test action
-// sends, to the endpoint tested.
-func SubscribableEventTypes() []string {
-	return slices.DeleteFunc(EventTypes.Labels(), func(t string) bool { return t == store.EventWebhookTest })
-}
 
 // WebhookInput is an endpoint as a gRPC caller sends it, in the REST form
 // the core validates. Empty strings are unset fields; an enum value outside

@@ -46,7 +46,7 @@ type Store struct {
 // Option sets one of the optional databases of Open.
 type Option func(*Store) error
 
-// DirectURL is the database for session state (contract §9's
+// DirectURL is the database for session state (docs/deploy.md 3's
 // JOBBOARD_DATABASE_DIRECT_URL), when url goes through a pooler in
 // transaction mode; without it, url serves those too.
 func DirectURL(direct string) Option {

@@ -11,10 +11,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/truckjobs/jobboard/internal/demo"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestDriverCountsExactAfterMixedWrites: the list's totals, answered from
@@ -26,8 +25,8 @@ import (
 // all along.
 func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	a, b := testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID
+	s := storetest.Store(t)
+	a, b := storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID
 	refs := []string{"J1", "J2", "J3"}
 	for _, acct := range []int64{a, b} {
 		if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J1"), job("J2"), job("J3")},
@@ -272,8 +271,8 @@ func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
 // its stop folds what was written last.
 func TestCountFoldingOffTheIntake(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "A").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "A").AccountID
 	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J2")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}
@@ -316,8 +315,8 @@ func TestCountFoldingOffTheIntake(t *testing.T) {
 // write.
 func TestCountFoldRetriedAfterSkip(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "A").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "A").AccountID
 	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J2")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +360,7 @@ func TestCountFoldRetriedAfterSkip(t *testing.T) {
 // waiting, and every count equals count(*) afterwards, none counted twice.
 func TestCountBackfillWithWritesBetween(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +368,7 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 		t.Fatal(err)
 	}
 	refs := []string{"J1", "J2"}
-	accounts := []int64{testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID}
+	accounts := []int64{storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID}
 	now := time.Now().UTC()
 	for i, acct := range accounts {
 		if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J1"), job("J2")},

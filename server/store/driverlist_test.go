@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/demo"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestListDriversRadiusExact checks the radius filter, with its boxes and
@@ -21,8 +20,8 @@ import (
 // centroid, around centres from the tropics to Alaska.
 func TestListDriversRadiusExact(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "radius").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "radius").AccountID
 	if _, err := s.DB().ExecContext(ctx, `
 		INSERT INTO drivers (email_key) SELECT 'z' || zip || '@example.com' FROM zip_centroids`); err != nil {
 		t.Fatal(err)
@@ -95,7 +94,7 @@ func TestListDriversRadiusExact(t *testing.T) {
 // (the table never changes once loaded), and one not found is asked again.
 func TestZipCentroidKeptOnceFound(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	lat, lon, err := s.ZipCentroid(ctx, "07030")
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +123,8 @@ func TestZipCentroidKeptOnceFound(t *testing.T) {
 // otherwise; both forms give the same page.
 func TestJobTitlePageInOtherOrders(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	a := testfix.NewAccount(t, s, "titles").AccountID
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "titles").AccountID
 	var jobs []store.JobFields
 	var refs []string
 	for i := range 10 {
@@ -189,8 +188,8 @@ func ids(items []store.DriverListItem) []int64 {
 // drivers is not made full size.
 func TestDriverPageMadeOnce(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	a := testfix.NewAccount(t, s, "page room").AccountID
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "page room").AccountID
 	if err := s.SeedApplications(ctx, a, demo.Applications(a, 300, 11, time.Now(), nil, "p.")); err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/lib/pq"
-)
 
-// Event types (docs/api.md, Events).
-const (
-	EventApplicationReceived = "driver.application.received"
-	EventImportCompleted     = "job_import.completed"
-	EventWebhookTest         = "webhook.test"
+	"github.com/truckjobs/jobboard/domain"
 )
 
 // Event is a stored lead event.
@@ -26,7 +21,7 @@ type Event struct {
 	AccountID int64
 	// Seq orders the account's events as their transactions committed.
 	Seq       int64
-	Type      string
+	Type      domain.EventType
 	CreatedAt time.Time
 	// Data is the event's object as REST JSON.
 	Data []byte
@@ -37,7 +32,7 @@ type NewEvent struct {
 	// ID is the event's UUID (NewEventUUID), when the caller needs it
 	// before the event is written; empty, the database makes one.
 	ID   string
-	Type string
+	Type domain.EventType
 	Data []byte
 }
 
@@ -117,7 +112,7 @@ func insertEventsQuery(accountID int64, events []NewEvent) (string, []any) {
 	types := make([]string, len(events))
 	data := make([]string, len(events))
 	for i, e := range events {
-		ids[i], types[i], data[i] = e.ID, e.Type, string(e.Data)
+		ids[i], types[i], data[i] = e.ID, string(e.Type), string(e.Data)
 	}
 	return insertEvents, []any{accountID, len(events), pq.Array(ids), pq.Array(types), pq.Array(data)}
 }

@@ -8,9 +8,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // BenchmarkJobByID runs the retrieve's read, 32 at a time, the ways the
@@ -24,7 +23,7 @@ import (
 // with like.
 func BenchmarkJobByID(b *testing.B) {
 	ctx := context.Background()
-	url := pgtest.URL(b)
+	url := storetest.URL(b)
 	s, err := store.Open(ctx, url)
 	if err != nil {
 		b.Fatal(err)
@@ -38,7 +37,7 @@ func BenchmarkJobByID(b *testing.B) {
 	if !s.Route().Direct || pooled.Route().Direct {
 		b.Fatalf("direct store %+v, through PgBouncer %+v", s.Route(), pooled.Route())
 	}
-	acct := testfix.NewAccount(b, s, "bench").AccountID
+	acct := storetest.NewAccount(b, s, "bench").AccountID
 	jobs := make([]store.JobFields, 1000)
 	for i := range jobs {
 		jobs[i] = job(fmt.Sprintf("H%d", i))

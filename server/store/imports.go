@@ -12,6 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/domain"
 )
 
 // ErrIdempotencyMismatch is an idempotency key reused with another request.
@@ -22,15 +24,15 @@ const IdempotencyWindow = 24 * time.Hour
 
 // JobImport is a queued import without its payload.
 type JobImport struct {
-	ID          string         `db:"id"`
-	AccountID   int64          `db:"account_id"`
-	Status      ImportStatus   `db:"status"`
-	RequestedAt time.Time      `db:"requested_at"`
-	CompletedAt *time.Time     `db:"completed_at"`
-	Results     *ImportResults `db:"results"`
-	CallbackURL *string        `db:"callback_url"`
-	DeleteJobs  bool           `db:"delete_jobs"`
-	BaseURL     string         `db:"base_url"`
+	ID          string              `db:"id"`
+	AccountID   int64               `db:"account_id"`
+	Status      domain.ImportStatus `db:"status"`
+	RequestedAt time.Time           `db:"requested_at"`
+	CompletedAt *time.Time          `db:"completed_at"`
+	Results     *ImportResults      `db:"results"`
+	CallbackURL *string             `db:"callback_url"`
+	DeleteJobs  bool                `db:"delete_jobs"`
+	BaseURL     string              `db:"base_url"`
 	// RequestID is the X-Request-Id of the request that created the import.
 	RequestID *string `db:"request_id"`
 }
@@ -234,7 +236,7 @@ func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx conte
 			return fmt.Errorf("lock job import: %w", err)
 		}
 		accountID = imp.AccountID
-		if imp.Status == ImportComplete {
+		if imp.Status == domain.ImportComplete {
 			return finish(imp, false)(tx.Tx)
 		}
 		results, err := work(ctx, &ImportTx{tx: tx, accountID: imp.AccountID})
@@ -268,7 +270,7 @@ func completeImport(ctx context.Context, tx *sqlx.Tx, imp *JobImport, results *I
 	if err := tx.GetContext(ctx, &completed, `SELECT clock_timestamp()`); err != nil {
 		return nil, err
 	}
-	imp.Status, imp.CompletedAt, imp.Results = ImportComplete, &completed, results
+	imp.Status, imp.CompletedAt, imp.Results = domain.ImportComplete, &completed, results
 	var write func(tx *sql.Tx) error
 	var panicked any
 	var finishing sync.WaitGroup
@@ -314,12 +316,12 @@ func (s *Store) FailImport(ctx context.Context, id, kind string, results func(pa
 			return fmt.Errorf("lock job import: %w", err)
 		}
 		live := false
-		if kind != "" && row.Status != ImportComplete {
+		if kind != "" && row.Status != domain.ImportComplete {
 			if err := tx.GetContext(ctx, &live, `SELECT `+liveQueueJob, id, kind); err != nil {
 				return fmt.Errorf("look up the queue job of import %s: %w", id, err)
 			}
 		}
-		if row.Status != ImportComplete && !live {
+		if row.Status != domain.ImportComplete && !live {
 			res, err := results(row.payload())
 			if err != nil {
 				return err

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // BenchmarkUpsertJobs writes 1,000 jobs in one batch: all new, all
@@ -26,8 +25,8 @@ func BenchmarkUpsertJobs(b *testing.B) {
 	ctx := context.Background()
 	// run times one upsert per round; prepare, untimed, sets the round up.
 	run := func(b *testing.B, prepare func(upsert func([]store.JobFields), round int) []store.JobFields) {
-		s := pgtest.Store(b)
-		acct := testfix.NewAccount(b, s, "bench").AccountID
+		s := storetest.Store(b)
+		acct := storetest.NewAccount(b, s, "bench").AccountID
 		upsert := func(jobs []store.JobFields) {
 			if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 1_000_000, Today: day1}); err != nil {
 				b.Fatal(err)

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 func ptr(s string) *string { return &s }
@@ -27,8 +26,8 @@ var day1 = time.Date(2026, 11, 2, 15, 0, 0, 0, time.UTC)
 
 func TestUpsertJobsOutcomes(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "a").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "a").AccountID
 	opts := store.UpsertOptions{MaxActive: 10000, Today: day1}
 
 	got, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), job("A2")}, opts)
@@ -83,8 +82,8 @@ func TestUpsertJobsOutcomes(t *testing.T) {
 // same job, every field set and every optional one left out.
 func TestJobReadsEveryField(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "a").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "a").AccountID
 	full := job("F1")
 	full.City, full.PostalCode, full.Preference = ptr("Dallas"), ptr("75201"), ptr("Team")
 	full.PayAmountMax, full.PayFrequency, full.Requirements = ptr("20.25"), ptr("Per Hour"), ptr("Two years")

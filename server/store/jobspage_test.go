@@ -6,18 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestListJobsPage: paging by count and by size reads every active job of
 // the account once, in id order, and says when more follow.
 func TestListJobsPage(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "a").AccountID
-	other := testfix.NewAccount(t, s, "b").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "a").AccountID
+	other := storetest.NewAccount(t, s, "b").AccountID
 	var jobs []store.JobFields
 	for i := range 12 {
 		j := job(fmt.Sprintf("J%02d", i))

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestListJobsPagePlan: the jobs list of an account whose jobs are mostly
@@ -18,8 +17,8 @@ import (
 // in by SQL, in the proportions the scale bench met (300 ms a page there).
 func TestListJobsPagePlan(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "many withdrawn").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "many withdrawn").AccountID
 	for _, q := range []string{
 		`INSERT INTO accounts (name, webhook_secret) SELECT 'other ' || g, 'whsec_x' FROM generate_series(1, 400) g`,
 		// 40 active jobs each, posted in rounds so that ids interleave.
@@ -72,7 +71,7 @@ func TestListJobsPagePlan(t *testing.T) {
 // of the account's jobs, 21 ms among 34,000, more with each post).
 func TestUpsertPlansForAnAccountTheStatisticsMiss(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	acct := accountTheStatisticsMiss(t, s)
 	jobs := make([]store.JobFields, 1000)
 	for i := range jobs {
@@ -109,7 +108,7 @@ func accountTheStatisticsMiss(t *testing.T, s *store.Store) int64 {
 			t.Fatal(err)
 		}
 	}
-	acct := testfix.NewAccount(t, s, "unknown to the statistics").AccountID
+	acct := storetest.NewAccount(t, s, "unknown to the statistics").AccountID
 	for _, q := range []string{
 		`INSERT INTO jobs (account_id, reference_number, title, state, driver_type, freight_type, description, posted_on, deleted_at)
 		 SELECT $1, 'W' || g, 'Driver', 'TX', 'Company Driver', 'Dry Van', 'd', current_date, now() FROM generate_series(1, 20000) g`,
@@ -130,7 +129,7 @@ func accountTheStatisticsMiss(t *testing.T, s *store.Store) int64 {
 // references), and locks them.
 func TestIntakeJobLookupForAnAccountTheStatisticsMiss(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	acct := accountTheStatisticsMiss(t, s)
 	refs := []string{"A7", "W5", "missing"}
 	plan, found, heldBack, err := s.IntakeJobLookup(ctx, acct, refs)

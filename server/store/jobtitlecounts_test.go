@@ -12,11 +12,10 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/truckjobs/jobboard/internal/demo"
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	"github.com/truckjobs/jobboard/internal/logtest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // titled is a job with the given reference and title.
@@ -90,9 +89,9 @@ func checkTitleCountsExact(t *testing.T, s *store.Store, acct int64) {
 // step by step, every title's total equals count(DISTINCT) of its drivers.
 func TestJobTitleCountsExact(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "A").AccountID
-	other := testfix.NewAccount(t, s, "B").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "A").AccountID
+	other := storetest.NewAccount(t, s, "B").AccountID
 	for _, a := range []int64{acct, other} {
 		if err := postJobs(ctx, s, a, titled("J1", "OTR Driver"), titled("J2", "otr DRIVER"), titled("J3", "Local")); err != nil {
 			t.Fatal(err)
@@ -164,8 +163,8 @@ func TestJobTitleCountsExact(t *testing.T) {
 // and folds, all at once, leave every title's count exact.
 func TestJobTitleCountsConcurrent(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	acct := testfix.NewAccount(t, s, "A").AccountID
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "A").AccountID
 	jobs := []store.JobFields{titled("J1", "OTR"), titled("J2", "otr"), titled("J3", "Local"), titled("J4", "local")}
 	if err := postJobs(ctx, s, acct, jobs...); err != nil {
 		t.Fatal(err)
@@ -229,14 +228,14 @@ func TestJobTitleCountsConcurrent(t *testing.T) {
 // still running when the fill starts, which the fill waits for and counts.
 func TestJobTitleBackfillWithWritesBetween(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.MigrateUpTo(ctx, 17); err != nil {
 		t.Fatal(err)
 	}
-	accounts := []int64{testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID}
+	accounts := []int64{storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID}
 	now := time.Now().UTC()
 	for i, acct := range accounts {
 		if err := postJobs(ctx, s, acct, titled("J1", "OTR"), titled("J2", "otr"), titled("J3", "Local"), titled("Solo", "Solo")); err != nil {
@@ -321,7 +320,7 @@ func deleteFew(ctx context.Context, s *store.Store, acct int64) error {
 // TestJobTitleCountQuery: the title alone is counted from application_counts,
 // a title with another condition in applications.
 func TestJobTitleCountQuery(t *testing.T) {
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	yes := true
 	for _, tt := range []struct {
 		f    store.DriverFilter

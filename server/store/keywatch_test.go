@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // heard records what a key watch told its handler.
@@ -81,7 +81,7 @@ func watch(t *testing.T, dbURL string) (*heard, context.CancelFunc, func()) {
 // whose key has the given hash and prefix.
 func accountWithKey(t *testing.T, hash, prefix string) (st *store.Store, dbURL string, accountID int64) {
 	t.Helper()
-	dbURL = pgtest.URL(t)
+	dbURL = storetest.URL(t)
 	st, err := store.Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)

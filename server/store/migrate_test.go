@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestMigrationCopiesDriverProfiles: migration 0008 gives each account that
@@ -19,7 +18,7 @@ import (
 // with the identity alone.
 func TestMigrationCopiesDriverProfiles(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	// Back to the schema of migration 0007.
 	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
 		t.Fatal(err)
@@ -27,7 +26,7 @@ func TestMigrationCopiesDriverProfiles(t *testing.T) {
 	if _, err := s.MigrateUpTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
-	a, b := testfix.NewAccount(t, s, "A").AccountID, testfix.NewAccount(t, s, "B").AccountID
+	a, b := storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID
 	if _, err := s.UpsertJobs(ctx, a, []store.JobFields{job("J1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ func TestMigrationCopiesDriverProfiles(t *testing.T) {
 // back whole.
 func TestLargeJSONColumnsUseLZ4(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	for _, column := range []struct{ table, name string }{{"job_imports", "results"}, {"events", "data"}} {
 		var method string
 		if err := s.DB().GetContext(ctx, &method, `SELECT attcompression FROM pg_attribute
@@ -133,7 +132,7 @@ func TestLargeJSONColumnsUseLZ4(t *testing.T) {
 		}
 	}
 	// A value large enough to be compressed (over 2 kB), read back as stored.
-	account := testfix.NewAccount(t, s, "A").AccountID
+	account := storetest.NewAccount(t, s, "A").AccountID
 	value := "[" + strings.Repeat(`{"index":1,"messages":["over the limit"]},`, 2000) + "{}]"
 	if _, err := s.DB().ExecContext(ctx, `INSERT INTO events (account_id, seq, type, data) VALUES ($1, 1, 'webhook.test', $2::json)`,
 		account, value); err != nil {

@@ -5,18 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestPreparedSurvivesMigration: a prepared read keeps working when a
 // migration changes the type of a column it returns under a running server
 // (PostgreSQL refuses the old plan), on that call and the ones after.
 func TestPreparedSurvivesMigration(t *testing.T) {
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	ctx := context.Background()
-	acct := testfix.NewAccount(t, s, "A").AccountID
+	acct := storetest.NewAccount(t, s, "A").AccountID
 	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("P1")}, store.UpsertOptions{MaxActive: 10, Today: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/tcprelay"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestAuthDuringPrimaryOutage: with the primary unreachable (its port
@@ -40,14 +40,14 @@ func TestAuthDuringPrimaryOutage(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			direct := pgtest.URL(t)
+			direct := storetest.URL(t)
 			relay := tcprelay.Start(t, hostPort(t, direct))
 			s, err := store.Open(ctx, tt.through(t, strings.Replace(direct, hostPort(t, direct), relay.Addr(), 1)), store.ReadURL(direct))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			acct := testfix.NewAccount(t, s, "outage")
+			acct := storetest.NewAccount(t, s, "outage")
 			revoked := revokedKey(t, s, acct.AccountID)
 			driver := addDriver(t, s, acct.AccountID, "o@example.com")
 			relay.Cut()
@@ -97,7 +97,7 @@ func revokedKey(t *testing.T, s *store.Store, acct int64) string {
 
 // checkReplicaAnswers checks what the read database answers for acct
 // while the primary is down; it makes 5 authentication lookups.
-func checkReplicaAnswers(t *testing.T, s *store.Store, acct testfix.Account, revoked string, driver int64) {
+func checkReplicaAnswers(t *testing.T, s *store.Store, acct storetest.Account, revoked string, driver int64) {
 	t.Helper()
 	ctx := context.Background()
 	if id, err := s.ReplicaAccountIDByKeyHash(ctx, acct.KeyHash); err != nil || id != acct.AccountID {

@@ -40,7 +40,7 @@ type readDB struct {
 }
 
 // ReadURL serves the drivers list and detail from the database at read, a
-// streaming replica of url (contract §9's JOBBOARD_READ_DATABASE_URL), with
+// streaming replica of url (docs/deploy.md 3's JOBBOARD_READ_DATABASE_URL), with
 // the primary taking over while it cannot be reached. Empty: the primary
 // serves them. The replica is not reached at Open: a standby down at start
 // leaves the service to start and read from the primary.

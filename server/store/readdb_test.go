@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/tcprelay"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // addDriver stores one applicant of acct on the database of s and returns
@@ -66,18 +65,18 @@ func TestReadDatabase(t *testing.T) {
 		want   store.ReadDatabaseStatus
 	}{
 		{"none", func(testing.TB) string { return "" }, 1, store.ReadDatabaseStatus{}},
-		{"a standby behind the primary", pgtest.URL, 0, store.ReadDatabaseStatus{Configured: true, Up: true}},
+		{"a standby behind the primary", storetest.URL, 0, store.ReadDatabaseStatus{Configured: true, Up: true}},
 		{"unreachable", closedURL, 1, store.ReadDatabaseStatus{Configured: true, Up: false, Fallbacks: 3}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			primaryURL := pgtest.URL(t)
+			primaryURL := storetest.URL(t)
 			s, err := store.Open(ctx, primaryURL, store.ReadURL(tt.read(t)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			acct := testfix.NewAccount(t, s, "reads").AccountID
+			acct := storetest.NewAccount(t, s, "reads").AccountID
 			id := addDriver(t, s, acct, "r@example.com")
 			items, total, err := s.ListDrivers(ctx, acct, store.DriverFilter{Limit: 10})
 			if err != nil || len(items) != tt.listed || total != int64(tt.listed) {
@@ -101,7 +100,7 @@ func TestReadDatabase(t *testing.T) {
 // next try finds it and reads go to it again.
 func TestReadDatabaseComesBack(t *testing.T) {
 	ctx := context.Background()
-	primaryURL := pgtest.URL(t)
+	primaryURL := storetest.URL(t)
 	fwd := tcprelay.Start(t, hostPort(t, primaryURL))
 	s, err := store.Open(ctx, primaryURL, store.ReadURL(strings.Replace(primaryURL, hostPort(t, primaryURL), fwd.Addr(), 1)))
 	if err != nil {
@@ -110,7 +109,7 @@ func TestReadDatabaseComesBack(t *testing.T) {
 	defer s.Close()
 	clock := time.Now()
 	s.SetReadClock(func() time.Time { return clock })
-	acct := testfix.NewAccount(t, s, "reads").AccountID
+	acct := storetest.NewAccount(t, s, "reads").AccountID
 	list := func(step string, want store.ReadDatabaseStatus) {
 		t.Helper()
 		if items, _, err := s.ListDrivers(ctx, acct, store.DriverFilter{Limit: 10}); err != nil || len(items) != 1 {

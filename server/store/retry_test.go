@@ -12,7 +12,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/truckjobs/jobboard/internal/logtest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestRetriedTxDeadlock: two transactions each lock one of two rows, wait
@@ -21,7 +21,7 @@ import (
 // once; the run again is logged with the operation's name.
 func TestRetriedTxDeadlock(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	logs := logtest.Capture(t)
 	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE lock_pair (id int PRIMARY KEY, n int NOT NULL);
 		INSERT INTO lock_pair VALUES (1, 0), (2, 0)`); err != nil {
@@ -78,7 +78,7 @@ func TestRetriedTxDeadlock(t *testing.T) {
 // deadlock is rolled back and its error returned after one run.
 func TestRetriedTxOtherError(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
+	s := storetest.Store(t)
 	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE once (id int PRIMARY KEY); INSERT INTO once VALUES (1)`); err != nil {
 		t.Fatal(err)
 	}

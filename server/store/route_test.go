@@ -7,10 +7,9 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 	"github.com/truckjobs/jobboard/internal/tcprelay"
-	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestRoute: the hottest reads run as named prepared statements only when
@@ -18,7 +17,7 @@ import (
 // transaction mode or a plain TCP relay they are sent unprepared, and a
 // connection that is not direct prepares nothing even when told to.
 func TestRoute(t *testing.T) {
-	direct := pgtest.URL(t)
+	direct := storetest.URL(t)
 	bouncer := pgbouncertest.Start(t, direct, pgbouncertest.Options{PoolSize: 1})
 	host := strings.TrimPrefix(direct, "postgres://jobboard@")
 	target := host[:strings.Index(host, "/")]
@@ -62,7 +61,7 @@ func TestRoute(t *testing.T) {
 // the named statements of the connection they ran on.
 func namedAfterHotReads(t *testing.T, s *store.Store) int {
 	ctx := context.Background()
-	a := testfix.NewAccount(t, s, "route")
+	a := storetest.NewAccount(t, s, "route")
 	if _, err := s.UpsertJobs(ctx, a.AccountID, []store.JobFields{job("R1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +116,7 @@ func TestCompareRoute(t *testing.T) {
 // afresh.
 func TestPreparedAfterColumnChange(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.URL(t))
+	s, err := store.Open(ctx, storetest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestPreparedAfterColumnChange(t *testing.T) {
 		t.Fatalf("route %+v, want direct", s.Route())
 	}
 	s.DB().SetMaxOpenConns(1)
-	a := testfix.NewAccount(t, s, "change")
+	a := storetest.NewAccount(t, s, "change")
 	if _, err := s.UpsertJobs(ctx, a.AccountID, []store.JobFields{job("C1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/demo"
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
 // TestSeedMarksJobApplicants: after two seeds of the same account, a
@@ -16,8 +15,8 @@ import (
 // application, the second seed's drivers included.
 func TestSeedMarksJobApplicants(t *testing.T) {
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	a := testfix.NewAccount(t, s, "A").AccountID
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
 	refs := []string{"J1", "J2"}
 	if _, err := s.UpsertJobs(ctx, a, []store.JobFields{job("J1"), job("J2")},
 		store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {

@@ -3,7 +3,7 @@ package store_test
 import (
 	"testing"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/truckjobs/jobboard/domain"
 )
 
 // DeliveryEndpoint is what a delivery needs of a webhook endpoint.
@@ -112,7 +114,7 @@ type WebhookAttempt struct {
 	// EndpointID and EventID are UUIDs.
 	EndpointID  string
 	EventID     string
-	EventType   string
+	EventType   domain.EventType
 	Attempt     int
 	AttemptedAt time.Time
 	// StatusCode is nil when no answer came; Error is nil after an answer.

@@ -5,20 +5,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/internal/pgtest"
-	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // TestWebhookURLChangeClearsFailures: a new url starts with a clean
 // record; other changes, and the same url again, keep the run of failures.
 func TestWebhookURLChangeClearsFailures(t *testing.T) {
-	st := pgtest.Store(t)
+	st := storetest.Store(t)
 	ctx := context.Background()
-	account := testfix.NewAccount(t, st, "A").AccountID
+	account := storetest.NewAccount(t, st, "A").AccountID
 	e, err := st.CreateWebhookEndpoint(ctx, account, store.NewWebhookEndpoint{URL: "https://1.1.1.1/a",
-		Events: []string{store.EventApplicationReceived}, Secret: webhook.NewSecret()})
+		Events: []string{string(domain.EventApplicationReceived)}, Secret: webhook.NewSecret()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestWebhookURLChangeClearsFailures(t *testing.T) {
 	}{
 		{"description", store.WebhookEndpointChange{SetDescription: true, Description: &desc}, false},
 		{"same url", store.WebhookEndpointChange{URL: &same}, false},
-		{"events", store.WebhookEndpointChange{Events: []string{store.EventImportCompleted}}, false},
+		{"events", store.WebhookEndpointChange{Events: []string{string(domain.EventImportCompleted)}}, false},
 		{"new url", store.WebhookEndpointChange{URL: &other}, true},
 	}
 	for _, tt := range tests {
@@ -54,8 +54,8 @@ func TestWebhookURLChangeClearsFailures(t *testing.T) {
 // TestWebhookCreateDoesNotWaitForImport: a create does not wait for a
 // transaction holding the account's row, as a running import does.
 func TestWebhookCreateDoesNotWaitForImport(t *testing.T) {
-	st := pgtest.Store(t)
-	account := testfix.NewAccount(t, st, "A").AccountID
+	st := storetest.Store(t)
+	account := storetest.NewAccount(t, st, "A").AccountID
 	tx, err := st.DB().Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestWebhookCreateDoesNotWaitForImport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, err = st.CreateWebhookEndpoint(ctx, account, store.NewWebhookEndpoint{URL: "https://1.1.1.1/a",
-		Events: []string{store.EventApplicationReceived}, Secret: webhook.NewSecret()})
+		Events: []string{string(domain.EventApplicationReceived)}, Secret: webhook.NewSecret()})
 	if err != nil {
 		t.Errorf("create while the account's row is held: %v", err)
 	}

@@ -191,7 +191,7 @@ func RedactError(err error) error {
 // description of the kind of failure, for the endpoint's owner to read.
 // The client's error is not shown, since for a refused connection it
 // carries the address the host resolved to, which the rule of callbacks
-// keeps from tenants (contract §5); the server's log keeps it.
+// keeps from tenants (docs/api.md 4.5); the server's log keeps it.
 func Describe(err error, timeout time.Duration) string {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError

@@ -21,7 +21,6 @@ import (
 	"syscall"
 
 	"github.com/truckjobs/jobboard/internal/pglocal"
-	"github.com/truckjobs/jobboard/internal/pgtest"
 )
 
 func main() {
@@ -51,7 +50,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	defer cluster.Stop()
 
-	code := runCommand(args, stderr, "TMPDIR="+tmp, pgtest.EnvURL+"="+cluster.URL("postgres"))
+	code := runCommand(args, stderr, "TMPDIR="+tmp, pglocal.TestServerEnv+"="+cluster.URL("postgres"))
 	if left := leftovers(tmp); len(left) > 0 {
 		fmt.Fprintln(stderr, "withpg: left behind in the command's TMPDIR (removed now; tests must clean up after themselves):")
 		for _, l := range left {

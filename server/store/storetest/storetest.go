@@ -1,6 +1,7 @@
-// Package pgtest gives tests real PostgreSQL databases: one server per test
-// run and a fresh, migrated database per test, dropped when the test ends.
-package pgtest
+// Package storetest gives tests real PostgreSQL databases (one server per
+// test run and a fresh, migrated database per test, dropped when the test
+// ends) and the stored things several packages' tests start from.
+package storetest
 
 import (
 	"context"
@@ -22,7 +23,7 @@ import (
 // EnvURL names the variable holding the URL of a server to create test
 // databases in. `make test` starts one cluster for the whole run and sets it;
 // without it, each test binary starts a throwaway cluster of its own.
-const EnvURL = "JOBBOARD_TEST_DATABASE_URL"
+const EnvURL = pglocal.TestServerEnv
 
 var (
 	adminURL string
@@ -32,7 +33,7 @@ var (
 )
 
 // Main runs a package's tests and then stops the cluster it started, if any.
-// Use it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
+// Use it from TestMain: func TestMain(m *testing.M) { storetest.Main(m) }.
 func Main(m *testing.M) { os.Exit(Run(m)) }
 
 // Run is Main for a TestMain that has more to clean up after the tests: it
@@ -134,7 +135,7 @@ func exec(dbURL, sql string) error {
 func withDatabase(dbURL, name string) string {
 	u, err := url.Parse(dbURL)
 	if err != nil {
-		panic(fmt.Sprintf("pgtest: bad %s: %v", EnvURL, err))
+		panic(fmt.Sprintf("storetest: bad %s: %v", EnvURL, err))
 	}
 	u.Path = "/" + name
 	return u.String()

@@ -1,4 +1,7 @@
-package tracing
+// Package queuetrace carries a trace across River's job queue. It is apart
+// from package tracing so that what imports tracing (the REST gateway)
+// does not link the queue.
+package queuetrace
 
 import (
 	"context"
@@ -13,19 +16,24 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/truckjobs/jobboard/internal/tracing"
 )
 
 // metadataKey holds, in a queue job's metadata, the W3C trace context of
 // the code that queued it.
 const metadataKey = "trace_context"
 
-// QueueMiddleware carries a trace across the job queue: a job queued inside
+// instrumentation names the tracer of the spans this package starts.
+const instrumentation = "github.com/truckjobs/jobboard/internal/tracing/queuetrace"
+
+// Middleware carries a trace across the job queue: a job queued inside
 // a trace records the trace context in its metadata, and working it is a
 // span of that trace, so an import is traced from the request that posted
 // it through its processing to its callback, whichever replica works it and
 // however late a retry runs. Without tracing there is none.
-func QueueMiddleware() []rivertype.Middleware {
-	if !Enabled() {
+func Middleware() []rivertype.Middleware {
+	if !tracing.Enabled() {
 		return nil
 	}
 	return []rivertype.Middleware{&queueMiddleware{}}
