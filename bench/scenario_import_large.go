@@ -129,7 +129,7 @@ var importPhases = []phase{
 	{"the checks", "server.(*jobValidator).check"},
 	// The queue's transaction; its upsert of each chunk is inlined, which
 	// leaves it out of pprof's table.
-	{"the queue's transaction (writing the jobs, then the results)", "store.(*Store).FinishImport"},
+	{"the queue's transaction (writing the jobs, then the results)", "server.(*importWorker).process.func1"},
 	{"rendering the completion event, beside the results' writing", "server.(*Outbox).importCompletedEvent"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
 }

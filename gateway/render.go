@@ -48,6 +48,9 @@ func render(f wire.Format, msg any) ([]byte, error) {
 		writeImport(w, m.GetData(), m.GetLinks())
 	case *restv2.GetJobImportResponse:
 		writeImport(w, m.GetData(), m.GetLinks())
+	case *restv2.JobImport:
+		// The data object alone: a job_import.completed event's data.
+		writeImportData(w, m)
 	case *restv2.PostJobsResponse:
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, true)
@@ -97,6 +100,16 @@ func render(f wire.Format, msg any) ([]byte, error) {
 // writeImport writes the wrapped job import: {"data": ..., "links": {"self": ...}}.
 func writeImport(w wire.Writer, imp *restv2.JobImport, links *restv2.JobImportLinks) {
 	w.BeginObject("jobImport")
+	writeImportData(w, imp)
+	w.BeginObject("links")
+	w.String("self", links.GetSelf())
+	w.EndObject()
+	w.EndObject()
+}
+
+// writeImportData writes an import's data object. The counts of errors and
+// ignored values left out follow their lists when set (an event's data).
+func writeImportData(w wire.Writer, imp *restv2.JobImport) {
 	w.BeginObject("data")
 	w.String("id", imp.GetId())
 	w.String("requestedAt", imp.GetRequestedAt())
@@ -124,14 +137,16 @@ func writeImport(w wire.Writer, imp *restv2.JobImport, links *restv2.JobImportLi
 			w.EndObject()
 		}
 		w.EndList()
+		if r.ErrorsOmitted != nil {
+			w.Int("errorsOmitted", int64(*r.ErrorsOmitted))
+		}
 		writeEntries(w, "ignoredValues", "ignoredValue", r.IgnoredValues, true)
+		if r.IgnoredValuesOmitted != nil {
+			w.Int("ignoredValuesOmitted", int64(*r.IgnoredValuesOmitted))
+		}
 		w.EndObject()
 	}
 	w.String("status", imp.GetStatus())
-	w.EndObject()
-	w.BeginObject("links")
-	w.String("self", links.GetSelf())
-	w.EndObject()
 	w.EndObject()
 }
 

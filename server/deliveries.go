@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 
@@ -44,7 +43,7 @@ const deliveryQueue = "webhooks"
 // enabled endpoint of the event's account subscribed to its type, each
 // tried as the worker's schedule says. Test events go to their one endpoint
 // (the test action queues them), never through here.
-func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.Tx, events []store.Event) error {
+func queueDeliveries(ctx context.Context, client *store.Queue, tx *store.Tx, events []store.Event) error {
 	targets := map[int64][]store.DeliveryTarget{}
 	var jobs []river.InsertManyParams
 	for _, e := range events {
@@ -54,7 +53,7 @@ func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql
 		endpoints, seen := targets[e.AccountID]
 		if !seen {
 			var err error
-			if endpoints, err = store.DeliveryTargets(ctx, tx, e.AccountID); err != nil {
+			if endpoints, err = tx.DeliveryTargets(ctx, e.AccountID); err != nil {
 				return err
 			}
 			targets[e.AccountID] = endpoints
@@ -73,7 +72,7 @@ func queueDeliveries(ctx context.Context, client *river.Client[*sql.Tx], tx *sql
 	if len(jobs) == 0 {
 		return nil
 	}
-	if _, err := client.InsertManyFastTx(ctx, tx, jobs); err != nil {
+	if _, err := client.InsertManyFastTx(ctx, tx.SQL(), jobs); err != nil {
 		return fmt.Errorf("queue deliveries: %w", err)
 	}
 	return nil

@@ -131,24 +131,20 @@ func (f *deliveryFixture) enable(t *testing.T, e testEndpoint) {
 func (f *deliveryFixture) emit(t *testing.T, account int64, n int) []store.Event {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := f.st.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
 	var news []store.NewEvent
 	for i := range n {
 		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived,
 			Data: []byte(`{"id": ` + strconv.Itoa(i+1) + `, "name": "Dana"}`)})
 	}
-	events, err := store.InsertEvents(ctx, tx, account, news)
+	var events []store.Event
+	err := f.st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if events, err = tx.InsertEvents(ctx, account, news); err != nil {
+			return err
+		}
+		return queueDeliveries(ctx, f.svcs.Queue, tx, events)
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := queueDeliveries(ctx, f.svcs.Queue, tx, events); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	return events

@@ -510,7 +510,17 @@ func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accoun
 	if len(problems) > 0 {
 		return nil, invalidArgument(problems...)
 	}
-	ids, err := st.SaveApplications(ctx, valid, ob.applicationsReceived)
+	// The applications and their events commit together or not at all. A
+	// batch rolled back by a deadlock is saved again from the start.
+	var ids []int64
+	err := st.InRetriedTx(ctx, "save applications", func(tx *store.Tx) error {
+		saved, err := tx.SaveApplications(ctx, valid)
+		if err != nil {
+			return err
+		}
+		ids = saved.IDs
+		return ob.applicationsReceived(ctx, tx, saved.Received, saved.ReceivedIDs)
+	})
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
 		field := fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)

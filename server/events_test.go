@@ -492,23 +492,12 @@ func TestRepeatedApplicationsNoEvent(t *testing.T) {
 func TestEventFeedPageBytes(t *testing.T) {
 	f := newEventsFixture(t)
 	sizes := []int{900 << 10, 900 << 10, 900 << 10, 900 << 10, 900 << 10, 2500 << 10, 100}
-	ctx := context.Background()
-	tx, err := f.st.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var news []store.NewEvent
 	for i, n := range sizes {
 		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived,
 			Data: []byte(fmt.Sprintf(`{"id": %d, "notes": "%s"}`, i, strings.Repeat("x", n)))})
 	}
-	written, err := store.InsertEvents(ctx, tx, f.a.AccountID, news)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	written := insertEvents(t, f.st, f.a.AccountID, news)
 	var seen, want, pages []string
 	for _, e := range written {
 		want = append(want, e.ID)
@@ -555,17 +544,7 @@ func TestInsertEventsKeepData(t *testing.T) {
 			news = append(news, store.NewEvent{Type: domain.EventApplicationReceived, Data: []byte(data[i])})
 			want = append(want, data[i])
 		}
-		tx, err := f.svcs.Imports.store.DB().BeginTx(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		written, err := store.InsertEvents(context.Background(), tx, accountA, news)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		written := insertEvents(t, f.svcs.Imports.store, accountA, news)
 		for i, e := range written {
 			if e.Seq != int64(len(want)-n+i+1) || string(e.Data) != data[i] {
 				t.Errorf("event %d of %d written as number %d with %s", i, n, e.Seq, e.Data)
@@ -583,4 +562,19 @@ func TestInsertEventsKeepData(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events read back:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// insertEvents writes events of an account in a transaction of their own.
+func insertEvents(t *testing.T, st *store.Store, accountID int64, news []store.NewEvent) []store.Event {
+	t.Helper()
+	var written []store.Event
+	err := st.InTx(context.Background(), func(tx *store.Tx) error {
+		var err error
+		written, err = tx.InsertEvents(context.Background(), accountID, news)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return written
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,7 +48,7 @@ type Services struct {
 	Health *health.Server
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
-	Queue *river.Client[*sql.Tx]
+	Queue *store.Queue
 	// sweeper completes the imports the queue gave up on.
 	sweeper *importSweeper
 	// metrics is nil when the process exposes none.
@@ -224,7 +223,7 @@ func (cfg Config) retryPolicy() retryPolicy {
 // webhook deliveries (in a queue of their own), the sweep of imports the
 // queue gave up on and the clean-up of old events, with the timeouts and
 // schedules of cfg.
-func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql.Tx], *importSweeper, error) {
+func newQueue(st *store.Store, cfg Config, jobs *JobService) (*store.Queue, *importSweeper, error) {
 	if cfg.RenderCallback == nil {
 		return nil, nil, errors.New("job queue: RenderCallback is required")
 	}
@@ -253,10 +252,11 @@ func newQueue(st *store.Store, cfg Config, jobs *JobService) (*river.Client[*sql
 	// Deliveries are tried as many times as callbacks; the outbox gets
 	// its queue once the client exists.
 	outbox := &Outbox{render: cfg.RenderCallback}
-	sweeper := &importSweeper{store: st, callbackAttempts: callbacks.maxAttempts(), outbox: outbox, metrics: cfg.Metrics}
+	completer := importCompleter{outbox: outbox, callbackAttempts: callbacks.maxAttempts()}
+	sweeper := &importSweeper{store: st, importCompleter: completer, metrics: cfg.Metrics}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, callbackAttempts: callbacks.maxAttempts(),
-		outbox: outbox, timeout: jobTimeout, metrics: cfg.Metrics})
+	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, importCompleter: completer,
+		timeout: jobTimeout, metrics: cfg.Metrics})
 	river.AddWorker(workers, callbacks)
 	river.AddWorker(workers, deliveries)
 	river.AddWorker(workers, sweeper)

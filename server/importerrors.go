@@ -1,14 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"google.golang.org/protobuf/proto"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -172,52 +168,4 @@ func parseResultsPosition(p []byte) (importResultsPosition, bool) {
 		return importResultsPosition{}, false
 	}
 	return importResultsPosition{errors: int(errs), ignoredValues: int(ignored)}, true
-}
-
-// withCountAfter is an import's JSON (the data member of GET) with the
-// member name, valued n, written right after results.<after>, the text
-// otherwise unchanged: results.errorsOmitted after results.errors,
-// results.ignoredValuesOmitted after results.ignoredValues.
-func withCountAfter(data []byte, after, name string, n int) ([]byte, error) {
-	end, err := memberEnd(data, "results", after)
-	if err != nil {
-		return nil, fmt.Errorf("results.%s: %w", after, err)
-	}
-	out := make([]byte, 0, len(data)+len(name)+16)
-	out = append(out, data[:end]...)
-	out = append(append(append(out, `,"`...), name...), `":`...)
-	out = strconv.AppendInt(out, int64(n), 10)
-	return append(out, data[end:]...), nil
-}
-
-// memberEnd is the offset in the JSON object data just past the value of
-// the member path names (each name a member of the object before).
-func memberEnd(data []byte, path ...string) (int, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(data)) // read in place, not copied
-	for depth, name := range path {
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-			return 0, fmt.Errorf("%s is not an object: %v", name, err)
-		}
-		for {
-			if dec.PeekKind() != '"' {
-				return 0, errors.New("no member " + name)
-			}
-			tok, err := dec.ReadToken()
-			if err != nil {
-				return 0, err
-			}
-			if tok.String() == name {
-				break
-			}
-			if err := dec.SkipValue(); err != nil {
-				return 0, err
-			}
-		}
-		if depth == len(path)-1 {
-			if err := dec.SkipValue(); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return int(dec.InputOffset()), nil
 }

@@ -604,31 +604,3 @@ func TestIgnoredValueJSONSize(t *testing.T) {
 		}
 	}
 }
-
-// TestWithCountAfter: a count goes right after its list in results,
-// wherever the members are, and never inside another member or a string.
-func TestWithCountAfter(t *testing.T) {
-	tests := []struct {
-		name, after, count, data, want string
-	}{
-		{"errors, GET's order", "errors", "errorsOmitted",
-			`{"id":"a","results":{"failed":1,"errors":[{"m":"],\"x\":"}],"ignoredValues":[]},"status":"complete"}`,
-			`{"id":"a","results":{"failed":1,"errors":[{"m":"],\"x\":"}],"errorsOmitted":7,"ignoredValues":[]},"status":"complete"}`},
-		{"ignored values, GET's order", "ignoredValues", "ignoredValuesOmitted",
-			`{"id":"a","results":{"errors":[],"errorsOmitted":0,"ignoredValues":[{"v":"]}"}]},"status":"complete"}`,
-			`{"id":"a","results":{"errors":[],"errorsOmitted":0,"ignoredValues":[{"v":"]}"}],"ignoredValuesOmitted":7},"status":"complete"}`},
-		{"errors last", "errors", "errorsOmitted", `{"errors":1,"results":{"x":{"errors":[]},"errors":[]}}`,
-			`{"errors":1,"results":{"x":{"errors":[]},"errors":[],"errorsOmitted":7}}`},
-		{"no results", "errors", "errorsOmitted", `{"id":"a","results":null}`, ""},
-		{"no errors", "errors", "errorsOmitted", `{"results":{"failed":0}}`, ""},
-		{"no ignored values", "ignoredValues", "ignoredValuesOmitted", `{"results":{"errors":[]}}`, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := withCountAfter([]byte(tt.data), tt.after, tt.count, 7)
-			if string(got) != tt.want || (err == nil) != (tt.want != "") {
-				t.Errorf("withCountAfter(%s) = %s, %v; want %s", tt.data, got, err, tt.want)
-			}
-		})
-	}
-}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,13 +14,13 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/callmeta"
 	"github.com/truckjobs/jobboard/internal/forwarded"
@@ -49,7 +48,7 @@ const importTimeFormat = "2006-01-02T15:04:05.000000Z"
 type JobImportService struct {
 	restv2.UnimplementedJobImportServiceServer
 	store *store.Store
-	queue *river.Client[*sql.Tx]
+	queue *store.Queue
 	// importAttempts is how many times the queue tries an import.
 	importAttempts int
 	links          linkBase
@@ -91,17 +90,25 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 	if err = errors.Join(err, hashErr); err != nil {
 		return nil, internalError(ctx, err)
 	}
-	imp, _, err := s.store.CreateImport(ctx, store.NewImport{
-		AccountID:      caller.AccountID,
-		Payload:        payload,
-		CallbackURL:    req.CallbackUrl,
-		DeleteJobs:     req.GetDeleteJobs(),
-		BaseURL:        s.links.baseURL(ctx),
-		IdempotencyKey: key,
-		RequestHash:    hash,
-		RequestID:      requestIDOf(ctx),
-	}, func(ctx context.Context, tx *sql.Tx, id string) error {
-		_, err := s.queue.InsertTx(ctx, tx, importArgs{ImportID: id}, &river.InsertOpts{Queue: importQueue, MaxAttempts: s.importAttempts})
+	n := store.NewImport{AccountID: caller.AccountID, Payload: payload, CallbackURL: req.CallbackUrl,
+		DeleteJobs: req.GetDeleteJobs(), BaseURL: s.links.baseURL(ctx), IdempotencyKey: key, RequestHash: hash,
+		RequestID: requestIDOf(ctx)}
+	// The import and its queue job are created together or not at all; a
+	// key used in the window answers the import it created.
+	var imp store.JobImport
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		if key != "" {
+			prior, found, err := tx.ImportByIdempotencyKey(ctx, n.AccountID, key, hash)
+			if err != nil || found {
+				imp = prior
+				return err
+			}
+		}
+		var err error
+		if imp, err = tx.InsertImport(ctx, n); err != nil {
+			return err
+		}
+		_, err = s.queue.InsertTx(ctx, tx.SQL(), importArgs{ImportID: imp.ID}, &river.InsertOpts{Queue: importQueue, MaxAttempts: s.importAttempts})
 		return err
 	})
 	if errors.Is(err, store.ErrIdempotencyMismatch) {
@@ -231,10 +238,7 @@ type importWorker struct {
 	river.WorkerDefaults[importArgs]
 	store *store.Store
 	jobs  *JobService
-	// callbackAttempts is how many tries a completion callback gets.
-	callbackAttempts int
-	// outbox writes the job_import.completed event.
-	outbox *Outbox
+	importCompleter
 	// timeout is how long one attempt may run, named in the results of an
 	// import whose last attempt ran out of time.
 	timeout time.Duration
@@ -278,11 +282,12 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[importArgs]) err
 	return err
 }
 
-// process marks the import running, then validates and writes its jobs
-// and records the results in one transaction that also completes the
-// queue job. A crash part-way leaves nothing written and the queue runs
-// the import again from the start. ran is false when the import was
-// already complete.
+// process marks the import running, then, in one transaction: locks the
+// import, validates and writes its jobs, completes it with their results,
+// queues its callback, writes its event and marks the queue job done. A
+// crash part-way leaves nothing written and the queue runs the import
+// again from the start. ran is false when the import was already complete
+// (a rescued run that found nothing to do).
 func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], log **slog.Logger) (ran bool, err error) {
 	started := time.Now()
 	id := job.Args.ImportID
@@ -297,24 +302,28 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 		*log = (*log).With("request_id", *imp.RequestID)
 	}
 	var jobs int32
-	ran, err = w.store.FinishImport(ctx, id, func(ctx context.Context, tx *store.ImportTx) (*store.ImportResults, error) {
-		results, err := w.jobs.importJobs(ctx, tx, payload, imp.DeleteJobs)
+	// A deadlock is not retried here but fails the run like any other
+	// error: the queue runs the import again whole, as one transaction it
+	// must be.
+	err = w.store.InTx(ctx, func(tx *store.Tx) error {
+		ran = false
+		imp, err := tx.LockImport(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		jobs = results.Processed
-		scrubNUL(results)
-		return storedResults(results), nil
-	}, func(done store.JobImport, ran bool) func(tx *sql.Tx) error {
-		// Called while the import's row is written: the event is rendered
-		// meanwhile, and written after it.
-		event, err := w.completionEvent(done, ran)
-		return func(tx *sql.Tx) error {
+		if imp.Status != domain.ImportComplete {
+			results, err := w.jobs.importJobs(ctx, tx, imp.AccountID, payload, imp.DeleteJobs)
 			if err != nil {
 				return err
 			}
-			return w.completeJob(ctx, tx, job, done, ran, event)
+			jobs = results.Processed
+			scrubNUL(results)
+			if err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, storedResults(results)); err != nil {
+				return err
+			}
+			ran = true
 		}
+		return store.CompleteQueueJob(ctx, tx, job)
 	})
 	if errors.Is(err, errUnreadablePayload) {
 		return false, river.JobCancel(fmt.Errorf("job import %s: %w", id, err))
@@ -329,38 +338,56 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 	return ran, nil
 }
 
-// completeJob runs in the transaction that completes the import, given
-// the import as completed there: the callback and the job_import.completed
-// event (rendered by completionEvent) are written with the results they
-// report (all or none), and the queue job is marked done.
-func (w *importWorker) completeJob(ctx context.Context, tx *sql.Tx, job *river.Job[importArgs], imp store.JobImport, ran bool, event store.NewEvent) error {
-	if ran {
-		if err := queueCallback(ctx, river.ClientFromContext[*sql.Tx](ctx), tx, imp, w.callbackAttempts); err != nil {
-			return err
-		}
-		if _, err := w.outbox.write(ctx, tx, imp.AccountID, []store.NewEvent{event}); err != nil {
-			return err
-		}
+// importCompleter completes imports: the worker when it ran one or gave
+// up on it, the sweep when the queue left one unfinished.
+type importCompleter struct {
+	// outbox writes the job_import.completed event.
+	outbox *Outbox
+	// callbackAttempts is how many tries a completion callback gets.
+	callbackAttempts int
+}
+
+// complete records imp complete with results, dated by the database's
+// clock, and in the same transaction queues its callback and writes its
+// job_import.completed event, so the three commit together or not at
+// all. The event is rendered while the import's row is written: it needs
+// no database, and the row (6 MB of results for an import of 40,000
+// errors) takes a while.
+func (c importCompleter) complete(ctx context.Context, tx *store.Tx, queue *store.Queue, imp store.JobImport, results *store.ImportResults) error {
+	now, err := tx.Now(ctx)
+	if err != nil {
+		return err
 	}
-	_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx, job)
+	imp.Status, imp.CompletedAt, imp.Results = domain.ImportComplete, &now, results
+	var event store.NewEvent
+	var renderErr error
+	var panicked any
+	var rendering sync.WaitGroup
+	rendering.Go(func() {
+		defer func() { panicked = recover() }()
+		event, renderErr = c.outbox.importCompletedEvent(imp)
+	})
+	err = tx.CompleteImport(ctx, imp)
+	rendering.Wait()
+	if panicked != nil {
+		panic(panicked) // on the caller's goroutine, where the queue recovers it
+	}
+	if err = errors.Join(err, renderErr); err != nil {
+		return err
+	}
+	if err := queueCallback(ctx, queue, tx, imp, c.callbackAttempts); err != nil {
+		return err
+	}
+	_, err = c.outbox.write(ctx, tx, imp.AccountID, []store.NewEvent{event})
 	return err
 }
 
-// completionEvent is the job_import.completed event of imp when the run
-// completed it (ran), for completeJob to write.
-func (w *importWorker) completionEvent(imp store.JobImport, ran bool) (store.NewEvent, error) {
-	if !ran {
-		return store.NewEvent{}, nil
-	}
-	return w.outbox.importCompletedEvent(imp)
-}
-
 // queueCallback queues the completion callback of imp, if it has one.
-func queueCallback(ctx context.Context, client *river.Client[*sql.Tx], tx *sql.Tx, imp store.JobImport, attempts int) error {
+func queueCallback(ctx context.Context, client *store.Queue, tx *store.Tx, imp store.JobImport, attempts int) error {
 	if imp.CallbackURL == nil {
 		return nil
 	}
-	_, err := client.InsertTx(ctx, tx, callbackArgs{ImportID: imp.ID, WebhookID: newWebhookID()},
+	_, err := client.InsertTx(ctx, tx.SQL(), callbackArgs{ImportID: imp.ID, WebhookID: newWebhookID()},
 		&river.InsertOpts{MaxAttempts: attempts})
 	if err != nil {
 		return fmt.Errorf("queue callback: %w", err)
@@ -380,7 +407,7 @@ const importChunk = 1000
 // across chunks, each chunk's upsert sees the active jobs the earlier ones
 // added, and entries carry their index in the import. The next chunk is
 // decoded and checked (checkedChunks) while the database writes this one.
-func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, payload store.ImportPayload, deleteJobs bool) (*restv2.JobImportResults, error) {
+func (s *JobService) importJobs(ctx context.Context, tx *store.Tx, accountID int64, payload store.ImportPayload, deleteJobs bool) (*restv2.JobImportResults, error) {
 	res := &restv2.JobImportResults{Errors: []*restv2.JobImportError{}, IgnoredValues: []*restv2.BatchEntry{}}
 	// Every listed reference is kept, including those of jobs that failed
 	// validation: a bad row in a feed must not withdraw its job.
@@ -390,7 +417,7 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, payload
 	defer close(stop)
 	chunks, finished := s.checkedChunks(payload, stop)
 	for c := range chunks {
-		outcomes, err := tx.UpsertJobs(ctx, c.batch.valid, opts)
+		outcomes, err := tx.UpsertJobs(ctx, accountID, c.batch.valid, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -422,7 +449,7 @@ func (s *JobService) importJobs(ctx context.Context, tx *store.ImportTx, payload
 	}
 	res.Processed = res.Added + res.Updated + res.Unchanged + res.Failed
 	if deleteJobs {
-		n, err := tx.DeleteJobsExcept(ctx, keep)
+		n, err := tx.DeleteJobsExcept(ctx, accountID, keep)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -37,8 +37,10 @@ const sweepBatch = 100
 // notProcessed starts the one error message of an import completed as failed.
 const notProcessed = "the import could not be processed and none of its jobs was saved: "
 
-// giveUp completes the import of job as failed, in the transaction that
-// also queues its callback and marks the queue job done.
+// giveUp completes the import of job as failed, with its callback and
+// event, and marks the queue job done, in one transaction. An import
+// already complete is left as it is; one that no longer exists is
+// store.ErrNotFound.
 func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], cause error) error {
 	reason := fmt.Sprintf("its last attempt (%d of %d) failed with an internal error", job.Attempt, job.MaxAttempts)
 	switch {
@@ -49,28 +51,27 @@ func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], c
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpTimeout)
 	defer cancel()
-	_, err := w.store.FailImport(ctx, job.Args.ImportID, "", failedResults(notProcessed+reason),
-		func(tx *sql.Tx, imp store.JobImport, failed bool) error {
-			event, err := w.completionEvent(imp, failed)
+	return w.store.InTx(ctx, func(tx *store.Tx) error {
+		imp, payload, err := tx.LockImportWithPayload(ctx, job.Args.ImportID)
+		if err != nil {
+			return err
+		}
+		if imp.Status != domain.ImportComplete {
+			err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, failedResults(payload, notProcessed+reason))
 			if err != nil {
 				return err
 			}
-			return w.completeJob(ctx, tx, job, imp, failed, event)
-		})
-	return err
+		}
+		return store.CompleteQueueJob(ctx, tx, job)
+	})
 }
 
 // failedResults builds the results of an import none of whose jobs was
 // processed: every job failed, one error entry without a reference
 // saying why.
-func failedResults(message string) func(payload store.ImportPayload) (*store.ImportResults, error) {
-	return func(payload store.ImportPayload) (*store.ImportResults, error) {
-		n := importJobCount(payload)
-		return &store.ImportResults{
-			Failed: n, Processed: n,
-			Errors: []store.ImportError{{Messages: []string{message}}},
-		}, nil
-	}
+func failedResults(payload store.ImportPayload, message string) *store.ImportResults {
+	n := importJobCount(payload)
+	return &store.ImportResults{Failed: n, Processed: n, Errors: []store.ImportError{{Messages: []string{message}}}}
 }
 
 // importSweepArgs is the periodic queue job that completes the imports the
@@ -86,10 +87,8 @@ type importSweeper struct {
 	river.WorkerDefaults[importSweepArgs]
 	store *store.Store
 	// queue inserts the callbacks; set once the client exists.
-	queue            *river.Client[*sql.Tx]
-	callbackAttempts int
-	// outbox writes the job_import.completed events; the queue's own.
-	outbox  *Outbox
+	queue *store.Queue
+	importCompleter
 	metrics *metrics.Metrics
 }
 
@@ -114,16 +113,7 @@ func (w *importSweeper) sweep(ctx context.Context) (int, error) {
 		if s.State != nil && s.Attempts != nil {
 			reason = fmt.Sprintf("the queue stopped trying after %d attempts (its job was %s)", *s.Attempts, *s.State)
 		}
-		failed, err := w.store.FailImport(ctx, s.ID, importArgs{}.Kind(), failedResults(notProcessed+reason),
-			func(tx *sql.Tx, imp store.JobImport, failed bool) error {
-				if !failed {
-					return nil
-				}
-				if err := queueCallback(ctx, w.queue, tx, imp, w.callbackAttempts); err != nil {
-					return err
-				}
-				return w.outbox.importCompleted(ctx, tx, imp)
-			})
+		failed, err := w.fail(ctx, s.ID, reason)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // deleted with its account meanwhile
 		}
@@ -138,4 +128,28 @@ func (w *importSweeper) sweep(ctx context.Context) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// fail completes a stranded import as failed, with its callback and event,
+// in one transaction that checks again, under the import's row lock, that
+// it is neither complete nor held by a live queue job (a sweep running at
+// the same time may have completed it, the queue may have taken it up).
+func (w *importSweeper) fail(ctx context.Context, id, reason string) (failed bool, err error) {
+	err = w.store.InTx(ctx, func(tx *store.Tx) error {
+		failed = false
+		imp, payload, err := tx.LockImportWithPayload(ctx, id)
+		if err != nil || imp.Status == domain.ImportComplete {
+			return err
+		}
+		live, err := tx.ImportQueueJobLive(ctx, id, importArgs{}.Kind())
+		if err != nil || live {
+			return err
+		}
+		if err := w.complete(ctx, tx, w.queue, imp, failedResults(payload, notProcessed+reason)); err != nil {
+			return err
+		}
+		failed = true
+		return nil
+	})
+	return failed, err
 }

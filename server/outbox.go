@@ -3,17 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/jmoiron/sqlx"
-	"github.com/riverqueue/river"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/domain"
-	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -23,14 +18,14 @@ import (
 type Outbox struct {
 	// queue inserts the deliveries; it need not work them (the CLI's
 	// client has no workers: the server's queue does).
-	queue *river.Client[*sql.Tx]
+	queue *store.Queue
 	// render writes an event's data as the REST API shows the object.
 	render func(proto.Message) ([]byte, error)
 }
 
 // NewOutbox returns the outbox inserting deliveries through queue and
 // rendering event data with render (gateway.RenderJSON).
-func NewOutbox(queue *river.Client[*sql.Tx], render func(proto.Message) ([]byte, error)) (*Outbox, error) {
+func NewOutbox(queue *store.Queue, render func(proto.Message) ([]byte, error)) (*Outbox, error) {
 	if queue == nil || render == nil {
 		return nil, errors.New("outbox: a queue and a renderer are required")
 	}
@@ -42,7 +37,7 @@ func NewOutbox(queue *river.Client[*sql.Tx], render func(proto.Message) ([]byte,
 // account's event sequence row, which InsertEvents takes, is held only for
 // that one statement and the commit: other writers of the account's events
 // wait as briefly as can be. Call it last in tx.
-func (o *Outbox) write(ctx context.Context, tx *sql.Tx, accountID int64, events []store.NewEvent) ([]store.Event, error) {
+func (o *Outbox) write(ctx context.Context, tx *store.Tx, accountID int64, events []store.NewEvent) ([]store.Event, error) {
 	queued := make([]store.Event, len(events))
 	for i := range events {
 		events[i].ID = store.NewEventUUID()
@@ -51,17 +46,17 @@ func (o *Outbox) write(ctx context.Context, tx *sql.Tx, accountID int64, events 
 	if err := queueDeliveries(ctx, o.queue, tx, queued); err != nil {
 		return nil, err
 	}
-	return store.InsertEvents(ctx, tx, accountID, events)
+	return tx.InsertEvents(ctx, accountID, events)
 }
 
 // applicationsReceived writes one driver.application.received event per
-// application in tx, the batch's last step (store.SaveApplications' then).
+// application in tx, the batch's last step after tx.SaveApplications.
 // Each event's data is the driver as GET drivers.json/{id} shows the
 // account, read after the whole batch is saved: the events are created as
 // the transaction ends, so two applications of one driver in a batch both
 // carry the driver's final state, which is what the account sees once the
 // batch commits.
-func (o *Outbox) applicationsReceived(ctx context.Context, tx *sqlx.Tx, apps []store.Application, ids []int64) error {
+func (o *Outbox) applicationsReceived(ctx context.Context, tx *store.Tx, apps []store.Application, ids []int64) error {
 	if len(apps) == 0 {
 		return nil
 	}
@@ -80,7 +75,7 @@ func (o *Outbox) applicationsReceived(ctx context.Context, tx *sqlx.Tx, apps []s
 		if err != nil {
 			return err
 		}
-		if _, err := o.write(ctx, tx.Tx, account, events); err != nil {
+		if _, err := o.write(ctx, tx, account, events); err != nil {
 			return err
 		}
 	}
@@ -90,8 +85,8 @@ func (o *Outbox) applicationsReceived(ctx context.Context, tx *sqlx.Tx, apps []s
 // driverEvents renders the application events of an account's drivers,
 // one per id in order (an id given twice gets two events), reading every
 // driver at once.
-func (o *Outbox) driverEvents(ctx context.Context, tx *sqlx.Tx, accountID int64, ids []int64) ([]store.NewEvent, error) {
-	details, err := store.DriverDetailsTx(ctx, tx, accountID, ids)
+func (o *Outbox) driverEvents(ctx context.Context, tx *store.Tx, accountID int64, ids []int64) ([]store.NewEvent, error) {
+	details, err := tx.DriverDetails(ctx, accountID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -124,17 +119,6 @@ func (o *Outbox) renderData(m proto.Message) ([]byte, error) {
 	return bytes.TrimRight(data, " \t\r\n"), nil
 }
 
-// importCompleted writes the job_import.completed event of imp in the
-// transaction that completes it, given imp as completed there.
-func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, imp store.JobImport) error {
-	event, err := o.importCompletedEvent(imp)
-	if err != nil {
-		return err
-	}
-	_, err = o.write(ctx, tx, imp.AccountID, []store.NewEvent{event})
-	return err
-}
-
 // importCompletedEvent renders the job_import.completed event of imp, given
 // as it completes, for the transaction that completes it to write. Its data
 // is the import as the data member of GET job-imports/{id} shows it once
@@ -144,58 +128,23 @@ func (o *Outbox) importCompleted(ctx context.Context, tx *sql.Tx, imp store.JobI
 // (results.errorsOmitted, results.ignoredValuesOmitted): either whole list
 // can be tens of megabytes, past what a gRPC client or a receiver takes in
 // one event (docs/api.md 7). It needs no
-// database, so the import's worker renders it while the import's row is
-// written.
+// database, so importCompleter.complete renders it while the import's row
+// is written.
 func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, error) {
 	msg, err := importMessage(imp)
 	if err != nil {
 		return store.NewEvent{}, err
 	}
-	var errorsOmitted, ignoredOmitted int
 	if r := msg.GetResults(); r != nil {
 		errs, ignored := importResultsPage(r, importResultsPosition{}, maxImportResultsPage, importJSONSizes)
-		errorsOmitted, ignoredOmitted = len(r.Errors)-len(errs), len(r.IgnoredValues)-len(ignored)
+		r.ErrorsOmitted, r.IgnoredValuesOmitted = proto.Int32(int32(len(r.Errors)-len(errs))), proto.Int32(int32(len(r.IgnoredValues)-len(ignored)))
 		r.Errors, r.IgnoredValues = errs, ignored
 	}
-	// Rendered as GET answers, then its data member kept byte for byte,
-	// so the event can never drift from what GET shows.
-	body, err := o.render(&restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)})
+	// The data object as GET writes it, by the same renderer, so the event
+	// can never drift from what GET shows.
+	data, err := o.renderData(msg)
 	if err != nil {
-		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
-	}
-	data, err := dataMember(body)
-	if err == nil && msg.Results != nil {
-		data, err = withCountAfter(data, "errors", "errorsOmitted", errorsOmitted)
-		if err == nil {
-			data, err = withCountAfter(data, "ignoredValues", "ignoredValuesOmitted", ignoredOmitted)
-		}
-	}
-	if err != nil {
-		return store.NewEvent{}, fmt.Errorf("render event data: %w", err)
+		return store.NewEvent{}, err
 	}
 	return store.NewEvent{Type: domain.EventImportCompleted, Data: data}, nil
-}
-
-// dataMember is the data member of a rendered answer, byte for byte. It
-// reads the answer in place as tokens up to that member: decoding it into
-// a json.RawMessage scanned an import's results twice and copied them (35
-// to 50 ms for 40,000 errors, 6 MB; 5 ms this way).
-func dataMember(body []byte) (jsontext.Value, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body)) // read in place, not copied
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, fmt.Errorf("answer is not an object: %v", err)
-	}
-	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		if name.String() == "data" {
-			return dec.ReadValue()
-		}
-		if err := dec.SkipValue(); err != nil {
-			return nil, err
-		}
-	}
-	return nil, errors.New("answer has no data member")
 }

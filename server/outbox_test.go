@@ -24,25 +24,3 @@ func testOutbox(t testing.TB, st *store.Store) *Outbox {
 	}
 	return ob
 }
-
-// TestDataMember: the data member of an answer is found wherever it is
-// among the answer's members, byte for byte, and never inside another.
-func TestDataMember(t *testing.T) {
-	tests := []struct {
-		name, body, want string
-	}{
-		{"first", `{"data":{"id" : "a","n":[1, 2]},"links":{}}`, `{"id" : "a","n":[1, 2]}`},
-		{"after another", `{"links":{"data":"no"},"data":"é\u00e9"}`, `"é\u00e9"`},
-		{"missing", `{"links":{"data":"no"}}`, ""},
-		{"not an object", `["data"]`, ""},
-		{"cut short", `{"data":{"id":`, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := dataMember([]byte(tt.body))
-			if string(got) != tt.want || (err == nil) != (tt.want != "") {
-				t.Errorf("dataMember(%s) = %s, %v; want %s", tt.body, got, err, tt.want)
-			}
-		})
-	}
-}

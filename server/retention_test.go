@@ -22,21 +22,11 @@ func TestEventRetention(t *testing.T) {
 	ctx := context.Background()
 	acct := storetest.NewAccount(t, st, "A")
 	db := st.DB()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var news []store.NewEvent
 	for range 7 {
 		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived, Data: []byte(`{"id": 1}`)})
 	}
-	events, err := store.InsertEvents(ctx, tx, acct.AccountID, news)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	events := insertEvents(t, st, acct.AccountID, news)
 	now := time.Now()
 	// Five events and three attempts past the retention, by a day; the
 	// rest a day within it.

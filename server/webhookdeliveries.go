@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,8 +56,8 @@ func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhoo
 		return nil, err
 	}
 	var event store.Event
-	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
-		target, enabled, err := store.AccountEndpoint(ctx, tx, caller.AccountID, req.GetId())
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		target, enabled, err := tx.AccountEndpoint(ctx, caller.AccountID, req.GetId())
 		if err != nil {
 			return err
 		}
@@ -72,7 +71,7 @@ func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhoo
 		if err != nil {
 			return err
 		}
-		events, err := store.InsertEvents(ctx, tx, caller.AccountID, []store.NewEvent{{Type: domain.EventWebhookTest, Data: data}})
+		events, err := tx.InsertEvents(ctx, caller.AccountID, []store.NewEvent{{Type: domain.EventWebhookTest, Data: data}})
 		if err != nil {
 			return err
 		}
@@ -94,12 +93,12 @@ func (s *WebhookService) RedeliverWebhookEvent(ctx context.Context, req *restv2.
 		return nil, err
 	}
 	var eventMissing bool
-	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
-		target, enabled, err := store.AccountEndpoint(ctx, tx, caller.AccountID, req.GetId())
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		target, enabled, err := tx.AccountEndpoint(ctx, caller.AccountID, req.GetId())
 		if err != nil {
 			return err
 		}
-		event, err := store.AccountEvent(ctx, tx, caller.AccountID, req.GetEventId())
+		event, err := tx.AccountEvent(ctx, caller.AccountID, req.GetEventId())
 		if err != nil {
 			eventMissing = errors.Is(err, store.ErrNotFound)
 			return err
@@ -162,8 +161,8 @@ func testedElsewhere(event store.Event, target store.DeliveryTarget) error {
 // roomForAction takes the lock of the endpoint's actions for the rest of
 // tx and refuses one more when it has maxQueuedActions queued already
 // (tooManyQueued). The action's delivery must be queued in tx.
-func roomForAction(ctx context.Context, tx *sql.Tx, target store.DeliveryTarget) error {
-	queued, err := store.QueuedEndpointActions(ctx, tx, deliveryArgs{}.Kind(), target.EndpointID)
+func roomForAction(ctx context.Context, tx *store.Tx, target store.DeliveryTarget) error {
+	queued, err := tx.QueuedEndpointActions(ctx, deliveryArgs{}.Kind(), target.EndpointID)
 	if err != nil {
 		return err
 	}
@@ -175,10 +174,10 @@ func roomForAction(ctx context.Context, tx *sql.Tx, target store.DeliveryTarget)
 
 // queueAction queues, in tx, the delivery an action asked for: the event
 // with public id eventID to target, tried as often as any delivery.
-func (s *WebhookService) queueAction(ctx context.Context, tx *sql.Tx, eventID string, target store.DeliveryTarget, action string) error {
+func (s *WebhookService) queueAction(ctx context.Context, tx *store.Tx, eventID string, target store.DeliveryTarget, action string) error {
 	eventUUID, _ := store.ParseEventID(eventID)
 	args := deliveryArgs{EventID: eventUUID, EndpointID: target.EndpointID, Generation: target.Generation, Action: action}
-	if _, err := s.queue.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts}); err != nil {
+	if _, err := s.queue.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts}); err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
 	return nil

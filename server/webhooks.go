@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
-	"github.com/riverqueue/river"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -22,7 +20,7 @@ type WebhookService struct {
 	store *store.Store
 	// queue carries deliveries: test events and redeliveries are queued
 	// in the transaction that asks for them.
-	queue *river.Client[*sql.Tx]
+	queue *store.Queue
 	links linkBase
 	// allowPrivate lifts the public-address rule on endpoint URLs
 	// (JOBBOARD_CALLBACK_ALLOW_PRIVATE), as on callback URLs.

@@ -1049,11 +1049,20 @@ type V2JobImportResults struct {
 	// Errors One entry per failed job.
 	Errors []V2JobImportError `json:"errors"`
 
+	// ErrorsOmitted Only in the data of a job_import.completed event, whose errors are cut
+	// to a first page: the number of errors left out. GET and the callback
+	// carry every error and leave it out.
+	ErrorsOmitted *int32 `json:"errorsOmitted,omitempty"`
+
 	// Failed Jobs that were not saved; see errors.
 	Failed int32 `json:"failed"`
 
 	// IgnoredValues Values the service did not use, as in a post.
 	IgnoredValues []V2BatchEntry `json:"ignoredValues"`
+
+	// IgnoredValuesOmitted Only in the data of a job_import.completed event: the number of
+	// ignored values left out, as errors_omitted.
+	IgnoredValuesOmitted *int32 `json:"ignoredValuesOmitted,omitempty"`
 
 	// Processed added + updated + unchanged + failed.
 	Processed int32 `json:"processed"`

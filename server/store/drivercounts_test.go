@@ -46,7 +46,7 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 		func() error {
 			bad := demo.Applications(a, 5, 6, now, refs, "bad.")
 			bad[4].JobApps = []store.JobApplicationInput{{Reference: "NO-SUCH-JOB", CreatedAt: now}}
-			if _, err := s.SaveApplications(ctx, bad, noEvents); !errors.As(err, new(*store.UnknownJobError)) {
+			if err := saveApplications(ctx, s, bad); !errors.As(err, new(*store.UnknownJobError)) {
 				return fmt.Errorf("a batch naming an unknown job: %v, want it rolled back", err)
 			}
 			return nil
@@ -75,12 +75,19 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 	}
 }
 
-func noEvents(context.Context, *sqlx.Tx, []store.Application, []int64) error { return nil }
+// saveApplications stores one batch as the intake does, in a retried
+// transaction, without the intake's events.
+func saveApplications(ctx context.Context, s *store.Store, apps []store.Application) error {
+	return s.InRetriedTx(ctx, "save applications", func(tx *store.Tx) error {
+		_, err := tx.SaveApplications(ctx, apps)
+		return err
+	})
+}
 
 // saveInBatches stores apps through the intake's path, size at a time.
 func saveInBatches(ctx context.Context, s *store.Store, apps []store.Application, size int) error {
 	for start := 0; start < len(apps); start += size {
-		if _, err := s.SaveApplications(ctx, apps[start:min(start+size, len(apps))], noEvents); err != nil {
+		if err := saveApplications(ctx, s, apps[start:min(start+size, len(apps))]); err != nil {
 			return err
 		}
 	}
@@ -125,7 +132,7 @@ func deleteSome(ctx context.Context, s *store.Store, acct int64) error {
 	}
 	for range 10 {
 		for _, q := range deletes {
-			if err := s.InRetriedTx(ctx, "test delete", func(tx *sqlx.Tx) error {
+			if err := s.InRetriedSQLTx(ctx, "test delete", func(tx *sqlx.Tx) error {
 				_, err := tx.ExecContext(ctx, q, acct)
 				return err
 			}); err != nil {

@@ -580,11 +580,12 @@ func driverDetail(ctx context.Context, db *sqlx.DB, accountID, id int64) (Driver
 	return d, nil
 }
 
-// DriverDetailsTx reads, in tx, the account's applicants with the given
-// ids as GET drivers.json/{id} shows them; an id that did not apply to the
-// account is missing from the map. Three statements, whatever the number.
-func DriverDetailsTx(ctx context.Context, tx *sqlx.Tx, accountID int64, ids []int64) (map[int64]DriverDetail, error) {
-	return driverDetails(ctx, tx, accountID, ids)
+// DriverDetails reads, in the transaction that saved them, the account's
+// applicants with the given ids as GET drivers.json/{id} shows them; an id
+// that did not apply to the account is missing from the map. Three
+// statements, whatever the number.
+func (t *Tx) DriverDetails(ctx context.Context, accountID int64, ids []int64) (map[int64]DriverDetail, error) {
+	return driverDetails(ctx, t.tx, accountID, ids)
 }
 
 // driverDetails reads several applicants of an account, each with its

@@ -143,48 +143,43 @@ func profileArgs(p *DriverProfile) []any {
 		p.Teams, p.TrucksOwned, p.IsPremium}
 }
 
-// SaveApplications stores applications in one transaction: all or none. It
-// returns each application's driver id. An application naming an unknown
-// job fails the whole batch with an *UnknownJobError.
-//
-// then runs last in the same transaction with the applications received
-// and their driver ids: what it writes (the outbox's events) commits with
-// them or not at all, and its error rolls the batch back. An application
-// the same as the last one the account took from that driver (a retried
-// call, a file imported again) is stored again but not received again, so
-// it is not passed to then.
-//
-// A batch rolled back by a deadlock is saved again from the start, then
-// included: then must keep nothing outside tx from one run to the next.
-func (s *Store) SaveApplications(ctx context.Context, apps []Application,
-	then func(ctx context.Context, tx *sqlx.Tx, apps []Application, ids []int64) error) ([]int64, error) {
-	ids := make([]int64, len(apps))
-	err := s.inRetriedTx(ctx, "save applications", func(tx *sqlx.Tx) error {
-		if err := lockAppliedJobs(ctx, tx, apps); err != nil {
-			return err
-		}
-		var received []Application
-		var receivedIDs []int64
-		for i, a := range apps {
-			id, repeat, err := saveApplication(ctx, tx, a)
-			var unknown *UnknownJobError
-			if errors.As(err, &unknown) {
-				unknown.Index = i
-			}
-			if err != nil {
-				return err
-			}
-			ids[i] = id
-			if !repeat {
-				received, receivedIDs = append(received, a), append(receivedIDs, id)
-			}
-		}
-		return then(ctx, tx, received, receivedIDs)
-	})
-	if err == nil {
-		s.compactions.note(accountsOf(apps)...)
+// SavedApplications are what SaveApplications stored.
+type SavedApplications struct {
+	// IDs are each application's driver id, in the order given.
+	IDs []int64
+	// Received are the applications the accounts received, with their
+	// driver ids: all but those the same as the last one the account took
+	// from that driver (a retried call, a file imported again), which are
+	// stored again but not received again.
+	Received    []Application
+	ReceivedIDs []int64
+}
+
+// SaveApplications stores applications in the transaction. An application
+// naming an unknown job fails the whole batch with an *UnknownJobError.
+// Run it in InRetriedTx: the batch's locks are taken in an order that makes
+// deadlocks rare, not impossible.
+func (t *Tx) SaveApplications(ctx context.Context, apps []Application) (SavedApplications, error) {
+	saved := SavedApplications{IDs: make([]int64, len(apps))}
+	if err := lockAppliedJobs(ctx, t.tx, apps); err != nil {
+		return SavedApplications{}, err
 	}
-	return ids, err
+	for i, a := range apps {
+		id, repeat, err := saveApplication(ctx, t.tx, a)
+		var unknown *UnknownJobError
+		if errors.As(err, &unknown) {
+			unknown.Index = i
+		}
+		if err != nil {
+			return SavedApplications{}, err
+		}
+		saved.IDs[i] = id
+		if !repeat {
+			saved.Received, saved.ReceivedIDs = append(saved.Received, a), append(saved.ReceivedIDs, id)
+		}
+	}
+	t.compact = append(t.compact, accountsOf(apps)...)
+	return saved, nil
 }
 
 // lockAppliedJobs takes FOR SHARE, in id order, the locks on every job

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -39,19 +38,19 @@ type NewEvent struct {
 // NewEventUUID makes an event's UUID ahead of writing it.
 func NewEventUUID() string { return uuid.NewString() }
 
-// InsertEvents writes events of one account in tx and returns them with
+// InsertEvents writes events of one account and returns them with
 // their ids, numbers and times, in the order given. It takes the account's
 // event sequence row, which the transaction then holds until it ends: call
 // it last, just before committing, so other writers of the account's events
 // wait as briefly as can be.
-func InsertEvents(ctx context.Context, tx *sql.Tx, accountID int64, events []NewEvent) ([]Event, error) {
+func (t *Tx) InsertEvents(ctx context.Context, accountID int64, events []NewEvent) ([]Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
 	// One statement, one round trip: the numbers are taken and the events
 	// written together (the intake of a single application pays for each).
 	query, args := insertEventsQuery(accountID, events)
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert events: %w", err)
 	}
@@ -160,11 +159,11 @@ type DeliveryTarget struct {
 	EventTypes []string
 }
 
-// DeliveryTargets returns, in tx, the enabled endpoints of an account. In
+// DeliveryTargets returns the enabled endpoints of an account. In
 // the transaction that writes events, it is what the events are delivered
 // to: an endpoint disabled at that moment never gets them.
-func DeliveryTargets(ctx context.Context, tx *sql.Tx, accountID int64) ([]DeliveryTarget, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, generation, events FROM webhook_endpoints
+func (t *Tx) DeliveryTargets(ctx context.Context, accountID int64) ([]DeliveryTarget, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT id, generation, events FROM webhook_endpoints
 		WHERE account_id = $1 AND enabled ORDER BY created_at, id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("delivery targets: %w", err)

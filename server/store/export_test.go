@@ -46,8 +46,9 @@ func SetBeforeJobTitleBackfill(f func(ctx context.Context, accountID int64)) {
 	beforeJobTitleBackfill = f
 }
 
-// InRetriedTx is inRetriedTx, for the test of a deadlock between two of them.
-func (s *Store) InRetriedTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+// InRetriedSQLTx is inRetriedTx, for tests whose statements are their own
+// (a deadlock between two of them, deletes racing the intake).
+func (s *Store) InRetriedSQLTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
 	return s.inRetriedTx(ctx, op, fn)
 }
 

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/truckjobs/jobboard/domain"
@@ -51,59 +49,61 @@ type NewImport struct {
 	RequestID      string // optional
 }
 
-// CreateImport stores an import and, in the same transaction, calls enqueue
-// so the queue job exists exactly when the import does. With an
-// idempotency key already used in the window, it returns that import (same
-// request hash) or ErrIdempotencyMismatch; created says which happened.
-func (s *Store) CreateImport(ctx context.Context, n NewImport, enqueue func(ctx context.Context, tx *sql.Tx, id string) error) (imp JobImport, created bool, err error) {
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var key *string
-		if n.IdempotencyKey != "" {
-			key = &n.IdempotencyKey
-			// Keys are per account; holding the account row serialises two
-			// requests racing with the same key.
-			if err := lockAccount(ctx, tx, n.AccountID); err != nil {
-				return err
-			}
-			var prior struct {
-				JobImport
-				Hash  *string `db:"request_hash"`
-				Fresh bool    `db:"fresh"`
-			}
-			// The window is measured on the database's clock, which set requested_at.
-			err := tx.GetContext(ctx, &prior, `SELECT `+importColumns+`, request_hash,
-				requested_at > now() - make_interval(secs => $3) AS fresh
-				FROM job_imports WHERE account_id = $1 AND idempotency_key = $2`,
-				n.AccountID, n.IdempotencyKey, IdempotencyWindow.Seconds())
-			switch {
-			case err == nil && prior.Fresh:
-				if prior.Hash == nil || *prior.Hash != n.RequestHash {
-					return ErrIdempotencyMismatch
-				}
-				imp = prior.JobImport
-				return nil
-			case err == nil: // expired: the key is free again
-				if _, err := tx.ExecContext(ctx, `UPDATE job_imports SET idempotency_key = NULL WHERE id = $1`, prior.ID); err != nil {
-					return fmt.Errorf("release idempotency key: %w", err)
-				}
-			case !errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("look up idempotency key: %w", err)
-			}
+// ImportByIdempotencyKey finds the account's import created with key in
+// the last IdempotencyWindow: found is false when there is none, and the
+// error is ErrIdempotencyMismatch when there is one for another request
+// (requestHash). A key whose window has passed is released, free for the
+// import about to be created. The account's row is held until the
+// transaction ends, so two requests racing with one key take turns: the
+// second finds the import the first created.
+func (t *Tx) ImportByIdempotencyKey(ctx context.Context, accountID int64, key, requestHash string) (imp JobImport, found bool, err error) {
+	if err := lockAccount(ctx, t.tx, accountID); err != nil {
+		return JobImport{}, false, err
+	}
+	var prior struct {
+		JobImport
+		Hash  *string `db:"request_hash"`
+		Fresh bool    `db:"fresh"`
+	}
+	// The window is measured on the database's clock, which set requested_at.
+	err = t.tx.GetContext(ctx, &prior, `SELECT `+importColumns+`, request_hash,
+		requested_at > now() - make_interval(secs => $3) AS fresh
+		FROM job_imports WHERE account_id = $1 AND idempotency_key = $2`,
+		accountID, key, IdempotencyWindow.Seconds())
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return JobImport{}, false, nil
+	case err != nil:
+		return JobImport{}, false, fmt.Errorf("look up idempotency key: %w", err)
+	case !prior.Fresh:
+		if _, err := t.tx.ExecContext(ctx, `UPDATE job_imports SET idempotency_key = NULL WHERE id = $1`, prior.ID); err != nil {
+			return JobImport{}, false, fmt.Errorf("release idempotency key: %w", err)
 		}
-		var requestID *string
-		if n.RequestID != "" {
-			requestID = &n.RequestID
-		}
-		if err := tx.GetContext(ctx, &imp, `INSERT INTO job_imports
-			(account_id, payload, payload_form, callback_url, delete_jobs, base_url, idempotency_key, request_hash, request_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+importColumns,
-			n.AccountID, n.Payload.data, n.Payload.form, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash, requestID); err != nil {
-			return fmt.Errorf("insert job import: %w", err)
-		}
-		created = true
-		return enqueue(ctx, tx.Tx, imp.ID)
-	})
-	return imp, created, err
+		return JobImport{}, false, nil
+	case prior.Hash == nil || *prior.Hash != requestHash:
+		return JobImport{}, false, ErrIdempotencyMismatch
+	}
+	return prior.JobImport, true, nil
+}
+
+// InsertImport stores a new import, pending. An idempotency key must have
+// been looked up first in the same transaction (ImportByIdempotencyKey).
+func (t *Tx) InsertImport(ctx context.Context, n NewImport) (JobImport, error) {
+	var key, requestID *string
+	if n.IdempotencyKey != "" {
+		key = &n.IdempotencyKey
+	}
+	if n.RequestID != "" {
+		requestID = &n.RequestID
+	}
+	var imp JobImport
+	if err := t.tx.GetContext(ctx, &imp, `INSERT INTO job_imports
+		(account_id, payload, payload_form, callback_url, delete_jobs, base_url, idempotency_key, request_hash, request_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+importColumns,
+		n.AccountID, n.Payload.data, n.Payload.form, n.CallbackURL, n.DeleteJobs, n.BaseURL, key, n.RequestHash, requestID); err != nil {
+		return JobImport{}, fmt.Errorf("insert job import: %w", err)
+	}
+	return imp, nil
 }
 
 // IsImportID reports whether id has the form of an import id, a UUID;
@@ -189,23 +189,12 @@ func (r importWithPayload) payload() ImportPayload {
 	return ImportPayload{form: r.PayloadForm, data: r.Payload}
 }
 
-// ImportTx is the transaction an import's jobs are written in.
-type ImportTx struct {
-	tx        *sqlx.Tx
-	accountID int64
-}
-
-// UpsertJobs is UpsertJobs inside the import's transaction.
-func (t *ImportTx) UpsertJobs(ctx context.Context, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
-	return upsertJobs(ctx, t.tx, t.accountID, jobs, opts)
-}
-
 // DeleteJobsExcept deletes the account's active jobs whose reference is not
 // in keep and returns how many it deleted.
-func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, error) {
+func (t *Tx) DeleteJobsExcept(ctx context.Context, accountID int64, keep []string) (int, error) {
 	res, err := t.tx.ExecContext(ctx, `UPDATE jobs SET deleted_at = now(), updated_at = now()
 		WHERE account_id = $1 AND deleted_at IS NULL AND NOT (reference_number = ANY($2::text[]))`,
-		t.accountID, pq.StringArray(keep))
+		accountID, pq.StringArray(keep))
 	if err != nil {
 		return 0, fmt.Errorf("delete unlisted jobs: %w", err)
 	}
@@ -213,127 +202,67 @@ func (t *ImportTx) DeleteJobsExcept(ctx context.Context, keep []string) (int, er
 	return int(n), err
 }
 
-// FinishImport runs work and records its results in one transaction, so
-// an import's effect is all or nothing. finish is given the import as the
-// transaction leaves it and told whether work ran; it returns what to write
-// last in the same transaction (the queue marks its job done and queues
-// the callback there). When work ran, finish is called while the import's
-// row is written, so that what it prepares without the database (the
-// completion event, rendered) costs the import no time of its own. An
-// import already complete is left alone. A deadlock is not retried here
-// but fails the run like any other error: the queue runs the import again
-// whole, as one transaction it must be.
-func (s *Store) FinishImport(ctx context.Context, id string, work func(ctx context.Context, tx *ImportTx) (*ImportResults, error), finish func(imp JobImport, ran bool) func(tx *sql.Tx) error) (ran bool, err error) {
-	var accountID int64
-	defer func() {
-		if ran && err == nil {
-			s.compactions.note(accountID) // renamed jobs move title counts
-		}
-	}()
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var imp JobImport
-		if err := tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id); err != nil {
-			return fmt.Errorf("lock job import: %w", err)
-		}
-		accountID = imp.AccountID
-		if imp.Status == domain.ImportComplete {
-			return finish(imp, false)(tx.Tx)
-		}
-		results, err := work(ctx, &ImportTx{tx: tx, accountID: imp.AccountID})
-		if err != nil {
-			return err
-		}
-		write, err := completeImport(ctx, tx, &imp, results, finish)
-		if err != nil {
-			return fmt.Errorf("complete job import: %w", err)
-		}
-		ran = true
-		return write(tx.Tx)
-	})
-	return ran, err
+// LockImport returns an import, holding its row until the transaction
+// ends: the one transaction that completes it runs while no other can;
+// ErrNotFound when there is none.
+func (t *Tx) LockImport(ctx context.Context, id string) (JobImport, error) {
+	var imp JobImport
+	err := t.tx.GetContext(ctx, &imp, `SELECT `+importColumns+` FROM job_imports WHERE id = $1 FOR UPDATE`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, fmt.Errorf("lock job import: %w", err)
+	}
+	return imp, nil
+}
+
+// LockImportWithPayload is LockImport with the import's stored jobs.
+func (t *Tx) LockImportWithPayload(ctx context.Context, id string) (JobImport, ImportPayload, error) {
+	var row importWithPayload
+	err := t.tx.GetContext(ctx, &row, `SELECT `+importColumns+`, payload, payload_form FROM job_imports WHERE id = $1 FOR UPDATE`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JobImport{}, ImportPayload{}, ErrNotFound
+	}
+	if err != nil {
+		return JobImport{}, ImportPayload{}, fmt.Errorf("lock job import: %w", err)
+	}
+	return row.JobImport, row.payload(), nil
 }
 
 // liveStates are the states of a queue job the queue may still run:
 // waiting, running or to be retried.
 const liveStates = `('available', 'pending', 'running', 'retryable', 'scheduled')`
 
-// completeImport records an import's results and drops its payload, which
-// a complete import no longer needs, and completes imp to match the row.
-// The completion time is read first, so that the import as completed is
-// known before its row is written: finish, if not nil, is called with it
-// meanwhile, on a goroutine of its own, and what it returns is
-// completeImport's. The stored results are not read back: that would cost
-// a transfer and a decode of all of them (6 MB for an import of 40,000
-// errors), and they are results, which the caller already holds.
-func completeImport(ctx context.Context, tx *sqlx.Tx, imp *JobImport, results *ImportResults, finish func(imp JobImport, ran bool) func(tx *sql.Tx) error) (func(tx *sql.Tx) error, error) {
-	var completed time.Time
-	if err := tx.GetContext(ctx, &completed, `SELECT clock_timestamp()`); err != nil {
-		return nil, err
-	}
-	imp.Status, imp.CompletedAt, imp.Results = domain.ImportComplete, &completed, results
-	var write func(tx *sql.Tx) error
-	var panicked any
-	var finishing sync.WaitGroup
-	if finish != nil {
-		finishing.Go(func() {
-			defer func() { panicked = recover() }()
-			write = finish(*imp, true)
-		})
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE job_imports
-		SET status = 'complete', completed_at = $3, results = $2, payload = ''
-		WHERE id = $1`, imp.ID, results, completed)
-	finishing.Wait()
-	if panicked != nil {
-		panic(panicked) // on the caller's goroutine, where the queue recovers it
-	}
-	if err != nil {
-		return nil, err
-	}
-	return write, nil
-}
-
 // liveQueueJob is true while the queue holds a live job of kind $2 for the
 // import $1. The containment test is answered by River's GIN index on args.
 const liveQueueJob = `EXISTS (SELECT 1 FROM river_job j WHERE j.kind = $2
 	AND j.args @> jsonb_build_object('import_id', $1::text) AND j.state IN ` + liveStates + `)`
 
-// FailImport completes an import that could not be processed, with the
-// results results builds from its stored payload, and runs finish last in
-// the same transaction, given the import as the transaction leaves it and
-// told whether it was failed. An import
-// already complete is left alone, and so is one a live queue job of kind
-// still holds when kind is set (the sweep's check, repeated under the
-// row's lock). It returns ErrNotFound for an import that does not exist.
-func (s *Store) FailImport(ctx context.Context, id, kind string, results func(payload ImportPayload) (*ImportResults, error), finish func(tx *sql.Tx, imp JobImport, failed bool) error) (failed bool, err error) {
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var row importWithPayload
-		err := tx.GetContext(ctx, &row, `SELECT `+importColumns+`, payload, payload_form FROM job_imports WHERE id = $1 FOR UPDATE`, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("lock job import: %w", err)
-		}
-		live := false
-		if kind != "" && row.Status != domain.ImportComplete {
-			if err := tx.GetContext(ctx, &live, `SELECT `+liveQueueJob, id, kind); err != nil {
-				return fmt.Errorf("look up the queue job of import %s: %w", id, err)
-			}
-		}
-		if row.Status != domain.ImportComplete && !live {
-			res, err := results(row.payload())
-			if err != nil {
-				return err
-			}
-			if _, err := completeImport(ctx, tx, &row.JobImport, res, nil); err != nil {
-				return fmt.Errorf("fail job import: %w", err)
-			}
-			failed = true
-		}
-		return finish(tx.Tx, row.JobImport, failed)
-	})
-	return failed, err
+// ImportQueueJobLive says whether the queue holds a job of kind for the
+// import that it may still run: waiting, running or to be retried.
+func (t *Tx) ImportQueueJobLive(ctx context.Context, id, kind string) (bool, error) {
+	var live bool
+	if err := t.tx.GetContext(ctx, &live, `SELECT `+liveQueueJob, id, kind); err != nil {
+		return false, fmt.Errorf("look up the queue job of import %s: %w", id, err)
+	}
+	return live, nil
+}
+
+// CompleteImport records imp complete, with its CompletedAt and Results,
+// and drops its payload, which a complete import no longer needs.
+func (t *Tx) CompleteImport(ctx context.Context, imp JobImport) error {
+	if imp.Status != domain.ImportComplete || imp.CompletedAt == nil || imp.Results == nil {
+		return fmt.Errorf("complete job import %s: status %q, completed at %v, results %v: not a completed import",
+			imp.ID, imp.Status, imp.CompletedAt, imp.Results != nil)
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE job_imports
+		SET status = 'complete', completed_at = $3, results = $2, payload = ''
+		WHERE id = $1`, imp.ID, imp.Results, *imp.CompletedAt)
+	if err != nil {
+		return fmt.Errorf("complete job import %s: %w", imp.ID, err)
+	}
+	return nil
 }
 
 // StrandedImport is an import still pending or running that no live queue

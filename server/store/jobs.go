@@ -189,16 +189,20 @@ type UpsertOptions struct {
 // numbers must be unique within jobs.
 func (s *Store) UpsertJobs(ctx context.Context, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
 	var outcomes []Outcome
-	err := s.inRetriedTx(ctx, "upsert jobs", func(tx *sqlx.Tx) error {
+	err := s.InRetriedTx(ctx, "upsert jobs", func(tx *Tx) error {
 		var err error
-		outcomes, err = upsertJobs(ctx, tx, accountID, jobs, opts)
+		outcomes, err = tx.UpsertJobs(ctx, accountID, jobs, opts)
 		return err
 	})
-	if err == nil {
-		// A renamed job moves its applicants between titles' counts.
-		s.compactions.note(accountID)
-	}
 	return outcomes, err
+}
+
+// UpsertJobs is UpsertJobs in the transaction, among other writes (an
+// import's).
+func (t *Tx) UpsertJobs(ctx context.Context, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
+	// A renamed job moves its applicants between titles' counts.
+	t.compact = append(t.compact, accountID)
+	return upsertJobs(ctx, t.tx, accountID, jobs, opts)
 }
 
 // existingJob is a stored job, active or deleted, matched by reference.

@@ -134,7 +134,7 @@ func TestJobTitleCountsExact(t *testing.T) {
 		}},
 		{"a batch rolled back", func() error {
 			bad := applying(demo.Applications(acct, 3, 4, now, nil, "bad."), func(int) []string { return []string{"J1", "NO-SUCH-JOB"} })
-			if _, err := s.SaveApplications(ctx, bad, noEvents); !errors.As(err, new(*store.UnknownJobError)) {
+			if err := saveApplications(ctx, s, bad); !errors.As(err, new(*store.UnknownJobError)) {
 				return fmt.Errorf("a batch naming an unknown job: %v, want it rolled back", err)
 			}
 			return nil
@@ -185,7 +185,7 @@ func TestJobTitleCountsConcurrent(t *testing.T) {
 			size := 1 + k%3
 			for start := 0; start < len(apps); start += size {
 				batch := apps[start:min(start+size, len(apps))]
-				if _, err := s.SaveApplications(ctx, batch, noEvents); err != nil {
+				if err := saveApplications(ctx, s, batch); err != nil {
 					return err
 				}
 			}
@@ -307,7 +307,7 @@ func TestJobTitleBackfillWithWritesBetween(t *testing.T) {
 // deleteFew removes the account's three last applicants, and the driver of
 // its last but three (a cascade through every account).
 func deleteFew(ctx context.Context, s *store.Store, acct int64) error {
-	return s.InRetriedTx(ctx, "test delete", func(tx *sqlx.Tx) error {
+	return s.InRetriedSQLTx(ctx, "test delete", func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 		WITH last AS (SELECT driver_id, row_number() OVER (ORDER BY driver_id DESC) AS k
 		                FROM applications WHERE account_id = $1 ORDER BY driver_id DESC LIMIT 4),

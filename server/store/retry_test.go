@@ -36,7 +36,7 @@ func TestRetriedTxDeadlock(t *testing.T) {
 	}
 	lockBoth := func(first, second int) error {
 		firstRun := true
-		return s.InRetriedTx(ctx, "lock both", func(tx *sqlx.Tx) error {
+		return s.InRetriedSQLTx(ctx, "lock both", func(tx *sqlx.Tx) error {
 			runs.Add(1)
 			if err := bump(tx, first); err != nil {
 				return err
@@ -83,7 +83,7 @@ func TestRetriedTxOtherError(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := 0
-	err := s.InRetriedTx(ctx, "insert twice", func(tx *sqlx.Tx) error {
+	err := s.InRetriedSQLTx(ctx, "insert twice", func(tx *sqlx.Tx) error {
 		runs++
 		if _, err := tx.ExecContext(ctx, `INSERT INTO once VALUES (2)`); err != nil {
 			return err

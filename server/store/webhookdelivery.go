@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/truckjobs/jobboard/domain"
 )
 
@@ -56,25 +54,25 @@ func (s *Store) DeliveryEndpointByID(ctx context.Context, id string) (DeliveryEn
 	return e, nil
 }
 
-// AccountEndpoint returns, in tx, the account's endpoint with public id
+// AccountEndpoint returns the account's endpoint with public id
 // we_…: its UUID, whether it is enabled and its generation. A malformed id
 // or another account's endpoint is ErrNotFound.
-func AccountEndpoint(ctx context.Context, tx *sql.Tx, accountID int64, publicID string) (DeliveryTarget, bool, error) {
+func (t *Tx) AccountEndpoint(ctx context.Context, accountID int64, publicID string) (DeliveryTarget, bool, error) {
 	id, ok := ParseEndpointID(publicID)
 	if !ok {
 		return DeliveryTarget{}, false, ErrNotFound
 	}
-	t := DeliveryTarget{EndpointID: id}
+	target := DeliveryTarget{EndpointID: id}
 	var enabled bool
-	err := tx.QueryRowContext(ctx, `SELECT generation, enabled FROM webhook_endpoints
-		WHERE id = $1 AND account_id = $2`, id, accountID).Scan(&t.Generation, &enabled)
+	err := t.tx.QueryRowContext(ctx, `SELECT generation, enabled FROM webhook_endpoints
+		WHERE id = $1 AND account_id = $2`, id, accountID).Scan(&target.Generation, &enabled)
 	if errors.Is(err, sql.ErrNoRows) {
-		return t, false, ErrNotFound
+		return target, false, ErrNotFound
 	}
 	if err != nil {
-		return t, false, fmt.Errorf("webhook endpoint: %w", err)
+		return target, false, fmt.Errorf("webhook endpoint: %w", err)
 	}
-	return t, enabled, nil
+	return target, enabled, nil
 }
 
 // EventByUUID returns the event with UUID id whatever its account, or
@@ -84,14 +82,14 @@ func (s *Store) EventByUUID(ctx context.Context, id string) (Event, error) {
 		FROM events WHERE id = $1`, id))
 }
 
-// AccountEvent returns, in tx, the account's event with public id evt_…;
+// AccountEvent returns the account's event with public id evt_…;
 // a malformed id or another account's event is ErrNotFound.
-func AccountEvent(ctx context.Context, tx *sql.Tx, accountID int64, publicID string) (Event, error) {
+func (t *Tx) AccountEvent(ctx context.Context, accountID int64, publicID string) (Event, error) {
 	id, ok := ParseEventID(publicID)
 	if !ok {
 		return Event{}, ErrNotFound
 	}
-	return scanEvent(tx.QueryRowContext(ctx, `SELECT id, account_id, seq, type, created_at, data
+	return scanEvent(t.tx.QueryRowContext(ctx, `SELECT id, account_id, seq, type, created_at, data
 		FROM events WHERE id = $1 AND account_id = $2`, id, accountID))
 }
 
@@ -219,34 +217,27 @@ func (s *Store) DisableWebhookGone(ctx context.Context, endpointID string, gener
 	return n == 1, err
 }
 
-// InTx runs fn in a transaction, committed when fn returns nil and rolled
-// back otherwise: for writes that must go with queue jobs inserted in the
-// same transaction.
-func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error { return fn(tx.Tx) })
-}
-
 // endpointActionLock is the class (first key) of the advisory locks that
 // serialise the test and redeliver actions of one endpoint; the second key
 // is a hash of the endpoint's UUID.
 const endpointActionLock = 17_0002
 
-// QueuedEndpointActions takes, for the rest of tx, the lock of the actions
+// QueuedEndpointActions takes, for the rest of the transaction, the lock of the actions
 // of the endpoint with UUID endpointID and counts its action deliveries
 // still queued: jobs of kind whose args name the endpoint (endpoint_id) and
 // an action (action), not yet completed, cancelled or discarded. Queue an
-// action in the same tx: a concurrent one waits for the lock, then its
+// action in the same transaction: a concurrent one waits for the lock, then its
 // count (a new snapshot, as every statement under READ COMMITTED takes)
 // sees this one's job. An advisory lock, not the endpoint's row: deliveries
 // update that row after each attempt and would wait on the action.
-func QueuedEndpointActions(ctx context.Context, tx *sql.Tx, kind, endpointID string) (int, error) {
+func (t *Tx) QueuedEndpointActions(ctx context.Context, kind, endpointID string) (int, error) {
 	// Two endpoints whose hashes collide only take turns.
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, endpointActionLock, endpointID); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, endpointActionLock, endpointID); err != nil {
 		return 0, fmt.Errorf("lock the actions of webhook endpoint %s: %w", EndpointID(endpointID), err)
 	}
 	var n int
 	// The containment test is answered by River's index of args.
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM river_job
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM river_job
 		WHERE args @> jsonb_build_object('endpoint_id', $2::text) AND kind = $1 AND args ? 'action'
 		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')`, kind, endpointID).Scan(&n)
 	if err != nil {

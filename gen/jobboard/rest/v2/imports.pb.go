@@ -398,8 +398,15 @@ type JobImportResults struct {
 	Errors []*JobImportError `protobuf:"bytes,7,rep,name=errors,proto3" json:"errors,omitempty"`
 	// Values the service did not use, as in a post.
 	IgnoredValues []*BatchEntry `protobuf:"bytes,8,rep,name=ignored_values,json=ignoredValues,proto3" json:"ignored_values,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Only in the data of a job_import.completed event, whose errors are cut
+	// to a first page: the number of errors left out. GET and the callback
+	// carry every error and leave it out.
+	ErrorsOmitted *int32 `protobuf:"varint,9,opt,name=errors_omitted,json=errorsOmitted,proto3,oneof" json:"errors_omitted,omitempty"`
+	// Only in the data of a job_import.completed event: the number of
+	// ignored values left out, as errors_omitted.
+	IgnoredValuesOmitted *int32 `protobuf:"varint,10,opt,name=ignored_values_omitted,json=ignoredValuesOmitted,proto3,oneof" json:"ignored_values_omitted,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *JobImportResults) Reset() {
@@ -486,6 +493,20 @@ func (x *JobImportResults) GetIgnoredValues() []*BatchEntry {
 		return x.IgnoredValues
 	}
 	return nil
+}
+
+func (x *JobImportResults) GetErrorsOmitted() int32 {
+	if x != nil && x.ErrorsOmitted != nil {
+		return *x.ErrorsOmitted
+	}
+	return 0
+}
+
+func (x *JobImportResults) GetIgnoredValuesOmitted() int32 {
+	if x != nil && x.IgnoredValuesOmitted != nil {
+		return *x.IgnoredValuesOmitted
+	}
+	return 0
 }
 
 // JobImportError is why one job of an import failed.
@@ -581,7 +602,7 @@ const file_jobboard_rest_v2_imports_proto_rawDesc = "" +
 	"\n" +
 	"\b_results\"$\n" +
 	"\x0eJobImportLinks\x12\x12\n" +
-	"\x04self\x18\x01 \x01(\tR\x04self\"\xaf\x02\n" +
+	"\x04self\x18\x01 \x01(\tR\x04self\"\xc4\x03\n" +
 	"\x10JobImportResults\x12\x14\n" +
 	"\x05added\x18\x01 \x01(\x05R\x05added\x12\x18\n" +
 	"\aupdated\x18\x02 \x01(\x05R\aupdated\x12\x1c\n" +
@@ -590,7 +611,12 @@ const file_jobboard_rest_v2_imports_proto_rawDesc = "" +
 	"\x06failed\x18\x05 \x01(\x05R\x06failed\x12\x1c\n" +
 	"\tprocessed\x18\x06 \x01(\x05R\tprocessed\x128\n" +
 	"\x06errors\x18\a \x03(\v2 .jobboard.rest.v2.JobImportErrorR\x06errors\x12C\n" +
-	"\x0eignored_values\x18\b \x03(\v2\x1c.jobboard.rest.v2.BatchEntryR\rignoredValues\"\x87\x01\n" +
+	"\x0eignored_values\x18\b \x03(\v2\x1c.jobboard.rest.v2.BatchEntryR\rignoredValues\x12*\n" +
+	"\x0eerrors_omitted\x18\t \x01(\x05H\x00R\rerrorsOmitted\x88\x01\x01\x129\n" +
+	"\x16ignored_values_omitted\x18\n" +
+	" \x01(\x05H\x01R\x14ignoredValuesOmitted\x88\x01\x01B\x11\n" +
+	"\x0f_errors_omittedB\x19\n" +
+	"\x17_ignored_values_omitted\"\x87\x01\n" +
 	"\x0eJobImportError\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\tR\bmessages\x12.\n" +
@@ -653,6 +679,7 @@ func file_jobboard_rest_v2_imports_proto_init() {
 	file_jobboard_rest_v2_jobs_proto_init()
 	file_jobboard_rest_v2_imports_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_rest_v2_imports_proto_msgTypes[4].OneofWrappers = []any{}
+	file_jobboard_rest_v2_imports_proto_msgTypes[6].OneofWrappers = []any{}
 	file_jobboard_rest_v2_imports_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
