@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -72,7 +73,7 @@ func (b *eventBody) Close() error               { return nil }
 // limit is refused without a place.
 func TestAdmissionPlaceSpan(t *testing.T) {
 	st := storetest.Store(t)
-	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: render.JSON})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestAdmissionPlaceSpan(t *testing.T) {
 // answer's first byte.
 func TestStreamedListResumes(t *testing.T) {
 	st := storetest.Store(t)
-	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: render.JSON})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestStreamedListResumes(t *testing.T) {
 // given back before the answer's first byte.
 func TestPlaceHandedBackWhileBodyArrives(t *testing.T) {
 	st := storetest.Store(t)
-	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: render.JSON})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestPlaceHandedBackWhileBodyArrives(t *testing.T) {
 func TestBodyArrivalTimeout(t *testing.T) {
 	defer gateway.SetBodyArrival(300 * time.Millisecond)()
 	st := storetest.Store(t)
-	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: render.JSON})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/gateway/decode"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkDecodeJobsJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var m restv2.PostJobsRequest
-		if err := decodeJSON(body, &m); err != nil {
+		if err := decode.JSON(body, &m); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +59,7 @@ func BenchmarkDecodeJobsXML(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var m restv2.PostJobsRequest
-		if err := decodeXML(data, &m); err != nil {
+		if err := decode.XML(data, &m); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
@@ -23,7 +24,7 @@ func BenchmarkGetJobREST(b *testing.B) {
 	a := newAPI(b)
 	// The server remembers keys in use (WatchKeys); so does this gateway,
 	// on services of its own over the same database.
-	svcs, err := server.NewServices(a.store, server.Config{RenderCallback: gateway.RenderJSON})
+	svcs, err := server.NewServices(a.store, server.Config{RenderCallback: render.JSON})
 	if err != nil {
 		b.Fatal(err)
 	}

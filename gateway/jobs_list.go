@@ -12,6 +12,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/gateway/wire"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
@@ -79,7 +80,7 @@ func (g *gateway) streamJobs(jobs restv2.JobServiceServer, f wire.Format) runtim
 				panic(http.ErrAbortHandler)
 			}
 			for _, j := range p.page.GetJobs() {
-				writeJob(out, j)
+				render.Job(out, j)
 				if out.Buffered() >= flushAt {
 					// The server's write timeout bounds a whole answer;
 					// a list that keeps flowing gets more time.

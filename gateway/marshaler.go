@@ -7,6 +7,8 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
+	"github.com/truckjobs/jobboard/gateway/decode"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/gateway/wire"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
@@ -37,7 +39,7 @@ func (m marshaler) ContentType(any) string {
 
 // Marshal renders a response message.
 func (m marshaler) Marshal(v any) ([]byte, error) {
-	return render(m.format, v)
+	return render.Message(m.format, v)
 }
 
 // Unmarshal fills a request message; an empty body is io.EOF, which the
@@ -65,7 +67,7 @@ func (m marshaler) decode(data []byte, v any, list deleteList) error {
 			return errors.New(`the body must be a JSON object: {"jobs": [...], "callbackUrl": "...", "deleteJobs": false}`)
 		}
 		if _, isWebhook := v.(**restv2.WebhookInput); isWebhook {
-			return errors.New(webhookShape)
+			return errors.New(decode.WebhookShape)
 		}
 		return io.EOF
 	}
@@ -95,9 +97,9 @@ func (m marshaler) decode(data []byte, v any, list deleteList) error {
 
 func (m marshaler) decodeMessage(data []byte, v any) error {
 	if m.format == wire.XML {
-		return decodeXML(data, v)
+		return decode.XML(data, v)
 	}
-	return decodeJSON(data, v)
+	return decode.JSON(data, v)
 }
 
 // NewDecoder decodes the whole body. The body the middleware read (and
@@ -137,10 +139,10 @@ func (m marshaler) decodeBody(b *requestBody, v any) error {
 	if m.format == wire.JSON && !b.blank() {
 		switch field := v.(type) {
 		case *restv2.CreateJobImportRequest:
-			return decodeJSONFrom(b, field)
+			return decode.JSONFrom(b, field)
 		case *[]*restv2.JobInput:
 			req := &restv2.PostJobsRequest{}
-			err := decodeJSONFrom(b, req)
+			err := decode.JSONFrom(b, req)
 			*field = req.Jobs
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
@@ -45,7 +46,7 @@ type api struct {
 func newAPI(t testing.TB) *api {
 	t.Helper()
 	st := storetest.Store(t)
-	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: gateway.RenderJSON})
+	svcs, err := server.NewServices(st, server.Config{Now: func() time.Time { return fixedNow }, RenderCallback: render.JSON})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/admission"
 	"github.com/truckjobs/jobboard/server/store/storetest"
@@ -21,7 +21,7 @@ import (
 // that would pass them is refused Unavailable at once, a small one waits
 // and runs once the place frees.
 func TestAdmitUnaryCountsWaitingMessages(t *testing.T) {
-	svcs, err := NewServices(storetest.Store(t), Config{RenderCallback: gateway.RenderJSON, Admission: admission.Settings{
+	svcs, err := NewServices(storetest.Store(t), Config{RenderCallback: render.JSON, Admission: admission.Settings{
 		MaxInFlight: 1, Queue: 10, MaxWait: time.Minute, QueueBytes: 3 << 19}})
 	if err != nil {
 		t.Fatal(err)

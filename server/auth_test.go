@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -40,7 +40,7 @@ type grpcFixture struct {
 func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
 	t.Helper()
 	f := &grpcFixture{st: storetest.Store(t)}
-	cfg.RenderCallback = gateway.RenderJSON
+	cfg.RenderCallback = render.JSON
 	svcs, err := NewServices(f.st, cfg)
 	if err != nil {
 		t.Fatal(err)

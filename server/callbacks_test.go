@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
@@ -101,7 +101,7 @@ func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
 		t.Errorf("headers %v, want signature %s", req.Header, want)
 	}
 	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
-	retrieved, _ := gateway.RenderJSON(got)
+	retrieved, _ := render.JSON(got)
 	if string(body) != string(retrieved) {
 		t.Errorf("callback body\n%s\ndiffers from retrieving the import\n%s", body, retrieved)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/truckjobs/jobboard/domain"
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
@@ -43,7 +43,7 @@ func newIdleDeliveryFixture(t *testing.T, change func(*Config)) *deliveryFixture
 	t.Helper()
 	st := storetest.Store(t)
 	m := metrics.New()
-	cfg := Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, AllowPrivateCallbacks: true,
+	cfg := Config{Now: nowFunc, RenderCallback: render.JSON, AllowPrivateCallbacks: true,
 		CallbackRetrySchedule: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond},
 		CallbackTimeout:       500 * time.Millisecond, Metrics: m}
 	if change != nil {

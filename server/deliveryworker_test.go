@@ -13,7 +13,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/truckjobs/jobboard/domain"
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store"
@@ -68,7 +68,7 @@ func TestDeliverySignedWithAuthorization(t *testing.T) {
 	oldSecret := eBearer.Secret
 	f.rotate(t, &eBearer)
 	events := f.emit(t, f.accountA, 1)
-	want, err := gateway.RenderJSON(eventMessage(events[0]))
+	want, err := render.JSON(eventMessage(events[0]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/intake"
@@ -406,7 +407,7 @@ func TestImportCompletedEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := gateway.RenderJSON(got)
+	body, err := render.JSON(got)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/domain"
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/testfix"
@@ -440,7 +440,7 @@ func manyIgnored(n, valueLen int) []*restv2.BatchEntry {
 // can echo a value per field of its job), errors first, and says how many
 // of each it left out; the rest of its data is GET's text.
 func TestImportCompletedEventBounded(t *testing.T) {
-	ob := &Outbox{render: gateway.RenderJSON}
+	ob := &Outbox{render: render.JSON}
 	completed := time.Date(2026, 11, 2, 14, 5, 9, 0, time.UTC)
 	tests := []struct {
 		name                    string
@@ -491,7 +491,7 @@ func TestImportCompletedEventBounded(t *testing.T) {
 			msg, _ := importMessage(imp)
 			msg.Results.Errors = msg.Results.Errors[:tt.wantErrors]
 			msg.Results.IgnoredValues = msg.Results.IgnoredValues[:tt.wantIgnored]
-			body, _ := gateway.RenderJSON(&restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)})
+			body, _ := render.JSON(&restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)})
 			data, _ := dataMember(body)
 			want := bytes.Replace(data, []byte(`],"ignoredValues":`), fmt.Appendf(nil, `],"errorsOmitted":%d,"ignoredValues":`, tt.errors-tt.wantErrors), 1)
 			want = bytes.Replace(want, []byte(`]},"status":`), fmt.Appendf(nil, `],"ignoredValuesOmitted":%d},"status":`, tt.ignored-tt.wantIgnored), 1)
@@ -557,7 +557,7 @@ var awkwardStrings = []string{"", "plain", "two\x00messages", `quote " and \ bac
 // results.<list> in r.
 func renderedResultsEntry(t *testing.T, r *restv2.JobImportResults, list string) []byte {
 	t.Helper()
-	body, err := gateway.RenderJSON(&restv2.GetJobImportResponse{Data: &restv2.JobImport{Results: r}})
+	body, err := render.JSON(&restv2.GetJobImportResponse{Data: &restv2.JobImport{Results: r}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
@@ -41,7 +41,7 @@ func newIdleImportFixture(t testing.TB, change func(*Config)) *importFixture {
 	t.Helper()
 	st := storetest.Store(t)
 	m := metrics.New()
-	cfg := Config{Now: nowFunc, RenderCallback: gateway.RenderJSON,
+	cfg := Config{Now: nowFunc, RenderCallback: render.JSON,
 		AllowPrivateCallbacks: true, CallbackRetrySchedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond},
 		CallbackTimeout: 500 * time.Millisecond, Metrics: m}
 	if change != nil {
@@ -272,7 +272,7 @@ func TestQueueDepthMetric(t *testing.T) {
 	st := storetest.Store(t)
 	m := metrics.New()
 	m.QueueCacheFor = 0 // every scrape reads the database
-	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: gateway.RenderJSON, Metrics: m})
+	svcs, err := NewServices(st, Config{Now: nowFunc, RenderCallback: render.JSON, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestImportResultsStayNearTheRequestSize(t *testing.T) {
 	}
 	req := &restv2.CreateJobImportRequest{Jobs: jobs}
 	imp := f.run(t, f.ctxA, req)
-	body, err := gateway.RenderJSON(&restv2.GetJobImportResponse{Data: imp, Links: &restv2.JobImportLinks{Self: "x"}})
+	body, err := render.JSON(&restv2.GetJobImportResponse{Data: imp, Links: &restv2.JobImportLinks{Self: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

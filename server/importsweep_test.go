@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
@@ -45,7 +45,7 @@ func (f *importFixture) checkFailedImport(t *testing.T, imp *restv2.JobImport, j
 		t.Fatalf("callback attempts: %+v", attempts)
 	}
 	got, _ := f.svcs.Imports.GetJobImport(f.ctxA, &restv2.GetJobImportRequest{Id: imp.Id})
-	retrieved, _ := gateway.RenderJSON(got)
+	retrieved, _ := render.JSON(got)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.bodies) != 1 || string(r.bodies[0]) != string(retrieved) {

@@ -24,7 +24,7 @@ type Outbox struct {
 }
 
 // NewOutbox returns the outbox inserting deliveries through queue and
-// rendering event data with render (gateway.RenderJSON).
+// rendering event data with render (gateway/render.JSON).
 func NewOutbox(queue *store.Queue, render func(proto.Message) ([]byte, error)) (*Outbox, error) {
 	if queue == nil || render == nil {
 		return nil, errors.New("outbox: a queue and a renderer are required")

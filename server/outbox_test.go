@@ -6,7 +6,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -18,7 +18,7 @@ func testOutbox(t testing.TB, st *store.Store) *Outbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := NewOutbox(queue, gateway.RenderJSON)
+	ob, err := NewOutbox(queue, render.JSON)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ type EventService struct {
 }
 
 // eventMessage is an event in its REST form: the body of its deliveries
-// (gateway.RenderJSON writes it) and an item of the feed.
+// (gateway/render.JSON writes it) and an item of the feed.
 func eventMessage(e store.Event) *restv2.Event {
 	return &restv2.Event{Id: e.ID, Type: string(e.Type), CreatedAt: e.CreatedAt.UTC().Format(importTimeFormat), Data: e.Data}
 }

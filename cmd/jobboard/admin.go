@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
@@ -367,7 +367,7 @@ func showImport(imp store.JobImport, attempts []store.CallbackAttempt) (shownImp
 	if err != nil {
 		return shownImport{}, err
 	}
-	rendered, err := gateway.RenderJSON(resp)
+	rendered, err := render.JSON(resp)
 	if err != nil {
 		return shownImport{}, err
 	}
@@ -478,5 +478,5 @@ func cliOutbox(st *store.Store) (*server.Outbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	return server.NewOutbox(queue, gateway.RenderJSON)
+	return server.NewOutbox(queue, render.JSON)
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/truckjobs/jobboard/gateway"
+	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
@@ -228,7 +228,7 @@ func (c *config) serverConfig() (server.Config, error) {
 		PublicURL:               c.publicURL,
 		AllowPrivateCallbacks:   allow,
 		CallbackRetrySchedule:   schedule,
-		RenderCallback:          gateway.RenderJSON,
+		RenderCallback:          render.JSON,
 		RateLimit:               rateLimit,
 		RateBurst:               rateBurst,
 		TrustedProxies:          proxies,

@@ -1,4 +1,4 @@
-package gateway
+package render
 
 import (
 	"fmt"
@@ -9,27 +9,27 @@ import (
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 )
 
-// RenderJSON writes msg as the REST API's JSON: what a client retrieving it
-// would get (the import callback's body).
-func RenderJSON(msg proto.Message) ([]byte, error) { return render(wire.JSON, msg) }
+// JSON writes msg as the REST API's JSON: what a client retrieving it
+// would get (the import callback's body, an event's data).
+func JSON(msg proto.Message) ([]byte, error) { return Message(wire.JSON, msg) }
 
-// render writes msg in its docs/api.md shape for f. Each resource has one
+// Message writes msg in its docs/api.md shape for f. Each resource has one
 // writing function shared by both formats. Lists arrive as the response's
 // repeated field (http.yaml's response_body), since they are top-level
 // arrays on the wire.
-func render(f wire.Format, msg any) ([]byte, error) {
+func Message(f wire.Format, msg any) ([]byte, error) {
 	w := wire.New(f, 512)
 	switch m := msg.(type) {
 	case []*restv2.Job:
 		w = wire.New(f, 1024*len(m)+64)
 		w.BeginList("jobs")
 		for _, j := range m {
-			writeJob(w, j)
+			Job(w, j)
 		}
 		w.EndList()
 	case *restv2.Job:
 		w.BeginXMLOnly("jobs")
-		writeJob(w, m)
+		Job(w, m)
 		w.EndXMLOnly()
 	case []*restv2.DriverSummary:
 		w = wire.New(f, 512*len(m)+64)
@@ -150,9 +150,9 @@ func writeImportData(w wire.Writer, imp *restv2.JobImport) {
 	w.EndObject()
 }
 
-// writeJob writes one job. employmentType and routeType show only their
+// Job writes one job. employmentType and routeType show only their
 // first value, as the API's list and retrieve responses always have.
-func writeJob(w wire.Writer, j *restv2.Job) {
+func Job(w wire.Writer, j *restv2.Job) {
 	w.BeginObject("job")
 	w.Int("id", j.Id)
 	w.String("date", j.Date)

@@ -1,4 +1,4 @@
-package gateway
+package decode
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
-// maxXMLDepth is how many levels of elements an unknown field may nest,
+// MaxXMLDepth is how many levels of elements an unknown field may nest,
 // counting its own element as the first (docs/api.md, Formats); known fields
 // hold text only.
-const maxXMLDepth = 32
+const MaxXMLDepth = 32
 
 // itemLimit is how many elements a list body may hold, and the refusal
 // once it holds more, said while the body is read.
@@ -53,9 +53,9 @@ func groupThousands(n int) string {
 	return s
 }
 
-// decodeXML fills a request message from an XML body: a jobs root whose job
+// XML fills a request message from an XML body: a jobs root whose job
 // children are job records (post) or ids and reference numbers (deletes).
-func decodeXML(data []byte, msg any) error {
+func XML(data []byte, msg any) error {
 	d := &xmlReader{dec: xml.NewDecoder(bytes.NewReader(data))}
 	// encoding/xml asks for a reader only for an encoding other than
 	// UTF-8, and words the refusal in text of its own: the fact is kept
@@ -225,8 +225,8 @@ func (d *xmlReader) job(i int) (*restv2.JobInput, error) {
 // true, when their text is gathered too. level is how deep the element sits
 // in the field, the field's own element being level 1.
 func (d *xmlReader) text(path string, level int, nested bool) (string, error) {
-	if level > maxXMLDepth {
-		return "", fmt.Errorf("%s: elements nested deeper than %d levels", path, maxXMLDepth)
+	if level > MaxXMLDepth {
+		return "", fmt.Errorf("%s: elements nested deeper than %d levels", path, MaxXMLDepth)
 	}
 	var b strings.Builder
 	for {

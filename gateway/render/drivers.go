@@ -1,4 +1,4 @@
-package gateway
+package render
 
 import (
 	"github.com/truckjobs/jobboard/gateway/wire"

@@ -1,4 +1,4 @@
-package gateway
+package decode
 
 import restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 

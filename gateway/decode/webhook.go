@@ -1,4 +1,4 @@
-package gateway
+package decode
 
 import (
 	"errors"
@@ -21,14 +21,16 @@ var (
 	webhookAuthKeys = []string{"type", "username", "password", "token"}
 )
 
-const webhookShape = `the body must be a JSON object: {"url": "...", "events": [...], "description": "...", "auth": {...}, "enabled": true}`
+// WebhookShape is the refusal of a webhook body that is not the object an
+// endpoint is written as, empty included.
+const WebhookShape = `the body must be a JSON object: {"url": "...", "events": [...], "description": "...", "auth": {...}, "enabled": true}`
 
 // jsonWebhook reads an endpoint's body (create and update), keeping absent
 // and null apart as UpdateWebhookRequest says: "description": null becomes
 // an empty description and "auth": null an auth without a type, both of
 // which clear the field; null for url, events or enabled is refused.
 func jsonWebhook(dec *jsontext.Decoder, m *restv2.WebhookInput) error {
-	return jsonObject(dec, webhookShape, webhookKeys, "", func(name string) error {
+	return jsonObject(dec, WebhookShape, webhookKeys, "", func(name string) error {
 		var err error
 		switch name {
 		case "url":

@@ -1,4 +1,4 @@
-package gateway
+package render
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestRenderEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RenderJSON(tt.msg)
+			got, err := JSON(tt.msg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package gateway
+package decode
 
 import (
 	"bytes"
@@ -13,17 +13,17 @@ import (
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
-// decodeJSON fills a request message from a JSON body. The body is read
+// JSON fills a request message from a JSON body. The body is read
 // token by token with a streaming tokenizer, so field order is kept, every
 // value can be reported as the text the client sent, and a feed of
 // thousands of jobs is read in one pass.
-func decodeJSON(data []byte, msg any) error {
+func JSON(data []byte, msg any) error {
 	// A bytes.Buffer the decoder parses in place, without a copy of the body.
-	return decodeJSONFrom(bytes.NewBuffer(data), msg)
+	return JSONFrom(bytes.NewBuffer(data), msg)
 }
 
-// decodeJSONFrom is decodeJSON of a body read from r.
-func decodeJSONFrom(r io.Reader, msg any) error {
+// JSONFrom is JSON of a body read from r.
+func JSONFrom(r io.Reader, msg any) error {
 	dec := jsontext.NewDecoder(r,
 		// A repeated name is told by the readers below, which know what
 		// it means where it is (a job's invalid entry, or a 400), rather
