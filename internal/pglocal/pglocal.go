@@ -86,6 +86,16 @@ func binDir() (string, error) {
 	return "", errors.New("PostgreSQL server binaries not found: install them (Debian: apt-get install postgresql) or set PG_BIN")
 }
 
+// Binary is the path of one of the PostgreSQL programs (psql, pg_dump) of
+// the installation the clusters run on.
+func Binary(name string) (string, error) {
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
 func versionOf(binDir string) int {
 	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
 	return v

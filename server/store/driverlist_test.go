@@ -19,6 +19,7 @@ import (
 // great-circle distance computed here, for an applicant at every ZIP
 // centroid, around centres from the tropics to Alaska.
 func TestListDriversRadiusExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "radius").AccountID
@@ -93,6 +94,7 @@ func TestListDriversRadiusExact(t *testing.T) {
 // TestZipCentroidKeptOnceFound: a ZIP found is answered from memory after
 // (the table never changes once loaded), and one not found is asked again.
 func TestZipCentroidKeptOnceFound(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	lat, lon, err := s.ZipCentroid(ctx, "07030")
@@ -122,6 +124,7 @@ func TestZipCentroidKeptOnceFound(t *testing.T) {
 // walking the order finds a page soon, and as the array of its applicants
 // otherwise; both forms give the same page.
 func TestJobTitlePageInOtherOrders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	a := storetest.NewAccount(t, s, "titles").AccountID
@@ -187,6 +190,7 @@ func ids(items []store.DriverListItem) []int64 {
 // the page, not grown row by row, and a large page that matches few
 // drivers is not made full size.
 func TestDriverPageMadeOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	a := storetest.NewAccount(t, s, "page room").AccountID

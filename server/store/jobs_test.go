@@ -25,6 +25,7 @@ func job(ref string) store.JobFields {
 var day1 = time.Date(2026, 11, 2, 15, 0, 0, 0, time.UTC)
 
 func TestUpsertJobsOutcomes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "a").AccountID
@@ -81,6 +82,7 @@ func TestUpsertJobsOutcomes(t *testing.T) {
 // Job scans its columns by position, ListJobs by name: both must give the
 // same job, every field set and every optional one left out.
 func TestJobReadsEveryField(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "a").AccountID

@@ -13,6 +13,7 @@ import (
 // TestListJobsPage: paging by count and by size reads every active job of
 // the account once, in id order, and says when more follow.
 func TestListJobsPage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "a").AccountID

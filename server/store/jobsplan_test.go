@@ -16,6 +16,7 @@ import (
 // id order. Other accounts' jobs and the account's withdrawn ones are put
 // in by SQL, in the proportions the scale bench met (300 ms a page there).
 func TestListJobsPagePlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "many withdrawn").AccountID
@@ -70,6 +71,7 @@ func TestListJobsPagePlan(t *testing.T) {
 // included (in bench scenario 1, 11 ms for 1,000 references among 20,000
 // of the account's jobs, 21 ms among 34,000, more with each post).
 func TestUpsertPlansForAnAccountTheStatisticsMiss(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := accountTheStatisticsMiss(t, s)
@@ -128,6 +130,7 @@ func accountTheStatisticsMiss(t *testing.T, s *store.Store) int64 {
 // than reading all 21,000 of the account's jobs (3.2-3.8 ms for two
 // references), and locks them.
 func TestIntakeJobLookupForAnAccountTheStatisticsMiss(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := accountTheStatisticsMiss(t, s)

@@ -14,6 +14,7 @@ import (
 // driver's application has has_job_apps exactly when it has a job
 // application, the second seed's drivers included.
 func TestSeedMarksJobApplicants(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
 	a := storetest.NewAccount(t, s, "A").AccountID

@@ -14,6 +14,7 @@ import (
 // TestWebhookURLChangeClearsFailures: a new url starts with a clean
 // record; other changes, and the same url again, keep the run of failures.
 func TestWebhookURLChangeClearsFailures(t *testing.T) {
+	t.Parallel()
 	st := storetest.Store(t)
 	ctx := context.Background()
 	account := storetest.NewAccount(t, st, "A").AccountID
@@ -54,6 +55,7 @@ func TestWebhookURLChangeClearsFailures(t *testing.T) {
 // TestWebhookCreateDoesNotWaitForImport: a create does not wait for a
 // transaction holding the account's row, as a running import does.
 func TestWebhookCreateDoesNotWaitForImport(t *testing.T) {
+	t.Parallel()
 	st := storetest.Store(t)
 	account := storetest.NewAccount(t, st, "A").AccountID
 	tx, err := st.DB().Begin()

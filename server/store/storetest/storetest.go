@@ -95,12 +95,26 @@ func teardown() {
 // URL returns the URL of a new migrated database for t, dropped at cleanup.
 func URL(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, func() string { return template })
+}
+
+// EmptyURL returns the URL of a new database for t without any table,
+// dropped at cleanup: for restoring a dump into.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, func() string { return "template0" })
+}
+
+// newDatabase creates a database for t as a copy of a template (asked
+// for once the server is set up) and drops it when t ends.
+func newDatabase(t testing.TB, templateName func() string) string {
+	t.Helper()
 	setup.Do(func() { setupErr = start() })
 	if setupErr != nil {
 		t.Fatalf("test database server: %v", setupErr)
 	}
 	name := "jobboard_test_" + randomSuffix()
-	if err := exec(adminURL, `CREATE DATABASE `+name+` TEMPLATE `+template); err != nil {
+	if err := exec(adminURL, `CREATE DATABASE `+name+` TEMPLATE `+templateName()); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
 	t.Cleanup(func() {
