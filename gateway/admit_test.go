@@ -18,6 +18,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
@@ -83,7 +84,7 @@ func TestAdmissionPlaceSpan(t *testing.T) {
 		return noteOnce(current, "release"), nil
 	}
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary(), Admit: admit})
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary, Admit: admit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestStreamedListResumes(t *testing.T) {
 		}
 	}
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary(),
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary,
 		Admit: take("admit"), Resume: take("resume")})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +200,7 @@ func TestPlaceHandedBackWhileBodyArrives(t *testing.T) {
 		}
 	}
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary(),
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary,
 		Admit: take("admit"), Resume: take("resume")})
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +260,7 @@ func TestBodyArrivalTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary()})
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ type Config struct {
 	// the account on the request's access log line (calllog.NoteAccount).
 	Authenticate func(ctx context.Context, apiKey, client string) (context.Context, error)
 	// Boundary maps the errors the services return without a gRPC code,
-	// as the gRPC server's interceptor does (server.ErrorBoundary); the
+	// as the gRPC server's interceptor does (server/call.Boundary); the
 	// zero value maps none to Unavailable.
 	Boundary boundary.Boundary
 	// TrustedProxies are the peers whose X-Forwarded-Host and

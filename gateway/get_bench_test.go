@@ -14,6 +14,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // BenchmarkGetJobREST reads one job through the REST gateway in-process,
@@ -35,7 +36,7 @@ func BenchmarkGetJobREST(b *testing.B) {
 	}
 	defer func() { cancel(); wait() }()
 	gw, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary()})
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary})
 	if err != nil {
 		b.Fatal(err)
 	}

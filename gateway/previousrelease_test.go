@@ -19,6 +19,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -61,7 +62,7 @@ func TestPreviousReleaseData(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports,
-		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary()})
+		Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -51,7 +52,7 @@ func newAPI(t testing.TB) *api {
 		t.Fatal(err)
 	}
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers,
-		Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: server.ErrorBoundary()})
+		Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Authenticate: svcs.Auth.AuthenticateKey, Boundary: call.Boundary})
 	if err != nil {
 		t.Fatal(err)
 	}

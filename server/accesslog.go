@@ -30,32 +30,32 @@ func startCall(ctx context.Context) (context.Context, *calllog.Call) {
 	if v := metadata.ValueFromIncomingContext(ctx, "x-request-id"); len(v) > 0 {
 		clientID = v[0]
 	}
-	call := calllog.Start(clientID)
-	return calllog.NewContext(ctx, call), call
+	logged := calllog.Start(clientID)
+	return calllog.NewContext(ctx, logged), logged
 }
 
 // endCall writes the call's calllog line: method and code, then what
 // calllog adds.
-func endCall(ctx context.Context, call *calllog.Call, method string, err error) {
+func endCall(ctx context.Context, logged *calllog.Call, method string, err error) {
 	code := status.Code(err)
 	what := []slog.Attr{slog.String("method", method), slog.String("code", code.String())}
 	if code == codes.Unauthenticated || code == codes.ResourceExhausted {
-		call.EndRefused(ctx, calllog.GRPC, code.String()+" "+method, what...)
+		logged.EndRefused(ctx, calllog.GRPC, code.String()+" "+method, what...)
 		return
 	}
-	call.End(ctx, calllog.GRPC, what...)
+	logged.End(ctx, calllog.GRPC, what...)
 }
 
 // accessLogStream gives a stream (health watches, reflection) its request
 // id, echoes it in the response header metadata, and logs the stream when
 // it ends; unaryCalls does the same for unary calls.
 func accessLogStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, call := startCall(ss.Context())
-	_ = ss.SetHeader(metadata.Pairs("x-request-id", call.RequestID))
+	ctx, logged := startCall(ss.Context())
+	_ = ss.SetHeader(metadata.Pairs("x-request-id", logged.RequestID))
 	wrapped := middleware.WrapServerStream(ss)
 	wrapped.WrappedContext = ctx
 	err := handler(srv, wrapped)
-	endCall(ctx, call, info.FullMethod, err)
+	endCall(ctx, logged, info.FullMethod, err)
 	return err
 }
 

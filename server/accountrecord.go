@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // then: formatting it on every found record cost a read an allocation.
 func accountRecord[T any](ctx context.Context, what func() string, read func(accountID int64) (T, error)) (T, error) {
 	var none T
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return none, err
 	}
@@ -25,7 +26,7 @@ func accountRecord[T any](ctx context.Context, what func() string, read func(acc
 		return none, status.Errorf(codes.NotFound, "%s not found", what())
 	}
 	if err != nil {
-		return none, internalError(ctx, err)
+		return none, call.Internal(ctx, err)
 	}
 	return rec, nil
 }

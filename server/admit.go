@@ -13,6 +13,7 @@ import (
 
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/server/admission"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // waitingMessageBytes bounds the request messages of the gRPC calls
@@ -58,7 +59,7 @@ func (s *Services) Admit(ctx context.Context) (release func(), err error) {
 // admit is Admit for a call holding a message of size(), counted while
 // it waits (admission.Limiter.AcquireHolding); nil for none.
 func (s *Services) admit(ctx context.Context, size func() int64) (release func(), err error) {
-	c, _ := ctx.Value(callerKey{}).(Caller)
+	c, _ := call.CallerIn(ctx)
 	return admitted(s.admission.AcquireHolding(ctx, c.AccountID, size))
 }
 
@@ -67,7 +68,7 @@ func (s *Services) admit(ctx context.Context, size func() int64) (release func()
 // streamed a page at a time): it waits in line, but is never refused for
 // saturation, as its answer has started. It fails only when ctx ends.
 func (s *Services) Resume(ctx context.Context) (release func(), err error) {
-	c, _ := ctx.Value(callerKey{}).(Caller)
+	c, _ := call.CallerIn(ctx)
 	return admitted(s.admission.Resume(ctx, c.AccountID))
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway/render"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/admission"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
@@ -26,7 +27,7 @@ func TestAdmitUnaryCountsWaitingMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.WithValue(context.Background(), callerKey{}, Caller{AccountID: 1})
+	ctx := call.WithCaller(context.Background(), call.Caller{AccountID: 1})
 	hold, err := svcs.Admit(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -19,45 +19,12 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/authheader"
-	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/internal/rpcfacts"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/keycache"
 	"github.com/truckjobs/jobboard/server/ratelimit"
 	"github.com/truckjobs/jobboard/server/store"
 )
-
-// Caller is the account a request acts for.
-type Caller struct {
-	AccountID int64
-	// Internal is true for the board's own services, which authenticate with
-	// the internal token or a client certificate and name the account in
-	// x-account-id.
-	Internal bool
-	// Certificate is the subject of the verified client certificate an
-	// internal caller authenticated with; empty for every other caller.
-	Certificate string
-}
-
-type callerKey struct{}
-
-// ContextWithCaller returns ctx carrying the authenticated caller, and
-// notes its account on the access log line of the call in ctx, if any (a
-// REST request's; see requireCaller for gRPC).
-func ContextWithCaller(ctx context.Context, c Caller) context.Context {
-	calllog.NoteAccount(ctx, c.AccountID)
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// callerFrom returns the authenticated caller. Every method behind the auth
-// interceptor or the gateway's auth middleware has one; a missing caller is
-// a wiring bug, refused rather than served unscoped.
-func callerFrom(ctx context.Context) (Caller, error) {
-	c, ok := ctx.Value(callerKey{}).(Caller)
-	if !ok || c.AccountID == 0 {
-		return Caller{}, status.Error(codes.Unauthenticated, "missing credentials")
-	}
-	return c, nil
-}
 
 // Authenticator turns credentials into a Caller.
 type Authenticator struct {
@@ -164,15 +131,15 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, key, client string)
 	if err != nil {
 		return nil, err
 	}
-	return ContextWithCaller(ctx, c), nil
+	return call.WithCaller(ctx, c), nil
 }
 
 // resolveKey finds the account of key. client() is the caller's address,
 // asked for only when the key is missing or wrong: a gRPC call's costs a
 // formatting of its peer's address, which most calls never need.
-func (a *Authenticator) resolveKey(ctx context.Context, key string, client func() string) (Caller, error) {
+func (a *Authenticator) resolveKey(ctx context.Context, key string, client func() string) (call.Caller, error) {
 	if key == "" {
-		return Caller{}, a.failed(client)
+		return call.Caller{}, a.failed(client)
 	}
 	// A key not in memory is looked up even from an address over its
 	// failure limit: clients behind one NAT or proxy share an address, and
@@ -185,7 +152,7 @@ func (a *Authenticator) resolveKey(ctx context.Context, key string, client func(
 	unknown := a.keys.Unknown(hash)
 	if unknown {
 		if ok, _ := a.unknownLookups.Allow(addressKey(client())); !ok {
-			return Caller{}, a.failed(client)
+			return call.Caller{}, a.failed(client)
 		}
 	}
 	id, err := a.keys.AccountID(ctx, hash, a.lookupKey)
@@ -200,14 +167,14 @@ func (a *Authenticator) resolveKey(ctx context.Context, key string, client func(
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Caller{}, a.failed(client)
+		return call.Caller{}, a.failed(client)
 	case err != nil:
-		return Caller{}, internalError(ctx, err)
+		return call.Caller{}, call.Internal(ctx, err)
 	}
 	if ok, wait := a.limiter.Allow(strconv.FormatInt(id, 10)); !ok {
-		return Caller{}, rateLimited(a.limiter, wait, "an account may make")
+		return call.Caller{}, rateLimited(a.limiter, wait, "an account may make")
 	}
-	return Caller{AccountID: id}, nil
+	return call.Caller{AccountID: id}, nil
 }
 
 // duringOutage reports whether a lookup that failed with err is for the
@@ -264,45 +231,45 @@ func rateLimited(l *ratelimit.Limiter, wait time.Duration, who string) error {
 // a call to method that came from client() (asked for only when the call
 // fails authentication). The server calls it from its tap handle, before
 // the request message is read.
-func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md metadata.MD, client func() string) (Caller, error) {
+func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md metadata.MD, client func() string) (call.Caller, error) {
 	token, ok := authheader.Bearer(first(md, "authorization"))
 	if !ok {
-		return Caller{}, a.failed(client)
+		return call.Caller{}, a.failed(client)
 	}
 	if a.internalToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(a.internalToken)) == 1 {
 		return a.internalCaller(ctx, md, method)
 	}
 	if internalOnly(method) {
 		if _, err := a.resolveKey(ctx, token, client); err != nil {
-			return Caller{}, err
+			return call.Caller{}, err
 		}
-		return Caller{}, status.Error(codes.PermissionDenied, "only the board's internal services may call "+method)
+		return call.Caller{}, status.Error(codes.PermissionDenied, "only the board's internal services may call "+method)
 	}
 	return a.resolveKey(ctx, token, client)
 }
 
-func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, method string) (Caller, error) {
+func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, method string) (call.Caller, error) {
 	raw := first(md, "x-account-id")
 	if raw == "" {
 		if internalOnly(method) {
-			return Caller{Internal: true}, nil
+			return call.Caller{Internal: true}, nil
 		}
-		return Caller{}, invalidFieldText("x-account-id", "internal calls must name the account they act for")
+		return call.Caller{}, call.InvalidFieldText("x-account-id", "internal calls must name the account they act for")
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
-		return Caller{}, invalidField("x-account-id", raw, "is not an account id (a positive integer)")
+		return call.Caller{}, call.InvalidField("x-account-id", raw, "is not an account id (a positive integer)")
 	}
 	err = a.store.CheckAccount(ctx, id)
 	if a.duringOutage(ctx, err) {
 		err = a.store.ReplicaCheckAccount(ctx, id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return Caller{}, status.Errorf(codes.NotFound, "x-account-id: account %d not found", id)
+		return call.Caller{}, status.Errorf(codes.NotFound, "x-account-id: account %d not found", id)
 	} else if err != nil {
-		return Caller{}, internalError(ctx, err)
+		return call.Caller{}, call.Internal(ctx, err)
 	}
-	return Caller{AccountID: id, Internal: true}, nil
+	return call.Caller{AccountID: id, Internal: true}, nil
 }
 
 // internalOnly says whether only the board's own services may call the

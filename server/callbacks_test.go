@@ -20,6 +20,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -93,7 +94,7 @@ func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
 	if got := req.Header.Get("X-Request-Id"); got != "req-callback-1" {
 		t.Errorf("callback X-Request-Id %q, want the creating request's req-callback-1", got)
 	}
-	caller, _ := callerFrom(f.ctxA)
+	caller, _ := call.From(f.ctxA)
 	account, _ := f.svcs.Imports.store.Account(context.Background(), caller.AccountID)
 	ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
 	want, _ := webhook.Sign(account.WebhookSecret, req.Header.Get("webhook-id"), ts, body)

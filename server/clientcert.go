@@ -15,6 +15,7 @@ import (
 
 	"github.com/truckjobs/jobboard/internal/authheader"
 	"github.com/truckjobs/jobboard/internal/calllog"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // Internal services may authenticate with a client certificate instead of
@@ -35,17 +36,17 @@ import (
 // would claim one account while the certificate claims every one), except
 // the internal token itself, which names the same caller: services moving
 // from the token to certificates may send both for a while.
-func (a *Authenticator) AuthenticateGRPCPeer(ctx context.Context, method string, md metadata.MD, client func() string) (Caller, error) {
+func (a *Authenticator) AuthenticateGRPCPeer(ctx context.Context, method string, md metadata.MD, client func() string) (call.Caller, error) {
 	subject, ok := verifiedClientCertificate(ctx)
 	if !ok {
 		return a.AuthenticateGRPC(ctx, method, md, client)
 	}
 	if auth := first(md, "authorization"); auth != "" && !a.isInternalToken(auth) {
-		return Caller{}, errAmbiguousCredentials
+		return call.Caller{}, errAmbiguousCredentials
 	}
 	c, err := a.internalCaller(ctx, md, method)
 	if err != nil {
-		return Caller{}, err
+		return call.Caller{}, err
 	}
 	c.Certificate = subject
 	return c, nil
@@ -90,7 +91,7 @@ func calledOverTLS(ctx context.Context) bool {
 // noteCertificate names a caller that authenticated by certificate on the
 // call's access log line and its span: the subject is who called, since no
 // key or token identifies the service.
-func noteCertificate(ctx context.Context, c Caller) {
+func noteCertificate(ctx context.Context, c call.Caller) {
 	if c.Certificate == "" {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // grpc-go answers a request message that does not decode with Internal, a
@@ -151,14 +152,14 @@ func (s *decodingStream) RecvMsg(m any) error {
 // decodeError explains why raw is not a message of type md: the first
 // string field that is not UTF-8, by its path ("first_name",
 // "jobs[2].title"), or else the decoder's own words about the request as a
-// whole. Values are cut to maxEchoed characters (docs/api.md, Limits against
+// whole. Values are cut to call.MaxEchoed characters (docs/api.md, Limits against
 // abuse).
 func decodeError(md protoreflect.MessageDescriptor, raw []byte, err error) error {
 	if field, value, ok := invalidUTF8(md, raw, ""); ok {
-		return invalidField(field, string(value), "is not valid; values must be UTF-8 text without NUL characters")
+		return call.InvalidField(field, string(value), "is not valid; values must be UTF-8 text without NUL characters")
 	}
-	return invalidArgument(fieldViolation{label: "request",
-		description: fmt.Sprintf("not a valid %s message: %v", md.FullName(), err)})
+	return call.InvalidArgument(call.FieldViolation{Label: "request",
+		Description: fmt.Sprintf("not a valid %s message: %v", md.FullName(), err)})
 }
 
 // invalidUTF8 walks the wire form of a message and returns the path and

@@ -13,6 +13,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -56,8 +57,8 @@ func newIdleDeliveryFixture(t *testing.T, change func(*Config)) *deliveryFixture
 	a, b := storetest.NewAccount(t, st, "A"), storetest.NewAccount(t, st, "B")
 	ctx := context.Background()
 	return &deliveryFixture{svcs: svcs, st: st, metrics: m, accountA: a.AccountID, accountB: b.AccountID,
-		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
-		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
+		ctxA: call.WithCaller(ctx, call.Caller{AccountID: a.AccountID}),
+		ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID})}
 }
 
 func (f *deliveryFixture) start(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // profileFixture: Pat applies to accounts A and B with the same e-mail (in
@@ -47,8 +48,8 @@ func newProfileFixture(t *testing.T) *profileFixture {
 	st, a, b := twoAccounts(t)
 	ctx := context.Background()
 	f := &profileFixture{drivers: NewDriverService(st), intake: newDriverIntakeService(st, testOutbox(t, st)),
-		ctx: ContextWithCaller(ctx, Caller{Internal: true}), acctA: a.AccountID, acctB: b.AccountID,
-		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}), ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
+		ctx: call.WithCaller(ctx, call.Caller{Internal: true}), acctA: a.AccountID, acctB: b.AccountID,
+		ctxA: call.WithCaller(ctx, call.Caller{AccountID: a.AccountID}), ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID})}
 	f.idA = f.submit(t, a.AccountID, patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z"))
 	bApp := patApplication("PAT@Example.com", "2 Bravo Ave", "Dallas", "TX", "75201", "two in 2024", "BravoCo", "2026-02-10T10:00:00Z")
 	bApp.DriverType, bApp.Experience = jobboardv2.DriverType_DRIVER_TYPE_OWNER_OPERATOR, "12"

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/truckjobs/jobboard/internal/usstate"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
@@ -106,7 +107,7 @@ func parseDateTime(s string) (t time.Time, dateOnly bool, err error) {
 
 // appCheck collects the problems of one application, each naming its field
 // as in the application ("sent", "job_applications[0].reference").
-type appCheck struct{ problems []fieldViolation }
+type appCheck struct{ problems []call.FieldViolation }
 
 // sent reads when the application was submitted: required, a date or
 // date-time, and at most maxSentAhead after now. A sent in the future would
@@ -132,13 +133,13 @@ func (c *appCheck) sent(raw string, now time.Time) time.Time {
 const dateTimeRule = "is not a date (YYYY-MM-DD) or date-time (RFC 3339)"
 
 // fail notes that the field's value breaks the rule: `"value" rule`, the
-// value cut to maxEchoed characters; a missing value is the rule alone.
+// value cut to call.MaxEchoed characters; a missing value is the rule alone.
 func (c *appCheck) fail(field, value, rule string) {
 	description := rule
 	if value != "" {
-		description = fmt.Sprintf("%q %s", truncate(value, maxEchoed), rule)
+		description = fmt.Sprintf("%q %s", call.Truncate(value, call.MaxEchoed), rule)
 	}
-	c.problems = append(c.problems, fieldViolation{field: field, label: field, description: description})
+	c.problems = append(c.problems, call.FieldViolation{Field: field, Label: field, Description: description})
 }
 
 // maxApplicationText is the most characters of one text field of an
@@ -182,7 +183,7 @@ const maxSentAhead = 5 * time.Minute
 // checkApplication validates a submitted application, received at now, and
 // converts it for the store. The problems name the field, the value and the
 // rule, in the order of the fields.
-func checkApplication(accountID int64, in *intake.Application, now time.Time) (store.Application, []fieldViolation) {
+func checkApplication(accountID int64, in *intake.Application, now time.Time) (store.Application, []call.FieldViolation) {
 	var c appCheck
 	app := store.Application{AccountID: accountID, Profile: c.profile(in)}
 	app.Sent = c.sent(in.Sent, now)

@@ -16,6 +16,7 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/usstate"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/pagetoken"
@@ -42,7 +43,7 @@ func NewDriverService(st *store.Store) *DriverService { return &DriverService{st
 
 // ListDrivers returns one page of the account's applicants.
 func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDriversRequest) (*restv2.ListDriversResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDrivers
 	}
 	items, total, err := s.store.ListDrivers(ctx, caller.AccountID, f)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	out := &restv2.ListDriversResponse{
 		Drivers:     make([]*restv2.DriverSummary, len(items)),
@@ -80,7 +81,7 @@ func (s *DriverService) GetDriver(ctx context.Context, req *restv2.GetDriverRequ
 
 // badParam is the INVALID_ARGUMENT for a query parameter.
 func badParam(name, value, allowed string) error {
-	return invalidField(name, value, "is not valid; "+allowed)
+	return call.InvalidField(name, value, "is not valid; "+allowed)
 }
 
 // DriverFilter checks the query parameters of docs/api.md, Drivers, and turns
@@ -203,9 +204,9 @@ func (s *DriverService) filterRadius(ctx context.Context, req *restv2.ListDriver
 	case radius == "" && zip == "":
 		return nil
 	case zip == "":
-		return invalidFieldText("lives_within_radius", "needs lives_within_zip, the centre of the radius")
+		return call.InvalidFieldText("lives_within_radius", "needs lives_within_zip, the centre of the radius")
 	case radius == "":
-		return invalidFieldText("lives_within_zip", "needs lives_within_radius, the radius in miles")
+		return call.InvalidFieldText("lives_within_zip", "needs lives_within_radius, the radius in miles")
 	}
 	miles, err := strconv.Atoi(radius)
 	if err != nil || miles < 1 || miles > maxRadiusMiles {
@@ -219,7 +220,7 @@ func (s *DriverService) filterRadius(ctx context.Context, req *restv2.ListDriver
 		return badParam("lives_within_zip", zip, "it is not a known US ZIP code")
 	}
 	if err != nil {
-		return internalError(ctx, err)
+		return call.Internal(ctx, err)
 	}
 	f.Radius = &store.Radius{Latitude: lat, Longitude: lon, Miles: float64(miles)}
 	return nil
@@ -381,9 +382,9 @@ func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobbo
 	}
 	switch n := len(req.GetApplications()); {
 	case n == 0:
-		return nil, invalidFieldText("applications", fmt.Sprintf("is required: 1 to %d applications", MaxBatchApplications))
+		return nil, call.InvalidFieldText("applications", fmt.Sprintf("is required: 1 to %d applications", MaxBatchApplications))
 	case n > MaxBatchApplications:
-		return nil, invalidFieldText("applications",
+		return nil, call.InvalidFieldText("applications",
 			fmt.Sprintf("holds %d applications; one call takes at most %d, so send them in several calls", n, MaxBatchApplications))
 	}
 	apps := make([]*intake.Application, len(req.GetApplications()))
@@ -410,7 +411,7 @@ func applicationOf(in *jobboardv2.DriverApplication) *intake.Application {
 // intakeAccount is the account an intake call records applications to: the
 // request's account_id or x-account-id; when both are given they must agree.
 func intakeAccount(ctx context.Context, requested int64) (int64, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil && !isInternal(ctx) {
 		return 0, err
 	}
@@ -418,13 +419,13 @@ func intakeAccount(ctx context.Context, requested int64) (int64, error) {
 	case requested == 0:
 		return caller.AccountID, nil
 	case caller.AccountID != 0 && caller.AccountID != requested:
-		return 0, invalidFieldText("account_id", fmt.Sprintf("%d differs from x-account-id %d", requested, caller.AccountID))
+		return 0, call.InvalidFieldText("account_id", fmt.Sprintf("%d differs from x-account-id %d", requested, caller.AccountID))
 	}
 	return requested, nil
 }
 
 func isInternal(ctx context.Context) bool {
-	c, ok := ctx.Value(callerKey{}).(Caller)
+	c, ok := call.CallerIn(ctx)
 	return ok && c.Internal
 }
 
@@ -454,21 +455,21 @@ func (e entries) path(i int) string {
 
 // place names a problem of application i, whose field is relative to the
 // application; a problem without a field is of the application itself.
-func (e entries) place(p fieldViolation, i int) fieldViolation {
-	if p.field == "" {
-		p.field = e.path(i)
+func (e entries) place(p call.FieldViolation, i int) call.FieldViolation {
+	if p.Field == "" {
+		p.Field = e.path(i)
 	} else {
-		p.field = e.path(i) + "." + p.field
+		p.Field = e.path(i) + "." + p.Field
 	}
 	switch {
-	case e == fileEntries && p.label == "":
-		p.label = fmt.Sprintf("[%d]", i)
+	case e == fileEntries && p.Label == "":
+		p.Label = fmt.Sprintf("[%d]", i)
 	case e == fileEntries:
-		p.label = fmt.Sprintf("[%d] %s", i, p.label)
+		p.Label = fmt.Sprintf("[%d] %s", i, p.Label)
 	case e == batchEntries:
-		p.label = p.field
-	case p.label == "":
-		p.label = p.field
+		p.Label = p.Field
+	case p.Label == "":
+		p.Label = p.Field
 	}
 	return p
 }
@@ -499,16 +500,16 @@ func sameName(field string) string { return field }
 func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application,
 	naming entries, rename func(string) string) ([]int64, error) {
 	if accountID <= 0 {
-		return nil, invalidFieldText("account_id", "is required")
+		return nil, call.InvalidFieldText("account_id", "is required")
 	}
 	if _, err := st.Account(ctx, accountID); errors.Is(err, store.ErrNotFound) {
 		return nil, status.Errorf(codes.NotFound, "account_id: account %d not found", accountID)
 	} else if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	valid, problems := checkApplications(accountID, apps, time.Now(), naming, rename)
 	if len(problems) > 0 {
-		return nil, invalidArgument(problems...)
+		return nil, call.InvalidArgument(problems...)
 	}
 	// The applications and their events commit together or not at all. A
 	// batch rolled back by a deadlock is saved again from the start.
@@ -524,12 +525,12 @@ func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accoun
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
 		field := fmt.Sprintf("job_applications[%d].reference", unknown.JobIndex)
-		return nil, invalidArgument(naming.place(fieldViolation{field: field, label: field,
-			description: fmt.Sprintf("%q is not the reference number of one of the account's jobs", truncate(unknown.Reference, maxEchoed))},
+		return nil, call.InvalidArgument(naming.place(call.FieldViolation{Field: field, Label: field,
+			Description: fmt.Sprintf("%q is not the reference number of one of the account's jobs", call.Truncate(unknown.Reference, call.MaxEchoed))},
 			unknown.Index))
 	}
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	return ids, nil
 }
@@ -538,17 +539,17 @@ func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accoun
 // converts it for the store; naming and rename say how problems name their
 // application and its fields.
 func checkApplications(accountID int64, apps []*intake.Application, now time.Time,
-	naming entries, rename func(string) string) ([]store.Application, []fieldViolation) {
-	var problems []fieldViolation
+	naming entries, rename func(string) string) ([]store.Application, []call.FieldViolation) {
+	var problems []call.FieldViolation
 	valid := make([]store.Application, len(apps))
 	for i, in := range apps {
 		if in == nil {
-			problems = append(problems, naming.place(fieldViolation{description: "is required"}, i))
+			problems = append(problems, naming.place(call.FieldViolation{Description: "is required"}, i))
 			continue
 		}
 		app, ps := checkApplication(accountID, in, now)
 		for _, p := range ps {
-			p.field, p.label = rename(p.field), rename(p.label)
+			p.Field, p.Label = rename(p.Field), rename(p.Label)
 			problems = append(problems, naming.place(p, i))
 		}
 		valid[i] = app

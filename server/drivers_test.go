@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
@@ -46,7 +47,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	t.Helper()
 	st, a, b := twoAccounts(t)
 	ctx := context.Background()
-	ctxA := ContextWithCaller(ctx, Caller{AccountID: a.AccountID})
+	ctxA := call.WithCaller(ctx, call.Caller{AccountID: a.AccountID})
 	jobs := NewJobService(st, nowFunc)
 	j1, j2 := input("J1"), input("J2")
 	j1.Title, j2.Title = ptr("OTR Driver"), ptr("Local Driver")
@@ -79,7 +80,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	}
 	return &driversFixture{
 		st: st, drivers: NewDriverService(st), ctxA: ctxA,
-		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID}),
+		ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID}),
 		id:   map[string]int64{"Ann": ids[0], "Bob": ids[1], "Cara": ids[2], "Dan": ids[3], "Eve": ids[4]},
 	}
 }
@@ -372,7 +373,7 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 		t.Errorf("ÉMILE@ and émile@ became drivers %d and %d", ids[0], ids[1])
 	}
 	f := &driversFixture{drivers: NewDriverService(st)}
-	actx := ContextWithCaller(ctx, Caller{AccountID: acct.AccountID})
+	actx := call.WithCaller(ctx, call.Caller{AccountID: acct.AccountID})
 	for _, req := range []*restv2.ListDriversRequest{
 		{FirstName: "josé"}, {FirstName: "JOSÉ"}, {LastName: "ñúñez"}, {Email: "Émile@Example.com"},
 	} {
@@ -389,7 +390,7 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 func TestDriverListQueries(t *testing.T) {
 	f := newDriversFixture(t)
 	ctx := context.Background()
-	caller, err := callerFrom(f.ctxA)
+	caller, err := call.From(f.ctxA)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -35,7 +36,7 @@ type eventQuery struct {
 // ListEvents answers a page of the calling account's feed with the
 // address of the following one.
 func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsRequest) (*restv2.ListEventsResponse, error) {
-	limit, err := limitParam(req.GetLimit(), defaultEventLimit, maxEventLimit)
+	limit, err := call.LimitParam(req.GetLimit(), defaultEventLimit, maxEventLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -68,19 +69,19 @@ func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsReq
 // page checks a feed request of the calling account and reads its events.
 func (s *EventService) page(ctx context.Context, after, eventType string, limit int) ([]store.Event, eventQuery, error) {
 	q := eventQuery{after: after, eventType: eventType, limit: limit}
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, q, err
 	}
 	if _, known := natural.EventTypes.Value(eventType); eventType != "" && !known {
 		types := natural.EventTypes.Labels()
-		return nil, q, invalidField("type", eventType, fmt.Sprintf("is not an event type: %s or %s",
+		return nil, q, call.InvalidField("type", eventType, fmt.Sprintf("is not an event type: %s or %s",
 			strings.Join(types[:len(types)-1], ", "), types[len(types)-1]))
 	}
 	if after != "" {
 		// Malformed, unknown, another account's or cleaned up: one
 		// answer, so it never tells another account's ids from unknown ones.
-		unknown := invalidField("after", after, "is not one of the account's events (events are kept 30 days)")
+		unknown := call.InvalidField("after", after, "is not one of the account's events (events are kept 30 days)")
 		id, ok := store.ParseEventID(after)
 		if !ok {
 			return nil, q, unknown
@@ -90,12 +91,12 @@ func (s *EventService) page(ctx context.Context, after, eventType string, limit 
 			return nil, q, unknown
 		}
 		if err != nil {
-			return nil, q, internalError(ctx, err)
+			return nil, q, call.Internal(ctx, err)
 		}
 	}
 	events, err := s.store.EventFeed(ctx, caller.AccountID, q.afterSeq, eventType, limit, eventPageBytes)
 	if err != nil {
-		return nil, q, internalError(ctx, err)
+		return nil, q, call.Internal(ctx, err)
 	}
 	return events, q, nil
 }

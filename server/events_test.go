@@ -23,6 +23,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -45,7 +46,7 @@ func newEventsFixtureWith(t *testing.T, cfg Config) *eventsFixture {
 	f := &eventsFixture{grpcFixture: newGRPCFixture(t, cfg)}
 	s := f.svcs
 	h, err := gateway.New(context.Background(), gateway.Config{Jobs: s.Jobs, Drivers: s.Drivers, Imports: s.Imports,
-		Webhooks: s.Webhooks, Events: s.Events, Authenticate: s.Auth.AuthenticateKey, Boundary: ErrorBoundary()})
+		Webhooks: s.Webhooks, Events: s.Events, Authenticate: s.Auth.AuthenticateKey, Boundary: call.Boundary})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func (f *eventsFixture) submit(t *testing.T, account int64, apps ...*intake.Appl
 // batch that fails stores no event.
 func TestApplicationEventData(t *testing.T) {
 	f := newEventsFixture(t)
-	ctxA := ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID})
+	ctxA := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 	if _, err := f.svcs.Jobs.PostJobs(ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{input("J1")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestEventFeedWhileWriting(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for b := range batches {
-				ctx := ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID})
+				ctx := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 				apps := make([]*jobboardv2.DriverApplication, size)
 				for i, a := range drivers(size, fmt.Sprintf("w%db%d_", w, b)) {
 					apps[i] = &jobboardv2.DriverApplication{FirstName: a.FirstName, LastName: a.LastName, Address: a.Address,
@@ -391,7 +392,7 @@ func TestEventFeedWhileWriting(t *testing.T) {
 // from application events.
 func TestImportCompletedEvent(t *testing.T) {
 	f := newImportFixture(t)
-	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
+	accountA := func() int64 { c, _ := call.From(f.ctxA); return c.AccountID }()
 	if _, err := ImportApplications(context.Background(), f.svcs.Imports.store, f.svcs.Outbox, accountA, drivers(1, "i")); err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +537,7 @@ func TestEventFeedPageBytes(t *testing.T) {
 // earlier events.
 func TestInsertEventsKeepData(t *testing.T) {
 	f := newImportFixture(t)
-	accountA := func() int64 { c, _ := callerFrom(f.ctxA); return c.AccountID }()
+	accountA := func() int64 { c, _ := call.From(f.ctxA); return c.AccountID }()
 	data := []string{`{"a" : "\u00e9 é",  "b":[1, 2] }`, `{"c":"x\\y\"z"}`, `{ }`}
 	var want []string
 	for _, n := range []int{1, 3, 1} {

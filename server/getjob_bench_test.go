@@ -13,6 +13,7 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/tracing"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // BenchmarkGetJobGRPC reads one job over loopback with grpc-go, from the
@@ -24,7 +25,7 @@ import (
 func BenchmarkGetJobGRPC(b *testing.B) {
 	f := newGRPCFixture(b, Config{Metrics: metrics.New()})
 	f.watchKeys(b)
-	caller := ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID})
+	caller := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 	post, err := f.svcs.Jobs.PostJobs(caller, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{input("B1")}})
 	if err != nil || post.Added != 1 {
 		b.Fatal(post, err)
@@ -41,7 +42,7 @@ func BenchmarkGetJobGRPC(b *testing.B) {
 		b.Fatal(err)
 	}
 	bare := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return h(ContextWithCaller(ctx, Caller{AccountID: f.a.AccountID}), req)
+		return h(call.WithCaller(ctx, call.Caller{AccountID: f.a.AccountID}), req)
 	}))
 	jobboardv2.RegisterJobServiceServer(bare, &grpcJobs{core: f.svcs.Jobs})
 	go func() { _ = bare.Serve(ln) }()

@@ -24,6 +24,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/rpcfacts"
 	"github.com/truckjobs/jobboard/internal/tracing/queuetrace"
 	"github.com/truckjobs/jobboard/server/admission"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/descriptors"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/ratelimit"
@@ -432,15 +433,15 @@ func (s *Services) authenticateTap(ctx context.Context, info *tap.Info) (context
 	if err != nil {
 		// The interceptors never see this call: it gets its access log
 		// line and its metrics here, in the same form.
-		call := calllog.StartedAt(first(info.Header, "x-request-id"), started)
-		endCall(ctx, call, info.FullMethodName, err)
+		logged := calllog.StartedAt(first(info.Header, "x-request-id"), started)
+		endCall(ctx, logged, info.FullMethodName, err)
 		if m := s.metrics.GRPC(); m != nil {
 			_, _ = m.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethodName},
 				func(context.Context, any) (any, error) { return nil, err })
 		}
 		return nil, err
 	}
-	return ContextWithCaller(ctx, caller), nil
+	return call.WithCaller(ctx, caller), nil
 }
 
 // requireCallerStream lets through streams the tap handle authenticated,
@@ -459,7 +460,7 @@ func requireCaller(ctx context.Context, method string) error {
 	}
 	// A server built without the tap handle would serve unscoped calls:
 	// refuse them instead.
-	c, ok := ctx.Value(callerKey{}).(Caller)
+	c, ok := call.CallerIn(ctx)
 	if !ok {
 		return errBadCredentials
 	}

@@ -13,6 +13,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/intake"
 )
 
@@ -57,7 +58,7 @@ func TestGRPCNaturalTypes(t *testing.T) {
 		DriverType: proto.String("owner OPERATOR"), FreightType: proto.String("car hauler"), Description: proto.String("d"),
 		Preference: proto.String("lease purchase team solo"), LicenseClass: proto.String("none"),
 		PayAmountMin: proto.String("18.5"), TwicOnly: proto.String("1")}
-	if _, err := f.svcs.Jobs.PostJobs(ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID}),
+	if _, err := f.svcs.Jobs.PostJobs(call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID}),
 		&restv2.PostJobsRequest{Jobs: []*restv2.JobInput{rest}}); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestGRPCReadsAFullAccount(t *testing.T) {
 		t.Skip("posts 50 MB of jobs")
 	}
 	f := newGRPCFixture(t, Config{})
-	core := ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID})
+	core := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 	description := strings.Repeat("Drive the lane, load and unload. ", 5000/33+1)[:5000]
 	for batch := range MaxActiveJobs / 1000 {
 		in := make([]*restv2.JobInput, 1000)

@@ -10,6 +10,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -23,7 +24,7 @@ type grpcDrivers struct {
 // ListDrivers answers a page of the filtered list. The filters are checked
 // by the core in their lenient form; the page is where the token says.
 func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDriversRequest) (*jobboardv2.ListDriversResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +32,7 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	if err := checkText(req); err != nil {
 		return nil, err
 	}
-	size, err := pageSize(req.GetPageSize(), defaultDriversPage, maxDriversPage, "drivers")
+	size, err := call.PageSize(req.GetPageSize(), defaultDriversPage, maxDriversPage, "drivers")
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	}
 	scope, err := driversTokenScope(lenient)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	if token := req.GetPageToken(); token != "" {
 		if f.After, err = g.cursor(token, caller.AccountID, scope); err != nil {
@@ -53,7 +54,7 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	f.Offset, f.Limit = 0, size+1
 	items, total, err := g.core.store.ListDrivers(ctx, caller.AccountID, f)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	more := len(items) > size
 	items = items[:min(len(items), size)]
@@ -61,7 +62,7 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	if out.Drivers, more = driversPage(items, more); more {
 		position, err := json.Marshal(store.CursorOf(items[len(out.Drivers)-1]))
 		if err != nil {
-			return nil, internalError(ctx, err)
+			return nil, call.Internal(ctx, err)
 		}
 		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, position)
 	}
@@ -99,7 +100,7 @@ func (g *grpcDrivers) cursor(token string, accountID int64, scope string) (*stor
 		err = json.Unmarshal(position, &c)
 	}
 	if err != nil {
-		return nil, invalidFieldText("page_token", quoted(token)+" is not a next_page_token answered for these filters and this order")
+		return nil, call.InvalidFieldText("page_token", call.Quoted(token)+" is not a next_page_token answered for these filters and this order")
 	}
 	return &c, nil
 }
@@ -107,7 +108,7 @@ func (g *grpcDrivers) cursor(token string, accountID int64, scope string) (*stor
 // namedForGRPC names, in an error of the core, the gRPC field rather than
 // the REST parameter it was given as ("min_experience_years: ...").
 func namedForGRPC(err error) error {
-	return renameFields(err, natural.FilterField)
+	return call.RenameFields(err, natural.FilterField)
 }
 
 // driversTokenScope ties a token to the filters and order that decide the

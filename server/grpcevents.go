@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -22,13 +23,13 @@ func (g *grpcEvents) ListEvents(ctx context.Context, req *jobboardv2.ListEventsR
 	case limit == 0:
 		limit = defaultEventLimit
 	case limit < 1 || limit > maxEventLimit:
-		return nil, invalidFieldText("limit", fmt.Sprintf("%d is not a number from 1 to %d", limit, maxEventLimit))
+		return nil, call.InvalidFieldText("limit", fmt.Sprintf("%d is not a number from 1 to %d", limit, maxEventLimit))
 	}
 	eventType := ""
 	if t := req.GetType(); t != jobboardv2.EventType_EVENT_TYPE_UNSPECIFIED {
 		var known bool
 		if eventType, known = natural.EventTypes.Label(t); !known {
-			return nil, invalidFieldText("type", fmt.Sprintf("%d is not an event type", t))
+			return nil, call.InvalidFieldText("type", fmt.Sprintf("%d is not an event type", t))
 		}
 	}
 	events, q, err := g.core.page(ctx, req.GetAfter(), eventType, limit)
@@ -38,7 +39,7 @@ func (g *grpcEvents) ListEvents(ctx context.Context, req *jobboardv2.ListEventsR
 	out := &jobboardv2.ListEventsResponse{Data: make([]*jobboardv2.Event, len(events)), NextAfter: nextAfter(q, events)}
 	for i, e := range events {
 		if out.Data[i], err = naturalEvent(e); err != nil {
-			return nil, internalError(ctx, err)
+			return nil, call.Internal(ctx, err)
 		}
 	}
 	return out, nil

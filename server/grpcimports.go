@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -31,13 +32,13 @@ func (g *grpcImports) CreateJobImport(ctx context.Context, req *jobboardv2.Creat
 // both; REST's GET and the callback keep them whole.
 func (g *grpcImports) GetJobImport(ctx context.Context, req *jobboardv2.GetJobImportRequest) (*jobboardv2.GetJobImportResponse, error) {
 	if req.GetId() == "" {
-		return nil, invalidFieldText("id", `"" (unset) is not valid; the field is required`)
+		return nil, call.InvalidFieldText("id", `"" (unset) is not valid; the field is required`)
 	}
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
-	size, err := pageSize(req.GetPageSize(), maxImportResultsPage, maxImportResultsPage, "entries of each list")
+	size, err := call.PageSize(req.GetPageSize(), maxImportResultsPage, maxImportResultsPage, "entries of each list")
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (g *grpcImports) GetJobImport(ctx context.Context, req *jobboardv2.GetJobIm
 		return nil, err
 	}
 	if tokenErr != nil || !at.within(lengths) {
-		return nil, invalidFieldText("page_token", quoted(req.GetPageToken())+" is not a next_page_token answered for this import")
+		return nil, call.InvalidFieldText("page_token", call.Quoted(req.GetPageToken())+" is not a next_page_token answered for this import")
 	}
 	imp := resp.GetData()
 	out := &jobboardv2.GetJobImportResponse{Links: natural.JobImportLinks(resp.GetLinks()),

@@ -6,6 +6,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 )
 
@@ -25,7 +26,7 @@ type grpcJobs struct {
 // for it would hide the caller's mistake.
 func requiredID(field string, id int64) error {
 	if id == 0 {
-		return invalidFieldText(field, "0 (unset) is not valid; the field is required")
+		return call.InvalidFieldText(field, "0 (unset) is not valid; the field is required")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/truckjobs/jobboard/internal/forwarded"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // unaryCalls is the gRPC server's one unary interceptor. grpc-go chains
@@ -22,7 +23,7 @@ import (
 //   - the call gets its request id, echoed in its header metadata, and its
 //     access log line when it ends;
 //   - the metrics, which like the log line see the final code;
-//   - a panic becomes Internal, every error gets a code (errorBoundary);
+//   - a panic becomes Internal, every error gets a code (call.Boundary);
 //   - the caller the tap handle found is required (requireCaller);
 //   - the call waits for a place of the admission control (admitUnary).
 type unaryCalls struct {
@@ -38,9 +39,9 @@ func (u *unaryCalls) intercept(ctx context.Context, req any, info *grpc.UnarySer
 		releaseAnonymous(ctx)
 	}
 	ctx = withoutUntrustedForwarding(ctx, u.proxies)
-	ctx, call := startCall(ctx)
+	ctx, logged := startCall(ctx)
 	// A map of our own: metadata.Pairs would lower-case the key each call.
-	_ = grpc.SetHeader(ctx, metadata.MD{"x-request-id": {call.RequestID}})
+	_ = grpc.SetHeader(ctx, metadata.MD{"x-request-id": {logged.RequestID}})
 	var resp any
 	var err error
 	if u.metrics == nil {
@@ -50,7 +51,7 @@ func (u *unaryCalls) intercept(ctx context.Context, req any, info *grpc.UnarySer
 			return u.guarded(ctx, req, info, handler)
 		})
 	}
-	endCall(ctx, call, info.FullMethod, err)
+	endCall(ctx, logged, info.FullMethod, err)
 	return resp, err
 }
 
@@ -63,7 +64,7 @@ func (u *unaryCalls) guarded(ctx context.Context, req any, info *grpc.UnaryServe
 		}
 	}()
 	resp, err := u.admitted(ctx, req, info, handler)
-	return resp, errorBoundary.Status(ctx, err)
+	return resp, call.Boundary.Status(ctx, err)
 }
 
 // admitted requires the call's caller, then its admission place.

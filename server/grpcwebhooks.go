@@ -6,6 +6,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 )
 
@@ -25,7 +26,7 @@ type grpcEvents struct {
 
 // inWebhook names the core's fields as a gRPC caller does: inside webhook.
 func inWebhook(err error) error {
-	return renameFields(err, func(field string) string { return "webhook." + field })
+	return call.RenameFields(err, func(field string) string { return "webhook." + field })
 }
 
 func (g *grpcWebhooks) CreateWebhook(ctx context.Context, req *jobboardv2.CreateWebhookRequest) (*jobboardv2.CreateWebhookResponse, error) {
@@ -43,7 +44,7 @@ func (g *grpcWebhooks) CreateWebhook(ctx context.Context, req *jobboardv2.Create
 // take for none.
 func checkAuthType(a *jobboardv2.WebhookAuth) error {
 	if a != nil && a.GetType() == jobboardv2.WebhookAuthType_WEBHOOK_AUTH_TYPE_UNSPECIFIED {
-		return invalidFieldText("webhook.auth.type", "is required: WEBHOOK_AUTH_TYPE_BASIC or WEBHOOK_AUTH_TYPE_BEARER; leave auth unset for none")
+		return call.InvalidFieldText("webhook.auth.type", "is required: WEBHOOK_AUTH_TYPE_BASIC or WEBHOOK_AUTH_TYPE_BEARER; leave auth unset for none")
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ var updatablePaths = []string{"url", "events", "description", "auth", "enabled"}
 func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.WebhookInput, error) {
 	paths := req.GetUpdateMask().GetPaths()
 	if len(paths) == 0 {
-		return nil, invalidFieldText("update_mask", "is empty; name the fields to change: "+strings.Join(updatablePaths, ", "))
+		return nil, call.InvalidFieldText("update_mask", "is empty; name the fields to change: "+strings.Join(updatablePaths, ", "))
 	}
 	w := req.GetWebhook()
 	in := natural.WebhookInput(w)
@@ -94,12 +95,12 @@ func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.WebhookInput, 
 		switch p {
 		case "url":
 			if w.GetUrl() == "" {
-				return nil, invalidFieldText("webhook.url", `"" must be an absolute http or https URL`)
+				return nil, call.InvalidFieldText("webhook.url", `"" must be an absolute http or https URL`)
 			}
 			out.Url = in.Url
 		case "events":
 			if len(w.GetEvents()) == 0 {
-				return nil, invalidFieldText("webhook.events", "is empty; name at least one event type")
+				return nil, call.InvalidFieldText("webhook.events", "is empty; name at least one event type")
 			}
 			out.Events = in.Events
 		case "description":
@@ -115,7 +116,7 @@ func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.WebhookInput, 
 		case "enabled":
 			out.Enabled = &w.Enabled
 		default:
-			return nil, invalidField("update_mask", p, "is not a field UpdateWebhook changes; allowed: "+strings.Join(updatablePaths, ", "))
+			return nil, call.InvalidField("update_mask", p, "is not a field UpdateWebhook changes; allowed: "+strings.Join(updatablePaths, ", "))
 		}
 	}
 	return out, nil

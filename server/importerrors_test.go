@@ -20,6 +20,7 @@ import (
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -94,7 +95,7 @@ func TestImportErrorsPastFourMiB(t *testing.T) {
 		_ = f.svcs.Queue.Stop(ctx)
 	})
 	callback, hook := newReceiver(t, http.StatusNoContent), newReceiver(t, http.StatusNoContent)
-	ctxA := ContextWithCaller(context.Background(), Caller{AccountID: f.a.AccountID})
+	ctxA := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 	if _, err := f.svcs.Webhooks.CreateWebhook(ctxA, &restv2.CreateWebhookRequest{Webhook: &restv2.WebhookInput{
 		Url: hook.srv.URL, Events: []string{"job_import.completed"}}}); err != nil {
 		t.Fatal(err)

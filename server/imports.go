@@ -26,6 +26,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
@@ -61,23 +62,23 @@ type JobImportService struct {
 
 // CreateJobImport stores the import and queues it in one transaction.
 func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.CreateJobImportRequest) (*restv2.CreateJobImportResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if n := len(req.GetJobs()); n > rules.MaxImportJobs {
-		return nil, invalidFieldText("jobs", fmt.Sprintf("%d jobs is more than the %d an import may hold", n, rules.MaxImportJobs))
+		return nil, call.InvalidFieldText("jobs", fmt.Sprintf("%d jobs is more than the %d an import may hold", n, rules.MaxImportJobs))
 	}
 	if req.CallbackUrl != nil {
 		if err := webhook.CheckURL(ctx, req.GetCallbackUrl(), s.allowPrivateCallbacks); err != nil {
-			return nil, invalidArgument(fieldViolation{field: "callback_url", label: "callbackUrl",
-				description: quoted(req.GetCallbackUrl()) + " " + err.Error()})
+			return nil, call.InvalidArgument(call.FieldViolation{Field: "callback_url", Label: "callbackUrl",
+				Description: call.Quoted(req.GetCallbackUrl()) + " " + err.Error()})
 		}
 	}
 	key := first(metadataOf(ctx), callmeta.IdempotencyKey)
 	if len(key) > maxIdempotencyKey {
-		return nil, invalidArgument(fieldViolation{field: callmeta.IdempotencyKey, label: "Idempotency-Key",
-			description: fmt.Sprintf("%d characters is longer than the %d allowed", len(key), maxIdempotencyKey)})
+		return nil, call.InvalidArgument(call.FieldViolation{Field: callmeta.IdempotencyKey, Label: "Idempotency-Key",
+			Description: fmt.Sprintf("%d characters is longer than the %d allowed", len(key), maxIdempotencyKey)})
 	}
 	// The request's hash is taken while its jobs are written in their
 	// stored form: both only read the request.
@@ -88,7 +89,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 	payload, err := importPayload(req.GetJobs())
 	hashing.Wait()
 	if err = errors.Join(err, hashErr); err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	n := store.NewImport{AccountID: caller.AccountID, Payload: payload, CallbackURL: req.CallbackUrl,
 		DeleteJobs: req.GetDeleteJobs(), BaseURL: s.links.baseURL(ctx), IdempotencyKey: key, RequestHash: hash,
@@ -115,18 +116,18 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		return nil, status.Error(codes.FailedPrecondition, "Idempotency-Key: already used in the last 24 hours with a different request")
 	}
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	msg, err := importMessage(imp)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	return &restv2.CreateJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
 
 // GetJobImport returns an import of the account.
 func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobImportRequest) (*restv2.GetJobImportResponse, error) {
-	imp, err := accountRecord(ctx, func() string { return "job import " + quoted(req.GetId()) }, func(accountID int64) (store.JobImport, error) {
+	imp, err := accountRecord(ctx, func() string { return "job import " + call.Quoted(req.GetId()) }, func(accountID int64) (store.JobImport, error) {
 		return s.store.JobImport(ctx, accountID, req.GetId())
 	})
 	if err != nil {
@@ -134,7 +135,7 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobI
 	}
 	msg, err := importMessage(imp)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
@@ -144,7 +145,7 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobI
 // entries it answers, not the tens of thousands it does not.
 func (s *JobImportService) jobImportWindow(ctx context.Context, id string, w store.ResultsWindow) (*restv2.GetJobImportResponse, store.ResultsLengths, error) {
 	var lengths store.ResultsLengths
-	imp, err := accountRecord(ctx, func() string { return "job import " + quoted(id) }, func(accountID int64) (store.JobImport, error) {
+	imp, err := accountRecord(ctx, func() string { return "job import " + call.Quoted(id) }, func(accountID int64) (store.JobImport, error) {
 		imp, n, err := s.store.JobImportWindow(ctx, accountID, id, w)
 		lengths = n
 		return imp, err
@@ -154,7 +155,7 @@ func (s *JobImportService) jobImportWindow(ctx context.Context, id string, w sto
 	}
 	msg, err := importMessage(imp)
 	if err != nil {
-		return nil, store.ResultsLengths{}, internalError(ctx, err)
+		return nil, store.ResultsLengths{}, call.Internal(ctx, err)
 	}
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, lengths, nil
 }
@@ -503,7 +504,7 @@ func (s *JobService) checkedChunks(payload store.ImportPayload, stop <-chan stru
 var errImportStopped = errors.New("import stopped")
 
 // scrubNUL keeps NUL characters echoed from the request out of the results:
-// entries escape them where they are made (escapeNUL), and this escapes them
+// entries escape them where they are made (call.EscapeNUL), and this escapes them
 // the same way in anything else. The results were jsonb until migration
 // 0019, which refuses \u0000 (the import could then never complete); json
 // keeps it, but C-string clients (PHP's extensions, shell tools) would cut
@@ -511,7 +512,7 @@ var errImportStopped = errors.New("import stopped")
 func scrubNUL(r *restv2.JobImportResults) {
 	fix := func(p *string) {
 		if p != nil && strings.ContainsRune(*p, 0) {
-			*p = escapeNUL(*p)
+			*p = call.EscapeNUL(*p)
 		}
 	}
 	for _, e := range r.Errors {

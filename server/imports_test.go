@@ -17,6 +17,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/testfix"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
@@ -54,8 +55,8 @@ func newIdleImportFixture(t testing.TB, change func(*Config)) *importFixture {
 	ctx := context.Background()
 	a, b := storetest.NewAccount(t, st, "A"), storetest.NewAccount(t, st, "B")
 	return &importFixture{svcs: svcs, metrics: m,
-		ctxA: ContextWithCaller(ctx, Caller{AccountID: a.AccountID}),
-		ctxB: ContextWithCaller(ctx, Caller{AccountID: b.AccountID})}
+		ctxA: call.WithCaller(ctx, call.Caller{AccountID: a.AccountID}),
+		ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID})}
 }
 
 // start starts the fixture's queue, stopped when the test ends.
@@ -277,7 +278,7 @@ func TestQueueDepthMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := storetest.NewAccount(t, st, "A")
-	ctx := ContextWithCaller(context.Background(), Caller{AccountID: a.AccountID})
+	ctx := call.WithCaller(context.Background(), call.Caller{AccountID: a.AccountID})
 	waiting := map[string]string{"kind": "job_import", "state": "available"}
 	if got := sample(t, m, "jobboard_queue_jobs", waiting); got != 0 {
 		t.Errorf("before any import: %v available", got)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // threeJobs is an import of three valid jobs with a callback to cb.
@@ -76,7 +77,7 @@ func TestImportGivenUpByItsWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer hold.Rollback()
-		caller, _ := callerFrom(f.ctxA)
+		caller, _ := call.From(f.ctxA)
 		if _, err := hold.Exec(`SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, caller.AccountID); err != nil {
 			t.Fatal(err)
 		}

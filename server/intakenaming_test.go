@@ -40,7 +40,7 @@ func TestApplicationViolations(t *testing.T) {
 			_, problems := checkApplications(1, apps, time.Now(), tt.naming, tt.rename)
 			var got []string
 			for _, p := range problems {
-				got = append(got, p.text())
+				got = append(got, p.Text())
 			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %q, want %q", got, tt.want)
@@ -51,7 +51,7 @@ func TestApplicationViolations(t *testing.T) {
 				}
 			}
 			// The path a gRPC caller finds in the BadRequest is the same.
-			if v := problems[1]; v.field != tt.naming.path(1)+".email" || v.description != `"ida@" is not an e-mail address` {
+			if v := problems[1]; v.Field != tt.naming.path(1)+".email" || v.Description != `"ida@" is not an e-mail address` {
 				t.Errorf("the e-mail's violation: %+v", v)
 			}
 		})
@@ -78,8 +78,8 @@ func TestApplicationTextLength(t *testing.T) {
 			}
 			tt.set(app, long+"x")
 			_, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName)
-			if len(problems) != 1 || !strings.HasPrefix(problems[0].text(), tt.path+`: "éé`) ||
-				!strings.HasSuffix(problems[0].text(), " is longer than 1,000 characters") {
+			if len(problems) != 1 || !strings.HasPrefix(problems[0].Text(), tt.path+`: "éé`) ||
+				!strings.HasSuffix(problems[0].Text(), " is longer than 1,000 characters") {
 				t.Errorf("%d characters: %v", maxApplicationText+1, problems)
 			}
 		})
@@ -92,7 +92,7 @@ func TestApplicationListLength(t *testing.T) {
 	app := applicant("Ida", "Ray", "TX", "75201", "Student", "1", "2026-01-01")
 	app.EmploymentHistory = make([]intake.Employment, maxEmployments+1)
 	_, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName)
-	if len(problems) != 1 || problems[0].text() != "[0] employment_history: holds 51 entries, more than 50" {
+	if len(problems) != 1 || problems[0].Text() != "[0] employment_history: holds 51 entries, more than 50" {
 		t.Errorf("%d employments: %v", maxEmployments+1, problems)
 	}
 }

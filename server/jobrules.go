@@ -8,6 +8,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -121,7 +122,7 @@ func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProbl
 	f.PayAmountMin = c.decimal("payAmountMin", in.PayAmountMin)
 	f.PayAmountMax = c.decimal("payAmountMax", in.PayAmountMax)
 	if f.PayAmountMin != nil && f.PayAmountMax != nil && cents(*f.PayAmountMin) > cents(*f.PayAmountMax) {
-		c.invalid("payAmountMin", in.PayAmountMin, "is greater than payAmountMax "+quoted(*in.PayAmountMax))
+		c.invalid("payAmountMin", in.PayAmountMin, "is greater than payAmountMax "+call.Quoted(*in.PayAmountMax))
 	}
 	f.PayFrequency = c.optionalEnum("payFrequency", in.PayFrequency, payFrequencies)
 	f.EmploymentType = c.enumList("employmentType", in.EmploymentType, employment)
@@ -152,11 +153,11 @@ func (c *jobCheck) ignoreExtraFields(extra []*restv2.ExtraField) {
 			for _, y := range extra[k:] {
 				names = append(names, y.Name)
 			}
-			c.ignored = append(c.ignored, ignoredField{value: ptr(joinCut(names, ", ", maxEchoed)),
+			c.ignored = append(c.ignored, ignoredField{value: ptr(joinCut(names, ", ", call.MaxEchoed)),
 				message: fmt.Sprintf("%d more unknown fields were ignored", len(names))})
 			return
 		}
-		name := escapeNUL(truncate(x.Name, maxEchoed))
+		name := call.EscapeNUL(call.Truncate(x.Name, call.MaxEchoed))
 		msg := "unknown field " + name + " was ignored"
 		if name == "id" || name == "date" {
 			msg = name + " is assigned by the service and was ignored"
@@ -176,14 +177,14 @@ func (c *jobCheck) repeatedFields(repeated []*restv2.ExtraField) {
 			for _, y := range repeated[k:] {
 				names = append(names, y.Name)
 			}
-			c.add(fieldProblem{kind: invalidProblem, value: ptr(joinCut(names, ", ", maxEchoed)),
+			c.add(fieldProblem{kind: invalidProblem, value: ptr(joinCut(names, ", ", call.MaxEchoed)),
 				message: fmt.Sprintf("%d more fields are given more than once in this job; a job gives each field once", len(names))})
 			return
 		}
-		name := escapeNUL(truncate(r.Name, maxEchoed))
+		name := call.EscapeNUL(call.Truncate(r.Name, call.MaxEchoed))
 		msg := name + ": is given more than once in this job; a job gives each field once"
 		if r.Value != nil {
-			msg = fmt.Sprintf("%s: %s is a second value for a field this job already gave; a job gives each field once", name, quoted(*r.Value))
+			msg = fmt.Sprintf("%s: %s is a second value for a field this job already gave; a job gives each field once", name, call.Quoted(*r.Value))
 		}
 		c.add(fieldProblem{kind: invalidProblem, field: name, value: r.Value, message: msg})
 	}
@@ -223,7 +224,7 @@ func (c *jobCheck) missing(field string, raw *string) {
 
 func (c *jobCheck) invalid(field string, raw *string, rule string) {
 	c.add(fieldProblem{kind: invalidProblem, field: field, value: raw,
-		message: fmt.Sprintf("%s: %s %s", field, quoted(rules.OrEmpty(raw)), rule)})
+		message: fmt.Sprintf("%s: %s %s", field, call.Quoted(rules.OrEmpty(raw)), rule)})
 }
 
 // add records p unless its field already has a problem: a job yields at
@@ -236,46 +237,6 @@ func (c *jobCheck) add(p fieldProblem) {
 		}
 	}
 	c.problems = append(c.problems, p)
-}
-
-// Echoes of client values are cut, so a huge value cannot make the answer
-// many times larger than the request.
-const (
-	maxQuoted = 100   // characters of a value quoted in a message
-	maxEchoed = 1_024 // characters of a value returned in an entry
-)
-
-// quoted is %q of s, cut to maxQuoted characters.
-func quoted(s string) string { return fmt.Sprintf("%q", truncate(s, maxQuoted)) }
-
-// echoed is the value returned in an entry, cut to maxEchoed characters,
-// with its NUL characters escaped.
-func echoed(s *string) *string {
-	if s == nil || (len(*s) <= maxEchoed && !strings.ContainsRune(*s, 0)) {
-		return s
-	}
-	return ptr(escapeNUL(truncate(*s, maxEchoed)))
-}
-
-// escapeNUL writes each NUL character of text echoed from a request as \x00,
-// as a value quoted in a message shows it (docs/api.md, Jobs), so an entry
-// reads the same in its value and its message, in JSON, in XML (which
-// cannot hold a NUL) and in an import's results. A NUL is never part of a
-// valid value, and clients built on C strings would cut the text at it.
-func escapeNUL(s string) string { return strings.ReplaceAll(s, "\x00", `\x00`) }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := 0
-	for k := range s {
-		if i == n {
-			return s[:k] + "…"
-		}
-		i++
-	}
-	return s
 }
 
 // text trims a submitted value. It reports false for an absent or blank
@@ -362,7 +323,7 @@ const maxListValues = 10
 // gets one entry: it quotes the first wrong value and counts the others.
 func (c *jobCheck) enumList(field string, raw []string, values []string) []string {
 	if len(raw) > maxListValues {
-		c.add(fieldProblem{kind: invalidProblem, field: field, value: ptr(joinCut(raw, ", ", maxEchoed)),
+		c.add(fieldProblem{kind: invalidProblem, field: field, value: ptr(joinCut(raw, ", ", call.MaxEchoed)),
 			message: fmt.Sprintf("%s: %d values were sent; at most %d are accepted", field, len(raw), maxListValues)})
 		return []string{}
 	}
@@ -404,7 +365,7 @@ func joinCut(values []string, sep string, n int) string {
 			b.WriteString(sep)
 		}
 		if b.Len()+len(v) > n {
-			b.WriteString(truncate(v, n-b.Len()))
+			b.WriteString(call.Truncate(v, n-b.Len()))
 			break
 		}
 		b.WriteString(v)

@@ -9,6 +9,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -223,7 +224,7 @@ func TestJobRulesIgnoredValues(t *testing.T) {
 // TestEchoedValues: a value returned in an entry is cut to maxEchoed
 // characters, and a NUL in it is written \x00, as messages quote it.
 func TestEchoedValues(t *testing.T) {
-	long := strings.Repeat("é", maxEchoed)
+	long := strings.Repeat("é", call.MaxEchoed)
 	tests := []struct {
 		name string
 		in   *string
@@ -237,9 +238,9 @@ func TestEchoedValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := echoed(tt.in); !cmp.Equal(got, tt.want) {
+			if got := call.Echoed(tt.in); !cmp.Equal(got, tt.want) {
 				got, want := rules.OrEmpty(got), rules.OrEmpty(tt.want)
-				t.Errorf("echoed(%.40q) = %.40q (%d bytes), want %.40q (%d bytes)", rules.OrEmpty(tt.in), got, len(got), want, len(want))
+				t.Errorf("call.Echoed(%.40q) = %.40q (%d bytes), want %.40q (%d bytes)", rules.OrEmpty(tt.in), got, len(got), want, len(want))
 			}
 		})
 	}
@@ -305,7 +306,7 @@ func TestJobRulesBoundedEntries(t *testing.T) {
 		t.Fatalf("%d ignored entries, want %d", len(ignored), maxIgnoredFields+1)
 	}
 	last := ignored[maxIgnoredFields]
-	if last.field != "" || last.message != "990 more unknown fields were ignored" || !strings.HasPrefix(*last.value, "f10, f11, ") || len(*last.value) > maxEchoed+8 {
+	if last.field != "" || last.message != "990 more unknown fields were ignored" || !strings.HasPrefix(*last.value, "f10, f11, ") || len(*last.value) > call.MaxEchoed+8 {
 		t.Errorf("last ignored entry %q %q %.60q (%d bytes)", last.field, last.message, *last.value, len(*last.value))
 	}
 }

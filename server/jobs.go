@@ -11,6 +11,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -25,7 +26,7 @@ func tooManyItems(field string, n int, limit string) error {
 	if n <= rules.MaxListItems {
 		return nil
 	}
-	return invalidArgument(fieldViolation{field: field, description: fmt.Sprintf(
+	return call.InvalidArgument(call.FieldViolation{Field: field, Description: fmt.Sprintf(
 		"the request lists %d items, more than %d; %s, so send the rest in further requests",
 		n, rules.MaxListItems, limit)})
 }
@@ -69,11 +70,11 @@ const jobsTokenScope = "jobs"
 
 // ListJobs returns a page of the account's active jobs ordered by id.
 func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) (*restv2.ListJobsResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
-	size, err := pageSize(req.GetPageSize(), defaultJobsPage, maxJobsPage, "jobs")
+	size, err := call.PageSize(req.GetPageSize(), defaultJobsPage, maxJobsPage, "jobs")
 	if err != nil {
 		return nil, err
 	}
@@ -81,12 +82,12 @@ func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) 
 	if token := req.GetPageToken(); token != "" {
 		after, err = s.tokens.DecodeID(token, caller.AccountID, jobsTokenScope)
 		if err != nil || after <= 0 {
-			return nil, invalidFieldText("page_token", quoted(token)+" is not a next_page_token this service answered")
+			return nil, call.InvalidFieldText("page_token", call.Quoted(token)+" is not a next_page_token this service answered")
 		}
 	}
 	page, err := s.store.ListJobsPage(ctx, caller.AccountID, after, size, jobsPageBytes)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	out := &restv2.ListJobsResponse{Jobs: make([]*restv2.Job, len(page.Jobs))}
 	for i := range page.Jobs {
@@ -111,7 +112,7 @@ func (s *JobService) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*re
 
 // PostJobs validates the jobs and upserts the valid ones in one transaction.
 func (s *JobService) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*restv2.PostJobsResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func (s *JobService) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) 
 	batch := s.checkJobs(req.GetJobs(), rules.MaxJobsPerPost)
 	outcomes, err := s.store.UpsertJobs(ctx, caller.AccountID, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	sum := newSummary()
 	batch.count(outcomes, sum.BatchSummary)
@@ -191,7 +192,7 @@ func (s *JobService) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset in
 		ref := strings.TrimSpace(in.GetReferenceNumber())
 		if first, seen := firstAt[ref]; seen && ref != "" {
 			b.problems[i] = []jobProblem{{list: duplicationList, field: "referenceNumber", value: in.ReferenceNumber,
-				message: fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", quoted(ref), first)}}
+				message: fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", call.Quoted(ref), first)}}
 			continue
 		}
 		firstAt[ref] = offset + i
@@ -285,7 +286,7 @@ func (b *jobBatch) count(outcomes []store.Outcome, sum *restv2.BatchSummary) {
 // entry is a post-style entry about job i of the batch.
 func (b *jobBatch) entry(i int, in *restv2.JobInput, field string, value *string, message string) *restv2.BatchEntry {
 	return &restv2.BatchEntry{Index: int32p(b.offset + i), ReferenceNumber: sentReference(in),
-		Field: optional(field), Value: echoed(value), Message: message}
+		Field: optional(field), Value: call.Echoed(value), Message: message}
 }
 
 // sentReference is the job's reference number as entries show it: null
@@ -294,7 +295,7 @@ func sentReference(in *restv2.JobInput) *string {
 	if strings.TrimSpace(in.GetReferenceNumber()) == "" {
 		return nil
 	}
-	return echoed(in.ReferenceNumber)
+	return call.Echoed(in.ReferenceNumber)
 }
 
 // ignoredEntries lists the ignored values in request order.
@@ -340,7 +341,7 @@ func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) 
 		parse: func(raw string) (int64, string) {
 			id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 			if err != nil {
-				return 0, quoted(raw) + " is not a job id (an integer)"
+				return 0, call.Quoted(raw) + " is not a job id (an integer)"
 			}
 			return id, ""
 		},
@@ -357,12 +358,12 @@ func (s *JobService) deleteByReference(ctx context.Context, refs []string, liste
 		parse: func(raw string) (string, string) {
 			ref := strings.TrimSpace(raw)
 			if ref == "" || strings.ContainsRune(ref, 0) {
-				return "", quoted(raw) + " is not a reference number (1-64 letters and digits)"
+				return "", call.Quoted(raw) + " is not a reference number (1-64 letters and digits)"
 			}
 			return ref, ""
 		},
 		name:     func(e *restv2.BatchEntry, ref string) { e.ReferenceNumber = &ref },
-		describe: func(ref string) string { return "job with referenceNumber " + quoted(ref) },
+		describe: func(ref string) string { return "job with referenceNumber " + call.Quoted(ref) },
 		remove:   s.store.DeleteJobsByReference,
 	})
 }
@@ -386,7 +387,7 @@ type jobKey[K comparable] struct {
 // keys are invalid, repeats are duplicates, and keys with no active job of
 // the caller's account are missing.
 func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k jobKey[K]) (*restv2.BatchSummary, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +406,7 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	for i, r := range raw {
 		key, invalid := k.parse(r)
 		if invalid != "" {
-			sum.add(&sum.ErrorMessages.InvalidErrors, &restv2.BatchEntry{Index: indexIf(listed, i), Value: echoed(&raw[i]), Message: invalid})
+			sum.add(&sum.ErrorMessages.InvalidErrors, &restv2.BatchEntry{Index: indexIf(listed, i), Value: call.Echoed(&raw[i]), Message: invalid})
 			continue
 		}
 		if first, seen := firstAt[key]; seen {
@@ -419,7 +420,7 @@ func deleteJobs[K comparable](ctx context.Context, raw []string, listed bool, k 
 	}
 	deleted, err := k.remove(ctx, caller.AccountID, wanted)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	gone := make(map[K]bool, len(deleted))
 	for _, key := range deleted {

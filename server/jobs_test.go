@@ -13,6 +13,7 @@ import (
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -30,7 +31,7 @@ func newJobsFixture(t testing.TB) (*JobService, context.Context, *store.Store, *
 	creds := storetest.NewAccount(t, st, "Acme")
 	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	svc := NewJobService(st, func() time.Time { return now })
-	return svc, ContextWithCaller(context.Background(), Caller{AccountID: creds.AccountID}), st, &now
+	return svc, call.WithCaller(context.Background(), call.Caller{AccountID: creds.AccountID}), st, &now
 }
 
 func input(ref string) *restv2.JobInput {
@@ -57,7 +58,7 @@ func TestActiveLimitUnderConcurrentPosts(t *testing.T) {
 		seed = append(seed, store.JobFields{ReferenceNumber: fmt.Sprintf("S%d", i), Title: "t", State: "TX",
 			DriverType: "Student", FreightType: "Box", Description: "d"})
 	}
-	caller, _ := callerFrom(ctx)
+	caller, _ := call.From(ctx)
 	if _, err := st.UpsertJobs(ctx, caller.AccountID, seed, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestHugeInputIsNotAmplified(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := resp.ErrorMessages.InvalidErrors.Errors[0]
-	if len(e.Message) > 1000 || len(e.GetValue()) > 4*maxEchoed {
+	if len(e.Message) > 1000 || len(e.GetValue()) > 4*call.MaxEchoed {
 		t.Errorf("echo of a 1 MiB title: message %d bytes, value %d bytes", len(e.Message), len(e.GetValue()))
 	}
 	many := &restv2.PostJobsRequest{}

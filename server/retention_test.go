@@ -10,6 +10,7 @@ import (
 
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -67,7 +68,7 @@ func TestEventRetention(t *testing.T) {
 		t.Errorf("%d events and %d attempts left, want 2 and 1", left, attempts)
 	}
 	feed := &EventService{store: st}
-	ctxA := ContextWithCaller(ctx, Caller{AccountID: acct.AccountID})
+	ctxA := call.WithCaller(ctx, call.Caller{AccountID: acct.AccountID})
 	page, err := feed.ListEvents(ctxA, &restv2.ListEventsRequest{})
 	if err != nil || len(page.Data) != 2 || page.Data[0].Id != events[5].ID {
 		t.Errorf("the feed after the clean-up: %v %v", page, err)

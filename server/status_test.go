@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // callContext is the context grpc-go gives a call of method.
@@ -40,7 +42,7 @@ func TestRecoveryInterceptors(t *testing.T) {
 	stream := recoveryStream()
 	calls := map[string]func() error{
 		"Get": func() error {
-			ctx := ContextWithCaller(callContext("/test.Svc/Get"), Caller{AccountID: 1})
+			ctx := call.WithCaller(callContext("/test.Svc/Get"), call.Caller{AccountID: 1})
 			_, err := unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Get"},
 				func(context.Context, any) (any, error) { panic("Get boom") })
 			return err

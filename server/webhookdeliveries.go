@@ -12,6 +12,7 @@ import (
 
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -51,7 +52,7 @@ func (e tooManyQueued) Error() string {
 // endpoint, and only to it, in one transaction, unless the endpoint has
 // maxQueuedActions queued.
 func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhookRequest) (*restv2.TestWebhookResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhoo
 // events to the endpoint, with the event's id as webhook-id again. Any of
 // its events will do, one created while the endpoint was disabled too.
 func (s *WebhookService) RedeliverWebhookEvent(ctx context.Context, req *restv2.RedeliverWebhookEventRequest) (*restv2.RedeliverWebhookEventResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func (s *WebhookService) RedeliverWebhookEvent(ctx context.Context, req *restv2.
 		return s.queueAction(ctx, tx, event.ID, target, actionRedeliver)
 	})
 	if eventMissing {
-		return nil, status.Errorf(codes.NotFound, "event %s not found", quoted(req.GetEventId()))
+		return nil, status.Errorf(codes.NotFound, "event %s not found", call.Quoted(req.GetEventId()))
 	}
 	var elsewhere otherEndpointsTest
 	if errors.As(err, &elsewhere) {
@@ -191,7 +192,7 @@ func (s *WebhookService) endpointError(ctx context.Context, err error, id, actio
 	var full tooManyQueued
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return status.Errorf(codes.NotFound, "webhook endpoint %s not found", quoted(id))
+		return status.Errorf(codes.NotFound, "webhook endpoint %s not found", call.Quoted(id))
 	case errors.Is(err, errEndpointDisabled):
 		return status.Errorf(codes.FailedPrecondition,
 			"webhook endpoint %s is disabled; enable it first (PATCH /api/v2.0/webhooks/%s with {\"enabled\": true}) to %s", id, id, action)
@@ -200,7 +201,7 @@ func (s *WebhookService) endpointError(ctx context.Context, err error, id, actio
 			"webhook endpoint %s has %d test or redeliver deliveries queued, the most it may have at once (%d); ask again once one has been delivered or given up",
 			id, full.queued, maxQueuedActions)
 	}
-	return internalError(ctx, err)
+	return call.Internal(ctx, err)
 }
 
 // ListWebhookDeliveries lists the endpoint's latest delivery attempts,
@@ -222,11 +223,11 @@ func (s *WebhookService) ListWebhookDeliveries(ctx context.Context, req *restv2.
 // deliveries reads the attempts ListWebhookDeliveries answers; limit is
 // the query parameter's text.
 func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]store.WebhookAttempt, error) {
-	n, err := limitParam(limit, defaultDeliveriesPage, maxDeliveriesPage)
+	n, err := call.LimitParam(limit, defaultDeliveriesPage, maxDeliveriesPage)
 	if err != nil {
 		return nil, err
 	}
-	return accountRecord(ctx, func() string { return "webhook endpoint " + quoted(id) }, func(accountID int64) ([]store.WebhookAttempt, error) {
+	return accountRecord(ctx, func() string { return "webhook endpoint " + call.Quoted(id) }, func(accountID int64) ([]store.WebhookAttempt, error) {
 		return s.store.WebhookAttempts(ctx, accountID, id, n)
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -29,10 +30,10 @@ var subscribableEvents = domain.Names(domain.SubscribableEventTypes())
 // checkEndpointURL applies the rules of an import's callbackUrl.
 func checkEndpointURL(ctx context.Context, raw string, allowPrivate bool) error {
 	if n := utf8.RuneCountInString(raw); n > maxWebhookURL {
-		return invalidFieldText("url", fmt.Sprintf("%d characters is longer than the %d allowed", n, maxWebhookURL))
+		return call.InvalidFieldText("url", fmt.Sprintf("%d characters is longer than the %d allowed", n, maxWebhookURL))
 	}
 	if err := webhook.CheckURL(ctx, raw, allowPrivate); err != nil {
-		return invalidField("url", raw, err.Error())
+		return call.InvalidField("url", raw, err.Error())
 	}
 	return nil
 }
@@ -46,10 +47,10 @@ func endpointEvents(events []string) ([]string, error) {
 	for i, e := range events {
 		field := fmt.Sprintf("events[%d]", i)
 		if e == string(domain.EventWebhookTest) {
-			return nil, invalidField(field, e, "cannot be subscribed to: only the test action sends it, to the endpoint tested")
+			return nil, call.InvalidField(field, e, "cannot be subscribed to: only the test action sends it, to the endpoint tested")
 		}
 		if !slices.Contains(subscribableEvents, e) {
-			return nil, invalidField(field, e, "is not an event type; allowed: "+strings.Join(subscribableEvents, ", "))
+			return nil, call.InvalidField(field, e, "is not an event type; allowed: "+strings.Join(subscribableEvents, ", "))
 		}
 	}
 	var out []string
@@ -67,12 +68,12 @@ func endpointDescription(d string) (*string, error) {
 	case d == "":
 		return nil, nil
 	case !utf8.ValidString(d):
-		return nil, invalidFieldText("description", "is not valid UTF-8")
+		return nil, call.InvalidFieldText("description", "is not valid UTF-8")
 	case strings.ContainsRune(d, 0):
-		return nil, invalidFieldText("description", "must not contain NUL characters")
+		return nil, call.InvalidFieldText("description", "must not contain NUL characters")
 	}
 	if n := utf8.RuneCountInString(d); n > maxWebhookDescription {
-		return nil, invalidFieldText("description", fmt.Sprintf("%d characters is longer than the %d allowed", n, maxWebhookDescription))
+		return nil, call.InvalidFieldText("description", fmt.Sprintf("%d characters is longer than the %d allowed", n, maxWebhookDescription))
 	}
 	return &d, nil
 }
@@ -87,7 +88,7 @@ func endpointAuth(a *restv2.WebhookAuthInput) (*store.WebhookAuth, error) {
 	switch a.GetType() {
 	case "basic":
 		if a.Token != nil {
-			return nil, invalidFieldText("auth.token", "is not allowed with type basic, which takes username and password")
+			return nil, call.InvalidFieldText("auth.token", "is not allowed with type basic, which takes username and password")
 		}
 		if err := checkUsername(a.Username); err != nil {
 			return nil, err
@@ -102,7 +103,7 @@ func endpointAuth(a *restv2.WebhookAuthInput) (*store.WebhookAuth, error) {
 			set  bool
 		}{{"auth.username", a.Username != nil}, {"auth.password", a.Password != nil}} {
 			if f.set {
-				return nil, invalidFieldText(f.name, "is not allowed with type bearer, which takes token")
+				return nil, call.InvalidFieldText(f.name, "is not allowed with type bearer, which takes token")
 			}
 		}
 		if err := checkAuthSecret("auth.token", a.GetToken(), true); err != nil {
@@ -110,23 +111,23 @@ func endpointAuth(a *restv2.WebhookAuthInput) (*store.WebhookAuth, error) {
 		}
 		return &store.WebhookAuth{Type: "bearer", Secret: a.GetToken()}, nil
 	}
-	return nil, invalidField("auth.type", a.GetType(), "is not an authentication type; allowed: basic, bearer")
+	return nil, call.InvalidField("auth.type", a.GetType(), "is not an authentication type; allowed: basic, bearer")
 }
 
 func checkUsername(u *string) error {
 	const field = "auth.username"
 	switch {
 	case u == nil || *u == "":
-		return invalidFieldText(field, "is required with type basic, 1 to 255 characters")
+		return call.InvalidFieldText(field, "is required with type basic, 1 to 255 characters")
 	case !utf8.ValidString(*u):
-		return invalidFieldText(field, "is not valid UTF-8")
+		return call.InvalidFieldText(field, "is not valid UTF-8")
 	case strings.ContainsRune(*u, ':'):
-		return invalidField(field, *u, "must not contain a colon, which separates it from the password")
+		return call.InvalidField(field, *u, "must not contain a colon, which separates it from the password")
 	case strings.ContainsFunc(*u, isControl):
-		return invalidFieldText(field, "must not contain control characters")
+		return call.InvalidFieldText(field, "must not contain control characters")
 	}
 	if n := utf8.RuneCountInString(*u); n > maxAuthUsername {
-		return invalidFieldText(field, fmt.Sprintf("%d characters is longer than the %d allowed", n, maxAuthUsername))
+		return call.InvalidFieldText(field, fmt.Sprintf("%d characters is longer than the %d allowed", n, maxAuthUsername))
 	}
 	return nil
 }
@@ -138,15 +139,15 @@ func checkAuthSecret(field, v string, visibleASCII bool) error {
 	n := utf8.RuneCountInString(v)
 	switch {
 	case n > maxAuthSecret:
-		return invalidFieldText(field, fmt.Sprintf("%d characters is longer than the %d allowed", n, maxAuthSecret))
+		return call.InvalidFieldText(field, fmt.Sprintf("%d characters is longer than the %d allowed", n, maxAuthSecret))
 	case visibleASCII && n == 0:
-		return invalidFieldText(field, "is required with type bearer, 1 to 1,000 visible ASCII characters")
+		return call.InvalidFieldText(field, "is required with type bearer, 1 to 1,000 visible ASCII characters")
 	case visibleASCII && strings.ContainsFunc(v, func(r rune) bool { return r < '!' || r > '~' }):
-		return invalidFieldText(field, "must be visible ASCII characters only, without spaces (value not shown)")
+		return call.InvalidFieldText(field, "must be visible ASCII characters only, without spaces (value not shown)")
 	case !utf8.ValidString(v):
-		return invalidFieldText(field, "is not valid UTF-8 (value not shown)")
+		return call.InvalidFieldText(field, "is not valid UTF-8 (value not shown)")
 	case strings.ContainsFunc(v, isControl):
-		return invalidFieldText(field, "must not contain control characters (value not shown)")
+		return call.InvalidFieldText(field, "must not contain control characters (value not shown)")
 	}
 	return nil
 }

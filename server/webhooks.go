@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -44,7 +45,7 @@ func eventMessage(e store.Event) *restv2.Event {
 // CreateWebhook adds an endpoint with a fresh secret, which this answer
 // and RotateWebhookSecret's are the only ones to show.
 func (s *WebhookService) CreateWebhook(ctx context.Context, req *restv2.CreateWebhookRequest) (*restv2.CreateWebhookResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, req *restv2.CreateWe
 			"an account may have at most %d webhook endpoints; delete one before adding another", store.MaxWebhookEndpoints)
 	}
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	return &restv2.CreateWebhookResponse{Data: webhookMessage(created, true), Links: s.webhookLinks(ctx, created)}, nil
 }
@@ -67,7 +68,7 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, req *restv2.CreateWe
 func (s *WebhookService) newEndpoint(ctx context.Context, w *restv2.WebhookInput) (store.NewWebhookEndpoint, error) {
 	e := store.NewWebhookEndpoint{URL: w.GetUrl(), Events: subscribableEvents, Secret: webhook.NewSecret()}
 	if w.GetUrl() == "" {
-		return e, invalidFieldText("url", "is required: the absolute http or https address deliveries are POSTed to")
+		return e, call.InvalidFieldText("url", "is required: the absolute http or https address deliveries are POSTed to")
 	}
 	if err := checkEndpointURL(ctx, w.GetUrl(), s.allowPrivate); err != nil {
 		return e, err
@@ -90,13 +91,13 @@ func (s *WebhookService) newEndpoint(ctx context.Context, w *restv2.WebhookInput
 
 // ListWebhooks returns the account's endpoints, oldest first.
 func (s *WebhookService) ListWebhooks(ctx context.Context, _ *restv2.ListWebhooksRequest) (*restv2.ListWebhooksResponse, error) {
-	caller, err := callerFrom(ctx)
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
 	}
 	endpoints, err := s.store.WebhookEndpoints(ctx, caller.AccountID)
 	if err != nil {
-		return nil, internalError(ctx, err)
+		return nil, call.Internal(ctx, err)
 	}
 	resp := &restv2.ListWebhooksResponse{Data: make([]*restv2.Webhook, len(endpoints))}
 	for i, e := range endpoints {
@@ -190,7 +191,7 @@ func (s *WebhookService) RotateWebhookSecret(ctx context.Context, req *restv2.Ro
 // public id. A malformed id is NotFound, as another account's is.
 func (s *WebhookService) endpoint(ctx context.Context, publicID string,
 	op func(ctx context.Context, accountID int64, id string) (store.WebhookEndpoint, error)) (store.WebhookEndpoint, error) {
-	return accountRecord(ctx, func() string { return "webhook endpoint " + quoted(publicID) }, func(accountID int64) (store.WebhookEndpoint, error) {
+	return accountRecord(ctx, func() string { return "webhook endpoint " + call.Quoted(publicID) }, func(accountID int64) (store.WebhookEndpoint, error) {
 		id, ok := store.ParseEndpointID(publicID)
 		if !ok {
 			return store.WebhookEndpoint{}, store.ErrNotFound

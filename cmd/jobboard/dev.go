@@ -20,6 +20,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/pglocal"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -287,7 +288,7 @@ func createDemoAccount(ctx context.Context, st *store.Store) (server.Credentials
 // returns how many the post rejected.
 func postDemoJobs(ctx context.Context, st *store.Store, account int64) (int32, error) {
 	jobs := server.NewJobService(st, time.Now)
-	resp, err := jobs.PostJobs(server.ContextWithCaller(ctx, server.Caller{AccountID: account}),
+	resp, err := jobs.PostJobs(call.WithCaller(ctx, call.Caller{AccountID: account}),
 		&restv2.PostJobsRequest{Jobs: demoJobs()})
 	if err != nil {
 		return 0, fmt.Errorf("post demo jobs: %w", err)

@@ -21,6 +21,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/resetguard"
 	"github.com/truckjobs/jobboard/internal/tracing"
 	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -99,7 +100,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return err
 	}
 	logDatabaseRoute(st.Route())
-	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Boundary: server.ErrorBoundary(),
+	api, err := gateway.New(ctx, gateway.Config{Jobs: svcs.Jobs, Drivers: svcs.Drivers, Imports: svcs.Imports, Webhooks: svcs.Webhooks, Events: svcs.Events, Boundary: call.Boundary,
 		Authenticate: svcs.Auth.AuthenticateKey, TrustedProxies: scfg.TrustedProxies, Admit: svcs.Admit, Resume: svcs.Resume})
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,54 +33,15 @@ func violations(err error) []string {
 	return out
 }
 
-func TestInvalidArgumentWords(t *testing.T) {
-	long := strings.Repeat("é", 2000)
-	for _, tt := range []struct {
-		name       string
-		err        error
-		message    string
-		violations []string
-	}{
-		{"a value and a rule", invalidField("state", "ZZ", "is not valid; allowed: a state"),
-			`state: "ZZ" is not valid; allowed: a state`, []string{`state | "ZZ" is not valid; allowed: a state`}},
-		{"a value cut to 1,024 characters", invalidField("email", long, "is too long"),
-			`email: "` + strings.Repeat("é", 1024) + `…" is too long`,
-			[]string{`email | "` + strings.Repeat("é", 1024) + `…" is too long`}},
-		{"a value that is not text", invalidField("first_name", "Ann\xc3", "is not valid"),
-			`first_name: "Ann\xc3" is not valid`, []string{`first_name | "Ann\xc3" is not valid`}},
-		{"words of the caller", invalidFieldText("page_size", "-1 is negative"),
-			"page_size: -1 is negative", []string{"page_size | -1 is negative"}},
-		{"a label of REST's", invalidArgument(fieldViolation{field: "callback_url", label: "callbackUrl", description: `"x" is not a URL`}),
-			`callbackUrl: "x" is not a URL`, []string{`callback_url | "x" is not a URL`}},
-		{"no label", invalidArgument(fieldViolation{field: "jobs", description: "the request lists 3 items"}),
-			"the request lists 3 items", []string{"jobs | the request lists 3 items"}},
-		{"several", invalidArgument(
-			fieldViolation{field: "application.sent", label: "sent", description: "is required"},
-			fieldViolation{field: "application.zip", label: "zip", description: `"1" is not a ZIP code`}),
-			`sent: is required; zip: "1" is not a ZIP code`,
-			[]string{"application.sent | is required", `application.zip | "1" is not a ZIP code`}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			st := status.Convert(tt.err)
-			if st.Code() != codes.InvalidArgument || st.Message() != tt.message {
-				t.Errorf("got %v %q, want InvalidArgument %q", st.Code(), st.Message(), tt.message)
-			}
-			if got := violations(tt.err); strings.Join(got, "\n") != strings.Join(tt.violations, "\n") {
-				t.Errorf("violations %q, want %q", got, tt.violations)
-			}
-		})
-	}
-}
-
 // TestEveryInvalidArgumentHasDetails: the services make InvalidArgument
-// only through badrequest.go, so none goes without its BadRequest.
+// only through package call, so none goes without its BadRequest.
 func TestEveryInvalidArgumentHasDetails(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") || name == "badrequest.go" {
+		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		src, err := os.ReadFile(name)
@@ -89,7 +49,7 @@ func TestEveryInvalidArgumentHasDetails(t *testing.T) {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(src), "codes.InvalidArgument") {
-			t.Errorf("%s makes an InvalidArgument of its own: use invalidField or invalidArgument", name)
+			t.Errorf("%s makes an InvalidArgument of its own: use call.InvalidField or call.InvalidArgument", name)
 		}
 	}
 }
@@ -193,21 +153,4 @@ func TestGRPCErrorDetails(t *testing.T) {
 			t.Errorf("over the rate limit: %v with details %v, want ResourceExhausted with a RetryInfo", err, status.Convert(err).Details())
 		}
 	})
-}
-
-// TestInvalidArgumentCapped: past maxViolations the violations are counted,
-// not listed.
-func TestInvalidArgumentCapped(t *testing.T) {
-	var vs []fieldViolation
-	for i := range maxViolations + 150 {
-		f := fmt.Sprintf("applications[%d].email", i)
-		vs = append(vs, fieldViolation{field: f, label: f, description: `"x" is not an e-mail address`})
-	}
-	err := invalidArgument(vs...)
-	got := violations(err)
-	if len(got) != maxViolations+1 || got[maxViolations] != " | and 150 more problems" ||
-		!strings.HasSuffix(status.Convert(err).Message(), `; and 150 more problems`) {
-		t.Errorf("%d violations: %d listed, the last %q; message ends %q", len(vs), len(got), got[len(got)-1],
-			status.Convert(err).Message()[len(status.Convert(err).Message())-40:])
-	}
 }

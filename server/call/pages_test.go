@@ -1,4 +1,4 @@
-package server
+package call
 
 import "testing"
 
@@ -14,9 +14,9 @@ func TestLimitParam(t *testing.T) {
 		{"0", 0, false}, {"1001", 0, false}, {"ten", 0, false}, {" 5", 0, false}, {"5 ", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := limitParam(tt.text, 100, 1000)
+		got, err := LimitParam(tt.text, 100, 1000)
 		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("limitParam(%q) = %d, %v; want %d, ok %v", tt.text, got, err, tt.want, tt.ok)
+			t.Errorf("LimitParam(%q) = %d, %v; want %d, ok %v", tt.text, got, err, tt.want, tt.ok)
 		}
 	}
 }
