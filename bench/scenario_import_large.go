@@ -126,7 +126,7 @@ var importPhases = []phase{
 	{"encoding and compressing the stored jobs", "store.encodePart"},
 	{"hashing the request", "server.importRequestHash"},
 	{"the queue decoding the stored jobs", "store.ImportPayload.EachJob"},
-	{"the checks", "server.(*jobValidator).check"},
+	{"the checks", "jobs.(*jobValidator).check"},
 	// The queue's transaction; its upsert of each chunk is inlined, which
 	// leaves it out of pprof's table.
 	{"the queue's transaction (writing the jobs, then the results)", "server.(*importWorker).process.func1"},

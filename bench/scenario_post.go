@@ -133,7 +133,7 @@ var postPhases = []phase{
 	{"the handler (decoding the body, the store's call, the answer)", "local_request_JobService_PostJobs"},
 	{"reading the body from the connection", "gateway.(*bodyStream).read"},
 	{"decoding the body", "gateway.marshaler.decodeBody"},
-	{"the checks", "server.(*jobValidator).check"},
+	{"the checks", "jobs.(*jobValidator).check"},
 	{"the store's upsert, as in the floor", "store.(*Store).UpsertJobs"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
 	{"the queue's polling", "river.(*producer).dispatchWork"},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
@@ -41,7 +43,7 @@ func filler(n int) doc {
 
 // everyProblem is a post whose summary holds every kind of error and ignored value.
 func everyProblem() []doc {
-	jobs := []doc{
+	docs := []doc{
 		append(append(doc{}, minimalJob...), field{"benefits", "Dental"}, field{"id", 77}, field{"date", "2020-01-01"},
 			field{"requirements", `<p onclick="steal()">CDL</p><script>alert(1)</script>`}),
 		{{"referenceNumber", "MIN1"}, {"title", "Again"}},
@@ -50,10 +52,10 @@ func everyProblem() []doc {
 			{"driverType", "Trucker"}, {"freightType", "Box"}, {"payAmountMin", "20"}, {"payAmountMax", "10"},
 			{"employmentType", []string{"Seasonal"}}, {"twicOnly", "maybe"}, {"description", "x"}},
 	}
-	for i := len(jobs); i <= rules.MaxJobsPerPost; i++ {
-		jobs = append(jobs, filler(i))
+	for i := len(docs); i <= rules.MaxJobsPerPost; i++ {
+		docs = append(docs, filler(i))
 	}
-	return jobs
+	return docs
 }
 
 func TestGolden(t *testing.T) {
@@ -137,13 +139,13 @@ func TestGolden(t *testing.T) {
 
 // fillToLimit gives the account the maximum of active jobs, F0 to F9999.
 func fillToLimit(a *api) {
-	var jobs []store.JobFields
-	for i := 0; i < server.MaxActiveJobs; i++ {
-		jobs = append(jobs, store.JobFields{ReferenceNumber: fmt.Sprintf("F%d", i), Title: "Filler", State: "OH",
+	var fillers []store.JobFields
+	for i := 0; i < jobs.MaxActiveJobs; i++ {
+		fillers = append(fillers, store.JobFields{ReferenceNumber: fmt.Sprintf("F%d", i), Title: "Filler", State: "OH",
 			DriverType: "Company Driver", FreightType: "Box", Description: "x"})
 	}
-	opts := store.UpsertOptions{MaxActive: server.MaxActiveJobs, Today: fixedNow}
-	if _, err := a.store.UpsertJobs(context.Background(), a.acct, jobs, opts); err != nil {
+	opts := store.UpsertOptions{MaxActive: jobs.MaxActiveJobs, Today: fixedNow}
+	if _, err := a.store.UpsertJobs(context.Background(), a.acct, fillers, opts); err != nil {
 		a.t.Fatal(err)
 	}
 }

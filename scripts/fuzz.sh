@@ -12,8 +12,8 @@ targets=(
 	"./gateway FuzzDecodeJSON"
 	"./gateway FuzzDecodeXML"
 	"./gateway FuzzDriversQuery"
-	"./server FuzzJobValidator"
-	"./server FuzzPlainlyClean"
+	"./server/jobs FuzzJobValidator"
+	"./server/jobs FuzzPlainlyClean"
 	"./server FuzzRequestDecode"
 )
 log=$(mktemp)

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/intake"
@@ -282,10 +284,10 @@ func (c *appCheck) zip(raw string) string {
 	if zip == "" {
 		return ""
 	}
-	if !zipPattern.MatchString(zip) {
+	if !rules.ZIP.MatchString(zip) {
 		c.fail("zip", zip, "is not a ZIP code (12345 or 12345-6789)")
 	}
-	if m := zipPattern.FindStringSubmatch(zip); m != nil && m[2] != "" {
+	if m := rules.ZIP.FindStringSubmatch(zip); m != nil && m[2] != "" {
 		zip = m[1] + "-" + m[2]
 	}
 	return zip
@@ -297,9 +299,9 @@ func (c *appCheck) driverType(raw string) string {
 	if dt == "" {
 		return ""
 	}
-	canon, ok := canonical(driverTypes, dt)
+	canon, ok := rules.Canonical(driverTypeLabels, dt)
 	if !ok {
-		c.fail("driver_type", dt, "is not one of "+strings.Join(driverTypes, ", "))
+		c.fail("driver_type", dt, "is not one of "+strings.Join(driverTypeLabels, ", "))
 	}
 	return canon
 }
@@ -321,7 +323,7 @@ func (c *appCheck) endorsements(raw []string) []string {
 			c.fail("endorsements", e, "is not one of T, H, N, X")
 			continue
 		}
-		if !contains(codes, code) {
+		if !slices.Contains(codes, code) {
 			codes = append(codes, code)
 		}
 	}
@@ -412,7 +414,7 @@ func (c *appCheck) jobApplication(f string, ja intake.JobApplication, sent time.
 func sortedCodes(codes []string) []string {
 	out := []string{}
 	for _, c := range certifications {
-		if contains(codes, c.code) {
+		if slices.Contains(codes, c.code) {
 			out = append(out, c.code)
 		}
 	}
@@ -427,3 +429,7 @@ func parseBirthDate(s string) (string, error) {
 	}
 	return "", fmt.Errorf("not a date")
 }
+
+// driverTypeLabels are the driver types in canonical spelling: the labels
+// of the gRPC enum, as a job's driverType takes them.
+var driverTypeLabels = natural.DriverTypes.Labels()

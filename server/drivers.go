@@ -70,7 +70,7 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDrivers
 
 // GetDriver returns one applicant of the account.
 func (s *DriverService) GetDriver(ctx context.Context, req *restv2.GetDriverRequest) (*restv2.GetDriverResponse, error) {
-	d, err := accountRecord(ctx, func() string { return fmt.Sprintf("driver %d", req.GetId()) }, func(accountID int64) (store.DriverDetail, error) {
+	d, err := call.AccountRecord(ctx, func() string { return fmt.Sprintf("driver %d", req.GetId()) }, func(accountID int64) (store.DriverDetail, error) {
 		return s.store.Driver(ctx, accountID, req.GetId())
 	})
 	if err != nil {
@@ -131,9 +131,9 @@ func filterCertification(req *restv2.ListDriversRequest, f *store.DriverFilter) 
 
 func filterDriverType(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetDriverType()); v != "" {
-		canon, ok := canonical(driverTypes, v)
+		canon, ok := rules.Canonical(driverTypeLabels, v)
 		if !ok {
-			return badParam("driver_type", v, "allowed: "+strings.Join(driverTypes, ", "))
+			return badParam("driver_type", v, "allowed: "+strings.Join(driverTypeLabels, ", "))
 		}
 		f.DriverType = canon
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -48,10 +50,10 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	st, a, b := twoAccounts(t)
 	ctx := context.Background()
 	ctxA := call.WithCaller(ctx, call.Caller{AccountID: a.AccountID})
-	jobs := NewJobService(st, nowFunc)
+	jobSvc := jobs.New(st, nowFunc)
 	j1, j2 := input("J1"), input("J2")
 	j1.Title, j2.Title = ptr("OTR Driver"), ptr("Local Driver")
-	if _, err := jobs.PostJobs(ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j1, j2}}); err != nil {
+	if _, err := jobSvc.PostJobs(ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j1, j2}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -75,7 +77,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 		t.Fatal(err)
 	}
 	// A job deleted after drivers applied to it still counts for them.
-	if _, err := jobs.DeleteJobByReference(ctxA, &restv2.DeleteJobByReferenceRequest{ReferenceNumber: "J2"}); err != nil {
+	if _, err := jobSvc.DeleteJobByReference(ctxA, &restv2.DeleteJobByReferenceRequest{ReferenceNumber: "J2"}); err != nil {
 		t.Fatal(err)
 	}
 	return &driversFixture{
@@ -397,7 +399,7 @@ func TestDriverListQueries(t *testing.T) {
 	// Gus applied to two jobs of one title in different case: one applicant.
 	j3 := input("J3")
 	j3.Title = ptr("otr DRIVER")
-	if _, err := NewJobService(f.st, nowFunc).PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j3}}); err != nil {
+	if _, err := jobs.New(f.st, nowFunc).PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j3}}); err != nil {
 		t.Fatal(err)
 	}
 	gus := applicant("Gus", "Ortiz", "NY", "10001", "Student", "1", "2026-02-03T10:00:00Z")
@@ -496,7 +498,7 @@ func TestDriverListQueries(t *testing.T) {
 // it (an upsert), and ignore a post that only changes the title's case.
 func TestJobTitleFollowsRenamedJobs(t *testing.T) {
 	f := newDriversFixture(t)
-	jobs := NewJobService(f.st, nowFunc)
+	jobSvc := jobs.New(f.st, nowFunc)
 	// names lists the title's applicants through both ways the store reads
 	// the title: alone (job_applications only) and with another condition
 	// (through applications); both must agree.
@@ -526,7 +528,7 @@ func TestJobTitleFollowsRenamedJobs(t *testing.T) {
 		t.Helper()
 		j := input(ref)
 		j.Title = &title
-		if _, err := jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j, input("J9")}}); err != nil {
+		if _, err := jobSvc.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j, input("J9")}}); err != nil {
 			t.Fatal(err)
 		}
 	}

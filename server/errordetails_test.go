@@ -63,7 +63,7 @@ func TestGRPCErrorDetails(t *testing.T) {
 	ctx := withKey(f.a.APIKey)
 	drivers := jobboardv2.NewDriverServiceClient(conn)
 	jobs := jobboardv2.NewJobServiceClient(conn)
-	job, err := proto.Marshal(validInput())
+	job, err := proto.Marshal(input("A1"))
 	if err != nil {
 		t.Fatal(err)
 	}

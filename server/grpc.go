@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc"
@@ -36,7 +38,7 @@ import (
 // in-process REST gateway.
 type Services struct {
 	Auth    *Authenticator
-	Jobs    *JobService
+	Jobs    *jobs.Service
 	Drivers *DriverService
 	Intake  *DriverIntakeService
 	Imports *JobImportService
@@ -139,7 +141,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	s := &Services{
 		Auth:    newAuthenticator(st, cfg.InternalToken),
-		Jobs:    NewJobService(st, now),
+		Jobs:    jobs.New(st, now),
 		Drivers: NewDriverService(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
@@ -188,7 +190,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	}
 	links := linkBase{publicURL: cfg.PublicURL, restPort: cfg.RESTPort}
 	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links,
-		allowPrivateCallbacks: cfg.AllowPrivateCallbacks, tokens: s.Jobs.tokens}
+		allowPrivateCallbacks: cfg.AllowPrivateCallbacks, tokens: s.Jobs.Tokens()}
 	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks}
 	s.Events = &EventService{store: st, links: links}
 	return s, nil
@@ -202,8 +204,8 @@ func (s *Services) readPageTokenKey(st *store.Store) error {
 	if err != nil {
 		return err
 	}
-	s.Jobs.tokens = pagetoken.New(key)
-	s.Drivers.tokens = s.Jobs.tokens
+	s.Jobs.UseTokens(pagetoken.New(key))
+	s.Drivers.tokens = s.Jobs.Tokens()
 	return nil
 }
 
@@ -224,7 +226,7 @@ func (cfg Config) retryPolicy() retryPolicy {
 // webhook deliveries (in a queue of their own), the sweep of imports the
 // queue gave up on and the clean-up of old events, with the timeouts and
 // schedules of cfg.
-func newQueue(st *store.Store, cfg Config, jobs *JobService) (*store.Queue, *importSweeper, error) {
+func newQueue(st *store.Store, cfg Config, jobs *jobs.Service) (*store.Queue, *importSweeper, error) {
 	if cfg.RenderCallback == nil {
 		return nil, nil, errors.New("job queue: RenderCallback is required")
 	}

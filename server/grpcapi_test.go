@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -261,7 +263,7 @@ func TestGRPCReadsAFullAccount(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	core := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 	description := strings.Repeat("Drive the lane, load and unload. ", 5000/33+1)[:5000]
-	for batch := range MaxActiveJobs / 1000 {
+	for batch := range jobs.MaxActiveJobs / 1000 {
 		in := make([]*restv2.JobInput, 1000)
 		for i := range in {
 			in[i] = input(fmt.Sprintf("F%d", batch*1000+i))
@@ -271,12 +273,12 @@ func TestGRPCReadsAFullAccount(t *testing.T) {
 			t.Fatalf("post %d: %v %v", batch, post.GetErrors(), err)
 		}
 	}
-	jobs := jobboardv2.NewJobServiceClient(f.conn(t, "127.0.0.1"))
+	jobsClient := jobboardv2.NewJobServiceClient(f.conn(t, "127.0.0.1"))
 	seen := map[int64]bool{}
 	req := &jobboardv2.ListJobsRequest{PageSize: 1000}
 	pages, largest := 0, 0
 	for {
-		page, err := jobs.ListJobs(withKey(f.a.APIKey), req)
+		page, err := jobsClient.ListJobs(withKey(f.a.APIKey), req)
 		if err != nil {
 			t.Fatalf("page %d: %v", pages+1, err)
 		}
@@ -294,7 +296,7 @@ func TestGRPCReadsAFullAccount(t *testing.T) {
 		req.PageToken = page.NextPageToken
 	}
 	t.Logf("figures: %d jobs of 5,000 characters in %d pages, the largest %d bytes", len(seen), pages, largest)
-	if len(seen) != MaxActiveJobs || largest > 4<<20 {
+	if len(seen) != jobs.MaxActiveJobs || largest > 4<<20 {
 		t.Errorf("%d jobs read, the largest page %d bytes", len(seen), largest)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/call"
@@ -19,7 +21,7 @@ import (
 // grpcJobs serves jobboard.v2.JobService over the core JobService.
 type grpcJobs struct {
 	jobboardv2.UnimplementedJobServiceServer
-	core *JobService
+	core *jobs.Service
 }
 
 // requiredID refuses a missing id: 0 is never an id, and answering NotFound

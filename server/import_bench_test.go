@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
@@ -44,7 +46,7 @@ func BenchmarkImportAgainstPosts(b *testing.B) {
 		m = startPhase(b, st)
 		done := f.pollComplete(b, f.ctxA, created.Data.Id, 20*time.Millisecond)
 		m.end(b, "import: queue and worker")
-		if done.Results.Added != MaxActiveJobs || done.Results.Failed != total-MaxActiveJobs {
+		if done.Results.Added != jobs.MaxActiveJobs || done.Results.Failed != total-jobs.MaxActiveJobs {
 			b.Fatalf("results: added %d failed %d", done.Results.Added, done.Results.Failed)
 		}
 	}

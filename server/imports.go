@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"github.com/riverqueue/river"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -86,7 +88,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 	var hashErr error
 	var hashing sync.WaitGroup
 	hashing.Go(func() { hash, hashErr = importRequestHash(req) })
-	payload, err := importPayload(req.GetJobs())
+	payload, err := jobs.StoredForm(req.GetJobs())
 	hashing.Wait()
 	if err = errors.Join(err, hashErr); err != nil {
 		return nil, call.Internal(ctx, err)
@@ -127,7 +129,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 
 // GetJobImport returns an import of the account.
 func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobImportRequest) (*restv2.GetJobImportResponse, error) {
-	imp, err := accountRecord(ctx, func() string { return "job import " + call.Quoted(req.GetId()) }, func(accountID int64) (store.JobImport, error) {
+	imp, err := call.AccountRecord(ctx, func() string { return "job import " + call.Quoted(req.GetId()) }, func(accountID int64) (store.JobImport, error) {
 		return s.store.JobImport(ctx, accountID, req.GetId())
 	})
 	if err != nil {
@@ -145,7 +147,7 @@ func (s *JobImportService) GetJobImport(ctx context.Context, req *restv2.GetJobI
 // entries it answers, not the tens of thousands it does not.
 func (s *JobImportService) jobImportWindow(ctx context.Context, id string, w store.ResultsWindow) (*restv2.GetJobImportResponse, store.ResultsLengths, error) {
 	var lengths store.ResultsLengths
-	imp, err := accountRecord(ctx, func() string { return "job import " + call.Quoted(id) }, func(accountID int64) (store.JobImport, error) {
+	imp, err := call.AccountRecord(ctx, func() string { return "job import " + call.Quoted(id) }, func(accountID int64) (store.JobImport, error) {
 		imp, n, err := s.store.JobImportWindow(ctx, accountID, id, w)
 		lengths = n
 		return imp, err
@@ -238,7 +240,7 @@ func (importArgs) Kind() string { return "job_import" }
 type importWorker struct {
 	river.WorkerDefaults[importArgs]
 	store *store.Store
-	jobs  *JobService
+	jobs  *jobs.Service
 	importCompleter
 	// timeout is how long one attempt may run, named in the results of an
 	// import whose last attempt ran out of time.
@@ -302,7 +304,7 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 	if imp.RequestID != nil {
 		*log = (*log).With("request_id", *imp.RequestID)
 	}
-	var jobs int32
+	var processed int32
 	// A deadlock is not retried here but fails the run like any other
 	// error: the queue runs the import again whole, as one transaction it
 	// must be.
@@ -313,11 +315,11 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 			return err
 		}
 		if imp.Status != domain.ImportComplete {
-			results, err := w.jobs.importJobs(ctx, tx, imp.AccountID, payload, imp.DeleteJobs)
+			results, err := w.jobs.ImportJobs(ctx, tx, imp.AccountID, payload, imp.DeleteJobs)
 			if err != nil {
 				return err
 			}
-			jobs = results.Processed
+			processed = results.Processed
 			scrubNUL(results)
 			if err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, storedResults(results)); err != nil {
 				return err
@@ -326,14 +328,14 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 		}
 		return store.CompleteQueueJob(ctx, tx, job)
 	})
-	if errors.Is(err, errUnreadablePayload) {
+	if errors.Is(err, jobs.ErrUnreadablePayload) {
 		return false, river.JobCancel(fmt.Errorf("job import %s: %w", id, err))
 	}
 	if err != nil {
 		return false, fmt.Errorf("job import %s: %w", id, err)
 	}
 	if ran {
-		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", jobs,
+		(*log).InfoContext(ctx, "job import complete", "account", imp.AccountID, "jobs", processed,
 			"seconds", time.Since(started).Seconds())
 	}
 	return ran, nil
@@ -395,113 +397,6 @@ func queueCallback(ctx context.Context, client *store.Queue, tx *store.Tx, imp s
 	}
 	return nil
 }
-
-// importChunk is how many of an import's jobs are decoded, checked and
-// written at a time: an import of 50,000 jobs is never held whole, decoded
-// or checked, and each chunk costs what a post of as many jobs does.
-const importChunk = 1000
-
-// importJobs validates and upserts an import's jobs inside its
-// transaction, a chunk at a time, with the rules of a post but no
-// 1,000-job limit, then applies deleteJobs. The outcome is the one of
-// checking and writing all of them at once: repeated references are found
-// across chunks, each chunk's upsert sees the active jobs the earlier ones
-// added, and entries carry their index in the import. The next chunk is
-// decoded and checked (checkedChunks) while the database writes this one.
-func (s *JobService) importJobs(ctx context.Context, tx *store.Tx, accountID int64, payload store.ImportPayload, deleteJobs bool) (*restv2.JobImportResults, error) {
-	res := &restv2.JobImportResults{Errors: []*restv2.JobImportError{}, IgnoredValues: []*restv2.BatchEntry{}}
-	// Every listed reference is kept, including those of jobs that failed
-	// validation: a bad row in a feed must not withdraw its job.
-	keep := []string{} // never NULL: NOT (x = ANY(NULL)) would match nothing
-	opts := store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()}
-	stop := make(chan struct{})
-	defer close(stop)
-	chunks, finished := s.checkedChunks(payload, stop)
-	for c := range chunks {
-		outcomes, err := tx.UpsertJobs(ctx, accountID, c.batch.valid, opts)
-		if err != nil {
-			return nil, err
-		}
-		var counts restv2.BatchSummary
-		c.batch.count(outcomes, &counts)
-		res.Added += counts.Added
-		res.Updated += counts.Updated
-		res.Unchanged += counts.Unchanged
-		res.IgnoredValues = append(res.IgnoredValues, c.batch.ignoredEntries()...)
-		for i, in := range c.jobs {
-			if deleteJobs {
-				if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" && !strings.ContainsRune(ref, 0) {
-					keep = append(keep, ref)
-				}
-			}
-			if len(c.batch.problems[i]) == 0 {
-				continue
-			}
-			e := &restv2.JobImportError{Index: int32(c.offset + i), ReferenceNumber: sentReference(in)}
-			for _, p := range c.batch.problems[i] {
-				e.Messages = append(e.Messages, p.message)
-			}
-			res.Errors = append(res.Errors, e)
-			res.Failed++
-		}
-	}
-	if err := finished(); err != nil {
-		return nil, err
-	}
-	res.Processed = res.Added + res.Updated + res.Unchanged + res.Failed
-	if deleteJobs {
-		n, err := tx.DeleteJobsExcept(ctx, accountID, keep)
-		if err != nil {
-			return nil, err
-		}
-		res.Deleted = int32(n)
-	}
-	return res, nil
-}
-
-// checkedChunk is a chunk of an import's jobs, checked, at its offset.
-type checkedChunk struct {
-	offset int
-	jobs   []*restv2.JobInput
-	batch  *jobBatch
-}
-
-// checkedChunks decodes and checks an import's jobs a chunk at a time, in
-// order, on a goroutine of its own, so that the decoding and the checks
-// (which use every core) overlap the database's writing of the chunk
-// before. One chunk waits at most: three are held at once, the one being
-// written, the one waiting and the one being checked. The channel closes
-// when the payload is done or stop is closed; finished, called after the
-// channel closed, is the payload's error, and raises again on the caller
-// a panic of the checks, where the queue's recovery takes it.
-func (s *JobService) checkedChunks(payload store.ImportPayload, stop <-chan struct{}) (<-chan checkedChunk, func() error) {
-	chunks := make(chan checkedChunk, 1)
-	var err error
-	var panicked any
-	go func() {
-		defer close(chunks)
-		defer func() { panicked = recover() }()
-		firstAt := map[string]int{}
-		err = importChunks(payload, importChunk, func(offset int, jobs []*restv2.JobInput) error {
-			c := checkedChunk{offset: offset, jobs: jobs, batch: s.checkChunk(jobs, 0, offset, firstAt)}
-			select {
-			case chunks <- c:
-				return nil
-			case <-stop:
-				return errImportStopped
-			}
-		})
-	}()
-	return chunks, func() error {
-		if panicked != nil {
-			panic(panicked)
-		}
-		return err
-	}
-}
-
-// errImportStopped ends the checks of an import whose writing failed.
-var errImportStopped = errors.New("import stopped")
 
 // scrubNUL keeps NUL characters echoed from the request out of the results:
 // entries escape them where they are made (call.EscapeNUL), and this escapes them

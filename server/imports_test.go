@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -327,13 +329,13 @@ func TestImportResultsStayNearTheRequestSize(t *testing.T) {
 }
 
 // TestImportInChunksAsAWhole: an import is checked and written a chunk at
-// a time (importChunk), with the outcome of doing it all at once: the
+// a time (jobs.ImportChunk), with the outcome of doing it all at once: the
 // active-job limit counts what earlier chunks added, a repeated reference
 // is found in a later chunk, and every entry carries its index in the
 // import.
 func TestImportInChunksAsAWhole(t *testing.T) {
 	f := newImportFixture(t)
-	const existing, listed = MaxActiveJobs - importChunk/2, 2*importChunk + 100
+	const existing, listed = jobs.MaxActiveJobs - jobs.ImportChunk/2, 2*jobs.ImportChunk + 100
 	for start := 0; start < existing; start += rules.MaxJobsPerPost {
 		var post []*restv2.JobInput
 		for i := start; i < min(start+rules.MaxJobsPerPost, existing); i++ {
@@ -343,16 +345,16 @@ func TestImportInChunksAsAWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jobs := make([]*restv2.JobInput, listed)
-	for i := range jobs {
-		jobs[i] = input(fmt.Sprintf("NEW%d", i))
+	batch := make([]*restv2.JobInput, listed)
+	for i := range batch {
+		batch[i] = input(fmt.Sprintf("NEW%d", i))
 	}
-	repeated, ignored, invalid := importChunk+importChunk/2, importChunk+200, 2*importChunk+50
-	jobs[repeated] = input("NEW10")
-	jobs[ignored].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
-	jobs[invalid].State = ptr("ZZ")
-	r := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: jobs, DeleteJobs: true}).Results
-	room := MaxActiveJobs - existing
+	repeated, ignored, invalid := jobs.ImportChunk+jobs.ImportChunk/2, jobs.ImportChunk+200, 2*jobs.ImportChunk+50
+	batch[repeated] = input("NEW10")
+	batch[ignored].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
+	batch[invalid].State = ptr("ZZ")
+	r := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: batch, DeleteJobs: true}).Results
+	room := jobs.MaxActiveJobs - existing
 	if r.Added != int32(room) || r.Failed != int32(listed-room) || r.Processed != listed || r.Deleted != existing {
 		t.Fatalf("added %d failed %d processed %d deleted %d, want %d, %d, %d, %d",
 			r.Added, r.Failed, r.Processed, r.Deleted, room, listed-room, listed, existing)
@@ -369,7 +371,7 @@ func TestImportInChunksAsAWhole(t *testing.T) {
 		case invalid:
 			want = "state"
 		}
-		if e.Index != int32(i) || e.GetReferenceNumber() != jobs[i].GetReferenceNumber() || len(e.Messages) != 1 || !strings.Contains(e.Messages[0], want) {
+		if e.Index != int32(i) || e.GetReferenceNumber() != batch[i].GetReferenceNumber() || len(e.Messages) != 1 || !strings.Contains(e.Messages[0], want) {
 			t.Fatalf("error %d: %v, want index %d saying %q", k, e, i, want)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"github.com/riverqueue/river"
 
 	"github.com/truckjobs/jobboard/domain"
@@ -19,9 +21,6 @@ import (
 // or else by the sweep, which finds the imports the worker never saw end
 // (a stuck job rescued after its last attempt is discarded without
 // running; a job row deleted by hand).
-
-// errUnreadablePayload marks an import whose stored jobs cannot be decoded.
-var errUnreadablePayload = errors.New("unreadable payload")
 
 // giveUpTimeout bounds completing an import as failed. It runs in a
 // context of its own: the attempt's may be the one that ran out of time.
@@ -44,7 +43,7 @@ const notProcessed = "the import could not be processed and none of its jobs was
 func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], cause error) error {
 	reason := fmt.Sprintf("its last attempt (%d of %d) failed with an internal error", job.Attempt, job.MaxAttempts)
 	switch {
-	case errors.Is(cause, errUnreadablePayload):
+	case errors.Is(cause, jobs.ErrUnreadablePayload):
 		reason = "its stored jobs could not be read"
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && w.timeout > 0:
 		reason = fmt.Sprintf("its last attempt (%d of %d) ran longer than the %s allowed", job.Attempt, job.MaxAttempts, w.timeout)
@@ -70,7 +69,7 @@ func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], c
 // processed: every job failed, one error entry without a reference
 // saying why.
 func failedResults(payload store.ImportPayload, message string) *store.ImportResults {
-	n := importJobCount(payload)
+	n := jobs.StoredJobCount(payload)
 	return &store.ImportResults{Failed: n, Processed: n, Errors: []store.ImportError{{Messages: []string{message}}}}
 }
 

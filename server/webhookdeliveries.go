@@ -227,7 +227,7 @@ func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return accountRecord(ctx, func() string { return "webhook endpoint " + call.Quoted(id) }, func(accountID int64) ([]store.WebhookAttempt, error) {
+	return call.AccountRecord(ctx, func() string { return "webhook endpoint " + call.Quoted(id) }, func(accountID int64) ([]store.WebhookAttempt, error) {
 		return s.store.WebhookAttempts(ctx, accountID, id, n)
 	})
 }

@@ -191,7 +191,7 @@ func (s *WebhookService) RotateWebhookSecret(ctx context.Context, req *restv2.Ro
 // public id. A malformed id is NotFound, as another account's is.
 func (s *WebhookService) endpoint(ctx context.Context, publicID string,
 	op func(ctx context.Context, accountID int64, id string) (store.WebhookEndpoint, error)) (store.WebhookEndpoint, error) {
-	return accountRecord(ctx, func() string { return "webhook endpoint " + call.Quoted(publicID) }, func(accountID int64) (store.WebhookEndpoint, error) {
+	return call.AccountRecord(ctx, func() string { return "webhook endpoint " + call.Quoted(publicID) }, func(accountID int64) (store.WebhookEndpoint, error) {
 		id, ok := store.ParseEndpointID(publicID)
 		if !ok {
 			return store.WebhookEndpoint{}, store.ErrNotFound

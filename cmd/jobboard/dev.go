@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/jobs"
+
 	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/apikey"
@@ -287,8 +289,8 @@ func createDemoAccount(ctx context.Context, st *store.Store) (server.Credentials
 // back as they were (same ids) when they were changed or deleted. It
 // returns how many the post rejected.
 func postDemoJobs(ctx context.Context, st *store.Store, account int64) (int32, error) {
-	jobs := server.NewJobService(st, time.Now)
-	resp, err := jobs.PostJobs(call.WithCaller(ctx, call.Caller{AccountID: account}),
+	jobSvc := jobs.New(st, time.Now)
+	resp, err := jobSvc.PostJobs(call.WithCaller(ctx, call.Caller{AccountID: account}),
 		&restv2.PostJobsRequest{Jobs: demoJobs()})
 	if err != nil {
 		return 0, fmt.Errorf("post demo jobs: %w", err)

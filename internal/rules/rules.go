@@ -5,7 +5,10 @@
 // applies the same limits to gRPC callers.
 package rules
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // The limits of a request.
 const (
@@ -49,4 +52,19 @@ func OrEmpty(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// ZIP is a US ZIP code, 12345 or 12345-6789 (the hyphen may be left out):
+// the five digits are its first group, the four its second.
+var ZIP = regexp.MustCompile(`^(\d{5})(?:-?(\d{4}))?$`)
+
+// Canonical finds s among values whatever its letter case, and returns the
+// value as values spell it.
+func Canonical(values []string, s string) (string, bool) {
+	for _, v := range values {
+		if strings.EqualFold(v, s) {
+			return v, true
+		}
+	}
+	return "", false
 }

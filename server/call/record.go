@@ -1,4 +1,4 @@
-package server
+package call
 
 import (
 	"context"
@@ -7,17 +7,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-// accountRecord reads one record of the calling account with read. A record
+// AccountRecord reads one record of the calling account with read. A record
 // the account does not have is NotFound, named by what() ("job 7"), whether
 // it does not exist or belongs to another account. The name is made only
 // then: formatting it on every found record cost a read an allocation.
-func accountRecord[T any](ctx context.Context, what func() string, read func(accountID int64) (T, error)) (T, error) {
+func AccountRecord[T any](ctx context.Context, what func() string, read func(accountID int64) (T, error)) (T, error) {
 	var none T
-	caller, err := call.From(ctx)
+	caller, err := From(ctx)
 	if err != nil {
 		return none, err
 	}
@@ -26,7 +25,7 @@ func accountRecord[T any](ctx context.Context, what func() string, read func(acc
 		return none, status.Errorf(codes.NotFound, "%s not found", what())
 	}
 	if err != nil {
-		return none, call.Internal(ctx, err)
+		return none, Internal(ctx, err)
 	}
 	return rec, nil
 }

@@ -1,4 +1,4 @@
-package server
+package jobs
 
 import (
 	"context"
@@ -37,8 +37,8 @@ var (
 	deleteLimit = fmt.Sprintf("a delete takes at most %d ids or reference numbers", rules.MaxListItems)
 )
 
-// JobService implements jobboard.v2.JobService.
-type JobService struct {
+// Service implements jobboard.v2.Service.
+type Service struct {
 	restv2.UnimplementedJobServiceServer
 	store     *store.Store
 	validator *jobValidator
@@ -48,11 +48,19 @@ type JobService struct {
 	tokens pagetoken.Signer
 }
 
-// NewJobService returns the job service over st; now is the clock that dates
+// New returns the job service over st; now is the clock that dates
 // added jobs (time.Now in production).
-func NewJobService(st *store.Store, now func() time.Time) *JobService {
-	return &JobService{store: st, validator: newJobValidator(), now: now}
+func New(st *store.Store, now func() time.Time) *Service {
+	return &Service{store: st, validator: newJobValidator(), now: now}
 }
+
+// UseTokens signs and reads the jobs list's page tokens with t; until it
+// is called a page token is refused. NewServices gives every list the
+// database's key, so every replica reads every replica's tokens.
+func (s *Service) UseTokens(t pagetoken.Signer) { s.tokens = t }
+
+// Tokens is the signer of the page tokens, for the other lists to share.
+func (s *Service) Tokens() pagetoken.Signer { return s.tokens }
 
 // Paging of ListJobs (docs/api.md, Jobs).
 const (
@@ -69,7 +77,7 @@ const (
 const jobsTokenScope = "jobs"
 
 // ListJobs returns a page of the account's active jobs ordered by id.
-func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) (*restv2.ListJobsResponse, error) {
+func (s *Service) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) (*restv2.ListJobsResponse, error) {
 	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
@@ -100,8 +108,8 @@ func (s *JobService) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) 
 }
 
 // GetJob returns one active job of the account.
-func (s *JobService) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
-	j, err := accountRecord(ctx, func() string { return fmt.Sprintf("job %d", req.GetId()) }, func(accountID int64) (store.Job, error) {
+func (s *Service) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
+	j, err := call.AccountRecord(ctx, func() string { return fmt.Sprintf("job %d", req.GetId()) }, func(accountID int64) (store.Job, error) {
 		return s.store.Job(ctx, accountID, req.GetId())
 	})
 	if err != nil {
@@ -111,7 +119,7 @@ func (s *JobService) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*re
 }
 
 // PostJobs validates the jobs and upserts the valid ones in one transaction.
-func (s *JobService) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*restv2.PostJobsResponse, error) {
+func (s *Service) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*restv2.PostJobsResponse, error) {
 	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
@@ -170,14 +178,14 @@ type jobBatch struct {
 
 // checkJobs validates jobs. Jobs past maxProcessed (0: no limit) and
 // repeats of a reference number are problems without being validated.
-func (s *JobService) checkJobs(jobs []*restv2.JobInput, maxProcessed int) *jobBatch {
+func (s *Service) checkJobs(jobs []*restv2.JobInput, maxProcessed int) *jobBatch {
 	return s.checkChunk(jobs, maxProcessed, 0, map[string]int{})
 }
 
 // checkChunk is checkJobs of the jobs of a request from its index offset
 // on; firstAt holds the request index of each reference number seen in
 // the request's earlier chunks, and gains those of this one.
-func (s *JobService) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, firstAt map[string]int) *jobBatch {
+func (s *Service) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, firstAt map[string]int) *jobBatch {
 	b := &jobBatch{inputs: jobs, offset: offset, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
 	// First the cheap, order-dependent rules (the per-post limit, repeated
 	// reference numbers), then the field rules, which are independent per
@@ -310,32 +318,32 @@ func (b *jobBatch) ignoredEntries() []*restv2.BatchEntry {
 }
 
 // DeleteJob withdraws one job by id.
-func (s *JobService) DeleteJob(ctx context.Context, req *restv2.DeleteJobRequest) (*restv2.DeleteJobResponse, error) {
+func (s *Service) DeleteJob(ctx context.Context, req *restv2.DeleteJobRequest) (*restv2.DeleteJobResponse, error) {
 	sum, err := s.deleteByID(ctx, []string{req.GetId()}, false)
 	return &restv2.DeleteJobResponse{Summary: sum}, err
 }
 
 // DeleteJobs withdraws several jobs by id.
-func (s *JobService) DeleteJobs(ctx context.Context, req *restv2.DeleteJobsRequest) (*restv2.DeleteJobsResponse, error) {
+func (s *Service) DeleteJobs(ctx context.Context, req *restv2.DeleteJobsRequest) (*restv2.DeleteJobsResponse, error) {
 	sum, err := s.deleteByID(ctx, req.GetIds(), true)
 	return &restv2.DeleteJobsResponse{Summary: sum}, err
 }
 
 // DeleteJobByReference withdraws one job by reference number.
-func (s *JobService) DeleteJobByReference(ctx context.Context, req *restv2.DeleteJobByReferenceRequest) (*restv2.DeleteJobByReferenceResponse, error) {
+func (s *Service) DeleteJobByReference(ctx context.Context, req *restv2.DeleteJobByReferenceRequest) (*restv2.DeleteJobByReferenceResponse, error) {
 	sum, err := s.deleteByReference(ctx, []string{req.GetReferenceNumber()}, false)
 	return &restv2.DeleteJobByReferenceResponse{Summary: sum}, err
 }
 
 // DeleteJobsByReference withdraws several jobs by reference number.
-func (s *JobService) DeleteJobsByReference(ctx context.Context, req *restv2.DeleteJobsByReferenceRequest) (*restv2.DeleteJobsByReferenceResponse, error) {
+func (s *Service) DeleteJobsByReference(ctx context.Context, req *restv2.DeleteJobsByReferenceRequest) (*restv2.DeleteJobsByReferenceResponse, error) {
 	sum, err := s.deleteByReference(ctx, req.GetReferenceNumbers(), true)
 	return &restv2.DeleteJobsByReferenceResponse{Summary: sum}, err
 }
 
 // deleteByID deletes the jobs named by ids; listed says whether the request
 // was a list, whose entries then carry their index.
-func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) (*restv2.BatchSummary, error) {
+func (s *Service) deleteByID(ctx context.Context, ids []string, listed bool) (*restv2.BatchSummary, error) {
 	return deleteJobs(ctx, ids, listed, jobKey[int64]{
 		field: "ids",
 		parse: func(raw string) (int64, string) {
@@ -352,7 +360,7 @@ func (s *JobService) deleteByID(ctx context.Context, ids []string, listed bool) 
 }
 
 // deleteByReference deletes the jobs named by reference numbers.
-func (s *JobService) deleteByReference(ctx context.Context, refs []string, listed bool) (*restv2.BatchSummary, error) {
+func (s *Service) deleteByReference(ctx context.Context, refs []string, listed bool) (*restv2.BatchSummary, error) {
 	return deleteJobs(ctx, refs, listed, jobKey[string]{
 		field: "reference_numbers",
 		parse: func(raw string) (string, string) {

@@ -1,8 +1,9 @@
-package server
+package jobs
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -65,7 +66,6 @@ var (
 
 var (
 	referencePattern = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-	zipPattern       = regexp.MustCompile(`^(\d{5})(?:-?(\d{4}))?$`)
 	decimalPattern   = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
 )
 
@@ -101,12 +101,12 @@ func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProbl
 	}
 	if st, ok := c.required("state", in.State); ok {
 		f.State = strings.ToUpper(st)
-		if !contains(jobStates, f.State) {
+		if !slices.Contains(jobStates, f.State) {
 			c.invalid("state", in.State, "is not a US state code")
 		}
 	}
 	if zip := c.optional("postalCode", in.PostalCode); zip != nil {
-		m := zipPattern.FindStringSubmatch(*zip)
+		m := rules.ZIP.FindStringSubmatch(*zip)
 		switch {
 		case m == nil:
 			c.invalid("postalCode", in.PostalCode, "is not a ZIP code (12345 or 12345-6789)")
@@ -294,7 +294,7 @@ func (c *jobCheck) requiredEnum(field string, raw *string, values []string) stri
 	if !ok {
 		return ""
 	}
-	canon, found := canonical(values, s)
+	canon, found := rules.Canonical(values, s)
 	if !found {
 		c.invalid(field, raw, "is not one of "+strings.Join(values, ", "))
 	}
@@ -306,7 +306,7 @@ func (c *jobCheck) optionalEnum(field string, raw *string, values []string) *str
 	if s == nil {
 		return nil
 	}
-	canon, found := canonical(values, *s)
+	canon, found := rules.Canonical(values, *s)
 	if !found {
 		c.invalid(field, raw, "is not one of "+strings.Join(values, ", "))
 		return nil
@@ -334,7 +334,7 @@ func (c *jobCheck) enumList(field string, raw []string, values []string) []strin
 		if s == "" {
 			continue
 		}
-		canon, found := canonical(values, s)
+		canon, found := rules.Canonical(values, s)
 		if !found {
 			if firstBad < 0 {
 				firstBad = i
@@ -342,7 +342,7 @@ func (c *jobCheck) enumList(field string, raw []string, values []string) []strin
 			bad++
 			continue
 		}
-		if !contains(out, canon) {
+		if !slices.Contains(out, canon) {
 			out = append(out, canon)
 		}
 	}
@@ -410,23 +410,5 @@ func (c *jobCheck) boolean(field string, raw *string) bool {
 // cents converts a string matched by decimalPattern to hundredths, saturating
 // far above maxPayAmount so absurd inputs cannot overflow.
 func cents(s string) int64 { return natural.Cents(s) }
-
-func canonical(values []string, s string) (string, bool) {
-	for _, v := range values {
-		if strings.EqualFold(v, s) {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func contains(values []string, s string) bool {
-	for _, v := range values {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
 
 func ptr(s string) *string { return &s }

@@ -1,0 +1,117 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// ImportChunk is how many of an import's jobs are decoded, checked and
+// written at a time: an import of 50,000 jobs is never held whole, decoded
+// or checked, and each chunk costs what a post of as many jobs does.
+const ImportChunk = 1000
+
+// ImportJobs validates and upserts an import's jobs inside its
+// transaction, a chunk at a time, with the rules of a post but no
+// 1,000-job limit, then applies deleteJobs. The outcome is the one of
+// checking and writing all of them at once: repeated references are found
+// across chunks, each chunk's upsert sees the active jobs the earlier ones
+// added, and entries carry their index in the import. The next chunk is
+// decoded and checked (checkedChunks) while the database writes this one.
+func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64, payload store.ImportPayload, deleteJobs bool) (*restv2.JobImportResults, error) {
+	res := &restv2.JobImportResults{Errors: []*restv2.JobImportError{}, IgnoredValues: []*restv2.BatchEntry{}}
+	// Every listed reference is kept, including those of jobs that failed
+	// validation: a bad row in a feed must not withdraw its job.
+	keep := []string{} // never NULL: NOT (x = ANY(NULL)) would match nothing
+	opts := store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()}
+	stop := make(chan struct{})
+	defer close(stop)
+	chunks, finished := s.checkedChunks(payload, stop)
+	for c := range chunks {
+		outcomes, err := tx.UpsertJobs(ctx, accountID, c.batch.valid, opts)
+		if err != nil {
+			return nil, err
+		}
+		var counts restv2.BatchSummary
+		c.batch.count(outcomes, &counts)
+		res.Added += counts.Added
+		res.Updated += counts.Updated
+		res.Unchanged += counts.Unchanged
+		res.IgnoredValues = append(res.IgnoredValues, c.batch.ignoredEntries()...)
+		for i, in := range c.jobs {
+			if deleteJobs {
+				if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" && !strings.ContainsRune(ref, 0) {
+					keep = append(keep, ref)
+				}
+			}
+			if len(c.batch.problems[i]) == 0 {
+				continue
+			}
+			e := &restv2.JobImportError{Index: int32(c.offset + i), ReferenceNumber: sentReference(in)}
+			for _, p := range c.batch.problems[i] {
+				e.Messages = append(e.Messages, p.message)
+			}
+			res.Errors = append(res.Errors, e)
+			res.Failed++
+		}
+	}
+	if err := finished(); err != nil {
+		return nil, err
+	}
+	res.Processed = res.Added + res.Updated + res.Unchanged + res.Failed
+	if deleteJobs {
+		n, err := tx.DeleteJobsExcept(ctx, accountID, keep)
+		if err != nil {
+			return nil, err
+		}
+		res.Deleted = int32(n)
+	}
+	return res, nil
+}
+
+// checkedChunk is a chunk of an import's jobs, checked, at its offset.
+type checkedChunk struct {
+	offset int
+	jobs   []*restv2.JobInput
+	batch  *jobBatch
+}
+
+// checkedChunks decodes and checks an import's jobs a chunk at a time, in
+// order, on a goroutine of its own, so that the decoding and the checks
+// (which use every core) overlap the database's writing of the chunk
+// before. One chunk waits at most: three are held at once, the one being
+// written, the one waiting and the one being checked. The channel closes
+// when the payload is done or stop is closed; finished, called after the
+// channel closed, is the payload's error, and raises again on the caller
+// a panic of the checks, where the queue's recovery takes it.
+func (s *Service) checkedChunks(payload store.ImportPayload, stop <-chan struct{}) (<-chan checkedChunk, func() error) {
+	chunks := make(chan checkedChunk, 1)
+	var err error
+	var panicked any
+	go func() {
+		defer close(chunks)
+		defer func() { panicked = recover() }()
+		firstAt := map[string]int{}
+		err = importChunks(payload, ImportChunk, func(offset int, jobs []*restv2.JobInput) error {
+			c := checkedChunk{offset: offset, jobs: jobs, batch: s.checkChunk(jobs, 0, offset, firstAt)}
+			select {
+			case chunks <- c:
+				return nil
+			case <-stop:
+				return errImportStopped
+			}
+		})
+	}()
+	return chunks, func() error {
+		if panicked != nil {
+			panic(panicked)
+		}
+		return err
+	}
+}
+
+// errImportStopped ends the checks of an import whose writing failed.
+var errImportStopped = errors.New("import stopped")
