@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/jmoiron/sqlx"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,11 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
-	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -64,7 +66,7 @@ func measurePoint(ctx context.Context, h *harness, a account, x int) (pointResul
 	if err != nil {
 		return p, err
 	}
-	svc := server.NewDriverService(h.store)
+	svc := drivers.New(h.store)
 	for _, c := range cases {
 		c.query.Set("max", "100")
 		f, err := measureFilter(ctx, h, svc, a, c)
@@ -84,7 +86,7 @@ func measurePoint(ctx context.Context, h *harness, a account, x int) (pointResul
 
 // measureFilter checks the request's total against an independent count,
 // times it, and records the plans of the two statements the service runs.
-func measureFilter(ctx context.Context, h *harness, svc *server.DriverService, a account, c driverCase) (filterResult, error) {
+func measureFilter(ctx context.Context, h *harness, svc *drivers.Service, a account, c driverCase) (filterResult, error) {
 	r := filterResult{driverCase: c}
 	path := "/api/v2.0/drivers.json?" + c.query.Encode()
 	filter, err := driverFilter(ctx, svc, c.query)
@@ -144,7 +146,7 @@ func measureFilter(ctx context.Context, h *harness, svc *server.DriverService, a
 
 // driverFilter is the store's filter for a query string, parsed the way
 // the gateway and the service parse it.
-func driverFilter(ctx context.Context, svc *server.DriverService, q url.Values) (store.DriverFilter, error) {
+func driverFilter(ctx context.Context, svc *drivers.Service, q url.Values) (store.DriverFilter, error) {
 	req := &restv2.ListDriversRequest{}
 	if err := runtime.PopulateQueryParameters(req, q, utilities.NewDoubleArray(nil)); err != nil {
 		return store.DriverFilter{}, err

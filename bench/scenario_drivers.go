@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/jmoiron/sqlx"
 	"io"
 	"math"
 	"net/http"
@@ -15,7 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/truckjobs/jobboard/server"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -62,7 +64,7 @@ func driversScenario(ctx context.Context, h *harness) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := server.NewDriverService(h.store)
+	svc := drivers.New(h.store)
 	var rows []result
 	var loadCPU float64 // the largest share of the cores h2load used in a run
 	for _, c := range cases {
@@ -150,7 +152,7 @@ func sequentialLoad(ctx context.Context, h *harness, a account, path string, war
 // driverQueries builds the store's statements for a query string the way
 // the service does: the gateway's query-parameter mapping into the request
 // message, the service's parsing into a filter, the store's SQL.
-func driverQueries(ctx context.Context, svc *server.DriverService, st *store.Store, accountID int64, q url.Values) (page, count store.Query, err error) {
+func driverQueries(ctx context.Context, svc *drivers.Service, st *store.Store, accountID int64, q url.Values) (page, count store.Query, err error) {
 	f, err := driverFilter(ctx, svc, q)
 	if err != nil {
 		return page, count, err

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
-	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
@@ -53,7 +54,7 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 	// median), and rested on one pair.
 	n, rounds, singles := 10_000, max(1, h.opts.rounds/3), 500
 	if h.opts.quick {
-		n, singles = server.MaxBatchApplications, 50
+		n, singles = drivers.MaxBatchApplications, 50
 	}
 	a, err := h.newAccount(ctx, "Bench Intake")
 	if err != nil {
@@ -85,7 +86,7 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 		}
 		var tb, tc time.Duration
 		timeBatches := func() (err error) {
-			if tb, err = timeIntakeBatches(ctx, intake, apps("g"), server.MaxBatchApplications); err != nil {
+			if tb, err = timeIntakeBatches(ctx, intake, apps("g"), drivers.MaxBatchApplications); err != nil {
 				return fmt.Errorf("SubmitApplications: %w", err)
 			}
 			return nil
@@ -223,9 +224,9 @@ func intakeRows(n int, batch, cli intakeRun, one []time.Duration, singles int) [
 	for _, d := range one {
 		total += d
 	}
-	size := proto.Size(&jobboardv2.SubmitApplicationsRequest{Applications: intakeApplications(1, server.MaxBatchApplications, 1, "size.")})
+	size := proto.Size(&jobboardv2.SubmitApplicationsRequest{Applications: intakeApplications(1, drivers.MaxBatchApplications, 1, "size.")})
 	return []result{{
-		name:   fmt.Sprintf("SubmitApplications, %d new applications in calls of %d (%d rounds)", n, server.MaxBatchApplications, b.n),
+		name:   fmt.Sprintf("SubmitApplications, %d new applications in calls of %d (%d rounds)", n, drivers.MaxBatchApplications, b.n),
 		median: b.median, p99: b.p99, throughput: perSecond(b.median, n),
 		floor: fmt.Sprintf("drivers import: %s, %.0f/s", ms(c.median), perSecond(c.median, n)),
 		ratio: ratio, target: "<= 1.5x drivers import", pass: ratio <= 1.5,
@@ -234,7 +235,7 @@ func intakeRows(n int, batch, cli intakeRun, one []time.Duration, singles int) [
 			"same applications (other e-mail addresses, so both store new drivers) as one file, timed from the process start "+
 			"to its exit, taking turns with the batches on the same database, each first in every other round. The ratio is "+
 			"the median of each round's batches to the import of the same round: %s. A call of %d such applications is %.0f KiB.",
-			ratios, server.MaxBatchApplications, float64(size)/1024),
+			ratios, drivers.MaxBatchApplications, float64(size)/1024),
 	}, {
 		name:   fmt.Sprintf("drivers import, the same %d applications as one file (%d rounds)", n, c.n),
 		median: c.median, p99: c.p99, throughput: perSecond(c.median, n),

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/truckjobs/jobboard/server/jobs"
 
 	"github.com/truckjobs/jobboard/internal/rules"
-	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/intake"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -174,7 +175,7 @@ func seedDrivers(a *api) {
 	minimal := &intake.Application{FirstName: "Sam", LastName: "Ng", Address: "9 Elm St", City: "Newark",
 		State: "NJ", Zip: "07102", Email: "sam@example.com", Phone: "9735550101", DriverType: "Student",
 		Experience: "0.5", Sent: "2026-10-30"}
-	if _, err := server.ImportApplications(context.Background(), a.store, a.outbox, a.acct, []*intake.Application{full, minimal}); err != nil {
+	if _, err := drivers.ImportApplications(context.Background(), a.store, a.outbox, a.acct, []*intake.Application{full, minimal}); err != nil {
 		a.t.Fatal(err)
 	}
 }

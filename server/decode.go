@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
@@ -206,22 +205,4 @@ func invalidUTF8(md protoreflect.MessageDescriptor, b []byte, prefix string) (st
 		}
 	}
 	return "", nil, false
-}
-
-// checkText refuses string fields of a request that hold a NUL or are not
-// UTF-8 (a caller in-process may send such), naming the field as REST
-// does: PostgreSQL would refuse them with an error of its own.
-func checkText(msg proto.Message) error {
-	var bad error
-	msg.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.StringKind || fd.IsList() || fd.IsMap() {
-			return true
-		}
-		if s := v.String(); !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			bad = badParam(string(fd.Name()), s, "values must be UTF-8 text without NUL characters")
-			return false
-		}
-		return true
-	})
-	return bad
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -20,8 +22,8 @@ import (
 // different case) and a different address, accidents, employer, driver
 // type, experience and certifications in each.
 type profileFixture struct {
-	drivers      *DriverService
-	intake       *DriverIntakeService
+	drivers      *drivers.Service
+	intake       *drivers.IntakeService
 	ctx          context.Context // the intake's caller
 	idA, idB     int64           // Pat's id as each submission returned it
 	acctA, acctB int64
@@ -47,7 +49,7 @@ func newProfileFixture(t *testing.T) *profileFixture {
 	t.Helper()
 	st, a, b := twoAccounts(t)
 	ctx := context.Background()
-	f := &profileFixture{drivers: NewDriverService(st), intake: newDriverIntakeService(st, testOutbox(t, st)),
+	f := &profileFixture{drivers: drivers.New(st), intake: drivers.NewIntake(st, testOutbox(t, st)),
 		ctx: call.WithCaller(ctx, call.Caller{Internal: true}), acctA: a.AccountID, acctB: b.AccountID,
 		ctxA: call.WithCaller(ctx, call.Caller{AccountID: a.AccountID}), ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID})}
 	f.idA = f.submit(t, a.AccountID, patApplication("pat@example.com", "1 Alpha Rd", "Omaha", "NE", "68102", "none", "AlphaCo", "2026-01-10T10:00:00Z"))

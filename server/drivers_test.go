@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/truckjobs/jobboard/server/jobs"
 
 	"google.golang.org/grpc/codes"
@@ -33,7 +35,7 @@ func applicant(first, last, state, zip, driverType, experience, sent string, end
 // account B with Ann (applying later, from a new phone) and one more.
 type driversFixture struct {
 	st         *store.Store
-	drivers    *DriverService
+	drivers    *drivers.Service
 	ctxA, ctxB context.Context
 	id         map[string]int64 // by first name
 }
@@ -66,14 +68,14 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	cara.JobApplications = []intake.JobApplication{{Reference: "J2", CreatedAt: "2026-02-02T08:00:00+0100"}}
 	dan := applicant("Dan", "Brown", "TX", "73301", "Company Driver", "1.5", "2025-12-31T23:59:59+00:00")
 	eve := applicant("Eve", "Smith", "CA", "99999", "Owner Operator", "2", "2026-01-15T12:00:00")
-	ids, err := ImportApplications(ctx, st, testOutbox(t, st), a.AccountID, []*intake.Application{ann, bob, cara, dan, eve})
+	ids, err := drivers.ImportApplications(ctx, st, testOutbox(t, st), a.AccountID, []*intake.Application{ann, bob, cara, dan, eve})
 	if err != nil {
 		t.Fatal(err)
 	}
 	annLater := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-03-01T09:00:00Z", "T")
 	annLater.Phone = "212 555 0199"
 	finn := applicant("Finn", "Ray", "OH", "43215", "Student", "0", "2026-03-02T09:00:00Z")
-	if _, err := ImportApplications(ctx, st, testOutbox(t, st), b.AccountID, []*intake.Application{annLater, finn}); err != nil {
+	if _, err := drivers.ImportApplications(ctx, st, testOutbox(t, st), b.AccountID, []*intake.Application{annLater, finn}); err != nil {
 		t.Fatal(err)
 	}
 	// A job deleted after drivers applied to it still counts for them.
@@ -81,7 +83,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 		t.Fatal(err)
 	}
 	return &driversFixture{
-		st: st, drivers: NewDriverService(st), ctxA: ctxA,
+		st: st, drivers: drivers.New(st), ctxA: ctxA,
 		ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID}),
 		id:   map[string]int64{"Ann": ids[0], "Bob": ids[1], "Cara": ids[2], "Dan": ids[3], "Eve": ids[4]},
 	}
@@ -345,7 +347,7 @@ func TestImportApplicationsRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := applicant("Hal", "Bad", "TX", "75201", "Student", "1", "2026-01-01")
 			tt.edit(bad)
-			_, err := ImportApplications(ctx, st, testOutbox(t, st), acct.AccountID, []*intake.Application{good, bad})
+			_, err := drivers.ImportApplications(ctx, st, testOutbox(t, st), acct.AccountID, []*intake.Application{good, bad})
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tt.want) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
@@ -367,14 +369,14 @@ func TestDriversFoldCaseBeyondASCII(t *testing.T) {
 	upper.Email = "ÉMILE@example.com"
 	lower := applicant("José", "Ñúñez", "TX", "75201", "Student", "1", "2026-01-02")
 	lower.Email = "émile@example.com"
-	ids, err := ImportApplications(ctx, st, testOutbox(t, st), acct.AccountID, []*intake.Application{upper, lower})
+	ids, err := drivers.ImportApplications(ctx, st, testOutbox(t, st), acct.AccountID, []*intake.Application{upper, lower})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids[0] != ids[1] {
 		t.Errorf("ÉMILE@ and émile@ became drivers %d and %d", ids[0], ids[1])
 	}
-	f := &driversFixture{drivers: NewDriverService(st)}
+	f := &driversFixture{drivers: drivers.New(st)}
 	actx := call.WithCaller(ctx, call.Caller{AccountID: acct.AccountID})
 	for _, req := range []*restv2.ListDriversRequest{
 		{FirstName: "josé"}, {FirstName: "JOSÉ"}, {LastName: "ñúñez"}, {Email: "Émile@Example.com"},
@@ -404,7 +406,7 @@ func TestDriverListQueries(t *testing.T) {
 	}
 	gus := applicant("Gus", "Ortiz", "NY", "10001", "Student", "1", "2026-02-03T10:00:00Z")
 	gus.JobApplications = []intake.JobApplication{{Reference: "J1"}, {Reference: "J3"}}
-	if _, err := ImportApplications(ctx, f.st, testOutbox(t, f.st), caller.AccountID, []*intake.Application{gus}); err != nil {
+	if _, err := drivers.ImportApplications(ctx, f.st, testOutbox(t, f.st), caller.AccountID, []*intake.Application{gus}); err != nil {
 		t.Fatal(err)
 	}
 	for _, req := range []*restv2.ListDriversRequest{

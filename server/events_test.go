@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -118,7 +120,7 @@ func (f *eventsFixture) feed(t *testing.T, key, target string) feedPage {
 // submit stores applications to account through the intake service.
 func (f *eventsFixture) submit(t *testing.T, account int64, apps ...*intake.Application) error {
 	t.Helper()
-	_, err := ImportApplications(context.Background(), f.st, f.svcs.Outbox, account, apps)
+	_, err := drivers.ImportApplications(context.Background(), f.st, f.svcs.Outbox, account, apps)
 	return err
 }
 
@@ -194,8 +196,8 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	return bytes.Equal(ja, jb)
 }
 
-// drivers are n distinct applications.
-func drivers(n int, tag string) []*intake.Application {
+// someDrivers are n distinct applications.
+func someDrivers(n int, tag string) []*intake.Application {
 	apps := make([]*intake.Application, n)
 	for i := range apps {
 		apps[i] = applicant("Ann", fmt.Sprintf("Lee%s%d", tag, i), "NY", "10001", "Student", "1", "2026-01-05T10:00:00Z")
@@ -207,10 +209,10 @@ func drivers(n int, tag string) []*intake.Application {
 // REST and gRPC, and isolation between accounts.
 func TestEventFeedRequests(t *testing.T) {
 	f := newEventsFixture(t)
-	if err := f.submit(t, f.a.AccountID, drivers(2, "a")...); err != nil {
+	if err := f.submit(t, f.a.AccountID, someDrivers(2, "a")...); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.submit(t, f.b.AccountID, drivers(1, "b")...); err != nil {
+	if err := f.submit(t, f.b.AccountID, someDrivers(1, "b")...); err != nil {
 		t.Fatal(err)
 	}
 	aEvents := f.feed(t, f.a.APIKey, "/api/v2.0/events").Data
@@ -271,7 +273,7 @@ func TestEventFeedRequests(t *testing.T) {
 // at itself.
 func TestEventFeedPaging(t *testing.T) {
 	f := newEventsFixture(t)
-	if err := f.submit(t, f.a.AccountID, drivers(7, "p")...); err != nil {
+	if err := f.submit(t, f.a.AccountID, someDrivers(7, "p")...); err != nil {
 		t.Fatal(err)
 	}
 	all := f.feed(t, f.a.APIKey, "/api/v2.0/events").Data
@@ -339,7 +341,7 @@ func TestEventFeedWhileWriting(t *testing.T) {
 			for b := range batches {
 				ctx := call.WithCaller(context.Background(), call.Caller{AccountID: f.a.AccountID})
 				apps := make([]*jobboardv2.DriverApplication, size)
-				for i, a := range drivers(size, fmt.Sprintf("w%db%d_", w, b)) {
+				for i, a := range someDrivers(size, fmt.Sprintf("w%db%d_", w, b)) {
 					apps[i] = &jobboardv2.DriverApplication{FirstName: a.FirstName, LastName: a.LastName, Address: a.Address,
 						City: a.City, State: a.State, Zip: a.Zip, Email: a.Email, Phone: a.Phone,
 						DriverType: jobboardv2.DriverType_DRIVER_TYPE_STUDENT, Experience: a.Experience, Sent: timestamppb.Now()}
@@ -393,7 +395,7 @@ func TestEventFeedWhileWriting(t *testing.T) {
 func TestImportCompletedEvent(t *testing.T) {
 	f := newImportFixture(t)
 	accountA := func() int64 { c, _ := call.From(f.ctxA); return c.AccountID }()
-	if _, err := ImportApplications(context.Background(), f.svcs.Imports.store, f.svcs.Outbox, accountA, drivers(1, "i")); err != nil {
+	if _, err := drivers.ImportApplications(context.Background(), f.svcs.Imports.store, f.svcs.Outbox, accountA, someDrivers(1, "i")); err != nil {
 		t.Fatal(err)
 	}
 	req := threeJobs("")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/truckjobs/jobboard/server/jobs"
 
 	"github.com/riverqueue/river"
@@ -39,8 +41,8 @@ import (
 type Services struct {
 	Auth    *Authenticator
 	Jobs    *jobs.Service
-	Drivers *DriverService
-	Intake  *DriverIntakeService
+	Drivers *drivers.Service
+	Intake  *drivers.IntakeService
 	Imports *JobImportService
 	// Webhooks and Events are the account's lead events (docs/api.md,
 	// Events and webhooks).
@@ -142,7 +144,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	s := &Services{
 		Auth:    newAuthenticator(st, cfg.InternalToken),
 		Jobs:    jobs.New(st, now),
-		Drivers: NewDriverService(st),
+		Drivers: drivers.New(st),
 		Health:  health.NewServer(),
 		metrics: cfg.Metrics,
 
@@ -164,7 +166,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	s.Queue = queue
 	sweeper.queue = queue
 	s.Outbox = sweeper.outbox
-	s.Intake = newDriverIntakeService(st, s.Outbox)
+	s.Intake = drivers.NewIntake(st, s.Outbox)
 	s.sweeper = sweeper
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
@@ -205,7 +207,7 @@ func (s *Services) readPageTokenKey(st *store.Store) error {
 		return err
 	}
 	s.Jobs.UseTokens(pagetoken.New(key))
-	s.Drivers.tokens = s.Jobs.Tokens()
+	s.Drivers.UseTokens(s.Jobs.Tokens())
 	return nil
 }
 

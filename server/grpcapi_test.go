@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/truckjobs/jobboard/server/jobs"
 
 	"google.golang.org/grpc/codes"
@@ -182,7 +184,7 @@ func TestGRPCListDriversPaging(t *testing.T) {
 		apps = append(apps, applicant(fmt.Sprintf("Ann%d", i), []string{"Lee", "Diaz", "Ng", "Lee"}[i%4], states[i%3], "64801",
 			types[i%3], "2", fmt.Sprintf("2026-10-%02dT08:00:00Z", 1+i%5)))
 	}
-	if _, err := ImportApplications(context.Background(), f.st, testOutbox(t, f.st), f.a.AccountID, apps); err != nil {
+	if _, err := drivers.ImportApplications(context.Background(), f.st, testOutbox(t, f.st), f.a.AccountID, apps); err != nil {
 		t.Fatal(err)
 	}
 	drivers := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
@@ -308,17 +310,17 @@ func TestGRPCListDriversPageBytes(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	// The longest text fields the intake takes, in 4-byte characters: some
 	// 20 KB a row, so 1,000 rows would be 20 MB.
-	long := strings.Repeat("\U0001D11E", maxApplicationText)
-	const drivers = 250
+	long := strings.Repeat("\U0001D11E", drivers.MaxApplicationText)
+	const count = 250
 	var apps []*intake.Application
-	for i := range drivers {
+	for i := range count {
 		app := applicant(fmt.Sprintf("Big%d", i), "Lee", "MO", "64801", "Student", "2", "2026-10-01T08:00:00Z")
 		app.Address, app.City, app.Address2 = long, long, &long
 		app.FirstName = fmt.Sprintf("%03d", i) + long[:len(long)-12]
 		app.LastName = long
 		apps = append(apps, app)
 	}
-	if _, err := ImportApplications(context.Background(), f.st, testOutbox(t, f.st), f.a.AccountID, apps); err != nil {
+	if _, err := drivers.ImportApplications(context.Background(), f.st, testOutbox(t, f.st), f.a.AccountID, apps); err != nil {
 		t.Fatal(err)
 	}
 	client := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
@@ -345,7 +347,7 @@ func TestGRPCListDriversPageBytes(t *testing.T) {
 		}
 		req.PageToken = page.NextPageToken
 	}
-	if len(seen) != drivers || len(sizes) < 2 {
-		t.Errorf("read %d drivers in pages of %v, want %d in more than one page", len(seen), sizes, drivers)
+	if len(seen) != count || len(sizes) < 2 {
+		t.Errorf("read %d drivers in pages of %v, want %d in more than one page", len(seen), sizes, count)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"google.golang.org/protobuf/proto"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -18,7 +20,7 @@ import (
 // grpcDrivers serves jobboard.v2.DriverService over the core DriverService.
 type grpcDrivers struct {
 	jobboardv2.UnimplementedDriverServiceServer
-	core *DriverService
+	core *drivers.Service
 }
 
 // ListDrivers answers a page of the filtered list. The filters are checked
@@ -29,10 +31,10 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 		return nil, err
 	}
 	// Named by the gRPC fields, before the core names the lenient ones.
-	if err := checkText(req); err != nil {
+	if err := call.CheckText(req); err != nil {
 		return nil, err
 	}
-	size, err := call.PageSize(req.GetPageSize(), defaultDriversPage, maxDriversPage, "drivers")
+	size, err := call.PageSize(req.GetPageSize(), drivers.DefaultPage, drivers.MaxPage, "drivers")
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +54,7 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	}
 	// One row more than the page tells whether another page follows.
 	f.Offset, f.Limit = 0, size+1
-	items, total, err := g.core.store.ListDrivers(ctx, caller.AccountID, f)
+	items, total, err := g.core.List(ctx, caller.AccountID, f)
 	if err != nil {
 		return nil, call.Internal(ctx, err)
 	}
@@ -64,7 +66,7 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 		if err != nil {
 			return nil, call.Internal(ctx, err)
 		}
-		out.NextPageToken = g.core.tokens.Encode(caller.AccountID, scope, position)
+		out.NextPageToken = g.core.Tokens().Encode(caller.AccountID, scope, position)
 	}
 	return out, nil
 }
@@ -82,7 +84,7 @@ func driversPage(items []store.DriverListItem, more bool) ([]*jobboardv2.DriverS
 	out := make([]*jobboardv2.DriverSummary, 0, len(items))
 	size := 0
 	for i := range items {
-		d := natural.DriverSummary(driverSummary(&items[i]))
+		d := natural.DriverSummary(drivers.Summary(&items[i]))
 		if size += proto.Size(d); i > 0 && size > driversPageBytes {
 			return out, true
 		}
@@ -94,7 +96,7 @@ func driversPage(items []store.DriverListItem, more bool) ([]*jobboardv2.DriverS
 // cursor reads where a page token says the page starts: after the row of
 // the order it names (keyset paging, so a page costs the same at any depth).
 func (g *grpcDrivers) cursor(token string, accountID int64, scope string) (*store.DriverCursor, error) {
-	position, err := g.core.tokens.Decode(token, accountID, scope)
+	position, err := g.core.Tokens().Decode(token, accountID, scope)
 	var c store.DriverCursor
 	if err == nil {
 		err = json.Unmarshal(position, &c)

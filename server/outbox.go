@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/domain"
@@ -49,14 +51,14 @@ func (o *Outbox) write(ctx context.Context, tx *store.Tx, accountID int64, event
 	return tx.InsertEvents(ctx, accountID, events)
 }
 
-// applicationsReceived writes one driver.application.received event per
+// ApplicationsReceived writes one driver.application.received event per
 // application in tx, the batch's last step after tx.SaveApplications.
 // Each event's data is the driver as GET drivers.json/{id} shows the
 // account, read after the whole batch is saved: the events are created as
 // the transaction ends, so two applications of one driver in a batch both
 // carry the driver's final state, which is what the account sees once the
 // batch commits.
-func (o *Outbox) applicationsReceived(ctx context.Context, tx *store.Tx, apps []store.Application, ids []int64) error {
+func (o *Outbox) ApplicationsReceived(ctx context.Context, tx *store.Tx, apps []store.Application, ids []int64) error {
 	if len(apps) == 0 {
 		return nil
 	}
@@ -99,7 +101,7 @@ func (o *Outbox) driverEvents(ctx context.Context, tx *store.Tx, accountID int64
 			if !found {
 				return nil, fmt.Errorf("application event: driver %d of account %d not found after saving", id, accountID)
 			}
-			if data, err = o.renderData(driverDetail(&d)); err != nil {
+			if data, err = o.renderData(drivers.Detail(&d)); err != nil {
 				return nil, err
 			}
 			rendered[id] = data

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/drivers"
+
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"google.golang.org/grpc/status"
@@ -426,7 +428,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			if err != nil {
 				return err
 			}
-			if _, err := server.ImportApplicationFile(ctx, st, ob, account, apps); err != nil {
+			if _, err := drivers.ImportApplicationFile(ctx, st, ob, account, apps); err != nil {
 				return fmt.Errorf("%s: nothing imported: %s", rest[0], status.Convert(err).Message())
 			}
 			// No fold loop runs in this process: fold before exiting.

@@ -1,4 +1,4 @@
-package server
+package drivers
 
 import (
 	"fmt"
@@ -144,18 +144,18 @@ func (c *appCheck) fail(field, value, rule string) {
 	c.problems = append(c.problems, call.FieldViolation{Field: field, Label: field, Description: description})
 }
 
-// maxApplicationText is the most characters of one text field of an
+// MaxApplicationText is the most characters of one text field of an
 // application. Without a bound one driver could make a page of ListDrivers,
 // or GetDriver, larger than the 4 MiB a gRPC client receives by default.
-const maxApplicationText = 1000
+const MaxApplicationText = 1000
 
 // text returns the trimmed value, refusing NUL characters and values longer
-// than maxApplicationText.
+// than MaxApplicationText.
 func (c *appCheck) text(field, v string) string {
 	switch {
 	case strings.ContainsRune(v, 0):
 		c.fail(field, v, "contains a NUL character")
-	case utf8.RuneCountInString(v) > maxApplicationText:
+	case utf8.RuneCountInString(v) > MaxApplicationText:
 		c.fail(field, v, "is longer than 1,000 characters")
 	}
 	return strings.TrimSpace(v)
@@ -202,7 +202,7 @@ func checkApplication(accountID int64, in *intake.Application, now time.Time) (s
 	return app, c.problems
 }
 
-// The most entries of an application's lists. Like maxApplicationText they
+// The most entries of an application's lists. Like MaxApplicationText they
 // keep one driver's detail, and the errors about one application, within a
 // small multiple of a normal one's.
 const (

@@ -1,4 +1,4 @@
-package server
+package drivers
 
 import (
 	"context"
@@ -25,24 +25,37 @@ import (
 
 // Paging of the drivers list.
 const (
-	defaultDriversPage = 100
-	maxDriversPage     = 1000
-	maxRadiusMiles     = 500
+	DefaultPage    = 100
+	MaxPage        = 1000
+	maxRadiusMiles = 500
 )
 
-// DriverService implements jobboard.v2.DriverService.
-type DriverService struct {
+// Service implements jobboard.v2.Service.
+type Service struct {
 	restv2.UnimplementedDriverServiceServer
 	store *store.Store
 	// tokens signs the page tokens of the gRPC list (NewServices sets it).
 	tokens pagetoken.Signer
 }
 
-// NewDriverService returns the driver service over st.
-func NewDriverService(st *store.Store) *DriverService { return &DriverService{store: st} }
+// New returns the driver service over st.
+func New(st *store.Store) *Service { return &Service{store: st} }
+
+// UseTokens signs and reads the gRPC list's page tokens with t;
+// NewServices gives every list the database's key.
+func (s *Service) UseTokens(t pagetoken.Signer) { s.tokens = t }
+
+// Tokens is the signer of the gRPC list's page tokens.
+func (s *Service) Tokens() pagetoken.Signer { return s.tokens }
+
+// List reads a page of the account's drivers as f says (filters, order,
+// the cursor to start after and the rows to read), and how many match.
+func (s *Service) List(ctx context.Context, accountID int64, f store.DriverFilter) ([]store.DriverListItem, int64, error) {
+	return s.store.ListDrivers(ctx, accountID, f)
+}
 
 // ListDrivers returns one page of the account's applicants.
-func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDriversRequest) (*restv2.ListDriversResponse, error) {
+func (s *Service) ListDrivers(ctx context.Context, req *restv2.ListDriversRequest) (*restv2.ListDriversResponse, error) {
 	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, err
@@ -63,20 +76,20 @@ func (s *DriverService) ListDrivers(ctx context.Context, req *restv2.ListDrivers
 		HasNextPage: int64(f.Offset+len(items)) < total,
 	}
 	for i := range items {
-		out.Drivers[i] = driverSummary(&items[i])
+		out.Drivers[i] = Summary(&items[i])
 	}
 	return out, nil
 }
 
 // GetDriver returns one applicant of the account.
-func (s *DriverService) GetDriver(ctx context.Context, req *restv2.GetDriverRequest) (*restv2.GetDriverResponse, error) {
+func (s *Service) GetDriver(ctx context.Context, req *restv2.GetDriverRequest) (*restv2.GetDriverResponse, error) {
 	d, err := call.AccountRecord(ctx, func() string { return fmt.Sprintf("driver %d", req.GetId()) }, func(accountID int64) (store.DriverDetail, error) {
 		return s.store.Driver(ctx, accountID, req.GetId())
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &restv2.GetDriverResponse{Driver: driverDetail(&d)}, nil
+	return &restv2.GetDriverResponse{Driver: Detail(&d)}, nil
 }
 
 // badParam is the INVALID_ARGUMENT for a query parameter.
@@ -88,10 +101,10 @@ func badParam(name, value, allowed string) error {
 // them into the store's filter, as ListDrivers does; errors are gRPC
 // statuses. It is exported so the store's statements for a request can be
 // examined without listing.
-func (s *DriverService) DriverFilter(ctx context.Context, req *restv2.ListDriversRequest) (store.DriverFilter, error) {
-	f := store.DriverFilter{Sort: "id", Limit: defaultDriversPage}
+func (s *Service) DriverFilter(ctx context.Context, req *restv2.ListDriversRequest) (store.DriverFilter, error) {
+	f := store.DriverFilter{Sort: "id", Limit: DefaultPage}
 	// The REST gateway refuses such values first; gRPC callers reach here.
-	if err := checkText(req); err != nil {
+	if err := call.CheckText(req); err != nil {
 		return f, err
 	}
 	// A fixed order, so that a request with several bad parameters always
@@ -198,7 +211,7 @@ func filterJobApps(req *restv2.ListDriversRequest, f *store.DriverFilter) error 
 
 // filterRadius reads lives_within_radius and lives_within_zip, which only
 // make sense together, and looks the ZIP's centre up.
-func (s *DriverService) filterRadius(ctx context.Context, req *restv2.ListDriversRequest, f *store.DriverFilter) error {
+func (s *Service) filterRadius(ctx context.Context, req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	radius, zip := strings.TrimSpace(req.GetLivesWithinRadius()), strings.TrimSpace(req.GetLivesWithinZip())
 	switch {
 	case radius == "" && zip == "":
@@ -264,14 +277,14 @@ func filterSort(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 func filterPaging(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetMax()); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxDriversPage {
-			return badParam("max", v, fmt.Sprintf("allowed: a whole number from 1 to %d", maxDriversPage))
+		if err != nil || n < 1 || n > MaxPage {
+			return badParam("max", v, fmt.Sprintf("allowed: a whole number from 1 to %d", MaxPage))
 		}
 		f.Limit = n
 	}
 	if v := strings.TrimSpace(req.GetPage()); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > math.MaxInt32/maxDriversPage {
+		if err != nil || n < 1 || n > math.MaxInt32/MaxPage {
 			return badParam("page", v, "allowed: a whole number from 1")
 		}
 		f.Offset = (n - 1) * f.Limit
@@ -291,7 +304,7 @@ func allowedExperience(y float64) bool {
 // sentFormat is RFC 3339 in UTC with a numeric offset, seconds precision.
 const sentFormat = "2006-01-02T15:04:05+00:00"
 
-func driverSummary(d *store.DriverListItem) *restv2.DriverSummary {
+func Summary(d *store.DriverListItem) *restv2.DriverSummary {
 	return &restv2.DriverSummary{
 		Id: d.ID, FirstName: d.FirstName, LastName: d.LastName, Address: d.Address, Address2: d.Address2,
 		City: d.City, State: d.State, Zip: d.Zip, Email: d.Email, Phone: d.Phone, DriverType: d.DriverType,
@@ -299,7 +312,7 @@ func driverSummary(d *store.DriverListItem) *restv2.DriverSummary {
 	}
 }
 
-func driverDetail(d *store.DriverDetail) *restv2.DriverDetail {
+func Detail(d *store.DriverDetail) *restv2.DriverDetail {
 	p := &d.DriverProfile
 	b := p.DriverBasics
 	out := &restv2.DriverDetail{
@@ -341,21 +354,27 @@ func driverDetail(d *store.DriverDetail) *restv2.DriverDetail {
 	return out
 }
 
-// DriverIntakeService implements jobboard.v2.DriverIntakeService.
-type DriverIntakeService struct {
+// IntakeService implements jobboard.v2.IntakeService.
+type IntakeService struct {
 	jobboardv2.UnimplementedDriverIntakeServiceServer
 	store *store.Store
 	// outbox writes each stored application's event.
-	outbox *Outbox
+	outbox Events
 }
 
-// newDriverIntakeService returns the intake over st, writing events to ob.
-func newDriverIntakeService(st *store.Store, ob *Outbox) *DriverIntakeService {
-	return &DriverIntakeService{store: st, outbox: ob}
+// Events writes, in the transaction that stored them, the events of the
+// applications received (the outbox's driver.application.received).
+type Events interface {
+	ApplicationsReceived(ctx context.Context, tx *store.Tx, apps []store.Application, ids []int64) error
+}
+
+// NewIntake returns the intake over st, writing events to ob.
+func NewIntake(st *store.Store, ob Events) *IntakeService {
+	return &IntakeService{store: st, outbox: ob}
 }
 
 // SubmitApplication validates and records one application.
-func (s *DriverIntakeService) SubmitApplication(ctx context.Context, req *jobboardv2.SubmitApplicationRequest) (*jobboardv2.SubmitApplicationResponse, error) {
+func (s *IntakeService) SubmitApplication(ctx context.Context, req *jobboardv2.SubmitApplicationRequest) (*jobboardv2.SubmitApplicationResponse, error) {
 	accountID, err := intakeAccount(ctx, req.GetAccountId())
 	if err != nil {
 		return nil, err
@@ -375,7 +394,7 @@ const MaxBatchApplications = 1000
 
 // SubmitApplications validates a batch of applications and records them
 // all or none, as the CLI import does.
-func (s *DriverIntakeService) SubmitApplications(ctx context.Context, req *jobboardv2.SubmitApplicationsRequest) (*jobboardv2.SubmitApplicationsResponse, error) {
+func (s *IntakeService) SubmitApplications(ctx context.Context, req *jobboardv2.SubmitApplicationsRequest) (*jobboardv2.SubmitApplicationsResponse, error) {
 	accountID, err := intakeAccount(ctx, req.GetAccountId())
 	if err != nil {
 		return nil, err
@@ -477,7 +496,7 @@ func (e entries) place(p call.FieldViolation, i int) call.FieldViolation {
 // ImportApplications validates applications to one account and stores them
 // all or none. Problems are INVALID_ARGUMENT naming each entry's index when
 // there is more than one entry. ob writes each application's event.
-func ImportApplications(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application) ([]int64, error) {
+func ImportApplications(ctx context.Context, st *store.Store, ob Events, accountID int64, apps []*intake.Application) ([]int64, error) {
 	naming := singleEntry
 	if len(apps) > 1 {
 		naming = fileEntries
@@ -487,7 +506,7 @@ func ImportApplications(ctx context.Context, st *store.Store, ob *Outbox, accoun
 
 // ImportApplicationFile is ImportApplications for the entries of a file:
 // its problems always name the entry's index, even of a file of one.
-func ImportApplicationFile(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application) ([]int64, error) {
+func ImportApplicationFile(ctx context.Context, st *store.Store, ob Events, accountID int64, apps []*intake.Application) ([]int64, error) {
 	return importApplications(ctx, st, ob, accountID, apps, fileEntries, sameName)
 }
 
@@ -497,7 +516,7 @@ func sameName(field string) string { return field }
 // importApplications checks every application, then stores them in one
 // transaction with their events (ob); naming says how problems name their application, rename how
 // they name its fields (the gRPC intake's names differ from the lenient ones).
-func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accountID int64, apps []*intake.Application,
+func importApplications(ctx context.Context, st *store.Store, ob Events, accountID int64, apps []*intake.Application,
 	naming entries, rename func(string) string) ([]int64, error) {
 	if accountID <= 0 {
 		return nil, call.InvalidFieldText("account_id", "is required")
@@ -520,7 +539,7 @@ func importApplications(ctx context.Context, st *store.Store, ob *Outbox, accoun
 			return err
 		}
 		ids = saved.IDs
-		return ob.applicationsReceived(ctx, tx, saved.Received, saved.ReceivedIDs)
+		return ob.ApplicationsReceived(ctx, tx, saved.Received, saved.ReceivedIDs)
 	})
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {
@@ -556,3 +575,6 @@ func checkApplications(accountID int64, apps []*intake.Application, now time.Tim
 	}
 	return valid, problems
 }
+
+// ptr is a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }

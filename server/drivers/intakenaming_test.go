@@ -1,6 +1,7 @@
-package server
+package drivers
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestApplicationViolations(t *testing.T) {
 // TestApplicationTextLength: a text field of 1,000 characters is taken, one
 // more is refused naming the field, required or optional alike.
 func TestApplicationTextLength(t *testing.T) {
-	long := strings.Repeat("é", maxApplicationText)
+	long := strings.Repeat("é", MaxApplicationText)
 	for _, tt := range []struct {
 		name string
 		set  func(a *intake.Application, v string)
@@ -74,13 +75,13 @@ func TestApplicationTextLength(t *testing.T) {
 			app := applicant("Ida", "Ray", "TX", "75201", "Student", "1", "2026-01-01")
 			tt.set(app, long)
 			if _, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName); len(problems) != 0 {
-				t.Errorf("%d characters: %v", maxApplicationText, problems)
+				t.Errorf("%d characters: %v", MaxApplicationText, problems)
 			}
 			tt.set(app, long+"x")
 			_, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName)
 			if len(problems) != 1 || !strings.HasPrefix(problems[0].Text(), tt.path+`: "éé`) ||
 				!strings.HasSuffix(problems[0].Text(), " is longer than 1,000 characters") {
-				t.Errorf("%d characters: %v", maxApplicationText+1, problems)
+				t.Errorf("%d characters: %v", MaxApplicationText+1, problems)
 			}
 		})
 	}
@@ -94,5 +95,14 @@ func TestApplicationListLength(t *testing.T) {
 	_, problems := checkApplications(1, []*intake.Application{app}, time.Now(), fileEntries, sameName)
 	if len(problems) != 1 || problems[0].Text() != "[0] employment_history: holds 51 entries, more than 50" {
 		t.Errorf("%d employments: %v", maxEmployments+1, problems)
+	}
+}
+
+// applicant builds an application; edit adjusts it.
+func applicant(first, last, state, zip, driverType, experience, sent string, endorsements ...string) *intake.Application {
+	return &intake.Application{
+		FirstName: first, LastName: last, Address: "1 Main St", City: "Town", State: state, Zip: zip,
+		Email: strings.ToLower(first+"."+last) + "@example.com", Phone: "212-555-01" + fmt.Sprint(10+len(first+last)),
+		DriverType: driverType, Experience: experience, Sent: sent, Endorsements: endorsements,
 	}
 }
