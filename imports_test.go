@@ -62,21 +62,19 @@ func TestImportRulesFindAViolation(t *testing.T) {
 }
 
 // dependencies maps each package of pattern to every package it depends on,
-// itself included.
+// itself included, from one go list.
 func dependencies(t *testing.T, pattern string) map[string][]string {
 	t.Helper()
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	list, err := exec.Command(goTool, "list", pattern).Output()
+	list, err := exec.Command(goTool, "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", pattern).Output()
 	if err != nil {
 		t.Fatalf("go list %s: %v", pattern, err)
 	}
 	out := map[string][]string{}
-	for _, pkg := range strings.Fields(string(list)) {
-		deps, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		if fields := strings.Fields(line); len(fields) > 0 {
+			out[fields[0]] = fields
 		}
-		out[pkg] = strings.Fields(string(deps))
 	}
 	if len(out) == 0 {
 		t.Fatalf("go list %s: no packages", pattern)

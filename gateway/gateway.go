@@ -149,25 +149,8 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 			g.writeStatusError(r.Context(), w, r, err)
 			return
 		}
-		query, apiErr := checkParams(r, params)
-		if apiErr != nil {
-			writeError(w, r, *apiErr)
-			return
-		}
-		if ignored := ignoredParams(query, route.params); ignored != "" {
-			w.Header().Set(ignoredHeader, ignored)
-			calllog.Add(r.Context(), slog.String("ignored_parameters", ignored))
-		}
-		if raw, ok := params["id"]; ok && route.numericID {
-			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
-				writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
-					fmt.Sprintf("id: %q is not an id (a whole number)", raw)})
-				return
-			}
-		}
-		if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
-			writeError(w, r, apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
-				"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"})
+		if refused := checkBeforeBody(w, r, params, route); refused != nil {
+			writeError(w, r, *refused)
 			return
 		}
 		coding, refused := contentCoding(r.Header)
@@ -211,24 +194,55 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		body.place = place
 		body.list = route.list
-		called := g.calledURL(r)
-		r = r.WithContext(context.WithValue(context.WithValue(ctx, requestURLKey{}, called), routeKey{}, route))
-		r.Body = body
-		mime := mimeJSONValue
-		if formatOf(r.URL.Path) == wire.XML {
-			mime = mimeXMLValue
-		}
-		r.Header["Content-Type"], r.Header["Accept"] = mime, mime
-		// Links are built from the host and scheme the client called (or
-		// JOBBOARD_PUBLIC_URL): grpc-gateway passes X-Forwarded-Host on as
-		// callmeta.ForwardedHost by itself, so it is set here to what
-		// calledURL decided; the scheme goes as a Grpc-Metadata- header.
-		r.Header.Set("X-Forwarded-Host", called.Host)
-		r.Header.Del("Forwarded")
-		r.Header.Set(runtime.MetadataHeaderPrefix+callmeta.ForwardedProto, called.Scheme)
 		w.Header()["X-Content-Type-Options"] = nosniff
-		next(w, r, params)
+		next(w, g.asRouted(ctx, r, route, body), params)
 	}
+}
+
+// checkBeforeBody is the refusal of a request whose query, id or
+// Idempotency-Key breaks a rule, found before its body is read; it names
+// the query parameters the route ignores in a header and the access log.
+func checkBeforeBody(w http.ResponseWriter, r *http.Request, params map[string]string, route *route) *apiError {
+	query, apiErr := checkParams(r, params)
+	if apiErr != nil {
+		return apiErr
+	}
+	if ignored := ignoredParams(query, route.params); ignored != "" {
+		w.Header().Set(ignoredHeader, ignored)
+		calllog.Add(r.Context(), slog.String("ignored_parameters", ignored))
+	}
+	if raw, ok := params["id"]; ok && route.numericID {
+		if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
+			return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("id: %q is not an id (a whole number)", raw)}
+		}
+	}
+	if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
+		return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT",
+			"Idempotency-Key: must be printable ASCII (letters, digits, punctuation)"}
+	}
+	return nil
+}
+
+// asRouted is r as grpc-gateway and the services read it: in ctx (the
+// caller's) with the URL the client called and its route, reading body,
+// with the format its path suffix names as its Content-Type and Accept.
+func (g *gateway) asRouted(ctx context.Context, r *http.Request, route *route, body *requestBody) *http.Request {
+	called := g.calledURL(r)
+	r = r.WithContext(context.WithValue(context.WithValue(ctx, requestURLKey{}, called), routeKey{}, route))
+	r.Body = body
+	mime := mimeJSONValue
+	if formatOf(r.URL.Path) == wire.XML {
+		mime = mimeXMLValue
+	}
+	r.Header["Content-Type"], r.Header["Accept"] = mime, mime
+	// Links are built from the host and scheme the client called (or
+	// JOBBOARD_PUBLIC_URL): grpc-gateway passes X-Forwarded-Host on as
+	// callmeta.ForwardedHost by itself, so it is set here to what
+	// calledURL decided; the scheme goes as a Grpc-Metadata- header.
+	r.Header.Set("X-Forwarded-Host", called.Host)
+	r.Header.Del("Forwarded")
+	r.Header.Set(runtime.MetadataHeaderPrefix+callmeta.ForwardedProto, called.Scheme)
+	return r
 }
 
 // Header values set on every request, shared rather than allocated each

@@ -130,9 +130,7 @@ func jsonEventList(dec *jsontext.Decoder) ([]string, error) {
 		return nil, fmt.Errorf("events: must be an array of event types, got %s", kindName(k))
 	}
 	var out []string
-	subscribable := domain.Names(domain.SubscribableEventTypes())
-	err := jsonArray(dec, "", itemLimit{max: 100,
-		refusal: "events: more than 100 items; there are only " + spelledOut(len(subscribable)) + " event types to subscribe to"}, func(i int) error {
+	err := jsonArray(dec, "", eventListLimit, func(i int) error {
 		v, err := jsonText(dec, fmt.Sprintf("events[%d]", i))
 		out = append(out, v)
 		return err
@@ -143,6 +141,14 @@ func jsonEventList(dec *jsontext.Decoder) ([]string, error) {
 	}
 	return out, err
 }
+
+// subscribable are the event types an endpoint may name, and
+// eventListLimit the bound of the list, whose refusal counts them.
+var (
+	subscribable   = domain.Names(domain.SubscribableEventTypes())
+	eventListLimit = itemLimit{max: 100,
+		refusal: "events: more than 100 items; there are only " + spelledOut(len(subscribable)) + " event types to subscribe to"}
+)
 
 // jsonText reads a string member; any other kind of value, null included,
 // is refused naming the field.

@@ -17,7 +17,7 @@ func CheckText(msg proto.Message) error {
 		if fd.Kind() != protoreflect.StringKind || fd.IsList() || fd.IsMap() {
 			return true
 		}
-		if s := v.String(); !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		if s := v.String(); Unstorable(s) {
 			bad = InvalidField(string(fd.Name()), s, "is not valid; values must be UTF-8 text without NUL characters")
 			return false
 		}
@@ -25,3 +25,6 @@ func CheckText(msg proto.Message) error {
 	})
 	return bad
 }
+
+// Unstorable reports text PostgreSQL refuses: a NUL, or bytes not UTF-8.
+func Unstorable(s string) bool { return strings.ContainsRune(s, 0) || !utf8.ValidString(s) }

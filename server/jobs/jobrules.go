@@ -248,7 +248,7 @@ func (c *jobCheck) text(field string, raw *string) (string, bool) {
 	if raw == nil {
 		return "", false
 	}
-	if unstorable(*raw) {
+	if call.Unstorable(*raw) {
 		c.invalid(field, raw, "contains a NUL character or bytes that are not UTF-8")
 		return "", false
 	}
@@ -256,13 +256,10 @@ func (c *jobCheck) text(field string, raw *string) (string, bool) {
 	return s, s != ""
 }
 
-// unstorable reports text PostgreSQL refuses: a NUL, or bytes not UTF-8.
-func unstorable(s string) bool { return strings.ContainsRune(s, 0) || !utf8.ValidString(s) }
-
 // required returns the trimmed value, recording a missing problem for an
 // absent, null or blank value.
 func (c *jobCheck) required(field string, raw *string) (string, bool) {
-	if raw != nil && unstorable(*raw) {
+	if raw != nil && call.Unstorable(*raw) {
 		return c.text(field, raw)
 	}
 	s, ok := c.text(field, raw)

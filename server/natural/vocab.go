@@ -50,7 +50,7 @@ var (
 // vocabularyOf is the vocabulary of a domain type's values, listed in the
 // order of the enum E.
 func vocabularyOf[E ~int32, T ~string](values []T) Vocabulary[E] {
-	return Vocabulary[E]{each(values, func(v T) string { return string(v) })}
+	return Vocabulary[E]{domain.Names(values)}
 }
 
 // optionalLabel is the label of e as an optional text: nil for UNSPECIFIED,
