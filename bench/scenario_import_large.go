@@ -124,12 +124,12 @@ var importPhases = []phase{
 	// The parts of the stored form, and the hash, are written on goroutines
 	// of their own, outside the handler's samples.
 	{"encoding and compressing the stored jobs", "store.encodePart"},
-	{"hashing the request", "server.importRequestHash"},
+	{"hashing the request", "imports.importRequestHash"},
 	{"the queue decoding the stored jobs", "store.ImportPayload.EachJob"},
 	{"the checks", "jobs.(*jobValidator).check"},
 	// The queue's transaction; its upsert of each chunk is inlined, which
 	// leaves it out of pprof's table.
-	{"the queue's transaction (writing the jobs, then the results)", "server.(*importWorker).process.func1"},
+	{"the queue's transaction (writing the jobs, then the results)", "imports.(*importWorker).process.func1"},
 	{"rendering the completion event, beside the results' writing", "server.(*Outbox).importCompletedEvent"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
 }

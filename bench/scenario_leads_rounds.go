@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/leads"
 )
 
 // repeatGrace is how long the scenario waits after the last expected
@@ -170,7 +170,7 @@ func leadRows(n int, rounds []leadRound, c leadCounts) []result {
 		median: tk.median, p99: tk.p99, throughput: medianRate(rates),
 		note: fmt.Sprintf("A second server on the same database with the default %d workers sends the round's backlog, "+
 			"then stops. Throughput is deliveries a second over that time, which includes its start (ready after %s, median). %s",
-			server.DefaultWebhookWorkers, ms(rd.median), cpuNote10("backlog", "receiver, which verifies every signature", sendCPU)),
+			leads.DefaultWebhookWorkers, ms(rd.median), cpuNote10("backlog", "receiver, which verifies every signature", sendCPU)),
 	}}
 }
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/leads"
+
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server"
@@ -39,7 +41,7 @@ type api struct {
 	store   *store.Store
 	acct    int64
 	// outbox writes the events of applications stored directly.
-	outbox *server.Outbox
+	outbox *leads.Outbox
 	// services are the services behind the gateway (startQueue runs their imports).
 	services *server.Services
 }

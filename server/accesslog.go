@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/internal/calllog"
-	"github.com/truckjobs/jobboard/internal/requestid"
 )
 
 // The gRPC access log is one calllog line per call, the counterpart of the
@@ -23,7 +22,7 @@ import (
 
 // startCall settles the call's request id: the client's x-request-id when
 // it is short printable ASCII, else a new one. The services read it from
-// the call (requestIDOf), as they do for REST requests, so the call's
+// the call (call.RequestID), as they do for REST requests, so the call's
 // metadata is neither copied nor rewritten.
 func startCall(ctx context.Context) (context.Context, *calllog.Call) {
 	clientID := ""
@@ -57,16 +56,4 @@ func accessLogStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
 	err := handler(srv, wrapped)
 	endCall(ctx, logged, info.FullMethod, err)
 	return err
-}
-
-// requestIDOf is the request id a service call carries, empty when it has
-// none (a service called directly, as tests do).
-func requestIDOf(ctx context.Context) string {
-	if id := calllog.RequestID(ctx); id != "" {
-		return id
-	}
-	if id := first(metadataOf(ctx), "x-request-id"); requestid.Valid(id) {
-		return id
-	}
-	return ""
 }

@@ -68,7 +68,7 @@ func (f *importFixture) attempts(t *testing.T, id string, n int) []store.Callbac
 	var got []store.CallbackAttempt
 	testfix.Eventually(20*time.Second, func() bool {
 		var err error
-		if got, err = f.svcs.Imports.store.CallbackAttempts(context.Background(), id); err != nil {
+		if got, err = f.st.CallbackAttempts(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 		return len(got) >= n
@@ -95,7 +95,7 @@ func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
 		t.Errorf("callback X-Request-Id %q, want the creating request's req-callback-1", got)
 	}
 	caller, _ := call.From(f.ctxA)
-	account, _ := f.svcs.Imports.store.Account(context.Background(), caller.AccountID)
+	account, _ := f.st.Account(context.Background(), caller.AccountID)
 	ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
 	want, _ := webhook.Sign(account.WebhookSecret, req.Header.Get("webhook-id"), ts, body)
 	if req.Header.Get("webhook-signature") != want || req.Header.Get("Content-Type") != "application/json" {
@@ -170,9 +170,8 @@ func TestCallbackRetries(t *testing.T) {
 }
 
 func TestCallbackURLRefusedWhenNotPublic(t *testing.T) {
-	f := newImportFixture(t)
-	guarded := *f.svcs.Imports
-	guarded.allowPrivateCallbacks = false
+	f := newIdleImportFixture(t, func(c *Config) { c.AllowPrivateCallbacks = false })
+	guarded := f.svcs.Imports
 	for _, u := range []string{"http://127.0.0.1:9/cb", "http://[::1]/cb", "http://10.0.0.1/cb", "http://169.254.169.254/", "http://localhost/cb", "ftp://x/", "https://u:p@x/"} {
 		_, err := guarded.CreateJobImport(f.ctxA, callbackImport(u))
 		if status.Code(err) != codes.InvalidArgument {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/leads"
+	"github.com/truckjobs/jobboard/server/webhook"
 )
 
 // hangingReceiver takes every request and never answers it: the client
@@ -160,7 +162,7 @@ func TestDeliveryFairnessAtReviewScale(t *testing.T) {
 	if os.Getenv("JOBBOARD_FAIRNESS_REVIEW_SCALE") == "" {
 		t.Skip("set JOBBOARD_FAIRNESS_REVIEW_SCALE=1 to run")
 	}
-	s := fairnessScale{workers: DefaultWebhookWorkers, timeout: DefaultCallbackTimeout, endpoints: 5, testsEach: 8,
+	s := fairnessScale{workers: leads.DefaultWebhookWorkers, timeout: webhook.DefaultTimeout, endpoints: 5, testsEach: 8,
 		victimDeadline: 60 * time.Second}
 	victim, aHeld := fairnessScenario(t, s)
 	t.Logf("B's delivery arrived after %s; A held at most %d deliveries at once", victim.Round(time.Millisecond), aHeld)

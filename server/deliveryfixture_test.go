@@ -140,10 +140,8 @@ func (f *deliveryFixture) emit(t *testing.T, account int64, n int) []store.Event
 	var events []store.Event
 	err := f.st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if events, err = tx.InsertEvents(ctx, account, news); err != nil {
-			return err
-		}
-		return queueDeliveries(ctx, f.svcs.Queue, tx, events)
+		events, err = f.svcs.Outbox.Write(ctx, tx, account, news)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
-// Package server holds the job board's gRPC services: the job imports and
-// their queue workers, the lead events and webhooks, the gRPC adapters,
-// and the wiring of every area (the jobs and the drivers are packages of
-// their own). It checks every request against the API's rules
-// (docs/api.md), maps the store's errors to gRPC status codes at the RPC
-// boundary, and authenticates callers. The REST gateway calls these same
-// services in-process, so both APIs share one set of rules.
+// Package server wires the job board's areas (jobs, drivers, imports,
+// leads) into the Services the REST gateway and the gRPC server call, and
+// holds the gRPC server: its adapters from the natural messages to the
+// areas, its interceptors and authentication. Errors get their status
+// codes at the RPC boundary (server/call); both APIs share one set of rules.
 package server

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/truckjobs/jobboard/server/drivers"
+	"github.com/truckjobs/jobboard/server/store/storetest"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -395,7 +396,7 @@ func TestEventFeedWhileWriting(t *testing.T) {
 func TestImportCompletedEvent(t *testing.T) {
 	f := newImportFixture(t)
 	accountA := func() int64 { c, _ := call.From(f.ctxA); return c.AccountID }()
-	if _, err := drivers.ImportApplications(context.Background(), f.svcs.Imports.store, f.svcs.Outbox, accountA, someDrivers(1, "i")); err != nil {
+	if _, err := drivers.ImportApplications(context.Background(), f.st, f.svcs.Outbox, accountA, someDrivers(1, "i")); err != nil {
 		t.Fatal(err)
 	}
 	req := threeJobs("")
@@ -501,7 +502,7 @@ func TestEventFeedPageBytes(t *testing.T) {
 		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived,
 			Data: []byte(fmt.Sprintf(`{"id": %d, "notes": "%s"}`, i, strings.Repeat("x", n)))})
 	}
-	written := insertEvents(t, f.st, f.a.AccountID, news)
+	written := storetest.InsertEvents(t, f.st, f.a.AccountID, news)
 	var seen, want, pages []string
 	for _, e := range written {
 		want = append(want, e.ID)
@@ -548,7 +549,7 @@ func TestInsertEventsKeepData(t *testing.T) {
 			news = append(news, store.NewEvent{Type: domain.EventApplicationReceived, Data: []byte(data[i])})
 			want = append(want, data[i])
 		}
-		written := insertEvents(t, f.svcs.Imports.store, accountA, news)
+		written := storetest.InsertEvents(t, f.st, accountA, news)
 		for i, e := range written {
 			if e.Seq != int64(len(want)-n+i+1) || string(e.Data) != data[i] {
 				t.Errorf("event %d of %d written as number %d with %s", i, n, e.Seq, e.Data)
@@ -566,19 +567,4 @@ func TestInsertEventsKeepData(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events read back:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-}
-
-// insertEvents writes events of an account in a transaction of their own.
-func insertEvents(t *testing.T, st *store.Store, accountID int64, news []store.NewEvent) []store.Event {
-	t.Helper()
-	var written []store.Event
-	err := st.InTx(context.Background(), func(tx *store.Tx) error {
-		var err error
-		written, err = tx.InsertEvents(context.Background(), accountID, news)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return written
 }

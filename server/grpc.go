@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/server/drivers"
+	"github.com/truckjobs/jobboard/server/imports"
+	"github.com/truckjobs/jobboard/server/leads"
 
 	"github.com/truckjobs/jobboard/server/jobs"
 
@@ -43,19 +45,19 @@ type Services struct {
 	Jobs    *jobs.Service
 	Drivers *drivers.Service
 	Intake  *drivers.IntakeService
-	Imports *JobImportService
+	Imports *imports.JobImportService
 	// Webhooks and Events are the account's lead events (docs/api.md,
 	// Events and webhooks).
-	Webhooks *WebhookService
-	Events   *EventService
+	Webhooks *leads.WebhookService
+	Events   *leads.EventService
 	// Outbox writes the events of what the services store.
-	Outbox *Outbox
+	Outbox *leads.Outbox
 	Health *health.Server
 	// Queue runs imports. It inserts from any process; it works jobs only
 	// once Start is called (serve does, tests may not).
 	Queue *store.Queue
-	// sweeper completes the imports the queue gave up on.
-	sweeper *importSweeper
+	// imports is the imports' area, for its sweep.
+	imports *imports.Area
 	// metrics is nil when the process exposes none.
 	metrics *metrics.Metrics
 	// trustedProxies may say, in metadata, which host a gRPC client called.
@@ -95,13 +97,13 @@ type Config struct {
 	// addresses: for development and tests only.
 	AllowPrivateCallbacks bool
 	// CallbackRetrySchedule is the wait before each retry; nil means
-	// DefaultCallbackRetrySchedule.
+	// webhook.DefaultRetrySchedule.
 	CallbackRetrySchedule []time.Duration
-	// CallbackTimeout bounds one attempt; 0 means DefaultCallbackTimeout.
+	// CallbackTimeout bounds one attempt; 0 means webhook.DefaultTimeout.
 	CallbackTimeout time.Duration
 	// WebhookWorkers is how many webhook deliveries this process sends at
-	// once; 0 means DefaultWebhookWorkers. One account has at most half of
-	// them, one endpoint at most 4 (deliveryShares). Deliveries follow the
+	// once; 0 means leads.DefaultWebhookWorkers. One account has at most
+	// half of them, one endpoint at most 4. Deliveries follow the
 	// callbacks' schedule, timeout and address rule.
 	WebhookWorkers int
 	// SendNoDeliveries makes this process queue webhook deliveries (its
@@ -109,7 +111,7 @@ type Config struct {
 	// database, with workers, sends them (JOBBOARD_WEBHOOK_WORKERS=0).
 	SendNoDeliveries bool
 	// WebhookDisableAfter is how long every attempt to an endpoint may fail
-	// before it is disabled; 0 means DefaultWebhookDisableAfter.
+	// before it is disabled; 0 means leads.DefaultWebhookDisableAfter.
 	WebhookDisableAfter time.Duration
 	// RenderCallback writes a callback body, the JSON the REST API gives for
 	// retrieving the import. It is required for callbacks to be sent.
@@ -159,15 +161,28 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		return nil, err
 	}
 	s.Auth.failures = ratelimit.New(cfg.AuthFailureLimit, cfg.AuthFailureBurst)
-	queue, sweeper, err := newQueue(st, cfg, s.Jobs)
+	if cfg.RenderCallback == nil {
+		return nil, errors.New("services: RenderCallback is required")
+	}
+	links := call.Links{PublicURL: cfg.PublicURL, RESTPort: cfg.RESTPort}
+	retry := webhook.NewRetryPolicy(cfg.CallbackTimeout, cfg.CallbackRetrySchedule)
+	client := webhook.NewClient(retry.Timeout, cfg.AllowPrivateCallbacks)
+	leadsArea := leads.New(leads.Config{Store: st, Links: links, Retry: retry, Client: client,
+		Render: cfg.RenderCallback, AllowPrivate: cfg.AllowPrivateCallbacks,
+		DisableAfter: cfg.WebhookDisableAfter, Workers: cfg.WebhookWorkers, Metrics: cfg.Metrics})
+	importTimeout, err := cfg.importTimeout()
 	if err != nil {
 		return nil, err
 	}
-	s.Queue = queue
-	sweeper.queue = queue
-	s.Outbox = sweeper.outbox
+	importsArea := imports.New(imports.Config{Store: st, Jobs: s.Jobs, Outbox: leadsArea.Outbox, Links: links,
+		AllowPrivateCallbacks: cfg.AllowPrivateCallbacks, Attempts: cfg.ImportAttempts, Timeout: importTimeout,
+		SweepEvery: cfg.SweepImportsEvery, Retry: retry, Client: client, Render: cfg.RenderCallback, Metrics: cfg.Metrics})
+	if s.Queue, err = newQueue(st, cfg, importTimeout, importsArea, leadsArea); err != nil {
+		return nil, err
+	}
+	s.imports = importsArea
+	s.Imports, s.Webhooks, s.Events, s.Outbox = importsArea.Service, leadsArea.Webhooks, leadsArea.Events, leadsArea.Outbox
 	s.Intake = drivers.NewIntake(st, s.Outbox)
-	s.sweeper = sweeper
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
 	}
@@ -183,20 +198,16 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 			return nil, err
 		}
 	}
-	if err := cfg.Metrics.WatchQueue(queueDepth(st), importArgs{}.Kind(), callbackArgs{}.Kind(), deliveryArgs{}.Kind()); err != nil {
+	if err := cfg.Metrics.WatchQueue(queueDepth(st), append(imports.Kinds(), leads.DeliveryKind())...); err != nil {
 		return nil, err
 	}
-	attempts := cfg.ImportAttempts
-	if attempts <= 0 {
-		attempts = DefaultImportAttempts
-	}
-	links := linkBase{publicURL: cfg.PublicURL, restPort: cfg.RESTPort}
-	s.Imports = &JobImportService{store: st, queue: queue, importAttempts: attempts, links: links,
-		allowPrivateCallbacks: cfg.AllowPrivateCallbacks, tokens: s.Jobs.Tokens()}
-	s.Webhooks = &WebhookService{store: st, queue: queue, links: links, allowPrivate: cfg.AllowPrivateCallbacks}
-	s.Events = &EventService{store: st, links: links}
 	return s, nil
 }
+
+// SweepImports completes, now, the imports the queue gave up on without
+// their worker seeing it, as the queue's leader does every
+// SweepImportsEvery; it says how many.
+func (s *Services) SweepImports(ctx context.Context) (int, error) { return s.imports.Sweep(ctx) }
 
 // readPageTokenKey gives the lists the database's page token key.
 func (s *Services) readPageTokenKey(st *store.Store) error {
@@ -211,65 +222,38 @@ func (s *Services) readPageTokenKey(st *store.Store) error {
 	return nil
 }
 
-// retryPolicy is how callbacks and deliveries are retried: cfg's schedule
-// and timeout, or the defaults.
-func (cfg Config) retryPolicy() retryPolicy {
-	p := retryPolicy{timeout: cfg.CallbackTimeout, schedule: cfg.CallbackRetrySchedule}
-	if len(p.schedule) == 0 {
-		p.schedule = DefaultCallbackRetrySchedule
+// importTimeout is how long one attempt at an import may run: cfg's, or
+// 90% of the time after which stuck imports are rescued, and never as long,
+// or a slow import would run twice.
+func (cfg Config) importTimeout() (time.Duration, error) {
+	rescue := cfg.rescueAfter()
+	timeout := cfg.ImportTimeout
+	if timeout <= 0 {
+		timeout = rescue - rescue/10
 	}
-	if p.timeout <= 0 {
-		p.timeout = DefaultCallbackTimeout
+	if timeout >= rescue {
+		return 0, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", timeout, rescue)
 	}
-	return p
+	return timeout, nil
 }
 
-// newQueue makes the job queue: the workers of imports, their callbacks,
-// webhook deliveries (in a queue of their own), the sweep of imports the
-// queue gave up on and the clean-up of old events, with the timeouts and
-// schedules of cfg.
-func newQueue(st *store.Store, cfg Config, jobs *jobs.Service) (*store.Queue, *importSweeper, error) {
-	if cfg.RenderCallback == nil {
-		return nil, nil, errors.New("job queue: RenderCallback is required")
+// rescueAfter is how long an import may run before another replica may
+// take it over.
+func (cfg Config) rescueAfter() time.Duration {
+	if cfg.RescueStuckImportsAfter <= 0 {
+		return 10 * time.Minute
 	}
-	retry := cfg.retryPolicy()
-	client := webhook.NewClient(retry.timeout, cfg.AllowPrivateCallbacks)
-	callbacks := &callbackWorker{retryPolicy: retry, store: st, client: client, render: cfg.RenderCallback, metrics: cfg.Metrics}
-	disableAfter := cfg.WebhookDisableAfter
-	if disableAfter <= 0 {
-		disableAfter = DefaultWebhookDisableAfter
-	}
-	deliveries := &deliveryWorker{retryPolicy: retry, store: st, client: client, render: cfg.RenderCallback,
-		disableAfter: disableAfter, shares: newDeliveryShares(cfg.webhookWorkers(), time.Now), metrics: cfg.Metrics}
-	rescue := cfg.RescueStuckImportsAfter
-	if rescue <= 0 {
-		rescue = 10 * time.Minute
-	}
-	// An import still running past its timeout is cancelled and rolled
-	// back; rescue must come later, or a slow import would run twice.
-	jobTimeout := cfg.ImportTimeout
-	if jobTimeout <= 0 {
-		jobTimeout = rescue - rescue/10
-	}
-	if jobTimeout >= rescue {
-		return nil, nil, fmt.Errorf("job queue: the import timeout %s must be shorter than the %s after which stuck imports are rescued", jobTimeout, rescue)
-	}
-	// Deliveries are tried as many times as callbacks; the outbox gets
-	// its queue once the client exists.
-	outbox := &Outbox{render: cfg.RenderCallback}
-	completer := importCompleter{outbox: outbox, callbackAttempts: callbacks.maxAttempts()}
-	sweeper := &importSweeper{store: st, importCompleter: completer, metrics: cfg.Metrics}
+	return cfg.RescueStuckImportsAfter
+}
+
+// newQueue makes the job queue with the workers and periodic jobs of the
+// imports (imports, their callbacks, the sweep of imports the queue gave
+// up on) and of the lead events (deliveries, the clean-up of old events),
+// and hands it to both areas.
+func newQueue(st *store.Store, cfg Config, jobTimeout time.Duration, importsArea *imports.Area, leadsArea *leads.Area) (*store.Queue, error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &importWorker{store: st, jobs: jobs, importCompleter: completer,
-		timeout: jobTimeout, metrics: cfg.Metrics})
-	river.AddWorker(workers, callbacks)
-	river.AddWorker(workers, deliveries)
-	river.AddWorker(workers, sweeper)
-	river.AddWorker(workers, &eventCleaner{store: st, now: time.Now})
-	sweepEvery := cfg.SweepImportsEvery
-	if sweepEvery <= 0 {
-		sweepEvery = DefaultSweepImportsEvery
-	}
+	importsArea.AddWorkers(workers)
+	leadsArea.AddWorkers(workers)
 	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{
 		Queues:  cfg.queues(),
 		Workers: workers,
@@ -282,21 +266,17 @@ func newQueue(st *store.Store, cfg Config, jobs *jobs.Service) (*store.Queue, *i
 		// workers a second however fast the receivers answer.
 		FetchCooldown:        queueFetchCooldown,
 		JobTimeout:           jobTimeout,
-		RescueStuckJobsAfter: rescue,
-		// Only the leader queues the sweep, once a period; a sweep that
-		// fails is not retried: the next one comes soon.
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepEvery),
-			func() (river.JobArgs, *river.InsertOpts) {
-				return importSweepArgs{}, &river.InsertOpts{MaxAttempts: 1}
-			}, &river.PeriodicJobOpts{RunOnStart: true}), eventCleanupJob()},
-		Logger:     newQueueLogger(slog.Default().Handler(), queuePollInterval),
-		Middleware: queuetrace.Middleware(),
+		RescueStuckJobsAfter: cfg.rescueAfter(),
+		PeriodicJobs:         append(importsArea.PeriodicJobs(), leadsArea.PeriodicJobs()...),
+		Logger:               newQueueLogger(slog.Default().Handler(), queuePollInterval),
+		Middleware:           queuetrace.Middleware(),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("job queue: %w", err)
+		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	outbox.queue = queue
-	return queue, sweeper, nil
+	importsArea.UseQueue(queue)
+	leadsArea.UseQueue(queue)
+	return queue, nil
 }
 
 // queues are the queues this process works: imports in their own (and in
@@ -305,25 +285,17 @@ func newQueue(st *store.Store, cfg Config, jobs *jobs.Service) (*store.Queue, *i
 // none. The delivery worker stays registered either way, so the
 // outbox can still insert deliveries for other processes to send.
 func (cfg Config) queues() map[string]river.QueueConfig {
-	imports := cfg.ImportWorkers
-	if imports <= 0 {
-		imports = 2
+	n := cfg.ImportWorkers
+	if n <= 0 {
+		n = 2
 	}
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: imports},
-		importQueue: {MaxWorkers: imports, FetchPollInterval: importPollInterval}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n},
+		imports.Queue: {MaxWorkers: n, FetchPollInterval: importPollInterval}}
 	if cfg.SendNoDeliveries {
 		return queues
 	}
-	queues[deliveryQueue] = river.QueueConfig{MaxWorkers: cfg.webhookWorkers()}
+	queues[leads.DeliveryQueue] = river.QueueConfig{MaxWorkers: leads.DeliveryWorkers(cfg.WebhookWorkers)}
 	return queues
-}
-
-// webhookWorkers is how many deliveries this process sends at once.
-func (cfg Config) webhookWorkers() int {
-	if cfg.WebhookWorkers <= 0 {
-		return DefaultWebhookWorkers
-	}
-	return cfg.WebhookWorkers
 }
 
 // queuePollInterval is how often the queue looks for new work: the longest

@@ -10,6 +10,7 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/leads"
 	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -21,9 +22,9 @@ func (g *grpcEvents) ListEvents(ctx context.Context, req *jobboardv2.ListEventsR
 	limit := int(req.GetLimit())
 	switch {
 	case limit == 0:
-		limit = defaultEventLimit
-	case limit < 1 || limit > maxEventLimit:
-		return nil, call.InvalidFieldText("limit", fmt.Sprintf("%d is not a number from 1 to %d", limit, maxEventLimit))
+		limit = leads.DefaultEventLimit
+	case limit < 1 || limit > leads.MaxEventLimit:
+		return nil, call.InvalidFieldText("limit", fmt.Sprintf("%d is not a number from 1 to %d", limit, leads.MaxEventLimit))
 	}
 	eventType := ""
 	if t := req.GetType(); t != jobboardv2.EventType_EVENT_TYPE_UNSPECIFIED {
@@ -32,11 +33,11 @@ func (g *grpcEvents) ListEvents(ctx context.Context, req *jobboardv2.ListEventsR
 			return nil, call.InvalidFieldText("type", fmt.Sprintf("%d is not an event type", t))
 		}
 	}
-	events, q, err := g.core.page(ctx, req.GetAfter(), eventType, limit)
+	events, next, err := g.core.Page(ctx, req.GetAfter(), eventType, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := &jobboardv2.ListEventsResponse{Data: make([]*jobboardv2.Event, len(events)), NextAfter: nextAfter(q, events)}
+	out := &jobboardv2.ListEventsResponse{Data: make([]*jobboardv2.Event, len(events)), NextAfter: next}
 	for i, e := range events {
 		if out.Data[i], err = naturalEvent(e); err != nil {
 			return nil, call.Internal(ctx, err)

@@ -37,7 +37,7 @@ func (g *grpcWebhooks) ListWebhookDeliveries(ctx context.Context, req *jobboardv
 	if req.GetLimit() != 0 {
 		limit = strconv.Itoa(int(req.GetLimit()))
 	}
-	attempts, err := g.core.deliveries(ctx, req.GetId(), limit)
+	attempts, err := g.core.Deliveries(ctx, req.GetId(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,10 @@ func (g *grpcWebhooks) ListWebhookDeliveries(ctx context.Context, req *jobboardv
 	for i, a := range attempts {
 		d := &jobboardv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: eventTypeOf(string(a.EventType)),
 			Attempt: int32(a.Attempt), AttemptedAt: timestamppb.New(a.AttemptedAt),
-			StatusCode: int32Of(a.StatusCode), Duration: durationpb.New(time.Duration(a.DurationMS) * time.Millisecond)}
+			Duration: durationpb.New(time.Duration(a.DurationMS) * time.Millisecond)}
+		if a.StatusCode != nil {
+			d.StatusCode = new(int32(*a.StatusCode))
+		}
 		if a.Error != nil {
 			d.Error = *a.Error
 		}

@@ -7,6 +7,7 @@ import (
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/leads"
 	"github.com/truckjobs/jobboard/server/natural"
 )
 
@@ -14,14 +15,14 @@ import (
 // gateway calls, converting to and from the natural types.
 type grpcWebhooks struct {
 	jobboardv2.UnimplementedWebhookServiceServer
-	core *WebhookService
+	core *leads.WebhookService
 }
 
 // grpcEvents serves jobboard.v2.EventService over the core the REST
 // gateway calls.
 type grpcEvents struct {
 	jobboardv2.UnimplementedEventServiceServer
-	core *EventService
+	core *leads.EventService
 }
 
 // inWebhook names the core's fields as a gRPC caller does: inside webhook.

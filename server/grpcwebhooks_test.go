@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/leads"
 )
 
 // TestGRPCWebhooks calls each endpoint method over a real gRPC connection
@@ -116,7 +117,7 @@ func TestGRPCQueuedActionsLimit(t *testing.T) {
 	}
 	id := created.GetData().GetId()
 	var eventID string
-	for i := range maxQueuedActions {
+	for i := range leads.MaxQueuedActions {
 		resp, err := hooks.TestWebhook(ctx, &jobboardv2.TestWebhookRequest{Id: id})
 		if err != nil {
 			t.Fatalf("test %d: %v", i+1, err)

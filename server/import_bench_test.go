@@ -23,7 +23,7 @@ import (
 // reported as wall time, the process's CPU time and the database's.
 func BenchmarkImportAgainstPosts(b *testing.B) {
 	f := newImportFixture(b)
-	st := f.svcs.Imports.store
+	st := f.st
 	const total = 50_000
 	for r := 0; b.Loop(); r++ {
 		withdrawAll(b, st)

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/imports"
 	"github.com/truckjobs/jobboard/server/jobs"
+	"github.com/truckjobs/jobboard/server/store"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -27,6 +29,7 @@ import (
 // and the queue working.
 type importFixture struct {
 	svcs       *Services
+	st         *store.Store
 	ctxA, ctxB context.Context
 	metrics    *metrics.Metrics
 }
@@ -56,7 +59,7 @@ func newIdleImportFixture(t testing.TB, change func(*Config)) *importFixture {
 	}
 	ctx := context.Background()
 	a, b := storetest.NewAccount(t, st, "A"), storetest.NewAccount(t, st, "B")
-	return &importFixture{svcs: svcs, metrics: m,
+	return &importFixture{svcs: svcs, st: st, metrics: m,
 		ctxA: call.WithCaller(ctx, call.Caller{AccountID: a.AccountID}),
 		ctxB: call.WithCaller(ctx, call.Caller{AccountID: b.AccountID})}
 }
@@ -131,7 +134,7 @@ func TestImportPollingToComplete(t *testing.T) {
 	if e := r.Errors[1]; e.Index != 1501 || e.ReferenceNumber != nil || len(e.Messages) != 5 {
 		t.Errorf("missing fields, all messages in one entry: %v", e)
 	}
-	if _, err := time.Parse(importTimeFormat, imp.GetCompletedAt()); err != nil {
+	if _, err := time.Parse(call.TimeFormat, imp.GetCompletedAt()); err != nil {
 		t.Errorf("completedAt %q: %v", imp.GetCompletedAt(), err)
 	}
 	// The same feed again changes nothing.
@@ -198,7 +201,7 @@ func TestImportIdempotencyAndIsolation(t *testing.T) {
 	if _, err := f.svcs.Imports.GetJobImport(f.ctxB, &restv2.GetJobImportRequest{Id: first.Data.Id}); status.Code(err) != codes.NotFound {
 		t.Errorf("B reads A's import: %v", err)
 	}
-	long := string(make([]byte, maxIdempotencyKey+1))
+	long := string(make([]byte, imports.MaxIdempotencyKey+1))
 	if _, err := f.svcs.Imports.CreateJobImport(withKey(f.ctxA, long), req); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("a 256-character key: %v", err)
 	}
@@ -359,7 +362,7 @@ func TestImportInChunksAsAWhole(t *testing.T) {
 		t.Fatalf("added %d failed %d processed %d deleted %d, want %d, %d, %d, %d",
 			r.Added, r.Failed, r.Processed, r.Deleted, room, listed-room, listed, existing)
 	}
-	if n := activeJobs(t, f.svcs.Imports.store); n != room {
+	if n := activeJobs(t, f.st); n != room {
 		t.Errorf("%d active jobs, want the %d added", n, room)
 	}
 	for k, e := range r.Errors {

@@ -12,6 +12,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway/render"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/imports"
 )
 
 // threeJobs is an import of three valid jobs with a callback to cb.
@@ -71,7 +72,7 @@ func TestImportGivenUpByItsWorker(t *testing.T) {
 		// Another transaction holds the account as a long post would (the
 		// lock a post takes, which lets the import itself be created):
 		// each attempt waits for it until its timeout cancels it.
-		db := f.svcs.Imports.store.DB()
+		db := f.st.DB()
 		hold, err := db.BeginTx(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +111,7 @@ func TestImportGivenUpByItsWorker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.svcs.Imports.store.DB().Exec(`UPDATE job_imports SET payload = $2, payload_form = $3 WHERE id = $1`,
+			if _, err := f.st.DB().Exec(`UPDATE job_imports SET payload = $2, payload_form = $3 WHERE id = $1`,
 				created.Data.Id, payload, form); err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +144,7 @@ func strand(t *testing.T, db *sql.DB, id string, deleteJob bool) {
 // up on without their worker seeing it, and leaves the others alone.
 func TestImportSweep(t *testing.T) {
 	f := newIdleImportFixture(t, nil) // no worker: the queue jobs stay as the test sets them
-	db := f.svcs.Imports.store.DB().DB
+	db := f.st.DB().DB
 	cb := "http://127.0.0.1:9/cb"
 	create := func() string {
 		created, err := f.svcs.Imports.CreateJobImport(f.ctxA, threeJobs(cb))
@@ -168,7 +169,7 @@ func TestImportSweep(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, err := f.svcs.sweeper.sweep(context.Background())
+			n, err := f.svcs.SweepImports(context.Background())
 			if err != nil {
 				t.Error(err)
 			}
@@ -213,7 +214,7 @@ func TestImportSweep(t *testing.T) {
 			}
 			r := got.Data.Results
 			if r.Failed != 3 || r.Processed != 3 || len(r.Errors) != 1 || r.Errors[0].ReferenceNumber != nil ||
-				r.Errors[0].Messages[0] != notProcessed+tt.message {
+				r.Errors[0].Messages[0] != imports.NotProcessed+tt.message {
 				t.Errorf("results %v, want 3 failed with the message %q", r, tt.message)
 			}
 			if callbacks != 1 {
@@ -235,7 +236,7 @@ func TestImportSweepRunsInTheQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	strand(t, f.svcs.Imports.store.DB().DB, created.Data.Id, false)
+	strand(t, f.st.DB().DB, created.Data.Id, false)
 	f.start(t)
 	imp := f.waitComplete(t, f.ctxA, created.Data.Id)
 	f.checkFailedImport(t, imp, 3, "the queue stopped trying after 8 attempts", r)

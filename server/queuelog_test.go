@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/truckjobs/jobboard/server/jobs"
-
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -23,7 +21,7 @@ func TestQueueLogExplainsPolling(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(previous) })
 
 	st := storetest.Store(t)
-	if _, _, err := newQueue(st, Config{RenderCallback: render.JSON}, jobs.New(st, nil)); err != nil {
+	if _, err := NewServices(st, Config{RenderCallback: render.JSON}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), riverPollOnlyNotice) {

@@ -13,6 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/imports"
+	"github.com/truckjobs/jobboard/server/leads"
+
 	"github.com/truckjobs/jobboard/server/drivers"
 
 	"github.com/riverqueue/river"
@@ -365,7 +369,7 @@ type callbackAttempt struct {
 }
 
 func showImport(imp store.JobImport, attempts []store.CallbackAttempt) (shownImport, error) {
-	resp, err := server.ImportResponse(imp)
+	resp, err := imports.ImportResponse(imp)
 	if err != nil {
 		return shownImport{}, err
 	}
@@ -393,7 +397,7 @@ func showImport(imp store.JobImport, attempts []store.CallbackAttempt) (shownImp
 	}
 	for i, a := range attempts {
 		shown.CallbackAttempts[i] = callbackAttempt{Attempt: a.Attempt, WebhookID: a.WebhookID,
-			AttemptedAt: server.FormatImportTime(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}
+			AttemptedAt: call.Time(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}
 	}
 	return shown, nil
 }
@@ -475,10 +479,10 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 // cliOutbox is the outbox of a command that stores what has events: its
 // queue client only inserts; the server's queue delivers, on the server's
 // own retry schedule.
-func cliOutbox(st *store.Store) (*server.Outbox, error) {
+func cliOutbox(st *store.Store) (*leads.Outbox, error) {
 	queue, err := river.NewClient(riverdatabasesql.New(st.DB().DB), &river.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	return server.NewOutbox(queue, render.JSON)
+	return leads.NewOutbox(queue, render.JSON)
 }

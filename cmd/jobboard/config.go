@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/leads"
+
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/pglocal"
@@ -104,7 +106,7 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 		"let import callbacks go to loopback and private addresses (development only)")
 	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
 		"comma-separated waits before each callback retry, such as 5s,5m,30m (default 5s,5m,30m,2h,5h,10h,10h)")
-	setting(fs, &c.webhookWorkers, "webhook-workers", "JOBBOARD_WEBHOOK_WORKERS", strconv.Itoa(server.DefaultWebhookWorkers),
+	setting(fs, &c.webhookWorkers, "webhook-workers", "JOBBOARD_WEBHOOK_WORKERS", strconv.Itoa(leads.DefaultWebhookWorkers),
 		"webhook deliveries this process sends at once (they mostly wait on receivers); 0: it queues deliveries but sends none, leaving them to processes with workers on the same database")
 	setting(fs, &c.webhookDisableAfter, "webhook-disable-after", "JOBBOARD_WEBHOOK_DISABLE_AFTER", "120h",
 		"how long every delivery to a webhook endpoint may fail before the endpoint is disabled (a Go duration)")

@@ -6,7 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/call"
+
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/webhook"
 )
@@ -69,7 +70,7 @@ type shownEndpoint struct {
 func showEndpoint(e store.WebhookEndpoint) shownEndpoint {
 	return shownEndpoint{ID: store.EndpointID(e.ID), URL: webhook.Redact(e.URL), Events: e.Events,
 		Enabled: e.Enabled, DisabledReason: e.DisabledReason, DisabledAt: timeText(e.DisabledAt),
-		CreatedAt: server.FormatImportTime(e.CreatedAt), AuthType: e.AuthType,
+		CreatedAt: call.Time(e.CreatedAt), AuthType: e.AuthType,
 		FailingSince: timeText(e.FailingSince), Generation: e.Generation}
 }
 
@@ -77,6 +78,6 @@ func timeText(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := server.FormatImportTime(*t)
+	s := call.Time(*t)
 	return &s
 }

@@ -1,4 +1,4 @@
-package server
+package imports
 
 import (
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"

@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestEventRetention(t *testing.T) {
 	for range 7 {
 		news = append(news, store.NewEvent{Type: domain.EventApplicationReceived, Data: []byte(`{"id": 1}`)})
 	}
-	events := insertEvents(t, st, acct.AccountID, news)
+	events := storetest.InsertEvents(t, st, acct.AccountID, news)
 	now := time.Now()
 	// Five events and three attempts past the retention, by a day; the
 	// rest a day within it.

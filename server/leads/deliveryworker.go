@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ type deliveryStore interface {
 // retried on the schedule of import callbacks.
 type deliveryWorker struct {
 	river.WorkerDefaults[deliveryArgs]
-	retryPolicy
+	webhook.RetryPolicy
 	store  deliveryStore
 	client *http.Client
 	// render writes the body: the event object, as in the feed.
@@ -62,11 +62,11 @@ type deliveryWorker struct {
 
 // NextRetry follows the retry schedule.
 func (w *deliveryWorker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
-	return w.retryAt(job.Attempt)
+	return w.RetryAt(job.Attempt)
 }
 
 // Timeout leaves the HTTP timeout room to expire first.
-func (w *deliveryWorker) Timeout(*river.Job[deliveryArgs]) time.Duration { return w.jobTimeout() }
+func (w *deliveryWorker) Timeout(*river.Job[deliveryArgs]) time.Duration { return w.JobTimeout() }
 
 // delivery is one attempt about to be sent.
 type delivery struct {
@@ -105,7 +105,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		// The record is the tenant's to read: a fixed description, never
 		// the client's error, which may name a resolved address. The log
 		// line of conclude keeps the error itself.
-		attempt.Error = ptr(webhook.Describe(sendErr, w.timeout))
+		attempt.Error = new(webhook.Describe(sendErr, w.RetryPolicy.Timeout))
 	}
 	if err := w.store.RecordWebhookAttempt(context.WithoutCancel(ctx), attempt); err != nil {
 		slog.ErrorContext(ctx, "record webhook attempt", "error", err)
@@ -121,7 +121,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 func (w *deliveryWorker) notSent(ctx context.Context, job *river.Job[deliveryArgs], err error) error {
 	if errors.Is(err, &river.JobCancelError{}) {
 		w.metrics.WebhookDelivery(metrics.WebhookDropped, 0)
-	} else if w.lastAttempt(job.Attempt) {
+	} else if w.LastAttempt(job.Attempt) {
 		slog.ErrorContext(ctx, "webhook not delivered: the last attempt failed before sending; no more retries",
 			"endpoint", store.EndpointID(job.Args.EndpointID), "event", store.EventID(job.Args.EventID),
 			"attempts", job.Attempt, "error", err)
@@ -233,7 +233,7 @@ func (w *deliveryWorker) conclude(ctx context.Context, job *river.Job[deliveryAr
 	}
 	// The last failed attempt says so, once, at error level, like
 	// callbacks (docs/api.md, Deliveries).
-	if w.lastAttempt(job.Attempt) {
+	if w.LastAttempt(job.Attempt) {
 		d.log.ErrorContext(ctx, "webhook not delivered: the last attempt failed; no more retries",
 			append(why, "attempts", job.Attempt)...)
 		return metrics.WebhookGaveUp, river.JobCancel(failure)

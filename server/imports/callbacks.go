@@ -1,14 +1,11 @@
-package server
+package imports
 
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -21,15 +18,6 @@ import (
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
-// DefaultCallbackRetrySchedule is the wait before each retry of a callback
-// whose receiver failed: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
-var DefaultCallbackRetrySchedule = []time.Duration{
-	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
-}
-
-// DefaultCallbackTimeout bounds one delivery attempt.
-const DefaultCallbackTimeout = 15 * time.Second
-
 // callbackArgs is the queue job that delivers one import's completion
 // callback. The webhook id is fixed when the job is queued, so every retry
 // carries the same one.
@@ -41,46 +29,10 @@ type callbackArgs struct {
 // Kind names the queue job.
 func (callbackArgs) Kind() string { return "job_import_callback" }
 
-// newWebhookID returns a message id in the msg_ form Standard Webhooks uses.
-func newWebhookID() string {
-	b := make([]byte, 16)
-	_, _ = crand.Read(b)
-	return "msg_" + hex.EncodeToString(b)
-}
-
-// retryPolicy is how callbacks and webhook deliveries are retried: the
-// wait before each retry and the bound on one attempt.
-type retryPolicy struct {
-	timeout  time.Duration
-	schedule []time.Duration
-}
-
-// maxAttempts is the first try plus one per scheduled retry.
-func (p retryPolicy) maxAttempts() int { return len(p.schedule) + 1 }
-
-// lastAttempt says whether attempt is the last of this process's schedule:
-// the one rule for callbacks and deliveries. The worker, not the queue job,
-// decides: whoever queued the job (a server, the CLI's drivers import, an
-// earlier release) need not know the schedule, and a failed last attempt
-// ends the job (river.JobCancel) whatever its MaxAttempts.
-func (p retryPolicy) lastAttempt(attempt int) bool { return attempt >= p.maxAttempts() }
-
-// retryAt waits the scheduled time after the attempt that failed, give or
-// take 10%, so receivers coming back from an outage are not hit all at once.
-func (p retryPolicy) retryAt(attempt int) time.Time {
-	i := min(max(attempt-1, 0), len(p.schedule)-1)
-	wait := p.schedule[i]
-	jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(wait))
-	return time.Now().Add(wait + jitter)
-}
-
-// jobTimeout leaves the HTTP timeout room to expire first.
-func (p retryPolicy) jobTimeout() time.Duration { return p.timeout + 5*time.Second }
-
 // callbackWorker posts completed imports to their callbackUrl.
 type callbackWorker struct {
 	river.WorkerDefaults[callbackArgs]
-	retryPolicy
+	webhook.RetryPolicy
 	store  *store.Store
 	client *http.Client
 	// render writes the body: the JSON of retrieving the import.
@@ -90,11 +42,11 @@ type callbackWorker struct {
 
 // NextRetry follows the retry schedule.
 func (w *callbackWorker) NextRetry(job *river.Job[callbackArgs]) time.Time {
-	return w.retryAt(job.Attempt)
+	return w.RetryAt(job.Attempt)
 }
 
 // Timeout leaves the HTTP timeout room to expire first.
-func (w *callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration { return w.jobTimeout() }
+func (w *callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration { return w.JobTimeout() }
 
 // Work makes one delivery attempt and records it. A 2xx answer is success,
 // 410 Gone stops the retries, anything else (including a redirect, a
@@ -104,7 +56,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 	if err != nil {
 		// Failing before anything was sent (the database, say) is a failed
 		// attempt too; the last one says so.
-		if w.lastAttempt(job.Attempt) && !errors.Is(err, &river.JobCancelError{}) {
+		if w.LastAttempt(job.Attempt) && !errors.Is(err, &river.JobCancelError{}) {
 			slog.ErrorContext(ctx, "callback not delivered: the last attempt failed before sending; no more retries",
 				"import", job.Args.ImportID, "webhook_id", job.Args.WebhookID, "attempts", job.Attempt, "error", err)
 			return river.JobCancel(err)
@@ -120,7 +72,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 	attempt := store.CallbackAttempt{ImportID: imp.ID, WebhookID: job.Args.WebhookID, Attempt: job.Attempt,
 		AttemptedAt: sent.Started, DurationMS: int(sent.Took.Milliseconds()), StatusCode: sent.Status}
 	if sendErr != nil {
-		attempt.Error = ptr(webhook.RedactError(sendErr).Error())
+		attempt.Error = new(webhook.RedactError(sendErr).Error())
 	}
 	if err := w.store.RecordCallbackAttempt(context.WithoutCancel(ctx), attempt); err != nil {
 		slog.ErrorContext(ctx, "record callback attempt", "error", err)
@@ -131,7 +83,7 @@ func (w *callbackWorker) Work(ctx context.Context, job *river.Job[callbackArgs])
 	}
 	// A failed attempt is the last when the queue will not try again; that
 	// one says so, once, at error level (docs/api.md, Job imports).
-	last := w.lastAttempt(job.Attempt)
+	last := w.LastAttempt(job.Attempt)
 	failed := metrics.CallbackFailedRetry
 	if last {
 		failed = metrics.CallbackGaveUp

@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"bytes"
@@ -34,12 +34,12 @@ func NewOutbox(queue *store.Queue, render func(proto.Message) ([]byte, error)) (
 	return &Outbox{queue: queue, render: render}, nil
 }
 
-// write stores events of one account in tx and queues their deliveries.
+// Write stores events of one account in tx and queues their deliveries.
 // The deliveries are queued first, under event ids made here, so that the
 // account's event sequence row, which InsertEvents takes, is held only for
 // that one statement and the commit: other writers of the account's events
 // wait as briefly as can be. Call it last in tx.
-func (o *Outbox) write(ctx context.Context, tx *store.Tx, accountID int64, events []store.NewEvent) ([]store.Event, error) {
+func (o *Outbox) Write(ctx context.Context, tx *store.Tx, accountID int64, events []store.NewEvent) ([]store.Event, error) {
 	queued := make([]store.Event, len(events))
 	for i := range events {
 		events[i].ID = store.NewEventUUID()
@@ -77,7 +77,7 @@ func (o *Outbox) ApplicationsReceived(ctx context.Context, tx *store.Tx, apps []
 		if err != nil {
 			return err
 		}
-		if _, err := o.write(ctx, tx, account, events); err != nil {
+		if _, err := o.Write(ctx, tx, account, events); err != nil {
 			return err
 		}
 	}
@@ -121,32 +121,12 @@ func (o *Outbox) renderData(m proto.Message) ([]byte, error) {
 	return bytes.TrimRight(data, " \t\r\n"), nil
 }
 
-// importCompletedEvent renders the job_import.completed event of imp, given
-// as it completes, for the transaction that completes it to write. Its data
-// is the import as the data member of GET job-imports/{id} shows it once
-// that transaction commits, but for results.errors and
-// results.ignoredValues, cut to their first page (at most 1,000 entries of
-// each, fewer when large), each followed by the number cut
-// (results.errorsOmitted, results.ignoredValuesOmitted): either whole list
-// can be tens of megabytes, past what a gRPC client or a receiver takes in
-// one event (docs/api.md 7). It needs no
-// database, so importCompleter.complete renders it while the import's row
-// is written.
-func (o *Outbox) importCompletedEvent(imp store.JobImport) (store.NewEvent, error) {
-	msg, err := importMessage(imp)
+// Event is an event of type t whose data is m as the REST API shows the
+// object, for a transaction to Write.
+func (o *Outbox) Event(t domain.EventType, m proto.Message) (store.NewEvent, error) {
+	data, err := o.renderData(m)
 	if err != nil {
 		return store.NewEvent{}, err
 	}
-	if r := msg.GetResults(); r != nil {
-		errs, ignored := importResultsPage(r, importResultsPosition{}, maxImportResultsPage, importJSONSizes)
-		r.ErrorsOmitted, r.IgnoredValuesOmitted = proto.Int32(int32(len(r.Errors)-len(errs))), proto.Int32(int32(len(r.IgnoredValues)-len(ignored)))
-		r.Errors, r.IgnoredValues = errs, ignored
-	}
-	// The data object as GET writes it, by the same renderer, so the event
-	// can never drift from what GET shows.
-	data, err := o.renderData(msg)
-	if err != nil {
-		return store.NewEvent{}, err
-	}
-	return store.NewEvent{Type: domain.EventImportCompleted, Data: data}, nil
+	return store.NewEvent{Type: t, Data: data}, nil
 }

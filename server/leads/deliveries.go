@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type deliveryArgs struct {
 	Generation int    `json:"generation"`
 	// Action is "test" or "redeliver" for a delivery a client asked for,
 	// empty for one the outbox queued: an endpoint has at most
-	// maxQueuedActions of the first kind queued (store.QueuedEndpointActions
+	// MaxQueuedActions of the first kind queued (store.QueuedEndpointActions
 	// counts them by these JSON names).
 	Action string `json:"action,omitempty"`
 }
@@ -35,9 +35,9 @@ func (deliveryArgs) Kind() string { return "webhook_delivery" }
 // attempt of its own schedule (retryPolicy.lastAttempt).
 const deliveryJobAttempts = 100
 
-// deliveryQueue is the queue deliveries wait in, apart from imports and
+// DeliveryQueue is the queue deliveries wait in, apart from imports and
 // their callbacks, so that slow receivers never hold an import back.
-const deliveryQueue = "webhooks"
+const DeliveryQueue = "webhooks"
 
 // queueDeliveries queues, in tx, one delivery of each event to each
 // enabled endpoint of the event's account subscribed to its type, each
@@ -65,7 +65,7 @@ func queueDeliveries(ctx context.Context, client *store.Queue, tx *store.Tx, eve
 			}
 			jobs = append(jobs, river.InsertManyParams{
 				Args:       deliveryArgs{EventID: eventUUID, EndpointID: t.EndpointID, Generation: t.Generation},
-				InsertOpts: &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts},
+				InsertOpts: &river.InsertOpts{Queue: DeliveryQueue, MaxAttempts: deliveryJobAttempts},
 			})
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package imports
 
 import (
 	"context"
@@ -7,17 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/truckjobs/jobboard/server/jobs"
+	"github.com/truckjobs/jobboard/server/leads"
 
 	"github.com/riverqueue/river"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -25,7 +23,6 @@ import (
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/callmeta"
-	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
@@ -34,18 +31,15 @@ import (
 	"github.com/truckjobs/jobboard/server/webhook"
 )
 
-// maxIdempotencyKey is the longest Idempotency-Key accepted (docs/api.md,
+// MaxIdempotencyKey is the longest Idempotency-Key accepted (docs/api.md,
 // Job imports; the most jobs an import may list is rules.MaxImportJobs).
-const maxIdempotencyKey = 255
+const MaxIdempotencyKey = 255
 
 // DefaultImportAttempts is how many times the queue tries an import: the
 // waits between tries (about 1 s, 16 s, 81 s, ... 40 min: the queue's
 // attempt^4 seconds) ride out a database outage of over an hour, and an
 // import that still fails ends complete with every job failed.
 const DefaultImportAttempts = 8
-
-// importTimeFormat is requestedAt and completedAt: UTC, six fractional digits, Z.
-const importTimeFormat = "2006-01-02T15:04:05.000000Z"
 
 // JobImportService implements jobboard.v2.JobImportService.
 type JobImportService struct {
@@ -54,7 +48,7 @@ type JobImportService struct {
 	queue *store.Queue
 	// importAttempts is how many times the queue tries an import.
 	importAttempts int
-	links          linkBase
+	links          call.Links
 	// allowPrivateCallbacks lifts the public-address rule (development, tests).
 	allowPrivateCallbacks bool
 	// tokens signs the page tokens of an import's errors over gRPC, with
@@ -77,10 +71,10 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 				Description: call.Quoted(req.GetCallbackUrl()) + " " + err.Error()})
 		}
 	}
-	key := first(metadataOf(ctx), callmeta.IdempotencyKey)
-	if len(key) > maxIdempotencyKey {
+	key := call.FirstValue(call.Metadata(ctx), callmeta.IdempotencyKey)
+	if len(key) > MaxIdempotencyKey {
 		return nil, call.InvalidArgument(call.FieldViolation{Field: callmeta.IdempotencyKey, Label: "Idempotency-Key",
-			Description: fmt.Sprintf("%d characters is longer than the %d allowed", len(key), maxIdempotencyKey)})
+			Description: fmt.Sprintf("%d characters is longer than the %d allowed", len(key), MaxIdempotencyKey)})
 	}
 	// The request's hash is taken while its jobs are written in their
 	// stored form: both only read the request.
@@ -94,8 +88,8 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		return nil, call.Internal(ctx, err)
 	}
 	n := store.NewImport{AccountID: caller.AccountID, Payload: payload, CallbackURL: req.CallbackUrl,
-		DeleteJobs: req.GetDeleteJobs(), BaseURL: s.links.baseURL(ctx), IdempotencyKey: key, RequestHash: hash,
-		RequestID: requestIDOf(ctx)}
+		DeleteJobs: req.GetDeleteJobs(), BaseURL: s.links.Base(ctx), IdempotencyKey: key, RequestHash: hash,
+		RequestID: call.RequestID(ctx)}
 	// The import and its queue job are created together or not at all; a
 	// key used in the window answers the import it created.
 	var imp store.JobImport
@@ -111,7 +105,7 @@ func (s *JobImportService) CreateJobImport(ctx context.Context, req *restv2.Crea
 		if imp, err = tx.InsertImport(ctx, n); err != nil {
 			return err
 		}
-		_, err = s.queue.InsertTx(ctx, tx.SQL(), importArgs{ImportID: imp.ID}, &river.InsertOpts{Queue: importQueue, MaxAttempts: s.importAttempts})
+		_, err = s.queue.InsertTx(ctx, tx.SQL(), importArgs{ImportID: imp.ID}, &river.InsertOpts{Queue: Queue, MaxAttempts: s.importAttempts})
 		return err
 	})
 	if errors.Is(err, store.ErrIdempotencyMismatch) {
@@ -162,45 +156,6 @@ func (s *JobImportService) jobImportWindow(ctx context.Context, id string, w sto
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, lengths, nil
 }
 
-// linkBase makes the absolute links answers carry (links.self, links.next).
-type linkBase struct {
-	publicURL string
-	// restPort is where REST listens, for links answered to gRPC calls.
-	restPort string
-}
-
-// baseURL is the absolute base of links: JOBBOARD_PUBLIC_URL, or else the
-// host the REST request came to (the gateway passes it as x-forwarded-host),
-// or the host a trusted proxy says a gRPC client called, or the host of the
-// gRPC authority on the REST port. Untrusted peers' forwarding metadata
-// never gets here (withoutUntrustedForwarding).
-func (l linkBase) baseURL(ctx context.Context) string {
-	if l.publicURL != "" {
-		return strings.TrimRight(l.publicURL, "/")
-	}
-	md := metadataOf(ctx)
-	scheme := "http"
-	if p := forwarded.Proto(first(md, callmeta.ForwardedProto)); p != "" {
-		scheme = p
-	} else if calledOverTLS(ctx) {
-		// A gRPC call over TLS: the REST port serves TLS as well.
-		scheme = "https"
-	}
-	host := forwarded.Host(first(md, callmeta.ForwardedHost))
-	if host == "" {
-		host = first(md, ":authority")
-		if h, _, err := net.SplitHostPort(host); err == nil && l.restPort != "" {
-			host = net.JoinHostPort(h, l.restPort)
-		}
-	}
-	return (&url.URL{Scheme: scheme, Host: host}).String()
-}
-
-func metadataOf(ctx context.Context) metadata.MD {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return md
-}
-
 func importLinks(imp store.JobImport) *restv2.JobImportLinks {
 	return &restv2.JobImportLinks{Self: imp.BaseURL + "/api/v2.0/job-imports/" + imp.ID}
 }
@@ -209,11 +164,11 @@ func importLinks(imp store.JobImport) *restv2.JobImportLinks {
 func importMessage(imp store.JobImport) (*restv2.JobImport, error) {
 	msg := &restv2.JobImport{
 		Id:          imp.ID,
-		RequestedAt: imp.RequestedAt.UTC().Format(importTimeFormat),
+		RequestedAt: call.Time(imp.RequestedAt),
 		Status:      string(imp.Status),
 	}
 	if imp.CompletedAt != nil {
-		msg.CompletedAt = ptr(imp.CompletedAt.UTC().Format(importTimeFormat))
+		msg.CompletedAt = new(call.Time(*imp.CompletedAt))
 	}
 	if imp.Results != nil {
 		msg.Results = resultsMessage(imp.Results)
@@ -221,12 +176,12 @@ func importMessage(imp store.JobImport) (*restv2.JobImport, error) {
 	return msg, nil
 }
 
-// importQueue is the queue imports wait in. Their payloads are compressed
+// Queue is the queue imports wait in. Their payloads are compressed
 // (store.ImportPayload), which servers of earlier versions cannot read:
 // those work only River's default queue, where they queued imports, so
 // during a rolling upgrade none of them takes an import queued by this
 // version, while this version still runs the imports they queued.
-const importQueue = "job_imports"
+const Queue = "job_imports"
 
 // importArgs is the queue job that processes one import.
 type importArgs struct {
@@ -345,7 +300,7 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 // up on it, the sweep when the queue left one unfinished.
 type importCompleter struct {
 	// outbox writes the job_import.completed event.
-	outbox *Outbox
+	outbox *leads.Outbox
 	// callbackAttempts is how many tries a completion callback gets.
 	callbackAttempts int
 }
@@ -368,7 +323,7 @@ func (c importCompleter) complete(ctx context.Context, tx *store.Tx, queue *stor
 	var rendering sync.WaitGroup
 	rendering.Go(func() {
 		defer func() { panicked = recover() }()
-		event, renderErr = c.outbox.importCompletedEvent(imp)
+		event, renderErr = completedEvent(c.outbox, imp)
 	})
 	err = tx.CompleteImport(ctx, imp)
 	rendering.Wait()
@@ -381,7 +336,7 @@ func (c importCompleter) complete(ctx context.Context, tx *store.Tx, queue *stor
 	if err := queueCallback(ctx, queue, tx, imp, c.callbackAttempts); err != nil {
 		return err
 	}
-	_, err = c.outbox.write(ctx, tx, imp.AccountID, []store.NewEvent{event})
+	_, err = c.outbox.Write(ctx, tx, imp.AccountID, []store.NewEvent{event})
 	return err
 }
 
@@ -390,7 +345,7 @@ func queueCallback(ctx context.Context, client *store.Queue, tx *store.Tx, imp s
 	if imp.CallbackURL == nil {
 		return nil
 	}
-	_, err := client.InsertTx(ctx, tx.SQL(), callbackArgs{ImportID: imp.ID, WebhookID: newWebhookID()},
+	_, err := client.InsertTx(ctx, tx.SQL(), callbackArgs{ImportID: imp.ID, WebhookID: webhook.NewMessageID()},
 		&river.InsertOpts{MaxAttempts: attempts})
 	if err != nil {
 		return fmt.Errorf("queue callback: %w", err)
@@ -453,3 +408,29 @@ func importRequestHash(req *restv2.CreateJobImportRequest) (string, error) {
 // postJobsRequestJobs is the field number of PostJobsRequest.jobs, whose
 // encoding the request hash is.
 var postJobsRequestJobs = (&restv2.PostJobsRequest{}).ProtoReflect().Descriptor().Fields().ByName("jobs").Number()
+
+// completedEvent renders the job_import.completed event of imp, given
+// as it completes, for the transaction that completes it to write. Its data
+// is the import as the data member of GET job-imports/{id} shows it once
+// that transaction commits, but for results.errors and
+// results.ignoredValues, cut to their first page (at most 1,000 entries of
+// each, fewer when large), each followed by the number cut
+// (results.errorsOmitted, results.ignoredValuesOmitted): either whole list
+// can be tens of megabytes, past what a gRPC client or a receiver takes in
+// one event (docs/api.md 7). It needs no
+// database, so importCompleter.complete renders it while the import's row
+// is written.
+func completedEvent(o *leads.Outbox, imp store.JobImport) (store.NewEvent, error) {
+	msg, err := importMessage(imp)
+	if err != nil {
+		return store.NewEvent{}, err
+	}
+	if r := msg.GetResults(); r != nil {
+		errs, ignored := importResultsPage(r, importResultsPosition{}, MaxResultsPage, importJSONSizes)
+		r.ErrorsOmitted, r.IgnoredValuesOmitted = proto.Int32(int32(len(r.Errors)-len(errs))), proto.Int32(int32(len(r.IgnoredValues)-len(ignored)))
+		r.Errors, r.IgnoredValues = errs, ignored
+	}
+	// The data object as GET writes it, by the same renderer, so the event
+	// can never drift from what GET shows.
+	return o.Event(domain.EventImportCompleted, msg)
+}

@@ -1,8 +1,6 @@
-package server
+package imports
 
 import (
-	"time"
-
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -16,6 +14,3 @@ func ImportResponse(imp store.JobImport) (*restv2.GetJobImportResponse, error) {
 	}
 	return &restv2.GetJobImportResponse{Data: msg, Links: importLinks(imp)}, nil
 }
-
-// FormatImportTime writes t as the API writes an import's times.
-func FormatImportTime(t time.Time) string { return t.UTC().Format(importTimeFormat) }

@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"context"
@@ -26,10 +26,10 @@ const (
 // errEndpointDisabled is a test or redelivery asked of a disabled endpoint.
 var errEndpointDisabled = errors.New("webhook endpoint disabled")
 
-// maxQueuedActions is how many test and redeliver actions one endpoint may
+// MaxQueuedActions is how many test and redeliver actions one endpoint may
 // have queued (not yet delivered or given up) at once (docs/api.md 7): a
 // client cannot pile deliveries to a receiver that never answers.
-const maxQueuedActions = 10
+const MaxQueuedActions = 10
 
 // The actions a client asks for, as deliveryArgs.Action names them.
 const (
@@ -38,7 +38,7 @@ const (
 )
 
 // tooManyQueued is an action asked of an endpoint that has
-// maxQueuedActions queued already.
+// MaxQueuedActions queued already.
 type tooManyQueued struct {
 	// queued is how many the endpoint has.
 	queued int
@@ -50,7 +50,7 @@ func (e tooManyQueued) Error() string {
 
 // TestWebhook writes a webhook.test event and queues its delivery to the
 // endpoint, and only to it, in one transaction, unless the endpoint has
-// maxQueuedActions queued.
+// MaxQueuedActions queued.
 func (s *WebhookService) TestWebhook(ctx context.Context, req *restv2.TestWebhookRequest) (*restv2.TestWebhookResponse, error) {
 	caller, err := call.From(ctx)
 	if err != nil {
@@ -160,14 +160,14 @@ func testedElsewhere(event store.Event, target store.DeliveryTarget) error {
 }
 
 // roomForAction takes the lock of the endpoint's actions for the rest of
-// tx and refuses one more when it has maxQueuedActions queued already
+// tx and refuses one more when it has MaxQueuedActions queued already
 // (tooManyQueued). The action's delivery must be queued in tx.
 func roomForAction(ctx context.Context, tx *store.Tx, target store.DeliveryTarget) error {
 	queued, err := tx.QueuedEndpointActions(ctx, deliveryArgs{}.Kind(), target.EndpointID)
 	if err != nil {
 		return err
 	}
-	if queued >= maxQueuedActions {
+	if queued >= MaxQueuedActions {
 		return tooManyQueued{queued: queued}
 	}
 	return nil
@@ -178,7 +178,7 @@ func roomForAction(ctx context.Context, tx *store.Tx, target store.DeliveryTarge
 func (s *WebhookService) queueAction(ctx context.Context, tx *store.Tx, eventID string, target store.DeliveryTarget, action string) error {
 	eventUUID, _ := store.ParseEventID(eventID)
 	args := deliveryArgs{EventID: eventUUID, EndpointID: target.EndpointID, Generation: target.Generation, Action: action}
-	if _, err := s.queue.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: deliveryQueue, MaxAttempts: deliveryJobAttempts}); err != nil {
+	if _, err := s.queue.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: DeliveryQueue, MaxAttempts: deliveryJobAttempts}); err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
 	return nil
@@ -187,7 +187,7 @@ func (s *WebhookService) queueAction(ctx context.Context, tx *store.Tx, eventID 
 // endpointError is the answer to an action on the endpoint id that failed
 // with err: NotFound for an endpoint the account does not have,
 // FailedPrecondition (422) for a disabled one and for one with
-// maxQueuedActions queued.
+// MaxQueuedActions queued.
 func (s *WebhookService) endpointError(ctx context.Context, err error, id, action string) error {
 	var full tooManyQueued
 	switch {
@@ -199,7 +199,7 @@ func (s *WebhookService) endpointError(ctx context.Context, err error, id, actio
 	case errors.As(err, &full):
 		return status.Errorf(codes.FailedPrecondition,
 			"webhook endpoint %s has %d test or redeliver deliveries queued, the most it may have at once (%d); ask again once one has been delivered or given up",
-			id, full.queued, maxQueuedActions)
+			id, full.queued, MaxQueuedActions)
 	}
 	return call.Internal(ctx, err)
 }
@@ -207,22 +207,22 @@ func (s *WebhookService) endpointError(ctx context.Context, err error, id, actio
 // ListWebhookDeliveries lists the endpoint's latest delivery attempts,
 // newest first.
 func (s *WebhookService) ListWebhookDeliveries(ctx context.Context, req *restv2.ListWebhookDeliveriesRequest) (*restv2.ListWebhookDeliveriesResponse, error) {
-	attempts, err := s.deliveries(ctx, req.GetId(), req.GetLimit())
+	attempts, err := s.Deliveries(ctx, req.GetId(), req.GetLimit())
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*restv2.WebhookDelivery, len(attempts))
 	for i, a := range attempts {
 		out[i] = &restv2.WebhookDelivery{EventId: store.EventID(a.EventID), EventType: string(a.EventType), Attempt: int32(a.Attempt),
-			AttemptedAt: a.AttemptedAt.UTC().Format(importTimeFormat), StatusCode: int32Of(a.StatusCode),
+			AttemptedAt: call.Time(a.AttemptedAt), StatusCode: int32Of(a.StatusCode),
 			Error: a.Error, DurationMs: int64(a.DurationMS)}
 	}
 	return &restv2.ListWebhookDeliveriesResponse{Data: out}, nil
 }
 
-// deliveries reads the attempts ListWebhookDeliveries answers; limit is
+// Deliveries reads the attempts ListWebhookDeliveries answers; limit is
 // the query parameter's text.
-func (s *WebhookService) deliveries(ctx context.Context, id, limit string) ([]store.WebhookAttempt, error) {
+func (s *WebhookService) Deliveries(ctx context.Context, id, limit string) ([]store.WebhookAttempt, error) {
 	n, err := call.LimitParam(limit, defaultDeliveriesPage, maxDeliveriesPage)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package server
+package imports
 
 import (
 	"context"
@@ -33,8 +33,8 @@ const DefaultSweepImportsEvery = time.Minute
 // sweepBatch is the most imports one sweep completes; the next takes the rest.
 const sweepBatch = 100
 
-// notProcessed starts the one error message of an import completed as failed.
-const notProcessed = "the import could not be processed and none of its jobs was saved: "
+// NotProcessed starts the one error message of an import completed as failed.
+const NotProcessed = "the import could not be processed and none of its jobs was saved: "
 
 // giveUp completes the import of job as failed, with its callback and
 // event, and marks the queue job done, in one transaction. An import
@@ -56,7 +56,7 @@ func (w *importWorker) giveUp(ctx context.Context, job *river.Job[importArgs], c
 			return err
 		}
 		if imp.Status != domain.ImportComplete {
-			err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, failedResults(payload, notProcessed+reason))
+			err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, failedResults(payload, NotProcessed+reason))
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ func (w *importSweeper) fail(ctx context.Context, id, reason string) (failed boo
 		if err != nil || live {
 			return err
 		}
-		if err := w.complete(ctx, tx, w.queue, imp, failedResults(payload, notProcessed+reason)); err != nil {
+		if err := w.complete(ctx, tx, w.queue, imp, failedResults(payload, NotProcessed+reason)); err != nil {
 			return err
 		}
 		failed = true

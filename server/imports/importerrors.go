@@ -1,4 +1,4 @@
-package server
+package imports
 
 import (
 	"encoding/binary"
@@ -19,10 +19,10 @@ import (
 // event carry one page of each, so that neither passes the 4 MiB a gRPC
 // client takes by default (docs/api.md 7).
 const (
-	// maxImportResultsPage is the most entries a page holds of each list:
+	// MaxResultsPage is the most entries a page holds of each list:
 	// the default and largest page_size of GetJobImport, and what an event
 	// keeps.
-	maxImportResultsPage = 1000
+	MaxResultsPage = 1000
 	// importResultsPageBytes bounds the entries of a page, both lists
 	// together, by their size. An error entry holds a message per field of
 	// its job and an ignored value echoes what was sent, each up to 1,024

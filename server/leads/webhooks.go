@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type WebhookService struct {
 	// queue carries deliveries: test events and redeliveries are queued
 	// in the transaction that asks for them.
 	queue *store.Queue
-	links linkBase
+	links call.Links
 	// allowPrivate lifts the public-address rule on endpoint URLs
 	// (JOBBOARD_CALLBACK_ALLOW_PRIVATE), as on callback URLs.
 	allowPrivate bool
@@ -33,13 +33,13 @@ type WebhookService struct {
 type EventService struct {
 	restv2.UnimplementedEventServiceServer
 	store *store.Store
-	links linkBase
+	links call.Links
 }
 
 // eventMessage is an event in its REST form: the body of its deliveries
 // (gateway/render.JSON writes it) and an item of the feed.
 func eventMessage(e store.Event) *restv2.Event {
-	return &restv2.Event{Id: e.ID, Type: string(e.Type), CreatedAt: e.CreatedAt.UTC().Format(importTimeFormat), Data: e.Data}
+	return &restv2.Event{Id: e.ID, Type: string(e.Type), CreatedAt: call.Time(e.CreatedAt), Data: e.Data}
 }
 
 // CreateWebhook adds an endpoint with a fresh secret, which this answer
@@ -201,7 +201,7 @@ func (s *WebhookService) endpoint(ctx context.Context, publicID string,
 }
 
 func (s *WebhookService) webhookLinks(ctx context.Context, e store.WebhookEndpoint) *restv2.WebhookLinks {
-	return &restv2.WebhookLinks{Self: s.links.baseURL(ctx) + "/api/v2.0/webhooks/" + store.EndpointID(e.ID)}
+	return &restv2.WebhookLinks{Self: s.links.Base(ctx) + "/api/v2.0/webhooks/" + store.EndpointID(e.ID)}
 }
 
 // webhookMessage is an endpoint in its REST form; the secret only when
@@ -213,14 +213,14 @@ func webhookMessage(e store.WebhookEndpoint, withSecret bool) *restv2.Webhook {
 		Events:         append([]string{}, e.Events...),
 		Description:    e.Description,
 		Enabled:        e.Enabled,
-		CreatedAt:      e.CreatedAt.UTC().Format(importTimeFormat),
+		CreatedAt:      call.Time(e.CreatedAt),
 		DisabledReason: e.DisabledReason,
 	}
 	if e.AuthType != nil {
 		msg.Auth = &restv2.WebhookAuth{Type: *e.AuthType, Username: e.AuthUsername}
 	}
 	if e.DisabledAt != nil {
-		msg.DisabledAt = ptr(e.DisabledAt.UTC().Format(importTimeFormat))
+		msg.DisabledAt = new(call.Time(*e.DisabledAt))
 	}
 	if withSecret {
 		msg.Secret = &e.Secret

@@ -1,4 +1,4 @@
-package server
+package leads
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 
 // Feed page sizes (docs/api.md, Events feed).
 const (
-	defaultEventLimit = 100
-	maxEventLimit     = 1000
+	DefaultEventLimit = 100
+	MaxEventLimit     = 1000
 	// eventPageBytes bounds the event data of one page: a page of 1000
 	// large drivers would otherwise be 100 MB and more, and over gRPC past
 	// the 4 MiB a client with default settings takes (docs/api.md 7.3). The
@@ -36,7 +36,7 @@ type eventQuery struct {
 // ListEvents answers a page of the calling account's feed with the
 // address of the following one.
 func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsRequest) (*restv2.ListEventsResponse, error) {
-	limit, err := call.LimitParam(req.GetLimit(), defaultEventLimit, maxEventLimit)
+	limit, err := call.LimitParam(req.GetLimit(), DefaultEventLimit, MaxEventLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +58,23 @@ func (s *EventService) ListEvents(ctx context.Context, req *restv2.ListEventsReq
 	if req.GetLimit() != "" {
 		next.Set("limit", req.GetLimit())
 	}
-	link := s.links.baseURL(ctx) + "/api/v2.0/events"
+	link := s.links.Base(ctx) + "/api/v2.0/events"
 	if len(next) > 0 {
 		link += "?" + next.Encode()
 	}
 	out.Links = &restv2.EventLinks{Next: link}
 	return out, nil
+}
+
+// Page reads a page of the calling account's feed for the gRPC API: at
+// most limit events after after, of eventType unless it is "", and where
+// the page after it starts.
+func (s *EventService) Page(ctx context.Context, after, eventType string, limit int) ([]store.Event, string, error) {
+	events, q, err := s.page(ctx, after, eventType, limit)
+	if err != nil {
+		return nil, "", err
+	}
+	return events, nextAfter(q, events), nil
 }
 
 // page checks a feed request of the calling account and reads its events.
