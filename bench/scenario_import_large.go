@@ -130,7 +130,7 @@ var importPhases = []phase{
 	// The queue's transaction; its upsert of each chunk is inlined, which
 	// leaves it out of pprof's table.
 	{"the queue's transaction (writing the jobs, then the results)", "imports.(*importWorker).process.func1"},
-	{"rendering the completion event, beside the results' writing", "server.(*Outbox).importCompletedEvent"},
+	{"rendering the completion event, beside the results' writing", "imports.completedEvent"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
 }
 
