@@ -14,7 +14,7 @@ targets=(
 	"./gateway FuzzDriversQuery"
 	"./server/jobs FuzzJobValidator"
 	"./server/jobs FuzzPlainlyClean"
-	"./server FuzzRequestDecode"
+	"./server/grpcapi FuzzRequestDecode"
 )
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

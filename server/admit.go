@@ -5,10 +5,8 @@ import (
 	"errors"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/truckjobs/jobboard/internal/metrics"
@@ -89,24 +87,4 @@ func admitted(release func(), err error) (func(), error) {
 	default:
 		return nil, status.FromContextError(err).Err()
 	}
-}
-
-// admitUnary holds a place of the admission control for the length of
-// each API call; health checks and reflection pass without one. A call
-// that waits counts its decoded message against the bytes the waiting
-// calls may hold (waitingMessageBytes).
-func (s *Services) admitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if !methodNeedsAuth(info.FullMethod) {
-		return handler(ctx, req)
-	}
-	var size func() int64
-	if msg, ok := req.(proto.Message); ok {
-		size = func() int64 { return int64(proto.Size(msg)) }
-	}
-	release, err := s.admit(ctx, size)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return handler(ctx, req)
 }

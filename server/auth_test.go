@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/server/auth"
+
+	"github.com/truckjobs/jobboard/internal/grpctest"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/truckjobs/jobboard/gateway/render"
@@ -28,13 +28,12 @@ import (
 )
 
 // grpcFixture is a gRPC server on loopback over a fresh database with
-// accounts A and B, counting the key lookups that reach the database.
+// accounts A and B.
 type grpcFixture struct {
-	svcs    *Services
-	st      *store.Store
-	addr    string
-	lookups atomic.Int64
-	a, b    storetest.Account
+	svcs *Services
+	st   *store.Store
+	addr string
+	a, b storetest.Account
 }
 
 func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
@@ -46,10 +45,6 @@ func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
 		t.Fatal(err)
 	}
 	f.svcs = svcs
-	svcs.Auth.lookupKey = func(ctx context.Context, hash string) (int64, error) {
-		f.lookups.Add(1)
-		return f.st.AccountIDByKeyHash(ctx, hash)
-	}
 	f.a, f.b = storetest.NewAccount(t, f.st, "A"), storetest.NewAccount(t, f.st, "B")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,18 +60,7 @@ func newGRPCFixture(t testing.TB, cfg Config) *grpcFixture {
 // conn dials the server from the loopback address from (127.0.0.x), so
 // tests can be several clients.
 func (f *grpcFixture) conn(t testing.TB, from string) *grpc.ClientConn {
-	t.Helper()
-	dial := func(ctx context.Context, addr string) (net.Conn, error) {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-		return d.DialContext(ctx, "tcp", addr)
-	}
-	conn, err := grpc.NewClient("passthrough:///"+f.addr, grpc.WithContextDialer(dial),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return grpctest.Dial(t, f.addr, from)
 }
 
 // watchKeys lets the fixture's authenticator remember keys in use.
@@ -88,7 +72,7 @@ func (f *grpcFixture) watchKeys(t testing.TB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); wait() })
-	if !testfix.Eventually(10*time.Second, f.svcs.Auth.keys.Watching) {
+	if !testfix.Eventually(10*time.Second, f.svcs.Auth.Keys().Watching) {
 		t.Fatal("key watch not started")
 	}
 }
@@ -97,27 +81,9 @@ func withKey(key string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+key)
 }
 
-// rawCodec sends bytes as they are, so a test can send what the proto
-// codec would refuse to encode.
-type rawCodec struct{}
-
-func (rawCodec) Name() string { return "proto" }
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*[]byte) = data.Materialize()
-	return nil
-}
-
 func listDriversRaw(ctx context.Context, conn *grpc.ClientConn, body []byte) error {
 	var out []byte
-	return conn.Invoke(ctx, "/jobboard.v2.DriverService/ListDrivers", &body, &out, grpc.ForceCodecV2(rawCodec{}))
-}
-
-// stringField is the wire form of one string field holding v.
-func stringField(num protowire.Number, v []byte) []byte {
-	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
+	return conn.Invoke(ctx, "/jobboard.v2.DriverService/ListDrivers", &body, &out, grpc.ForceCodecV2(grpctest.RawCodec{}))
 }
 
 // TestGRPCAuthenticatesBeforeDecoding: a 1 MiB message of invalid UTF-8
@@ -128,7 +94,7 @@ func TestGRPCAuthenticatesBeforeDecoding(t *testing.T) {
 	conn := f.conn(t, "127.0.0.1")
 	// first_name (6): the 1 MiB ListDrivers takes, less the tag and
 	// length, all 0xff.
-	body := stringField(6, bytes.Repeat([]byte{0xff}, 1<<20-4))
+	body := grpctest.StringField(6, bytes.Repeat([]byte{0xff}, 1<<20-4))
 	for _, tt := range []struct {
 		name string
 		ctx  context.Context
@@ -156,11 +122,11 @@ func TestGRPCAuthenticatesBeforeDecoding(t *testing.T) {
 	// A method not served is Unimplemented, credentials or not: the tap
 	// handle authenticates only what is served.
 	var out []byte
-	if err := conn.Invoke(context.Background(), "/jobboard.v2.Nope/Nothing", &body, &out, grpc.ForceCodecV2(rawCodec{})); status.Code(err) != codes.Unimplemented {
+	if err := conn.Invoke(context.Background(), "/jobboard.v2.Nope/Nothing", &body, &out, grpc.ForceCodecV2(grpctest.RawCodec{})); status.Code(err) != codes.Unimplemented {
 		t.Errorf("a method not served: %v, want Unimplemented", err)
 	}
 	// Health and reflection stay open.
-	if err := conn.Invoke(context.Background(), "/grpc.health.v1.Health/Check", &[]byte{}, &out, grpc.ForceCodecV2(rawCodec{})); err != nil {
+	if err := conn.Invoke(context.Background(), "/grpc.health.v1.Health/Check", &[]byte{}, &out, grpc.ForceCodecV2(grpctest.RawCodec{})); err != nil {
 		t.Errorf("health check without credentials: %v", err)
 	}
 }
@@ -181,7 +147,7 @@ func TestListDriversRefusesBadTextOverGRPC(t *testing.T) {
 		}
 		for _, value := range []string{"a\x00b", "\x00", "Ann\xc3", "\xff\xfe"} {
 			t.Run(string(fd.Name())+"="+value, func(t *testing.T) {
-				err := listDriversRaw(ctx, conn, stringField(fd.Number(), []byte(value)))
+				err := listDriversRaw(ctx, conn, grpctest.StringField(fd.Number(), []byte(value)))
 				st := status.Convert(err)
 				want := fmt.Sprintf("%s: %q is not valid", fd.Name(), value)
 				if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), want) ||
@@ -247,7 +213,7 @@ func TestWrongKeyLookedUpOnce(t *testing.T) {
 			t.Fatalf("gRPC, attempt %d: %v", i+1, err)
 		}
 	}
-	if n := f.lookups.Load(); n != 1 {
+	if n := f.svcs.Auth.DatabaseLookups(); n != 1 {
 		t.Errorf("%d database lookups for one wrong key sent 6 times, want 1", n)
 	}
 	// Another wrong key is looked up once too.
@@ -255,7 +221,7 @@ func TestWrongKeyLookedUpOnce(t *testing.T) {
 	for range 2 {
 		_ = listJobs(withKey(other), conn)
 	}
-	if n := f.lookups.Load(); n != 2 {
+	if n := f.svcs.Auth.DatabaseLookups(); n != 2 {
 		t.Errorf("%d lookups after a second wrong key sent twice, want 2", n)
 	}
 	key, err := CreateAPIKey(ctx, f.st, f.a.AccountID)
@@ -284,7 +250,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 			t.Fatalf("wrong key %d within the burst: %v", i+1, err)
 		}
 	}
-	lookups := f.lookups.Load()
+	lookups := f.svcs.Auth.DatabaseLookups()
 	for _, tt := range []struct {
 		name string
 		ctx  context.Context
@@ -301,7 +267,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 			}
 		})
 	}
-	if n := f.lookups.Load() - lookups; n > 2 {
+	if n := f.svcs.Auth.DatabaseLookups() - lookups; n > 2 {
 		t.Errorf("%d keys looked up for an address over its failure limit, want at most 2 (the two not seen before)", n)
 	}
 	if err := listJobs(withKey(f.a.APIKey), flooder); err != nil {
@@ -332,8 +298,8 @@ func TestAddressKey(t *testing.T) {
 		{"", ""},
 	} {
 		t.Run(tt.in, func(t *testing.T) {
-			if got := addressKey(tt.in); got != tt.want {
-				t.Errorf("addressKey(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := auth.AddressKey(tt.in); got != tt.want {
+				t.Errorf("auth.AddressKey(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -346,11 +312,11 @@ func TestAddressKey(t *testing.T) {
 func TestDistinctWrongKeysCostNoLookups(t *testing.T) {
 	f := newGRPCFixture(t, Config{AuthFailureLimit: 10, AuthFailureBurst: 20})
 	f.watchKeys(t)
-	if !testfix.Eventually(10*time.Second, f.svcs.Auth.keys.KnowsAll) {
+	if !testfix.Eventually(10*time.Second, f.svcs.Auth.Keys().KnowsAll) {
 		t.Fatal("the cache never loaded the keys in use")
 	}
 	conn := f.conn(t, "127.0.0.1")
-	lookups := f.lookups.Load()
+	lookups := f.svcs.Auth.DatabaseLookups()
 	for i := range 1_000 {
 		_, err := f.svcs.Auth.AuthenticateKey(context.Background(), apikey.New(), "192.0.2.7:4000")
 		if code := status.Code(err); code != codes.Unauthenticated && code != codes.ResourceExhausted {
@@ -360,7 +326,7 @@ func TestDistinctWrongKeysCostNoLookups(t *testing.T) {
 	for range 50 {
 		_ = listJobs(withKey(apikey.New()), conn)
 	}
-	n := f.lookups.Load() - lookups
+	n := f.svcs.Auth.DatabaseLookups() - lookups
 	t.Logf("%d key lookups for 1,050 distinct wrong keys", n)
 	if n > 10 {
 		t.Errorf("%d key lookups for 1,050 distinct wrong keys, want at most 10", n)
@@ -385,7 +351,7 @@ func TestDistinctWrongKeysCostNoLookups(t *testing.T) {
 func TestKeyAddedUnheardStillWorks(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
 	f.watchKeys(t)
-	if !testfix.Eventually(10*time.Second, f.svcs.Auth.keys.KnowsAll) {
+	if !testfix.Eventually(10*time.Second, f.svcs.Auth.Keys().KnowsAll) {
 		t.Fatal("the cache never loaded the keys in use")
 	}
 	key := apikey.New()
@@ -405,13 +371,13 @@ func TestKeyAddedUnheardStillWorks(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if !f.svcs.Auth.keys.Unknown(apikey.Hash(key)) {
+	if !f.svcs.Auth.Keys().Unknown(apikey.Hash(key)) {
 		t.Fatal("the key's insertion was heard; the test needs it unheard")
 	}
 	if err := listJobs(withKey(key), f.conn(t, "127.0.0.1")); err != nil {
 		t.Errorf("a key added unheard: %v", err)
 	}
-	if !testfix.Eventually(10*time.Second, func() bool { return f.svcs.Auth.keys.KnowsAll() && !f.svcs.Auth.keys.Unknown(apikey.Hash(key)) }) {
+	if !testfix.Eventually(10*time.Second, func() bool { return f.svcs.Auth.Keys().KnowsAll() && !f.svcs.Auth.Keys().Unknown(apikey.Hash(key)) }) {
 		t.Error("the set of keys in use was not loaded again with the key")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/internal/grpctest"
+
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -18,20 +20,6 @@ import (
 
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
-
-// violations returns the BadRequest field violations of err as
-// "field | description" lines.
-func violations(err error) []string {
-	var out []string
-	for _, d := range status.Convert(err).Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				out = append(out, v.GetField()+" | "+v.GetDescription())
-			}
-		}
-	}
-	return out
-}
 
 // TestEveryInvalidArgumentHasDetails: the services make InvalidArgument
 // only through package call, so none goes without its BadRequest.
@@ -71,8 +59,8 @@ func TestGRPCErrorDetails(t *testing.T) {
 		return m.ProtoReflect().Descriptor().Fields().ByName(name).Number()
 	}
 	title, list := number(&jobboardv2.JobInput{}, "title"), number(&jobboardv2.PostJobsRequest{}, "jobs")
-	badJob := append(job, stringField(title, []byte("Dr\xffver"))...) // sent again: the last one counts
-	posts := append(stringField(list, job), stringField(list, badJob)...)
+	badJob := append(job, grpctest.StringField(title, []byte("Dr\xffver"))...) // sent again: the last one counts
+	posts := append(grpctest.StringField(list, job), grpctest.StringField(list, badJob)...)
 	firstName := number(&jobboardv2.ListDriversRequest{}, "first_name")
 	intakeC := jobboardv2.NewDriverIntakeServiceClient(conn)
 	internal := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer internal-secret")
@@ -90,11 +78,11 @@ func TestGRPCErrorDetails(t *testing.T) {
 			return err
 		}, `lives_within_radius_miles | "600" is not valid; allowed: a whole number of miles from 1 to 500`},
 		{"text that is not UTF-8", func() error {
-			return listDriversRaw(ctx, conn, stringField(firstName, []byte("Ann\xc3")))
+			return listDriversRaw(ctx, conn, grpctest.StringField(firstName, []byte("Ann\xc3")))
 		}, `first_name | "Ann\xc3" is not valid; values must be UTF-8 text without NUL characters`},
 		{"a field of the second job", func() error {
 			var out []byte
-			return conn.Invoke(ctx, jobboardv2.JobService_PostJobs_FullMethodName, &posts, &out, grpc.ForceCodecV2(rawCodec{}))
+			return conn.Invoke(ctx, jobboardv2.JobService_PostJobs_FullMethodName, &posts, &out, grpc.ForceCodecV2(grpctest.RawCodec{}))
 		}, `jobs[1].title | "Dr\xffver" is not valid; values must be UTF-8 text without NUL characters`},
 		{"a page size", func() error {
 			_, err := jobs.ListJobs(ctx, &jobboardv2.ListJobsRequest{PageSize: -1})
@@ -131,8 +119,8 @@ func TestGRPCErrorDetails(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			if status.Code(err) != codes.InvalidArgument || strings.Join(violations(err), "\n") != tt.want {
-				t.Errorf("got %v with violations %q, want InvalidArgument with %q", err, violations(err), tt.want)
+			if status.Code(err) != codes.InvalidArgument || strings.Join(grpctest.Violations(err), "\n") != tt.want {
+				t.Errorf("got %v with violations %q, want InvalidArgument with %q", err, grpctest.Violations(err), tt.want)
 			}
 		})
 	}

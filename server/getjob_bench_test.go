@@ -7,6 +7,9 @@ import (
 	"net"
 	"testing"
 
+	"github.com/truckjobs/jobboard/internal/grpctest"
+	"github.com/truckjobs/jobboard/server/grpcapi"
+
 	"google.golang.org/grpc"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -44,14 +47,13 @@ func BenchmarkGetJobGRPC(b *testing.B) {
 	bare := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		return h(call.WithCaller(ctx, call.Caller{AccountID: f.a.AccountID}), req)
 	}))
-	jobboardv2.RegisterJobServiceServer(bare, &grpcJobs{core: f.svcs.Jobs})
+	jobboardv2.RegisterJobServiceServer(bare, grpcapi.JobService(f.svcs.Jobs))
 	go func() { _ = bare.Serve(ln) }()
 	defer bare.Stop()
 
 	for _, c := range []struct{ name, addr string }{{"bare", ln.Addr().String()}, {"served", f.addr}} {
 		b.Run(c.name, func(b *testing.B) {
-			g := &grpcFixture{addr: c.addr}
-			jobs := jobboardv2.NewJobServiceClient(g.conn(b, "127.0.0.1"))
+			jobs := jobboardv2.NewJobServiceClient(grpctest.Dial(b, c.addr, "127.0.0.1"))
 			ctx := withKey(f.a.APIKey)
 			get := func() {
 				resp, err := jobs.GetJob(ctx, &jobboardv2.GetJobRequest{Id: id})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/grpcapi"
+
 	"github.com/truckjobs/jobboard/server/drivers"
 
 	"github.com/truckjobs/jobboard/server/jobs"
@@ -304,7 +306,7 @@ func TestGRPCReadsAFullAccount(t *testing.T) {
 }
 
 // TestGRPCListDriversPageBytes: drivers whose texts are large (no field
-// length is limited) come in pages cut under driversPageBytes, each driver
+// length is limited) come in pages cut under grpcapi.DriversPageBytes, each driver
 // once, so a client with gRPC's 4 MiB default reads them all.
 func TestGRPCListDriversPageBytes(t *testing.T) {
 	f := newGRPCFixture(t, Config{})
@@ -333,7 +335,7 @@ func TestGRPCListDriversPageBytes(t *testing.T) {
 			t.Fatalf("page %d: %v", len(sizes)+1, err)
 		}
 		sizes = append(sizes, len(page.Drivers))
-		if proto.Size(page) > driversPageBytes+32*1024 {
+		if proto.Size(page) > grpcapi.DriversPageBytes+32*1024 {
 			t.Errorf("page %d: %d bytes", len(sizes), proto.Size(page))
 		}
 		for _, d := range page.Drivers {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/truckjobs/jobboard/server/grpcapi"
+
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -133,7 +135,7 @@ func TestImportStoredByV20Delivered(t *testing.T) {
 		t.Errorf("callback body\n%s\nwant, as v2.0 sent it,\n%s", got, want)
 	}
 	// Over gRPC the same import reads in the natural form.
-	imp, err := (&grpcImports{core: f.svcs.Imports}).GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: id})
+	imp, err := grpcapi.JobImportService(f.svcs.Imports).GetJobImport(f.ctxA, &jobboardv2.GetJobImportRequest{Id: id})
 	if err != nil || imp.Data.Status != jobboardv2.JobImportStatus_JOB_IMPORT_STATUS_COMPLETE ||
 		imp.Data.Results.Added != 2 || imp.Data.Results.Failed != 1 || len(imp.Data.Results.IgnoredValues) != 2 {
 		t.Errorf("GetJobImport over gRPC: %v %v", imp, err)

@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/truckjobs/jobboard/internal/grpctest"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -23,7 +25,7 @@ import (
 // never take the capacity health checks use); a stream that ends gives its
 // place back, and so does a call whose message was refused for its size.
 func TestAnonymousCallsBoundedPerClient(t *testing.T) {
-	f := newGRPCFixture(t, Config{})
+	f := newOpenServer(t)
 	greedy, other := f.conn(t, "127.0.0.2"), f.conn(t, "127.0.0.3")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -77,7 +79,7 @@ func TestAnonymousCallsBoundedPerClient(t *testing.T) {
 	req := append([]byte{0x0a, 0x80, 0x80, 0x80, 0x01}, big...) // service (1), 2 MiB
 	for range 2 * maxAnonymousCallsPerClient {
 		var out []byte
-		err := other.Invoke(ctx, healthpb.Health_Check_FullMethodName, &req, &out, grpc.ForceCodecV2(rawCodec{}))
+		err := other.Invoke(ctx, healthpb.Health_Check_FullMethodName, &req, &out, grpc.ForceCodecV2(grpctest.RawCodec{}))
 		if status.Code(err) == codes.OK || status.Code(err) == codes.ResourceExhausted && bytes.Contains([]byte(err.Error()), []byte("in flight")) {
 			t.Fatalf("an oversized health check: %v, want it refused for its size", err)
 		}
@@ -91,7 +93,7 @@ func TestAnonymousCallsBoundedPerClient(t *testing.T) {
 // hold no place, and calls grpc-go drops at once (a deadline already past
 // when their headers arrive) give theirs back.
 func TestAnonymousPlacesComeBack(t *testing.T) {
-	f := newGRPCFixture(t, Config{})
+	f := newOpenServer(t)
 	conn := f.conn(t, "127.0.0.5")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -147,7 +149,7 @@ func TestAnonymousPlacesComeBack(t *testing.T) {
 // addresses each holding four idle reflection streams, every place
 // reflection has, leave health checks from any address answering at once.
 func TestReflectionStreamsLeaveHealthChecks(t *testing.T) {
-	f := newGRPCFixture(t, Config{})
+	f := newOpenServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, addr := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
@@ -184,7 +186,7 @@ func TestAnonymousCallsEndedWhenSilent(t *testing.T) {
 	was := reflectionIdle
 	reflectionIdle = 300 * time.Millisecond
 	defer func() { reflectionIdle = was }()
-	f := newGRPCFixture(t, Config{})
+	f := newOpenServer(t)
 	conn := f.conn(t, "127.0.0.7")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,9 +1,11 @@
-package server
+package grpcapi
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/truckjobs/jobboard/internal/logtest"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -38,7 +40,7 @@ func (panicStream) Context() context.Context { return callContext("/test.Svc/Wat
 // method is an Internal status and a log line with the method and the
 // stack, not a crashed server.
 func TestRecoveryInterceptors(t *testing.T) {
-	unary := (&unaryCalls{services: &Services{}}).intercept
+	unary := (&unaryCalls{admit: func(context.Context, func() int64) (func(), error) { return func() {}, nil }}).intercept
 	stream := recoveryStream()
 	calls := map[string]func() error{
 		"Get": func() error {
@@ -54,7 +56,7 @@ func TestRecoveryInterceptors(t *testing.T) {
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
-			logs := captureLog(t)
+			logs := logtest.Capture(t)
 			if st := status.Convert(call()); st.Code() != codes.Internal || st.Message() != "internal error" {
 				t.Errorf("status %v %q, want Internal", st.Code(), st.Message())
 			}

@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -23,6 +23,10 @@ type grpcJobs struct {
 	jobboardv2.UnimplementedJobServiceServer
 	core *jobs.Service
 }
+
+// JobService is the jobs' adapter alone, for a server of its own (the
+// benchmark's bare floor).
+func JobService(core *jobs.Service) jobboardv2.JobServiceServer { return &grpcJobs{core: core} }
 
 // requiredID refuses a missing id: 0 is never an id, and answering NotFound
 // for it would hide the caller's mistake.

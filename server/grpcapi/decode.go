@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func (requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		// Health and reflection, which take small messages.
 		if data.Len() > rules.DefaultLimit {
-			return fmt.Errorf("a request message of %s bytes is larger than the %s this method takes", groupDigits(data.Len()), mebibytes(rules.DefaultLimit))
+			return fmt.Errorf("a request message of %s bytes is larger than the %s this method takes", rules.GroupDigits(data.Len()), rules.MiB(rules.DefaultLimit))
 		}
 		return base.Unmarshal(data, v)
 	}

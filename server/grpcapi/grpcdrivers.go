@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -71,21 +71,21 @@ func (g *grpcDrivers) ListDrivers(ctx context.Context, req *jobboardv2.ListDrive
 	return out, nil
 }
 
-// driversPageBytes bounds the encoded drivers of one gRPC page, so that a
+// DriversPageBytes bounds the encoded drivers of one gRPC page, so that a
 // page stays under the 4 MiB a client takes by default. The validation
 // limits no text field's length (a name is only what the request's size
 // limit lets through), so a thousand rows are not bounded by the fields:
 // the page is cut instead, and next_page_token continues after its last row.
-const driversPageBytes = 2 << 20
+const DriversPageBytes = 2 << 20
 
-// driversPage converts the rows of a page, as many as fit driversPageBytes
+// driversPage converts the rows of a page, as many as fit DriversPageBytes
 // (at least one); more is true when rows follow, including those cut.
 func driversPage(items []store.DriverListItem, more bool) ([]*jobboardv2.DriverSummary, bool) {
 	out := make([]*jobboardv2.DriverSummary, 0, len(items))
 	size := 0
 	for i := range items {
 		d := natural.DriverSummary(drivers.Summary(&items[i]))
-		if size += proto.Size(d); i > 0 && size > driversPageBytes {
+		if size += proto.Size(d); i > 0 && size > DriversPageBytes {
 			return out, true
 		}
 		out = append(out, d)

@@ -1,7 +1,9 @@
-package server
+package grpcapi
 
 import (
 	"testing"
+
+	"github.com/truckjobs/jobboard/internal/grpctest"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
@@ -18,11 +20,11 @@ import (
 // BadRequest.
 func FuzzRequestDecode(f *testing.F) {
 	f.Add([]byte{})
-	f.Add(stringField(6, []byte("Ann\xff")))                                                // ListDrivers first_name
-	f.Add(stringField(1, stringField(2, []byte("\xc3"))))                                   // PostJobs jobs[0] field 2
-	f.Add(append(stringField(16, []byte("TX")), stringField(3, []byte("\xed\xa0\x80"))...)) // surrogate half
-	f.Add([]byte{0x0a, 0xff})                                                               // length past the end
-	f.Add(protowire.AppendTag(nil, 0, protowire.VarintType))                                // field number 0
+	f.Add(grpctest.StringField(6, []byte("Ann\xff")))                                                         // ListDrivers first_name
+	f.Add(grpctest.StringField(1, grpctest.StringField(2, []byte("\xc3"))))                                   // PostJobs jobs[0] field 2
+	f.Add(append(grpctest.StringField(16, []byte("TX")), grpctest.StringField(3, []byte("\xed\xa0\x80"))...)) // surrogate half
+	f.Add([]byte{0x0a, 0xff})                                                                                 // length past the end
+	f.Add(protowire.AppendTag(nil, 0, protowire.VarintType))                                                  // field number 0
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, msg := range []proto.Message{&restv2.ListDriversRequest{}, &restv2.PostJobsRequest{}} {
 			target := &decodeTarget{Message: msg, limit: maxRequestLimit}
@@ -33,7 +35,7 @@ func FuzzRequestDecode(f *testing.F) {
 			if (decodeErr == nil) != (target.err == nil) {
 				t.Fatalf("decoding error %v, codec's %v", decodeErr, target.err)
 			}
-			if target.err != nil && (status.Code(target.err) != codes.InvalidArgument || len(violations(target.err)) != 1) {
+			if target.err != nil && (status.Code(target.err) != codes.InvalidArgument || len(grpctest.Violations(target.err)) != 1) {
 				t.Fatalf("codec's error %v, want InvalidArgument with one field violation", target.err)
 			}
 		}

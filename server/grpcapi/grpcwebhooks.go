@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -105,7 +105,7 @@ func maskedWebhook(req *jobboardv2.UpdateWebhookRequest) (*restv2.WebhookInput, 
 			}
 			out.Events = in.Events
 		case "description":
-			out.Description = ptr(w.GetDescription())
+			out.Description = new(w.GetDescription())
 		case "auth":
 			if err := checkAuthType(w.GetAuth()); err != nil {
 				return nil, err

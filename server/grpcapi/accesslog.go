@@ -1,16 +1,19 @@
-package server
+package grpcapi
 
 import (
 	"context"
 	"log/slog"
 
 	middleware "github.com/grpc-ecosystem/go-grpc-middleware/v2"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/internal/calllog"
+	"github.com/truckjobs/jobboard/server/call"
 )
 
 // The gRPC access log is one calllog line per call, the counterpart of the
@@ -56,4 +59,15 @@ func accessLogStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
 	err := handler(srv, wrapped)
 	endCall(ctx, logged, info.FullMethod, err)
 	return err
+}
+
+// noteCertificate names a caller that authenticated by certificate on the
+// call's access log line and its span: the subject is who called, since no
+// key or token identifies the service.
+func noteCertificate(ctx context.Context, c call.Caller) {
+	if c.Certificate == "" {
+		return
+	}
+	calllog.Add(ctx, slog.String("caller", c.Certificate))
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("jobboard.caller", c.Certificate))
 }

@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -33,9 +34,8 @@ type Authenticator struct {
 	// keys remembers the accounts of keys in use once WatchKeys runs, and
 	// wrong keys always.
 	keys *keycache.Cache
-	// lookupKey finds the account of a key hash in the database; tests
-	// count its calls.
-	lookupKey func(context.Context, string) (int64, error)
+	// lookups counts the key lookups that reached the database.
+	lookups atomic.Int64
 	// limiter gives each account (all its keys together) its own request
 	// rate; nil is no limit.
 	limiter *ratelimit.Limiter
@@ -73,16 +73,31 @@ const (
 	knownKeysMax = 1_000_000
 )
 
-// newAuthenticator checks API keys against st. An empty internalToken
-// disables internal access.
-func newAuthenticator(st *store.Store, internalToken string) *Authenticator {
-	a := &Authenticator{store: st, internalToken: internalToken,
-		keys: keycache.New(keyCacheTTL, keyCacheEntries), lookupKey: st.AccountIDByKeyHash,
+// New checks API keys against st, each account's requests against
+// perAccount and each client address's failures against failures (nil
+// limiters limit nothing). An empty internalToken disables internal access.
+func New(st *store.Store, internalToken string, perAccount, failures *ratelimit.Limiter) *Authenticator {
+	a := &Authenticator{store: st, internalToken: internalToken, limiter: perAccount, failures: failures,
+		keys:           keycache.New(keyCacheTTL, keyCacheEntries),
 		unknownLookups: ratelimit.New(unknownLookupsPerSecond, unknownLookupsBurst)}
 	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)
 	a.keys.KnowAll(st.KeyHashesInUse, knownKeysMax)
 	return a
 }
+
+// lookupKey finds the account of a key hash in the database.
+func (a *Authenticator) lookupKey(ctx context.Context, hash string) (int64, error) {
+	a.lookups.Add(1)
+	return a.store.AccountIDByKeyHash(ctx, hash)
+}
+
+// DatabaseLookups is how many key lookups reached the database: what the
+// key cache and the limits on wrong keys keep low.
+func (a *Authenticator) DatabaseLookups() int64 { return a.lookups.Load() }
+
+// Keys is the cache of keys in use and wrong keys, for its state: whether
+// the watch listens, whether it knows every key in use.
+func (a *Authenticator) Keys() *keycache.Cache { return a.keys }
 
 // watchStartWait bounds how long WatchKeys waits for the watch to listen.
 const watchStartWait = 5 * time.Second
@@ -121,7 +136,8 @@ func (w *startedWatch) WatchRestored() {
 	w.once.Do(func() { close(w.listening) })
 }
 
-var errBadCredentials = status.Error(codes.Unauthenticated, "missing or invalid API key")
+// ErrBadCredentials answers a call whose key is missing or wrong.
+var ErrBadCredentials = status.Error(codes.Unauthenticated, "missing or invalid API key")
 
 // AuthenticateKey resolves an API key to ctx carrying its account. client
 // is the address the request came from (host:port or a bare host); failed
@@ -151,7 +167,7 @@ func (a *Authenticator) resolveKey(ctx context.Context, key string, client func(
 	hash := apikey.Hash(key)
 	unknown := a.keys.Unknown(hash)
 	if unknown {
-		if ok, _ := a.unknownLookups.Allow(addressKey(client())); !ok {
+		if ok, _ := a.unknownLookups.Allow(AddressKey(client())); !ok {
 			return call.Caller{}, a.failed(client)
 		}
 	}
@@ -188,16 +204,16 @@ func (a *Authenticator) duringOutage(ctx context.Context, err error) bool {
 // failed is the answer to a missing or wrong key: Unauthenticated, or
 // ResourceExhausted once the client's address failed too often.
 func (a *Authenticator) failed(client func() string) error {
-	if ok, wait := a.failures.Allow(addressKey(client())); !ok {
+	if ok, wait := a.failures.Allow(AddressKey(client())); !ok {
 		return rateLimited(a.failures, wait, "a client address may fail authentication")
 	}
-	return errBadCredentials
+	return ErrBadCredentials
 }
 
-// addressKey is the failure-limit bucket of a client address: the IP
+// AddressKey is the failure-limit bucket of a client address: the IP
 // without its port, and for IPv6 its /64, since one host commonly holds a
 // whole /64. Anything unparsable is its own bucket.
-func addressKey(client string) string {
+func AddressKey(client string) string {
 	host := client
 	if h, _, err := net.SplitHostPort(client); err == nil {
 		host = h
@@ -232,7 +248,7 @@ func rateLimited(l *ratelimit.Limiter, wait time.Duration, who string) error {
 // fails authentication). The server calls it from its tap handle, before
 // the request message is read.
 func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md metadata.MD, client func() string) (call.Caller, error) {
-	token, ok := authheader.Bearer(first(md, "authorization"))
+	token, ok := authheader.Bearer(call.FirstValue(md, "authorization"))
 	if !ok {
 		return call.Caller{}, a.failed(client)
 	}
@@ -249,7 +265,7 @@ func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md 
 }
 
 func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, method string) (call.Caller, error) {
-	raw := first(md, "x-account-id")
+	raw := call.FirstValue(md, "x-account-id")
 	if raw == "" {
 		if internalOnly(method) {
 			return call.Caller{Internal: true}, nil
@@ -277,11 +293,4 @@ func (a *Authenticator) internalCaller(ctx context.Context, md metadata.MD, meth
 func internalOnly(fullMethod string) bool {
 	m, ok := rpcfacts.Of(fullMethod)
 	return ok && m.Caller == jobboardv2.Caller_CALLER_INTERNAL
-}
-
-func first(md metadata.MD, key string) string {
-	if v := md.Get(key); len(v) > 0 {
-		return v[0]
-	}
-	return ""
 }

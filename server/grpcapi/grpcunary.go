@@ -1,10 +1,11 @@
-package server
+package grpcapi
 
 import (
 	"context"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/internal/forwarded"
 	"github.com/truckjobs/jobboard/server/call"
@@ -25,10 +26,11 @@ import (
 //   - the metrics, which like the log line see the final code;
 //   - a panic becomes Internal, every error gets a code (call.Boundary);
 //   - the caller the tap handle found is required (requireCaller);
-//   - the call waits for a place of the admission control (admitUnary).
+//   - the call waits for a place of the admission control (admitted).
 type unaryCalls struct {
-	services *Services
-	proxies  forwarded.Proxies
+	// admit takes a place of the admission control (Config.Admit).
+	admit   func(ctx context.Context, size func() int64) (release func(), err error)
+	proxies forwarded.Proxies
 	// metrics is grpc-prometheus's interceptor; nil when the process
 	// keeps no metrics.
 	metrics grpc.UnaryServerInterceptor
@@ -67,10 +69,25 @@ func (u *unaryCalls) guarded(ctx context.Context, req any, info *grpc.UnaryServe
 	return resp, call.Boundary.Status(ctx, err)
 }
 
-// admitted requires the call's caller, then its admission place.
+// admitted requires the call's caller, then holds a place of the
+// admission control for the length of the call; health checks and
+// reflection pass without one. A call that waits counts its decoded
+// message against the bytes the waiting calls may hold.
 func (u *unaryCalls) admitted(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if err := requireCaller(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
-	return u.services.admitUnary(ctx, req, info, handler)
+	if !methodNeedsAuth(info.FullMethod) {
+		return handler(ctx, req)
+	}
+	var size func() int64
+	if msg, ok := req.(proto.Message); ok {
+		size = func() int64 { return int64(proto.Size(msg)) }
+	}
+	release, err := u.admit(ctx, size)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return handler(ctx, req)
 }

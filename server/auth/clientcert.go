@@ -1,12 +1,9 @@
-package server
+package auth
 
 import (
 	"context"
 	"crypto/subtle"
-	"log/slog"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
@@ -14,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/truckjobs/jobboard/internal/authheader"
-	"github.com/truckjobs/jobboard/internal/calllog"
 	"github.com/truckjobs/jobboard/server/call"
 )
 
@@ -41,7 +37,7 @@ func (a *Authenticator) AuthenticateGRPCPeer(ctx context.Context, method string,
 	if !ok {
 		return a.AuthenticateGRPC(ctx, method, md, client)
 	}
-	if auth := first(md, "authorization"); auth != "" && !a.isInternalToken(auth) {
+	if auth := call.FirstValue(md, "authorization"); auth != "" && !a.isInternalToken(auth) {
 		return call.Caller{}, errAmbiguousCredentials
 	}
 	c, err := a.internalCaller(ctx, md, method)
@@ -76,25 +72,4 @@ func verifiedClientCertificate(ctx context.Context) (string, bool) {
 		return "", false
 	}
 	return info.State.VerifiedChains[0][0].Subject.String(), true
-}
-
-// calledOverTLS reports whether ctx's call came over a TLS connection.
-func calledOverTLS(ctx context.Context) bool {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return false
-	}
-	_, ok = p.AuthInfo.(credentials.TLSInfo)
-	return ok
-}
-
-// noteCertificate names a caller that authenticated by certificate on the
-// call's access log line and its span: the subject is who called, since no
-// key or token identifies the service.
-func noteCertificate(ctx context.Context, c call.Caller) {
-	if c.Certificate == "" {
-		return
-	}
-	calllog.Add(ctx, slog.String("caller", c.Certificate))
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("jobboard.caller", c.Certificate))
 }

@@ -1,4 +1,4 @@
-package server
+package grpcapi
 
 import (
 	"context"
@@ -14,6 +14,12 @@ import (
 type grpcImports struct {
 	jobboardv2.UnimplementedJobImportServiceServer
 	core *imports.JobImportService
+}
+
+// JobImportService is the imports' adapter alone, for a caller in the
+// same process.
+func JobImportService(core *imports.JobImportService) jobboardv2.JobImportServiceServer {
+	return &grpcImports{core: core}
 }
 
 func (g *grpcImports) CreateJobImport(ctx context.Context, req *jobboardv2.CreateJobImportRequest) (*jobboardv2.CreateJobImportResponse, error) {

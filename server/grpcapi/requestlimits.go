@@ -1,8 +1,7 @@
-package server
+package grpcapi
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -61,7 +60,7 @@ func requestLimit(fullMethod string) int {
 func tooLarge(fullMethod string, limit, size int) error {
 	name := fullMethod[strings.LastIndex(fullMethod, "/")+1:]
 	st := status.Newf(codes.ResourceExhausted, "%s takes at most %s (%s bytes); this message is %s bytes",
-		name, mebibytes(limit), groupDigits(limit), groupDigits(size))
+		name, rules.MiB(limit), rules.GroupDigits(limit), rules.GroupDigits(size))
 	quota := &errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
 		Subject:     fullMethod,
 		Description: fmt.Sprintf("request message size: at most %d bytes", limit),
@@ -70,25 +69,4 @@ func tooLarge(fullMethod string, limit, size int) error {
 		st = withQuota
 	}
 	return st.Err()
-}
-
-// mebibytes writes a size in MiB: "16 MiB", "1.5 MiB".
-func mebibytes(n int) string {
-	return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
-}
-
-// groupDigits writes n with a comma between groups of three digits.
-func groupDigits(n int) string {
-	if n < 0 {
-		return "-" + groupDigits(-n)
-	}
-	s := strconv.Itoa(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
