@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -34,16 +35,16 @@ func jobs(start, n int, prefix, title string) []store.JobFields {
 			State:           states[i%len(states)],
 			PostalCode:      ptr(fmt.Sprintf("%05d", 10000+i%80000)),
 			DriverType:      "Company Driver",
-			FreightType:     freights[i%len(freights)],
-			PayAmountMin:    ptr("0.55"),
-			PayAmountMax:    ptr("0.68"),
-			PayFrequency:    ptr("Per Mile"),
-			EmploymentType:  []string{"Full-Time"},
-			RouteType:       []string{"Regional"},
+			FreightType:     domain.FreightType(freights[i%len(freights)]),
+			PayMin:          ptr(domain.Cents(55)),
+			PayMax:          ptr(domain.Cents(68)),
+			PayFrequency:    ptr(domain.PayFrequency("Per Mile")),
+			EmploymentType:  []domain.EmploymentType{"Full-Time"},
+			RouteType:       []domain.RouteType{"Regional"},
 			Description:     fmt.Sprintf(description, fmt.Sprintf("%s%06d", prefix, i)),
 			Requirements:    ptr(requirements),
 			TwicOnly:        i%7 == 0,
-			LicenseClass:    ptr("A"),
+			LicenseClass:    ptr(domain.LicenseClass("A")),
 		}
 	}
 	return out
@@ -56,27 +57,33 @@ func jobsJSON(start, n int, prefix, title string) []byte {
 
 func marshalJobs(js []store.JobFields) []byte {
 	type wireJob struct {
-		ReferenceNumber string   `json:"referenceNumber"`
-		Title           string   `json:"title"`
-		City            *string  `json:"city"`
-		State           string   `json:"state"`
-		PostalCode      *string  `json:"postalCode"`
-		DriverType      string   `json:"driverType"`
-		FreightType     string   `json:"freightType"`
-		PayAmountMin    *string  `json:"payAmountMin"`
-		PayAmountMax    *string  `json:"payAmountMax"`
-		PayFrequency    *string  `json:"payFrequency"`
-		EmploymentType  []string `json:"employmentType"`
-		RouteType       []string `json:"routeType"`
-		Description     string   `json:"description"`
-		Requirements    *string  `json:"requirements"`
-		TwicOnly        bool     `json:"twicOnly"`
-		LicenseClass    *string  `json:"licenseClass"`
+		ReferenceNumber string                  `json:"referenceNumber"`
+		Title           string                  `json:"title"`
+		City            *string                 `json:"city"`
+		State           string                  `json:"state"`
+		PostalCode      *string                 `json:"postalCode"`
+		DriverType      domain.DriverType       `json:"driverType"`
+		FreightType     domain.FreightType      `json:"freightType"`
+		PayAmountMin    *string                 `json:"payAmountMin"`
+		PayAmountMax    *string                 `json:"payAmountMax"`
+		PayFrequency    *domain.PayFrequency    `json:"payFrequency"`
+		EmploymentType  []domain.EmploymentType `json:"employmentType"`
+		RouteType       []domain.RouteType      `json:"routeType"`
+		Description     string                  `json:"description"`
+		Requirements    *string                 `json:"requirements"`
+		TwicOnly        bool                    `json:"twicOnly"`
+		LicenseClass    *domain.LicenseClass    `json:"licenseClass"`
+	}
+	decimal := func(c *domain.Cents) *string {
+		if c == nil {
+			return nil
+		}
+		return ptr(c.Decimal())
 	}
 	out := make([]wireJob, len(js))
 	for i, j := range js {
 		out[i] = wireJob{j.ReferenceNumber, j.Title, j.City, j.State, j.PostalCode, j.DriverType, j.FreightType,
-			j.PayAmountMin, j.PayAmountMax, j.PayFrequency, j.EmploymentType, j.RouteType, j.Description,
+			decimal(j.PayMin), decimal(j.PayMax), j.PayFrequency, j.EmploymentType, j.RouteType, j.Description,
 			j.Requirements, j.TwicOnly, j.LicenseClass}
 	}
 	b, _ := json.Marshal(out)

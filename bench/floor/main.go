@@ -29,8 +29,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
-	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/natural"
 )
@@ -89,13 +89,35 @@ func (f *grpcFloor) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &jobboardv2.GetJobResponse{Job: natural.Job(&restv2.Job{
+	out := &jobboardv2.Job{
 		Id: j.ID, Date: j.Date, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
-		State: j.State, PostalCode: j.PostalCode, DriverType: j.DriverType, Preference: j.Preference,
-		FreightType: j.FreightType, PayAmountMin: j.PayAmountMin, PayAmountMax: j.PayAmountMax,
-		PayFrequency: j.PayFrequency, EmploymentType: employment, RouteType: route,
-		Description: j.Description, Requirements: j.Requirements, TwicOnly: j.TwicOnly, LicenseClass: j.LicenseClass,
-	})}, nil
+		State: j.State, PostalCode: j.PostalCode, DriverType: enumOf(natural.DriverTypes, &j.DriverType),
+		Preference: enumOf(natural.Preferences, j.Preference), FreightType: enumOf(natural.FreightTypes, &j.FreightType),
+		PayFrequency: enumOf(natural.PayFrequencies, j.PayFrequency), Description: j.Description,
+		Requirements: j.Requirements, TwicOnly: j.TwicOnly, LicenseClass: enumOf(natural.LicenseClasses, j.LicenseClass),
+	}
+	for _, e := range employment {
+		out.EmploymentType = append(out.EmploymentType, enumOf(natural.EmploymentTypes, &e))
+	}
+	for _, r := range route {
+		out.RouteType = append(out.RouteType, enumOf(natural.RouteTypes, &r))
+	}
+	if j.PayAmountMin != nil {
+		out.PayAmountMinCents = proto.Int64(natural.Cents(*j.PayAmountMin))
+	}
+	if j.PayAmountMax != nil {
+		out.PayAmountMaxCents = proto.Int64(natural.Cents(*j.PayAmountMax))
+	}
+	return &jobboardv2.GetJobResponse{Job: out}, nil
+}
+
+// enumOf is the enum value of an optional label.
+func enumOf[E ~int32](v natural.Vocabulary[E], label *string) E {
+	if label == nil {
+		return 0
+	}
+	e, _ := v.Value(*label)
+	return e
 }
 
 func main() {

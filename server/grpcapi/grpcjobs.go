@@ -38,11 +38,11 @@ func requiredID(field string, id int64) error {
 }
 
 func (g *grpcJobs) ListJobs(ctx context.Context, req *jobboardv2.ListJobsRequest) (*jobboardv2.ListJobsResponse, error) {
-	page, err := g.core.ListJobs(ctx, &restv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
+	page, next, err := g.core.Page(ctx, req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	return &jobboardv2.ListJobsResponse{Jobs: natural.Jobs(page.GetJobs()), NextPageToken: page.GetNextPageToken()}, nil
+	return &jobboardv2.ListJobsResponse{Jobs: natural.Jobs(page), NextPageToken: next}, nil
 }
 
 func (g *grpcJobs) PostJobs(ctx context.Context, req *jobboardv2.PostJobsRequest) (*jobboardv2.PostJobsResponse, error) {
@@ -57,11 +57,11 @@ func (g *grpcJobs) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (*
 	if err := requiredID("id", req.GetId()); err != nil {
 		return nil, err
 	}
-	resp, err := g.core.GetJob(ctx, &restv2.GetJobRequest{Id: req.GetId()})
+	j, err := g.core.Job(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	return &jobboardv2.GetJobResponse{Job: natural.Job(resp.GetJob())}, nil
+	return &jobboardv2.GetJobResponse{Job: natural.Job(&j)}, nil
 }
 
 func (g *grpcJobs) DeleteJob(ctx context.Context, req *jobboardv2.DeleteJobRequest) (*jobboardv2.DeleteJobResponse, error) {

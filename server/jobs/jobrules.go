@@ -7,11 +7,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
-	"github.com/truckjobs/jobboard/server/natural"
-	"github.com/truckjobs/jobboard/server/store"
 )
 
 // problemKind sorts a problem into the summary list it belongs to.
@@ -45,21 +44,16 @@ const (
 	maxReferenceLen   = 64
 )
 
-// maxPayAmount bounds pay amounts well above any real wage and inside the
-// column's numeric(9,2).
-const maxPayAmount = 1_000_000
-
-// The value sets of the job fields, in canonical spelling: the labels of
-// the gRPC API's enums (package natural), so that whatever this validation
-// accepts has an enum value.
+// The value sets of the job fields, in canonical spelling: the domain's
+// words, each of which has a gRPC enum value.
 var (
-	driverTypes    = natural.DriverTypes.Labels()
-	preferences    = natural.Preferences.Labels()
-	freightTypes   = natural.FreightTypes.Labels()
-	payFrequencies = natural.PayFrequencies.Labels()
-	employment     = natural.EmploymentTypes.Labels()
-	routeTypes     = natural.RouteTypes.Labels()
-	licenseClasses = natural.LicenseClasses.Labels()
+	driverTypes    = words(domain.DriverTypes())
+	preferences    = words(domain.Preferences())
+	freightTypes   = words(domain.FreightTypes())
+	payFrequencies = words(domain.PayFrequencies())
+	employment     = words(domain.EmploymentTypes())
+	routeTypes     = words(domain.RouteTypes())
+	licenseClasses = words(domain.LicenseClasses())
 	// jobStates are the USPS codes of the 50 states, DC and the five inhabited territories.
 	jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
 )
@@ -69,7 +63,19 @@ var (
 	decimalPattern   = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
 )
 
-// jobValidator checks submitted jobs and turns them into store rows.
+// vocabulary is a closed field's words, and their names for messages and
+// the lenient matching of rules.Canonical.
+type vocabulary[T ~string] struct {
+	values []T
+	names  []string
+}
+
+func words[T ~string](values []T) vocabulary[T] {
+	return vocabulary[T]{values: values, names: domain.Names(values)}
+}
+
+// jobValidator checks submitted jobs in the v2.0 text form and turns them
+// into domain jobs.
 type jobValidator struct {
 	html *htmlSanitizer
 }
@@ -78,9 +84,9 @@ func newJobValidator() *jobValidator { return &jobValidator{html: newHTMLSanitiz
 
 // check validates one submitted job. The job may be saved only when it
 // returns no problems; ignored values never stop a job.
-func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProblem, []ignoredField) {
+func (v *jobValidator) check(in *restv2.JobInput) (domain.JobFields, []fieldProblem, []ignoredField) {
 	c := jobCheck{}
-	var f store.JobFields
+	var f domain.JobFields
 	// First, so that a field given twice has this entry rather than one
 	// about its first value.
 	c.repeatedFields(in.RepeatedFields)
@@ -116,17 +122,17 @@ func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProbl
 			f.PostalCode = ptr(m[1])
 		}
 	}
-	f.DriverType = c.requiredEnum("driverType", in.DriverType, driverTypes)
-	f.Preference = c.optionalEnum("preference", in.Preference, preferences)
-	f.FreightType = c.requiredEnum("freightType", in.FreightType, freightTypes)
-	f.PayAmountMin = c.decimal("payAmountMin", in.PayAmountMin)
-	f.PayAmountMax = c.decimal("payAmountMax", in.PayAmountMax)
-	if f.PayAmountMin != nil && f.PayAmountMax != nil && cents(*f.PayAmountMin) > cents(*f.PayAmountMax) {
+	f.DriverType = requiredEnum(&c, "driverType", in.DriverType, driverTypes)
+	f.Preference = optionalEnum(&c, "preference", in.Preference, preferences)
+	f.FreightType = requiredEnum(&c, "freightType", in.FreightType, freightTypes)
+	f.PayMin = c.decimal("payAmountMin", in.PayAmountMin)
+	f.PayMax = c.decimal("payAmountMax", in.PayAmountMax)
+	if f.PayMin != nil && f.PayMax != nil && *f.PayMin > *f.PayMax {
 		c.invalid("payAmountMin", in.PayAmountMin, "is greater than payAmountMax "+call.Quoted(*in.PayAmountMax))
 	}
-	f.PayFrequency = c.optionalEnum("payFrequency", in.PayFrequency, payFrequencies)
-	f.EmploymentType = c.enumList("employmentType", in.EmploymentType, employment)
-	f.RouteType = c.enumList("routeType", in.RouteType, routeTypes)
+	f.PayFrequency = optionalEnum(&c, "payFrequency", in.PayFrequency, payFrequencies)
+	f.EmploymentType = enumList(&c, "employmentType", in.EmploymentType, employment)
+	f.RouteType = enumList(&c, "routeType", in.RouteType, routeTypes)
 	if d, ok := c.required("description", in.Description); ok {
 		f.Description = v.richText(&c, "description", in.Description, d)
 	}
@@ -134,7 +140,7 @@ func (v *jobValidator) check(in *restv2.JobInput) (store.JobFields, []fieldProbl
 		f.Requirements = ptr(v.richText(&c, "requirements", in.Requirements, *r))
 	}
 	f.TwicOnly = c.boolean("twicOnly", in.TwicOnly)
-	f.LicenseClass = c.optionalEnum("licenseClass", in.LicenseClass, licenseClasses)
+	f.LicenseClass = optionalEnum(&c, "licenseClass", in.LicenseClass, licenseClasses)
 
 	c.ignoreExtraFields(in.ExtraFields)
 	return f, c.problems, c.ignored
@@ -286,29 +292,32 @@ func (c *jobCheck) maxLen(field string, raw *string, s string, max int) bool {
 	return false
 }
 
-func (c *jobCheck) requiredEnum(field string, raw *string, values []string) string {
+// requiredEnum reads one of v's words, in any case and spacing
+// (rules.Canonical).
+func requiredEnum[T ~string](c *jobCheck, field string, raw *string, v vocabulary[T]) T {
 	s, ok := c.required(field, raw)
 	if !ok {
 		return ""
 	}
-	canon, found := rules.Canonical(values, s)
+	canon, found := rules.Canonical(v.names, s)
 	if !found {
-		c.invalid(field, raw, "is not one of "+strings.Join(values, ", "))
+		c.invalid(field, raw, "is not one of "+strings.Join(v.names, ", "))
 	}
-	return canon
+	return T(canon)
 }
 
-func (c *jobCheck) optionalEnum(field string, raw *string, values []string) *string {
+// optionalEnum is requiredEnum for a field that may be left out.
+func optionalEnum[T ~string](c *jobCheck, field string, raw *string, v vocabulary[T]) *T {
 	s := c.optional(field, raw)
 	if s == nil {
 		return nil
 	}
-	canon, found := rules.Canonical(values, *s)
+	canon, found := rules.Canonical(v.names, *s)
 	if !found {
-		c.invalid(field, raw, "is not one of "+strings.Join(values, ", "))
+		c.invalid(field, raw, "is not one of "+strings.Join(v.names, ", "))
 		return nil
 	}
-	return &canon
+	return new(T(canon))
 }
 
 // maxListValues bounds employmentType and routeType (docs/api.md, Limits against abuse):
@@ -318,20 +327,20 @@ const maxListValues = 10
 // enumList canonicalises each value and drops repeats, keeping the order
 // sent. Blank values are skipped. However many values are wrong, the field
 // gets one entry: it quotes the first wrong value and counts the others.
-func (c *jobCheck) enumList(field string, raw []string, values []string) []string {
+func enumList[T ~string](c *jobCheck, field string, raw []string, v vocabulary[T]) []T {
 	if len(raw) > maxListValues {
 		c.add(fieldProblem{kind: invalidProblem, field: field, value: ptr(joinCut(raw, ", ", call.MaxEchoed)),
 			message: fmt.Sprintf("%s: %d values were sent; at most %d are accepted", field, len(raw), maxListValues)})
-		return []string{}
+		return []T{}
 	}
-	out := []string{}
+	out := []T{}
 	firstBad, bad := -1, 0
 	for i := range raw {
 		s := strings.TrimSpace(raw[i])
 		if s == "" {
 			continue
 		}
-		canon, found := rules.Canonical(values, s)
+		canon, found := rules.Canonical(v.names, s)
 		if !found {
 			if firstBad < 0 {
 				firstBad = i
@@ -339,12 +348,12 @@ func (c *jobCheck) enumList(field string, raw []string, values []string) []strin
 			bad++
 			continue
 		}
-		if !slices.Contains(out, canon) {
-			out = append(out, canon)
+		if !slices.Contains(out, T(canon)) {
+			out = append(out, T(canon))
 		}
 	}
 	if bad > 0 {
-		rule := "is not one of " + strings.Join(values, ", ")
+		rule := "is not one of " + strings.Join(v.names, ", ")
 		if bad > 1 {
 			rule += fmt.Sprintf(" (nor are %d more of the values sent)", bad-1)
 		}
@@ -370,9 +379,9 @@ func joinCut(values []string, sep string, n int) string {
 	return b.String()
 }
 
-// decimal accepts a non-negative amount with at most two decimal places and
-// returns it with exactly two.
-func (c *jobCheck) decimal(field string, raw *string) *string {
+// decimal accepts a non-negative amount with at most two decimal places, as
+// cents.
+func (c *jobCheck) decimal(field string, raw *string) *domain.Cents {
 	s := c.optional(field, raw)
 	if s == nil {
 		return nil
@@ -382,11 +391,10 @@ func (c *jobCheck) decimal(field string, raw *string) *string {
 		c.invalid(field, raw, "must not be negative")
 	case !decimalPattern.MatchString(*s):
 		c.invalid(field, raw, "must be a decimal number with at most two decimal places")
-	case cents(*s) > maxPayAmount*100:
-		c.invalid(field, raw, fmt.Sprintf("must be at most %d", maxPayAmount))
+	case domain.ParseCents(*s) > domain.MaxPay:
+		c.invalid(field, raw, fmt.Sprintf("must be at most %d", domain.MaxPay/100))
 	default:
-		n := cents(*s)
-		return ptr(fmt.Sprintf("%d.%02d", n/100, n%100))
+		return new(domain.ParseCents(*s))
 	}
 	return nil
 }
@@ -403,9 +411,5 @@ func (c *jobCheck) boolean(field string, raw *string) bool {
 	}
 	return v
 }
-
-// cents converts a string matched by decimalPattern to hundredths, saturating
-// far above maxPayAmount so absurd inputs cannot overflow.
-func cents(s string) int64 { return natural.Cents(s) }
 
 func ptr(s string) *string { return &s }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
-	"github.com/truckjobs/jobboard/server/store"
 )
 
 // validInput is a job that passes every rule; cases change one field.
@@ -22,7 +22,7 @@ func validInput() *restv2.JobInput {
 }
 
 // checkEdited checks validInput after edit has changed it.
-func checkEdited(v *jobValidator, edit func(*restv2.JobInput)) (store.JobFields, []fieldProblem, []ignoredField) {
+func checkEdited(v *jobValidator, edit func(*restv2.JobInput)) (domain.JobFields, []fieldProblem, []ignoredField) {
 	in := validInput()
 	edit(in)
 	return v.check(in)
@@ -108,54 +108,54 @@ func TestJobRulesNormalise(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(j *restv2.JobInput)
-		want func(f *store.JobFields)
+		want func(f *domain.JobFields)
 	}{
-		{"state lower case", func(j *restv2.JobInput) { j.State = ptr("tx") }, func(f *store.JobFields) {}},
+		{"state lower case", func(j *restv2.JobInput) { j.State = ptr("tx") }, func(f *domain.JobFields) {}},
 		{"enums any case", func(j *restv2.JobInput) {
 			j.DriverType, j.FreightType, j.Preference = ptr("OWNER operator"), ptr("drop AND hook"), ptr("lease purchase team solo")
 			j.PayFrequency, j.LicenseClass = ptr("per mile"), ptr("none")
-		}, func(f *store.JobFields) {
-			f.DriverType, f.FreightType, f.Preference = "Owner Operator", "Drop and Hook", ptr("Lease Purchase Team Solo")
-			f.PayFrequency, f.LicenseClass = ptr("Per Mile"), ptr("None")
+		}, func(f *domain.JobFields) {
+			f.DriverType, f.FreightType, f.Preference = "Owner Operator", "Drop and Hook", new(domain.Preference("Lease Purchase Team Solo"))
+			f.PayFrequency, f.LicenseClass = new(domain.PayFrequency("Per Mile")), new(domain.LicenseClass("None"))
 		}},
-		{"territory", func(j *restv2.JobInput) { j.State = ptr("pr") }, func(f *store.JobFields) { f.State = "PR" }},
-		{"zip nine digits", func(j *restv2.JobInput) { j.PostalCode = ptr("752011234") }, func(f *store.JobFields) { f.PostalCode = ptr("75201-1234") }},
-		{"zip plus four", func(j *restv2.JobInput) { j.PostalCode = ptr("75201-1234") }, func(f *store.JobFields) { f.PostalCode = ptr("75201-1234") }},
-		{"zip five", func(j *restv2.JobInput) { j.PostalCode = ptr(" 07030 ") }, func(f *store.JobFields) { f.PostalCode = ptr("07030") }},
-		{"pay two places", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("18.5"), ptr("22") }, func(f *store.JobFields) {
-			f.PayAmountMin, f.PayAmountMax = ptr("18.50"), ptr("22.00")
+		{"territory", func(j *restv2.JobInput) { j.State = ptr("pr") }, func(f *domain.JobFields) { f.State = "PR" }},
+		{"zip nine digits", func(j *restv2.JobInput) { j.PostalCode = ptr("752011234") }, func(f *domain.JobFields) { f.PostalCode = ptr("75201-1234") }},
+		{"zip plus four", func(j *restv2.JobInput) { j.PostalCode = ptr("75201-1234") }, func(f *domain.JobFields) { f.PostalCode = ptr("75201-1234") }},
+		{"zip five", func(j *restv2.JobInput) { j.PostalCode = ptr(" 07030 ") }, func(f *domain.JobFields) { f.PostalCode = ptr("07030") }},
+		{"pay two places", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("18.5"), ptr("22") }, func(f *domain.JobFields) {
+			f.PayMin, f.PayMax = new(domain.Cents(1850)), new(domain.Cents(2200))
 		}},
-		{"pay equal bounds", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20.00"), ptr("20") }, func(f *store.JobFields) {
-			f.PayAmountMin, f.PayAmountMax = ptr("20.00"), ptr("20.00")
+		{"pay equal bounds", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20.00"), ptr("20") }, func(f *domain.JobFields) {
+			f.PayMin, f.PayMax = new(domain.Cents(2000)), new(domain.Cents(2000))
 		}},
-		{"pay zero", func(j *restv2.JobInput) { j.PayAmountMin = ptr("0") }, func(f *store.JobFields) { f.PayAmountMin = ptr("0.00") }},
+		{"pay zero", func(j *restv2.JobInput) { j.PayAmountMin = ptr("0") }, func(f *domain.JobFields) { f.PayMin = new(domain.Cents(0)) }},
 		{"ten list values accepted", func(j *restv2.JobInput) {
 			j.RouteType = strings.Split(strings.Repeat("otr,", 9)+"Local", ",")
-		}, func(f *store.JobFields) { f.RouteType = []string{"OTR", "Local"} }},
+		}, func(f *domain.JobFields) { f.RouteType = []domain.RouteType{"OTR", "Local"} }},
 		{"lists dedup in order", func(j *restv2.JobInput) {
 			j.EmploymentType = []string{"part-time", "Full-Time", "PART-TIME", ""}
 			j.RouteType = []string{"ltl", "otr"}
-		}, func(f *store.JobFields) {
-			f.EmploymentType = []string{"Part-Time", "Full-Time"}
-			f.RouteType = []string{"LTL", "OTR"}
+		}, func(f *domain.JobFields) {
+			f.EmploymentType = []domain.EmploymentType{"Part-Time", "Full-Time"}
+			f.RouteType = []domain.RouteType{"LTL", "OTR"}
 		}},
-		{"twic true", func(j *restv2.JobInput) { j.TwicOnly = ptr("TRUE") }, func(f *store.JobFields) { f.TwicOnly = true }},
-		{"twic 1", func(j *restv2.JobInput) { j.TwicOnly = ptr("1") }, func(f *store.JobFields) { f.TwicOnly = true }},
-		{"twic 0", func(j *restv2.JobInput) { j.TwicOnly = ptr("0") }, func(f *store.JobFields) {}},
-		{"twic empty", func(j *restv2.JobInput) { j.TwicOnly = ptr("") }, func(f *store.JobFields) {}},
+		{"twic true", func(j *restv2.JobInput) { j.TwicOnly = ptr("TRUE") }, func(f *domain.JobFields) { f.TwicOnly = true }},
+		{"twic 1", func(j *restv2.JobInput) { j.TwicOnly = ptr("1") }, func(f *domain.JobFields) { f.TwicOnly = true }},
+		{"twic 0", func(j *restv2.JobInput) { j.TwicOnly = ptr("0") }, func(f *domain.JobFields) {}},
+		{"twic empty", func(j *restv2.JobInput) { j.TwicOnly = ptr("") }, func(f *domain.JobFields) {}},
 		{"optional blanks unset", func(j *restv2.JobInput) {
 			j.City, j.PostalCode, j.Preference, j.Requirements = ptr(""), ptr(" "), ptr(""), ptr("")
-		}, func(f *store.JobFields) {}},
-		{"text trimmed", func(j *restv2.JobInput) { j.Title, j.City = ptr("  Driver \n"), ptr(" Waco ") }, func(f *store.JobFields) { f.City = ptr("Waco") }},
+		}, func(f *domain.JobFields) {}},
+		{"text trimmed", func(j *restv2.JobInput) { j.Title, j.City = ptr("  Driver \n"), ptr(" Waco ") }, func(f *domain.JobFields) { f.City = ptr("Waco") }},
 		{"basic html kept", func(j *restv2.JobInput) {
 			j.Description = ptr(`<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`)
-		}, func(f *store.JobFields) {
+		}, func(f *domain.JobFields) {
 			f.Description = `<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`
 		}},
 		// A > in text is stored as &gt;, so rich text never holds the ]]>
 		// that would end its XML CDATA section (docs/api.md, Formats).
 		{"]]> in rich text", func(j *restv2.JobInput) { j.Description, j.Requirements = ptr("<p>a ]]> b</p>"), ptr("]]>") },
-			func(f *store.JobFields) { f.Description, f.Requirements = "<p>a ]]&gt; b</p>", ptr("]]&gt;") }},
+			func(f *domain.JobFields) { f.Description, f.Requirements = "<p>a ]]&gt; b</p>", ptr("]]&gt;") }},
 	}
 	v := newJobValidator()
 	for _, tt := range tests {
@@ -164,8 +164,8 @@ func TestJobRulesNormalise(t *testing.T) {
 			if len(problems) > 0 || len(ignored) > 0 {
 				t.Fatalf("problems %+v, ignored %+v", problems, ignored)
 			}
-			want := store.JobFields{ReferenceNumber: "A1", Title: "Driver", State: "TX", DriverType: "Company Driver",
-				FreightType: "Dry Van", Description: "Good job", EmploymentType: []string{}, RouteType: []string{}}
+			want := domain.JobFields{ReferenceNumber: "A1", Title: "Driver", State: "TX", DriverType: "Company Driver",
+				FreightType: "Dry Van", Description: "Good job", EmploymentType: []domain.EmploymentType{}, RouteType: []domain.RouteType{}}
 			tt.want(&want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
@@ -78,44 +79,61 @@ const jobsTokenScope = "jobs"
 
 // ListJobs returns a page of the account's active jobs ordered by id.
 func (s *Service) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) (*restv2.ListJobsResponse, error) {
-	caller, err := call.From(ctx)
+	page, next, err := s.Page(ctx, req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	size, err := call.PageSize(req.GetPageSize(), defaultJobsPage, maxJobsPage, "jobs")
-	if err != nil {
-		return nil, err
-	}
-	var after int64
-	if token := req.GetPageToken(); token != "" {
-		after, err = s.tokens.DecodeID(token, caller.AccountID, jobsTokenScope)
-		if err != nil || after <= 0 {
-			return nil, call.InvalidFieldText("page_token", call.Quoted(token)+" is not a next_page_token this service answered")
-		}
-	}
-	page, err := s.store.ListJobsPage(ctx, caller.AccountID, after, size, jobsPageBytes)
-	if err != nil {
-		return nil, call.Internal(ctx, err)
-	}
-	out := &restv2.ListJobsResponse{Jobs: make([]*restv2.Job, len(page.Jobs))}
-	for i := range page.Jobs {
-		out.Jobs[i] = jobMessage(&page.Jobs[i])
-	}
-	if page.More {
-		out.NextPageToken = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, page.Jobs[len(page.Jobs)-1].ID)
+	out := &restv2.ListJobsResponse{Jobs: make([]*restv2.Job, len(page)), NextPageToken: next}
+	for i := range page {
+		out.Jobs[i] = jobMessage(&page[i])
 	}
 	return out, nil
 }
 
+// Page reads a page of the account's active jobs ordered by id: at most
+// pageSize (0: the default), from where pageToken says (""; the first),
+// and the token of the page after it ("" on the last).
+func (s *Service) Page(ctx context.Context, pageSize int32, pageToken string) ([]domain.Job, string, error) {
+	caller, err := call.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	size, err := call.PageSize(pageSize, defaultJobsPage, maxJobsPage, "jobs")
+	if err != nil {
+		return nil, "", err
+	}
+	var after int64
+	if pageToken != "" {
+		after, err = s.tokens.DecodeID(pageToken, caller.AccountID, jobsTokenScope)
+		if err != nil || after <= 0 {
+			return nil, "", call.InvalidFieldText("page_token", call.Quoted(pageToken)+" is not a next_page_token this service answered")
+		}
+	}
+	page, err := s.store.ListJobsPage(ctx, caller.AccountID, after, size, jobsPageBytes)
+	if err != nil {
+		return nil, "", call.Internal(ctx, err)
+	}
+	var next string
+	if page.More {
+		next = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, page.Jobs[len(page.Jobs)-1].ID)
+	}
+	return page.Jobs, next, nil
+}
+
 // GetJob returns one active job of the account.
 func (s *Service) GetJob(ctx context.Context, req *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
-	j, err := call.AccountRecord(ctx, func() string { return fmt.Sprintf("job %d", req.GetId()) }, func(accountID int64) (store.Job, error) {
-		return s.store.Job(ctx, accountID, req.GetId())
-	})
+	j, err := s.Job(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	return &restv2.GetJobResponse{Job: jobMessage(&j)}, nil
+}
+
+// Job reads one active job of the account.
+func (s *Service) Job(ctx context.Context, id int64) (domain.Job, error) {
+	return call.AccountRecord(ctx, func() string { return fmt.Sprintf("job %d", id) }, func(accountID int64) (domain.Job, error) {
+		return s.store.Job(ctx, accountID, id)
+	})
 }
 
 // PostJobs validates the jobs and upserts the valid ones in one transaction.
@@ -170,7 +188,7 @@ type jobBatch struct {
 	// offset is the request index of inputs[0]: an import is checked a
 	// chunk at a time.
 	offset   int
-	valid    []store.JobFields
+	valid    []domain.JobFields
 	indexOf  []int // request index of each valid job
 	problems [][]jobProblem
 	ignored  [][]ignoredField
@@ -207,7 +225,7 @@ func (s *Service) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, 
 		toCheck = append(toCheck, i)
 	}
 	type checked struct {
-		fields   store.JobFields
+		fields   domain.JobFields
 		problems []fieldProblem
 	}
 	results := make([]checked, len(jobs))
@@ -466,15 +484,25 @@ func (s summary) add(list **restv2.ErrorList, e *restv2.BatchEntry) {
 	s.Errors++
 }
 
-// jobMessage maps a stored job to its API form.
-func jobMessage(j *store.Job) *restv2.Job {
+// jobMessage is a job in the v2.0 text form. An optional word is the same
+// string, not a copy: a word's type is a string's.
+func jobMessage(j *domain.Job) *restv2.Job {
 	return &restv2.Job{
 		Id: j.ID, Date: j.PostedOn, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
-		State: j.State, PostalCode: j.PostalCode, DriverType: j.DriverType, Preference: j.Preference,
-		FreightType: j.FreightType, PayAmountMin: j.PayAmountMin, PayAmountMax: j.PayAmountMax,
-		PayFrequency: j.PayFrequency, EmploymentType: j.EmploymentType, RouteType: j.RouteType,
-		Description: j.Description, Requirements: j.Requirements, TwicOnly: j.TwicOnly, LicenseClass: j.LicenseClass,
+		State: j.State, PostalCode: j.PostalCode, DriverType: string(j.DriverType), Preference: (*string)(j.Preference),
+		FreightType: string(j.FreightType), PayAmountMin: decimal(j.PayMin), PayAmountMax: decimal(j.PayMax),
+		PayFrequency: (*string)(j.PayFrequency), EmploymentType: domain.Names(j.EmploymentType),
+		RouteType: domain.Names(j.RouteType), Description: j.Description, Requirements: j.Requirements,
+		TwicOnly: j.TwicOnly, LicenseClass: (*string)(j.LicenseClass),
 	}
+}
+
+// decimal is an optional amount as the v2.0 text form writes it.
+func decimal(c *domain.Cents) *string {
+	if c == nil {
+		return nil
+	}
+	return new(c.Decimal())
 }
 
 func int32p(i int) *int32 { v := int32(i); return &v }

@@ -3,6 +3,7 @@ package natural
 import (
 	"strconv"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
@@ -34,31 +35,38 @@ func JobInput(in *jobboardv2.JobInput) *restv2.JobInput {
 // JobInputs converts a list of jobs.
 func JobInputs(in []*jobboardv2.JobInput) []*restv2.JobInput { return each(in, JobInput) }
 
-// Job is a stored job, as the core answers it, in the natural form.
-func Job(j *restv2.Job) *jobboardv2.Job {
+// Job is a stored job in the natural form: its words as enum values, its
+// pay as cents, straight from the domain's.
+func Job(j *domain.Job) *jobboardv2.Job {
 	out := &jobboardv2.Job{
-		Id: j.GetId(), Date: j.GetDate(), ReferenceNumber: j.GetReferenceNumber(), Title: j.GetTitle(),
-		City: j.City, State: j.GetState(), PostalCode: j.PostalCode,
-		DriverType:     valueOf(DriverTypes, &j.DriverType),
-		Preference:     valueOf(Preferences, j.Preference),
-		FreightType:    valueOf(FreightTypes, &j.FreightType),
-		PayFrequency:   valueOf(PayFrequencies, j.PayFrequency),
-		EmploymentType: values(EmploymentTypes, j.GetEmploymentType()),
-		RouteType:      values(RouteTypes, j.GetRouteType()),
-		Description:    j.GetDescription(), Requirements: j.Requirements, TwicOnly: j.GetTwicOnly(),
-		LicenseClass: valueOf(LicenseClasses, j.LicenseClass),
+		Id: j.ID, Date: j.PostedOn, ReferenceNumber: j.ReferenceNumber, Title: j.Title,
+		City: j.City, State: j.State, PostalCode: j.PostalCode,
+		DriverType:     wordValue(DriverTypes, j.DriverType),
+		Preference:     optionalWordValue(Preferences, j.Preference),
+		FreightType:    wordValue(FreightTypes, j.FreightType),
+		PayFrequency:   optionalWordValue(PayFrequencies, j.PayFrequency),
+		EmploymentType: each(j.EmploymentType, func(w domain.EmploymentType) jobboardv2.EmploymentType { return wordValue(EmploymentTypes, w) }),
+		RouteType:      each(j.RouteType, func(w domain.RouteType) jobboardv2.RouteType { return wordValue(RouteTypes, w) }),
+		Description:    j.Description, Requirements: j.Requirements, TwicOnly: j.TwicOnly,
+		LicenseClass: optionalWordValue(LicenseClasses, j.LicenseClass),
 	}
-	if j.PayAmountMin != nil {
-		out.PayAmountMinCents = ptr(Cents(j.GetPayAmountMin()))
+	if j.PayMin != nil {
+		out.PayAmountMinCents = ptr(int64(*j.PayMin))
 	}
-	if j.PayAmountMax != nil {
-		out.PayAmountMaxCents = ptr(Cents(j.GetPayAmountMax()))
+	if j.PayMax != nil {
+		out.PayAmountMaxCents = ptr(int64(*j.PayMax))
 	}
 	return out
 }
 
 // Jobs converts a list of jobs.
-func Jobs(in []*restv2.Job) []*jobboardv2.Job { return each(in, Job) }
+func Jobs(in []domain.Job) []*jobboardv2.Job {
+	out := make([]*jobboardv2.Job, len(in))
+	for i := range in {
+		out[i] = Job(&in[i])
+	}
+	return out
+}
 
 // renamedFields are the lenient form's field names whose natural field has
 // another name, and how an entry's value reads in the natural field.

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
@@ -124,10 +125,10 @@ func TestJobInput(t *testing.T) {
 }
 
 func TestJob(t *testing.T) {
-	in := &restv2.Job{Id: 7, Date: "2026-11-02", ReferenceNumber: "R1", State: "TX", DriverType: "Owner Operator",
-		FreightType: "Dry Van", PayAmountMax: proto.String("0.68"), Preference: proto.String("Team Solo"),
-		EmploymentType: []string{"Full-Time", "Permanent"}, RouteType: []string{"OTR"}, TwicOnly: true,
-		LicenseClass: proto.String("None")}
+	in := &domain.Job{ID: 7, PostedOn: "2026-11-02", JobFields: domain.JobFields{ReferenceNumber: "R1", State: "TX",
+		DriverType: "Owner Operator", FreightType: "Dry Van", PayMax: new(domain.Cents(68)),
+		Preference: new(domain.Preference("Team Solo")), EmploymentType: []domain.EmploymentType{"Full-Time", "Permanent"},
+		RouteType: []domain.RouteType{"OTR"}, TwicOnly: true, LicenseClass: new(domain.LicenseClass("None"))}}
 	want := &jobboardv2.Job{Id: 7, Date: "2026-11-02", ReferenceNumber: "R1", State: "TX",
 		DriverType: jobboardv2.DriverType_DRIVER_TYPE_OWNER_OPERATOR, FreightType: jobboardv2.FreightType_FREIGHT_TYPE_DRY_VAN,
 		PayAmountMaxCents: proto.Int64(68), Preference: jobboardv2.Preference_PREFERENCE_TEAM_SOLO,

@@ -33,13 +33,13 @@ func (v Vocabulary[E]) Value(label string) (E, bool) {
 
 // The vocabularies, in the order of their enums in proto/jobboard/v2.
 var (
-	DriverTypes     = Vocabulary[jobboardv2.DriverType]{[]string{"Owner Operator", "Company Driver", "Student"}}
-	Preferences     = Vocabulary[jobboardv2.Preference]{[]string{"Lease Purchase", "Team", "Team Solo", "Lease Purchase Team", "Lease Purchase Team Solo"}}
-	FreightTypes    = Vocabulary[jobboardv2.FreightType]{[]string{"Box", "Car Hauler", "Drop and Hook", "Dry Bulk", "Dry Van", "Flatbed", "Hopper Bottom", "Intermodal", "Oil Field", "Oversize Load", "Refrigerated", "Tanker", "Yard Spotter"}}
-	PayFrequencies  = Vocabulary[jobboardv2.PayFrequency]{[]string{"Hourly", "Weekly", "Per Mile"}}
-	EmploymentTypes = Vocabulary[jobboardv2.EmploymentType]{[]string{"Full-Time", "Part-Time", "Temporary", "Permanent"}}
-	RouteTypes      = Vocabulary[jobboardv2.RouteType]{[]string{"Dedicated", "Local", "LTL", "OTR", "Regional"}}
-	LicenseClasses  = Vocabulary[jobboardv2.LicenseClass]{[]string{"A", "B", "C", "None"}}
+	DriverTypes     = vocabularyOf[jobboardv2.DriverType](domain.DriverTypes())
+	Preferences     = vocabularyOf[jobboardv2.Preference](domain.Preferences())
+	FreightTypes    = vocabularyOf[jobboardv2.FreightType](domain.FreightTypes())
+	PayFrequencies  = vocabularyOf[jobboardv2.PayFrequency](domain.PayFrequencies())
+	EmploymentTypes = vocabularyOf[jobboardv2.EmploymentType](domain.EmploymentTypes())
+	RouteTypes      = vocabularyOf[jobboardv2.RouteType](domain.RouteTypes())
+	LicenseClasses  = vocabularyOf[jobboardv2.LicenseClass](domain.LicenseClasses())
 	Certifications  = Vocabulary[jobboardv2.Certification]{[]string{"Doubles/Triples (T)", "HAZMAT (H)", "Tank Vehicles (N)", "Tanker + HAZMAT (X)"}}
 	// CertificationCodes are the one-letter codes of Certifications, in the same order.
 	CertificationCodes = Vocabulary[jobboardv2.Certification]{[]string{"T", "H", "N", "X"}}
@@ -92,6 +92,21 @@ func each[T, U any](in []T, convert func(T) U) []U {
 		out[i] = convert(x)
 	}
 	return out
+}
+
+// wordValue is the enum value of a domain word; UNSPECIFIED for a word
+// outside the vocabulary (never stored: the rules accept only these).
+func wordValue[E ~int32, T ~string](v Vocabulary[E], w T) E {
+	e, _ := v.Value(string(w))
+	return e
+}
+
+// optionalWordValue is wordValue of an optional word; UNSPECIFIED for none.
+func optionalWordValue[E ~int32, T ~string](v Vocabulary[E], w *T) E {
+	if w == nil {
+		return 0
+	}
+	return wordValue(v, *w)
 }
 
 // valueOf is the enum value of an optional stored label.

@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"database/sql/driver"
+	"strconv"
 	"strings"
 )
 
@@ -56,6 +57,23 @@ func nullStringArray(values []sql.NullString) textArray[sql.NullString] {
 				return
 			}
 			putQuoted(b, v.String)
+		}}
+}
+
+func nullInt64Array(values []sql.NullInt64) textArray[sql.NullInt64] {
+	return textArray[sql.NullInt64]{values: values,
+		size: func(v sql.NullInt64) int {
+			if !v.Valid {
+				return len("NULL")
+			}
+			return 20 // the longest int64, sign included
+		},
+		put: func(b *strings.Builder, v sql.NullInt64) {
+			if !v.Valid {
+				b.WriteString("NULL")
+				return
+			}
+			b.WriteString(strconv.FormatInt(v.Int64, 10))
 		}}
 }
 

@@ -340,7 +340,7 @@ func replaceEmployment(ctx context.Context, tx *sqlx.Tx, accountID, driverID int
 	var end []sql.NullString
 	for _, e := range history {
 		company, state, phone, start = append(company, e.Company), append(state, e.State), append(phone, e.Phone), append(start, e.StartDate)
-		end = append(end, nullString(e.EndDate))
+		end = append(end, nullText(e.EndDate))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO employment_history (account_id, driver_id, position, company, state, phone, start_date, end_date)
 		SELECT $1, $2, u.ord, u.company, u.state, u.phone, u.start_date::date, u.end_date::date

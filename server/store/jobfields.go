@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/domain"
 )
 
 // jobFieldTable is the one list of the employer-controlled job columns. The
@@ -19,18 +21,18 @@ var jobFieldTable = []jobField{
 	optionalText("city", "city", func(j *JobFields) **string { return &j.City }),
 	text("state", "state", func(j *JobFields) *string { return &j.State }),
 	optionalText("postal_code", "postal", func(j *JobFields) **string { return &j.PostalCode }),
-	text("driver_type", "dtype", func(j *JobFields) *string { return &j.DriverType }),
-	optionalText("preference", "pref", func(j *JobFields) **string { return &j.Preference }),
-	text("freight_type", "ftype", func(j *JobFields) *string { return &j.FreightType }),
-	decimal("pay_amount_min", "pmin", func(j *JobFields) **string { return &j.PayAmountMin }),
-	decimal("pay_amount_max", "pmax", func(j *JobFields) **string { return &j.PayAmountMax }),
-	optionalText("pay_frequency", "pfreq", func(j *JobFields) **string { return &j.PayFrequency }),
-	list("employment_type", "emp", func(j *JobFields) *pq.StringArray { return &j.EmploymentType }),
-	list("route_type", "route", func(j *JobFields) *pq.StringArray { return &j.RouteType }),
+	text("driver_type", "dtype", func(j *JobFields) *domain.DriverType { return &j.DriverType }),
+	optionalText("preference", "pref", func(j *JobFields) **domain.Preference { return &j.Preference }),
+	text("freight_type", "ftype", func(j *JobFields) *domain.FreightType { return &j.FreightType }),
+	cents("pay_amount_min", "pmin", func(j *JobFields) **domain.Cents { return &j.PayMin }),
+	cents("pay_amount_max", "pmax", func(j *JobFields) **domain.Cents { return &j.PayMax }),
+	optionalText("pay_frequency", "pfreq", func(j *JobFields) **domain.PayFrequency { return &j.PayFrequency }),
+	list("employment_type", "emp", func(j *JobFields) *[]domain.EmploymentType { return &j.EmploymentType }),
+	list("route_type", "route", func(j *JobFields) *[]domain.RouteType { return &j.RouteType }),
 	text("description", "descr", func(j *JobFields) *string { return &j.Description }),
 	optionalText("requirements", "req", func(j *JobFields) **string { return &j.Requirements }),
 	flag("twic_only", "twic", func(j *JobFields) *bool { return &j.TwicOnly }),
-	optionalText("license_class", "lic", func(j *JobFields) **string { return &j.LicenseClass }),
+	optionalText("license_class", "lic", func(j *JobFields) **domain.LicenseClass { return &j.LicenseClass }),
 }
 
 // jobField is one column of JobFields and how each statement handles it.
@@ -90,8 +92,8 @@ func same[V comparable](v V) V        { return v }
 func equal[V comparable](a, b V) bool { return a == b }
 
 // text is a NOT NULL text column.
-func text(column, unnest string, get func(*JobFields) *string) jobField {
-	return newField(column, unnest, "text", get, same[string], stringArray, equal[string])
+func text[T ~string](column, unnest string, get func(*JobFields) *T) jobField {
+	return newField(column, unnest, "text", get, func(v T) string { return string(v) }, stringArray, equal[T])
 }
 
 // flag is a boolean column.
@@ -100,38 +102,64 @@ func flag(column, unnest string, get func(*JobFields) *bool) jobField {
 }
 
 // optionalText is a nullable text column.
-func optionalText(column, unnest string, get func(*JobFields) **string) jobField {
-	return newField(column, unnest, "text", get, nullString, nullStringArray, equalOptional)
+func optionalText[T ~string](column, unnest string, get func(*JobFields) **T) jobField {
+	return newField(column, unnest, "text", get, nullText[T], nullStringArray, equalOptional[T])
 }
 
-// decimal is a nullable numeric column, carried as text both ways so the two
-// decimal places survive.
-func decimal(column, unnest string, get func(*JobFields) **string) jobField {
-	f := optionalText(column, unnest, get)
-	f.read = column + "::text AS " + column
-	f.write = "u." + unnest + "::numeric"
+// cents is a nullable numeric(9,2) column of dollars, read and written as
+// whole cents, so the amount stays exact both ways.
+func cents(column, unnest string, get func(*JobFields) **domain.Cents) jobField {
+	f := newField(column, unnest, "bigint", get, nullCents, nullInt64Array, equalOptional[domain.Cents])
+	f.read = "(" + column + " * 100)::bigint AS " + column
+	f.write = "u." + unnest + "::numeric / 100"
 	return f
 }
 
 // list is a text[] column. Its batch array carries each list comma-joined
 // because unnest flattens nested arrays; the values are canonical enum
 // spellings, none of which contains a comma.
-func list(column, unnest string, get func(*JobFields) *pq.StringArray) jobField {
-	f := newField(column, unnest, "text", get,
-		func(v pq.StringArray) string { return strings.Join(v, ",") }, stringArray,
-		func(a, b pq.StringArray) bool { return slices.Equal(a, b) })
+func list[T ~string](column, unnest string, get func(*JobFields) *[]T) jobField {
+	f := newField(column, unnest, "text", get, joinWords[T], stringArray, slices.Equal[[]T])
 	f.write = "string_to_array(u." + unnest + ", ',')"
+	f.dest = func(j *JobFields) any { return wordList[T]{get(j)} }
 	return f
 }
 
-func nullString(p *string) sql.NullString {
+func joinWords[T ~string](v []T) string { return strings.Join(domain.Names(v), ",") }
+
+// wordList scans a text[] column into a list of words.
+type wordList[T ~string] struct{ dst *[]T }
+
+func (l wordList[T]) Scan(src any) error {
+	var words pq.StringArray
+	if err := words.Scan(src); err != nil {
+		return err
+	}
+	out := make([]T, len(words))
+	for i, w := range words {
+		out[i] = T(w)
+	}
+	*l.dst = out
+	return nil
+}
+
+func nullText[T ~string](p *T) sql.NullString {
 	if p == nil {
 		return sql.NullString{}
 	}
-	return sql.NullString{String: *p, Valid: true}
+	return sql.NullString{String: string(*p), Valid: true}
 }
 
-func equalOptional(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+func nullCents(p *domain.Cents) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(*p), Valid: true}
+}
+
+func equalOptional[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
 
 // joinFields joins one property of every field with ", ".
 func joinFields(property func(jobField) string) string {
@@ -183,8 +211,9 @@ func (a jobArrays) params(leading ...any) []any {
 	return out
 }
 
-// Equal reports whether two jobs have the same content.
-func (f JobFields) Equal(o JobFields) bool {
+// SameJob reports whether two jobs have the same content: an upsert of
+// one over the other leaves it unchanged.
+func SameJob(f, o JobFields) bool {
 	for _, field := range jobFieldTable {
 		if !field.equal(&f, &o) {
 			return false

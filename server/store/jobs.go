@@ -10,38 +10,18 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/domain"
 )
 
 // JobFields is the content of a job that the employer controls, already
 // validated and in canonical form. Two jobs with equal fields are the same
-// posting, which is how an upsert tells "updated" from "unchanged".
-type JobFields struct {
-	ReferenceNumber string         `db:"reference_number"`
-	Title           string         `db:"title"`
-	City            *string        `db:"city"`
-	State           string         `db:"state"`
-	PostalCode      *string        `db:"postal_code"`
-	DriverType      string         `db:"driver_type"`
-	Preference      *string        `db:"preference"`
-	FreightType     string         `db:"freight_type"`
-	PayAmountMin    *string        `db:"pay_amount_min"` // decimal text with two places
-	PayAmountMax    *string        `db:"pay_amount_max"`
-	PayFrequency    *string        `db:"pay_frequency"`
-	EmploymentType  pq.StringArray `db:"employment_type"`
-	RouteType       pq.StringArray `db:"route_type"`
-	Description     string         `db:"description"`
-	Requirements    *string        `db:"requirements"`
-	TwicOnly        bool           `db:"twic_only"`
-	LicenseClass    *string        `db:"license_class"`
-}
+// posting (SameJob), which is how an upsert tells "updated" from
+// "unchanged".
+type JobFields = domain.JobFields
 
 // Job is a stored, active job.
-type Job struct {
-	ID int64 `db:"id"`
-	JobFields
-	// PostedOn is the UTC day the job was added, as YYYY-MM-DD.
-	PostedOn string `db:"posted_on"`
-}
+type Job = domain.Job
 
 // jobColumns selects the JobFields columns, by name.
 var jobColumns = joinFields(func(f jobField) string { return f.read })
@@ -51,15 +31,17 @@ var jobSelect = `SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD')
 // jobByID is Job's query, built once: it is the key of its prepared statement.
 var jobByID = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`
 
-// scanDest lists where each column of jobSelect goes in j, in order.
-func (j *Job) scanDest() []any {
+// jobScanDest lists where each column of jobSelect goes in j, in order.
+func jobScanDest(j *Job) []any {
 	dest := make([]any, 0, len(jobFieldTable)+2)
-	dest = j.JobFields.appendScanDest(append(dest, &j.ID))
+	dest = appendScanDest(dest, &j.ID, &j.JobFields)
 	return append(dest, &j.PostedOn)
 }
 
-// appendScanDest appends where each jobColumns column goes in j, in order.
-func (j *JobFields) appendScanDest(dest []any) []any {
+// appendScanDest appends where the id and each jobColumns column go, in
+// order.
+func appendScanDest(dest []any, id *int64, j *JobFields) []any {
+	dest = append(dest, id)
 	for _, f := range jobFieldTable {
 		dest = append(dest, f.dest(j))
 	}
@@ -68,10 +50,21 @@ func (j *JobFields) appendScanDest(dest []any) []any {
 
 // ListJobs returns the account's active jobs ordered by id.
 func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
-	jobs := []Job{}
-	err := s.db.SelectContext(ctx, &jobs,
-		jobSelect+` WHERE account_id = $1 AND deleted_at IS NULL ORDER BY id`, accountID)
+	rows, err := s.db.QueryContext(ctx, jobSelect+` WHERE account_id = $1 AND deleted_at IS NULL ORDER BY id`, accountID)
 	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	jobs := []Job{}
+	var row Job
+	dest := jobScanDest(&row)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		jobs = append(jobs, row)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return jobs, nil
@@ -125,22 +118,21 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 	// Scanned row by row into a slice made once: a list is read a page at
 	// a time, and sqlx's Select would grow the slice, and copy every row
 	// into it, for each page again.
-	var row struct {
-		Job
-		// Followed says another job comes after this one.
-		Followed bool `db:"followed"`
-	}
+	var row Job
+	// followed says another job comes after this one.
+	var followed bool
+	dest := append(jobScanDest(&row), &followed)
 	page := JobsPage{Jobs: make([]Job, 0, limit)}
 	for rows.Next() {
 		if len(page.Jobs) == limit { // the one more row: more follow
 			page.More = true
 			break
 		}
-		if err := rows.StructScan(&row); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
 		}
-		page.Jobs = append(page.Jobs, row.Job)
-		page.More = row.Followed
+		page.Jobs = append(page.Jobs, row)
+		page.More = followed
 	}
 	if err := rows.Err(); err != nil {
 		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
@@ -151,7 +143,7 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 // Job returns one active job of the account, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, accountID, id int64) (Job, error) {
 	var j Job
-	err := s.scanPrepared(ctx, j.scanDest(), jobByID, accountID, id)
+	err := s.scanPrepared(ctx, jobScanDest(&j), jobByID, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, ErrNotFound
 	}
@@ -278,7 +270,7 @@ func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobF
 	dest := make([]any, 0, len(jobFieldTable)+2)
 	for rows.Next() {
 		var e existingJob
-		dest = e.JobFields.appendScanDest(append(dest[:0], &e.ID))
+		dest = appendScanDest(dest[:0], &e.ID, &e.JobFields)
 		if err := rows.Scan(append(dest, &e.Deleted)...); err != nil {
 			return nil, fmt.Errorf("read existing jobs: %w", err)
 		}
@@ -327,7 +319,7 @@ func planUpsert(jobs []JobFields, byRef map[string]existingJob, active, maxActiv
 		j := &jobs[i]
 		e, ok := byRef[j.ReferenceNumber]
 		switch {
-		case ok && !e.Deleted && e.JobFields.Equal(*j):
+		case ok && !e.Deleted && SameJob(e.JobFields, *j):
 			p.outcomes[i] = Unchanged
 		case ok && !e.Deleted:
 			p.outcomes[i] = Updated

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -17,8 +18,8 @@ func ptr(s string) *string { return &s }
 func job(ref string) store.JobFields {
 	return store.JobFields{
 		ReferenceNumber: ref, Title: "Driver " + ref, State: "TX", DriverType: "Company Driver",
-		FreightType: "Dry Van", Description: "<p>Home weekly</p>", PayAmountMin: ptr("18.50"),
-		EmploymentType: []string{"Full-Time", "Permanent"}, RouteType: []string{},
+		FreightType: "Dry Van", Description: "<p>Home weekly</p>", PayMin: new(domain.Cents(1850)),
+		EmploymentType: []domain.EmploymentType{"Full-Time", "Permanent"}, RouteType: []domain.RouteType{},
 	}
 }
 
@@ -55,7 +56,7 @@ func TestUpsertJobsOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != 3 || jobs[1].City == nil || *jobs[1].City != "Dallas" || *jobs[0].PayAmountMin != "18.50" ||
+	if len(jobs) != 3 || jobs[1].City == nil || *jobs[1].City != "Dallas" || *jobs[0].PayMin != 1850 ||
 		jobs[0].PostedOn != "2026-11-02" || len(jobs[0].EmploymentType) != 2 {
 		t.Fatalf("stored jobs: %+v", jobs)
 	}
@@ -87,11 +88,11 @@ func TestJobReadsEveryField(t *testing.T) {
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "a").AccountID
 	full := job("F1")
-	full.City, full.PostalCode, full.Preference = ptr("Dallas"), ptr("75201"), ptr("Team")
-	full.PayAmountMax, full.PayFrequency, full.Requirements = ptr("20.25"), ptr("Per Hour"), ptr("Two years")
-	full.LicenseClass, full.TwicOnly, full.RouteType = ptr("A"), true, []string{"Regional"}
+	full.City, full.PostalCode, full.Preference = ptr("Dallas"), ptr("75201"), new(domain.Preference("Team"))
+	full.PayMax, full.PayFrequency, full.Requirements = new(domain.Cents(2025)), new(domain.PayFrequency("Per Mile")), ptr("Two years")
+	full.LicenseClass, full.TwicOnly, full.RouteType = new(domain.LicenseClass("A")), true, []domain.RouteType{"Regional"}
 	bare := job("B1")
-	bare.PayAmountMin = nil
+	bare.PayMin = nil
 	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{full, bare}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
 		t.Fatal(err)
 	}

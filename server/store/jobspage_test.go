@@ -83,7 +83,7 @@ func TestListJobsPage(t *testing.T) {
 			}
 			for i := range all {
 				if got[i].ID != all[i].ID || got[i].Description != all[i].Description || got[i].PostedOn != all[i].PostedOn ||
-					fmt.Sprint(got[i].EmploymentType) != fmt.Sprint(all[i].EmploymentType) || *got[i].PayAmountMin != "18.50" {
+					fmt.Sprint(got[i].EmploymentType) != fmt.Sprint(all[i].EmploymentType) || *got[i].PayMin != 1850 {
 					t.Errorf("job %d: %+v, want %+v", i, got[i].ID, all[i].ID)
 				}
 			}

@@ -1,0 +1,128 @@
+package domain
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The words of a job's closed fields. Each list is in the order of its
+// gRPC enum (proto/jobboard/v2/jobs.proto), whose values 1..n stand for
+// them; the values are the spellings the v2.0 API shows and the store
+// keeps.
+type (
+	// DriverType is who may drive the job.
+	DriverType string
+	// Preference is the kind of arrangement the job offers.
+	Preference string
+	// FreightType is what the job hauls.
+	FreightType string
+	// PayFrequency is what a pay amount is paid for.
+	PayFrequency string
+	// EmploymentType is a kind of employment the job offers.
+	EmploymentType string
+	// RouteType is a kind of route the job drives.
+	RouteType string
+	// LicenseClass is the commercial driver's license the job needs.
+	LicenseClass string
+)
+
+var (
+	driverTypes     = []DriverType{"Owner Operator", "Company Driver", "Student"}
+	preferences     = []Preference{"Lease Purchase", "Team", "Team Solo", "Lease Purchase Team", "Lease Purchase Team Solo"}
+	freightTypes    = []FreightType{"Box", "Car Hauler", "Drop and Hook", "Dry Bulk", "Dry Van", "Flatbed", "Hopper Bottom", "Intermodal", "Oil Field", "Oversize Load", "Refrigerated", "Tanker", "Yard Spotter"}
+	payFrequencies  = []PayFrequency{"Hourly", "Weekly", "Per Mile"}
+	employmentTypes = []EmploymentType{"Full-Time", "Part-Time", "Temporary", "Permanent"}
+	routeTypes      = []RouteType{"Dedicated", "Local", "LTL", "OTR", "Regional"}
+	licenseClasses  = []LicenseClass{"A", "B", "C", "None"}
+)
+
+// DriverTypes returns every driver type, in enum order.
+func DriverTypes() []DriverType { return slices.Clone(driverTypes) }
+
+// Preferences returns every preference, in enum order.
+func Preferences() []Preference { return slices.Clone(preferences) }
+
+// FreightTypes returns every freight type, in enum order.
+func FreightTypes() []FreightType { return slices.Clone(freightTypes) }
+
+// PayFrequencies returns every pay frequency, in enum order.
+func PayFrequencies() []PayFrequency { return slices.Clone(payFrequencies) }
+
+// EmploymentTypes returns every employment type, in enum order.
+func EmploymentTypes() []EmploymentType { return slices.Clone(employmentTypes) }
+
+// RouteTypes returns every route type, in enum order.
+func RouteTypes() []RouteType { return slices.Clone(routeTypes) }
+
+// LicenseClasses returns every license class, in enum order.
+func LicenseClasses() []LicenseClass { return slices.Clone(licenseClasses) }
+
+// Cents is an amount of money in hundredths of a dollar: pay is exact, so
+// it is never a float.
+type Cents int64
+
+// MaxPay bounds a pay amount: $1,000,000.00, well above any real wage and
+// inside the store's numeric(9,2) column.
+const MaxPay Cents = 1_000_000_00
+
+// Decimal writes c as dollars with two decimal places ("18.50"), the form
+// the v2.0 API has always answered; a negative amount keeps its sign.
+func (c Cents) Decimal() string {
+	sign, u := "", uint64(c)
+	if c < 0 {
+		sign, u = "-", uint64(-c)
+	}
+	return sign + strconv.FormatUint(u/100, 10) + "." + strconv.FormatUint(u%100/10, 10) + strconv.FormatUint(u%10, 10)
+}
+
+// JobFields are what an employer says of a job, once the job rules have
+// accepted them: every closed field holds one of its words, pay amounts
+// are cents, and optional fields not given are nil.
+type JobFields struct {
+	// ReferenceNumber is the employer's own key of the job: 1-64 letters
+	// and digits, unique among the account's active jobs.
+	ReferenceNumber string
+	Title           string
+	City            *string
+	// State is a USPS code, upper case.
+	State string
+	// PostalCode is a ZIP code, 12345 or 12345-6789.
+	PostalCode     *string
+	DriverType     DriverType
+	Preference     *Preference
+	FreightType    FreightType
+	PayMin, PayMax *Cents
+	PayFrequency   *PayFrequency
+	// EmploymentType and RouteType hold each word once, in the order sent.
+	EmploymentType []EmploymentType
+	RouteType      []RouteType
+	// Description and Requirements are sanitised HTML of the basic tags.
+	Description  string
+	Requirements *string
+	TwicOnly     bool
+	LicenseClass *LicenseClass
+}
+
+// Job is a stored, active job.
+type Job struct {
+	ID int64
+	JobFields
+	// PostedOn is the UTC day the job was added, as YYYY-MM-DD.
+	PostedOn string
+}
+
+// ParseCents reads a non-negative decimal of at most two places, as the
+// job rules have matched it ("18.5", "18.50", "0018"), as cents. An amount
+// too long for any column comes out huge rather than wrapping, so a range
+// check still refuses it.
+func ParseCents(decimal string) Cents {
+	whole, frac, _ := strings.Cut(decimal, ".")
+	whole = strings.TrimLeft(whole, "0")
+	if len(whole) > 12 {
+		return 1 << 62
+	}
+	w, _ := strconv.ParseInt("0"+whole, 10, 64)
+	f, _ := strconv.ParseInt((frac + "00")[:2], 10, 64)
+	return Cents(w*100 + f)
+}
