@@ -26,6 +26,9 @@ type options struct {
 	out    string
 	only   map[int]bool
 	rounds int
+	// server is a jobboard binary to measure in place of the one built from
+	// this tree: another version's, to compare the two on one machine.
+	server string
 }
 
 func main() {
@@ -36,6 +39,7 @@ func main() {
 	flag.StringVar(&opts.out, "out", "bench/results", "folder for the report")
 	flag.Var(&only, "only", "run only these scenarios (comma-separated numbers)")
 	flag.IntVar(&opts.rounds, "rounds", 0, "repetitions of each timed step (default 15, quick 3)")
+	flag.StringVar(&opts.server, "server", "", "a jobboard binary to measure instead of this tree's (another version's, for a before-and-after comparison)")
 	flag.Parse()
 	opts.only = map[int]bool{}
 	for _, n := range only {

@@ -76,6 +76,12 @@ func setup(ctx context.Context, opts options) (*harness, error) {
 		}
 	}
 	slog.Info("built", "seconds", time.Since(t).Seconds())
+	if opts.server != "" {
+		if err := copyFile(opts.server, filepath.Join(h.binDir, "jobboard")); err != nil {
+			return nil, fmt.Errorf("the server binary to measure: %w", err)
+		}
+		h.setupNotes = append(h.setupNotes, "Server measured: "+opts.server+" (-server), not this tree's build; floors and load generators are this tree's.")
+	}
 
 	// A durable cluster, as production runs: commits wait for the disk.
 	if h.cluster, err = pglocal.Start(ctx, filepath.Join(h.dir, "pg"), pglocal.Options{Durable: true, MaxConnections: 300}); err != nil {
@@ -396,4 +402,13 @@ func (h *harness) saveProfile(ctx context.Context, name, query string) string {
 	}
 	h.profiles = append(h.profiles, path)
 	return path
+}
+
+// copyFile copies an executable from to to.
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o755)
 }
