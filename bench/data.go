@@ -31,20 +31,20 @@ func jobs(start, n int, prefix, title string) []store.JobFields {
 		out[k] = store.JobFields{
 			ReferenceNumber: fmt.Sprintf("%s%06d", prefix, i),
 			Title:           fmt.Sprintf("%s %s", freights[i%len(freights)], title),
-			City:            ptr("Springfield"),
+			City:            new("Springfield"),
 			State:           states[i%len(states)],
-			PostalCode:      ptr(fmt.Sprintf("%05d", 10000+i%80000)),
+			PostalCode:      new(fmt.Sprintf("%05d", 10000+i%80000)),
 			DriverType:      "Company Driver",
 			FreightType:     domain.FreightType(freights[i%len(freights)]),
-			PayMin:          ptr(domain.Cents(55)),
-			PayMax:          ptr(domain.Cents(68)),
-			PayFrequency:    ptr(domain.PayFrequency("Per Mile")),
+			PayMin:          new(domain.Cents(55)),
+			PayMax:          new(domain.Cents(68)),
+			PayFrequency:    new(domain.PayFrequency("Per Mile")),
 			EmploymentType:  []domain.EmploymentType{"Full-Time"},
 			RouteType:       []domain.RouteType{"Regional"},
 			Description:     fmt.Sprintf(description, fmt.Sprintf("%s%06d", prefix, i)),
-			Requirements:    ptr(requirements),
+			Requirements:    new(requirements),
 			TwicOnly:        i%7 == 0,
-			LicenseClass:    ptr(domain.LicenseClass("A")),
+			LicenseClass:    new(domain.LicenseClass("A")),
 		}
 	}
 	return out
@@ -78,7 +78,7 @@ func marshalJobs(js []store.JobFields) []byte {
 		if c == nil {
 			return nil
 		}
-		return ptr(c.Decimal())
+		return new(c.Decimal())
 	}
 	out := make([]wireJob, len(js))
 	for i, j := range js {
@@ -89,5 +89,3 @@ func marshalJobs(js []store.JobFields) []byte {
 	b, _ := json.Marshal(out)
 	return b
 }
-
-func ptr[T any](v T) *T { return &v }

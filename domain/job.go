@@ -126,3 +126,26 @@ func ParseCents(decimal string) Cents {
 	f, _ := strconv.ParseInt((frac + "00")[:2], 10, 64)
 	return Cents(w*100 + f)
 }
+
+// JobInput is a job as a client sent it, read into the domain's types but
+// not yet checked by the job rules: texts as sent (untrimmed), nil for a
+// field not sent or not readable, closed fields as words. The rules turn
+// it into JobFields.
+type JobInput struct {
+	ReferenceNumber *string
+	Title           *string
+	City            *string
+	State           *string
+	PostalCode      *string
+	DriverType      *DriverType
+	Preference      *Preference
+	FreightType     *FreightType
+	PayMin, PayMax  *Cents
+	PayFrequency    *PayFrequency
+	EmploymentType  []EmploymentType
+	RouteType       []RouteType
+	Description     *string
+	Requirements    *string
+	TwicOnly        bool
+	LicenseClass    *LicenseClass
+}

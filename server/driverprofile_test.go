@@ -41,7 +41,7 @@ func patApplication(email, address, city, state, zip, accidents, employer, sent 
 		DriverType:        jobboardv2.DriverType_DRIVER_TYPE_COMPANY_DRIVER,
 		Sent:              timestamppb.New(at),
 		Certifications:    []jobboardv2.Certification{jobboardv2.Certification_CERTIFICATION_HAZMAT},
-		Accidents:         ptr(accidents),
+		Accidents:         new(accidents),
 		EmploymentHistory: []*jobboardv2.Employment{{Company: employer, State: state, Phone: "2125550111", StartDate: "2020-01-01"}}}
 }
 

@@ -54,7 +54,7 @@ func newDriversFixture(t *testing.T) *driversFixture {
 	ctxA := call.WithCaller(ctx, call.Caller{AccountID: a.AccountID})
 	jobSvc := jobs.New(st, nowFunc)
 	j1, j2 := input("J1"), input("J2")
-	j1.Title, j2.Title = ptr("OTR Driver"), ptr("Local Driver")
+	j1.Title, j2.Title = new("OTR Driver"), new("Local Driver")
 	if _, err := jobSvc.PostJobs(ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j1, j2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestImportApplicationsRejects(t *testing.T) {
 		{"driver type", func(a *intake.Application) { a.DriverType = "Pilot" }, `driver_type: "Pilot" is not one of`},
 		{"experience", func(a *intake.Application) { a.Experience = "lots" }, `experience: "lots" is not a number`},
 		{"endorsement", func(a *intake.Application) { a.Endorsements = []string{"Z"} }, `endorsements: "Z" is not one of T, H, N, X`},
-		{"birth date", func(a *intake.Application) { a.DateOfBirth = ptr("31/12/1990") }, `date_of_birth: "31/12/1990" is not a date`},
+		{"birth date", func(a *intake.Application) { a.DateOfBirth = new("31/12/1990") }, `date_of_birth: "31/12/1990" is not a date`},
 		{"required", func(a *intake.Application) { a.LastName = " " }, `last_name: is required`},
 		{"unknown job", func(a *intake.Application) {
 			a.JobApplications = []intake.JobApplication{{Reference: "NOPE"}}
@@ -400,7 +400,7 @@ func TestDriverListQueries(t *testing.T) {
 	}
 	// Gus applied to two jobs of one title in different case: one applicant.
 	j3 := input("J3")
-	j3.Title = ptr("otr DRIVER")
+	j3.Title = new("otr DRIVER")
 	if _, err := jobs.New(f.st, nowFunc).PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{j3}}); err != nil {
 		t.Fatal(err)
 	}

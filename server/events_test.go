@@ -401,8 +401,8 @@ func TestImportCompletedEvent(t *testing.T) {
 	}
 	req := threeJobs("")
 	req.CallbackUrl = nil
-	req.Jobs[1].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental \u2028 «vision»")}}
-	req.Jobs[2].ReferenceNumber = ptr("Ré\x00sumé\u2028")
+	req.Jobs[1].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: new("Dental \u2028 «vision»")}}
+	req.Jobs[2].ReferenceNumber = new("Ré\x00sumé\u2028")
 	imp := f.run(t, f.ctxA, req)
 	if r := imp.Results; r.Failed != 1 || len(r.Errors) != 1 || len(r.IgnoredValues) != 1 {
 		t.Fatalf("results %v, want one error and one ignored value", r)

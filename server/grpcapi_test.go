@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/truckjobs/jobboard/server/grpcapi"
 
 	"github.com/truckjobs/jobboard/server/drivers"
@@ -90,6 +92,36 @@ func TestGRPCNaturalTypes(t *testing.T) {
 	del, err := jobs.DeleteJobs(ctx, &jobboardv2.DeleteJobsRequest{Ids: []int64{list.Jobs[1].Id, 0}})
 	if err != nil || del.Summary.Deleted != 1 || len(del.Summary.ErrorMessages.MissingErrors.Errors) != 1 {
 		t.Errorf("DeleteJobs: %v %v", del, err)
+	}
+}
+
+// TestGRPCJobProblemsInItsOwnWords: a post's entries over gRPC name the
+// natural fields and show what was sent as sent (cents, enum numbers),
+// and the rules' words follow: the largest amount is said in cents.
+func TestGRPCJobProblemsInItsOwnWords(t *testing.T) {
+	f := newGRPCFixture(t, Config{})
+	client := jobboardv2.NewJobServiceClient(f.conn(t, "127.0.0.1"))
+	negative, huge, above, unknown := naturalJob("N1"), naturalJob("H1"), naturalJob("A1"), naturalJob("U1")
+	negative.PayAmountMinCents = proto.Int64(-5)
+	huge.PayAmountMinCents, huge.PayAmountMaxCents = nil, proto.Int64(100_000_001)
+	above.PayAmountMinCents, above.PayAmountMaxCents = proto.Int64(2000), proto.Int64(1999)
+	unknown.DriverType = 9
+	post, err := client.PostJobs(withKey(f.a.APIKey), &jobboardv2.PostJobsRequest{Jobs: []*jobboardv2.JobInput{negative, huge, above, unknown}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range post.GetErrorMessages().GetInvalidErrors().GetErrors() {
+		got = append(got, fmt.Sprintf("%d %s %s | %s", e.GetIndex(), e.GetField(), e.GetValue(), e.GetMessage()))
+	}
+	want := []string{
+		`0 payAmountMinCents -5 | payAmountMinCents: "-5" must not be negative`,
+		`1 payAmountMaxCents 100000001 | payAmountMaxCents: "100000001" must be at most 100000000`,
+		`2 payAmountMinCents 2000 | payAmountMinCents: "2000" is greater than payAmountMaxCents "1999"`,
+		`3 driverType 9 | driverType: "9" is not one of Owner Operator, Company Driver, Student`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("invalid entries (-want +got):\n%s", diff)
 	}
 }
 

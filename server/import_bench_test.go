@@ -58,13 +58,13 @@ func benchJobs(prefix string, start, n int) []*restv2.JobInput {
 	for k := range out {
 		ref := fmt.Sprintf("%s%06d", prefix, start+k)
 		j := input(ref)
-		j.Title = ptr("Dry Van Driver")
-		j.City, j.PostalCode = ptr("Springfield"), ptr(fmt.Sprintf("%05d", 10000+k))
-		j.PayAmountMin, j.PayAmountMax, j.PayFrequency = ptr("0.55"), ptr("0.68"), ptr("Per Mile")
+		j.Title = new("Dry Van Driver")
+		j.City, j.PostalCode = new("Springfield"), new(fmt.Sprintf("%05d", 10000+k))
+		j.PayAmountMin, j.PayAmountMax, j.PayFrequency = new("0.55"), new("0.68"), new("Per Mile")
 		j.EmploymentType, j.RouteType = []string{"Full-Time"}, []string{"Regional"}
-		j.Description = ptr("<p>Route " + ref + ": home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
+		j.Description = new("<p>Route " + ref + ": home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
 			"weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>")
-		j.Requirements = ptr("<ul><li>Class A CDL</li><li>1 year of experience</li></ul>")
+		j.Requirements = new("<ul><li>Class A CDL</li><li>1 year of experience</li></ul>")
 		out[k] = j
 	}
 	return out

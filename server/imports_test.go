@@ -122,7 +122,7 @@ func TestImportPollingToComplete(t *testing.T) {
 	for i := 0; i < 1500; i++ { // no 1,000-job limit in an import
 		jobs = append(jobs, input(fmt.Sprintf("I%d", i)))
 	}
-	jobs = append(jobs, input("I0"), &restv2.JobInput{Title: ptr("no reference")})
+	jobs = append(jobs, input("I0"), &restv2.JobInput{Title: new("no reference")})
 	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: jobs})
 	r := imp.Results
 	if r.Added != 1500 || r.Failed != 2 || r.Processed != 1502 || len(r.Errors) != 2 {
@@ -160,7 +160,7 @@ func TestImportDeleteJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := input("BAD")
-	bad.State = ptr("ZZ") // fails validation, so it is not deleted either
+	bad.State = new("ZZ") // fails validation, so it is not deleted either
 	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{input("KEEP"), bad, input("NEW")}, DeleteJobs: true})
 	r := imp.Results
 	if r.Deleted != 1 || r.Unchanged != 1 || r.Added != 1 || r.Failed != 1 {
@@ -220,9 +220,9 @@ func TestImportWithNULAndNothingToKeep(t *testing.T) {
 	if _, err := f.svcs.Jobs.PostJobs(f.ctxA, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{input("OLD1"), input("OLD2")}}); err != nil {
 		t.Fatal(err)
 	}
-	withExtra := &restv2.JobInput{Title: ptr("t"), ExtraFields: []*restv2.ExtraField{{Name: "x\x00", Value: ptr("\x00")}}}
+	withExtra := &restv2.JobInput{Title: new("t"), ExtraFields: []*restv2.ExtraField{{Name: "x\x00", Value: new("\x00")}}}
 	imp := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{
-		Jobs: []*restv2.JobInput{{ReferenceNumber: ptr("A\x00")}, withExtra}, DeleteJobs: true})
+		Jobs: []*restv2.JobInput{{ReferenceNumber: new("A\x00")}, withExtra}, DeleteJobs: true})
 	r := imp.Results
 	if r.Failed != 2 || r.Deleted != 2 || len(r.IgnoredValues) != 1 || len(r.Errors) != 2 {
 		t.Fatalf("results: %v", r)
@@ -309,12 +309,12 @@ func TestImportResultsStayNearTheRequestSize(t *testing.T) {
 	f := newImportFixture(t)
 	var jobs []*restv2.JobInput
 	for i := range 20 {
-		in := &restv2.JobInput{ReferenceNumber: ptr(strings.Repeat("R", 1020) + fmt.Sprintf("%04d", i))}
+		in := &restv2.JobInput{ReferenceNumber: new(strings.Repeat("R", 1020) + fmt.Sprintf("%04d", i))}
 		for range 10_000 {
 			in.EmploymentType = append(in.EmploymentType, "x")
 		}
 		for k := range 200 {
-			in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: fmt.Sprintf("f%d", k), Value: ptr("0")})
+			in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: fmt.Sprintf("f%d", k), Value: new("0")})
 		}
 		jobs = append(jobs, in)
 	}
@@ -354,8 +354,8 @@ func TestImportInChunksAsAWhole(t *testing.T) {
 	}
 	repeated, ignored, invalid := jobs.ImportChunk+jobs.ImportChunk/2, jobs.ImportChunk+200, 2*jobs.ImportChunk+50
 	batch[repeated] = input("NEW10")
-	batch[ignored].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
-	batch[invalid].State = ptr("ZZ")
+	batch[ignored].ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: new("Dental")}}
+	batch[invalid].State = new("ZZ")
 	r := f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: batch, DeleteJobs: true}).Results
 	room := jobs.MaxActiveJobs - existing
 	if r.Added != int32(room) || r.Failed != int32(listed-room) || r.Processed != listed || r.Deleted != existing {

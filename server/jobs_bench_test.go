@@ -15,7 +15,7 @@ func BenchmarkPostJobs(b *testing.B) {
 		for i := 0; i < rules.MaxJobsPerPost; i++ {
 			j := input(fmt.Sprintf("%sJ%d", prefix, i))
 			j.Title = &title
-			j.Description = ptr("<p>Home <b>weekly</b>, late-model trucks, paid orientation.</p>")
+			j.Description = new("<p>Home <b>weekly</b>, late-model trucks, paid orientation.</p>")
 			j.EmploymentType = []string{"Full-Time"}
 			req.Jobs = append(req.Jobs, j)
 		}

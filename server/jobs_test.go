@@ -39,8 +39,8 @@ func newJobsFixture(t testing.TB) (*jobs.Service, context.Context, *store.Store,
 // input is a job that passes every rule, with the reference ref.
 func input(ref string) *restv2.JobInput {
 	return &restv2.JobInput{
-		ReferenceNumber: &ref, Title: ptr("Driver"), State: ptr("TX"),
-		DriverType: ptr("Company Driver"), FreightType: ptr("Dry Van"), Description: ptr("Good job"),
+		ReferenceNumber: &ref, Title: new("Driver"), State: new("TX"),
+		DriverType: new("Company Driver"), FreightType: new("Dry Van"), Description: new("Good job"),
 	}
 }
 
@@ -125,7 +125,7 @@ func TestUpsertLifecycle(t *testing.T) {
 	before := updatedAt()
 	// Same content in another spelling is still the same job.
 	same := input("A1")
-	same.State, same.DriverType = ptr(" tx"), ptr("COMPANY DRIVER")
+	same.State, same.DriverType = new(" tx"), new("COMPANY DRIVER")
 	if s := post(same); s.Unchanged != 1 || s.Updated != 0 {
 		t.Fatalf("repost: %v", s)
 	}
@@ -133,7 +133,7 @@ func TestUpsertLifecycle(t *testing.T) {
 		t.Error("an unchanged job was written")
 	}
 	changed := input("A1")
-	changed.Title = ptr("Senior Driver")
+	changed.Title = new("Senior Driver")
 	if s := post(changed); s.Updated != 1 {
 		t.Fatalf("change: %v", s)
 	}
@@ -171,7 +171,7 @@ func TestCallerRequired(t *testing.T) {
 func TestHugeInputIsNotAmplified(t *testing.T) {
 	svc, ctx, _, _ := newJobsFixture(t)
 	huge := input("H1")
-	huge.Title = ptr(strings.Repeat("\x01", 1<<20))
+	huge.Title = new(strings.Repeat("\x01", 1<<20))
 	resp, err := svc.PostJobs(ctx, &restv2.PostJobsRequest{Jobs: []*restv2.JobInput{huge}})
 	if err != nil {
 		t.Fatal(err)

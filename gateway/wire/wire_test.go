@@ -5,14 +5,12 @@ import (
 	"testing"
 )
 
-func ptr(s string) *string { return &s }
-
 func TestDocuments(t *testing.T) {
 	write := func(w Writer) {
 		w.BeginObject("root")
 		w.String("plain", `a "quoted" <tag> & more`)
 		w.NullableString("missing", nil)
-		w.RichText("html", ptr("<p>x]]>y</p>"))
+		w.RichText("html", new("<p>x]]>y</p>"))
 		w.Int("n", -42)
 		w.Bool("yes", true)
 		w.Bool("no", false)

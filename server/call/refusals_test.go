@@ -5,24 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"github.com/truckjobs/jobboard/internal/grpctest"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// violations returns the BadRequest field violations of err as
-// "field | description" lines.
-func violations(err error) []string {
-	var out []string
-	for _, d := range status.Convert(err).Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				out = append(out, v.GetField()+" | "+v.GetDescription())
-			}
-		}
-	}
-	return out
-}
 
 func TestInvalidArgumentWords(t *testing.T) {
 	long := strings.Repeat("é", 2000)
@@ -56,7 +43,7 @@ func TestInvalidArgumentWords(t *testing.T) {
 			if st.Code() != codes.InvalidArgument || st.Message() != tt.message {
 				t.Errorf("got %v %q, want InvalidArgument %q", st.Code(), st.Message(), tt.message)
 			}
-			if got := violations(tt.err); strings.Join(got, "\n") != strings.Join(tt.violations, "\n") {
+			if got := grpctest.Violations(tt.err); strings.Join(got, "\n") != strings.Join(tt.violations, "\n") {
 				t.Errorf("violations %q, want %q", got, tt.violations)
 			}
 		})
@@ -72,7 +59,7 @@ func TestInvalidArgumentCapped(t *testing.T) {
 		vs = append(vs, FieldViolation{Field: f, Label: f, Description: `"x" is not an e-mail address`})
 	}
 	err := InvalidArgument(vs...)
-	got := violations(err)
+	got := grpctest.Violations(err)
 	if len(got) != maxViolations+1 || got[maxViolations] != " | and 150 more problems" ||
 		!strings.HasSuffix(status.Convert(err).Message(), `; and 150 more problems`) {
 		t.Errorf("%d violations: %d listed, the last %q; message ends %q", len(vs), len(got), got[len(got)-1],

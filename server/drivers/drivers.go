@@ -341,7 +341,7 @@ func Detail(d *store.DriverDetail) *restv2.DriverDetail {
 	}
 	if p.DateOfBirth != nil {
 		if t, err := time.Parse(time.DateOnly, *p.DateOfBirth); err == nil {
-			out.DateOfBirth = ptr(t.Format("01/02/2006"))
+			out.DateOfBirth = new(t.Format("01/02/2006"))
 		}
 	}
 	for i, e := range d.Employment {
@@ -575,6 +575,3 @@ func checkApplications(accountID int64, apps []*intake.Application, now time.Tim
 	}
 	return valid, problems
 }
-
-// ptr is a pointer to a copy of v.
-func ptr[T any](v T) *T { return &v }

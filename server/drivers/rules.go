@@ -391,7 +391,7 @@ func (c *appCheck) employment(f string, e intake.Employment) store.Employment {
 		case end.Before(start):
 			c.fail(f+".end_date", *e.EndDate, "is before start_date")
 		}
-		emp.EndDate = ptr(end.Format(time.DateOnly))
+		emp.EndDate = new(end.Format(time.DateOnly))
 	}
 	return emp
 }

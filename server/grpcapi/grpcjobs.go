@@ -46,11 +46,27 @@ func (g *grpcJobs) ListJobs(ctx context.Context, req *jobboardv2.ListJobsRequest
 }
 
 func (g *grpcJobs) PostJobs(ctx context.Context, req *jobboardv2.PostJobsRequest) (*jobboardv2.PostJobsResponse, error) {
-	resp, err := g.core.PostJobs(ctx, &restv2.PostJobsRequest{Jobs: natural.JobInputs(req.GetJobs())})
+	if err := jobs.CheckPostLength(len(req.GetJobs())); err != nil {
+		return nil, err
+	}
+	inputs := make([]jobs.Input, len(req.GetJobs()))
+	for i, in := range req.GetJobs() {
+		inputs[i] = jobInput(in)
+	}
+	r, err := g.core.Post(ctx, inputs, grpcJobNames)
 	if err != nil {
 		return nil, err
 	}
-	return natural.PostJobsResponse(resp), nil
+	lists := make([]*jobboardv2.ErrorList, len(r.Problems))
+	var errs int32
+	for l, list := range r.Problems {
+		lists[l] = &jobboardv2.ErrorList{Errors: naturalEntries(list)}
+		errs += int32(len(list))
+	}
+	return &jobboardv2.PostJobsResponse{Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Errors: errs,
+		ErrorMessages: &jobboardv2.ErrorMessages{MissingErrors: lists[0], InvalidErrors: lists[1],
+			DuplicationErrors: lists[2], LimitErrors: lists[3]},
+		IgnoredValues: naturalEntries(r.Ignored)}, nil
 }
 
 func (g *grpcJobs) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (*jobboardv2.GetJobResponse, error) {
@@ -101,4 +117,13 @@ func (g *grpcJobs) DeleteJobsByReference(ctx context.Context, req *jobboardv2.De
 		return nil, err
 	}
 	return &jobboardv2.DeleteJobsByReferenceResponse{Summary: natural.Summary(resp.GetSummary())}, nil
+}
+
+// naturalEntries are a post's entries, already in the gRPC API's words.
+func naturalEntries(in []jobs.Entry) []*jobboardv2.BatchEntry {
+	out := make([]*jobboardv2.BatchEntry, len(in))
+	for i, e := range in {
+		out[i] = &jobboardv2.BatchEntry{Index: &e.Index, ReferenceNumber: e.ReferenceNumber, Field: e.Field, Value: e.Value, Message: e.Message}
+	}
+	return out
 }

@@ -21,7 +21,7 @@ import (
 // reach a service method (the tap handle refuses the others before any
 // message is read) and they are rate limited, so one caller can make the
 // server hold 64 MiB for each call it has in flight, at most 32 times what
-// it sends (gzip requests expand no more: server/compression.go) (measured on jobboard dev: a 64 MiB ListDrivers, refused, raised the
+// it sends (gzip requests expand no more: compression.go) (measured on jobboard dev: a 64 MiB ListDrivers, refused, raised the
 // server's peak RSS from 44 to 98 MB; four at once to 251 MB).
 // Health and reflection are open: their messages are held the same way and
 // refused above rules.DefaultLimit before being decoded, so a caller

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -35,15 +36,17 @@ func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64,
 		if err != nil {
 			return nil, err
 		}
-		var counts restv2.BatchSummary
-		c.batch.count(outcomes, &counts)
-		res.Added += counts.Added
-		res.Updated += counts.Updated
-		res.Unchanged += counts.Unchanged
-		res.IgnoredValues = append(res.IgnoredValues, c.batch.ignoredEntries()...)
-		for i, in := range c.jobs {
+		added, updated, unchanged := c.batch.count(outcomes)
+		res.Added += added
+		res.Updated += updated
+		res.Unchanged += unchanged
+		for _, e := range c.batch.ignoredEntries() {
+			res.IgnoredValues = append(res.IgnoredValues, restEntry(e))
+		}
+		for i := range c.batch.inputs {
+			in := &c.batch.inputs[i]
 			if deleteJobs {
-				if ref := strings.TrimSpace(in.GetReferenceNumber()); ref != "" && !strings.ContainsRune(ref, 0) {
+				if ref := strings.TrimSpace(rules.OrEmpty(in.ReferenceNumber)); ref != "" && !strings.ContainsRune(ref, 0) {
 					keep = append(keep, ref)
 				}
 			}
@@ -75,7 +78,6 @@ func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64,
 // checkedChunk is a chunk of an import's jobs, checked, at its offset.
 type checkedChunk struct {
 	offset int
-	jobs   []*restv2.JobInput
 	batch  *jobBatch
 }
 
@@ -96,7 +98,11 @@ func (s *Service) checkedChunks(payload store.ImportPayload, stop <-chan struct{
 		defer func() { panicked = recover() }()
 		firstAt := map[string]int{}
 		err = importChunks(payload, ImportChunk, func(offset int, jobs []*restv2.JobInput) error {
-			c := checkedChunk{offset: offset, jobs: jobs, batch: s.checkChunk(jobs, 0, offset, firstAt)}
+			inputs := make([]Input, len(jobs))
+			for i, in := range jobs {
+				inputs[i] = ReadText(in)
+			}
+			c := checkedChunk{offset: offset, batch: s.checkChunk(inputs, RESTNames, 0, offset, firstAt)}
 			select {
 			case chunks <- c:
 				return nil

@@ -58,10 +58,7 @@ var (
 	jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
 )
 
-var (
-	referencePattern = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-	decimalPattern   = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
-)
+var referencePattern = regexp.MustCompile(`^[A-Za-z0-9]+$`)
 
 // vocabulary is a closed field's words, and their names for messages and
 // the lenient matching of rules.Canonical.
@@ -74,75 +71,82 @@ func words[T ~string](values []T) vocabulary[T] {
 	return vocabulary[T]{values: values, names: domain.Names(values)}
 }
 
-// jobValidator checks submitted jobs in the v2.0 text form and turns them
-// into domain jobs.
+// jobValidator checks submitted jobs and turns them into domain jobs.
 type jobValidator struct {
 	html *htmlSanitizer
 }
 
 func newJobValidator() *jobValidator { return &jobValidator{html: newHTMLSanitizer()} }
 
-// check validates one submitted job. The job may be saved only when it
-// returns no problems; ignored values never stop a job.
+// check validates one submitted job in the v2.0 text form.
 func (v *jobValidator) check(in *restv2.JobInput) (domain.JobFields, []fieldProblem, []ignoredField) {
-	c := jobCheck{}
+	return v.checkInput(ReadText(in), RESTNames)
+}
+
+// checkInput validates one job an adapter read, naming its fields as
+// names does. The job may be saved only when it returns no problems;
+// ignored values never stop a job. A field the adapter could not read has
+// the adapter's problem, in the field's place.
+func (v *jobValidator) checkInput(in Input, names Naming) (domain.JobFields, []fieldProblem, []ignoredField) {
+	c := jobCheck{in: &in, names: names}
 	var f domain.JobFields
 	// First, so that a field given twice has this entry rather than one
 	// about its first value.
-	c.repeatedFields(in.RepeatedFields)
+	c.repeatedFields(in.Repeated)
 
-	if ref, ok := c.required("referenceNumber", in.ReferenceNumber); ok {
+	if ref, ok := c.required(FieldReferenceNumber, in.ReferenceNumber); ok {
 		if utf8.RuneCountInString(ref) > maxReferenceLen || !referencePattern.MatchString(ref) {
-			c.invalid("referenceNumber", in.ReferenceNumber, "must be 1-64 letters and digits")
+			c.invalid(FieldReferenceNumber, "must be 1-64 letters and digits")
 		}
 		f.ReferenceNumber = ref
 	}
-	if title, ok := c.required("title", in.Title); ok {
-		c.maxLen("title", in.Title, title, maxTitleLen)
+	if title, ok := c.required(FieldTitle, in.Title); ok {
+		c.maxLen(FieldTitle, title, maxTitleLen)
 		f.Title = title
 	}
-	f.City = c.optional("city", in.City)
-	if f.City != nil {
-		c.maxLen("city", in.City, *f.City, maxCityLen)
+	if f.City = c.optional(FieldCity, in.City); f.City != nil {
+		c.maxLen(FieldCity, *f.City, maxCityLen)
 	}
-	if st, ok := c.required("state", in.State); ok {
+	if st, ok := c.required(FieldState, in.State); ok {
 		f.State = strings.ToUpper(st)
 		if !slices.Contains(jobStates, f.State) {
-			c.invalid("state", in.State, "is not a US state code")
+			c.invalid(FieldState, "is not a US state code")
 		}
 	}
-	if zip := c.optional("postalCode", in.PostalCode); zip != nil {
+	if zip := c.optional(FieldPostalCode, in.PostalCode); zip != nil {
 		m := rules.ZIP.FindStringSubmatch(*zip)
 		switch {
 		case m == nil:
-			c.invalid("postalCode", in.PostalCode, "is not a ZIP code (12345 or 12345-6789)")
+			c.invalid(FieldPostalCode, "is not a ZIP code (12345 or 12345-6789)")
 		case m[2] != "":
-			f.PostalCode = ptr(m[1] + "-" + m[2])
+			f.PostalCode = new(m[1] + "-" + m[2])
 		default:
-			f.PostalCode = ptr(m[1])
+			f.PostalCode = new(m[1])
 		}
 	}
-	f.DriverType = requiredEnum(&c, "driverType", in.DriverType, driverTypes)
-	f.Preference = optionalEnum(&c, "preference", in.Preference, preferences)
-	f.FreightType = requiredEnum(&c, "freightType", in.FreightType, freightTypes)
-	f.PayMin = c.decimal("payAmountMin", in.PayAmountMin)
-	f.PayMax = c.decimal("payAmountMax", in.PayAmountMax)
+	f.DriverType = requiredWord(&c, FieldDriverType, in.DriverType, driverTypes)
+	f.Preference = optionalWord(&c, FieldPreference, in.Preference, preferences)
+	f.FreightType = requiredWord(&c, FieldFreightType, in.FreightType, freightTypes)
+	f.PayMin = c.amount(FieldPayMin, in.PayMin)
+	f.PayMax = c.amount(FieldPayMax, in.PayMax)
 	if f.PayMin != nil && f.PayMax != nil && *f.PayMin > *f.PayMax {
-		c.invalid("payAmountMin", in.PayAmountMin, "is greater than payAmountMax "+call.Quoted(*in.PayAmountMax))
+		c.invalid(FieldPayMin, "is greater than "+names.Names[FieldPayMax]+" "+call.Quoted(rules.OrEmpty(in.Sent[FieldPayMax])))
 	}
-	f.PayFrequency = optionalEnum(&c, "payFrequency", in.PayFrequency, payFrequencies)
-	f.EmploymentType = enumList(&c, "employmentType", in.EmploymentType, employment)
-	f.RouteType = enumList(&c, "routeType", in.RouteType, routeTypes)
-	if d, ok := c.required("description", in.Description); ok {
-		f.Description = v.richText(&c, "description", in.Description, d)
+	f.PayFrequency = optionalWord(&c, FieldPayFrequency, in.PayFrequency, payFrequencies)
+	f.EmploymentType = wordList(&c, FieldEmploymentType, in.EmploymentType, employment)
+	f.RouteType = wordList(&c, FieldRouteType, in.RouteType, routeTypes)
+	if d, ok := c.required(FieldDescription, in.Description); ok {
+		f.Description = v.richText(&c, FieldDescription, d)
 	}
-	if r := c.optional("requirements", in.Requirements); r != nil {
-		f.Requirements = ptr(v.richText(&c, "requirements", in.Requirements, *r))
+	if r := c.optional(FieldRequirements, in.Requirements); r != nil {
+		f.Requirements = new(v.richText(&c, FieldRequirements, *r))
 	}
-	f.TwicOnly = c.boolean("twicOnly", in.TwicOnly)
-	f.LicenseClass = optionalEnum(&c, "licenseClass", in.LicenseClass, licenseClasses)
+	if c.readable(FieldTwicOnly) {
+		f.TwicOnly = in.TwicOnly
+	}
+	f.LicenseClass = optionalWord(&c, FieldLicenseClass, in.LicenseClass, licenseClasses)
 
-	c.ignoreExtraFields(in.ExtraFields)
+	c.ignoreExtraFields(in.Extra)
 	return f, c.problems, c.ignored
 }
 
@@ -152,14 +156,14 @@ func (v *jobValidator) check(in *restv2.JobInput) (domain.JobFields, []fieldProb
 const maxIgnoredFields = 10
 
 // ignoreExtraFields reports the fields the service does not use.
-func (c *jobCheck) ignoreExtraFields(extra []*restv2.ExtraField) {
+func (c *jobCheck) ignoreExtraFields(extra []Member) {
 	for k, x := range extra {
 		if k == maxIgnoredFields {
 			names := make([]string, 0, len(extra)-k)
 			for _, y := range extra[k:] {
 				names = append(names, y.Name)
 			}
-			c.ignored = append(c.ignored, ignoredField{value: ptr(joinCut(names, ", ", call.MaxEchoed)),
+			c.ignored = append(c.ignored, ignoredField{value: new(joinCut(names, ", ", call.MaxEchoed)),
 				message: fmt.Sprintf("%d more unknown fields were ignored", len(names))})
 			return
 		}
@@ -176,14 +180,14 @@ func (c *jobCheck) ignoreExtraFields(extra []*restv2.ExtraField) {
 // job is not saved, since which of its values was meant is not known
 // (docs/api.md, Limits against abuse). As with unknown fields, the first
 // maxIgnoredFields get an entry each and the rest share one.
-func (c *jobCheck) repeatedFields(repeated []*restv2.ExtraField) {
+func (c *jobCheck) repeatedFields(repeated []Member) {
 	for k, r := range repeated {
 		if k == maxIgnoredFields {
 			names := make([]string, 0, len(repeated)-k)
 			for _, y := range repeated[k:] {
 				names = append(names, y.Name)
 			}
-			c.add(fieldProblem{kind: invalidProblem, value: ptr(joinCut(names, ", ", call.MaxEchoed)),
+			c.add(fieldProblem{kind: invalidProblem, value: new(joinCut(names, ", ", call.MaxEchoed)),
 				message: fmt.Sprintf("%d more fields are given more than once in this job; a job gives each field once", len(names))})
 			return
 		}
@@ -198,39 +202,44 @@ func (c *jobCheck) repeatedFields(repeated []*restv2.ExtraField) {
 
 // richText sanitises description or requirements, reporting removed HTML as
 // an ignored value and an over-long or empty result as invalid.
-func (v *jobValidator) richText(c *jobCheck, field string, raw *string, text string) string {
-	if c.maxLen(field, raw, text, maxDescriptionLen) {
+func (v *jobValidator) richText(c *jobCheck, f Field, text string) string {
+	if c.maxLen(f, text, maxDescriptionLen) {
 		return text
 	}
 	clean, removed := v.html.sanitize(text)
+	name := c.names.Names[f]
 	if removed {
-		c.ignored = append(c.ignored, ignoredField{field: field, value: raw,
-			message: "HTML other than the basic tags (b, i, u, em, strong, p, br, ul, ol, li, a with an http(s) link) was removed from " + field})
+		c.ignored = append(c.ignored, ignoredField{field: name, value: c.in.Sent[f],
+			message: "HTML other than the basic tags (b, i, u, em, strong, p, br, ul, ol, li, a with an http(s) link) was removed from " + name})
 	}
 	clean = strings.TrimSpace(clean)
 	switch {
 	case clean == "":
-		c.invalid(field, raw, "has no text once HTML other than the basic tags is removed")
+		c.invalid(f, "has no text once HTML other than the basic tags is removed")
 	case utf8.RuneCountInString(clean) > maxDescriptionLen:
 		// Escaping (& to &amp;) can grow the stored text past the limit.
-		c.invalid(field, raw, fmt.Sprintf("is longer than %d characters once its HTML is escaped", maxDescriptionLen))
+		c.invalid(f, fmt.Sprintf("is longer than %d characters once its HTML is escaped", maxDescriptionLen))
 	}
 	return clean
 }
 
 // jobCheck collects the problems of one job as its fields are read.
 type jobCheck struct {
+	in       *Input
+	names    Naming
 	problems []fieldProblem
 	ignored  []ignoredField
 }
 
-func (c *jobCheck) missing(field string, raw *string) {
-	c.add(fieldProblem{kind: missingProblem, field: field, value: raw, message: field + " is required"})
+func (c *jobCheck) missing(f Field) {
+	c.add(fieldProblem{kind: missingProblem, field: c.names.Names[f], value: c.in.Sent[f], message: c.names.Names[f] + " is required"})
 }
 
-func (c *jobCheck) invalid(field string, raw *string, rule string) {
-	c.add(fieldProblem{kind: invalidProblem, field: field, value: raw,
-		message: fmt.Sprintf("%s: %s %s", field, call.Quoted(rules.OrEmpty(raw)), rule)})
+// invalid records that field f breaks rule, quoting the value sent.
+func (c *jobCheck) invalid(f Field, rule string) {
+	raw := c.in.Sent[f]
+	c.add(fieldProblem{kind: invalidProblem, field: c.names.Names[f], value: raw,
+		message: fmt.Sprintf("%s: %s %s", c.names.Names[f], call.Quoted(rules.OrEmpty(raw)), rule)})
 }
 
 // add records p unless its field already has a problem: a job yields at
@@ -245,122 +254,129 @@ func (c *jobCheck) add(p fieldProblem) {
 	c.problems = append(c.problems, p)
 }
 
+// readable reports whether the adapter read field f; if it did not, its
+// problem is recorded in the field's place.
+func (c *jobCheck) readable(f Field) bool {
+	for _, u := range c.in.Unread {
+		if u.Field == f {
+			c.add(fieldProblem{kind: invalidProblem, field: c.names.Names[f], value: u.Value, message: u.Message})
+			return false
+		}
+	}
+	return true
+}
+
 // text trims a submitted value. It reports false for an absent or blank
 // value, and for one holding a NUL character or bytes that are not UTF-8,
 // which PostgreSQL text cannot store (that one is also recorded as
 // invalid). The REST decoders and gRPC's codec refuse such bytes first;
 // the rule holds for any caller.
-func (c *jobCheck) text(field string, raw *string) (string, bool) {
-	if raw == nil {
+func (c *jobCheck) text(f Field, v *string) (string, bool) {
+	if v == nil {
 		return "", false
 	}
-	if call.Unstorable(*raw) {
-		c.invalid(field, raw, "contains a NUL character or bytes that are not UTF-8")
+	if call.Unstorable(*v) {
+		c.invalid(f, "contains a NUL character or bytes that are not UTF-8")
 		return "", false
 	}
-	s := strings.TrimSpace(*raw)
+	s := strings.TrimSpace(*v)
 	return s, s != ""
 }
 
 // required returns the trimmed value, recording a missing problem for an
 // absent, null or blank value.
-func (c *jobCheck) required(field string, raw *string) (string, bool) {
-	if raw != nil && call.Unstorable(*raw) {
-		return c.text(field, raw)
+func (c *jobCheck) required(f Field, v *string) (string, bool) {
+	if v != nil && call.Unstorable(*v) {
+		return c.text(f, v)
 	}
-	s, ok := c.text(field, raw)
+	s, ok := c.text(f, v)
 	if !ok {
-		c.missing(field, raw)
+		c.missing(f)
 	}
 	return s, ok
 }
 
 // optional returns the trimmed value, or nil for an absent or blank one.
-func (c *jobCheck) optional(field string, raw *string) *string {
-	if s, ok := c.text(field, raw); ok {
+func (c *jobCheck) optional(f Field, v *string) *string {
+	if s, ok := c.text(f, v); ok {
 		return &s
 	}
 	return nil
 }
 
 // maxLen records an invalid problem when s is longer than max characters.
-func (c *jobCheck) maxLen(field string, raw *string, s string, max int) bool {
+func (c *jobCheck) maxLen(f Field, s string, max int) bool {
 	if utf8.RuneCountInString(s) > max {
-		c.invalid(field, raw, fmt.Sprintf("is longer than %d characters", max))
+		c.invalid(f, fmt.Sprintf("is longer than %d characters", max))
 		return true
 	}
 	return false
 }
 
-// requiredEnum reads one of v's words, in any case and spacing
-// (rules.Canonical).
-func requiredEnum[T ~string](c *jobCheck, field string, raw *string, v vocabulary[T]) T {
-	s, ok := c.required(field, raw)
-	if !ok {
+// requiredWord checks a closed field that must be given: one of v's words.
+func requiredWord[T ~string](c *jobCheck, f Field, w *T, v vocabulary[T]) T {
+	if !c.readable(f) {
 		return ""
 	}
-	canon, found := rules.Canonical(v.names, s)
-	if !found {
-		c.invalid(field, raw, "is not one of "+strings.Join(v.names, ", "))
+	if w == nil {
+		c.missing(f)
+		return ""
 	}
-	return T(canon)
+	if !slices.Contains(v.values, *w) {
+		c.invalid(f, "is not one of "+strings.Join(v.names, ", "))
+	}
+	return *w
 }
 
-// optionalEnum is requiredEnum for a field that may be left out.
-func optionalEnum[T ~string](c *jobCheck, field string, raw *string, v vocabulary[T]) *T {
-	s := c.optional(field, raw)
-	if s == nil {
+// optionalWord checks a closed field that may be left out.
+func optionalWord[T ~string](c *jobCheck, f Field, w *T, v vocabulary[T]) *T {
+	if !c.readable(f) || w == nil {
 		return nil
 	}
-	canon, found := rules.Canonical(v.names, *s)
-	if !found {
-		c.invalid(field, raw, "is not one of "+strings.Join(v.names, ", "))
+	if !slices.Contains(v.values, *w) {
+		c.invalid(f, "is not one of "+strings.Join(v.names, ", "))
 		return nil
 	}
-	return new(T(canon))
+	return w
 }
 
-// maxListValues bounds employmentType and routeType (docs/api.md, Limits against abuse):
-// each has at most five distinct values, so more can only be a mistake.
-const maxListValues = 10
-
-// enumList canonicalises each value and drops repeats, keeping the order
-// sent. Blank values are skipped. However many values are wrong, the field
-// gets one entry: it quotes the first wrong value and counts the others.
-func enumList[T ~string](c *jobCheck, field string, raw []string, v vocabulary[T]) []T {
-	if len(raw) > maxListValues {
-		c.add(fieldProblem{kind: invalidProblem, field: field, value: ptr(joinCut(raw, ", ", call.MaxEchoed)),
-			message: fmt.Sprintf("%s: %d values were sent; at most %d are accepted", field, len(raw), maxListValues)})
-		return []T{}
-	}
+// wordList checks a list of words and drops repeats, keeping the order
+// sent.
+func wordList[T ~string](c *jobCheck, f Field, ws []T, v vocabulary[T]) []T {
 	out := []T{}
-	firstBad, bad := -1, 0
-	for i := range raw {
-		s := strings.TrimSpace(raw[i])
-		if s == "" {
-			continue
-		}
-		canon, found := rules.Canonical(v.names, s)
-		if !found {
-			if firstBad < 0 {
-				firstBad = i
-			}
-			bad++
-			continue
-		}
-		if !slices.Contains(out, T(canon)) {
-			out = append(out, T(canon))
-		}
+	if !c.readable(f) {
+		return out
 	}
-	if bad > 0 {
-		rule := "is not one of " + strings.Join(v.names, ", ")
-		if bad > 1 {
-			rule += fmt.Sprintf(" (nor are %d more of the values sent)", bad-1)
+	for _, w := range ws {
+		if !slices.Contains(v.values, w) {
+			c.invalid(f, "is not one of "+strings.Join(v.names, ", "))
+			return []T{}
 		}
-		c.invalid(field, &raw[firstBad], rule)
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
 	}
 	return out
 }
+
+// amount checks a pay amount: not negative, at most domain.MaxPay.
+func (c *jobCheck) amount(f Field, a *domain.Cents) *domain.Cents {
+	switch {
+	case !c.readable(f) || a == nil:
+		return nil
+	case *a < 0:
+		c.invalid(f, mustNotBeNegative)
+	case *a > domain.MaxPay:
+		c.invalid(f, "must be at most "+c.names.Amount(domain.MaxPay))
+	default:
+		return a
+	}
+	return nil
+}
+
+// mustNotBeNegative is the rule of a negative amount, found by the rules
+// or, in the v2.0 text, by its reader.
+const mustNotBeNegative = "must not be negative"
 
 // joinCut joins values with sep, stopping once the result holds more
 // than n bytes, so a huge list is never copied whole just to be cut.
@@ -378,38 +394,3 @@ func joinCut(values []string, sep string, n int) string {
 	}
 	return b.String()
 }
-
-// decimal accepts a non-negative amount with at most two decimal places, as
-// cents.
-func (c *jobCheck) decimal(field string, raw *string) *domain.Cents {
-	s := c.optional(field, raw)
-	if s == nil {
-		return nil
-	}
-	switch {
-	case strings.HasPrefix(*s, "-"):
-		c.invalid(field, raw, "must not be negative")
-	case !decimalPattern.MatchString(*s):
-		c.invalid(field, raw, "must be a decimal number with at most two decimal places")
-	case domain.ParseCents(*s) > domain.MaxPay:
-		c.invalid(field, raw, fmt.Sprintf("must be at most %d", domain.MaxPay/100))
-	default:
-		return new(domain.ParseCents(*s))
-	}
-	return nil
-}
-
-// boolean reads a boolean (rules.Bool), spaces around it allowed; absent
-// is false.
-func (c *jobCheck) boolean(field string, raw *string) bool {
-	if raw == nil {
-		return false
-	}
-	v, ok := rules.Bool(strings.TrimSpace(*raw))
-	if !ok {
-		c.invalid(field, raw, "is not a boolean (true, false, 1 or 0)")
-	}
-	return v
-}
-
-func ptr(s string) *string { return &s }

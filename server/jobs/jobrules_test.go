@@ -16,8 +16,8 @@ import (
 // validInput is a job that passes every rule; cases change one field.
 func validInput() *restv2.JobInput {
 	return &restv2.JobInput{
-		ReferenceNumber: ptr("A1"), Title: ptr("Driver"), State: ptr("TX"),
-		DriverType: ptr("Company Driver"), FreightType: ptr("Dry Van"), Description: ptr("Good job"),
+		ReferenceNumber: new("A1"), Title: new("Driver"), State: new("TX"),
+		DriverType: new("Company Driver"), FreightType: new("Dry Van"), Description: new("Good job"),
 	}
 }
 
@@ -29,7 +29,7 @@ func checkEdited(v *jobValidator, edit func(*restv2.JobInput)) (domain.JobFields
 }
 
 func TestJobRulesProblems(t *testing.T) {
-	long := func(n int) *string { return ptr(strings.Repeat("x", n)) }
+	long := func(n int) *string { return new(strings.Repeat("x", n)) }
 	tests := []struct {
 		name    string
 		edit    func(j *restv2.JobInput)
@@ -38,33 +38,33 @@ func TestJobRulesProblems(t *testing.T) {
 		message string
 	}{
 		{"reference missing", func(j *restv2.JobInput) { j.ReferenceNumber = nil }, missingProblem, "referenceNumber", "referenceNumber is required"},
-		{"reference blank", func(j *restv2.JobInput) { j.ReferenceNumber = ptr("  ") }, missingProblem, "referenceNumber", "referenceNumber is required"},
-		{"reference punctuation", func(j *restv2.JobInput) { j.ReferenceNumber = ptr("A-1") }, invalidProblem, "referenceNumber", `referenceNumber: "A-1" must be 1-64 letters and digits`},
-		{"reference too long", func(j *restv2.JobInput) { j.ReferenceNumber = ptr(strings.Repeat("a", 65)) }, invalidProblem, "referenceNumber", ""},
+		{"reference blank", func(j *restv2.JobInput) { j.ReferenceNumber = new("  ") }, missingProblem, "referenceNumber", "referenceNumber is required"},
+		{"reference punctuation", func(j *restv2.JobInput) { j.ReferenceNumber = new("A-1") }, invalidProblem, "referenceNumber", `referenceNumber: "A-1" must be 1-64 letters and digits`},
+		{"reference too long", func(j *restv2.JobInput) { j.ReferenceNumber = new(strings.Repeat("a", 65)) }, invalidProblem, "referenceNumber", ""},
 		{"title missing", func(j *restv2.JobInput) { j.Title = nil }, missingProblem, "title", "title is required"},
-		{"title blank", func(j *restv2.JobInput) { j.Title = ptr("") }, missingProblem, "title", "title is required"},
+		{"title blank", func(j *restv2.JobInput) { j.Title = new("") }, missingProblem, "title", "title is required"},
 		{"title too long", func(j *restv2.JobInput) { j.Title = long(256) }, invalidProblem, "title", ""},
 		{"city too long", func(j *restv2.JobInput) { j.City = long(101) }, invalidProblem, "city", ""},
 		{"state missing", func(j *restv2.JobInput) { j.State = nil }, missingProblem, "state", "state is required"},
-		{"state unknown", func(j *restv2.JobInput) { j.State = ptr("XX") }, invalidProblem, "state", `state: "XX" is not a US state code`},
-		{"state full name", func(j *restv2.JobInput) { j.State = ptr("Texas") }, invalidProblem, "state", ""},
-		{"zip four digits", func(j *restv2.JobInput) { j.PostalCode = ptr("1234") }, invalidProblem, "postalCode", `postalCode: "1234" is not a ZIP code (12345 or 12345-6789)`},
-		{"zip letters", func(j *restv2.JobInput) { j.PostalCode = ptr("7520A") }, invalidProblem, "postalCode", ""},
-		{"zip bad plus four", func(j *restv2.JobInput) { j.PostalCode = ptr("75201-12") }, invalidProblem, "postalCode", ""},
+		{"state unknown", func(j *restv2.JobInput) { j.State = new("XX") }, invalidProblem, "state", `state: "XX" is not a US state code`},
+		{"state full name", func(j *restv2.JobInput) { j.State = new("Texas") }, invalidProblem, "state", ""},
+		{"zip four digits", func(j *restv2.JobInput) { j.PostalCode = new("1234") }, invalidProblem, "postalCode", `postalCode: "1234" is not a ZIP code (12345 or 12345-6789)`},
+		{"zip letters", func(j *restv2.JobInput) { j.PostalCode = new("7520A") }, invalidProblem, "postalCode", ""},
+		{"zip bad plus four", func(j *restv2.JobInput) { j.PostalCode = new("75201-12") }, invalidProblem, "postalCode", ""},
 		{"driver type missing", func(j *restv2.JobInput) { j.DriverType = nil }, missingProblem, "driverType", "driverType is required"},
-		{"driver type unknown", func(j *restv2.JobInput) { j.DriverType = ptr("Trucker") }, invalidProblem, "driverType", `driverType: "Trucker" is not one of Owner Operator, Company Driver, Student`},
+		{"driver type unknown", func(j *restv2.JobInput) { j.DriverType = new("Trucker") }, invalidProblem, "driverType", `driverType: "Trucker" is not one of Owner Operator, Company Driver, Student`},
 		{"freight type missing", func(j *restv2.JobInput) { j.FreightType = nil }, missingProblem, "freightType", "freightType is required"},
-		{"freight type unknown", func(j *restv2.JobInput) { j.FreightType = ptr("Livestock") }, invalidProblem, "freightType", ""},
-		{"preference unknown", func(j *restv2.JobInput) { j.Preference = ptr("Solo") }, invalidProblem, "preference", ""},
-		{"pay frequency unknown", func(j *restv2.JobInput) { j.PayFrequency = ptr("Daily") }, invalidProblem, "payFrequency", ""},
-		{"license class unknown", func(j *restv2.JobInput) { j.LicenseClass = ptr("D") }, invalidProblem, "licenseClass", ""},
-		{"pay three places", func(j *restv2.JobInput) { j.PayAmountMin = ptr("18.505") }, invalidProblem, "payAmountMin", `payAmountMin: "18.505" must be a decimal number with at most two decimal places`},
-		{"pay negative", func(j *restv2.JobInput) { j.PayAmountMax = ptr("-1") }, invalidProblem, "payAmountMax", `payAmountMax: "-1" must not be negative`},
-		{"pay not a number", func(j *restv2.JobInput) { j.PayAmountMin = ptr("lots") }, invalidProblem, "payAmountMin", ""},
-		{"pay exponent", func(j *restv2.JobInput) { j.PayAmountMin = ptr("1e3") }, invalidProblem, "payAmountMin", ""},
-		{"pay too large", func(j *restv2.JobInput) { j.PayAmountMin = ptr("1000000.01") }, invalidProblem, "payAmountMin", `payAmountMin: "1000000.01" must be at most 1000000`},
-		{"pay huge", func(j *restv2.JobInput) { j.PayAmountMin = ptr(strings.Repeat("9", 40)) }, invalidProblem, "payAmountMin", ""},
-		{"min above max", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20"), ptr("19.99") }, invalidProblem, "payAmountMin", `payAmountMin: "20" is greater than payAmountMax "19.99"`},
+		{"freight type unknown", func(j *restv2.JobInput) { j.FreightType = new("Livestock") }, invalidProblem, "freightType", ""},
+		{"preference unknown", func(j *restv2.JobInput) { j.Preference = new("Solo") }, invalidProblem, "preference", ""},
+		{"pay frequency unknown", func(j *restv2.JobInput) { j.PayFrequency = new("Daily") }, invalidProblem, "payFrequency", ""},
+		{"license class unknown", func(j *restv2.JobInput) { j.LicenseClass = new("D") }, invalidProblem, "licenseClass", ""},
+		{"pay three places", func(j *restv2.JobInput) { j.PayAmountMin = new("18.505") }, invalidProblem, "payAmountMin", `payAmountMin: "18.505" must be a decimal number with at most two decimal places`},
+		{"pay negative", func(j *restv2.JobInput) { j.PayAmountMax = new("-1") }, invalidProblem, "payAmountMax", `payAmountMax: "-1" must not be negative`},
+		{"pay not a number", func(j *restv2.JobInput) { j.PayAmountMin = new("lots") }, invalidProblem, "payAmountMin", ""},
+		{"pay exponent", func(j *restv2.JobInput) { j.PayAmountMin = new("1e3") }, invalidProblem, "payAmountMin", ""},
+		{"pay too large", func(j *restv2.JobInput) { j.PayAmountMin = new("1000000.01") }, invalidProblem, "payAmountMin", `payAmountMin: "1000000.01" must be at most 1000000`},
+		{"pay huge", func(j *restv2.JobInput) { j.PayAmountMin = new(strings.Repeat("9", 40)) }, invalidProblem, "payAmountMin", ""},
+		{"min above max", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = new("20"), new("19.99") }, invalidProblem, "payAmountMin", `payAmountMin: "20" is greater than payAmountMax "19.99"`},
 		{"employment unknown", func(j *restv2.JobInput) { j.EmploymentType = []string{"Full-Time", "Seasonal"} }, invalidProblem, "employmentType", `employmentType: "Seasonal" is not one of Full-Time, Part-Time, Temporary, Permanent`},
 		{"route unknown", func(j *restv2.JobInput) { j.RouteType = []string{"Coastal"} }, invalidProblem, "routeType", ""},
 		{"employment many unknown: one entry", func(j *restv2.JobInput) { j.EmploymentType = []string{"Seasonal", "Full-Time", "Gig", "x\x00"} }, invalidProblem, "employmentType",
@@ -74,14 +74,14 @@ func TestJobRulesProblems(t *testing.T) {
 		{"employment ten thousand bad values", func(j *restv2.JobInput) { j.EmploymentType = strings.Split(strings.Repeat("x,", 9_999)+"x", ",") }, invalidProblem, "employmentType",
 			"employmentType: 10000 values were sent; at most 10 are accepted"},
 		{"description missing", func(j *restv2.JobInput) { j.Description = nil }, missingProblem, "description", "description is required"},
-		{"description blank", func(j *restv2.JobInput) { j.Description = ptr(" \n ") }, missingProblem, "description", ""},
+		{"description blank", func(j *restv2.JobInput) { j.Description = new(" \n ") }, missingProblem, "description", ""},
 		{"description too long", func(j *restv2.JobInput) { j.Description = long(50_001) }, invalidProblem, "description", ""},
-		{"description too long once escaped", func(j *restv2.JobInput) { j.Description = ptr(strings.Repeat("&", 20_000)) }, invalidProblem, "description", ""},
-		{"description only script", func(j *restv2.JobInput) { j.Description = ptr("<script>alert(1)</script>") }, invalidProblem, "description", ""},
+		{"description too long once escaped", func(j *restv2.JobInput) { j.Description = new(strings.Repeat("&", 20_000)) }, invalidProblem, "description", ""},
+		{"description only script", func(j *restv2.JobInput) { j.Description = new("<script>alert(1)</script>") }, invalidProblem, "description", ""},
 		{"requirements too long", func(j *restv2.JobInput) { j.Requirements = long(50_001) }, invalidProblem, "requirements", ""},
-		{"twic unknown", func(j *restv2.JobInput) { j.TwicOnly = ptr("yes") }, invalidProblem, "twicOnly", `twicOnly: "yes" is not a boolean (true, false, 1 or 0)`},
-		{"NUL in title", func(j *restv2.JobInput) { j.Title = ptr("a\x00b") }, invalidProblem, "title", ""},
-		{"NUL in city", func(j *restv2.JobInput) { j.City = ptr("a\x00b") }, invalidProblem, "city", ""},
+		{"twic unknown", func(j *restv2.JobInput) { j.TwicOnly = new("yes") }, invalidProblem, "twicOnly", `twicOnly: "yes" is not a boolean (true, false, 1 or 0)`},
+		{"NUL in title", func(j *restv2.JobInput) { j.Title = new("a\x00b") }, invalidProblem, "title", ""},
+		{"NUL in city", func(j *restv2.JobInput) { j.City = new("a\x00b") }, invalidProblem, "city", ""},
 	}
 	v := newJobValidator()
 	for _, tt := range tests {
@@ -110,25 +110,25 @@ func TestJobRulesNormalise(t *testing.T) {
 		edit func(j *restv2.JobInput)
 		want func(f *domain.JobFields)
 	}{
-		{"state lower case", func(j *restv2.JobInput) { j.State = ptr("tx") }, func(f *domain.JobFields) {}},
+		{"state lower case", func(j *restv2.JobInput) { j.State = new("tx") }, func(f *domain.JobFields) {}},
 		{"enums any case", func(j *restv2.JobInput) {
-			j.DriverType, j.FreightType, j.Preference = ptr("OWNER operator"), ptr("drop AND hook"), ptr("lease purchase team solo")
-			j.PayFrequency, j.LicenseClass = ptr("per mile"), ptr("none")
+			j.DriverType, j.FreightType, j.Preference = new("OWNER operator"), new("drop AND hook"), new("lease purchase team solo")
+			j.PayFrequency, j.LicenseClass = new("per mile"), new("none")
 		}, func(f *domain.JobFields) {
 			f.DriverType, f.FreightType, f.Preference = "Owner Operator", "Drop and Hook", new(domain.Preference("Lease Purchase Team Solo"))
 			f.PayFrequency, f.LicenseClass = new(domain.PayFrequency("Per Mile")), new(domain.LicenseClass("None"))
 		}},
-		{"territory", func(j *restv2.JobInput) { j.State = ptr("pr") }, func(f *domain.JobFields) { f.State = "PR" }},
-		{"zip nine digits", func(j *restv2.JobInput) { j.PostalCode = ptr("752011234") }, func(f *domain.JobFields) { f.PostalCode = ptr("75201-1234") }},
-		{"zip plus four", func(j *restv2.JobInput) { j.PostalCode = ptr("75201-1234") }, func(f *domain.JobFields) { f.PostalCode = ptr("75201-1234") }},
-		{"zip five", func(j *restv2.JobInput) { j.PostalCode = ptr(" 07030 ") }, func(f *domain.JobFields) { f.PostalCode = ptr("07030") }},
-		{"pay two places", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("18.5"), ptr("22") }, func(f *domain.JobFields) {
+		{"territory", func(j *restv2.JobInput) { j.State = new("pr") }, func(f *domain.JobFields) { f.State = "PR" }},
+		{"zip nine digits", func(j *restv2.JobInput) { j.PostalCode = new("752011234") }, func(f *domain.JobFields) { f.PostalCode = new("75201-1234") }},
+		{"zip plus four", func(j *restv2.JobInput) { j.PostalCode = new("75201-1234") }, func(f *domain.JobFields) { f.PostalCode = new("75201-1234") }},
+		{"zip five", func(j *restv2.JobInput) { j.PostalCode = new(" 07030 ") }, func(f *domain.JobFields) { f.PostalCode = new("07030") }},
+		{"pay two places", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = new("18.5"), new("22") }, func(f *domain.JobFields) {
 			f.PayMin, f.PayMax = new(domain.Cents(1850)), new(domain.Cents(2200))
 		}},
-		{"pay equal bounds", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = ptr("20.00"), ptr("20") }, func(f *domain.JobFields) {
+		{"pay equal bounds", func(j *restv2.JobInput) { j.PayAmountMin, j.PayAmountMax = new("20.00"), new("20") }, func(f *domain.JobFields) {
 			f.PayMin, f.PayMax = new(domain.Cents(2000)), new(domain.Cents(2000))
 		}},
-		{"pay zero", func(j *restv2.JobInput) { j.PayAmountMin = ptr("0") }, func(f *domain.JobFields) { f.PayMin = new(domain.Cents(0)) }},
+		{"pay zero", func(j *restv2.JobInput) { j.PayAmountMin = new("0") }, func(f *domain.JobFields) { f.PayMin = new(domain.Cents(0)) }},
 		{"ten list values accepted", func(j *restv2.JobInput) {
 			j.RouteType = strings.Split(strings.Repeat("otr,", 9)+"Local", ",")
 		}, func(f *domain.JobFields) { f.RouteType = []domain.RouteType{"OTR", "Local"} }},
@@ -139,23 +139,23 @@ func TestJobRulesNormalise(t *testing.T) {
 			f.EmploymentType = []domain.EmploymentType{"Part-Time", "Full-Time"}
 			f.RouteType = []domain.RouteType{"LTL", "OTR"}
 		}},
-		{"twic true", func(j *restv2.JobInput) { j.TwicOnly = ptr("TRUE") }, func(f *domain.JobFields) { f.TwicOnly = true }},
-		{"twic 1", func(j *restv2.JobInput) { j.TwicOnly = ptr("1") }, func(f *domain.JobFields) { f.TwicOnly = true }},
-		{"twic 0", func(j *restv2.JobInput) { j.TwicOnly = ptr("0") }, func(f *domain.JobFields) {}},
-		{"twic empty", func(j *restv2.JobInput) { j.TwicOnly = ptr("") }, func(f *domain.JobFields) {}},
+		{"twic true", func(j *restv2.JobInput) { j.TwicOnly = new("TRUE") }, func(f *domain.JobFields) { f.TwicOnly = true }},
+		{"twic 1", func(j *restv2.JobInput) { j.TwicOnly = new("1") }, func(f *domain.JobFields) { f.TwicOnly = true }},
+		{"twic 0", func(j *restv2.JobInput) { j.TwicOnly = new("0") }, func(f *domain.JobFields) {}},
+		{"twic empty", func(j *restv2.JobInput) { j.TwicOnly = new("") }, func(f *domain.JobFields) {}},
 		{"optional blanks unset", func(j *restv2.JobInput) {
-			j.City, j.PostalCode, j.Preference, j.Requirements = ptr(""), ptr(" "), ptr(""), ptr("")
+			j.City, j.PostalCode, j.Preference, j.Requirements = new(""), new(" "), new(""), new("")
 		}, func(f *domain.JobFields) {}},
-		{"text trimmed", func(j *restv2.JobInput) { j.Title, j.City = ptr("  Driver \n"), ptr(" Waco ") }, func(f *domain.JobFields) { f.City = ptr("Waco") }},
+		{"text trimmed", func(j *restv2.JobInput) { j.Title, j.City = new("  Driver \n"), new(" Waco ") }, func(f *domain.JobFields) { f.City = new("Waco") }},
 		{"basic html kept", func(j *restv2.JobInput) {
-			j.Description = ptr(`<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`)
+			j.Description = new(`<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`)
 		}, func(f *domain.JobFields) {
 			f.Description = `<p><b>B</b> <i>I</i> <u>U</u> <em>E</em> <strong>S</strong><br></p><ul><li>1</li></ul><ol><li>2</li></ol><a href="https://example.com/x">link</a>`
 		}},
 		// A > in text is stored as &gt;, so rich text never holds the ]]>
 		// that would end its XML CDATA section (docs/api.md, Formats).
-		{"]]> in rich text", func(j *restv2.JobInput) { j.Description, j.Requirements = ptr("<p>a ]]> b</p>"), ptr("]]>") },
-			func(f *domain.JobFields) { f.Description, f.Requirements = "<p>a ]]&gt; b</p>", ptr("]]&gt;") }},
+		{"]]> in rich text", func(j *restv2.JobInput) { j.Description, j.Requirements = new("<p>a ]]> b</p>"), new("]]>") },
+			func(f *domain.JobFields) { f.Description, f.Requirements = "<p>a ]]&gt; b</p>", new("]]&gt;") }},
 	}
 	v := newJobValidator()
 	for _, tt := range tests {
@@ -183,22 +183,22 @@ func TestJobRulesIgnoredValues(t *testing.T) {
 		wantText    string // description once saved
 	}{
 		{"unknown field", func(j *restv2.JobInput) {
-			j.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}}
+			j.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: new("Dental")}}
 		}, "benefits", "unknown field benefits was ignored", "Good job"},
-		{"id sent", func(j *restv2.JobInput) { j.ExtraFields = []*restv2.ExtraField{{Name: "id", Value: ptr("7")}} },
+		{"id sent", func(j *restv2.JobInput) { j.ExtraFields = []*restv2.ExtraField{{Name: "id", Value: new("7")}} },
 			"id", "id is assigned by the service and was ignored", "Good job"},
 		{"date sent", func(j *restv2.JobInput) { j.ExtraFields = []*restv2.ExtraField{{Name: "date"}} },
 			"date", "date is assigned by the service and was ignored", "Good job"},
 		{"NUL in an unknown field's name", func(j *restv2.JobInput) {
-			j.ExtraFields = []*restv2.ExtraField{{Name: "ben\x00", Value: ptr("x")}}
+			j.ExtraFields = []*restv2.ExtraField{{Name: "ben\x00", Value: new("x")}}
 		}, `ben\x00`, `unknown field ben\x00 was ignored`, "Good job"},
-		{"script removed", func(j *restv2.JobInput) { j.Description = ptr("<p>Hi</p><script>alert(1)</script>") },
+		{"script removed", func(j *restv2.JobInput) { j.Description = new("<p>Hi</p><script>alert(1)</script>") },
 			"description", "", "<p>Hi</p>"},
-		{"attribute removed", func(j *restv2.JobInput) { j.Description = ptr(`<p onclick="x()">Hi</p>`) },
+		{"attribute removed", func(j *restv2.JobInput) { j.Description = new(`<p onclick="x()">Hi</p>`) },
 			"description", "", "<p>Hi</p>"},
-		{"javascript link removed", func(j *restv2.JobInput) { j.Description = ptr(`<a href="javascript:x()">Hi</a>`) },
+		{"javascript link removed", func(j *restv2.JobInput) { j.Description = new(`<a href="javascript:x()">Hi</a>`) },
 			"description", "", "Hi"},
-		{"table removed", func(j *restv2.JobInput) { j.Description = ptr(`<table><tr><td>Hi</td></tr></table>`) },
+		{"table removed", func(j *restv2.JobInput) { j.Description = new(`<table><tr><td>Hi</td></tr></table>`) },
 			"description", "", "Hi"},
 	}
 	v := newJobValidator()
@@ -231,10 +231,10 @@ func TestEchoedValues(t *testing.T) {
 		want *string
 	}{
 		{"absent", nil, nil},
-		{"plain", ptr("Dental"), ptr("Dental")},
-		{"NUL", ptr("x\x00y\x00"), ptr(`x\x00y\x00`)},
-		{"long", ptr(long + "tail"), ptr(long + "…")},
-		{"long with NUL", ptr("\x00" + long), ptr(`\x00` + long[:len(long)-len("é")] + "…")},
+		{"plain", new("Dental"), new("Dental")},
+		{"NUL", new("x\x00y\x00"), new(`x\x00y\x00`)},
+		{"long", new(long + "tail"), new(long + "…")},
+		{"long with NUL", new("\x00" + long), new(`\x00` + long[:len(long)-len("é")] + "…")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,11 +288,11 @@ func TestSanitizerRemembers(t *testing.T) {
 func TestJobRulesBoundedEntries(t *testing.T) {
 	v := newJobValidator()
 	in := validInput()
-	in.State = ptr("a\x00b")
+	in.State = new("a\x00b")
 	in.EmploymentType = strings.Split(strings.Repeat("bad,", 5)+"bad", ",")
 	in.RouteType = []string{"Coastal", "Inland"}
 	for i := range 1000 {
-		in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: fmt.Sprintf("f%d", i), Value: ptr("v")})
+		in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: fmt.Sprintf("f%d", i), Value: new("v")})
 	}
 	_, problems, ignored := v.check(in)
 	fields := map[string]int{}

@@ -136,30 +136,88 @@ func (s *Service) Job(ctx context.Context, id int64) (domain.Job, error) {
 	})
 }
 
-// PostJobs validates the jobs and upserts the valid ones in one transaction.
+// PostJobs validates the jobs of the v2.0 text form and upserts the valid
+// ones in one transaction.
 func (s *Service) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*restv2.PostJobsResponse, error) {
-	caller, err := call.From(ctx)
-	if err != nil {
+	if _, err := call.From(ctx); err != nil {
 		return nil, err
 	}
-	if err := tooManyItems("jobs", len(req.GetJobs()), postLimit); err != nil {
+	if err := CheckPostLength(len(req.GetJobs())); err != nil {
 		return nil, err
 	}
-	batch := s.checkJobs(req.GetJobs(), rules.MaxJobsPerPost)
-	outcomes, err := s.store.UpsertJobs(ctx, caller.AccountID, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
+	inputs := make([]Input, len(req.GetJobs()))
+	for i, in := range req.GetJobs() {
+		inputs[i] = ReadText(in)
+	}
+	r, err := s.Post(ctx, inputs, RESTNames)
 	if err != nil {
-		return nil, call.Internal(ctx, err)
+		return nil, err
 	}
 	sum := newSummary()
-	batch.count(outcomes, sum.BatchSummary)
-	for i, in := range batch.inputs {
-		for _, p := range batch.problems[i] {
-			sum.add(sum.list(p.list), batch.entry(i, in, p.field, p.value, p.message))
+	for l, list := range r.Problems {
+		for _, e := range list {
+			sum.add(sum.list(problemList(l)), restEntry(e))
 		}
 	}
-	b := sum.BatchSummary
-	return &restv2.PostJobsResponse{Unchanged: b.Unchanged, Updated: b.Updated, Added: b.Added, Deleted: b.Deleted,
-		Errors: b.Errors, ErrorMessages: b.ErrorMessages, IgnoredValues: batch.ignoredEntries()}, nil
+	ignored := make([]*restv2.BatchEntry, len(r.Ignored))
+	for i, e := range r.Ignored {
+		ignored[i] = restEntry(e)
+	}
+	return &restv2.PostJobsResponse{Unchanged: r.Unchanged, Updated: r.Updated, Added: r.Added,
+		Errors: sum.Errors, ErrorMessages: sum.ErrorMessages, IgnoredValues: ignored}, nil
+}
+
+// CheckPostLength refuses a post of more than rules.MaxListItems jobs, in
+// the words both APIs answer.
+func CheckPostLength(n int) error { return tooManyItems("jobs", n, postLimit) }
+
+// Entry is a problem or an ignored value of one submitted job, in the
+// words of the caller's API.
+type Entry struct {
+	// Index is the job's index in the request.
+	Index                  int32
+	ReferenceNumber, Field *string
+	Value                  *string
+	Message                string
+}
+
+// PostResult is what a post did: its counts, and its entries.
+type PostResult struct {
+	Added, Updated, Unchanged int32
+	// Problems are the entries of the jobs not saved, by list: missing,
+	// invalid, duplicated, over a limit (problemList's order).
+	Problems [4][]Entry
+	// Ignored are the values the saved and refused jobs sent in vain.
+	Ignored []Entry
+}
+
+// Post validates the jobs an adapter read, naming their fields as names
+// does, and upserts the valid ones in one transaction. Jobs past
+// rules.MaxJobsPerPost are refused; the adapter refuses a longer list.
+func (s *Service) Post(ctx context.Context, jobs []Input, names Naming) (PostResult, error) {
+	caller, err := call.From(ctx)
+	if err != nil {
+		return PostResult{}, err
+	}
+	batch := s.checkJobs(jobs, names, rules.MaxJobsPerPost)
+	outcomes, err := s.store.UpsertJobs(ctx, caller.AccountID, batch.valid, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
+	if err != nil {
+		return PostResult{}, call.Internal(ctx, err)
+	}
+	var r PostResult
+	r.Added, r.Updated, r.Unchanged = batch.count(outcomes)
+	for i := range batch.inputs {
+		for _, p := range batch.problems[i] {
+			r.Problems[p.list] = append(r.Problems[p.list], batch.entry(i, p.field, p.value, p.message))
+		}
+	}
+	r.Ignored = batch.ignoredEntries()
+	return r, nil
+}
+
+// restEntry is an entry of the v2.0 API.
+func restEntry(e Entry) *restv2.BatchEntry {
+	return &restv2.BatchEntry{Index: &e.Index, ReferenceNumber: e.ReferenceNumber, Field: e.Field, Value: e.Value, Message: e.Message}
 }
 
 // problemList names the summary list a problem belongs to.
@@ -184,7 +242,8 @@ type jobProblem struct {
 // the store, and every problem and ignored value by request index. A post
 // and an import share it and differ only in how they report.
 type jobBatch struct {
-	inputs []*restv2.JobInput
+	inputs []Input
+	names  Naming
 	// offset is the request index of inputs[0]: an import is checked a
 	// chunk at a time.
 	offset   int
@@ -196,15 +255,15 @@ type jobBatch struct {
 
 // checkJobs validates jobs. Jobs past maxProcessed (0: no limit) and
 // repeats of a reference number are problems without being validated.
-func (s *Service) checkJobs(jobs []*restv2.JobInput, maxProcessed int) *jobBatch {
-	return s.checkChunk(jobs, maxProcessed, 0, map[string]int{})
+func (s *Service) checkJobs(jobs []Input, names Naming, maxProcessed int) *jobBatch {
+	return s.checkChunk(jobs, names, maxProcessed, 0, map[string]int{})
 }
 
 // checkChunk is checkJobs of the jobs of a request from its index offset
 // on; firstAt holds the request index of each reference number seen in
 // the request's earlier chunks, and gains those of this one.
-func (s *Service) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, firstAt map[string]int) *jobBatch {
-	b := &jobBatch{inputs: jobs, offset: offset, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
+func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset int, firstAt map[string]int) *jobBatch {
+	b := &jobBatch{inputs: jobs, names: names, offset: offset, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
 	// First the cheap, order-dependent rules (the per-post limit, repeated
 	// reference numbers), then the field rules, which are independent per
 	// job and dominated by HTML sanitising, on every core.
@@ -215,10 +274,11 @@ func (s *Service) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, 
 				message: fmt.Sprintf("only the first %d jobs of a post are processed; the job at index %d was not", maxProcessed, offset+i)}}
 			continue
 		}
-		ref := strings.TrimSpace(in.GetReferenceNumber())
+		ref := strings.TrimSpace(rules.OrEmpty(in.ReferenceNumber))
 		if first, seen := firstAt[ref]; seen && ref != "" {
-			b.problems[i] = []jobProblem{{list: duplicationList, field: "referenceNumber", value: in.ReferenceNumber,
-				message: fmt.Sprintf("referenceNumber %s already appears at index %d of this request; only its first occurrence is processed", call.Quoted(ref), first)}}
+			name := names.Names[FieldReferenceNumber]
+			b.problems[i] = []jobProblem{{list: duplicationList, field: name, value: in.Sent[FieldReferenceNumber],
+				message: fmt.Sprintf("%s %s already appears at index %d of this request; only its first occurrence is processed", name, call.Quoted(ref), first)}}
 			continue
 		}
 		firstAt[ref] = offset + i
@@ -232,7 +292,7 @@ func (s *Service) checkChunk(jobs []*restv2.JobInput, maxProcessed, offset int, 
 	parallel(len(toCheck), func(k int) {
 		i := toCheck[k]
 		var r checked
-		r.fields, r.problems, b.ignored[i] = s.validator.check(jobs[i])
+		r.fields, r.problems, b.ignored[i] = s.validator.checkInput(jobs[i], names)
 		results[i] = r
 	})
 	for _, i := range toCheck {
@@ -290,46 +350,47 @@ func parallel(n int, work func(k int)) {
 	}
 }
 
-// count adds the store's outcomes to sum; a job over the active-job
-// maximum becomes a limit problem of its request index.
-func (b *jobBatch) count(outcomes []store.Outcome, sum *restv2.BatchSummary) {
+// count counts the store's outcomes; a job over the active-job maximum
+// becomes a limit problem of its request index.
+func (b *jobBatch) count(outcomes []store.Outcome) (added, updated, unchanged int32) {
 	for k, o := range outcomes {
 		switch o {
 		case store.Added:
-			sum.Added++
+			added++
 		case store.Updated:
-			sum.Updated++
+			updated++
 		case store.Unchanged:
-			sum.Unchanged++
+			unchanged++
 		case store.OverActiveLimit:
 			i := b.indexOf[k]
 			b.problems[i] = append(b.problems[i], jobProblem{list: limitList,
 				message: fmt.Sprintf("the account has reached its maximum of %d active jobs; job %s was not added", MaxActiveJobs, b.valid[k].ReferenceNumber)})
 		}
 	}
+	return added, updated, unchanged
 }
 
 // entry is a post-style entry about job i of the batch.
-func (b *jobBatch) entry(i int, in *restv2.JobInput, field string, value *string, message string) *restv2.BatchEntry {
-	return &restv2.BatchEntry{Index: int32p(b.offset + i), ReferenceNumber: sentReference(in),
+func (b *jobBatch) entry(i int, field string, value *string, message string) Entry {
+	return Entry{Index: int32(b.offset + i), ReferenceNumber: sentReference(&b.inputs[i]),
 		Field: optional(field), Value: call.Echoed(value), Message: message}
 }
 
 // sentReference is the job's reference number as entries show it: null
 // when it was missing, which a blank one counts as (docs/api.md, Jobs).
-func sentReference(in *restv2.JobInput) *string {
-	if strings.TrimSpace(in.GetReferenceNumber()) == "" {
+func sentReference(in *Input) *string {
+	if strings.TrimSpace(rules.OrEmpty(in.ReferenceNumber)) == "" {
 		return nil
 	}
-	return call.Echoed(in.ReferenceNumber)
+	return call.Echoed(in.Sent[FieldReferenceNumber])
 }
 
 // ignoredEntries lists the ignored values in request order.
-func (b *jobBatch) ignoredEntries() []*restv2.BatchEntry {
-	out := []*restv2.BatchEntry{}
-	for i, in := range b.inputs {
+func (b *jobBatch) ignoredEntries() []Entry {
+	out := []Entry{}
+	for i := range b.inputs {
 		for _, ig := range b.ignored[i] {
-			out = append(out, b.entry(i, in, ig.field, ig.value, ig.message))
+			out = append(out, b.entry(i, ig.field, ig.value, ig.message))
 		}
 	}
 	return out

@@ -24,14 +24,14 @@ func TestImportPayloadCarriesEveryField(t *testing.T) {
 			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-1"))
 			list.Append(protoreflect.ValueOfString(string(fd.Name()) + "-2"))
 		case fd.IsList() && fd.Message() != nil && fd.Message().FullName() == "jobboard.rest.v2.ExtraField":
-			in.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: ptr("Dental")}, {Name: "shift"}}
+			in.ExtraFields = []*restv2.ExtraField{{Name: "benefits", Value: new("Dental")}, {Name: "shift"}}
 		case fd.Kind() == protoreflect.StringKind && !fd.IsList():
 			m.Set(fd, protoreflect.ValueOfString(string(fd.Name())+" \x00é"))
 		default:
 			t.Fatalf("field %s of a kind this test does not fill", fd.Name())
 		}
 	}
-	jobs := []*restv2.JobInput{in, {Title: ptr("")}, {}}
+	jobs := []*restv2.JobInput{in, {Title: new("")}, {}}
 	payload, err := StoredForm(jobs)
 	if err != nil {
 		t.Fatal(err)

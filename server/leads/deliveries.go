@@ -32,7 +32,7 @@ func (deliveryArgs) Kind() string { return "webhook_delivery" }
 
 // deliveryJobAttempts is the River attempts of a delivery job: a ceiling
 // only, above any schedule; the worker ends a delivery after the last
-// attempt of its own schedule (retryPolicy.lastAttempt).
+// attempt of its own schedule (webhook.RetryPolicy.LastAttempt).
 const deliveryJobAttempts = 100
 
 // DeliveryQueue is the queue deliveries wait in, apart from imports and

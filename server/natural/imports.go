@@ -11,7 +11,7 @@ import (
 
 // CreateJobImportRequest is a natural import request in the lenient form.
 func CreateJobImportRequest(r *jobboardv2.CreateJobImportRequest) *restv2.CreateJobImportRequest {
-	return &restv2.CreateJobImportRequest{Jobs: JobInputs(r.GetJobs()), CallbackUrl: r.CallbackUrl, DeleteJobs: r.GetDeleteJobs()}
+	return &restv2.CreateJobImportRequest{Jobs: JobTexts(r.GetJobs()), CallbackUrl: r.CallbackUrl, DeleteJobs: r.GetDeleteJobs()}
 }
 
 // JobImport converts an import as the core answers it. Its times are in the

@@ -8,32 +8,34 @@ import (
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
-// JobInput is a natural job in the lenient form the validation checks.
-func JobInput(in *jobboardv2.JobInput) *restv2.JobInput {
+// JobText is a natural job in the v2.0 text form, as an import stores its
+// jobs until it runs (store.ImportJob): an enum number outside its
+// vocabulary is kept as its digits, which the rules then refuse by name.
+func JobText(in *jobboardv2.JobInput) *restv2.JobInput {
 	out := &restv2.JobInput{
-		ReferenceNumber: ptr(in.GetReferenceNumber()), Title: ptr(in.GetTitle()), City: in.City,
-		State: ptr(in.GetState()), PostalCode: in.PostalCode,
+		ReferenceNumber: new(in.GetReferenceNumber()), Title: new(in.GetTitle()), City: in.City,
+		State: new(in.GetState()), PostalCode: in.PostalCode,
 		DriverType:     optionalLabel(DriverTypes, in.GetDriverType()),
 		Preference:     optionalLabel(Preferences, in.GetPreference()),
 		FreightType:    optionalLabel(FreightTypes, in.GetFreightType()),
 		PayFrequency:   optionalLabel(PayFrequencies, in.GetPayFrequency()),
 		EmploymentType: labels(EmploymentTypes, in.GetEmploymentType()),
 		RouteType:      labels(RouteTypes, in.GetRouteType()),
-		Description:    ptr(in.GetDescription()), Requirements: in.Requirements,
-		TwicOnly:     ptr(strconv.FormatBool(in.GetTwicOnly())),
+		Description:    new(in.GetDescription()), Requirements: in.Requirements,
+		TwicOnly:     new(strconv.FormatBool(in.GetTwicOnly())),
 		LicenseClass: optionalLabel(LicenseClasses, in.GetLicenseClass()),
 	}
 	if in.PayAmountMinCents != nil {
-		out.PayAmountMin = ptr(Decimal(in.GetPayAmountMinCents()))
+		out.PayAmountMin = new(Decimal(in.GetPayAmountMinCents()))
 	}
 	if in.PayAmountMaxCents != nil {
-		out.PayAmountMax = ptr(Decimal(in.GetPayAmountMaxCents()))
+		out.PayAmountMax = new(Decimal(in.GetPayAmountMaxCents()))
 	}
 	return out
 }
 
-// JobInputs converts a list of jobs.
-func JobInputs(in []*jobboardv2.JobInput) []*restv2.JobInput { return each(in, JobInput) }
+// JobTexts converts a list of jobs.
+func JobTexts(in []*jobboardv2.JobInput) []*restv2.JobInput { return each(in, JobText) }
 
 // Job is a stored job in the natural form: its words as enum values, its
 // pay as cents, straight from the domain's.
@@ -51,10 +53,10 @@ func Job(j *domain.Job) *jobboardv2.Job {
 		LicenseClass: optionalWordValue(LicenseClasses, j.LicenseClass),
 	}
 	if j.PayMin != nil {
-		out.PayAmountMinCents = ptr(int64(*j.PayMin))
+		out.PayAmountMinCents = new(int64(*j.PayMin))
 	}
 	if j.PayMax != nil {
-		out.PayAmountMaxCents = ptr(int64(*j.PayMax))
+		out.PayAmountMaxCents = new(int64(*j.PayMax))
 	}
 	return out
 }
@@ -98,9 +100,9 @@ func entry(e *restv2.BatchEntry) *jobboardv2.BatchEntry {
 	out := &jobboardv2.BatchEntry{Index: e.Index, Id: e.Id, ReferenceNumber: e.ReferenceNumber,
 		Field: e.Field, Value: e.Value, Message: e.GetMessage()}
 	if r, ok := renamedFields[e.GetField()]; ok {
-		out.Field = ptr(r.name)
+		out.Field = new(r.name)
 		if e.Value != nil {
-			out.Value = ptr(r.value(e.GetValue()))
+			out.Value = new(r.value(e.GetValue()))
 		}
 	}
 	return out
@@ -129,11 +131,4 @@ func ErrorMessages(m *restv2.ErrorMessages) *jobboardv2.ErrorMessages {
 	}
 	return &jobboardv2.ErrorMessages{MissingErrors: list(m.MissingErrors), InvalidErrors: list(m.InvalidErrors),
 		DuplicationErrors: list(m.DuplicationErrors), LimitErrors: list(m.LimitErrors)}
-}
-
-// PostJobsResponse converts a post's answer.
-func PostJobsResponse(r *restv2.PostJobsResponse) *jobboardv2.PostJobsResponse {
-	return &jobboardv2.PostJobsResponse{Unchanged: r.Unchanged, Updated: r.Updated, Added: r.Added,
-		Deleted: r.Deleted, Errors: r.Errors, ErrorMessages: ErrorMessages(r.ErrorMessages),
-		IgnoredValues: Entries(r.IgnoredValues)}
 }

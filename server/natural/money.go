@@ -15,5 +15,3 @@ func Cents(s string) int64 { return int64(domain.ParseCents(s)) }
 func Decimal(cents int64) string { return domain.Cents(cents).Decimal() }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func ptr[T any](v T) *T { return &v }

@@ -104,7 +104,7 @@ func TestCents(t *testing.T) {
 	}
 }
 
-func TestJobInput(t *testing.T) {
+func TestJobText(t *testing.T) {
 	in := &jobboardv2.JobInput{ReferenceNumber: "R1", Title: "T", City: proto.String("Dallas"), State: "tx",
 		DriverType: jobboardv2.DriverType_DRIVER_TYPE_STUDENT, FreightType: jobboardv2.FreightType_FREIGHT_TYPE_YARD_SPOTTER,
 		PayAmountMinCents: proto.Int64(1805), PayFrequency: jobboardv2.PayFrequency_PAY_FREQUENCY_PER_MILE,
@@ -116,10 +116,10 @@ func TestJobInput(t *testing.T) {
 		PayAmountMin: proto.String("18.05"), PayFrequency: proto.String("Per Mile"),
 		EmploymentType: []string{"Part-Time", "99"}, RouteType: []string{"LTL"}, Description: proto.String("D"),
 		TwicOnly: proto.String("true"), Preference: proto.String("42")}
-	if got := JobInput(in); !proto.Equal(got, want) {
-		t.Errorf("JobInput:\n got %v\nwant %v", got, want)
+	if got := JobText(in); !proto.Equal(got, want) {
+		t.Errorf("JobText:\n got %v\nwant %v", got, want)
 	}
-	if got := JobInput(&jobboardv2.JobInput{}); got.DriverType != nil || got.PayAmountMax != nil || got.GetTwicOnly() != "false" {
+	if got := JobText(&jobboardv2.JobInput{}); got.DriverType != nil || got.PayAmountMax != nil || got.GetTwicOnly() != "false" {
 		t.Errorf("an empty job: %v", got)
 	}
 }

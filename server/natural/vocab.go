@@ -63,7 +63,7 @@ func optionalLabel[E ~int32](v Vocabulary[E], e E) *string {
 	if l, ok := v.Label(e); ok {
 		return &l
 	}
-	return ptr(itoa(int64(e)))
+	return new(itoa(int64(e)))
 }
 
 // labels maps a list of enum values to their labels, as optionalLabel does.

@@ -22,7 +22,7 @@ var (
 func WebhookInput(w *jobboardv2.Webhook) *restv2.WebhookInput {
 	out := &restv2.WebhookInput{Url: w.GetUrl(), Events: labels(EventTypes, w.GetEvents())}
 	if w.GetDescription() != "" {
-		out.Description = ptr(w.GetDescription())
+		out.Description = new(w.GetDescription())
 	}
 	if a := w.GetAuth(); a != nil {
 		out.Auth = &restv2.WebhookAuthInput{Type: rulesOrEmpty(optionalLabel(WebhookAuthTypes, a.GetType())),

@@ -18,7 +18,7 @@ func BenchmarkUpsertJobs(b *testing.B) {
 		for i := range jobs {
 			jobs[i] = job(fmt.Sprintf("%sJ%d", prefix, i))
 			jobs[i].Title = title
-			jobs[i].City = ptr("Dallas")
+			jobs[i].City = new("Dallas")
 		}
 		return jobs
 	}

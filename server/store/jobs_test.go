@@ -13,8 +13,6 @@ import (
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
-func ptr(s string) *string { return &s }
-
 func job(ref string) store.JobFields {
 	return store.JobFields{
 		ReferenceNumber: ref, Title: "Driver " + ref, State: "TX", DriverType: "Company Driver",
@@ -42,7 +40,7 @@ func TestUpsertJobsOutcomes(t *testing.T) {
 	}
 
 	changed := job("A2")
-	changed.City = ptr("Dallas")
+	changed.City = new("Dallas")
 	got, err = s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), changed, job("A3")}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +86,8 @@ func TestJobReadsEveryField(t *testing.T) {
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "a").AccountID
 	full := job("F1")
-	full.City, full.PostalCode, full.Preference = ptr("Dallas"), ptr("75201"), new(domain.Preference("Team"))
-	full.PayMax, full.PayFrequency, full.Requirements = new(domain.Cents(2025)), new(domain.PayFrequency("Per Mile")), ptr("Two years")
+	full.City, full.PostalCode, full.Preference = new("Dallas"), new("75201"), new(domain.Preference("Team"))
+	full.PayMax, full.PayFrequency, full.Requirements = new(domain.Cents(2025)), new(domain.PayFrequency("Per Mile")), new("Two years")
 	full.LicenseClass, full.TwicOnly, full.RouteType = new(domain.LicenseClass("A")), true, []domain.RouteType{"Regional"}
 	bare := job("B1")
 	bare.PayMin = nil
