@@ -68,11 +68,7 @@ func word[T ~string, E ~int32](r *jobs.Input, f jobs.Field, v natural.Vocabulary
 // takes.
 func wordList[T ~string, E ~int32](r *jobs.Input, f jobs.Field, v natural.Vocabulary[E], es []E) []T {
 	if len(es) > jobs.MaxListValues {
-		texts := make([]string, len(es))
-		for i, e := range es {
-			texts[i] = strconv.Itoa(int(e))
-		}
-		r.Unread = append(r.Unread, jobs.Unread{Field: f, Value: new(call.Truncate(strings.Join(texts, ", "), call.MaxEchoed)),
+		r.Unread = append(r.Unread, jobs.Unread{Field: f, Value: new(numbersCut(es)),
 			Message: fmt.Sprintf("%s: %d values were sent; at most %d are accepted", grpcJobNames.Names[f], len(es), jobs.MaxListValues)})
 		return nil
 	}
@@ -102,6 +98,23 @@ func wordList[T ~string, E ~int32](r *jobs.Input, f jobs.Field, v natural.Vocabu
 		return nil
 	}
 	return out
+}
+
+// numbersCut writes enum numbers comma-separated, as far as an entry
+// echoes (call.MaxEchoed): a list as long as a request may hold is never
+// written whole just to be cut.
+func numbersCut[E ~int32](es []E) string {
+	var b strings.Builder
+	for i, e := range es {
+		if b.Len() > call.MaxEchoed {
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(int(e)))
+	}
+	return call.Truncate(b.String(), call.MaxEchoed)
 }
 
 // unknownValue records an enum number outside the vocabulary.

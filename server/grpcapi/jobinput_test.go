@@ -1,12 +1,14 @@
 package grpcapi
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/truckjobs/jobboard/domain"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/jobs"
 )
 
@@ -43,6 +45,10 @@ func TestJobInputReadsNaturalTypes(t *testing.T) {
 			func(r jobs.Input) bool { return r.RouteType == nil },
 			[]jobs.Unread{{Field: jobs.FieldRouteType, Value: new("0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0"),
 				Message: "routeType: 11 values were sent; at most 10 are accepted"}}},
+		{"a million values: the echo is cut", &jobboardv2.JobInput{EmploymentType: make([]jobboardv2.EmploymentType, 1_000_000)},
+			func(r jobs.Input) bool { return r.EmploymentType == nil },
+			[]jobs.Unread{{Field: jobs.FieldEmploymentType, Value: new(call.Truncate(strings.Repeat("0, ", 400), call.MaxEchoed)),
+				Message: "employmentType: 1000000 values were sent; at most 10 are accepted"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
