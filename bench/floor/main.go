@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/truckjobs/jobboard/domain"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/natural"
 )
@@ -103,10 +104,10 @@ func (f *grpcFloor) GetJob(ctx context.Context, req *jobboardv2.GetJobRequest) (
 		out.RouteType = append(out.RouteType, enumOf(natural.RouteTypes, &r))
 	}
 	if j.PayAmountMin != nil {
-		out.PayAmountMinCents = proto.Int64(natural.Cents(*j.PayAmountMin))
+		out.PayAmountMinCents = proto.Int64(int64(domain.ParseCents(*j.PayAmountMin)))
 	}
 	if j.PayAmountMax != nil {
-		out.PayAmountMaxCents = proto.Int64(natural.Cents(*j.PayAmountMax))
+		out.PayAmountMaxCents = proto.Int64(int64(domain.ParseCents(*j.PayAmountMax)))
 	}
 	return &jobboardv2.GetJobResponse{Job: out}, nil
 }

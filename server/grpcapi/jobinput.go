@@ -53,12 +53,12 @@ func word[T ~string, E ~int32](r *jobs.Input, f jobs.Field, v natural.Vocabulary
 		return nil
 	}
 	label, ok := v.Label(e)
-	r.Sent[f] = new(label)
 	if !ok {
 		r.Sent[f] = new(strconv.Itoa(int(e)))
 		unknownValue(r, f, v, r.Sent[f], "")
 		return nil
 	}
+	r.Sent[f] = new(label)
 	return new(T(label))
 }
 

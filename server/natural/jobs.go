@@ -26,10 +26,10 @@ func JobText(in *jobboardv2.JobInput) *restv2.JobInput {
 		LicenseClass: optionalLabel(LicenseClasses, in.GetLicenseClass()),
 	}
 	if in.PayAmountMinCents != nil {
-		out.PayAmountMin = new(Decimal(in.GetPayAmountMinCents()))
+		out.PayAmountMin = new(domain.Cents(in.GetPayAmountMinCents()).Decimal())
 	}
 	if in.PayAmountMaxCents != nil {
-		out.PayAmountMax = new(Decimal(in.GetPayAmountMaxCents()))
+		out.PayAmountMax = new(domain.Cents(in.GetPayAmountMaxCents()).Decimal())
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func centsText(decimal string) string {
 	if neg {
 		decimal = decimal[1:]
 	}
-	c := Cents(decimal)
+	c := int64(domain.ParseCents(decimal))
 	if neg {
 		c = -c
 	}

@@ -85,11 +85,11 @@ func TestCents(t *testing.T) {
 		cents   int64
 		decimal string
 	}{{0, "0.00"}, {5, "0.05"}, {50, "0.50"}, {1850, "18.50"}, {100000000, "1000000.00"}, {-5, "-0.05"}, {-1850, "-18.50"}} {
-		if got := Decimal(c.cents); got != c.decimal {
+		if got := domain.Cents(c.cents).Decimal(); got != c.decimal {
 			t.Errorf("Decimal(%d) = %q, want %q", c.cents, got, c.decimal)
 		}
 		if c.cents >= 0 {
-			if got := Cents(c.decimal); got != c.cents {
+			if got := int64(domain.ParseCents(c.decimal)); got != c.cents {
 				t.Errorf("Cents(%q) = %d, want %d", c.decimal, got, c.cents)
 			}
 		}
@@ -98,7 +98,7 @@ func TestCents(t *testing.T) {
 		}
 	}
 	for s, want := range map[string]int64{"18.5": 1850, "0018": 1800, "7": 700} {
-		if got := Cents(s); got != want {
+		if got := int64(domain.ParseCents(s)); got != want {
 			t.Errorf("Cents(%q) = %d, want %d", s, got, want)
 		}
 	}
