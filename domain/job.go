@@ -69,11 +69,16 @@ const MaxPay Cents = 1_000_000_00
 // Decimal writes c as dollars with two decimal places ("18.50"), the form
 // the v2.0 API has always answered; a negative amount keeps its sign.
 func (c Cents) Decimal() string {
-	sign, u := "", uint64(c)
+	// One allocation: every answer listing jobs writes two amounts a job.
+	var buf [24]byte
+	b := buf[:0]
+	u := uint64(c)
 	if c < 0 {
-		sign, u = "-", uint64(-c)
+		b, u = append(b, '-'), uint64(-c)
 	}
-	return sign + strconv.FormatUint(u/100, 10) + "." + strconv.FormatUint(u%100/10, 10) + strconv.FormatUint(u%10, 10)
+	b = strconv.AppendUint(b, u/100, 10)
+	b = append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
+	return string(b)
 }
 
 // JobFields are what an employer says of a job, once the job rules have

@@ -56,3 +56,26 @@ func TestWordListsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestWordViews: the views read the same values as the copies, both ways.
+func TestWordViews(t *testing.T) {
+	words := []domain.RouteType{"OTR", "LTL", "Local"}
+	names := domain.NamesView(words)
+	if len(names) != 3 || names[0] != "OTR" || names[2] != "Local" {
+		t.Fatalf("NamesView = %q", names)
+	}
+	back := domain.WordsView[domain.RouteType](names)
+	if len(back) != 3 || back[1] != "LTL" {
+		t.Fatalf("WordsView = %q", back)
+	}
+	if got := domain.NamesView[domain.RouteType](nil); len(got) != 0 {
+		t.Fatalf("NamesView(nil) = %q", got)
+	}
+}
+
+func BenchmarkDecimal(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = domain.Cents(185000 + i%100).Decimal()
+	}
+}

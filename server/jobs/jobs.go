@@ -552,8 +552,8 @@ func jobMessage(j *domain.Job) *restv2.Job {
 		Id: j.ID, Date: j.PostedOn, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
 		State: j.State, PostalCode: j.PostalCode, DriverType: string(j.DriverType), Preference: (*string)(j.Preference),
 		FreightType: string(j.FreightType), PayAmountMin: decimal(j.PayMin), PayAmountMax: decimal(j.PayMax),
-		PayFrequency: (*string)(j.PayFrequency), EmploymentType: domain.Names(j.EmploymentType),
-		RouteType: domain.Names(j.RouteType), Description: j.Description, Requirements: j.Requirements,
+		PayFrequency: (*string)(j.PayFrequency), EmploymentType: domain.NamesView(j.EmploymentType),
+		RouteType: domain.NamesView(j.RouteType), Description: j.Description, Requirements: j.Requirements,
 		TwicOnly: j.TwicOnly, LicenseClass: (*string)(j.LicenseClass),
 	}
 }

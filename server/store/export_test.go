@@ -23,6 +23,10 @@ func (s *Store) SetReadClock(now func() time.Time) { s.reads.now = now }
 // ways the store could.
 var JobByIDQuery = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL`
 
+// JobScanDest is where each column of JobByIDQuery goes in j, as the
+// store scans it.
+func JobScanDest(j *Job) []any { return jobScanDest(j) }
+
 // ForcePrepared turns the prepared hot reads on whatever Open decided, to
 // show that a connection that is not direct still prepares nothing.
 func (s *Store) ForcePrepared() { s.prepared.on = true }

@@ -56,8 +56,12 @@ func BenchmarkJobByID(b *testing.B) {
 	}{
 		{"store direct prepared", func(j *store.Job, id int64) (err error) { *j, err = s.Job(ctx, acct, id); return err }},
 		{"store through PgBouncer", func(j *store.Job, id int64) (err error) { *j, err = pooled.Job(ctx, acct, id); return err }},
-		{"direct one batch unprepared", func(j *store.Job, id int64) error { return batch.GetContext(ctx, j, store.JobByIDQuery, acct, id) }},
-		{"direct default two round trips", func(j *store.Job, id int64) error { return plain.GetContext(ctx, j, store.JobByIDQuery, acct, id) }},
+		{"direct one batch unprepared", func(j *store.Job, id int64) error {
+			return batch.QueryRowContext(ctx, store.JobByIDQuery, acct, id).Scan(store.JobScanDest(j)...)
+		}},
+		{"direct default two round trips", func(j *store.Job, id int64) error {
+			return plain.QueryRowContext(ctx, store.JobByIDQuery, acct, id).Scan(store.JobScanDest(j)...)
+		}},
 	} {
 		b.Run(way.name, func(b *testing.B) {
 			b.SetParallelism(16) // 32 goroutines on two cores

@@ -135,11 +135,7 @@ func (l wordList[T]) Scan(src any) error {
 	if err := words.Scan(src); err != nil {
 		return err
 	}
-	out := make([]T, len(words))
-	for i, w := range words {
-		out[i] = T(w)
-	}
-	*l.dst = out
+	*l.dst = domain.WordsView[T](words)
 	return nil
 }
 
