@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,18 @@ var (
 	routeTypes      = []RouteType{"Dedicated", "Local", "LTL", "OTR", "Regional"}
 	licenseClasses  = []LicenseClass{"A", "B", "C", "None"}
 )
+
+// vocabularies are the word types' words, by type: the job fields of a
+// word type (domain.JobFieldList) take theirs from here.
+var vocabularies = map[reflect.Type][]string{
+	reflect.TypeFor[DriverType]():     Names(driverTypes),
+	reflect.TypeFor[Preference]():     Names(preferences),
+	reflect.TypeFor[FreightType]():    Names(freightTypes),
+	reflect.TypeFor[PayFrequency]():   Names(payFrequencies),
+	reflect.TypeFor[EmploymentType](): Names(employmentTypes),
+	reflect.TypeFor[RouteType]():      Names(routeTypes),
+	reflect.TypeFor[LicenseClass]():   Names(licenseClasses),
+}
 
 // DriverTypes returns every driver type, in enum order.
 func DriverTypes() []DriverType { return slices.Clone(driverTypes) }
@@ -87,26 +100,27 @@ func (c Cents) Decimal() string {
 type JobFields struct {
 	// ReferenceNumber is the employer's own key of the job: 1-64 letters
 	// and digits, unique among the account's active jobs.
-	ReferenceNumber string
-	Title           string
-	City            *string
+	ReferenceNumber string  `job:"referenceNumber"`
+	Title           string  `job:"title"`
+	City            *string `job:"city"`
 	// State is a USPS code, upper case.
-	State string
+	State string `job:"state"`
 	// PostalCode is a ZIP code, 12345 or 12345-6789.
-	PostalCode     *string
-	DriverType     DriverType
-	Preference     *Preference
-	FreightType    FreightType
-	PayMin, PayMax *Cents
-	PayFrequency   *PayFrequency
+	PostalCode   *string       `job:"postalCode"`
+	DriverType   DriverType    `job:"driverType"`
+	Preference   *Preference   `job:"preference"`
+	FreightType  FreightType   `job:"freightType"`
+	PayMin       *Cents        `job:"payAmountMin"`
+	PayMax       *Cents        `job:"payAmountMax"`
+	PayFrequency *PayFrequency `job:"payFrequency"`
 	// EmploymentType and RouteType hold each word once, in the order sent.
-	EmploymentType []EmploymentType
-	RouteType      []RouteType
+	EmploymentType []EmploymentType `job:"employmentType"`
+	RouteType      []RouteType      `job:"routeType"`
 	// Description and Requirements are sanitised HTML of the basic tags.
-	Description  string
-	Requirements *string
-	TwicOnly     bool
-	LicenseClass *LicenseClass
+	Description  string        `job:"description,html"`
+	Requirements *string       `job:"requirements,html"`
+	TwicOnly     bool          `job:"twicOnly"`
+	LicenseClass *LicenseClass `job:"licenseClass"`
 }
 
 // Job is a stored, active job.
@@ -137,20 +151,21 @@ func ParseCents(decimal string) Cents {
 // field not sent or not readable, closed fields as words. The rules turn
 // it into JobFields.
 type JobInput struct {
-	ReferenceNumber *string
-	Title           *string
-	City            *string
-	State           *string
-	PostalCode      *string
-	DriverType      *DriverType
-	Preference      *Preference
-	FreightType     *FreightType
-	PayMin, PayMax  *Cents
-	PayFrequency    *PayFrequency
-	EmploymentType  []EmploymentType
-	RouteType       []RouteType
-	Description     *string
-	Requirements    *string
-	TwicOnly        bool
-	LicenseClass    *LicenseClass
+	ReferenceNumber *string          `job:"referenceNumber"`
+	Title           *string          `job:"title"`
+	City            *string          `job:"city"`
+	State           *string          `job:"state"`
+	PostalCode      *string          `job:"postalCode"`
+	DriverType      *DriverType      `job:"driverType"`
+	Preference      *Preference      `job:"preference"`
+	FreightType     *FreightType     `job:"freightType"`
+	PayMin          *Cents           `job:"payAmountMin"`
+	PayMax          *Cents           `job:"payAmountMax"`
+	PayFrequency    *PayFrequency    `job:"payFrequency"`
+	EmploymentType  []EmploymentType `job:"employmentType"`
+	RouteType       []RouteType      `job:"routeType"`
+	Description     *string          `job:"description"`
+	Requirements    *string          `job:"requirements"`
+	TwicOnly        bool             `job:"twicOnly"`
+	LicenseClass    *LicenseClass    `job:"licenseClass"`
 }

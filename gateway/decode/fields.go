@@ -1,6 +1,11 @@
 package decode
 
-import restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+import (
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/protofield"
+)
 
 // jobField is one job input field the request message has a place for:
 // a single value (scalar) or a repeated one (list).
@@ -17,42 +22,29 @@ type jobField struct {
 type fieldSet uint32
 
 // jobFields maps each job input field's wire name to its place in the
-// request message; both decoders use it, one lookup a member.
-var jobFields = fieldsByName(
-	scalarField("referenceNumber", func(j *restv2.JobInput) **string { return &j.ReferenceNumber }),
-	scalarField("title", func(j *restv2.JobInput) **string { return &j.Title }),
-	scalarField("city", func(j *restv2.JobInput) **string { return &j.City }),
-	scalarField("state", func(j *restv2.JobInput) **string { return &j.State }),
-	scalarField("postalCode", func(j *restv2.JobInput) **string { return &j.PostalCode }),
-	scalarField("driverType", func(j *restv2.JobInput) **string { return &j.DriverType }),
-	scalarField("preference", func(j *restv2.JobInput) **string { return &j.Preference }),
-	scalarField("freightType", func(j *restv2.JobInput) **string { return &j.FreightType }),
-	scalarField("payAmountMin", func(j *restv2.JobInput) **string { return &j.PayAmountMin }),
-	scalarField("payAmountMax", func(j *restv2.JobInput) **string { return &j.PayAmountMax }),
-	scalarField("payFrequency", func(j *restv2.JobInput) **string { return &j.PayFrequency }),
-	scalarField("description", func(j *restv2.JobInput) **string { return &j.Description }),
-	scalarField("requirements", func(j *restv2.JobInput) **string { return &j.Requirements }),
-	scalarField("twicOnly", func(j *restv2.JobInput) **string { return &j.TwicOnly }),
-	scalarField("licenseClass", func(j *restv2.JobInput) **string { return &j.LicenseClass }),
-	listField("employmentType", func(j *restv2.JobInput) *[]string { return &j.EmploymentType }),
-	listField("routeType", func(j *restv2.JobInput) *[]string { return &j.RouteType }),
-)
+// request message; both decoders use it, one lookup a member. Every text
+// field of jobboard.rest.v2.JobInput is one: a new field there is decoded
+// with no change here.
+var jobFields = fieldsByName(restv2.File_jobboard_rest_v2_jobs_proto.Messages().ByName("JobInput").Fields())
 
-func scalarField(name string, place func(*restv2.JobInput) **string) *jobField {
-	return &jobField{name: name, scalar: place}
-}
-
-func listField(name string, place func(*restv2.JobInput) *[]string) *jobField {
-	return &jobField{name: name, list: place}
-}
-
-func fieldsByName(fields ...*jobField) map[string]*jobField {
-	m := make(map[string]*jobField, len(fields))
-	for i, f := range fields {
-		f.bit = 1 << i
+func fieldsByName(fields protoreflect.FieldDescriptors) map[string]*jobField {
+	m := make(map[string]*jobField, fields.Len())
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Kind() != protoreflect.StringKind {
+			continue // extra_fields and repeated_fields, which the decoders fill
+		}
+		f := &jobField{name: fd.JSONName(), bit: 1 << len(m)}
+		if fd.IsList() {
+			place := protofield.MustFind[restv2.JobInput, []string](f.name)
+			f.list = place.In
+		} else {
+			place := protofield.MustFind[restv2.JobInput, *string](f.name)
+			f.scalar = place.In
+		}
 		m[f.name] = f
 	}
-	if len(fields) > 32 {
+	if len(m) > 32 {
 		panic("fieldSet holds 32 fields")
 	}
 	return m

@@ -150,39 +150,6 @@ func writeImportData(w wire.Writer, imp *restv2.JobImport) {
 	w.EndObject()
 }
 
-// Job writes one job. employmentType and routeType show only their
-// first value, as the API's list and retrieve responses always have.
-func Job(w wire.Writer, j *restv2.Job) {
-	w.BeginObject("job")
-	w.Int("id", j.Id)
-	w.String("date", j.Date)
-	w.String("referenceNumber", j.ReferenceNumber)
-	w.String("title", j.Title)
-	w.NullableString("city", j.City)
-	w.String("state", j.State)
-	w.NullableString("postalCode", j.PostalCode)
-	w.String("driverType", j.DriverType)
-	w.NullableString("preference", j.Preference)
-	w.String("freightType", j.FreightType)
-	w.NullableString("payAmountMin", j.PayAmountMin)
-	w.NullableString("payAmountMax", j.PayAmountMax)
-	w.NullableString("payFrequency", j.PayFrequency)
-	w.NullableString("employmentType", firstOf(j.EmploymentType))
-	w.NullableString("routeType", firstOf(j.RouteType))
-	w.RichText("description", &j.Description)
-	w.RichText("requirements", j.Requirements)
-	w.Bool("twicOnly", j.TwicOnly)
-	w.NullableString("licenseClass", j.LicenseClass)
-	w.EndObject()
-}
-
-func firstOf(values []string) *string {
-	if len(values) == 0 {
-		return nil
-	}
-	return &values[0]
-}
-
 // summaryCounts are the fields a post's answer shares with a delete's.
 type summaryCounts interface {
 	GetUnchanged() int32

@@ -53,7 +53,7 @@ func (g *grpcJobs) PostJobs(ctx context.Context, req *jobboardv2.PostJobsRequest
 	for i, in := range req.GetJobs() {
 		inputs[i] = jobInput(in)
 	}
-	r, err := g.core.Post(ctx, inputs, grpcJobNames)
+	r, err := g.core.Post(ctx, inputs, jobs.GRPCNames)
 	if err != nil {
 		return nil, err
 	}

@@ -27,27 +27,27 @@ func TestJobInputReadsNaturalTypes(t *testing.T) {
 			EmploymentType: []jobboardv2.EmploymentType{jobboardv2.EmploymentType_EMPLOYMENT_TYPE_PART_TIME, 0}},
 			func(r jobs.Input) bool {
 				return *r.DriverType == "Student" && *r.Preference == "Team" && *r.PayMin == 1805 &&
-					*r.Sent[jobs.FieldPayMin] == "1805" && cmp.Equal(r.EmploymentType, []domain.EmploymentType{"Part-Time"})
+					*r.Sent[jobs.FieldNamed("payAmountMin")] == "1805" && cmp.Equal(r.EmploymentType, []domain.EmploymentType{"Part-Time"})
 			}, nil},
 		{"unspecified is not sent", &jobboardv2.JobInput{},
 			func(r jobs.Input) bool {
-				return r.DriverType == nil && r.PayMin == nil && r.Sent[jobs.FieldDriverType] == nil && *r.Sent[jobs.FieldTwicOnly] == "false"
+				return r.DriverType == nil && r.PayMin == nil && r.Sent[jobs.FieldNamed("driverType")] == nil && *r.Sent[jobs.FieldNamed("twicOnly")] == "false"
 			}, nil},
 		{"an unknown enum number", &jobboardv2.JobInput{FreightType: 99},
 			func(r jobs.Input) bool { return r.FreightType == nil },
-			[]jobs.Unread{{Field: jobs.FieldFreightType, Value: new("99"),
+			[]jobs.Unread{{Field: jobs.FieldNamed("freightType"), Value: new("99"),
 				Message: `freightType: "99" is not one of Box, Car Hauler, Drop and Hook, Dry Bulk, Dry Van, Flatbed, Hopper Bottom, Intermodal, Oil Field, Oversize Load, Refrigerated, Tanker, Yard Spotter`}}},
 		{"unknown numbers in a list", &jobboardv2.JobInput{RouteType: []jobboardv2.RouteType{7, jobboardv2.RouteType_ROUTE_TYPE_OTR, 8}},
 			func(r jobs.Input) bool { return r.RouteType == nil },
-			[]jobs.Unread{{Field: jobs.FieldRouteType, Value: new("7"),
+			[]jobs.Unread{{Field: jobs.FieldNamed("routeType"), Value: new("7"),
 				Message: `routeType: "7" is not one of Dedicated, Local, LTL, OTR, Regional (nor are 1 more of the values sent)`}}},
 		{"eleven values", &jobboardv2.JobInput{RouteType: make([]jobboardv2.RouteType, 11)},
 			func(r jobs.Input) bool { return r.RouteType == nil },
-			[]jobs.Unread{{Field: jobs.FieldRouteType, Value: new("0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0"),
+			[]jobs.Unread{{Field: jobs.FieldNamed("routeType"), Value: new("0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0"),
 				Message: "routeType: 11 values were sent; at most 10 are accepted"}}},
 		{"a million values: the echo is cut", &jobboardv2.JobInput{EmploymentType: make([]jobboardv2.EmploymentType, 1_000_000)},
 			func(r jobs.Input) bool { return r.EmploymentType == nil },
-			[]jobs.Unread{{Field: jobs.FieldEmploymentType, Value: new(call.Truncate(strings.Repeat("0, ", 400), call.MaxEchoed)),
+			[]jobs.Unread{{Field: jobs.FieldNamed("employmentType"), Value: new(call.Truncate(strings.Repeat("0, ", 400), call.MaxEchoed)),
 				Message: "employmentType: 1000000 values were sent; at most 10 are accepted"}}},
 	}
 	for _, tt := range tests {

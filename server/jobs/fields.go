@@ -6,46 +6,56 @@ import (
 	"github.com/truckjobs/jobboard/domain"
 )
 
-// Field is one field of a submitted job, in the order the rules check
-// them: a job's problems are listed in this order, one per field.
+// Field is one field of a submitted job: its place in
+// domain.JobFieldList(), the order the rules check them in, so a job's
+// problems are listed in this order, one per field.
 type Field int
 
-// The fields of a job.
-const (
-	FieldReferenceNumber Field = iota
-	FieldTitle
-	FieldCity
-	FieldState
-	FieldPostalCode
-	FieldDriverType
-	FieldPreference
-	FieldFreightType
-	FieldPayMin
-	FieldPayMax
-	FieldPayFrequency
-	FieldEmploymentType
-	FieldRouteType
-	FieldDescription
-	FieldRequirements
-	FieldTwicOnly
-	FieldLicenseClass
-	fieldCount
-)
+// fields are the job's fields, by Field.
+var fields = domain.JobFieldList()
+
+// FieldNamed is the field of that v2.0 name; it panics for a name no
+// field has, which is a mistake in the program.
+func FieldNamed(name string) Field {
+	for i, f := range fields {
+		if f.Name == name {
+			return Field(i)
+		}
+	}
+	panic("jobs: no job field is named " + strconv.Quote(name))
+}
 
 // RESTNames are the fields' names in the v2.0 API, which its error
 // entries and messages use, and its pay amounts are dollars.
 var RESTNames = Naming{
-	Names: [fieldCount]string{"referenceNumber", "title", "city", "state", "postalCode", "driverType", "preference",
-		"freightType", "payAmountMin", "payAmountMax", "payFrequency", "employmentType", "routeType", "description",
-		"requirements", "twicOnly", "licenseClass"},
+	Names:  fieldNames(""),
 	Amount: func(c domain.Cents) string { return strconv.FormatInt(int64(c/100), 10) },
+}
+
+// GRPCNames are the fields' names in jobboard.v2.JobInput, whose pay
+// amounts are cents, named so.
+var GRPCNames = Naming{
+	Names:  fieldNames("Cents"),
+	Amount: func(c domain.Cents) string { return strconv.FormatInt(int64(c), 10) },
+}
+
+// fieldNames are the fields' v2.0 names, an amount's with amountSuffix.
+func fieldNames(amountSuffix string) []string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+		if f.Kind == domain.AmountField {
+			names[i] += amountSuffix
+		}
+	}
+	return names
 }
 
 // Naming is how a caller's API speaks of a job: what it calls each field,
 // and how it writes an amount in a rule.
 type Naming struct {
 	// Names are the fields' names, by Field.
-	Names [fieldCount]string
+	Names []string
 	// Amount writes a whole amount in the API's unit.
 	Amount func(domain.Cents) string
 }
@@ -56,7 +66,7 @@ type Input struct {
 	domain.JobInput
 	// Sent is each field's value as the caller sent it, for messages and
 	// entries; nil when it was not sent. Indexed by Field.
-	Sent [fieldCount]*string
+	Sent []*string
 	// Unread are the fields the adapter could not read into the domain's
 	// types (their values in JobInput are nil), with the problem to report
 	// in their place.
@@ -67,11 +77,12 @@ type Input struct {
 	Repeated, Extra []Member
 }
 
+// NewInput is an input with nothing sent yet.
+func NewInput() Input { return Input{Sent: make([]*string, len(fields))} }
+
 // Unread is a field an adapter could not read, with its problem.
 type Unread struct {
 	Field Field
-	// Missing files the problem among the missing fields, not the invalid.
-	Missing bool
 	// Value is what the entry shows of the value; Message the whole message.
 	Value   *string
 	Message string

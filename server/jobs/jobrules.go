@@ -44,32 +44,10 @@ const (
 	maxReferenceLen   = 64
 )
 
-// The value sets of the job fields, in canonical spelling: the domain's
-// words, each of which has a gRPC enum value.
-var (
-	driverTypes    = words(domain.DriverTypes())
-	preferences    = words(domain.Preferences())
-	freightTypes   = words(domain.FreightTypes())
-	payFrequencies = words(domain.PayFrequencies())
-	employment     = words(domain.EmploymentTypes())
-	routeTypes     = words(domain.RouteTypes())
-	licenseClasses = words(domain.LicenseClasses())
-	// jobStates are the USPS codes of the 50 states, DC and the five inhabited territories.
-	jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
-)
+// jobStates are the USPS codes of the 50 states, DC and the five inhabited territories.
+var jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
 
 var referencePattern = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-
-// vocabulary is a closed field's words, and their names for messages and
-// the lenient matching of rules.Canonical.
-type vocabulary[T ~string] struct {
-	values []T
-	names  []string
-}
-
-func words[T ~string](values []T) vocabulary[T] {
-	return vocabulary[T]{values: values, names: domain.Names(values)}
-}
 
 // jobValidator checks submitted jobs and turns them into domain jobs.
 type jobValidator struct {
@@ -89,65 +67,93 @@ func (v *jobValidator) check(in *restv2.JobInput) (domain.JobFields, []fieldProb
 // the adapter's problem, in the field's place.
 func (v *jobValidator) checkInput(in Input, names Naming) (domain.JobFields, []fieldProblem, []ignoredField) {
 	c := jobCheck{in: &in, names: names}
-	var f domain.JobFields
+	var job domain.JobFields
 	// First, so that a field given twice has this entry rather than one
 	// about its first value.
 	c.repeatedFields(in.Repeated)
+	for f, field := range fields {
+		c.checkField(v, Field(f), field, &job)
+	}
+	c.ignoreExtraFields(in.Extra)
+	return job, c.problems, c.ignored
+}
 
-	if ref, ok := c.required(FieldReferenceNumber, in.ReferenceNumber); ok {
+// checkField checks one field by its kind and, for a text, its own rule,
+// and puts what it accepts in job.
+func (c *jobCheck) checkField(v *jobValidator, f Field, field domain.JobField, job *domain.JobFields) {
+	in := &c.in.JobInput
+	switch field.Kind {
+	case domain.TextField:
+		if s := c.given(f, field.Required, field.InputText(in)); s != nil {
+			field.PutText(job, new(textRules[field.Name](c, f, *s)))
+		}
+	case domain.HTMLField:
+		if s := c.given(f, field.Required, field.InputText(in)); s != nil {
+			field.PutText(job, new(v.richText(c, f, *s)))
+		}
+	case domain.WordField:
+		if w := c.word(f, field, field.InputText(in)); w != nil {
+			field.PutText(job, w)
+		}
+	case domain.WordsField:
+		field.PutWordList(job, c.wordList(f, field, field.InputWordList(in)))
+	case domain.AmountField:
+		field.PutAmount(job, c.amount(f, field.InputAmount(in)))
+		if f == fieldPayMax {
+			c.payRange(job)
+		}
+	case domain.FlagField:
+		if c.readable(f) {
+			field.PutFlag(job, field.InputFlag(in))
+		}
+	}
+}
+
+// The fields with a rule of their own besides their kind's.
+var (
+	fieldReferenceNumber = FieldNamed("referenceNumber")
+	fieldPayMin          = FieldNamed("payAmountMin")
+	fieldPayMax          = FieldNamed("payAmountMax")
+)
+
+// textRules check a text field's trimmed value and return what is
+// stored. Every text field has one (TestEveryTextFieldHasItsRule).
+var textRules = map[string]func(c *jobCheck, f Field, s string) string{
+	"referenceNumber": func(c *jobCheck, f Field, ref string) string {
 		if utf8.RuneCountInString(ref) > maxReferenceLen || !referencePattern.MatchString(ref) {
-			c.invalid(FieldReferenceNumber, "must be 1-64 letters and digits")
+			c.invalid(f, "must be 1-64 letters and digits")
 		}
-		f.ReferenceNumber = ref
-	}
-	if title, ok := c.required(FieldTitle, in.Title); ok {
-		c.maxLen(FieldTitle, title, maxTitleLen)
-		f.Title = title
-	}
-	if f.City = c.optional(FieldCity, in.City); f.City != nil {
-		c.maxLen(FieldCity, *f.City, maxCityLen)
-	}
-	if st, ok := c.required(FieldState, in.State); ok {
-		f.State = strings.ToUpper(st)
-		if !slices.Contains(jobStates, f.State) {
-			c.invalid(FieldState, "is not a US state code")
+		return ref
+	},
+	"title": func(c *jobCheck, f Field, title string) string { c.maxLen(f, title, maxTitleLen); return title },
+	"city":  func(c *jobCheck, f Field, city string) string { c.maxLen(f, city, maxCityLen); return city },
+	"state": func(c *jobCheck, f Field, st string) string {
+		st = strings.ToUpper(st)
+		if !slices.Contains(jobStates, st) {
+			c.invalid(f, "is not a US state code")
 		}
-	}
-	if zip := c.optional(FieldPostalCode, in.PostalCode); zip != nil {
-		m := rules.ZIP.FindStringSubmatch(*zip)
+		return st
+	},
+	"postalCode": func(c *jobCheck, f Field, zip string) string {
+		m := rules.ZIP.FindStringSubmatch(zip)
 		switch {
 		case m == nil:
-			c.invalid(FieldPostalCode, "is not a ZIP code (12345 or 12345-6789)")
+			c.invalid(f, "is not a ZIP code (12345 or 12345-6789)")
+			return zip
 		case m[2] != "":
-			f.PostalCode = new(m[1] + "-" + m[2])
+			return m[1] + "-" + m[2]
 		default:
-			f.PostalCode = new(m[1])
+			return m[1]
 		}
-	}
-	f.DriverType = requiredWord(&c, FieldDriverType, in.DriverType, driverTypes)
-	f.Preference = optionalWord(&c, FieldPreference, in.Preference, preferences)
-	f.FreightType = requiredWord(&c, FieldFreightType, in.FreightType, freightTypes)
-	f.PayMin = c.amount(FieldPayMin, in.PayMin)
-	f.PayMax = c.amount(FieldPayMax, in.PayMax)
-	if f.PayMin != nil && f.PayMax != nil && *f.PayMin > *f.PayMax {
-		c.invalid(FieldPayMin, "is greater than "+names.Names[FieldPayMax]+" "+call.Quoted(rules.OrEmpty(in.Sent[FieldPayMax])))
-	}
-	f.PayFrequency = optionalWord(&c, FieldPayFrequency, in.PayFrequency, payFrequencies)
-	f.EmploymentType = wordList(&c, FieldEmploymentType, in.EmploymentType, employment)
-	f.RouteType = wordList(&c, FieldRouteType, in.RouteType, routeTypes)
-	if d, ok := c.required(FieldDescription, in.Description); ok {
-		f.Description = v.richText(&c, FieldDescription, d)
-	}
-	if r := c.optional(FieldRequirements, in.Requirements); r != nil {
-		f.Requirements = new(v.richText(&c, FieldRequirements, *r))
-	}
-	if c.readable(FieldTwicOnly) {
-		f.TwicOnly = in.TwicOnly
-	}
-	f.LicenseClass = optionalWord(&c, FieldLicenseClass, in.LicenseClass, licenseClasses)
+	},
+}
 
-	c.ignoreExtraFields(in.Extra)
-	return f, c.problems, c.ignored
+// payRange checks that the lower end of the pay range is not above the
+// upper, once both are read.
+func (c *jobCheck) payRange(job *domain.JobFields) {
+	if job.PayMin != nil && job.PayMax != nil && *job.PayMin > *job.PayMax {
+		c.invalid(fieldPayMin, "is greater than "+c.names.Names[fieldPayMax]+" "+call.Quoted(rules.OrEmpty(c.in.Sent[fieldPayMax])))
+	}
 }
 
 // maxIgnoredFields is how many unknown fields of one job get an entry each;
@@ -283,25 +289,17 @@ func (c *jobCheck) text(f Field, v *string) (string, bool) {
 	return s, s != ""
 }
 
-// required returns the trimmed value, recording a missing problem for an
-// absent, null or blank value.
-func (c *jobCheck) required(f Field, v *string) (string, bool) {
-	if v != nil && call.Unstorable(*v) {
-		return c.text(f, v)
-	}
+// given returns the trimmed value, or nil for an absent, null or blank
+// one, which is missing when the field is required.
+func (c *jobCheck) given(f Field, required bool, v *string) *string {
 	s, ok := c.text(f, v)
 	if !ok {
-		c.missing(f)
+		if required && (v == nil || !call.Unstorable(*v)) {
+			c.missing(f)
+		}
+		return nil
 	}
-	return s, ok
-}
-
-// optional returns the trimmed value, or nil for an absent or blank one.
-func (c *jobCheck) optional(f Field, v *string) *string {
-	if s, ok := c.text(f, v); ok {
-		return &s
-	}
-	return nil
+	return &s
 }
 
 // maxLen records an invalid problem when s is longer than max characters.
@@ -313,44 +311,37 @@ func (c *jobCheck) maxLen(f Field, s string, max int) bool {
 	return false
 }
 
-// requiredWord checks a closed field that must be given: one of v's words.
-func requiredWord[T ~string](c *jobCheck, f Field, w *T, v vocabulary[T]) T {
-	if !c.readable(f) {
-		return ""
-	}
-	if w == nil {
-		c.missing(f)
-		return ""
-	}
-	if !slices.Contains(v.values, *w) {
-		c.invalid(f, "is not one of "+strings.Join(v.names, ", "))
-	}
-	return *w
-}
-
-// optionalWord checks a closed field that may be left out.
-func optionalWord[T ~string](c *jobCheck, f Field, w *T, v vocabulary[T]) *T {
-	if !c.readable(f) || w == nil {
+// word checks a closed field: one of its words, or not given when it may
+// be left out.
+func (c *jobCheck) word(f Field, field domain.JobField, w *string) *string {
+	switch {
+	case !c.readable(f):
 		return nil
-	}
-	if !slices.Contains(v.values, *w) {
-		c.invalid(f, "is not one of "+strings.Join(v.names, ", "))
+	case w == nil:
+		if field.Required {
+			c.missing(f)
+		}
 		return nil
+	case !slices.Contains(field.Words, *w):
+		c.invalid(f, "is not one of "+strings.Join(field.Words, ", "))
+		if !field.Required {
+			return nil
+		}
 	}
 	return w
 }
 
 // wordList checks a list of words and drops repeats, keeping the order
 // sent.
-func wordList[T ~string](c *jobCheck, f Field, ws []T, v vocabulary[T]) []T {
-	out := []T{}
+func (c *jobCheck) wordList(f Field, field domain.JobField, ws []string) []string {
+	out := []string{}
 	if !c.readable(f) {
 		return out
 	}
 	for _, w := range ws {
-		if !slices.Contains(v.values, w) {
-			c.invalid(f, "is not one of "+strings.Join(v.names, ", "))
-			return []T{}
+		if !slices.Contains(field.Words, w) {
+			c.invalid(f, "is not one of "+strings.Join(field.Words, ", "))
+			return []string{}
 		}
 		if !slices.Contains(out, w) {
 			out = append(out, w)

@@ -63,7 +63,7 @@ func FuzzJobValidator(f *testing.F) {
 			t.Fatalf("accepted state %q", job.State)
 		case job.PostalCode != nil && !fuzzZip.MatchString(*job.PostalCode):
 			t.Fatalf("accepted postalCode %q", *job.PostalCode)
-		case !slices.Contains(driverTypes.values, job.DriverType) || !slices.Contains(freightTypes.values, job.FreightType):
+		case !slices.Contains(domain.DriverTypes(), job.DriverType) || !slices.Contains(domain.FreightTypes(), job.FreightType):
 			t.Fatalf("accepted driverType %q, freightType %q", job.DriverType, job.FreightType)
 		case job.PayMin != nil && (*job.PayMin < 0 || *job.PayMin > domain.MaxPay):
 			t.Fatalf("accepted payAmountMin %d cents", *job.PayMin)

@@ -310,3 +310,13 @@ func TestJobRulesBoundedEntries(t *testing.T) {
 		t.Errorf("last ignored entry %q %q %.60q (%d bytes)", last.field, last.message, *last.value, len(*last.value))
 	}
 }
+
+// TestEveryTextFieldHasItsRule: a text field is checked by a rule of its
+// own (a length, a pattern), so a new one cannot be stored unchecked.
+func TestEveryTextFieldHasItsRule(t *testing.T) {
+	for _, f := range domain.JobFieldList() {
+		if _, ok := textRules[f.Name]; (f.Kind == domain.TextField) != ok {
+			t.Errorf("%s (kind %d): has a text rule %v", f.Name, f.Kind, ok)
+		}
+	}
+}

@@ -276,8 +276,8 @@ func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset in
 		}
 		ref := strings.TrimSpace(rules.OrEmpty(in.ReferenceNumber))
 		if first, seen := firstAt[ref]; seen && ref != "" {
-			name := names.Names[FieldReferenceNumber]
-			b.problems[i] = []jobProblem{{list: duplicationList, field: name, value: in.Sent[FieldReferenceNumber],
+			name := names.Names[fieldReferenceNumber]
+			b.problems[i] = []jobProblem{{list: duplicationList, field: name, value: in.Sent[fieldReferenceNumber],
 				message: fmt.Sprintf("%s %s already appears at index %d of this request; only its first occurrence is processed", name, call.Quoted(ref), first)}}
 			continue
 		}
@@ -382,7 +382,7 @@ func sentReference(in *Input) *string {
 	if strings.TrimSpace(rules.OrEmpty(in.ReferenceNumber)) == "" {
 		return nil
 	}
-	return call.Echoed(in.Sent[FieldReferenceNumber])
+	return call.Echoed(in.Sent[fieldReferenceNumber])
 }
 
 // ignoredEntries lists the ignored values in request order.
@@ -543,27 +543,6 @@ func (s summary) list(l problemList) **restv2.ErrorList {
 func (s summary) add(list **restv2.ErrorList, e *restv2.BatchEntry) {
 	(*list).Errors = append((*list).Errors, e)
 	s.Errors++
-}
-
-// jobMessage is a job in the v2.0 text form. An optional word is the same
-// string, not a copy: a word's type is a string's.
-func jobMessage(j *domain.Job) *restv2.Job {
-	return &restv2.Job{
-		Id: j.ID, Date: j.PostedOn, ReferenceNumber: j.ReferenceNumber, Title: j.Title, City: j.City,
-		State: j.State, PostalCode: j.PostalCode, DriverType: string(j.DriverType), Preference: (*string)(j.Preference),
-		FreightType: string(j.FreightType), PayAmountMin: decimal(j.PayMin), PayAmountMax: decimal(j.PayMax),
-		PayFrequency: (*string)(j.PayFrequency), EmploymentType: domain.NamesView(j.EmploymentType),
-		RouteType: domain.NamesView(j.RouteType), Description: j.Description, Requirements: j.Requirements,
-		TwicOnly: j.TwicOnly, LicenseClass: (*string)(j.LicenseClass),
-	}
-}
-
-// decimal is an optional amount as the v2.0 text form writes it.
-func decimal(c *domain.Cents) *string {
-	if c == nil {
-		return nil
-	}
-	return new(c.Decimal())
 }
 
 func int32p(i int) *int32 { v := int32(i); return &v }

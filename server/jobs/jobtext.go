@@ -7,15 +7,17 @@ import (
 
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/protofield"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
 )
 
-// This file reads a job in the v2.0 text form, where every value is text,
-// into the domain's types: closed fields in any case and spacing
-// (rules.Canonical), amounts as decimals, booleans as rules.Bool spells
-// them. What it cannot read it reports in the v2.0 API's words; the job
-// rules do the rest.
+// This file moves a job between the v2.0 text form, where every value is
+// text, and the domain's types, field by field as domain.JobFieldList()
+// lists them, each by its kind. It reads closed fields in any case and
+// spacing (rules.Canonical), amounts as decimals, booleans as rules.Bool
+// spells them; what it cannot read it reports in the v2.0 API's words,
+// and the job rules do the rest.
 
 var decimalPattern = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
 
@@ -26,22 +28,25 @@ const MaxListValues = 10
 
 // ReadText reads a job of the v2.0 text form.
 func ReadText(in *restv2.JobInput) Input {
-	r := Input{}
-	r.Sent = [fieldCount]*string{in.ReferenceNumber, in.Title, in.City, in.State, in.PostalCode, in.DriverType,
-		in.Preference, in.FreightType, in.PayAmountMin, in.PayAmountMax, in.PayFrequency, nil, nil,
-		in.Description, in.Requirements, in.TwicOnly, in.LicenseClass}
-	r.ReferenceNumber, r.Title, r.City, r.State, r.PostalCode = in.ReferenceNumber, in.Title, in.City, in.State, in.PostalCode
-	r.Description, r.Requirements = in.Description, in.Requirements
-	r.DriverType = readWord(&r, FieldDriverType, driverTypes)
-	r.Preference = readWord(&r, FieldPreference, preferences)
-	r.FreightType = readWord(&r, FieldFreightType, freightTypes)
-	r.PayMin = r.readDecimal(FieldPayMin)
-	r.PayMax = r.readDecimal(FieldPayMax)
-	r.PayFrequency = readWord(&r, FieldPayFrequency, payFrequencies)
-	r.EmploymentType = readWords(&r, FieldEmploymentType, in.EmploymentType, employment)
-	r.RouteType = readWords(&r, FieldRouteType, in.RouteType, routeTypes)
-	r.TwicOnly = r.readBoolean(FieldTwicOnly)
-	r.LicenseClass = readWord(&r, FieldLicenseClass, licenseClasses)
+	r := NewInput()
+	for f, place := range textPlaces {
+		field := fields[f]
+		if field.Kind == domain.WordsField {
+			field.SetWordList(&r.JobInput, readWords(&r, Field(f), *place.list.In(in)))
+			continue
+		}
+		r.Sent[f] = *place.scalar.In(in)
+		switch field.Kind {
+		case domain.TextField, domain.HTMLField:
+			field.SetText(&r.JobInput, r.Sent[f])
+		case domain.WordField:
+			field.SetText(&r.JobInput, r.readWord(Field(f)))
+		case domain.AmountField:
+			field.SetAmount(&r.JobInput, r.readDecimal(Field(f)))
+		case domain.FlagField:
+			field.SetFlag(&r.JobInput, r.readBoolean(Field(f)))
+		}
+	}
 	for _, x := range in.RepeatedFields {
 		r.Repeated = append(r.Repeated, Member{Name: x.GetName(), Value: x.Value})
 	}
@@ -49,6 +54,67 @@ func ReadText(in *restv2.JobInput) Input {
 		r.Extra = append(r.Extra, Member{Name: x.GetName(), Value: x.Value})
 	}
 	return r
+}
+
+// textPlace is where a field lies in the v2.0 messages: in a JobInput
+// (a list's place or another's), and in a Job (by its kind: a list, an
+// optional text or amount, a required text, a flag).
+type textPlace struct {
+	scalar protofield.Place[restv2.JobInput, *string]
+	list   protofield.Place[restv2.JobInput, []string]
+
+	jobList     protofield.Place[restv2.Job, []string]
+	jobOptional protofield.Place[restv2.Job, *string]
+	jobText     protofield.Place[restv2.Job, string]
+	jobFlag     protofield.Place[restv2.Job, bool]
+}
+
+// textPlaces are the fields' places, by Field.
+var textPlaces = func() []textPlace {
+	out := make([]textPlace, len(fields))
+	for i, f := range fields {
+		p := &out[i]
+		switch {
+		case f.Kind == domain.WordsField:
+			p.list = protofield.MustFind[restv2.JobInput, []string](f.Name)
+			p.jobList = protofield.MustFind[restv2.Job, []string](f.Name)
+			continue
+		case f.Kind == domain.FlagField:
+			p.jobFlag = protofield.MustFind[restv2.Job, bool](f.Name)
+		case f.Required:
+			p.jobText = protofield.MustFind[restv2.Job, string](f.Name)
+		default:
+			p.jobOptional = protofield.MustFind[restv2.Job, *string](f.Name)
+		}
+		p.scalar = protofield.MustFind[restv2.JobInput, *string](f.Name)
+	}
+	return out
+}()
+
+// jobMessage is a job in the v2.0 text form: a text or a word is the same
+// string, not a copy (a word's type is a string's), a list shares the
+// job's array, an amount is written as a decimal ("18.50"). A switch
+// rather than a function a field: j stays on its caller's stack.
+func jobMessage(j *domain.Job) *restv2.Job {
+	m := &restv2.Job{Id: j.ID, Date: j.PostedOn}
+	for i, f := range fields {
+		p := &textPlaces[i]
+		switch {
+		case f.Kind == domain.WordsField:
+			*p.jobList.In(m) = f.WordList(&j.JobFields)
+		case f.Kind == domain.AmountField:
+			if c := f.Amount(&j.JobFields); c != nil {
+				*p.jobOptional.In(m) = new(c.Decimal())
+			}
+		case f.Kind == domain.FlagField:
+			*p.jobFlag.In(m) = f.Flag(&j.JobFields)
+		case f.Required:
+			*p.jobText.In(m), _ = f.Text(&j.JobFields)
+		default:
+			*p.jobOptional.In(m) = f.OptionalText(&j.JobFields)
+		}
+	}
+	return m
 }
 
 // unreadable records that field f's text breaks rule, quoting it.
@@ -74,37 +140,39 @@ func (r *Input) sentText(f Field) *string {
 	return nil
 }
 
-// readWord reads one of v's words in any case and spacing.
-func readWord[T ~string](r *Input, f Field, v vocabulary[T]) *T {
+// readWord reads one of field f's words in any case and spacing.
+func (r *Input) readWord(f Field) *string {
 	s := r.sentText(f)
 	if s == nil {
 		return nil
 	}
-	canon, found := rules.Canonical(v.names, *s)
+	words := fields[f].Words
+	canon, found := rules.Canonical(words, *s)
 	if !found {
-		r.unreadable(f, r.Sent[f], "is not one of "+strings.Join(v.names, ", "))
+		r.unreadable(f, r.Sent[f], "is not one of "+strings.Join(words, ", "))
 		return nil
 	}
-	return new(T(canon))
+	return &canon
 }
 
-// readWords reads a list of v's words, skipping blank values. However many
-// values are wrong, the field gets one entry: it quotes the first wrong
-// value and counts the others.
-func readWords[T ~string](r *Input, f Field, raw []string, v vocabulary[T]) []T {
+// readWords reads a list of field f's words, skipping blank values.
+// However many values are wrong, the field gets one entry: it quotes the
+// first wrong value and counts the others.
+func readWords(r *Input, f Field, raw []string) []string {
 	if len(raw) > MaxListValues {
 		r.Unread = append(r.Unread, Unread{Field: f, Value: new(joinCut(raw, ", ", call.MaxEchoed)),
 			Message: fmt.Sprintf("%s: %d values were sent; at most %d are accepted", RESTNames.Names[f], len(raw), MaxListValues)})
 		return nil
 	}
-	var out []T
+	words := fields[f].Words
+	var out []string
 	firstBad, bad := -1, 0
 	for i := range raw {
 		s := strings.TrimSpace(raw[i])
 		if s == "" {
 			continue
 		}
-		canon, found := rules.Canonical(v.names, s)
+		canon, found := rules.Canonical(words, s)
 		if !found {
 			if firstBad < 0 {
 				firstBad = i
@@ -112,10 +180,10 @@ func readWords[T ~string](r *Input, f Field, raw []string, v vocabulary[T]) []T 
 			bad++
 			continue
 		}
-		out = append(out, T(canon))
+		out = append(out, canon)
 	}
 	if bad > 0 {
-		rule := "is not one of " + strings.Join(v.names, ", ")
+		rule := "is not one of " + strings.Join(words, ", ")
 		if bad > 1 {
 			rule += fmt.Sprintf(" (nor are %d more of the values sent)", bad-1)
 		}

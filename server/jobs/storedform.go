@@ -7,13 +7,14 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
 // This file maps an import's jobs between the API's messages and the
-// store's own stored form, field by field: a change to the messages changes
-// this mapping, never what is already stored.
+// store's own stored form, field by field as domain.JobFieldList() lists
+// them.
 
 // ErrUnreadablePayload marks an import whose stored jobs cannot be decoded.
 var ErrUnreadablePayload = errors.New("unreadable payload")
@@ -21,14 +22,13 @@ var ErrUnreadablePayload = errors.New("unreadable payload")
 // StoredForm is the stored form of an import's jobs.
 func StoredForm(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 	return store.EncodePayload(len(jobs), func(i int) *store.ImportJob {
-		in := jobs[i]
-		stored := &store.ImportJob{
-			ReferenceNumber: in.ReferenceNumber, Title: in.Title, City: in.City, State: in.State,
-			PostalCode: in.PostalCode, DriverType: in.DriverType, Preference: in.Preference,
-			FreightType: in.FreightType, PayAmountMin: in.PayAmountMin, PayAmountMax: in.PayAmountMax,
-			PayFrequency: in.PayFrequency, EmploymentType: in.EmploymentType, RouteType: in.RouteType,
-			Description: in.Description, Requirements: in.Requirements, TwicOnly: in.TwicOnly,
-			LicenseClass: in.LicenseClass,
+		in, stored := jobs[i], store.NewImportJob()
+		for f, place := range textPlaces {
+			if fields[f].Kind == domain.WordsField {
+				stored.Fields[f].List = *place.list.In(in)
+			} else {
+				stored.Fields[f].Text = *place.scalar.In(in)
+			}
 		}
 		for _, x := range in.ExtraFields {
 			stored.ExtraFields = append(stored.ExtraFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
@@ -36,7 +36,7 @@ func StoredForm(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 		for _, x := range in.RepeatedFields {
 			stored.RepeatedFields = append(stored.RepeatedFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
 		}
-		return stored
+		return &stored
 	})
 }
 
@@ -94,13 +94,13 @@ func importChunks(p store.ImportPayload, size int, work func(offset int, jobs []
 
 // jobInput is the API's form of a stored job.
 func jobInput(s *store.ImportJob) *restv2.JobInput {
-	in := &restv2.JobInput{
-		ReferenceNumber: s.ReferenceNumber, Title: s.Title, City: s.City, State: s.State,
-		PostalCode: s.PostalCode, DriverType: s.DriverType, Preference: s.Preference,
-		FreightType: s.FreightType, PayAmountMin: s.PayAmountMin, PayAmountMax: s.PayAmountMax,
-		PayFrequency: s.PayFrequency, EmploymentType: s.EmploymentType, RouteType: s.RouteType,
-		Description: s.Description, Requirements: s.Requirements, TwicOnly: s.TwicOnly,
-		LicenseClass: s.LicenseClass,
+	in := &restv2.JobInput{}
+	for f, place := range textPlaces {
+		if fields[f].Kind == domain.WordsField {
+			*place.list.In(in) = s.Fields[f].List
+		} else {
+			*place.scalar.In(in) = s.Fields[f].Text
+		}
 	}
 	for _, x := range s.ExtraFields {
 		in.ExtraFields = append(in.ExtraFields, &restv2.ExtraField{Name: x.Name, Value: x.Value})

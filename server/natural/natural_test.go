@@ -240,3 +240,36 @@ func TestFilterFieldsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestJobWordFieldsMatchTheirEnums: each closed job field's enum, in
+// JobInput and in Job, has one value a word, in the words' order (its
+// comment quotes the word), so the tables map them by number.
+func TestJobWordFieldsMatchTheirEnums(t *testing.T) {
+	for _, f := range JobFields {
+		if f.Kind != domain.WordField && f.Kind != domain.WordsField {
+			continue
+		}
+		for _, m := range []protoreflect.MessageDescriptor{(&jobboardv2.JobInput{}).ProtoReflect().Descriptor(),
+			(&jobboardv2.Job{}).ProtoReflect().Descriptor()} {
+			fd := m.Fields().ByJSONName(f.Name)
+			if fd == nil || fd.Enum() == nil {
+				t.Errorf("%s.%s: no enum field", m.Name(), f.Name)
+				continue
+			}
+			values := fd.Enum().Values()
+			if values.Len() != len(f.Words)+1 {
+				t.Errorf("%s.%s: %d enum values for %d words", m.Name(), f.Name, values.Len(), len(f.Words))
+				continue
+			}
+			for i, w := range f.Words {
+				v := values.ByNumber(protoreflect.EnumNumber(i + 1))
+				if v == nil || !strings.Contains(enumComment(t, v), `"`+w+`"`) {
+					t.Errorf("%s.%s: value %d does not stand for %q", m.Name(), f.Name, i+1, w)
+				}
+				if e := EnumOf(f.JobField, w); e != int32(i+1) {
+					t.Errorf("%s: EnumOf(%q) = %d", f.Name, w, e)
+				}
+			}
+		}
+	}
+}

@@ -94,21 +94,6 @@ func each[T, U any](in []T, convert func(T) U) []U {
 	return out
 }
 
-// wordValue is the enum value of a domain word; UNSPECIFIED for a word
-// outside the vocabulary (never stored: the rules accept only these).
-func wordValue[E ~int32, T ~string](v Vocabulary[E], w T) E {
-	e, _ := v.Value(string(w))
-	return e
-}
-
-// optionalWordValue is wordValue of an optional word; UNSPECIFIED for none.
-func optionalWordValue[E ~int32, T ~string](v Vocabulary[E], w *T) E {
-	if w == nil {
-		return 0
-	}
-	return wordValue(v, *w)
-}
-
 // valueOf is the enum value of an optional stored label.
 func valueOf[E ~int32](v Vocabulary[E], l *string) E {
 	if l == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,20 +11,24 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/truckjobs/jobboard/domain"
 )
 
-// The stored form of an import is the store's own: JSON of the types below,
-// whose names are fixed by their tags, not by the API's messages. Renaming
-// or retyping a field of the API leaves what is stored readable; a change
+// The stored form of an import is the store's own JSON, not a message's: a
+// job's members are named as the job's fields are in the v2.0 API
+// (domain.JobFieldList), which its clients fix, and the rest by the tags of
+// the types below. A new job field is stored with no change here; a change
 // of the stored form itself is a change of these types (and, for the
 // payload, of its payload_form).
 
 // The payload_form of an import's payload (migration 0011).
 const (
-	// payloadFormJSON is storedPayload as JSON.
+	// payloadFormJSON is {"jobs": [...]} of ImportJob's JSON.
 	payloadFormJSON = "json"
 	// payloadFormProto is the jobs.v2 PostJobsRequest in protobuf binary,
 	// which imports queued before the store owned the form still hold.
@@ -33,29 +36,212 @@ const (
 )
 
 // ImportJob is one job of an import as it was sent: nothing is checked or
-// made canonical until the import runs. Nil is a field that was not sent.
+// made canonical until the import runs. Its JSON is an object of the
+// fields sent by their v2.0 names (domain.JobFieldList), a text each or a
+// list of texts for a words field, with the members outside the job's
+// fields under "extraFields" and "repeatedFields".
 type ImportJob struct {
-	ReferenceNumber *string            `json:"referenceNumber,omitempty"`
-	Title           *string            `json:"title,omitempty"`
-	City            *string            `json:"city,omitempty"`
-	State           *string            `json:"state,omitempty"`
-	PostalCode      *string            `json:"postalCode,omitempty"`
-	DriverType      *string            `json:"driverType,omitempty"`
-	Preference      *string            `json:"preference,omitempty"`
-	FreightType     *string            `json:"freightType,omitempty"`
-	PayAmountMin    *string            `json:"payAmountMin,omitempty"`
-	PayAmountMax    *string            `json:"payAmountMax,omitempty"`
-	PayFrequency    *string            `json:"payFrequency,omitempty"`
-	EmploymentType  []string           `json:"employmentType,omitempty"`
-	RouteType       []string           `json:"routeType,omitempty"`
-	Description     *string            `json:"description,omitempty"`
-	Requirements    *string            `json:"requirements,omitempty"`
-	TwicOnly        *string            `json:"twicOnly,omitempty"`
-	LicenseClass    *string            `json:"licenseClass,omitempty"`
-	ExtraFields     []ImportExtraField `json:"extraFields,omitempty"`
+	// Fields are the values sent, by the field's place in
+	// domain.JobFieldList(); the zero ImportValue is a field not sent.
+	Fields      []ImportValue
+	ExtraFields []ImportExtraField
 	// RepeatedFields are the members the job named more than once, each
 	// with its first repeated value; a job with any is not saved.
-	RepeatedFields []ImportExtraField `json:"repeatedFields,omitempty"`
+	RepeatedFields []ImportExtraField
+}
+
+// ImportValue is one field of a stored job: a text (nil when not sent),
+// or a words field's list.
+type ImportValue struct {
+	Text *string
+	List []string
+}
+
+// NewImportJob is a stored job with nothing sent yet.
+func NewImportJob() ImportJob { return ImportJob{Fields: make([]ImportValue, len(importFields))} }
+
+// Field is the value of the field of that v2.0 name; nil for a name no
+// field has.
+func (j *ImportJob) Field(name string) *ImportValue {
+	for i, f := range importFields {
+		if f.Name == name && i < len(j.Fields) {
+			return &j.Fields[i]
+		}
+	}
+	return nil
+}
+
+// importFields are the job's fields, by their place in an ImportJob.
+var importFields = domain.JobFieldList()
+
+// appendJSON writes j as its JSON object: a text that was sent is written
+// even when empty, an empty list is left out, as encoding/json's
+// omitempty wrote them before.
+func (j *ImportJob) appendJSON(b []byte) []byte {
+	o := jsonObject{b: append(b, '{')}
+	for i, v := range j.Fields {
+		f := importFields[i]
+		if f.Kind == domain.WordsField {
+			o.array(f.Name, len(v.List), func(b []byte, k int) []byte {
+				b, _ = jsontext.AppendQuote(b, v.List[k])
+				return b
+			})
+			continue
+		}
+		o.optionalText(f.Name, v.Text)
+	}
+	for _, list := range []struct {
+		name   string
+		fields []ImportExtraField
+	}{{"extraFields", j.ExtraFields}, {"repeatedFields", j.RepeatedFields}} {
+		o.array(list.name, len(list.fields), func(b []byte, k int) []byte {
+			x := jsonObject{b: append(b, '{')}
+			x.text("name", list.fields[k].Name)
+			x.optionalText("value", list.fields[k].Value)
+			return append(x.b, '}')
+		})
+	}
+	return append(o.b, '}')
+}
+
+// decode reads one stored job as encoding/json read its struct before:
+// names matched whatever their case, members of no field skipped, null a
+// member not sent, a repeated name's last value kept.
+func (j *ImportJob) decode(dec *jsontext.Decoder) error {
+	*j = NewImportJob()
+	tok, err := dec.ReadToken()
+	if err != nil || tok.Kind() == 'n' {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return fmt.Errorf("job: %v where an object belongs", tok)
+	}
+	texts := make([]string, len(importFields))
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := j.decodeMember(dec, name, texts); err != nil {
+			return fmt.Errorf("job member %s: %w", name, err)
+		}
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// decodeMember reads the value of the member named by the quoted name. A
+// job's texts share one array, texts, rather than one allocation each.
+func (j *ImportJob) decodeMember(dec *jsontext.Decoder, quoted jsontext.Value, texts []string) error {
+	i, ok := importFieldIndex(quoted)
+	if ok && importFields[i].Kind == domain.WordsField {
+		j.Fields[i].List = nil
+		return decodeArray(dec, func() error {
+			s, given, err := decodeText(dec)
+			if given {
+				j.Fields[i].List = append(j.Fields[i].List, s)
+			}
+			return err
+		})
+	}
+	if ok {
+		s, given, err := decodeText(dec)
+		j.Fields[i].Text = nil
+		if given {
+			texts[i] = s
+			j.Fields[i].Text = &texts[i]
+		}
+		return err
+	}
+	switch name := unquote(quoted); {
+	case strings.EqualFold(name, "extraFields"):
+		return jsonv2.UnmarshalDecode(dec, &j.ExtraFields, payloadReading)
+	case strings.EqualFold(name, "repeatedFields"):
+		return jsonv2.UnmarshalDecode(dec, &j.RepeatedFields, payloadReading)
+	}
+	return dec.SkipValue()
+}
+
+// importFieldIndex finds the field a quoted member name names, in any
+// case. A plain ASCII name, which is what is stored, is looked up without
+// an allocation: a job's members are read 17 at a time, 50,000 jobs an
+// import.
+func importFieldIndex(quoted jsontext.Value) (int, bool) {
+	var lower [32]byte
+	raw := quoted[1 : len(quoted)-1]
+	plain := len(raw) <= len(lower)
+	for k := 0; plain && k < len(raw); k++ {
+		c := raw[k]
+		switch {
+		case c >= 0x80 || c == '\\':
+			plain = false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		lower[k] = c
+	}
+	if plain {
+		i, ok := importFieldByLowerName[string(lower[:len(raw)])]
+		return i, ok
+	}
+	name := unquote(quoted)
+	for i, f := range importFields {
+		if strings.EqualFold(name, f.Name) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// importFieldByLowerName maps the fields' names, lower case, to their place.
+var importFieldByLowerName = func() map[string]int {
+	m := make(map[string]int, len(importFields))
+	for i, f := range importFields {
+		m[strings.ToLower(f.Name)] = i
+	}
+	return m
+}()
+
+// unquote is a quoted JSON string's text.
+func unquote(quoted jsontext.Value) string {
+	var s string
+	_ = jsonv2.Unmarshal(quoted, &s, payloadReading)
+	return s
+}
+
+// decodeText reads a string; given is false for null. A string without
+// escapes, as nearly all are, is copied straight from the input.
+func decodeText(dec *jsontext.Decoder) (s string, given bool, err error) {
+	v, err := dec.ReadValue()
+	switch {
+	case err != nil || v.Kind() == 'n':
+		return "", false, err
+	case v.Kind() != '"':
+		return "", false, fmt.Errorf("%s where a string belongs", v)
+	}
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw), true, nil
+	}
+	return unquote(v), true, nil
+}
+
+// decodeArray reads an array (or null), calling item for each element.
+func decodeArray(dec *jsontext.Decoder, item func() error) error {
+	tok, err := dec.ReadToken()
+	if err != nil || tok.Kind() == 'n' {
+		return err
+	}
+	if tok.Kind() != '[' {
+		return fmt.Errorf("%v where a list belongs", tok)
+	}
+	for dec.PeekKind() != ']' {
+		if err := item(); err != nil {
+			return err
+		}
+	}
+	_, err = dec.ReadToken()
+	return err
 }
 
 // ImportExtraField is a field of a sent job that is not one of the job's.
@@ -64,14 +250,9 @@ type ImportExtraField struct {
 	Value *string `json:"value,omitempty"`
 }
 
-// storedPayload is the JSON of payload_form json.
-type storedPayload struct {
-	Jobs []ImportJob `json:"jobs"`
-}
-
 // ImportPayload is an import's jobs as stored.
 //
-// The bytes of payload_form json are storedPayload's JSON, gzip-compressed
+// The bytes of payload_form json are {"jobs": [...]}, gzip-compressed
 // since imports of 50,000 jobs were measured: such an import's 38 MB of
 // jobs is stored in a few MB, written and read as a stream, one job at a
 // time, so neither the request nor the worker holds it whole as text.
@@ -130,10 +311,10 @@ func encodePart(from, to, n int, job func(i int) *ImportJob) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc := json.NewEncoder(zip)
-	// Descriptions are HTML: without SetEscapeHTML(false) every <, > and &
-	// would take six bytes, and a payload up to six times its request.
-	enc.SetEscapeHTML(false)
+	// Descriptions are HTML: jsontext leaves <, > and & as they are, where
+	// escaping them would take six bytes each, and a payload up to six
+	// times its request.
+	var line []byte
 	if from == 0 {
 		_, err = io.WriteString(zip, `{"jobs":[`)
 	}
@@ -142,7 +323,8 @@ func encodePart(from, to, n int, job func(i int) *ImportJob) ([]byte, error) {
 			_, err = io.WriteString(zip, ",")
 		}
 		if err == nil {
-			err = enc.Encode(job(i))
+			line = job(i).appendJSON(line[:0])
+			_, err = zip.Write(line)
 		}
 	}
 	if err == nil && to == n {
@@ -185,7 +367,7 @@ func (p ImportPayload) EachJob(fn func(*ImportJob) error) error {
 	}
 	err := p.eachValue(func(dec *jsontext.Decoder) error {
 		job := &ImportJob{}
-		if err := jsonv2.UnmarshalDecode(dec, job, payloadReading); err != nil {
+		if err := job.decode(dec); err != nil {
 			return err
 		}
 		return fn(job)
@@ -196,7 +378,7 @@ func (p ImportPayload) EachJob(fn func(*ImportJob) error) error {
 	return nil
 }
 
-// payloadReading decodes a payload as encoding/json, which writes it,
+// payloadReading decodes a payload as encoding/json, which wrote it,
 // would: names matched whatever their case, invalid UTF-8 replaced, a
 // repeated name's last value kept. encoding/json took 7.4 ms per 1,000
 // jobs to read them back (BenchmarkImportPayload), this 3.3 ms: half the
@@ -206,7 +388,7 @@ var payloadReading = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true),
 
 // eachValue reads the payload's JSON, {"jobs": [...]}, calling item to
 // decode each element of the jobs list. Other members are skipped, as
-// decoding into storedPayload skipped them.
+// encoding/json's decoding skipped them.
 func (p ImportPayload) eachValue(item func(dec *jsontext.Decoder) error) error {
 	var r io.Reader = bytes.NewReader(p.data)
 	if bytes.HasPrefix(p.data, gzipMagic) {

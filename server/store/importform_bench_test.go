@@ -14,13 +14,16 @@ func BenchmarkImportPayload(b *testing.B) {
 	description := str(strings.Repeat("<p>Home weekly, late-model equipment & full benefits.</p>", 10))
 	jobs := make([]ImportJob, 1000)
 	for i := range jobs {
-		jobs[i] = ImportJob{
-			ReferenceNumber: str(fmt.Sprintf("REF-%06d", i)), Title: str("Regional CDL-A Driver"), City: str("Dallas"),
-			State: str("TX"), PostalCode: str("75201"), DriverType: str("Company Driver"), FreightType: str("Dry Van"),
-			PayAmountMin: str("0.55"), PayAmountMax: str("0.65"), PayFrequency: str("Per Mile"),
-			EmploymentType: []string{"Full Time"}, RouteType: []string{"Regional"}, Description: description,
-			ExtraFields: []ImportExtraField{{Name: "bonus", Value: str("sign-on")}},
+		jobs[i] = NewImportJob()
+		for name, v := range map[string]string{"referenceNumber": fmt.Sprintf("REF-%06d", i), "title": "Regional CDL-A Driver",
+			"city": "Dallas", "state": "TX", "postalCode": "75201", "driverType": "Company Driver", "freightType": "Dry Van",
+			"payAmountMin": "0.55", "payAmountMax": "0.65", "payFrequency": "Per Mile"} {
+			jobs[i].Field(name).Text = str(v)
 		}
+		jobs[i].Field("employmentType").List = []string{"Full Time"}
+		jobs[i].Field("routeType").List = []string{"Regional"}
+		jobs[i].Field("description").Text = description
+		jobs[i].ExtraFields = []ImportExtraField{{Name: "bonus", Value: str("sign-on")}}
 	}
 	p, err := NewImportPayload(jobs)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +22,8 @@ func TestImportPayloadStaysNearItsSize(t *testing.T) {
 	description := strings.Repeat("<p>&</p>", 1000)
 	jobs := make([]ImportJob, 10)
 	for i := range jobs {
-		jobs[i].Description = &description
+		jobs[i] = NewImportJob()
+		jobs[i].Field("description").Text = &description
 	}
 	p, err := NewImportPayload(jobs)
 	if err != nil {
@@ -44,7 +46,7 @@ func TestImportPayloadStaysNearItsSize(t *testing.T) {
 		t.Errorf("payload %d bytes stored for %d bytes of repeated markup: not compressed", len(p.data), text)
 	}
 	back, err := p.Jobs()
-	if err != nil || len(back) != len(jobs) || *back[0].Description != description {
+	if err != nil || len(back) != len(jobs) || *back[0].Field("description").Text != description {
 		t.Fatalf("read back: %v, %d jobs", err, len(back))
 	}
 }
@@ -58,7 +60,11 @@ func TestPayloadWrittenInParts(t *testing.T) {
 		for i := range refs {
 			refs[i] = fmt.Sprintf("R%d", i)
 		}
-		p, err := EncodePayload(n, func(i int) *ImportJob { return &ImportJob{ReferenceNumber: &refs[i]} })
+		p, err := EncodePayload(n, func(i int) *ImportJob {
+			j := NewImportJob()
+			j.Field("referenceNumber").Text = &refs[i]
+			return &j
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,8 +91,8 @@ func TestPayloadWrittenInParts(t *testing.T) {
 			t.Fatalf("%d jobs: read back %d, %v", n, len(back), err)
 		}
 		for i, j := range back {
-			if *j.ReferenceNumber != refs[i] {
-				t.Fatalf("%d jobs: job %d is %s", n, i, *j.ReferenceNumber)
+			if ref := j.Field("referenceNumber").Text; *ref != refs[i] {
+				t.Fatalf("%d jobs: job %d is %s", n, i, *ref)
 			}
 		}
 		if c := p.JobCount(); c != n {
@@ -109,8 +115,10 @@ func TestEmptiedPayloadHasNoJobs(t *testing.T) {
 // of the same jobs does, and a payload that does not read is an error.
 func TestPayloadReadInEitherForm(t *testing.T) {
 	ref, title := "R1", "Driver <b>OTR</b>"
-	jobs := []ImportJob{{ReferenceNumber: &ref, Title: &title, EmploymentType: []string{"Full-Time"},
-		ExtraFields: []ImportExtraField{{Name: "benefits"}}}, {}}
+	jobs := []ImportJob{NewImportJob(), NewImportJob()}
+	jobs[0].Field("referenceNumber").Text, jobs[0].Field("title").Text = &ref, &title
+	jobs[0].Field("employmentType").List = []string{"Full-Time"}
+	jobs[0].ExtraFields = []ImportExtraField{{Name: "benefits"}}
 	compressed, err := NewImportPayload(jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -119,14 +127,23 @@ func TestPayloadReadInEitherForm(t *testing.T) {
 		data: []byte(`{"other": {"x": [1]}, "jobs": [{"referenceNumber":"R1","title":"Driver <b>OTR</b>","employmentType":["Full-Time"],"extraFields":[{"name":"benefits"}]}, {}]}` + "\n")}
 	for name, p := range map[string]ImportPayload{"compressed": compressed, "plain": plain} {
 		got, err := p.Jobs()
-		if err != nil || len(got) != 2 || *got[0].Title != title || got[0].ExtraFields[0].Name != "benefits" || got[1].Title != nil {
+		if err != nil || len(got) != 2 || *got[0].Field("title").Text != title || *got[0].Field("referenceNumber").Text != ref ||
+			got[0].Field("employmentType").List[0] != "Full-Time" || got[0].ExtraFields[0].Name != "benefits" || got[1].Field("title").Text != nil {
 			t.Errorf("%s: %+v, %v", name, got, err)
 		}
 		if n := p.JobCount(); n != 2 {
 			t.Errorf("%s: counted %d jobs, want 2", name, n)
 		}
 	}
-	for _, bad := range []string{`{"jobs": [{"title": 3}]}`, `{"jobs": {}}`, `{"jobs": [] } x`, `[`} {
+	// As encoding/json read its struct: a name in any case, the last of a
+	// repeated name, null as not sent, unknown members skipped.
+	p := ImportPayload{form: payloadFormJSON, data: []byte(`{"jobs": [{"TITLE": "a", "title": "b", "city": null, "x": {"y": [1]}, "RouteType": ["OTR", null, "LTL"]}]}`)}
+	if got, err := p.Jobs(); err != nil || len(got) != 1 || *got[0].Field("title").Text != "b" || got[0].Field("city").Text != nil ||
+		!slices.Equal(got[0].Field("routeType").List, []string{"OTR", "LTL"}) {
+		t.Errorf("names in any case: %+v, %v", got, err)
+	}
+	for _, bad := range []string{`{"jobs": [{"title": 3}]}`, `{"jobs": [{"routeType": "OTR"}]}`, `{"jobs": [{"routeType": [1]}]}`,
+		`{"jobs": {}}`, `{"jobs": [] } x`, `[`} {
 		p := ImportPayload{form: payloadFormJSON, data: []byte(bad)}
 		if _, err := p.Jobs(); err == nil {
 			t.Errorf("%s read without error", bad)
