@@ -378,8 +378,7 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 	accounts := []int64{storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID}
 	now := time.Now().UTC()
 	for i, acct := range accounts {
-		if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("J1"), job("J2")},
-			store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+		if err := postOldJobs(ctx, s, acct, job("J1"), job("J2")); err != nil {
 			t.Fatal(err)
 		}
 		if err := saveInBatches(ctx, s, demo.Applications(acct, 120, uint64(i+1), now, refs, "old."), 40); err != nil {

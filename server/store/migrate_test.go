@@ -27,7 +27,7 @@ func TestMigrationCopiesDriverProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID
-	if _, err := s.UpsertJobs(ctx, a, []store.JobFields{job("J1")}, store.UpsertOptions{MaxActive: 10, Today: day1}); err != nil {
+	if err := postOldJobs(ctx, s, a, job("J1")); err != nil {
 		t.Fatal(err)
 	}
 	var id int64
