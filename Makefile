@@ -112,11 +112,14 @@ test-tools:
 .PHONY: generate
 # server/descriptors/jobboard.binpb: the gRPC package's descriptors with their comments, which
 # gRPC reflection serves (protoc-gen-go's embedded copies carry none).
+# proto/jobboard/rest/v2/http.yaml: the REST bindings, written from the rpcs'
+# (jobboard.rest.v2.route) options (internal/cmd/httprules) before buf reads it.
 # gen/openapi/jobboard.swagger.json: finished by internal/cmd/openapifinish,
 # which applies the rules the generator cannot be told (its comment lists them);
 # then converted to OpenAPI 3.0 (jobboard.openapi3.json), from which
 # oapi-codegen makes gen/openapiclient (oapi-codegen.yaml).
 generate: tools ## regenerate gen/ from proto/
+	buf build --as-file-descriptor-set -o - | $(GO) run ./internal/cmd/httprules proto/jobboard/rest/v2/http.yaml
 	buf generate
 	$(GO) run ./internal/cmd/openapifinish gen/openapi/jobboard.swagger.json
 	$(GO) run ./internal/cmd/openapiv3 gen/openapi/jobboard.swagger.json gen/openapi/jobboard.openapi3.json
@@ -126,6 +129,11 @@ generate: tools ## regenerate gen/ from proto/
 .PHONY: generate-check
 generate-check: tools ## fail when gen/ differs from what proto/ produces
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	buf build --as-file-descriptor-set -o - | $(GO) run ./internal/cmd/httprules "$$tmp/http.yaml" && \
+	if ! cmp -s proto/jobboard/rest/v2/http.yaml "$$tmp/http.yaml"; then \
+		diff -u proto/jobboard/rest/v2/http.yaml "$$tmp/http.yaml" | head -30; \
+		echo "proto/jobboard/rest/v2/http.yaml is stale: run make generate and commit the result" >&2; exit 1; \
+	fi && \
 	buf generate -o "$$tmp" && \
 	$(GO) run ./internal/cmd/openapifinish "$$tmp/gen/openapi/jobboard.swagger.json" && \
 	$(GO) run ./internal/cmd/openapiv3 "$$tmp/gen/openapi/jobboard.swagger.json" "$$tmp/gen/openapi/jobboard.openapi3.json" && \

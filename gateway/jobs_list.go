@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/truckjobs/jobboard/gateway/render"
 	"github.com/truckjobs/jobboard/gateway/wire"
@@ -151,6 +152,12 @@ var jobsListSpellings = [][2]string{{"page_size", "pageSize"}, {"page_token", "p
 
 // jobsListOtherSpellings are the lowerCamel names of jobsListSpellings,
 // which the jobs list's route reads beside its request's fields.
+// otherSpellings are the query parameters a route reads beyond its request
+// message's fields, by rpc.
+var otherSpellings = map[protoreflect.FullName][]string{
+	"jobboard.rest.v2.JobService.ListJobs": jobsListOtherSpellings(),
+}
+
 func jobsListOtherSpellings() []string {
 	var names []string
 	for _, s := range jobsListSpellings {

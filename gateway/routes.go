@@ -1,36 +1,35 @@
 package gateway
 
 import (
-	"net/http"
+	"fmt"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
-	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/restroutes"
 	"github.com/truckjobs/jobboard/internal/rules"
 )
 
-// Body limits (docs/api.md, Limits against abuse), the same as gRPC's.
-const (
-	jobsPostLimit  = rules.JobsPostLimit
-	jobImportLimit = rules.JobImportLimit
-	defaultLimit   = rules.DefaultLimit
-)
+// The default body limit (docs/api.md, Limits against abuse), the same as
+// gRPC's; a route that takes more says so in its option.
+const defaultLimit = rules.DefaultLimit
 
-// route is what the gateway knows of one REST route beyond what http.yaml
-// tells grpc-gateway: its request message (whose fields outside the path
-// and the body are the route's query parameters), how large a body it
-// takes, which list a delete body holds, and whether its id is numeric.
-// TestRouteTableMatchesHTTPConfig keeps the table and http.yaml in step.
+// route is what the gateway knows of one REST route: its request message
+// (whose fields outside the path and the body are the route's query
+// parameters), how large a body it takes, which list a delete body holds,
+// whether its id is numeric, and how a successful answer is sent. It is
+// read from the rpc's (jobboard.rest.v2.route) option, from which
+// http.yaml, and so grpc-gateway's routes, are written too.
 type route struct {
 	method string
 	// pattern is the path as grpc-gateway reports the route, with
 	// "{format}" standing for json and xml (both are routes).
 	pattern string
 	request proto.Message
-	// body is the request field http.yaml maps the body onto: "" for
-	// none, "*" for the whole message.
+	// body is the request field the body fills: "" for none, "*" for the
+	// whole message.
 	body      string
 	bodyLimit int64
 	list      deleteList
@@ -53,32 +52,34 @@ type route struct {
 	params map[string]bool
 }
 
-var routeTable = []route{
-	{method: http.MethodGet, pattern: "jobs.{format}", request: &restv2.ListJobsRequest{}, alsoReads: jobsListOtherSpellings()},
-	{method: http.MethodPost, pattern: "jobs.{format}", request: &restv2.PostJobsRequest{}, body: "jobs", bodyLimit: jobsPostLimit},
-	{method: http.MethodGet, pattern: "jobs.{format}/{id}", request: &restv2.GetJobRequest{}, numericID: true},
-	{method: http.MethodDelete, pattern: "jobs.{format}", request: &restv2.DeleteJobsRequest{}, body: "ids", list: deleteByID},
-	{method: http.MethodDelete, pattern: "jobs.{format}/{id}", request: &restv2.DeleteJobRequest{}},
-	{method: http.MethodDelete, pattern: "jobs.{format}/reference", request: &restv2.DeleteJobsByReferenceRequest{},
-		body: "reference_numbers", list: deleteByReference},
-	{method: http.MethodDelete, pattern: "jobs.{format}/reference/{reference_number}", request: &restv2.DeleteJobByReferenceRequest{}},
-	{method: http.MethodGet, pattern: "drivers.{format}", request: &restv2.ListDriversRequest{}, paged: true},
-	{method: http.MethodGet, pattern: "drivers.{format}/{id}", request: &restv2.GetDriverRequest{}, numericID: true},
-	{method: http.MethodPost, pattern: "job-imports", request: &restv2.CreateJobImportRequest{}, body: "*", bodyLimit: jobImportLimit,
-		status: http.StatusAccepted, location: true},
-	{method: http.MethodGet, pattern: "job-imports/{id}", request: &restv2.GetJobImportRequest{}},
-	{method: http.MethodPost, pattern: "webhooks", request: &restv2.CreateWebhookRequest{}, body: "webhook",
-		status: http.StatusCreated, location: true},
-	{method: http.MethodGet, pattern: "webhooks", request: &restv2.ListWebhooksRequest{}},
-	{method: http.MethodGet, pattern: "webhooks/{id}", request: &restv2.GetWebhookRequest{}},
-	{method: http.MethodPatch, pattern: "webhooks/{id}", request: &restv2.UpdateWebhookRequest{}, body: "webhook"},
-	{method: http.MethodDelete, pattern: "webhooks/{id}", request: &restv2.DeleteWebhookRequest{}, status: http.StatusNoContent, noBody: true},
-	{method: http.MethodPost, pattern: "webhooks/{id}/rotate-secret", request: &restv2.RotateWebhookSecretRequest{}},
-	{method: http.MethodPost, pattern: "webhooks/{id}/test", request: &restv2.TestWebhookRequest{}, status: http.StatusAccepted},
-	{method: http.MethodGet, pattern: "webhooks/{id}/deliveries", request: &restv2.ListWebhookDeliveriesRequest{}},
-	{method: http.MethodPost, pattern: "webhooks/{id}/deliveries/{event_id}/redeliver", request: &restv2.RedeliverWebhookEventRequest{},
-		status: http.StatusAccepted, noBody: true},
-	{method: http.MethodGet, pattern: "events", request: &restv2.ListEventsRequest{}},
+// routeTable is every REST route, read from the protos once.
+var routeTable = readRoutes()
+
+// readRoutes reads the routes of the REST rpcs (internal/restroutes). An
+// rpc the table cannot serve stops the program at its start.
+func readRoutes() []route {
+	all, err := restroutes.All()
+	if err != nil {
+		panic("gateway: " + err.Error())
+	}
+	table := make([]route, len(all))
+	for i, r := range all {
+		request, err := protoregistry.GlobalTypes.FindMessageByName(r.RPC.Input().FullName())
+		if err != nil {
+			panic(fmt.Sprintf("gateway: the request of %s: %v", r.RPC.FullName(), err))
+		}
+		table[i] = route{
+			method: r.GetMethod(), pattern: strings.TrimPrefix(r.GetPath(), apiPrefix),
+			request: request.New().Interface(), body: r.GetBody(), bodyLimit: r.GetBodyLimitBytes(),
+			numericID: r.GetNumericId(), alsoReads: otherSpellings[r.RPC.FullName()],
+			status: int(r.GetStatus()), location: r.GetLocation(), noBody: r.GetNoBody(), paged: r.GetPaged(),
+		}
+		// A delete body lists ids or reference numbers, as its field says.
+		if r.GetBody() == "reference_numbers" {
+			table[i].list = deleteByReference
+		}
+	}
+	return table
 }
 
 // routes indexes routeTable by method and full path pattern, one entry for

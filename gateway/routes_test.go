@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"gopkg.in/yaml.v3"
+
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // binding is one REST binding of http.yaml, as the route table writes it.
@@ -95,12 +97,12 @@ func TestRouteFacts(t *testing.T) {
 		params    string // sorted, comma-separated
 	}{
 		{"GET /api/v2.0/jobs.json", defaultLimit, deleteByID, false, "pageSize,pageToken,page_size,page_token"},
-		{"POST /api/v2.0/jobs.xml", jobsPostLimit, deleteByID, false, ""},
+		{"POST /api/v2.0/jobs.xml", rules.JobsPostLimit, deleteByID, false, ""},
 		{"GET /api/v2.0/jobs.xml/{id}", defaultLimit, deleteByID, true, ""},
 		{"DELETE /api/v2.0/jobs.json/reference", defaultLimit, deleteByReference, false, ""},
 		{"DELETE /api/v2.0/jobs.xml", defaultLimit, deleteByID, false, ""},
 		{"GET /api/v2.0/drivers.xml/{id}", defaultLimit, deleteByID, true, ""},
-		{"POST /api/v2.0/job-imports", jobImportLimit, deleteByID, false, ""},
+		{"POST /api/v2.0/job-imports", rules.JobImportLimit, deleteByID, false, ""},
 		{"GET /api/v2.0/job-imports/{id}", defaultLimit, deleteByID, false, ""},
 		{"GET /api/v2.0/drivers.json", defaultLimit, deleteByID, false, "certifications,driver_type,email,end_date," +
 			"first_name,has_job_apps,job_title,last_name,lives_within_radius,lives_within_zip,max,min_experience," +

@@ -1071,7 +1071,7 @@ var File_jobboard_rest_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x1ejobboard/rest/v2/drivers.proto\x12\x10jobboard.rest.v2\"\x9c\x04\n" +
+	"\x1ejobboard/rest/v2/drivers.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"\x9c\x04\n" +
 	"\x12ListDriversRequest\x12&\n" +
 	"\x0ecertifications\x18\x01 \x01(\tR\x0ecertifications\x12 \n" +
 	"\vdriver_type\x18\x02 \x01(\tR\vdriver_type\x12\x14\n" +
@@ -1206,10 +1206,12 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x10GetDriverRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"K\n" +
 	"\x11GetDriverResponse\x126\n" +
-	"\x06driver\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverDetailR\x06driver2\xc1\x01\n" +
-	"\rDriverService\x12Z\n" +
-	"\vListDrivers\x12$.jobboard.rest.v2.ListDriversRequest\x1a%.jobboard.rest.v2.ListDriversResponse\x12T\n" +
-	"\tGetDriver\x12\".jobboard.rest.v2.GetDriverRequest\x1a#.jobboard.rest.v2.GetDriverResponseB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"\x06driver\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverDetailR\x06driver2\xab\x02\n" +
+	"\rDriverService\x12\x8c\x01\n" +
+	"\vListDrivers\x12$.jobboard.rest.v2.ListDriversRequest\x1a%.jobboard.rest.v2.ListDriversResponse\"0\x8a\xe7\x18,\n" +
+	"\x03GET\x12\x1a/api/v2.0/drivers.{format}\"\adrivers@\x01\x12\x8a\x01\n" +
+	"\tGetDriver\x12\".jobboard.rest.v2.GetDriverRequest\x1a#.jobboard.rest.v2.GetDriverResponse\"4\x8a\xe7\x180\n" +
+	"\x03GET\x12\x1f/api/v2.0/drivers.{format}/{id}\"\x06driverH\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_drivers_proto_rawDescOnce sync.Once
@@ -1255,6 +1257,7 @@ func file_jobboard_rest_v2_drivers_proto_init() {
 	if File_jobboard_rest_v2_drivers_proto != nil {
 		return
 	}
+	file_jobboard_rest_v2_options_proto_init()
 	file_jobboard_rest_v2_drivers_proto_msgTypes[2].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[4].OneofWrappers = []any{}

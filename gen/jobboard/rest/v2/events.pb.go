@@ -273,7 +273,7 @@ var File_jobboard_rest_v2_events_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1djobboard/rest/v2/events.proto\x12\x10jobboard.rest.v2\"S\n" +
+	"\x1djobboard/rest/v2/events.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"S\n" +
 	"\x11ListEventsRequest\x12\x14\n" +
 	"\x05after\x18\x01 \x01(\tR\x05after\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -289,10 +289,11 @@ const file_jobboard_rest_v2_events_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1d\n" +
 	"\n" +
 	"created_at\x18\x03 \x01(\tR\tcreatedAt\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data2g\n" +
-	"\fEventService\x12W\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data2\x84\x01\n" +
+	"\fEventService\x12t\n" +
 	"\n" +
-	"ListEvents\x12#.jobboard.rest.v2.ListEventsRequest\x1a$.jobboard.rest.v2.ListEventsResponseB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"ListEvents\x12#.jobboard.rest.v2.ListEventsRequest\x1a$.jobboard.rest.v2.ListEventsResponse\"\x1b\x8a\xe7\x18\x17\n" +
+	"\x03GET\x12\x10/api/v2.0/eventsB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_events_proto_rawDescOnce sync.Once
@@ -330,6 +331,7 @@ func file_jobboard_rest_v2_events_proto_init() {
 	if File_jobboard_rest_v2_events_proto != nil {
 		return
 	}
+	file_jobboard_rest_v2_options_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

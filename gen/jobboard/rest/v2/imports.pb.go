@@ -577,7 +577,7 @@ var File_jobboard_rest_v2_imports_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_imports_proto_rawDesc = "" +
 	"\n" +
-	"\x1ejobboard/rest/v2/imports.proto\x12\x10jobboard.rest.v2\x1a\x1bjobboard/rest/v2/jobs.proto\"\xa2\x01\n" +
+	"\x1ejobboard/rest/v2/imports.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\x1a\x1bjobboard/rest/v2/jobs.proto\"\xa2\x01\n" +
 	"\x16CreateJobImportRequest\x12.\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x1a.jobboard.rest.v2.JobInputR\x04jobs\x12&\n" +
 	"\fcallback_url\x18\x02 \x01(\tH\x00R\vcallbackUrl\x88\x01\x01\x12\x1f\n" +
@@ -621,10 +621,12 @@ const file_jobboard_rest_v2_imports_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\tR\bmessages\x12.\n" +
 	"\x10reference_number\x18\x03 \x01(\tH\x00R\x0freferenceNumber\x88\x01\x01B\x13\n" +
-	"\x11_reference_number2\xd9\x01\n" +
-	"\x10JobImportService\x12f\n" +
-	"\x0fCreateJobImport\x12(.jobboard.rest.v2.CreateJobImportRequest\x1a).jobboard.rest.v2.CreateJobImportResponse\x12]\n" +
-	"\fGetJobImport\x12%.jobboard.rest.v2.GetJobImportRequest\x1a&.jobboard.rest.v2.GetJobImportResponseB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"\x11_reference_number2\xb2\x02\n" +
+	"\x10JobImportService\x12\x96\x01\n" +
+	"\x0fCreateJobImport\x12(.jobboard.rest.v2.CreateJobImportRequest\x1a).jobboard.rest.v2.CreateJobImportResponse\".\x8a\xe7\x18*\n" +
+	"\x04POST\x12\x15/api/v2.0/job-imports\x1a\x01*(\xca\x010\x01P\x80\x80\x80 \x12\x84\x01\n" +
+	"\fGetJobImport\x12%.jobboard.rest.v2.GetJobImportRequest\x1a&.jobboard.rest.v2.GetJobImportResponse\"%\x8a\xe7\x18!\n" +
+	"\x03GET\x12\x1a/api/v2.0/job-imports/{id}B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_imports_proto_rawDescOnce sync.Once
@@ -676,6 +678,7 @@ func file_jobboard_rest_v2_imports_proto_init() {
 	if File_jobboard_rest_v2_imports_proto != nil {
 		return
 	}
+	file_jobboard_rest_v2_options_proto_init()
 	file_jobboard_rest_v2_jobs_proto_init()
 	file_jobboard_rest_v2_imports_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_rest_v2_imports_proto_msgTypes[4].OneofWrappers = []any{}

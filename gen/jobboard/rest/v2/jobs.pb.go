@@ -7,7 +7,8 @@
 // Package jobboard.rest.v2 is the REST API v2.0 as the in-process gateway
 // (grpc-gateway) and protoc-gen-openapiv2 see it: the messages as REST sends
 // and receives them, lenient text where a REST error entry must echo the raw
-// value the client sent, and the services http.yaml binds. It is never
+// value the client sent, and the services with each rpc's route
+// (options.proto), from which http.yaml is written. It is never
 // registered on the gRPC server; gRPC callers use package jobboard.v2.
 // Field numbers are those of the messages when they were the gRPC API too,
 // so nothing stored from them changes meaning.
@@ -1541,7 +1542,7 @@ var File_jobboard_rest_v2_jobs_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x1bjobboard/rest/v2/jobs.proto\x12\x10jobboard.rest.v2\"\x85\x06\n" +
+	"\x1bjobboard/rest/v2/jobs.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"\x85\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04date\x18\x02 \x01(\tR\x04date\x12)\n" +
@@ -1688,17 +1689,24 @@ const file_jobboard_rest_v2_jobs_proto_rawDesc = "" +
 	"\x1cDeleteJobsByReferenceRequest\x12+\n" +
 	"\x11reference_numbers\x18\x01 \x03(\tR\x10referenceNumbers\"Y\n" +
 	"\x1dDeleteJobsByReferenceResponse\x128\n" +
-	"\asummary\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.BatchSummaryR\asummary2\x9f\x05\n" +
+	"\asummary\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.BatchSummaryR\asummary2\xb2\b\n" +
 	"\n" +
-	"JobService\x12Q\n" +
-	"\bListJobs\x12!.jobboard.rest.v2.ListJobsRequest\x1a\".jobboard.rest.v2.ListJobsResponse\x12Q\n" +
-	"\bPostJobs\x12!.jobboard.rest.v2.PostJobsRequest\x1a\".jobboard.rest.v2.PostJobsResponse\x12K\n" +
-	"\x06GetJob\x12\x1f.jobboard.rest.v2.GetJobRequest\x1a .jobboard.rest.v2.GetJobResponse\x12T\n" +
-	"\tDeleteJob\x12\".jobboard.rest.v2.DeleteJobRequest\x1a#.jobboard.rest.v2.DeleteJobResponse\x12W\n" +
+	"JobService\x12{\n" +
+	"\bListJobs\x12!.jobboard.rest.v2.ListJobsRequest\x1a\".jobboard.rest.v2.ListJobsResponse\"(\x8a\xe7\x18$\n" +
+	"\x03GET\x12\x17/api/v2.0/jobs.{format}\"\x04jobs\x12\x81\x01\n" +
+	"\bPostJobs\x12!.jobboard.rest.v2.PostJobsRequest\x1a\".jobboard.rest.v2.PostJobsResponse\".\x8a\xe7\x18*\n" +
+	"\x04POST\x12\x17/api/v2.0/jobs.{format}\x1a\x04jobsP\x80\x80\x80\b\x12{\n" +
+	"\x06GetJob\x12\x1f.jobboard.rest.v2.GetJobRequest\x1a .jobboard.rest.v2.GetJobResponse\".\x8a\xe7\x18*\n" +
+	"\x03GET\x12\x1c/api/v2.0/jobs.{format}/{id}\"\x03jobH\x01\x12\x89\x01\n" +
+	"\tDeleteJob\x12\".jobboard.rest.v2.DeleteJobRequest\x1a#.jobboard.rest.v2.DeleteJobResponse\"3\x8a\xe7\x18/\n" +
+	"\x06DELETE\x12\x1c/api/v2.0/jobs.{format}/{id}\"\asummary\x12\x8c\x01\n" +
 	"\n" +
-	"DeleteJobs\x12#.jobboard.rest.v2.DeleteJobsRequest\x1a$.jobboard.rest.v2.DeleteJobsResponse\x12u\n" +
-	"\x14DeleteJobByReference\x12-.jobboard.rest.v2.DeleteJobByReferenceRequest\x1a..jobboard.rest.v2.DeleteJobByReferenceResponse\x12x\n" +
-	"\x15DeleteJobsByReference\x12..jobboard.rest.v2.DeleteJobsByReferenceRequest\x1a/.jobboard.rest.v2.DeleteJobsByReferenceResponseB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"DeleteJobs\x12#.jobboard.rest.v2.DeleteJobsRequest\x1a$.jobboard.rest.v2.DeleteJobsResponse\"3\x8a\xe7\x18/\n" +
+	"\x06DELETE\x12\x17/api/v2.0/jobs.{format}\x1a\x03ids\"\asummary\x12\xc2\x01\n" +
+	"\x14DeleteJobByReference\x12-.jobboard.rest.v2.DeleteJobByReferenceRequest\x1a..jobboard.rest.v2.DeleteJobByReferenceResponse\"K\x8a\xe7\x18G\n" +
+	"\x06DELETE\x124/api/v2.0/jobs.{format}/reference/{reference_number}\"\asummary\x12\xc5\x01\n" +
+	"\x15DeleteJobsByReference\x12..jobboard.rest.v2.DeleteJobsByReferenceRequest\x1a/.jobboard.rest.v2.DeleteJobsByReferenceResponse\"K\x8a\xe7\x18G\n" +
+	"\x06DELETE\x12!/api/v2.0/jobs.{format}/reference\x1a\x11reference_numbers\"\asummaryB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_jobs_proto_rawDescOnce sync.Once
@@ -1780,6 +1788,7 @@ func file_jobboard_rest_v2_jobs_proto_init() {
 	if File_jobboard_rest_v2_jobs_proto != nil {
 		return
 	}
+	file_jobboard_rest_v2_options_proto_init()
 	file_jobboard_rest_v2_jobs_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_rest_v2_jobs_proto_msgTypes[1].OneofWrappers = []any{}
 	file_jobboard_rest_v2_jobs_proto_msgTypes[2].OneofWrappers = []any{}

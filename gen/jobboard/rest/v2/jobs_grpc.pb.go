@@ -7,7 +7,8 @@
 // Package jobboard.rest.v2 is the REST API v2.0 as the in-process gateway
 // (grpc-gateway) and protoc-gen-openapiv2 see it: the messages as REST sends
 // and receives them, lenient text where a REST error entry must echo the raw
-// value the client sent, and the services http.yaml binds. It is never
+// value the client sent, and the services with each rpc's route
+// (options.proto), from which http.yaml is written. It is never
 // registered on the gRPC server; gRPC callers use package jobboard.v2.
 // Field numbers are those of the messages when they were the gRPC API too,
 // so nothing stored from them changes meaning.

@@ -1439,7 +1439,7 @@ var File_jobboard_rest_v2_webhooks_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_webhooks_proto_rawDesc = "" +
 	"\n" +
-	"\x1fjobboard/rest/v2/webhooks.proto\x12\x10jobboard.rest.v2\"\x86\x03\n" +
+	"\x1fjobboard/rest/v2/webhooks.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"\x86\x03\n" +
 	"\aWebhook\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
@@ -1535,18 +1535,28 @@ const file_jobboard_rest_v2_webhooks_proto_rawDesc = "" +
 	"\x1cRedeliverWebhookEventRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\"\x1f\n" +
-	"\x1dRedeliverWebhookEventResponse2\xb2\a\n" +
-	"\x0eWebhookService\x12`\n" +
-	"\rCreateWebhook\x12&.jobboard.rest.v2.CreateWebhookRequest\x1a'.jobboard.rest.v2.CreateWebhookResponse\x12]\n" +
-	"\fListWebhooks\x12%.jobboard.rest.v2.ListWebhooksRequest\x1a&.jobboard.rest.v2.ListWebhooksResponse\x12W\n" +
+	"\x1dRedeliverWebhookEventResponse2\xde\n" +
 	"\n" +
-	"GetWebhook\x12#.jobboard.rest.v2.GetWebhookRequest\x1a$.jobboard.rest.v2.GetWebhookResponse\x12`\n" +
-	"\rUpdateWebhook\x12&.jobboard.rest.v2.UpdateWebhookRequest\x1a'.jobboard.rest.v2.UpdateWebhookResponse\x12`\n" +
-	"\rDeleteWebhook\x12&.jobboard.rest.v2.DeleteWebhookRequest\x1a'.jobboard.rest.v2.DeleteWebhookResponse\x12r\n" +
-	"\x13RotateWebhookSecret\x12,.jobboard.rest.v2.RotateWebhookSecretRequest\x1a-.jobboard.rest.v2.RotateWebhookSecretResponse\x12Z\n" +
-	"\vTestWebhook\x12$.jobboard.rest.v2.TestWebhookRequest\x1a%.jobboard.rest.v2.TestWebhookResponse\x12x\n" +
-	"\x15ListWebhookDeliveries\x12..jobboard.rest.v2.ListWebhookDeliveriesRequest\x1a/.jobboard.rest.v2.ListWebhookDeliveriesResponse\x12x\n" +
-	"\x15RedeliverWebhookEvent\x12..jobboard.rest.v2.RedeliverWebhookEventRequest\x1a/.jobboard.rest.v2.RedeliverWebhookEventResponseB;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"\x0eWebhookService\x12\x8e\x01\n" +
+	"\rCreateWebhook\x12&.jobboard.rest.v2.CreateWebhookRequest\x1a'.jobboard.rest.v2.CreateWebhookResponse\",\x8a\xe7\x18(\n" +
+	"\x04POST\x12\x12/api/v2.0/webhooks\x1a\awebhook(\xc9\x010\x01\x12|\n" +
+	"\fListWebhooks\x12%.jobboard.rest.v2.ListWebhooksRequest\x1a&.jobboard.rest.v2.ListWebhooksResponse\"\x1d\x8a\xe7\x18\x19\n" +
+	"\x03GET\x12\x12/api/v2.0/webhooks\x12{\n" +
+	"\n" +
+	"GetWebhook\x12#.jobboard.rest.v2.GetWebhookRequest\x1a$.jobboard.rest.v2.GetWebhookResponse\"\"\x8a\xe7\x18\x1e\n" +
+	"\x03GET\x12\x17/api/v2.0/webhooks/{id}\x12\x8f\x01\n" +
+	"\rUpdateWebhook\x12&.jobboard.rest.v2.UpdateWebhookRequest\x1a'.jobboard.rest.v2.UpdateWebhookResponse\"-\x8a\xe7\x18)\n" +
+	"\x05PATCH\x12\x17/api/v2.0/webhooks/{id}\x1a\awebhook\x12\x8c\x01\n" +
+	"\rDeleteWebhook\x12&.jobboard.rest.v2.DeleteWebhookRequest\x1a'.jobboard.rest.v2.DeleteWebhookResponse\"*\x8a\xe7\x18&\n" +
+	"\x06DELETE\x12\x17/api/v2.0/webhooks/{id}(\xcc\x018\x01\x12\xa5\x01\n" +
+	"\x13RotateWebhookSecret\x12,.jobboard.rest.v2.RotateWebhookSecretRequest\x1a-.jobboard.rest.v2.RotateWebhookSecretResponse\"1\x8a\xe7\x18-\n" +
+	"\x04POST\x12%/api/v2.0/webhooks/{id}/rotate-secret\x12\x87\x01\n" +
+	"\vTestWebhook\x12$.jobboard.rest.v2.TestWebhookRequest\x1a%.jobboard.rest.v2.TestWebhookResponse\"+\x8a\xe7\x18'\n" +
+	"\x04POST\x12\x1c/api/v2.0/webhooks/{id}/test(\xca\x01\x12\xa7\x01\n" +
+	"\x15ListWebhookDeliveries\x12..jobboard.rest.v2.ListWebhookDeliveriesRequest\x1a/.jobboard.rest.v2.ListWebhookDeliveriesResponse\"-\x8a\xe7\x18)\n" +
+	"\x03GET\x12\"/api/v2.0/webhooks/{id}/deliveries\x12\xc2\x01\n" +
+	"\x15RedeliverWebhookEvent\x12..jobboard.rest.v2.RedeliverWebhookEventRequest\x1a/.jobboard.rest.v2.RedeliverWebhookEventResponse\"H\x8a\xe7\x18D\n" +
+	"\x04POST\x127/api/v2.0/webhooks/{id}/deliveries/{event_id}/redeliver(\xca\x018\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_webhooks_proto_rawDescOnce sync.Once
@@ -1634,6 +1644,7 @@ func file_jobboard_rest_v2_webhooks_proto_init() {
 	if File_jobboard_rest_v2_webhooks_proto != nil {
 		return
 	}
+	file_jobboard_rest_v2_options_proto_init()
 	file_jobboard_rest_v2_webhooks_proto_msgTypes[0].OneofWrappers = []any{}
 	file_jobboard_rest_v2_webhooks_proto_msgTypes[1].OneofWrappers = []any{}
 	file_jobboard_rest_v2_webhooks_proto_msgTypes[2].OneofWrappers = []any{}
