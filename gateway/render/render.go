@@ -13,8 +13,9 @@ import (
 // would get (the import callback's body, an event's data).
 func JSON(msg proto.Message) ([]byte, error) { return Message(wire.JSON, msg) }
 
-// Message writes msg in its docs/api.md shape for f. Each resource has one
-// writing function shared by both formats. Lists arrive as the response's
+// Message writes msg in its docs/api.md shape for f. Each resource of the
+// v2.0 shapes has one writing function shared by both formats; the others
+// are written as their messages say (walk). Lists arrive as the response's
 // repeated field (http.yaml's response_body), since they are top-level
 // arrays on the wire.
 func Message(f wire.Format, msg any) ([]byte, error) {
@@ -66,24 +67,8 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		}
 		w = wire.New(f, size)
 		writeEventPage(w, m)
-	case *restv2.CreateWebhookResponse:
-		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
-	case *restv2.GetWebhookResponse:
-		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
-	case *restv2.UpdateWebhookResponse:
-		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
-	case *restv2.RotateWebhookSecretResponse:
-		writeWebhookAnswer(w, m.GetData(), m.GetLinks())
-	case *restv2.ListWebhooksResponse:
-		w = wire.New(f, 512*len(m.GetData())+64)
-		writeWebhookList(w, m)
 	case *restv2.DeleteWebhookResponse:
 		return nil, nil // 204: no body
-	case *restv2.TestWebhookResponse:
-		writeTestWebhook(w, m)
-	case *restv2.ListWebhookDeliveriesResponse:
-		w = wire.New(f, 192*len(m.GetData())+64)
-		writeWebhookDeliveries(w, m)
 	case *restv2.RedeliverWebhookEventResponse:
 		// 202 without a body: the delivery is queued, there is nothing to show.
 		return nil, nil
@@ -91,6 +76,9 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		w.BeginObject("jobs")
 		writeSummaryCounts(w, m, false)
 		w.EndObject()
+	case proto.Message:
+		// A resource whose shape is its message's (walk).
+		return walked(f, m)
 	default:
 		return nil, fmt.Errorf("no REST representation for %T", msg)
 	}
