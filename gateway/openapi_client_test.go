@@ -103,7 +103,7 @@ func (r *clientRun) jobsInJSON(jobs []openapiclient.V2JobInput) {
 	}
 	r.check("JobServiceListJobs", page.StatusCode(), 200, page.JSON200 != nil && len(*page.JSON200) == 1 &&
 		strings.Contains(page.HTTPResponse.Header.Get("Link"), `rel="next"`), page.Body)
-	get, err := r.c.JobServiceGetJobWithResponse(r.ctx, strconv.FormatInt(ids["GEN1"], 10))
+	get, err := r.c.JobServiceGetJobWithResponse(r.ctx, ids["GEN1"])
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -153,13 +153,14 @@ func (r *clientRun) jobsInXML() {
 		} `xml:"job"`
 	}
 	_ = xml.Unmarshal(list2.Body, &x1)
-	x1ID := ""
+	var x1Num int64
 	for _, j := range x1.Jobs {
 		if j.ReferenceNumber == "X1" {
-			x1ID = strconv.FormatInt(j.ID, 10)
+			x1Num = j.ID
 		}
 	}
-	get2, err := r.c.JobServiceGetJob2WithResponse(r.ctx, x1ID)
+	x1ID := strconv.FormatInt(x1Num, 10)
+	get2, err := r.c.JobServiceGetJob2WithResponse(r.ctx, x1Num)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -195,15 +196,15 @@ func (r *clientRun) drivers() {
 	}
 	r.check("DriverServiceListDrivers", drivers.StatusCode(), 200, drivers.JSON200 != nil && len(*drivers.JSON200) == 2 &&
 		drivers.HTTPResponse.Header.Get("X-Total-Count") == "2", drivers.Body)
-	driverID := ""
+	var driverID int64
 	if drivers.JSON200 != nil && len(*drivers.JSON200) > 0 {
-		driverID = strconv.FormatInt((*drivers.JSON200)[0].Id, 10)
+		driverID = (*drivers.JSON200)[0].Id
 	}
 	driver, err := r.c.DriverServiceGetDriverWithResponse(r.ctx, driverID)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.check("DriverServiceGetDriver", driver.StatusCode(), 200, driver.JSON200 != nil && strconv.FormatInt(driver.JSON200.Id, 10) == driverID, driver.Body)
+	r.check("DriverServiceGetDriver", driver.StatusCode(), 200, driver.JSON200 != nil && driver.JSON200.Id == driverID, driver.Body)
 	drivers2, err := r.c.DriverServiceListDrivers2WithResponse(r.ctx, &openapiclient.DriverServiceListDrivers2Params{})
 	if err != nil {
 		r.t.Fatal(err)

@@ -1654,7 +1654,7 @@ type ClientInterface interface {
 	// DriverServiceGetDriver GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	//
 	// Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-	DriverServiceGetDriver(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DriverServiceGetDriver(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DriverServiceListDrivers2 ListDrivers returns one page of the account's applicants, filtered and sorted.
 	//
@@ -1664,7 +1664,7 @@ type ClientInterface interface {
 	// DriverServiceGetDriver2 GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	//
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-	DriverServiceGetDriver2(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// EventServiceListEvents ListEvents returns the account's events after a position, oldest
 	// first, with links.next, the address of the following page: a poller
@@ -1766,7 +1766,7 @@ type ClientInterface interface {
 	// JobServiceGetJob GetJob returns one active job by id, or NOT_FOUND.
 	//
 	// Corresponds with GET /api/v2.0/jobs.json/{id} (the `JobServiceGetJob` operationId).
-	JobServiceGetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	JobServiceGetJob(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// JobServiceDeleteJobs2WithBody DeleteJobs withdraws several jobs by id.
 	//
@@ -1835,7 +1835,7 @@ type ClientInterface interface {
 	// JobServiceGetJob2 GetJob returns one active job by id, or NOT_FOUND.
 	//
 	// Corresponds with GET /api/v2.0/jobs.xml/{id} (the `JobServiceGetJob2` operationId).
-	JobServiceGetJob2(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	JobServiceGetJob2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookServiceListWebhooks ListWebhooks returns every endpoint of the account, oldest first.
 	//
@@ -1932,7 +1932,7 @@ func (c *Client) DriverServiceListDrivers(ctx context.Context, params *DriverSer
 // DriverServiceGetDriver GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 //
 // Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-func (c *Client) DriverServiceGetDriver(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DriverServiceGetDriver(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDriverServiceGetDriverRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -1962,7 +1962,7 @@ func (c *Client) DriverServiceListDrivers2(ctx context.Context, params *DriverSe
 // DriverServiceGetDriver2 GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 //
 // Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-func (c *Client) DriverServiceGetDriver2(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDriverServiceGetDriver2Request(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -2204,7 +2204,7 @@ func (c *Client) JobServiceDeleteJob(ctx context.Context, id string, reqEditors 
 // JobServiceGetJob GetJob returns one active job by id, or NOT_FOUND.
 //
 // Corresponds with GET /api/v2.0/jobs.json/{id} (the `JobServiceGetJob` operationId).
-func (c *Client) JobServiceGetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) JobServiceGetJob(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewJobServiceGetJobRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -2373,7 +2373,7 @@ func (c *Client) JobServiceDeleteJob2(ctx context.Context, id string, reqEditors
 // JobServiceGetJob2 GetJob returns one active job by id, or NOT_FOUND.
 //
 // Corresponds with GET /api/v2.0/jobs.xml/{id} (the `JobServiceGetJob2` operationId).
-func (c *Client) JobServiceGetJob2(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) JobServiceGetJob2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewJobServiceGetJob2Request(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -2818,12 +2818,12 @@ func NewDriverServiceListDriversRequest(server string, params *DriverServiceList
 }
 
 // NewDriverServiceGetDriverRequest constructs an http.Request for the DriverServiceGetDriver method
-func NewDriverServiceGetDriverRequest(server string, id string) (*http.Request, error) {
+func NewDriverServiceGetDriverRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -3098,12 +3098,12 @@ func NewDriverServiceListDrivers2Request(server string, params *DriverServiceLis
 }
 
 // NewDriverServiceGetDriver2Request constructs an http.Request for the DriverServiceGetDriver2 method
-func NewDriverServiceGetDriver2Request(server string, id string) (*http.Request, error) {
+func NewDriverServiceGetDriver2Request(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -3553,12 +3553,12 @@ func NewJobServiceDeleteJobRequest(server string, id string) (*http.Request, err
 }
 
 // NewJobServiceGetJobRequest constructs an http.Request for the JobServiceGetJob method
-func NewJobServiceGetJobRequest(server string, id string) (*http.Request, error) {
+func NewJobServiceGetJobRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -3841,12 +3841,12 @@ func NewJobServiceDeleteJob2Request(server string, id string) (*http.Request, er
 }
 
 // NewJobServiceGetJob2Request constructs an http.Request for the JobServiceGetJob2 method
-func NewJobServiceGetJob2Request(server string, id string) (*http.Request, error) {
+func NewJobServiceGetJob2Request(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "int64"})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -4282,7 +4282,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-	DriverServiceGetDriverWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error)
+	DriverServiceGetDriverWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error)
 
 	// DriverServiceListDrivers2WithResponse ListDrivers returns one page of the account's applicants, filtered and sorted.
 	//
@@ -4296,7 +4296,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-	DriverServiceGetDriver2WithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error)
+	DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error)
 
 	// EventServiceListEventsWithResponse ListEvents returns the account's events after a position, oldest
 	// first, with links.next, the address of the following page: a poller
@@ -4410,7 +4410,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v2.0/jobs.json/{id} (the `JobServiceGetJob` operationId).
-	JobServiceGetJobWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*JobServiceGetJobResponse, error)
+	JobServiceGetJobWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*JobServiceGetJobResponse, error)
 
 	// JobServiceDeleteJobs2WithBodyWithResponse DeleteJobs withdraws several jobs by id.
 	//
@@ -4487,7 +4487,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v2.0/jobs.xml/{id} (the `JobServiceGetJob2` operationId).
-	JobServiceGetJob2WithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*JobServiceGetJob2Response, error)
+	JobServiceGetJob2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*JobServiceGetJob2Response, error)
 
 	// WebhookServiceListWebhooksWithResponse ListWebhooks returns every endpoint of the account, oldest first.
 	//
@@ -7780,7 +7780,7 @@ func (c *ClientWithResponses) DriverServiceListDriversWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-func (c *ClientWithResponses) DriverServiceGetDriverWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error) {
+func (c *ClientWithResponses) DriverServiceGetDriverWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error) {
 	rsp, err := c.DriverServiceGetDriver(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -7806,7 +7806,7 @@ func (c *ClientWithResponses) DriverServiceListDrivers2WithResponse(ctx context.
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-func (c *ClientWithResponses) DriverServiceGetDriver2WithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error) {
+func (c *ClientWithResponses) DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error) {
 	rsp, err := c.DriverServiceGetDriver2(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -8004,7 +8004,7 @@ func (c *ClientWithResponses) JobServiceDeleteJobWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v2.0/jobs.json/{id} (the `JobServiceGetJob` operationId).
-func (c *ClientWithResponses) JobServiceGetJobWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*JobServiceGetJobResponse, error) {
+func (c *ClientWithResponses) JobServiceGetJobWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*JobServiceGetJobResponse, error) {
 	rsp, err := c.JobServiceGetJob(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -8141,7 +8141,7 @@ func (c *ClientWithResponses) JobServiceDeleteJob2WithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v2.0/jobs.xml/{id} (the `JobServiceGetJob2` operationId).
-func (c *ClientWithResponses) JobServiceGetJob2WithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*JobServiceGetJob2Response, error) {
+func (c *ClientWithResponses) JobServiceGetJob2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*JobServiceGetJob2Response, error) {
 	rsp, err := c.JobServiceGetJob2(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,9 @@
 //   - A property marked x-jobboard-not-on-the-wire (a field the gateway
 //     fills, never sent by a client) is removed with the mark.
 //
+//   - A 64-bit integer is a JSON number, as the REST API writes and reads
+//     it, not protobuf JSON's string.
+//
 // It rewrites the file it is given:
 //
 //	go run ./internal/cmd/openapifinish gen/openapi/jobboard.swagger.json
@@ -84,6 +87,7 @@ func finish(data []byte) ([]byte, error) {
 		}
 	}
 	walkSchemas(doc, finishSchema)
+	walkObjects(doc, integersAsNumbers)
 	return writeTree(doc)
 }
 
@@ -114,6 +118,33 @@ func dropEmptySchemas(op *object) {
 			if s := r.obj("schema"); s != nil && len(s.keys) == 0 {
 				r.delete("schema")
 			}
+		}
+	}
+}
+
+// integersAsNumbers makes a 64-bit integer, which the generator types as
+// protobuf JSON's string, the JSON number the REST API writes and reads
+// (the renderer's Int, the path's ids), in a schema or a parameter.
+func integersAsNumbers(o *object) {
+	if typ, _ := o.get("type").(string); typ != "string" {
+		return
+	}
+	if format, _ := o.get("format").(string); format == "int64" || format == "uint64" {
+		o.set("type", "integer")
+	}
+}
+
+// walkObjects calls f on every object below v, children first.
+func walkObjects(v any, f func(*object)) {
+	switch v := v.(type) {
+	case *object:
+		for _, k := range v.keys {
+			walkObjects(v.values[k], f)
+		}
+		f(v)
+	case []any:
+		for _, e := range v {
+			walkObjects(e, f)
 		}
 	}
 }
