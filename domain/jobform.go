@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -11,8 +12,8 @@ import (
 // tagged with its name (`job:"payAmountMin"`). The adapters that move a
 // job between forms (the v2.0 text, the natural messages, the stored
 // import) walk JobFieldList instead of naming each field, so a new field
-// is a member here, a column in the store's table, a field in each proto
-// and, when it has one, a rule of its own.
+// is its two members in job.go, a column in the store's table, a field in
+// each proto and, when it has one, a rule of its own.
 
 // FieldKind is the shape of a job field's value, which decides how every
 // form reads and writes it.
@@ -50,8 +51,9 @@ type JobField struct {
 }
 
 // JobFieldList returns the job's fields in the order JobInput declares
-// them, which is the order the job rules report their problems in.
-func JobFieldList() []JobField { return jobFieldList }
+// them, which is the order the job rules report their problems in. The
+// list is the caller's; the words in it are shared, and not to be changed.
+func JobFieldList() []JobField { return slices.Clone(jobFieldList) }
 
 // JobFieldNamed returns the field of that v2.0 name.
 func JobFieldNamed(name string) (JobField, bool) {
@@ -126,7 +128,18 @@ func kindOf(sf reflect.StructField, input reflect.Type) (kind FieldKind, words [
 
 // The accessors below reach a member by its offset: the layouts were
 // checked by describeJobFields, and a word type's underlying type is
-// string, so a word is read and written as one.
+// string, so a word is read and written as one. Each first checks that
+// the field is of a kind it serves, so that a mistake is a panic, never a
+// value read through another type.
+
+// is panics unless f is of one of kinds.
+func (f JobField) is(kinds ...FieldKind) {
+	if !slices.Contains(kinds, f.Kind) {
+		panic(fmt.Sprintf("domain: job field %s (kind %d) reached through another kind's accessor", f.Name, f.Kind))
+	}
+}
+
+var textKinds = []FieldKind{TextField, HTMLField, WordField}
 
 func (f JobField) storedIn(j *JobFields) unsafe.Pointer {
 	return unsafe.Add(unsafe.Pointer(j), f.stored)
@@ -138,6 +151,7 @@ func (f JobField) inputIn(in *JobInput) unsafe.Pointer {
 // Text is a text, HTML or word field's value in j, and whether it was
 // given (a required one always is).
 func (f JobField) Text(j *JobFields) (string, bool) {
+	f.is(textKinds...)
 	if f.Required {
 		return *(*string)(f.storedIn(j)), true
 	}
@@ -149,33 +163,61 @@ func (f JobField) Text(j *JobFields) (string, bool) {
 
 // OptionalText is an optional text, HTML or word field's value in j, nil
 // when not given: the pointer j holds, for a message to share.
-func (f JobField) OptionalText(j *JobFields) *string { return *(**string)(f.storedIn(j)) }
+func (f JobField) OptionalText(j *JobFields) *string {
+	f.is(textKinds...)
+	if f.Required {
+		panic("domain: job field " + f.Name + " is required: read it with Text")
+	}
+	return *(**string)(f.storedIn(j))
+}
 
 // WordList is a words field's value in j, sharing j's array.
-func (f JobField) WordList(j *JobFields) []string { return *(*[]string)(f.storedIn(j)) }
+func (f JobField) WordList(j *JobFields) []string {
+	f.is(WordsField)
+	return *(*[]string)(f.storedIn(j))
+}
 
 // Amount is an amount field's value in j; nil when not given.
-func (f JobField) Amount(j *JobFields) *Cents { return *(**Cents)(f.storedIn(j)) }
+func (f JobField) Amount(j *JobFields) *Cents {
+	f.is(AmountField)
+	return *(**Cents)(f.storedIn(j))
+}
 
 // Flag is a flag field's value in j.
-func (f JobField) Flag(j *JobFields) bool { return *(*bool)(f.storedIn(j)) }
+func (f JobField) Flag(j *JobFields) bool {
+	f.is(FlagField)
+	return *(*bool)(f.storedIn(j))
+}
 
 // SetText sets a text, HTML or word field of in; a word must be one of
 // f.Words, which the job rules check again.
-func (f JobField) SetText(in *JobInput, v *string) { *(**string)(f.inputIn(in)) = v }
+func (f JobField) SetText(in *JobInput, v *string) {
+	f.is(textKinds...)
+	*(**string)(f.inputIn(in)) = v
+}
 
 // SetWordList sets a words field of in.
-func (f JobField) SetWordList(in *JobInput, v []string) { *(*[]string)(f.inputIn(in)) = v }
+func (f JobField) SetWordList(in *JobInput, v []string) {
+	f.is(WordsField)
+	*(*[]string)(f.inputIn(in)) = v
+}
 
 // SetAmount sets an amount field of in.
-func (f JobField) SetAmount(in *JobInput, v *Cents) { *(**Cents)(f.inputIn(in)) = v }
+func (f JobField) SetAmount(in *JobInput, v *Cents) {
+	f.is(AmountField)
+	*(**Cents)(f.inputIn(in)) = v
+}
 
 // SetFlag sets a flag field of in.
-func (f JobField) SetFlag(in *JobInput, v bool) { *(*bool)(f.inputIn(in)) = v }
+func (f JobField) SetFlag(in *JobInput, v bool) {
+	f.is(FlagField)
+	*(*bool)(f.inputIn(in)) = v
+}
 
 // PutText sets a text, HTML or word field of j; a required field takes
 // *v, and v must not be nil.
 func (f JobField) PutText(j *JobFields, v *string) {
+	f.is(textKinds...)
 	if f.Required {
 		*(*string)(f.storedIn(j)) = *v
 		return
@@ -184,23 +226,44 @@ func (f JobField) PutText(j *JobFields, v *string) {
 }
 
 // PutWordList sets a words field of j.
-func (f JobField) PutWordList(j *JobFields, v []string) { *(*[]string)(f.storedIn(j)) = v }
+func (f JobField) PutWordList(j *JobFields, v []string) {
+	f.is(WordsField)
+	*(*[]string)(f.storedIn(j)) = v
+}
 
 // PutAmount sets an amount field of j.
-func (f JobField) PutAmount(j *JobFields, v *Cents) { *(**Cents)(f.storedIn(j)) = v }
+func (f JobField) PutAmount(j *JobFields, v *Cents) {
+	f.is(AmountField)
+	*(**Cents)(f.storedIn(j)) = v
+}
 
 // PutFlag sets a flag field of j.
-func (f JobField) PutFlag(j *JobFields, v bool) { *(*bool)(f.storedIn(j)) = v }
+func (f JobField) PutFlag(j *JobFields, v bool) {
+	f.is(FlagField)
+	*(*bool)(f.storedIn(j)) = v
+}
 
 // InputText is a text, HTML or word field's value in in; nil when not
 // sent.
-func (f JobField) InputText(in *JobInput) *string { return *(**string)(f.inputIn(in)) }
+func (f JobField) InputText(in *JobInput) *string {
+	f.is(textKinds...)
+	return *(**string)(f.inputIn(in))
+}
 
 // InputWordList is a words field's value in in.
-func (f JobField) InputWordList(in *JobInput) []string { return *(*[]string)(f.inputIn(in)) }
+func (f JobField) InputWordList(in *JobInput) []string {
+	f.is(WordsField)
+	return *(*[]string)(f.inputIn(in))
+}
 
 // InputAmount is an amount field's value in in; nil when not sent.
-func (f JobField) InputAmount(in *JobInput) *Cents { return *(**Cents)(f.inputIn(in)) }
+func (f JobField) InputAmount(in *JobInput) *Cents {
+	f.is(AmountField)
+	return *(**Cents)(f.inputIn(in))
+}
 
 // InputFlag is a flag field's value in in.
-func (f JobField) InputFlag(in *JobInput) bool { return *(*bool)(f.inputIn(in)) }
+func (f JobField) InputFlag(in *JobInput) bool {
+	f.is(FlagField)
+	return *(*bool)(f.inputIn(in))
+}

@@ -93,3 +93,27 @@ func TestJobFieldAccessors(t *testing.T) {
 		t.Errorf("set input = %+v", in)
 	}
 }
+
+// TestJobFieldAccessorsRefuseAnotherKind: an accessor of one kind used on
+// a field of another panics rather than read its memory as that kind.
+func TestJobFieldAccessorsRefuseAnotherKind(t *testing.T) {
+	pay, _ := domain.JobFieldNamed("payAmountMin")
+	title, _ := domain.JobFieldNamed("title")
+	var j domain.JobFields
+	for name, reach := range map[string]func(){
+		"an amount as text":           func() { pay.Text(&j) },
+		"an amount as words":          func() { pay.WordList(&j) },
+		"a text as a flag":            func() { title.Flag(&j) },
+		"a required text as optional": func() { title.OptionalText(&j) },
+		"a text set as an amount":     func() { title.SetAmount(&domain.JobInput{}, nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			reach()
+		}()
+	}
+}

@@ -18,7 +18,7 @@ import (
 // UNSPECIFIED is a field not sent.
 func jobInput(in *jobboardv2.JobInput) jobs.Input {
 	r := jobs.NewInput()
-	for i, field := range natural.JobFields {
+	for i, field := range natural.JobFieldTable {
 		f, v := jobs.Field(i), field.Read(in)
 		switch field.Kind {
 		case domain.TextField, domain.HTMLField:

@@ -14,8 +14,9 @@ import (
 // word is an enum value (1..n in the order of its words, 0 for none), an
 // amount is cents, in a field whose JSON name adds "Cents".
 
-// InputValue is one field of a natural job as sent: the member its kind
-// uses (Text for a text, HTML or a word's field's text).
+// InputValue is one field of a natural job as sent, in the member its
+// kind uses: Text for a text or HTML field, Enum for a word, Enums for
+// words, Cents for an amount, Flag for a flag.
 type InputValue struct {
 	// Text is a text's value; nil when an optional one is not set.
 	Text  *string
@@ -36,9 +37,9 @@ type JobField struct {
 	write func(*domain.JobFields, *jobboardv2.Job)
 }
 
-// JobFields are the job fields' places in the natural messages, in the
-// order of domain.JobFieldList().
-var JobFields = func() []JobField {
+// JobFieldTable holds the job fields' places in the natural messages, in
+// the order of domain.JobFieldList().
+var JobFieldTable = func() []JobField {
 	out := make([]JobField, len(domain.JobFieldList()))
 	for i, f := range domain.JobFieldList() {
 		name := f.Name
@@ -134,8 +135,8 @@ func WordOf(f domain.JobField, e int32) (string, bool) {
 // textPlaces are where each field lies in the v2.0 text form's JobInput:
 // a list or a single text.
 var textPlaces = func() []func(*restv2.JobInput, JobField, InputValue) {
-	out := make([]func(*restv2.JobInput, JobField, InputValue), len(JobFields))
-	for i, f := range JobFields {
+	out := make([]func(*restv2.JobInput, JobField, InputValue), len(JobFieldTable))
+	for i, f := range JobFieldTable {
 		if f.Kind == domain.WordsField {
 			p := protofield.MustFind[restv2.JobInput, []string](f.JobField.Name)
 			out[i] = func(m *restv2.JobInput, f JobField, v InputValue) {
@@ -194,7 +195,7 @@ func valueText(f JobField, v InputValue) *string {
 // vocabulary is kept as its digits, which the rules then refuse by name.
 func JobText(in *jobboardv2.JobInput) *restv2.JobInput {
 	out := &restv2.JobInput{}
-	for i, f := range JobFields {
+	for i, f := range JobFieldTable {
 		textPlaces[i](out, f, f.Read(in))
 	}
 	return out
@@ -207,7 +208,7 @@ func JobTexts(in []*jobboardv2.JobInput) []*restv2.JobInput { return each(in, Jo
 // pay as cents, straight from the domain's.
 func Job(j *domain.Job) *jobboardv2.Job {
 	out := &jobboardv2.Job{Id: j.ID, Date: j.PostedOn}
-	for _, f := range JobFields {
+	for _, f := range JobFieldTable {
 		f.write(&j.JobFields, out)
 	}
 	return out

@@ -245,7 +245,7 @@ func TestFilterFieldsExist(t *testing.T) {
 // JobInput and in Job, has one value a word, in the words' order (its
 // comment quotes the word), so the tables map them by number.
 func TestJobWordFieldsMatchTheirEnums(t *testing.T) {
-	for _, f := range JobFields {
+	for _, f := range JobFieldTable {
 		if f.Kind != domain.WordField && f.Kind != domain.WordsField {
 			continue
 		}

@@ -106,7 +106,9 @@ func (j *ImportJob) appendJSON(b []byte) []byte {
 
 // decode reads one stored job as encoding/json read its struct before:
 // names matched whatever their case, members of no field skipped, null a
-// member not sent, a repeated name's last value kept.
+// member not sent, a repeated name's last value kept. A null in a list,
+// which it read as a blank value, is dropped: the job's reader skips
+// blank values.
 func (j *ImportJob) decode(dec *jsontext.Decoder) error {
 	*j = NewImportJob()
 	tok, err := dec.ReadToken()
