@@ -21,8 +21,8 @@ var ErrUnreadablePayload = errors.New("unreadable payload")
 
 // StoredForm is the stored form of an import's jobs.
 func StoredForm(jobs []*restv2.JobInput) (store.ImportPayload, error) {
-	return store.EncodePayload(len(jobs), func(i int) *store.ImportJob {
-		in, stored := jobs[i], store.NewImportJob()
+	return store.EncodePayload(len(jobs), func(i int, stored *store.ImportJob) *store.ImportJob {
+		in := jobs[i]
 		for f, place := range textPlaces {
 			if fields[f].Kind == domain.WordsField {
 				stored.Fields[f].List = *place.list.In(in)
@@ -36,7 +36,7 @@ func StoredForm(jobs []*restv2.JobInput) (store.ImportPayload, error) {
 		for _, x := range in.RepeatedFields {
 			stored.RepeatedFields = append(stored.RepeatedFields, store.ImportExtraField{Name: x.GetName(), Value: x.Value})
 		}
-		return &stored
+		return stored
 	})
 }
 

@@ -60,10 +60,9 @@ func TestPayloadWrittenInParts(t *testing.T) {
 		for i := range refs {
 			refs[i] = fmt.Sprintf("R%d", i)
 		}
-		p, err := EncodePayload(n, func(i int) *ImportJob {
-			j := NewImportJob()
-			j.Field("referenceNumber").Text = &refs[i]
-			return &j
+		p, err := EncodePayload(n, func(i int, scratch *ImportJob) *ImportJob {
+			scratch.Field("referenceNumber").Text = &refs[i]
+			return scratch
 		})
 		if err != nil {
 			t.Fatal(err)
