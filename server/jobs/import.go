@@ -98,11 +98,7 @@ func (s *Service) checkedChunks(payload store.ImportPayload, stop <-chan struct{
 		defer func() { panicked = recover() }()
 		firstAt := map[string]int{}
 		err = importChunks(payload, ImportChunk, func(offset int, jobs []*restv2.JobInput) error {
-			inputs := make([]Input, len(jobs))
-			for i, in := range jobs {
-				inputs[i] = ReadText(in)
-			}
-			c := checkedChunk{offset: offset, batch: s.checkChunk(inputs, RESTNames, 0, offset, firstAt)}
+			c := checkedChunk{offset: offset, batch: s.checkChunk(readTexts(jobs), RESTNames, 0, offset, firstAt)}
 			select {
 			case chunks <- c:
 				return nil
