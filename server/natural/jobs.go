@@ -115,22 +115,13 @@ func jobWriter(f domain.JobField, name string) func(*domain.JobFields, *jobboard
 // none (""), and for a word outside them (never stored: the rules accept
 // only these).
 func EnumOf(f domain.JobField, word string) int32 {
-	for i, w := range f.Words {
-		if w == word {
-			return int32(i + 1)
-		}
-	}
-	return 0
+	e, _ := Vocabulary[int32]{f.Words}.Value(word)
+	return e
 }
 
 // WordOf is the word of enum value e of field f; false for UNSPECIFIED
 // and for a number outside its words.
-func WordOf(f domain.JobField, e int32) (string, bool) {
-	if e <= 0 || int(e) > len(f.Words) {
-		return "", false
-	}
-	return f.Words[e-1], true
-}
+func WordOf(f domain.JobField, e int32) (string, bool) { return Vocabulary[int32]{f.Words}.Label(e) }
 
 // textPlaces are where each field lies in the v2.0 text form's JobInput:
 // a list or a single text.

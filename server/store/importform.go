@@ -149,7 +149,7 @@ func (j *ImportJob) decodeMember(dec *jsontext.Decoder, quoted jsontext.Value, t
 	i, ok := importFieldIndex(quoted)
 	if ok && importFields[i].Kind == domain.WordsField {
 		j.Fields[i].List = nil
-		return decodeArray(dec, func() error {
+		return eachElement(dec, importFields[i].Name, func(dec *jsontext.Decoder) error {
 			s, given, err := decodeText(dec)
 			if given {
 				j.Fields[i].List = append(j.Fields[i].List, s)
@@ -237,24 +237,6 @@ func decodeText(dec *jsontext.Decoder) (s string, given bool, err error) {
 		return string(raw), true, nil
 	}
 	return unquote(v), true, nil
-}
-
-// decodeArray reads an array (or null), calling item for each element.
-func decodeArray(dec *jsontext.Decoder, item func() error) error {
-	tok, err := dec.ReadToken()
-	if err != nil || tok.Kind() == 'n' {
-		return err
-	}
-	if tok.Kind() != '[' {
-		return fmt.Errorf("%v where a list belongs", tok)
-	}
-	for dec.PeekKind() != ']' {
-		if err := item(); err != nil {
-			return err
-		}
-	}
-	_, err = dec.ReadToken()
-	return err
 }
 
 // ImportExtraField is a field of a sent job that is not one of the job's.
@@ -434,7 +416,7 @@ func (p ImportPayload) eachValue(item func(dec *jsontext.Decoder) error) error {
 			}
 			continue
 		}
-		if err := eachElement(dec, item); err != nil {
+		if err := eachElement(dec, "jobs", item); err != nil {
 			return err
 		}
 	}
@@ -447,14 +429,15 @@ func (p ImportPayload) eachValue(item func(dec *jsontext.Decoder) error) error {
 	return nil
 }
 
-// eachElement reads an array (or null), calling item for each element.
-func eachElement(dec *jsontext.Decoder, item func(dec *jsontext.Decoder) error) error {
+// eachElement reads the array (or null) of the member named name, calling
+// item for each element.
+func eachElement(dec *jsontext.Decoder, name string, item func(dec *jsontext.Decoder) error) error {
 	tok, err := dec.ReadToken()
 	if err != nil || tok.Kind() == 'n' {
 		return err
 	}
 	if tok.Kind() != '[' {
-		return fmt.Errorf("jobs: %v where a list belongs", tok)
+		return fmt.Errorf("%s: %v where a list belongs", name, tok)
 	}
 	for dec.PeekKind() != ']' {
 		if err := item(dec); err != nil {

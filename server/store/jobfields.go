@@ -125,7 +125,7 @@ func list[T ~string](column, unnest string, get func(*JobFields) *[]T) jobField 
 	return f
 }
 
-func joinWords[T ~string](v []T) string { return strings.Join(domain.Names(v), ",") }
+func joinWords[T ~string](v []T) string { return strings.Join(domain.NamesView(v), ",") }
 
 // wordList scans a text[] column into a list of words.
 type wordList[T ~string] struct{ dst *[]T }
