@@ -80,11 +80,15 @@ func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFiel
 // was refused while the lookup's transaction held them.
 func (s *Store) IntakeJobLookup(ctx context.Context, accountID int64, refs []string) (plan string, found []string, heldBack bool, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if plan, err = explain(ctx, tx, shareJobsByReference, accountID, pq.StringArray(refs)); err != nil {
+		accounts := make([]int64, len(refs))
+		for i := range accounts {
+			accounts[i] = accountID
+		}
+		if plan, err = explain(ctx, tx, appliedJobsQuery, pq.Array(accounts), pq.StringArray(refs)); err != nil {
 			return err
 		}
-		if err := tx.SelectContext(ctx, &found, `SELECT f.reference_number FROM (`+shareJobsByReference+`) f
-			ORDER BY f.reference_number COLLATE "C"`, accountID, pq.StringArray(refs)); err != nil {
+		if err := tx.SelectContext(ctx, &found, `SELECT f.reference_number FROM (`+appliedJobsQuery+`) f
+			ORDER BY f.reference_number COLLATE "C"`, pq.Array(accounts), pq.StringArray(refs)); err != nil {
 			return err
 		}
 		_, err := s.db.ExecContext(ctx, `SELECT id FROM jobs

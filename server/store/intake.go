@@ -1,0 +1,555 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// The intake writes a batch of applications set-based: each table it
+// touches takes the whole batch in one statement of arrays, so a call of
+// 1,000 applications runs about as many statements as a call of one
+// (statementsPerRound). A statement cannot write one row twice, so a
+// batch that names one driver several times for an account is written in
+// rounds, the driver's first application in the first, its second in the
+// second: in the order given, as the newest-wins rule requires.
+
+// SavedApplications are what SaveApplications stored.
+type SavedApplications struct {
+	// IDs are each application's driver id, in the order given.
+	IDs []int64
+	// Received are the applications the accounts received, with their
+	// driver ids: all but those the same as the last one the account took
+	// from that driver (a retried call, a file imported again), which are
+	// stored again but not received again.
+	Received    []Application
+	ReceivedIDs []int64
+}
+
+// SaveApplications stores applications in the transaction. An application
+// naming an unknown job fails the whole batch with an *UnknownJobError.
+// Run it in InRetriedTx: the batch's locks are taken in an order that makes
+// deadlocks rare, not impossible.
+func (t *Tx) SaveApplications(ctx context.Context, apps []Application) (SavedApplications, error) {
+	jobs, err := lockAppliedJobs(ctx, t.tx, apps)
+	if err != nil {
+		return SavedApplications{}, err
+	}
+	b := intakeBatch{apps: apps, jobs: jobs, drivers: map[string]int64{}, repeat: make([]bool, len(apps))}
+	for _, round := range rounds(apps) {
+		if err := b.save(ctx, t.tx, round); err != nil {
+			return SavedApplications{}, err
+		}
+	}
+	saved := SavedApplications{IDs: make([]int64, len(apps))}
+	for i, a := range apps {
+		saved.IDs[i] = b.drivers[FoldCase(a.Profile.Email)]
+		if !b.repeat[i] {
+			saved.Received, saved.ReceivedIDs = append(saved.Received, a), append(saved.ReceivedIDs, saved.IDs[i])
+		}
+	}
+	t.compact = append(t.compact, accountsOf(apps)...)
+	return saved, nil
+}
+
+// accountsOf lists the accounts apps go to, each once.
+func accountsOf(apps []Application) []int64 {
+	var ids []int64
+	for _, a := range apps {
+		if !slices.Contains(ids, a.AccountID) {
+			ids = append(ids, a.AccountID)
+		}
+	}
+	return ids
+}
+
+// rounds splits the positions of apps so that no round holds two
+// applications of one driver to one account: the n-th application of a
+// driver to an account goes in round n. A batch of distinct drivers is one
+// round.
+func rounds(apps []Application) [][]int {
+	type applicant struct {
+		account int64
+		key     string
+	}
+	seen := make(map[applicant]int, len(apps))
+	var out [][]int
+	for i, a := range apps {
+		p := applicant{a.AccountID, FoldCase(a.Profile.Email)}
+		n := seen[p]
+		seen[p] = n + 1
+		if n == len(out) {
+			out = append(out, nil)
+		}
+		out[n] = append(out[n], i)
+	}
+	return out
+}
+
+// jobKey names a job as an application does: its account and reference.
+type jobKey struct {
+	account int64
+	ref     string
+}
+
+// appliedJobsQuery finds the jobs of the account-and-reference pairs $1,
+// $2, withdrawn ones included (historical applications may name them), and
+// locks them FOR SHARE in id order. The share lock holds back a rename of
+// these jobs until the transaction ends, so the title the job applications
+// copy is the one the rename's trigger (migration 0007) then finds them
+// with, never a stale one; and a rename (upsertJobs) locks the jobs it
+// updates in id order too, so the two wait for each other instead of each
+// holding a job the other wants.
+//
+// Each pair is a probe of the account's reference index, as in
+// existingJobsQuery and for the same reason: with (account_id,
+// reference_number) IN (...), an account the table's statistics do not
+// know is planned as one row, so every application read all the jobs the
+// account ever had: 3.2-3.8 ms for two references among 21,000 jobs,
+// growing with each job posted, against 0.06-0.1 ms for the probes
+// (EXPLAIN ANALYZE, the data of
+// TestIntakeJobLookupForAnAccountTheStatisticsMiss).
+const appliedJobsQuery = `
+	SELECT j.id, j.account_id, j.reference_number FROM jobs j
+	 WHERE j.id IN (SELECT f.id FROM unnest($1::bigint[], $2::text[]) AS r(account_id, ref)
+	                CROSS JOIN LATERAL (
+	                      SELECT id FROM jobs
+	                       WHERE account_id = r.account_id AND reference_number = r.ref LIMIT 1) f)
+	 ORDER BY j.id FOR SHARE`
+
+// lockAppliedJobs finds and locks every job apps name (appliedJobsQuery),
+// failing with an *UnknownJobError for the first reference, in the order
+// given, that no job of the account has.
+func lockAppliedJobs(ctx context.Context, tx *sqlx.Tx, apps []Application) (map[jobKey]int64, error) {
+	seen := map[jobKey]bool{}
+	var accounts []int64
+	var refs []string
+	for _, a := range apps {
+		for _, j := range a.JobApps {
+			if k := (jobKey{a.AccountID, j.Reference}); !seen[k] {
+				seen[k] = true
+				accounts, refs = append(accounts, a.AccountID), append(refs, j.Reference)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	var found []struct {
+		ID      int64  `db:"id"`
+		Account int64  `db:"account_id"`
+		Ref     string `db:"reference_number"`
+	}
+	if err := tx.SelectContext(ctx, &found, appliedJobsQuery, pq.Array(accounts), stringArray(refs)); err != nil {
+		return nil, fmt.Errorf("lock applied jobs: %w", err)
+	}
+	ids := make(map[jobKey]int64, len(found))
+	for _, f := range found {
+		ids[jobKey{f.Account, f.Ref}] = f.ID
+	}
+	for i, a := range apps {
+		for j, ja := range a.JobApps {
+			if _, ok := ids[jobKey{a.AccountID, ja.Reference}]; !ok {
+				return nil, &UnknownJobError{Index: i, JobIndex: j, Reference: ja.Reference}
+			}
+		}
+	}
+	return ids, nil
+}
+
+// intakeBatch is a batch being saved round by round.
+type intakeBatch struct {
+	apps []Application
+	// jobs are the ids of the jobs the applications name.
+	jobs map[jobKey]int64
+	// drivers are the driver ids by case-folded e-mail, found so far.
+	drivers map[string]int64
+	// repeat marks the applications that were the same as the last one
+	// their account's row took.
+	repeat []bool
+}
+
+// statementsPerRound is the most statements a round of the batch runs:
+// the drivers, the applications, the employment history's delete and
+// insert, the job applications, and the mark of older applications that
+// named jobs. A driver added by another transaction while the batch
+// looked it up takes one more (findDrivers).
+const statementsPerRound = 6
+
+// save writes the applications at positions round, each of a different
+// driver or account.
+func (b *intakeBatch) save(ctx context.Context, tx *sqlx.Tx, round []int) error {
+	if err := b.findDrivers(ctx, tx, round); err != nil {
+		return err
+	}
+	written, err := b.saveApplications(ctx, tx, round)
+	if err != nil {
+		return err
+	}
+	if err := b.replaceEmployment(ctx, tx, written); err != nil {
+		return err
+	}
+	return b.saveJobApplications(ctx, tx, round, written)
+}
+
+// findDriversQuery adds the people of the case-folded e-mails $1 that are
+// new and returns the ids of all of them. An existing row is locked
+// against deletion until the transaction ends: a driver erased by hand
+// between the lookup and the application's insert would otherwise fail the
+// insert on its foreign key. The statement's snapshot does not see a row
+// another transaction committed while the insert waited on it; that e-mail
+// is missing from the answer and looked up again.
+const findDriversQuery = `
+	WITH added AS (
+		INSERT INTO drivers (email_key) SELECT k FROM unnest($1::text[]) AS u(k) ORDER BY k
+		ON CONFLICT (email_key) DO NOTHING RETURNING id, email_key)
+	SELECT id, email_key FROM added
+	UNION ALL
+	SELECT id, email_key FROM (
+		SELECT id, email_key FROM drivers WHERE email_key = ANY($1::text[]) ORDER BY email_key FOR KEY SHARE) existing`
+
+// findDrivers finds, adding them when new, the drivers of the round's
+// applications not found in an earlier round.
+func (b *intakeBatch) findDrivers(ctx context.Context, tx *sqlx.Tx, round []int) error {
+	var keys []string
+	for _, i := range round {
+		if k := FoldCase(b.apps[i].Profile.Email); b.drivers[k] == 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	const attempts = 3
+	for range attempts {
+		if len(keys) == 0 {
+			return nil
+		}
+		var found []struct {
+			ID  int64  `db:"id"`
+			Key string `db:"email_key"`
+		}
+		if err := tx.SelectContext(ctx, &found, findDriversQuery, stringArray(keys)); err != nil {
+			return fmt.Errorf("save drivers: %w", err)
+		}
+		for _, f := range found {
+			b.drivers[f.Key] = f.ID
+		}
+		keys = slices.DeleteFunc(keys, func(k string) bool { return b.drivers[k] != 0 })
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("save drivers: %d deleted by other transactions %d times in a row", len(keys), attempts)
+	}
+	return nil
+}
+
+// person is an account's row of a driver.
+type person struct{ account, driver int64 }
+
+// saveApplications writes the account's row of each application's driver
+// (saveApplicationsSQL) and returns the rows it wrote, each with the
+// position of its application; it marks the repeats.
+func (b *intakeBatch) saveApplications(ctx context.Context, tx *sqlx.Tx, round []int) (map[person]int, error) {
+	cols := newApplicationColumns(len(round))
+	at := make(map[person]int, len(round))
+	for _, i := range round {
+		a := b.apps[i]
+		id := b.drivers[FoldCase(a.Profile.Email)]
+		hash, err := applicationHash(a)
+		if err != nil {
+			return nil, err
+		}
+		cols.add(a, id, hash, len(a.JobApps) > 0)
+		at[person{a.AccountID, id}] = i
+	}
+	rows, err := tx.QueryContext(ctx, saveApplicationsSQL, cols.params()...)
+	if err != nil {
+		return nil, fmt.Errorf("save applications: %w", err)
+	}
+	defer rows.Close()
+	written := make(map[person]int, len(round))
+	for rows.Next() {
+		var p person
+		var again bool
+		if err := rows.Scan(&p.account, &p.driver, &again); err != nil {
+			return nil, fmt.Errorf("save applications: %w", err)
+		}
+		i := at[p]
+		written[p] = i
+		b.repeat[i] = again
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("save applications: %w", err)
+	}
+	return written, nil
+}
+
+// applicationColumns are a round's applications as the arrays
+// saveApplicationsSQL unnests: account, driver, sent, the profile in
+// profileFields' order, the three keys, the hash and whether it names jobs.
+type applicationColumns struct {
+	accounts, drivers []int64
+	sent              []string
+	profile           [][]any // by column of profileFields
+	emailKeys         []string
+	firstKeys         []string
+	lastKeys          []string
+	hashes            []string
+	hasJobApps        []bool
+}
+
+func newApplicationColumns(n int) *applicationColumns {
+	c := &applicationColumns{profile: make([][]any, len(profileFields))}
+	for i := range c.profile {
+		c.profile[i] = make([]any, 0, n)
+	}
+	return c
+}
+
+func (c *applicationColumns) add(a Application, driverID int64, hash []byte, hasJobApps bool) {
+	p := a.Profile
+	c.accounts, c.drivers = append(c.accounts, a.AccountID), append(c.drivers, driverID)
+	c.sent = append(c.sent, a.Sent.UTC().Format(time.RFC3339Nano))
+	for i, v := range profileArgs(&p) {
+		c.profile[i] = append(c.profile[i], v)
+	}
+	c.emailKeys = append(c.emailKeys, FoldCase(p.Email))
+	c.firstKeys, c.lastKeys = append(c.firstKeys, FoldCase(p.FirstName)), append(c.lastKeys, FoldCase(p.LastName))
+	c.hashes, c.hasJobApps = append(c.hashes, hex.EncodeToString(hash)), append(c.hasJobApps, hasJobApps)
+}
+
+// params are the statement's arguments in its parameters' order.
+func (c *applicationColumns) params() []any {
+	out := []any{pq.Array(c.accounts), pq.Array(c.drivers), stringArray(c.sent)}
+	for i, f := range profileFields {
+		out = append(out, profileColumnArray(f.sqlType, c.profile[i]))
+	}
+	return append(out, stringArray(c.emailKeys), stringArray(c.firstKeys), stringArray(c.lastKeys),
+		stringArray(c.hashes), boolArray(c.hasJobApps))
+}
+
+// profileColumnArray is one profile column as an array parameter; a text
+// array (endorsements) goes as its codes joined by commas, which hold none.
+func profileColumnArray(sqlType string, values []any) any {
+	switch sqlType {
+	case "boolean":
+		out := make([]bool, len(values))
+		for i, v := range values {
+			out[i] = v.(bool)
+		}
+		return boolArray(out)
+	case "integer":
+		out := make([]sql.NullInt64, len(values))
+		for i, v := range values {
+			if p := v.(*int32); p != nil {
+				out[i] = sql.NullInt64{Int64: int64(*p), Valid: true}
+			}
+		}
+		return nullInt64Array(out)
+	}
+	out := make([]sql.NullString, len(values))
+	for i, v := range values {
+		switch v := v.(type) {
+		case string:
+			out[i] = sql.NullString{String: v, Valid: true}
+		case *string:
+			out[i] = nullText(v)
+		case pq.StringArray:
+			out[i] = sql.NullString{String: strings.Join(v, ","), Valid: v != nil}
+		default:
+			panic(fmt.Sprintf("store: profile value of type %T", v))
+		}
+	}
+	return nullStringArray(out)
+}
+
+// saveApplicationsSQL writes the account's row of each application of a
+// round. An existing row takes it only when it is at least as new as the
+// row's sent, so the newest application to that account wins whichever
+// arrives first, and an older one leaves the row as it is (but for the
+// mark of its jobs, markOlderApplications). It returns the rows it wrote,
+// each saying whether the row's last application had the same hash: the
+// same application again. The upsert compares against the row it locked,
+// the latest committed one, so of two identical submissions racing each
+// other the second is the repeat. Rows are written in key order, the
+// order other batches lock them in.
+var saveApplicationsSQL = func() string {
+	names := []string{"account_id", "driver_id", "sent"}
+	params := []string{"$1::bigint[]", "$2::bigint[]", "$3::timestamptz[]"}
+	fields := []string{"u.account_id", "u.driver_id", "u.sent"}
+	var cols, vals []string
+	sets := []string{"sent = EXCLUDED.sent",
+		// SET reads the row as it was: received_again compares the old hash.
+		"received_again = applications.received_hash IS NOT DISTINCT FROM EXCLUDED.received_hash",
+		"received_hash = EXCLUDED.received_hash",
+		"has_job_apps = applications.has_job_apps OR EXCLUDED.has_job_apps"}
+	for _, f := range profileFields {
+		n := len(params) + 1
+		switch f.sqlType {
+		case "text[]":
+			params = append(params, fmt.Sprintf("$%d::text[]", n))
+			fields = append(fields, fmt.Sprintf("string_to_array(u.%s, ',') AS %s", f.column, f.column))
+		default:
+			params = append(params, fmt.Sprintf("$%d::%s[]", n, f.sqlType))
+			fields = append(fields, "u."+f.column)
+		}
+		names = append(names, f.column)
+		if !isSearchColumn(f.column) { // those come with searchValues
+			cols, vals = append(cols, f.column), append(vals, "p."+f.column)
+			sets = append(sets, f.column+" = EXCLUDED."+f.column)
+		}
+	}
+	for _, k := range []struct{ name, sqlType string }{
+		{"email_key", "text"}, {"first_name_key", "text"}, {"last_name_key", "text"},
+		{"received_hash", "text"}, {"has_job_apps", "boolean"},
+	} {
+		names, fields = append(names, k.name), append(fields, "u."+k.name)
+		params = append(params, fmt.Sprintf("$%d::%s[]", len(params)+1, k.sqlType))
+	}
+	for _, c := range strings.Split(searchColumns, ",") {
+		c = strings.TrimSpace(c)
+		sets = append(sets, c+" = EXCLUDED."+c)
+	}
+	return `WITH p AS (
+		SELECT ` + strings.Join(fields, ", ") + `
+		  FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + strings.Join(names, ", ") + `))
+		INSERT INTO applications (account_id, driver_id, sent, ` + strings.Join(cols, ", ") + `, ` + searchColumns + `,
+		                          received_hash, has_job_apps)
+		SELECT p.account_id, p.driver_id, p.sent, ` + strings.Join(vals, ", ") + `, ` + searchValues + `,
+		       decode(p.received_hash, 'hex'), p.has_job_apps
+		  FROM p LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)
+		 ORDER BY p.account_id, p.driver_id
+		ON CONFLICT (account_id, driver_id) DO UPDATE SET ` + strings.Join(sets, ", ") + `
+		WHERE applications.sent <= EXCLUDED.sent
+		RETURNING account_id, driver_id, received_again`
+}()
+
+// applicationHash identifies an application's content: the same driver
+// sending the same application again (a retried call, a file imported
+// twice) has the same hash; any change, a job applied to included, has
+// another.
+func applicationHash(a Application) ([]byte, error) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("hash application: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return sum[:], nil
+}
+
+// isSearchColumn reports whether a profile column is also one of
+// searchColumns, with the same value.
+func isSearchColumn(c string) bool { return c == "state" || c == "driver_type" || c == "endorsements" }
+
+// replaceEmployment replaces the employment history of the rows the round
+// wrote with their applications'.
+func (b *intakeBatch) replaceEmployment(ctx context.Context, tx *sqlx.Tx, written map[person]int) error {
+	if len(written) == 0 {
+		return nil
+	}
+	var accounts, drivers []int64
+	var eAccounts, eDrivers, positions []int64
+	var company, state, phone, start []string
+	var end []sql.NullString
+	for _, p := range sortedPeople(written) {
+		accounts, drivers = append(accounts, p.account), append(drivers, p.driver)
+		for n, e := range b.apps[written[p]].Employment {
+			eAccounts, eDrivers, positions = append(eAccounts, p.account), append(eDrivers, p.driver), append(positions, int64(n+1))
+			company, state, phone, start = append(company, e.Company), append(state, e.State), append(phone, e.Phone), append(start, e.StartDate)
+			end = append(end, nullText(e.EndDate))
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM employment_history e
+		 USING unnest($1::bigint[], $2::bigint[]) AS w(account_id, driver_id)
+		 WHERE e.account_id = w.account_id AND e.driver_id = w.driver_id`,
+		pq.Array(accounts), pq.Array(drivers)); err != nil {
+		return fmt.Errorf("replace employment history: %w", err)
+	}
+	if len(positions) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO employment_history (account_id, driver_id, position, company, state, phone, start_date, end_date)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::date[], $8::date[])`,
+		pq.Array(eAccounts), pq.Array(eDrivers), pq.Array(positions), stringArray(company), stringArray(state),
+		stringArray(phone), stringArray(start), nullStringArray(end)); err != nil {
+		return fmt.Errorf("insert employment history: %w", err)
+	}
+	return nil
+}
+
+// sortedPeople are the keys of written in the order rows are locked in.
+func sortedPeople(written map[person]int) []person {
+	out := make([]person, 0, len(written))
+	for p := range written {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b person) int {
+		return cmp.Or(cmp.Compare(a.account, b.account), cmp.Compare(a.driver, b.driver))
+	})
+	return out
+}
+
+// saveJobApplications stores the job applications of the round's
+// applications, one row per driver and job (the first mention in an
+// application wins; a later application's replaces it), and marks as
+// naming jobs the rows of applications the round did not write (older
+// than the row's): those it wrote were marked as they were written.
+func (b *intakeBatch) saveJobApplications(ctx context.Context, tx *sqlx.Tx, round []int, written map[person]int) error {
+	var accounts, drivers, jobIDs []int64
+	var direct []bool
+	var created []string
+	var olderAccounts, olderDrivers []int64
+	for _, i := range round {
+		a := b.apps[i]
+		if len(a.JobApps) == 0 {
+			continue
+		}
+		driver := b.drivers[FoldCase(a.Profile.Email)]
+		if _, ok := written[person{a.AccountID, driver}]; !ok {
+			olderAccounts, olderDrivers = append(olderAccounts, a.AccountID), append(olderDrivers, driver)
+		}
+		seen := make(map[int64]bool, len(a.JobApps))
+		for _, ja := range a.JobApps {
+			id := b.jobs[jobKey{a.AccountID, ja.Reference}]
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			accounts, drivers, jobIDs = append(accounts, a.AccountID), append(drivers, driver), append(jobIDs, id)
+			direct, created = append(direct, ja.IsDirectApp), append(created, ja.CreatedAt.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	if len(jobIDs) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
+		SELECT u.account_id, u.driver_id, u.job_id, u.direct, u.created, lower(j.title)
+		  FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::timestamptz[])
+		       AS u(account_id, driver_id, job_id, direct, created)
+		  JOIN jobs j ON j.id = u.job_id
+		 ORDER BY u.driver_id, u.job_id
+		ON CONFLICT (driver_id, job_id) DO UPDATE SET is_direct_app = EXCLUDED.is_direct_app, created_at = EXCLUDED.created_at,
+			job_title_lower = EXCLUDED.job_title_lower`,
+		pq.Array(accounts), pq.Array(drivers), pq.Array(jobIDs), boolArray(direct), stringArray(created)); err != nil {
+		return fmt.Errorf("save job applications: %w", err)
+	}
+	if len(olderDrivers) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE applications a SET has_job_apps = true
+		  FROM unnest($1::bigint[], $2::bigint[]) AS o(account_id, driver_id)
+		 WHERE a.account_id = o.account_id AND a.driver_id = o.driver_id AND NOT a.has_job_apps`,
+		pq.Array(olderAccounts), pq.Array(olderDrivers)); err != nil {
+		return fmt.Errorf("mark job applications: %w", err)
+	}
+	return nil
+}
