@@ -39,6 +39,8 @@ type Store struct {
 	primary primaryState
 	// compactions paces the folding of application_counts' rows.
 	compactions compactions
+	// wrapConnector, when set, wraps the primary pool's connector.
+	wrapConnector func(driver.Connector) driver.Connector
 	// zips keeps the ZIP centroids read so far (ZipCentroid).
 	zips sync.Map
 }
@@ -58,11 +60,29 @@ func DirectURL(direct string) Option {
 	}
 }
 
+// Connector wraps the primary pool's connector in wrap: instrumentation
+// below database/sql, such as a test counting the statements of a call
+// (internal/sqlcount).
+func Connector(wrap func(driver.Connector) driver.Connector) Option {
+	return func(s *Store) error {
+		s.wrapConnector = wrap
+		return nil
+	}
+}
+
 // Open connects to the database at url, which may be PgBouncer in
 // transaction pooling mode, and checks that it answers.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	db, conns, err := openPool(url)
+	s := &Store{sessionURL: url}
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			s.closeReads()
+			return nil, err
+		}
+	}
+	db, conns, err := openPool(url, s.wrapConnector)
 	if err != nil {
+		s.closeReads()
 		return nil, err
 	}
 	sizePool(db)
@@ -70,17 +90,12 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
 		db.Close()
+		s.closeReads()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	s := &Store{db: db, sessionURL: url}
+	s.db = db
 	s.route, _ = conns.Route()
 	s.prepared.on = s.route.Direct
-	for _, o := range opts {
-		if err := o(s); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
@@ -92,7 +107,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // that []byte arguments go in binary format: right for bytea, text and
 // json, wrong for jsonb, so none is passed to a jsonb parameter. Each
 // connection is checked for a pooler or relay in between (checkedConnector).
-func openPool(url string) (*sqlx.DB, *checkedConnector, error) {
+func openPool(url string, wrap func(driver.Connector) driver.Connector) (*sqlx.DB, *checkedConnector, error) {
 	dsn, err := withSetting(url, "binary_parameters", "yes")
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +116,11 @@ func openPool(url string) (*sqlx.DB, *checkedConnector, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	return sqlx.NewDb(tracing.OpenDB(conns), "postgres"), conns, nil
+	var c driver.Connector = conns
+	if wrap != nil {
+		c = wrap(conns)
+	}
+	return sqlx.NewDb(tracing.OpenDB(c), "postgres"), conns, nil
 }
 
 // Route is how the pool's first connection reached the database, which
@@ -120,10 +139,14 @@ func sizePool(db *sqlx.DB) {
 // Close releases the connection pools.
 func (s *Store) Close() error {
 	s.closePrepared()
+	s.closeReads()
+	return s.db.Close()
+}
+
+func (s *Store) closeReads() {
 	if s.reads != nil {
 		_ = s.reads.db.Close()
 	}
-	return s.db.Close()
 }
 
 // DB exposes the pool for components that manage their own SQL (the job

@@ -101,7 +101,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	// The advisory lock belongs to a session: through a pooler in
 	// transaction mode the unlock could run on another server connection
 	// and leave the lock held, stopping every later start.
-	db, _, err := openPool(s.sessionURL)
+	db, _, err := openPool(s.sessionURL, nil)
 	if err != nil {
 		return nil, err
 	}

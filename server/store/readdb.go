@@ -53,7 +53,7 @@ func ReadURL(read string) Option {
 		if err != nil {
 			return err
 		}
-		db, _, err := openPool(dsn)
+		db, _, err := openPool(dsn, nil)
 		if err != nil {
 			return err
 		}
