@@ -39,6 +39,8 @@ type Store struct {
 	primary primaryState
 	// compactions paces the folding of application_counts' rows.
 	compactions compactions
+	// analyzed paces the ANALYZE after bulk writes (AnalyzeAfterBulkWrites).
+	analyzed writtenSinceAnalyze
 	// wrapConnector, when set, wraps the primary pool's connector.
 	wrapConnector func(driver.Connector) driver.Connector
 	// zips keeps the ZIP centroids read so far (ZipCentroid).

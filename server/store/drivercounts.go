@@ -282,11 +282,14 @@ func (c *compactions) take(now time.Time, all bool) []int64 {
 }
 
 // FoldWrittenCounts folds now the counts of every account this process
-// wrote applications to since their last fold: for a command that writes
-// and exits (drivers import), and the fold loop's last round. A failure
-// only leaves more rows for a later fold, so it is logged, not returned.
+// wrote applications to since their last fold, and refreshes the
+// statistics after bulk writes (AnalyzeAfterBulkWrites): for a command
+// that writes and exits (drivers import), and the fold loop's last round.
+// A failure only leaves more rows for a later fold, so it is logged, not
+// returned.
 func (s *Store) FoldWrittenCounts(ctx context.Context) {
 	s.foldCounts(ctx, s.compactions.take(time.Now(), true))
+	s.AnalyzeAfterBulkWrites(ctx)
 }
 
 // foldCounts folds each account's counts. An account whose fold failed,
@@ -312,7 +315,8 @@ func (s *Store) foldCounts(ctx context.Context, accountIDs []int64) {
 const lastFoldWithin = 5 * time.Second
 
 // StartCountFolding folds, every countCompactionEvery, the counts of the
-// accounts written to since their last fold, off the writers' requests.
+// accounts written to since their last fold, off the writers' requests,
+// and refreshes the statistics after bulk writes.
 // stop ends the loop after a last round for what was written until then,
 // and returns when it has. Replicas each fold what they wrote; the
 // advisory lock of CompactApplicationCounts keeps two folds of an account
@@ -333,6 +337,7 @@ func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
 				return
 			case now := <-tick.C:
 				s.foldCounts(ctx, s.compactions.take(now, false))
+				s.AnalyzeAfterBulkWrites(ctx)
 			}
 		}
 	}()

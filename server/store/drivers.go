@@ -167,7 +167,12 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 		return err
 	}
 	// A seed writes a few rows per value in all: fold them now.
-	return s.CompactApplicationCounts(ctx, accountID)
+	if err := s.CompactApplicationCounts(ctx, accountID); err != nil {
+		return err
+	}
+	// A seed is a bulk load: plans must not wait for autovacuum to learn
+	// of it.
+	return s.analyzeIntakeTables(ctx)
 }
 
 // stageSeedProfiles copies the profiles of apps into the temporary table

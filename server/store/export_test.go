@@ -80,15 +80,11 @@ func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFiel
 // was refused while the lookup's transaction held them.
 func (s *Store) IntakeJobLookup(ctx context.Context, accountID int64, refs []string) (plan string, found []string, heldBack bool, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		accounts := make([]int64, len(refs))
-		for i := range accounts {
-			accounts[i] = accountID
-		}
-		if plan, err = explain(ctx, tx, appliedJobsQuery, pq.Array(accounts), pq.StringArray(refs)); err != nil {
+		if plan, err = explain(ctx, tx, appliedJobsQuery, accountID, pq.StringArray(refs)); err != nil {
 			return err
 		}
 		if err := tx.SelectContext(ctx, &found, `SELECT f.reference_number FROM (`+appliedJobsQuery+`) f
-			ORDER BY f.reference_number COLLATE "C"`, pq.Array(accounts), pq.StringArray(refs)); err != nil {
+			ORDER BY f.reference_number COLLATE "C"`, accountID, pq.StringArray(refs)); err != nil {
 			return err
 		}
 		_, err := s.db.ExecContext(ctx, `SELECT id FROM jobs

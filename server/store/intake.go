@@ -1,13 +1,13 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -41,25 +41,51 @@ type SavedApplications struct {
 // Run it in InRetriedTx: the batch's locks are taken in an order that makes
 // deadlocks rare, not impossible.
 func (t *Tx) SaveApplications(ctx context.Context, apps []Application) (SavedApplications, error) {
-	jobs, err := lockAppliedJobs(ctx, t.tx, apps)
-	if err != nil {
-		return SavedApplications{}, err
-	}
-	b := intakeBatch{apps: apps, jobs: jobs, drivers: map[string]int64{}, repeat: make([]bool, len(apps))}
-	for _, round := range rounds(apps) {
-		if err := b.save(ctx, t.tx, round); err != nil {
+	ids := make([]int64, len(apps))
+	repeat := make([]bool, len(apps))
+	for _, account := range accountsOf(apps) {
+		var positions []int
+		for i, a := range apps {
+			if a.AccountID == account {
+				positions = append(positions, i)
+			}
+		}
+		if err := saveAccountApplications(ctx, t.tx, account, apps, positions, ids, repeat); err != nil {
 			return SavedApplications{}, err
 		}
 	}
-	saved := SavedApplications{IDs: make([]int64, len(apps))}
+	saved := SavedApplications{IDs: ids}
 	for i, a := range apps {
-		saved.IDs[i] = b.drivers[FoldCase(a.Profile.Email)]
-		if !b.repeat[i] {
-			saved.Received, saved.ReceivedIDs = append(saved.Received, a), append(saved.ReceivedIDs, saved.IDs[i])
+		if !repeat[i] {
+			saved.Received, saved.ReceivedIDs = append(saved.Received, a), append(saved.ReceivedIDs, ids[i])
 		}
 	}
 	t.compact = append(t.compact, accountsOf(apps)...)
+	t.applicationsWritten += int64(len(apps))
 	return saved, nil
+}
+
+// saveAccountApplications saves the applications of apps at positions, all
+// to account, setting their driver ids and whether each repeats the last
+// one its row took. The statements name the account, so that each finds
+// its rows through the account's indexes whatever the batch's size: a
+// join to the batch's arrays is planned for a hundred rows, and for one
+// application read the whole of a table it could have probed.
+func saveAccountApplications(ctx context.Context, tx *sqlx.Tx, account int64, apps []Application, positions []int, ids []int64, repeat []bool) error {
+	jobs, err := lockAppliedJobs(ctx, tx, account, apps, positions)
+	if err != nil {
+		return err
+	}
+	b := intakeBatch{account: account, apps: apps, jobs: jobs, drivers: map[string]int64{}, repeat: repeat}
+	for _, round := range rounds(apps, positions) {
+		if err := b.save(ctx, tx, round); err != nil {
+			return err
+		}
+	}
+	for _, i := range positions {
+		ids[i] = b.drivers[FoldCase(apps[i].Profile.Email)]
+	}
+	return nil
 }
 
 // accountsOf lists the accounts apps go to, each once.
@@ -73,21 +99,16 @@ func accountsOf(apps []Application) []int64 {
 	return ids
 }
 
-// rounds splits the positions of apps so that no round holds two
-// applications of one driver to one account: the n-th application of a
-// driver to an account goes in round n. A batch of distinct drivers is one
-// round.
-func rounds(apps []Application) [][]int {
-	type applicant struct {
-		account int64
-		key     string
-	}
-	seen := make(map[applicant]int, len(apps))
+// rounds splits positions, the applications of one account in apps, so
+// that no round holds two of one driver: the n-th application of a driver
+// goes in round n. A batch of distinct drivers is one round.
+func rounds(apps []Application, positions []int) [][]int {
+	seen := make(map[string]int, len(positions))
 	var out [][]int
-	for i, a := range apps {
-		p := applicant{a.AccountID, FoldCase(a.Profile.Email)}
-		n := seen[p]
-		seen[p] = n + 1
+	for _, i := range positions {
+		key := FoldCase(apps[i].Profile.Email)
+		n := seen[key]
+		seen[key] = n + 1
 		if n == len(out) {
 			out = append(out, nil)
 		}
@@ -96,14 +117,15 @@ func rounds(apps []Application) [][]int {
 	return out
 }
 
-// jobKey names a job as an application does: its account and reference.
-type jobKey struct {
-	account int64
-	ref     string
+// appliedJob is a job an application names, as the job application
+// copies it.
+type appliedJob struct {
+	id         int64
+	titleLower string
 }
 
-// appliedJobsQuery finds the jobs of the account-and-reference pairs $1,
-// $2, withdrawn ones included (historical applications may name them), and
+// appliedJobsQuery finds the account's jobs with the references $2,
+// withdrawn ones included (historical applications may name them), and
 // locks them FOR SHARE in id order. The share lock holds back a rename of
 // these jobs until the transaction ends, so the title the job applications
 // copy is the one the rename's trigger (migration 0007) then finds them
@@ -111,67 +133,67 @@ type jobKey struct {
 // updates in id order too, so the two wait for each other instead of each
 // holding a job the other wants.
 //
-// Each pair is a probe of the account's reference index, as in
-// existingJobsQuery and for the same reason: with (account_id,
-// reference_number) IN (...), an account the table's statistics do not
-// know is planned as one row, so every application read all the jobs the
-// account ever had: 3.2-3.8 ms for two references among 21,000 jobs,
-// growing with each job posted, against 0.06-0.1 ms for the probes
-// (EXPLAIN ANALYZE, the data of
-// TestIntakeJobLookupForAnAccountTheStatisticsMiss).
+// Each reference is a probe of the account's reference index, as in
+// existingJobsQuery and for the same reason: with reference_number =
+// ANY($2), an account the table's statistics do not know is planned as
+// one row, so every application read all the jobs the account ever had:
+// 3.2-3.8 ms for two references among 21,000 jobs, growing with each job
+// posted, against 0.06-0.1 ms for the probes (EXPLAIN ANALYZE, the data of
+// TestIntakeJobLookupForAnAccountTheStatisticsMiss). The ids found are an
+// array, so the locking read probes the primary key with them.
 const appliedJobsQuery = `
-	SELECT j.id, j.account_id, j.reference_number FROM jobs j
-	 WHERE j.id IN (SELECT f.id FROM unnest($1::bigint[], $2::text[]) AS r(account_id, ref)
-	                CROSS JOIN LATERAL (
-	                      SELECT id FROM jobs
-	                       WHERE account_id = r.account_id AND reference_number = r.ref LIMIT 1) f)
+	SELECT j.id, j.reference_number, lower(j.title) AS title_lower FROM jobs j
+	 WHERE j.id = ANY (ARRAY(
+	       SELECT f.id FROM unnest($2::text[]) AS r(ref)
+	        CROSS JOIN LATERAL (
+	              SELECT id FROM jobs WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) f))
 	 ORDER BY j.id FOR SHARE`
 
-// lockAppliedJobs finds and locks every job apps name (appliedJobsQuery),
-// failing with an *UnknownJobError for the first reference, in the order
-// given, that no job of the account has.
-func lockAppliedJobs(ctx context.Context, tx *sqlx.Tx, apps []Application) (map[jobKey]int64, error) {
-	seen := map[jobKey]bool{}
-	var accounts []int64
+// lockAppliedJobs finds and locks every job of account the applications at
+// positions name (appliedJobsQuery), failing with an *UnknownJobError for
+// the first reference, in the order given, that the account has no job
+// with.
+func lockAppliedJobs(ctx context.Context, tx *sqlx.Tx, account int64, apps []Application, positions []int) (map[string]appliedJob, error) {
 	var refs []string
-	for _, a := range apps {
-		for _, j := range a.JobApps {
-			if k := (jobKey{a.AccountID, j.Reference}); !seen[k] {
-				seen[k] = true
-				accounts, refs = append(accounts, a.AccountID), append(refs, j.Reference)
-			}
+	for _, i := range positions {
+		for _, j := range apps[i].JobApps {
+			refs = append(refs, j.Reference)
 		}
 	}
 	if len(refs) == 0 {
 		return nil, nil
 	}
+	slices.Sort(refs)
+	refs = slices.Compact(refs)
 	var found []struct {
-		ID      int64  `db:"id"`
-		Account int64  `db:"account_id"`
-		Ref     string `db:"reference_number"`
+		ID         int64  `db:"id"`
+		Ref        string `db:"reference_number"`
+		TitleLower string `db:"title_lower"`
 	}
-	if err := tx.SelectContext(ctx, &found, appliedJobsQuery, pq.Array(accounts), stringArray(refs)); err != nil {
+	if err := tx.SelectContext(ctx, &found, appliedJobsQuery, account, stringArray(refs)); err != nil {
 		return nil, fmt.Errorf("lock applied jobs: %w", err)
 	}
-	ids := make(map[jobKey]int64, len(found))
+	jobs := make(map[string]appliedJob, len(found))
 	for _, f := range found {
-		ids[jobKey{f.Account, f.Ref}] = f.ID
+		jobs[f.Ref] = appliedJob{id: f.ID, titleLower: f.TitleLower}
 	}
-	for i, a := range apps {
-		for j, ja := range a.JobApps {
-			if _, ok := ids[jobKey{a.AccountID, ja.Reference}]; !ok {
+	for _, i := range positions {
+		for j, ja := range apps[i].JobApps {
+			if _, ok := jobs[ja.Reference]; !ok {
 				return nil, &UnknownJobError{Index: i, JobIndex: j, Reference: ja.Reference}
 			}
 		}
 	}
-	return ids, nil
+	return jobs, nil
 }
 
-// intakeBatch is a batch being saved round by round.
+// intakeBatch is the applications of a batch to one account, being saved
+// round by round.
 type intakeBatch struct {
-	apps []Application
-	// jobs are the ids of the jobs the applications name.
-	jobs map[jobKey]int64
+	account int64
+	apps    []Application
+	// jobs are the jobs the applications name, by reference.
+	jobs map[string]appliedJob
 	// drivers are the driver ids by case-folded e-mail, found so far.
 	drivers map[string]int64
 	// repeat marks the applications that were the same as the last one
@@ -252,15 +274,12 @@ func (b *intakeBatch) findDrivers(ctx context.Context, tx *sqlx.Tx, round []int)
 	return nil
 }
 
-// person is an account's row of a driver.
-type person struct{ account, driver int64 }
-
 // saveApplications writes the account's row of each application's driver
-// (saveApplicationsSQL) and returns the rows it wrote, each with the
-// position of its application; it marks the repeats.
-func (b *intakeBatch) saveApplications(ctx context.Context, tx *sqlx.Tx, round []int) (map[person]int, error) {
+// (saveApplicationsSQL) and returns the rows it wrote, by driver, each with
+// the position of its application; it marks the repeats.
+func (b *intakeBatch) saveApplications(ctx context.Context, tx *sqlx.Tx, round []int) (map[int64]int, error) {
 	cols := newApplicationColumns(len(round))
-	at := make(map[person]int, len(round))
+	at := make(map[int64]int, len(round))
 	for _, i := range round {
 		a := b.apps[i]
 		id := b.drivers[FoldCase(a.Profile.Email)]
@@ -269,22 +288,22 @@ func (b *intakeBatch) saveApplications(ctx context.Context, tx *sqlx.Tx, round [
 			return nil, err
 		}
 		cols.add(a, id, hash, len(a.JobApps) > 0)
-		at[person{a.AccountID, id}] = i
+		at[id] = i
 	}
-	rows, err := tx.QueryContext(ctx, saveApplicationsSQL, cols.params()...)
+	rows, err := tx.QueryContext(ctx, saveApplicationsSQL, cols.params(b.account)...)
 	if err != nil {
 		return nil, fmt.Errorf("save applications: %w", err)
 	}
 	defer rows.Close()
-	written := make(map[person]int, len(round))
+	written := make(map[int64]int, len(round))
 	for rows.Next() {
-		var p person
+		var driver int64
 		var again bool
-		if err := rows.Scan(&p.account, &p.driver, &again); err != nil {
+		if err := rows.Scan(&driver, &again); err != nil {
 			return nil, fmt.Errorf("save applications: %w", err)
 		}
-		i := at[p]
-		written[p] = i
+		i := at[driver]
+		written[driver] = i
 		b.repeat[i] = again
 	}
 	if err := rows.Err(); err != nil {
@@ -294,17 +313,17 @@ func (b *intakeBatch) saveApplications(ctx context.Context, tx *sqlx.Tx, round [
 }
 
 // applicationColumns are a round's applications as the arrays
-// saveApplicationsSQL unnests: account, driver, sent, the profile in
-// profileFields' order, the three keys, the hash and whether it names jobs.
+// saveApplicationsSQL unnests: driver, sent, the profile in profileFields'
+// order, the three keys, the hash and whether it names jobs.
 type applicationColumns struct {
-	accounts, drivers []int64
-	sent              []string
-	profile           [][]any // by column of profileFields
-	emailKeys         []string
-	firstKeys         []string
-	lastKeys          []string
-	hashes            []string
-	hasJobApps        []bool
+	drivers    []int64
+	sent       []string
+	profile    [][]any // by column of profileFields
+	emailKeys  []string
+	firstKeys  []string
+	lastKeys   []string
+	hashes     []string
+	hasJobApps []bool
 }
 
 func newApplicationColumns(n int) *applicationColumns {
@@ -317,7 +336,7 @@ func newApplicationColumns(n int) *applicationColumns {
 
 func (c *applicationColumns) add(a Application, driverID int64, hash []byte, hasJobApps bool) {
 	p := a.Profile
-	c.accounts, c.drivers = append(c.accounts, a.AccountID), append(c.drivers, driverID)
+	c.drivers = append(c.drivers, driverID)
 	c.sent = append(c.sent, a.Sent.UTC().Format(time.RFC3339Nano))
 	for i, v := range profileArgs(&p) {
 		c.profile[i] = append(c.profile[i], v)
@@ -328,8 +347,8 @@ func (c *applicationColumns) add(a Application, driverID int64, hash []byte, has
 }
 
 // params are the statement's arguments in its parameters' order.
-func (c *applicationColumns) params() []any {
-	out := []any{pq.Array(c.accounts), pq.Array(c.drivers), stringArray(c.sent)}
+func (c *applicationColumns) params(account int64) []any {
+	out := []any{account, pq.Array(c.drivers), stringArray(c.sent)}
 	for i, f := range profileFields {
 		out = append(out, profileColumnArray(f.sqlType, c.profile[i]))
 	}
@@ -372,20 +391,22 @@ func profileColumnArray(sqlType string, values []any) any {
 	return nullStringArray(out)
 }
 
-// saveApplicationsSQL writes the account's row of each application of a
-// round. An existing row takes it only when it is at least as new as the
-// row's sent, so the newest application to that account wins whichever
-// arrives first, and an older one leaves the row as it is (but for the
-// mark of its jobs, markOlderApplications). It returns the rows it wrote,
-// each saying whether the row's last application had the same hash: the
-// same application again. The upsert compares against the row it locked,
-// the latest committed one, so of two identical submissions racing each
-// other the second is the repeat. Rows are written in key order, the
-// order other batches lock them in.
+// saveApplicationsSQL writes the account's ($1) row of each application
+// of a round. An existing row takes it only when it is at least as new as
+// the row's sent, so the newest application to that account wins
+// whichever arrives first, and an older one leaves the row as it is (but
+// for the mark of its jobs, in saveJobApplications). It returns the rows it
+// wrote, each saying whether the row's last application had the same hash:
+// the same application again. The upsert compares against the row it
+// locked, the latest committed one, so of two identical submissions racing
+// each other the second is the repeat. Rows are written in driver order,
+// the order other batches lock them in; each ZIP centroid is a probe of
+// its key (a join would be planned for a hundred applications, and read
+// the whole table for one).
 var saveApplicationsSQL = func() string {
-	names := []string{"account_id", "driver_id", "sent"}
-	params := []string{"$1::bigint[]", "$2::bigint[]", "$3::timestamptz[]"}
-	fields := []string{"u.account_id", "u.driver_id", "u.sent"}
+	names := []string{"driver_id", "sent"}
+	params := []string{"$2::bigint[]", "$3::timestamptz[]"}
+	fields := []string{"u.driver_id", "u.sent"}
 	var cols, vals []string
 	sets := []string{"sent = EXCLUDED.sent",
 		// SET reads the row as it was: received_again compares the old hash.
@@ -393,7 +414,7 @@ var saveApplicationsSQL = func() string {
 		"received_hash = EXCLUDED.received_hash",
 		"has_job_apps = applications.has_job_apps OR EXCLUDED.has_job_apps"}
 	for _, f := range profileFields {
-		n := len(params) + 1
+		n := len(params) + 2
 		switch f.sqlType {
 		case "text[]":
 			params = append(params, fmt.Sprintf("$%d::text[]", n))
@@ -413,7 +434,7 @@ var saveApplicationsSQL = func() string {
 		{"received_hash", "text"}, {"has_job_apps", "boolean"},
 	} {
 		names, fields = append(names, k.name), append(fields, "u."+k.name)
-		params = append(params, fmt.Sprintf("$%d::%s[]", len(params)+1, k.sqlType))
+		params = append(params, fmt.Sprintf("$%d::%s[]", len(params)+2, k.sqlType))
 	}
 	for _, c := range strings.Split(searchColumns, ",") {
 		c = strings.TrimSpace(c)
@@ -424,13 +445,14 @@ var saveApplicationsSQL = func() string {
 		  FROM unnest(` + strings.Join(params, ", ") + `) AS u(` + strings.Join(names, ", ") + `))
 		INSERT INTO applications (account_id, driver_id, sent, ` + strings.Join(cols, ", ") + `, ` + searchColumns + `,
 		                          received_hash, has_job_apps)
-		SELECT p.account_id, p.driver_id, p.sent, ` + strings.Join(vals, ", ") + `, ` + searchValues + `,
+		SELECT $1, p.driver_id, p.sent, ` + strings.Join(vals, ", ") + `, ` + searchValues + `,
 		       decode(p.received_hash, 'hex'), p.has_job_apps
-		  FROM p LEFT JOIN zip_centroids z ON z.zip = left(p.zip, 5)
-		 ORDER BY p.account_id, p.driver_id
+		  FROM p LEFT JOIN LATERAL (
+		       SELECT latitude, longitude FROM zip_centroids WHERE zip = left(p.zip, 5)) z ON true
+		 ORDER BY p.driver_id
 		ON CONFLICT (account_id, driver_id) DO UPDATE SET ` + strings.Join(sets, ", ") + `
 		WHERE applications.sent <= EXCLUDED.sent
-		RETURNING account_id, driver_id, received_again`
+		RETURNING driver_id, received_again`
 }()
 
 // applicationHash identifies an application's content: the same driver
@@ -452,79 +474,65 @@ func isSearchColumn(c string) bool { return c == "state" || c == "driver_type" |
 
 // replaceEmployment replaces the employment history of the rows the round
 // wrote with their applications'.
-func (b *intakeBatch) replaceEmployment(ctx context.Context, tx *sqlx.Tx, written map[person]int) error {
+func (b *intakeBatch) replaceEmployment(ctx context.Context, tx *sqlx.Tx, written map[int64]int) error {
 	if len(written) == 0 {
 		return nil
 	}
-	var accounts, drivers []int64
-	var eAccounts, eDrivers, positions []int64
+	drivers := slices.Sorted(maps.Keys(written))
+	var eDrivers, positions []int64
 	var company, state, phone, start []string
 	var end []sql.NullString
-	for _, p := range sortedPeople(written) {
-		accounts, drivers = append(accounts, p.account), append(drivers, p.driver)
-		for n, e := range b.apps[written[p]].Employment {
-			eAccounts, eDrivers, positions = append(eAccounts, p.account), append(eDrivers, p.driver), append(positions, int64(n+1))
+	for _, d := range drivers {
+		for n, e := range b.apps[written[d]].Employment {
+			eDrivers, positions = append(eDrivers, d), append(positions, int64(n+1))
 			company, state, phone, start = append(company, e.Company), append(state, e.State), append(phone, e.Phone), append(start, e.StartDate)
 			end = append(end, nullText(e.EndDate))
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM employment_history e
-		 USING unnest($1::bigint[], $2::bigint[]) AS w(account_id, driver_id)
-		 WHERE e.account_id = w.account_id AND e.driver_id = w.driver_id`,
-		pq.Array(accounts), pq.Array(drivers)); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM employment_history WHERE account_id = $1 AND driver_id = ANY($2::bigint[])`,
+		b.account, pq.Array(drivers)); err != nil {
 		return fmt.Errorf("replace employment history: %w", err)
 	}
 	if len(positions) == 0 {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO employment_history (account_id, driver_id, position, company, state, phone, start_date, end_date)
-		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::date[], $8::date[])`,
-		pq.Array(eAccounts), pq.Array(eDrivers), pq.Array(positions), stringArray(company), stringArray(state),
+		SELECT $1, u.* FROM unnest($2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::date[], $8::date[]) AS u`,
+		b.account, pq.Array(eDrivers), pq.Array(positions), stringArray(company), stringArray(state),
 		stringArray(phone), stringArray(start), nullStringArray(end)); err != nil {
 		return fmt.Errorf("insert employment history: %w", err)
 	}
 	return nil
 }
 
-// sortedPeople are the keys of written in the order rows are locked in.
-func sortedPeople(written map[person]int) []person {
-	out := make([]person, 0, len(written))
-	for p := range written {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b person) int {
-		return cmp.Or(cmp.Compare(a.account, b.account), cmp.Compare(a.driver, b.driver))
-	})
-	return out
-}
-
 // saveJobApplications stores the job applications of the round's
 // applications, one row per driver and job (the first mention in an
-// application wins; a later application's replaces it), and marks as
-// naming jobs the rows of applications the round did not write (older
-// than the row's): those it wrote were marked as they were written.
-func (b *intakeBatch) saveJobApplications(ctx context.Context, tx *sqlx.Tx, round []int, written map[person]int) error {
-	var accounts, drivers, jobIDs []int64
+// application wins; a later application's replaces it), with the title
+// each job had when locked; and marks as naming jobs the rows of
+// applications the round did not write (older than the row's): those it
+// wrote were marked as they were written.
+func (b *intakeBatch) saveJobApplications(ctx context.Context, tx *sqlx.Tx, round []int, written map[int64]int) error {
+	var drivers, jobIDs []int64
 	var direct []bool
-	var created []string
-	var olderAccounts, olderDrivers []int64
+	var created, titles []string
+	var older []int64
 	for _, i := range round {
 		a := b.apps[i]
 		if len(a.JobApps) == 0 {
 			continue
 		}
 		driver := b.drivers[FoldCase(a.Profile.Email)]
-		if _, ok := written[person{a.AccountID, driver}]; !ok {
-			olderAccounts, olderDrivers = append(olderAccounts, a.AccountID), append(olderDrivers, driver)
+		if _, ok := written[driver]; !ok {
+			older = append(older, driver)
 		}
 		seen := make(map[int64]bool, len(a.JobApps))
 		for _, ja := range a.JobApps {
-			id := b.jobs[jobKey{a.AccountID, ja.Reference}]
-			if seen[id] {
+			job := b.jobs[ja.Reference]
+			if seen[job.id] {
 				continue
 			}
-			seen[id] = true
-			accounts, drivers, jobIDs = append(accounts, a.AccountID), append(drivers, driver), append(jobIDs, id)
+			seen[job.id] = true
+			drivers, jobIDs, titles = append(drivers, driver), append(jobIDs, job.id), append(titles, job.titleLower)
 			direct, created = append(direct, ja.IsDirectApp), append(created, ja.CreatedAt.UTC().Format(time.RFC3339Nano))
 		}
 	}
@@ -532,23 +540,19 @@ func (b *intakeBatch) saveJobApplications(ctx context.Context, tx *sqlx.Tx, roun
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
-		SELECT u.account_id, u.driver_id, u.job_id, u.direct, u.created, lower(j.title)
-		  FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::timestamptz[])
-		       AS u(account_id, driver_id, job_id, direct, created)
-		  JOIN jobs j ON j.id = u.job_id
-		 ORDER BY u.driver_id, u.job_id
+		SELECT $1, u.* FROM unnest($2::bigint[], $3::bigint[], $4::boolean[], $5::timestamptz[], $6::text[]) AS u
+		 ORDER BY 2, 3
 		ON CONFLICT (driver_id, job_id) DO UPDATE SET is_direct_app = EXCLUDED.is_direct_app, created_at = EXCLUDED.created_at,
 			job_title_lower = EXCLUDED.job_title_lower`,
-		pq.Array(accounts), pq.Array(drivers), pq.Array(jobIDs), boolArray(direct), stringArray(created)); err != nil {
+		b.account, pq.Array(drivers), pq.Array(jobIDs), boolArray(direct), stringArray(created), stringArray(titles)); err != nil {
 		return fmt.Errorf("save job applications: %w", err)
 	}
-	if len(olderDrivers) == 0 {
+	if len(older) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE applications a SET has_job_apps = true
-		  FROM unnest($1::bigint[], $2::bigint[]) AS o(account_id, driver_id)
-		 WHERE a.account_id = o.account_id AND a.driver_id = o.driver_id AND NOT a.has_job_apps`,
-		pq.Array(olderAccounts), pq.Array(olderDrivers)); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE applications SET has_job_apps = true
+		 WHERE account_id = $1 AND driver_id = ANY($2::bigint[]) AND NOT has_job_apps`,
+		b.account, pq.Array(older)); err != nil {
 		return fmt.Errorf("mark job applications: %w", err)
 	}
 	return nil

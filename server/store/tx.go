@@ -28,6 +28,9 @@ type Tx struct {
 	// compact are the accounts whose counts this transaction moved; their
 	// compaction is noted once it commits.
 	compact []int64
+	// applicationsWritten counts the applications it saved, for the
+	// ANALYZE after bulk writes.
+	applicationsWritten int64
 }
 
 // InTx runs fn in a transaction, committed when fn returns nil and rolled
@@ -62,6 +65,7 @@ func (s *Store) InRetriedTx(ctx context.Context, op string, fn func(tx *Tx) erro
 func (s *Store) committed(t *Tx, err error) {
 	if err == nil && t != nil && len(t.compact) > 0 {
 		s.compactions.note(t.compact...)
+		s.analyzed.n.Add(t.applicationsWritten)
 	}
 }
 
