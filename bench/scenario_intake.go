@@ -79,6 +79,7 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 	db := h.store.DB()
 
 	batch, floor, cli := intakeRun{name: "batch"}, intakeRun{name: "floor"}, intakeRun{name: "import"}
+	var profile string
 	// Round 0 is a small untimed warm-up of every way. Each way gets
 	// addresses of its own, so each stores new drivers; the rest of each
 	// application is the same.
@@ -92,7 +93,19 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 		}
 		var tb, tf, tc time.Duration
 		timeBatches := func() (err error) {
-			if tb, err = timeIntakeBatches(ctx, intake, intakeMessages(apps("g")), drivers.MaxBatchApplications); err != nil {
+			msgs := intakeMessages(apps("g"))
+			if r == rounds {
+				// The last round's calls are profiled, for the row's
+				// phases: the profile runs about as long as the round's
+				// calls took before (the first timed round: 2 s).
+				d := 2 * time.Second
+				if len(batch.times) > 0 {
+					d = max(time.Second, batch.times[len(batch.times)-1])
+				}
+				wait := h.profile(ctx, "intake-batches", d)
+				defer func() { profile = wait() }()
+			}
+			if tb, err = timeIntakeBatches(ctx, intake, msgs, drivers.MaxBatchApplications); err != nil {
 				return fmt.Errorf("SubmitApplications: %w", err)
 			}
 			return nil
@@ -130,6 +143,7 @@ func intakeScenario(ctx context.Context, h *harness) ([]result, error) {
 		return nil, err
 	}
 	rows := intakeRows(n, batch, floor, cli, one, oneFloor)
+	rows[0].profile, rows[0].phases = profile, intakePhases
 	if large > 0 {
 		row, err := largeDriversImport(ctx, h, db, a, large)
 		if err != nil {
@@ -294,6 +308,20 @@ func timeSingleCalls(ctx context.Context, intake jobboardv2.DriverIntakeServiceC
 		}
 	}
 	return calls, floors, nil
+}
+
+// intakePhases are the server's parts of an intake call, for a row not
+// met: what the floor leaves out (the call, the checks, the event's data
+// in the REST shape) and the statements it shares.
+var intakePhases = []phase{
+	{"the call (decoding, checks, the transaction, the answer)", "drivers.(*IntakeService).SubmitApplications"},
+	{"decoding the call", "grpc.(*Server).processUnaryRPC.func"},
+	{"the checks", "drivers.checkApplications"},
+	{"the applications' writes (drivers, applications, employment, job applications)", "store.(*Tx).SaveApplications"},
+	{"the hash of each application (repeat detection)", "store.applicationHash"},
+	{"the events (read back, rendered, written, deliveries queued)", "leads.(*Outbox).ApplicationsReceived"},
+	{"rendering the events' data", "leads.(*Outbox).renderData"},
+	{"the collector's marking", "runtime.gcBgMarkWorker"},
 }
 
 // intakeRows reports the ways in applications per second, each judged
