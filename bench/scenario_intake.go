@@ -353,10 +353,10 @@ func intakeRows(n int, batch, floor, cli intakeRun, one, oneFloor []time.Duratio
 	}, {
 		name:   fmt.Sprintf("drivers import, the same %d applications as one file (%d rounds)", n, c.n),
 		median: c.median, p99: c.p99, throughput: perSecond(c.median, n),
-		floor: fmt.Sprintf("set-based SQL: %s", ms(f.median)), ratio: importRatio, target: "<= 2x the set-based floor",
-		pass: importRatio <= 2,
-		note: fmt.Sprintf("Throughput is applications a second; one transaction for the whole file, timed from the process "+
-			"start to its exit. Ratios to the floor of the same round: %s.", importRatios),
+		note: fmt.Sprintf("For context (the target is at 100,000 below): throughput is applications a second; one "+
+			"transaction for the whole file, timed from the process start to its exit, so the process's start, its "+
+			"migration check and its fold of the counts are in it. The floor's median was %s; ratios to the floor of the "+
+			"same round: %s (median %.2fx).", ms(f.median), importRatios, importRatio),
 	}, {
 		name:   fmt.Sprintf("SubmitApplication, one call an application (%d calls)", s.n),
 		median: s.median, p99: s.p99, throughput: perSecond(total, len(one)),

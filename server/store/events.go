@@ -82,8 +82,9 @@ const (
 			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
 			RETURNING last_seq - $2 AS before)
 		INSERT INTO events (id, account_id, seq, type, data, created_at)
-		SELECT coalesce(nullif(u.id, '')::uuid, gen_random_uuid()), $1, s.before + u.ord, u.type, u.data::json, clock_timestamp()
-		  FROM s, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, type, data, ord)
+		SELECT coalesce(nullif(u.id, '')::uuid, gen_random_uuid()), $1, s.before + u.ord, u.type,
+		       convert_from(substring($5::bytea FROM u.start FOR u.length), 'UTF8')::json, clock_timestamp()
+		  FROM s, unnest($3::text[], $4::text[], $6::integer[], $7::integer[]) WITH ORDINALITY AS u(id, type, start, length, ord)
 		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`
 	insertEvent = `WITH s AS (
 			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, 1)
@@ -96,12 +97,13 @@ const (
 )
 
 // insertEventsQuery is the statement that writes events, and its
-// arguments. A single event's data is a parameter of its own, sent as it
-// is (bytes go in binary format, which for json is the text): as an
-// element of a text[] it is escaped by the client and parsed again as an
-// array by the server, which for an import's completion event (6 MB of
-// results for 40,000 errors) cost about 0.2 s of the client's CPU and
-// 0.13 s of the server's.
+// arguments. The events' data go as they are, one after the other in one
+// bytea parameter (bytes go in binary format) with each one's start and
+// length: as elements of a text[] they were escaped by the client, every
+// quote of the JSON, and parsed again as an array by the server, which
+// for an import's completion event (6 MB of results for 40,000 errors)
+// cost about 0.2 s of the client's CPU and 0.13 s of the server's, and for
+// the events of 10,000 applications 0.4 s of the client's.
 func insertEventsQuery(accountID int64, events []NewEvent) (string, []any) {
 	if len(events) == 1 {
 		e := events[0]
@@ -109,11 +111,20 @@ func insertEventsQuery(accountID int64, events []NewEvent) (string, []any) {
 	}
 	ids := make([]string, len(events))
 	types := make([]string, len(events))
-	data := make([]string, len(events))
-	for i, e := range events {
-		ids[i], types[i], data[i] = e.ID, string(e.Type), string(e.Data)
+	starts := make([]int64, len(events))
+	lengths := make([]int64, len(events))
+	size := 0
+	for _, e := range events {
+		size += len(e.Data)
 	}
-	return insertEvents, []any{accountID, len(events), pq.Array(ids), pq.Array(types), pq.Array(data)}
+	data := make([]byte, 0, size)
+	for i, e := range events {
+		ids[i], types[i] = e.ID, string(e.Type)
+		starts[i], lengths[i] = int64(len(data))+1, int64(len(e.Data)) // substring counts from 1
+		data = append(data, e.Data...)
+	}
+	return insertEvents, []any{accountID, len(events), stringArray(ids), stringArray(types), data,
+		pq.Array(starts), pq.Array(lengths)}
 }
 
 // Public id prefixes: an event's, an endpoint's.

@@ -18,8 +18,11 @@ import (
 
 // The intake writes a batch of applications set-based: each table it
 // touches takes the whole batch in one statement of arrays, so a call of
-// 1,000 applications runs about as many statements as a call of one
-// (statementsPerRound). A statement cannot write one row twice, so a
+// 1,000 applications runs as many statements as a call of one: the jobs'
+// lookup, then for each round the drivers (the first round only), the
+// applications, the employment history's delete and insert, the job
+// applications, and the mark of older applications that named jobs (only
+// when there are some). A statement cannot write one row twice, so a
 // batch that names one driver several times for an account is written in
 // rounds, the driver's first application in the first, its second in the
 // second: in the order given, as the newest-wins rule requires.
@@ -200,13 +203,6 @@ type intakeBatch struct {
 	// their account's row took.
 	repeat []bool
 }
-
-// statementsPerRound is the most statements a round of the batch runs:
-// the drivers, the applications, the employment history's delete and
-// insert, the job applications, and the mark of older applications that
-// named jobs. A driver added by another transaction while the batch
-// looked it up takes one more (findDrivers).
-const statementsPerRound = 6
 
 // save writes the applications at positions round, each of a different
 // driver or account.
