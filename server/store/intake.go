@@ -46,14 +46,21 @@ type SavedApplications struct {
 func (t *Tx) SaveApplications(ctx context.Context, apps []Application) (SavedApplications, error) {
 	ids := make([]int64, len(apps))
 	repeat := make([]bool, len(apps))
-	for _, account := range accountsOf(apps) {
+	// Each application's case-folded e-mail, the key its driver goes by.
+	keys := make([]string, len(apps))
+	for i, a := range apps {
+		keys[i] = FoldCase(a.Profile.Email)
+	}
+	accounts := accountsOf(apps)
+	for _, account := range accounts {
 		var positions []int
 		for i, a := range apps {
 			if a.AccountID == account {
 				positions = append(positions, i)
 			}
 		}
-		if err := saveAccountApplications(ctx, t.tx, account, apps, positions, ids, repeat); err != nil {
+		b := intakeBatch{account: account, apps: apps, keys: keys, drivers: map[string]int64{}, repeat: repeat}
+		if err := b.saveAll(ctx, t.tx, positions, ids); err != nil {
 			return SavedApplications{}, err
 		}
 	}
@@ -63,30 +70,29 @@ func (t *Tx) SaveApplications(ctx context.Context, apps []Application) (SavedApp
 			saved.Received, saved.ReceivedIDs = append(saved.Received, a), append(saved.ReceivedIDs, ids[i])
 		}
 	}
-	t.compact = append(t.compact, accountsOf(apps)...)
+	t.compact = append(t.compact, accounts...)
 	t.applicationsWritten += int64(len(apps))
 	return saved, nil
 }
 
-// saveAccountApplications saves the applications of apps at positions, all
-// to account, setting their driver ids and whether each repeats the last
-// one its row took. The statements name the account, so that each finds
-// its rows through the account's indexes whatever the batch's size: a
-// join to the batch's arrays is planned for a hundred rows, and for one
+// saveAll saves the applications at positions, all to the batch's
+// account, setting their driver ids and whether each repeats the last one
+// its row took. The statements name the account, so that each finds its
+// rows through the account's indexes whatever the batch's size: a join to
+// the batch's arrays is planned for a hundred rows, and for one
 // application read the whole of a table it could have probed.
-func saveAccountApplications(ctx context.Context, tx *sqlx.Tx, account int64, apps []Application, positions []int, ids []int64, repeat []bool) error {
-	jobs, err := lockAppliedJobs(ctx, tx, account, apps, positions)
-	if err != nil {
+func (b *intakeBatch) saveAll(ctx context.Context, tx *sqlx.Tx, positions []int, ids []int64) error {
+	var err error
+	if b.jobs, err = lockAppliedJobs(ctx, tx, b.account, b.apps, positions); err != nil {
 		return err
 	}
-	b := intakeBatch{account: account, apps: apps, jobs: jobs, drivers: map[string]int64{}, repeat: repeat}
-	for _, round := range rounds(apps, positions) {
+	for _, round := range rounds(b.keys, positions) {
 		if err := b.save(ctx, tx, round); err != nil {
 			return err
 		}
 	}
 	for _, i := range positions {
-		ids[i] = b.drivers[FoldCase(apps[i].Profile.Email)]
+		ids[i] = b.driverOf(i)
 	}
 	return nil
 }
@@ -102,16 +108,16 @@ func accountsOf(apps []Application) []int64 {
 	return ids
 }
 
-// rounds splits positions, the applications of one account in apps, so
-// that no round holds two of one driver: the n-th application of a driver
-// goes in round n. A batch of distinct drivers is one round.
-func rounds(apps []Application, positions []int) [][]int {
+// rounds splits positions, the applications of one account, so that no
+// round holds two of one driver (keys are the applications' drivers' keys):
+// the n-th application of a driver goes in round n. A batch of distinct
+// drivers is one round.
+func rounds(keys []string, positions []int) [][]int {
 	seen := make(map[string]int, len(positions))
 	var out [][]int
 	for _, i := range positions {
-		key := FoldCase(apps[i].Profile.Email)
-		n := seen[key]
-		seen[key] = n + 1
+		n := seen[keys[i]]
+		seen[keys[i]] = n + 1
 		if n == len(out) {
 			out = append(out, nil)
 		}
@@ -195,6 +201,8 @@ func lockAppliedJobs(ctx context.Context, tx *sqlx.Tx, account int64, apps []App
 type intakeBatch struct {
 	account int64
 	apps    []Application
+	// keys are the applications' case-folded e-mails, by position.
+	keys []string
 	// jobs are the jobs the applications name, by reference.
 	jobs map[string]appliedJob
 	// drivers are the driver ids by case-folded e-mail, found so far.
@@ -236,12 +244,15 @@ const findDriversQuery = `
 	SELECT id, email_key FROM (
 		SELECT id, email_key FROM drivers WHERE email_key = ANY($1::text[]) ORDER BY email_key FOR KEY SHARE) existing`
 
+// driverOf is the driver id of the application at position i, once found.
+func (b *intakeBatch) driverOf(i int) int64 { return b.drivers[b.keys[i]] }
+
 // findDrivers finds, adding them when new, the drivers of the round's
 // applications not found in an earlier round.
 func (b *intakeBatch) findDrivers(ctx context.Context, tx *sqlx.Tx, round []int) error {
 	var keys []string
 	for _, i := range round {
-		if k := FoldCase(b.apps[i].Profile.Email); b.drivers[k] == 0 {
+		if k := b.keys[i]; b.drivers[k] == 0 {
 			keys = append(keys, k)
 		}
 	}
@@ -278,12 +289,12 @@ func (b *intakeBatch) saveApplications(ctx context.Context, tx *sqlx.Tx, round [
 	at := make(map[int64]int, len(round))
 	for _, i := range round {
 		a := b.apps[i]
-		id := b.drivers[FoldCase(a.Profile.Email)]
+		id := b.driverOf(i)
 		hash, err := applicationHash(a)
 		if err != nil {
 			return nil, err
 		}
-		cols.add(a, id, hash, len(a.JobApps) > 0)
+		cols.add(a, b.keys[i], id, hash, len(a.JobApps) > 0)
 		at[id] = i
 	}
 	rows, err := tx.QueryContext(ctx, saveApplicationsSQL, cols.params(b.account)...)
@@ -330,14 +341,14 @@ func newApplicationColumns(n int) *applicationColumns {
 	return c
 }
 
-func (c *applicationColumns) add(a Application, driverID int64, hash []byte, hasJobApps bool) {
+func (c *applicationColumns) add(a Application, emailKey string, driverID int64, hash []byte, hasJobApps bool) {
 	p := a.Profile
 	c.drivers = append(c.drivers, driverID)
 	c.sent = append(c.sent, a.Sent.UTC().Format(time.RFC3339Nano))
 	for i, v := range profileArgs(&p) {
 		c.profile[i] = append(c.profile[i], v)
 	}
-	c.emailKeys = append(c.emailKeys, FoldCase(p.Email))
+	c.emailKeys = append(c.emailKeys, emailKey)
 	c.firstKeys, c.lastKeys = append(c.firstKeys, FoldCase(p.FirstName)), append(c.lastKeys, FoldCase(p.LastName))
 	c.hashes, c.hasJobApps = append(c.hashes, hex.EncodeToString(hash)), append(c.hasJobApps, hasJobApps)
 }
@@ -517,7 +528,7 @@ func (b *intakeBatch) saveJobApplications(ctx context.Context, tx *sqlx.Tx, roun
 		if len(a.JobApps) == 0 {
 			continue
 		}
-		driver := b.drivers[FoldCase(a.Profile.Email)]
+		driver := b.driverOf(i)
 		if _, ok := written[driver]; !ok {
 			older = append(older, driver)
 		}
