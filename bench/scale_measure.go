@@ -66,6 +66,7 @@ func measurePoint(ctx context.Context, h *harness, a account, x int) (pointResul
 	if err != nil {
 		return p, err
 	}
+	cases = append(cases, combinationCases(cases)...)
 	svc := drivers.New(h.store)
 	for _, c := range cases {
 		c.query.Set("max", "100")

@@ -69,11 +69,12 @@ func (r scaleReport) writeHeader(b *strings.Builder, base string) {
 		"as autovacuum would, then every request is measured again. Applications come from `jobboard demo seed` " +
 		fmt.Sprintf("(at most %d per transaction), jobs from posts to `jobs.json`. ", scaleSeedChunk) +
 		"The second curve starts from an empty database.\n")
-	fmt.Fprintf(b, "- Each drivers filter of scenario 4 (values picked from the data at each point the same way) gets %d sequential "+
+	fmt.Fprintf(b, "- Each drivers filter of scenario 4 (values picked from the data at each point the same way), and each of %d "+
+		"combinations of two and three of them with those values in each of the %d sort orders, gets %d sequential "+
 		"requests, fewer (at least %d) if they pass %s; `X-Total-Count` is compared with a count of the matches made through "+
 		"the page statement without its limit, independent of the count statement the service answers with. GET jobs.json "+
 		"and the post of 1,000 new jobs run %d and %d rounds after a warm-up (quick: 3 each).\n",
-		scaleRequests, scaleMinRequests, scaleBudget, 10, 5)
+		len(combinationFilters), len(combinationSorts), scaleRequests, scaleMinRequests, scaleBudget, 10, 5)
 	fmt.Fprintf(b, "- Plans (EXPLAIN ANALYZE, BUFFERS) of every request at every point: [%s-plans.md](%s-plans.md).\n\n", base, base)
 }
 
@@ -136,6 +137,9 @@ func verdict(pass, quick bool) string {
 
 // filterKey names a drivers case apart from the values picked at a point.
 func filterKey(f filterResult) string {
+	if f.key != "" {
+		return f.key
+	}
 	if f.reference {
 		return f.name
 	}
@@ -312,6 +316,9 @@ func (c curveResult) writePlots(dir, base string) ([]string, error) {
 	}{{"p99", func(s stats) time.Duration { return s.p99 }}, {"p50", func(s stats) time.Duration { return s.median }}} {
 		p := svgplot.Plot{Title: fmt.Sprintf("drivers.json %s by filter: %s", q.name, strings.ToLower(c.curve.title)), XLabel: xLabel, YLabel: q.name + " (ms)"}
 		for i, key := range c.filterKeys() {
+			if c.points[0].drivers[i].key != "" {
+				continue // combinations are in the tables: dozens of lines would hide the rest
+			}
 			s := svgplot.Series{Name: key}
 			for _, pt := range c.points {
 				s.X, s.Y = append(s.X, float64(pt.x)), append(s.Y, ms(q.of(pt.drivers[i].latency)))

@@ -45,6 +45,9 @@ type driverCase struct {
 	// reference rows have no filter: they show the cost of counting the
 	// whole account beside the filters and are not judged.
 	reference bool
+	// key names a combination of filters (combinationCases) apart from
+	// its values; single filters have none.
+	key string
 }
 
 // driversScenario times each filter of the drivers list alone over REST

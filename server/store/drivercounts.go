@@ -75,18 +75,26 @@ func equalTo(dimension, value string) countedColumn {
 // experienceCounted is min_experience's count when the filter compares
 // whole half-years alone (addMinExperience): a range of the halves counted.
 func experienceCounted(m float64) (countedColumn, bool) {
-	c := &conditions{}
-	c.addMinExperience(m)
-	if len(c.args) != 1 {
-		return countedColumn{}, false
-	}
-	halves, ok := c.args[0].(int)
+	halves, ok := wholeHalves(m)
 	if !ok {
 		return countedColumn{}, false
 	}
-	// Halves are never negative: a lower minimum is every known one.
 	return countedColumn{dimension: "experience_halves", cond: "value >= ?",
-		args: []any{fmt.Sprintf("%04d", max(halves, 0))}}, true
+		args: []any{fmt.Sprintf("%04d", halves)}}, true
+}
+
+// wholeHalves is the least experience_halves of the applicants with at
+// least m years, when that alone decides (addMinExperience compares whole
+// half-years only). Halves are never negative: a lower minimum is every
+// known one.
+func wholeHalves(m float64) (int, bool) {
+	c := &conditions{}
+	c.addMinExperience(m)
+	if len(c.args) != 1 {
+		return 0, false
+	}
+	halves, ok := c.args[0].(int)
+	return max(halves, 0), ok
 }
 
 // countQuery is the statement that counts the matches of f exactly: from
@@ -94,6 +102,9 @@ func experienceCounted(m float64) (countedColumn, bool) {
 func countQuery(accountID int64, f DriverFilter, where string, args []any) Query {
 	if c, ok := countedAlone(accountID, f); ok {
 		return c.query(accountID)
+	}
+	if q, ok := profileCount(accountID, f); ok {
+		return q
 	}
 	if q, ok := sentRangeCount(accountID, f); ok {
 		return q
@@ -110,8 +121,51 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 				strings.Join(c.conds, " AND "), Args: c.args}
 		}
 	}
-	return Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args}
+	// Counted in applications, from the index of the most selective
+	// filter, which holds the columns the others test (migration 0022).
+	// Serial: on two cores, a parallel count of the 250,000 index entries
+	// of driver_type=Student with start_date and has_job_apps took 86-184
+	// ms where one process took 34 ms, at 1,000,000 applications.
+	return Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args, Serial: true}
 }
+
+// profileCount counts a combination of the filters application_profile_counts
+// keeps (migration 0022): state, driver type, job applications, a minimum
+// of whole half-years of experience and one of the certifications it has
+// a bit for. It is the sum of the combinations that match, a few thousand
+// rows at most, where a count in applications visits each match.
+func profileCount(accountID int64, f DriverFilter) (Query, bool) {
+	g := f
+	g.State, g.DriverType, g.HasJobApps, g.MinExperience, g.Certification = "", "", nil, nil, ""
+	if where, _ := g.where(accountID); where != "a.account_id = $1" {
+		return Query{}, false
+	}
+	c := &conditions{}
+	c.add("account_id = ?", accountID)
+	c.addIfSet("state = ?", f.State)
+	c.addIfSet("driver_type = ?", f.DriverType)
+	addIfGiven(c, "has_job_apps = ?", f.HasJobApps)
+	if f.MinExperience != nil {
+		halves, ok := wholeHalves(*f.MinExperience)
+		if !ok {
+			return Query{}, false
+		}
+		// Unknown experience is -1 there, below any bound wholeHalves gives.
+		c.add("experience_halves >= ?", halves)
+	}
+	if f.Certification != "" {
+		bit, ok := certificationBits[f.Certification]
+		if !ok {
+			return Query{}, false
+		}
+		c.add(fmt.Sprintf("endorsements & %d <> 0", bit))
+	}
+	return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM application_profile_counts WHERE ` +
+		strings.Join(c.conds, " AND "), Args: c.args}, true
+}
+
+// certificationBits are the bits of endorsement_bits (migration 0022).
+var certificationBits = map[string]int{"T": 1, "H": 2, "N": 4, "X": 8}
 
 // query sums the column's counts. The dimension is written out, so the
 // plan shows which one it reads.
@@ -170,7 +224,8 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 }
 
 // compactCountsSQL folds an account's rows of application_counts (and of
-// application_location_counts) into one per value, each in one statement:
+// application_location_counts and application_profile_counts) into one per
+// value, each in one statement:
 // for each value with more than one row, it deletes the committed rows it
 // sees and inserts their sum, so readers see either. Values already folded
 // are only read, not rewritten, so an account with many distinct names or
@@ -192,6 +247,16 @@ var compactCountsSQL = []string{
 	      RETURNING c.latitude, c.longitude, c.n)
 	INSERT INTO application_location_counts (account_id, latitude, longitude, n)
 	SELECT $1, latitude, longitude, sum(n) FROM gone GROUP BY latitude, longitude HAVING sum(n) <> 0`,
+	`WITH many AS (SELECT state, driver_type, has_job_apps, experience_halves, endorsements
+	                 FROM application_profile_counts WHERE account_id = $1
+	                GROUP BY 1, 2, 3, 4, 5 HAVING count(*) > 1),
+	gone AS (DELETE FROM application_profile_counts c USING many m
+	          WHERE c.account_id = $1 AND (c.state, c.driver_type, c.has_job_apps, c.experience_halves, c.endorsements) =
+	                (m.state, m.driver_type, m.has_job_apps, m.experience_halves, m.endorsements)
+	      RETURNING c.state, c.driver_type, c.has_job_apps, c.experience_halves, c.endorsements, c.n)
+	INSERT INTO application_profile_counts (account_id, state, driver_type, has_job_apps, experience_halves, endorsements, n)
+	SELECT $1, state, driver_type, has_job_apps, experience_halves, endorsements, sum(n)
+	  FROM gone GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0`,
 }
 
 // countCompactionLock is the class (first key) of the advisory locks that

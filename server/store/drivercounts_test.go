@@ -106,7 +106,8 @@ func changed(apps []store.Application, shift time.Duration, seed int) []store.Ap
 		a.Sent = a.Sent.Add(shift)
 		a.Profile.State, a.Profile.DriverType = states[k%len(states)], types[k%len(types)]
 		a.Profile.Endorsements = certs[k%len(certs)]
-		a.Profile.Experience = []string{"0.5", "2", "7", "25"}[k%4]
+		// The last is no number: experience_years is NULL.
+		a.Profile.Experience = []string{"0.5", "2", "7", "25", "over ten"}[k%5]
 		a.Profile.FirstName, a.Profile.LastName = fmt.Sprintf("F%d", k%5), fmt.Sprintf("L%d", k%3)
 		a.JobApps = nil
 		if k%2 == 0 {
@@ -185,9 +186,12 @@ func checkCountsExact(t *testing.T, s *store.Store, acct int64) {
 	values("last_name_key", func(v string) store.DriverFilter { return store.DriverFilter{LastNameKey: v} })
 	checks = append(checks, dateChecks(t, s, acct)...)
 	checks = append(checks, radiusChecks(t, s, acct)...)
+	checks = append(checks, combinationChecks(t, s, acct)...)
 	for _, c := range checks {
-		c.f.Sort, c.f.Limit = "id", 1
-		_, got, err := s.ListDrivers(ctx, acct, c.f)
+		// A page that holds every match: its rows, which the page's own
+		// statement selects, must be the count's.
+		c.f.Sort, c.f.Limit = "id", 1000
+		items, got, err := s.ListDrivers(ctx, acct, c.f)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -198,7 +202,61 @@ func checkCountsExact(t *testing.T, s *store.Store, acct int64) {
 		if got != want {
 			t.Errorf("account %d, %s: total %d, count(*) says %d", acct, c.name, got, want)
 		}
+		if int64(len(items)) != want {
+			t.Errorf("account %d, %s: the page lists %d drivers, count(*) says %d", acct, c.name, len(items), want)
+		}
 	}
+}
+
+// combinationChecks are filters of two and three columns, built from one
+// applicant of each state the account has: those application_profile_counts
+// answers (state, driver type, job applications, whole half-years of
+// experience, a certification), with a minimum below every known
+// experience, and with a name or a date the counts do not hold.
+func combinationChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
+	var rows []struct {
+		State        string  `db:"state"`
+		DriverType   string  `db:"driver_type"`
+		HasJobApps   bool    `db:"has_job_apps"`
+		Years        float64 `db:"years"`
+		FirstNameKey string  `db:"first_name_key"`
+		Sent         time.Time
+	}
+	if err := s.DB().SelectContext(context.Background(), &rows, `SELECT DISTINCT ON (state) state, driver_type,
+		has_job_apps, coalesce(experience_halves, 0) / 2.0 AS years, first_name_key, sent
+		FROM applications WHERE account_id = $1 ORDER BY state, driver_id`, acct); err != nil {
+		t.Fatal(err)
+	}
+	var out []countCheck
+	for i, r := range rows {
+		cert := []string{"T", "H", "N", "X"}[i%4]
+		yes, no := true, false
+		jobApps := []*bool{&yes, &no}[i%2]
+		years, below := r.Years, -0.5
+		day := r.Sent.UTC().Truncate(24 * time.Hour)
+		vals := pq.StringArray{r.State, r.DriverType, fmt.Sprint(*jobApps), fmt.Sprint(years), cert, r.FirstNameKey,
+			day.Format(time.RFC3339)}
+		// $2 is vals: state, driver type, has_job_apps, years, certification, first name key, day.
+		out = append(out,
+			countCheck{"state and driver type " + r.State, store.DriverFilter{State: r.State, DriverType: r.DriverType},
+				"state = ($2::text[])[1] AND driver_type = ($2::text[])[2]", vals},
+			countCheck{"driver type, job applications and experience " + r.State,
+				store.DriverFilter{DriverType: r.DriverType, HasJobApps: jobApps, MinExperience: &years},
+				"driver_type = ($2::text[])[2] AND has_job_apps = ($2::text[])[3]::boolean AND experience_years >= ($2::text[])[4]::numeric", vals},
+			countCheck{"state, certification and job applications " + r.State,
+				store.DriverFilter{State: r.State, Certification: cert, HasJobApps: jobApps},
+				"state = ($2::text[])[1] AND endorsements @> ARRAY[($2::text[])[5]] AND has_job_apps = ($2::text[])[3]::boolean", vals},
+			countCheck{"driver type and any known experience " + r.State,
+				store.DriverFilter{DriverType: r.DriverType, MinExperience: &below},
+				"driver_type = ($2::text[])[2] AND experience_years IS NOT NULL", vals},
+			countCheck{"first name and state " + r.State, store.DriverFilter{State: r.State, FirstNameKey: r.FirstNameKey},
+				"state = ($2::text[])[1] AND first_name_key = ($2::text[])[6]", vals},
+			countCheck{"driver type, certification and sent from " + r.State,
+				store.DriverFilter{DriverType: r.DriverType, Certification: cert, SentFrom: &day},
+				"driver_type = ($2::text[])[2] AND endorsements @> ARRAY[($2::text[])[5]] AND sent >= ($2::text[])[7]::timestamptz", vals},
+		)
+	}
+	return out
 }
 
 // dateChecks are date ranges around the middle of the account's
@@ -266,7 +324,9 @@ func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
 		SELECT (SELECT count(*) FROM (SELECT 1 FROM application_counts WHERE account_id = $1
 		          GROUP BY dimension, value HAVING count(*) > 1) c)
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
-		          GROUP BY latitude, longitude HAVING count(*) > 1) l)`, acct); err != nil {
+		          GROUP BY latitude, longitude HAVING count(*) > 1) l)
+		     + (SELECT count(*) FROM (SELECT 1 FROM application_profile_counts WHERE account_id = $1
+		          GROUP BY state, driver_type, has_job_apps, experience_halves, endorsements HAVING count(*) > 1) p)`, acct); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -452,7 +452,13 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 	g, gctx := errgroup.WithContext(ctx)
 	var total int64
 	g.Go(func() error {
-		if err := db.GetContext(gctx, &total, count.SQL, count.Args...); err != nil {
+		var err error
+		if count.Serial {
+			err = runSerial(gctx, db, func(tx *sqlx.Tx) error { return tx.GetContext(gctx, &total, count.SQL, count.Args...) })
+		} else {
+			err = db.GetContext(gctx, &total, count.SQL, count.Args...)
+		}
+		if err != nil {
 			return fmt.Errorf("count drivers: %w", err)
 		}
 		return nil
@@ -465,7 +471,7 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 	g.Go(func() error {
 		var err error
 		if page.Serial {
-			err = selectSerial(gctx, db, &items, page)
+			err = runSerial(gctx, db, func(tx *sqlx.Tx) error { return tx.SelectContext(gctx, &items, page.SQL, page.Args...) })
 		} else {
 			err = db.SelectContext(gctx, &items, page.SQL, page.Args...)
 		}
@@ -485,8 +491,9 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 // should not cost the memory of a full one.
 const maxPreallocatedRows = 250
 
-// selectSerial runs a query without parallel workers (Query.Serial).
-func selectSerial(ctx context.Context, db *sqlx.DB, dst any, q Query) error {
+// runSerial runs read in a read-only transaction without parallel workers
+// (Query.Serial).
+func runSerial(ctx context.Context, db *sqlx.DB, read func(tx *sqlx.Tx) error) error {
 	tx, err := db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -495,7 +502,7 @@ func selectSerial(ctx context.Context, db *sqlx.DB, dst any, q Query) error {
 	if _, err := tx.ExecContext(ctx, SerialSetting); err != nil {
 		return err
 	}
-	if err := tx.SelectContext(ctx, dst, q.SQL, q.Args...); err != nil {
+	if err := read(tx); err != nil {
 		return err
 	}
 	return tx.Commit()

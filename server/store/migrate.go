@@ -139,6 +139,14 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]string, error) {
 	if err := loadZipCentroids(ctx, db); err != nil {
 		return names, err
 	}
+	if len(names) > 0 {
+		// A migration may rewrite applications (0022) or add indexes: the
+		// statistics and the pages' visibility are those of the new
+		// tables before the first request, not after autovacuum's turn.
+		if err := vacuumIntakeTables(ctx, db); err != nil {
+			return names, err
+		}
+	}
 	queue, err := migrateQueue(ctx, db)
 	return append(names, queue...), err
 }
