@@ -214,8 +214,8 @@ pgbouncer: ## make sure PgBouncer is installed for the tests that run the servic
 # The load generator of the benchmarks: h2load, a C client from Debian's
 # nghttp2-client, so the load takes little of the cores the server is measured on.
 .PHONY: loadgen
-loadgen: ## make sure h2load (Debian's nghttp2-client) is installed for the benchmarks
-	@scripts/ensure-debian-packages.sh h2load:nghttp2-client
+loadgen: ## make sure h2load (Debian's nghttp2-client) and wrk are installed for the benchmarks
+	@scripts/ensure-debian-packages.sh h2load:nghttp2-client wrk:wrk
 
 .PHONY: chromium
 chromium: ## make sure Chromium is installed for the browser test of /docs
