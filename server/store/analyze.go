@@ -16,10 +16,10 @@ import (
 // autovacuum gets to them. Plans made from those statistics read the
 // wrong index (the drivers list's first_name filter took 96-321 ms right
 // after such a load, 2-5 ms after ANALYZE). So the writers that load in
-// bulk analyze what they wrote themselves: demo seed at its end, and the
-// intake once the applications this process wrote since its last ANALYZE
-// are a tenth of the table or more (at least analyzeAfterAtLeast), off the
-// requests, in the count folding loop.
+// bulk analyze what they wrote themselves, once the applications this
+// process wrote since its last ANALYZE are a tenth of the table or more
+// (at least analyzeAfterAtLeast): the intake off the requests, in the
+// count folding loop; demo seed at the end of each seed.
 //
 // They run VACUUM (ANALYZE) rather than ANALYZE alone: the drivers list
 // answers a combination of filters from an index that holds every column

@@ -10,9 +10,9 @@ import (
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
-// TestBulkWritesRefreshStatistics: the intake's writes analyze its tables
-// once they reach 10,000 applications since the last ANALYZE, not before,
-// and a seed analyzes them at its end.
+// TestBulkWritesRefreshStatistics: the intake's writes and seeds analyze
+// the tables once they reach 10,000 applications since the last ANALYZE,
+// not before.
 func TestBulkWritesRefreshStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -54,10 +54,17 @@ func TestBulkWritesRefreshStatistics(t *testing.T) {
 	if n := analyses(); n != 1 {
 		t.Fatalf("10 applications after the ANALYZE: analyzed %d times, want still 1", n)
 	}
+	// A seed counts as the intake does.
 	if err := s.SeedApplications(ctx, a, demo.Applications(a, 150, 2, time.Now(), nil, "seed.")); err != nil {
 		t.Fatal(err)
 	}
+	if n := analyses(); n != 1 {
+		t.Fatalf("after a seed of 150: analyzed %d times, want still 1", n)
+	}
+	if err := s.SeedApplications(ctx, a, demo.Applications(a, 10_000, 3, time.Now(), nil, "seed2.")); err != nil {
+		t.Fatal(err)
+	}
 	if n := analyses(); n != 2 {
-		t.Fatalf("after a seed: analyzed %d times, want 2", n)
+		t.Fatalf("after a seed of 10,000: analyzed %d times, want 2", n)
 	}
 }

@@ -5,19 +5,13 @@
 -- 0.7-1 s when they were not cached), and its first page by name walked
 -- the name index and read 7,900 rows of the table to keep 100.
 --
--- 1. The list's indexes carry every column a filter tests, so any
---    combination is tested in the index the plan walks (a sort order's, or
---    the most selective filter's) without the table: an index-only scan,
---    once VACUUM has marked the pages all-visible (analyze.go).
-
--- The columns the filters test (but the radius, whose index leads with
--- the place, and e-mail and phone, whose matches are a handful), beside
--- each index's keys.
+-- The indexes made again below go first, so that the rewrite of
+-- applications in 1. does not build them as well.
 DROP INDEX applications_name_idx, applications_first_name_idx, applications_state_idx,
     applications_driver_type_idx, applications_driver_type_count_idx, applications_sent_idx,
     applications_location_page_idx;
 
--- 0. Unknown experience (NULL experience_years) was experience_halves
+-- 1. Unknown experience (NULL experience_years) was experience_halves
 --    1000, not NULL: least() skips NULLs. min_experience listed those
 --    drivers as if they had 500 years, and application_counts counted
 --    them so. The column is made again (a rewrite of applications under an
@@ -49,6 +43,13 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT 'endorsements', e FROM (SELECT DISTINCT unnest(endorsements)) u (e)
 $$;
 
+-- 2. The list's indexes carry every column a filter tests, so any
+--    combination is tested in the index the plan walks (a sort order's, or
+--    the most selective filter's) without the table: an index-only scan,
+--    once VACUUM has marked the pages all-visible (analyze.go). Those are
+--    the columns the filters test but the radius, whose index leads with
+--    the place, and e-mail and phone, whose matches are a handful.
+
 -- In id order, the default sort: the primary key cannot include columns.
 CREATE INDEX applications_list_idx ON applications (account_id, driver_id)
     INCLUDE (state, driver_type, has_job_apps, experience_halves, endorsements, sent, first_name_key, last_name_key);
@@ -66,7 +67,7 @@ CREATE INDEX applications_location_page_idx ON applications (account_id, latitud
     INCLUDE (driver_id, sent, has_job_apps, state, driver_type, experience_halves, endorsements,
              first_name_key, last_name_key);
 
--- 2. Exact counts of the combinations of the filters with few values, which
+-- 3. Exact counts of the combinations of the filters with few values, which
 --    can match most of an account (driver_type=Company Driver&has_job_apps=0
 --    is a third of it: an index-only count still visits each match). As
 --    application_counts keeps one value's count (migration 0015), this
