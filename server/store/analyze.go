@@ -48,9 +48,9 @@ func (s *Store) analyzeIntakeTables(ctx context.Context) error {
 // vacuumIntakeTables runs VACUUM (ANALYZE) on intakeTables in db.
 func vacuumIntakeTables(ctx context.Context, db *sqlx.DB) error {
 	started := time.Now()
-	// SKIP_LOCKED: a table autovacuum is working on is left to it. Waiting
-	// for it held a drivers import of 10,000 at its exit for two minutes
-	// (bench scenario 9, 2026-12-02T154535Z).
+	// SKIP_LOCKED: a table autovacuum is working on is left to it, rather
+	// than holding a command's exit or the fold loop for as long as
+	// autovacuum's run of a large table takes.
 	if _, err := db.ExecContext(ctx, `VACUUM (ANALYZE, SKIP_LOCKED) `+intakeTables); err != nil {
 		return fmt.Errorf("vacuum and analyze %s: %w", intakeTables, err)
 	}
