@@ -40,11 +40,6 @@ const intakeTables = "applications, job_applications, employment_history, driver
 // its last ANALYZE of intakeTables.
 type writtenSinceAnalyze struct{ n atomic.Int64 }
 
-// analyzeIntakeTables refreshes the statistics of intakeTables.
-func (s *Store) analyzeIntakeTables(ctx context.Context) error {
-	return vacuumIntakeTables(ctx, s.db)
-}
-
 // vacuumIntakeTables runs VACUUM (ANALYZE) on intakeTables in db.
 func vacuumIntakeTables(ctx context.Context, db *sqlx.DB) error {
 	started := time.Now()
@@ -78,7 +73,7 @@ func (s *Store) AnalyzeAfterBulkWrites(ctx context.Context) {
 		return
 	}
 	s.analyzed.n.Add(-written)
-	if err := s.analyzeIntakeTables(ctx); err != nil {
+	if err := vacuumIntakeTables(ctx, s.db); err != nil {
 		s.analyzed.n.Add(written)
 		slog.WarnContext(ctx, "statistics not refreshed", "error", err)
 	}

@@ -452,12 +452,9 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 	g, gctx := errgroup.WithContext(ctx)
 	var total int64
 	g.Go(func() error {
-		var err error
-		if count.Serial {
-			err = runSerial(gctx, db, func(tx *sqlx.Tx) error { return tx.GetContext(gctx, &total, count.SQL, count.Args...) })
-		} else {
-			err = db.GetContext(gctx, &total, count.SQL, count.Args...)
-		}
+		err := inPlanSettings(gctx, db, count, func(q sqlx.QueryerContext) error {
+			return sqlx.GetContext(gctx, q, &total, count.SQL, count.Args...)
+		})
 		if err != nil {
 			return fmt.Errorf("count drivers: %w", err)
 		}
@@ -469,12 +466,9 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 	// once every 18 requests.
 	items := make([]DriverListItem, 0, min(page.Rows, maxPreallocatedRows))
 	g.Go(func() error {
-		var err error
-		if page.Serial {
-			err = runSerial(gctx, db, func(tx *sqlx.Tx) error { return tx.SelectContext(gctx, &items, page.SQL, page.Args...) })
-		} else {
-			err = db.SelectContext(gctx, &items, page.SQL, page.Args...)
-		}
+		err := inPlanSettings(gctx, db, page, func(q sqlx.QueryerContext) error {
+			return sqlx.SelectContext(gctx, q, &items, page.SQL, page.Args...)
+		})
 		if err != nil {
 			return fmt.Errorf("list drivers: %w", err)
 		}
@@ -491,9 +485,12 @@ func listDrivers(ctx context.Context, db *sqlx.DB, page, count Query) ([]DriverL
 // should not cost the memory of a full one.
 const maxPreallocatedRows = 250
 
-// runSerial runs read in a read-only transaction without parallel workers
-// (Query.Serial).
-func runSerial(ctx context.Context, db *sqlx.DB, read func(tx *sqlx.Tx) error) error {
+// inPlanSettings runs read on db, or, for a Query.Serial, in a read-only
+// transaction without parallel workers.
+func inPlanSettings(ctx context.Context, db *sqlx.DB, q Query, read func(sqlx.QueryerContext) error) error {
+	if !q.Serial {
+		return read(db)
+	}
 	tx, err := db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
