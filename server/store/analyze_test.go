@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,6 +19,17 @@ func TestBulkWritesRefreshStatistics(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	a := storetest.NewAccount(t, s, "A").AccountID
+	// Autovacuum, not the store, marks the new pages all-visible, soon
+	// after a bulk load (migration 0023).
+	for _, table := range []string{"applications", "job_applications", "employment_history", "drivers"} {
+		var options []string
+		if err := s.DB().SelectContext(ctx, &options, `SELECT unnest(reloptions) FROM pg_class WHERE oid = $1::regclass`, table); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(options, "autovacuum_vacuum_insert_scale_factor=0.02") {
+			t.Errorf("%s: storage parameters %q, want autovacuum_vacuum_insert_scale_factor=0.02", table, options)
+		}
+	}
 	// Only the store's own ANALYZE counts here, not autovacuum's.
 	for _, table := range []string{"applications", "job_applications", "employment_history", "drivers"} {
 		if _, err := s.DB().ExecContext(ctx, `ALTER TABLE `+table+` SET (autovacuum_enabled = false)`); err != nil {

@@ -170,11 +170,10 @@ func (s *Store) SeedApplications(ctx context.Context, accountID int64, apps []Ap
 	if err := s.CompactApplicationCounts(ctx, accountID); err != nil {
 		return err
 	}
-	// A seed is a write like the intake's: a bulk load's statistics and
-	// visibility are refreshed now (AnalyzeAfterBulkWrites), not when
-	// autovacuum gets to them; a seed of a few rows into a large table
-	// does not pay for a VACUUM of it (1.2 s a seed of 1,000 at 100,000
-	// applications).
+	// A seed is a write like the intake's: a bulk load's statistics are
+	// refreshed now (AnalyzeAfterBulkWrites), not when autovacuum gets to
+	// them; a seed of a few rows into a large table does not pay for an
+	// ANALYZE of it.
 	s.analyzed.n.Add(int64(len(apps)))
 	s.AnalyzeAfterBulkWrites(ctx)
 	return nil

@@ -124,3 +124,25 @@ func explain(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (strin
 	err := tx.SelectContext(ctx, &plan, "EXPLAIN "+query, args...)
 	return strings.Join(plan, "\n"), err
 }
+
+// FoldPlans are the plans of the fold's statements for the account, under
+// the fold's settings, one text each.
+func (s *Store) FoldPlans(ctx context.Context, accountID int64) ([]string, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	if _, err := tx.ExecContext(ctx, foldPlanSettings); err != nil {
+		return nil, err
+	}
+	var plans []string
+	for _, q := range compactCountsSQL {
+		var lines []string
+		if err := tx.SelectContext(ctx, &lines, "EXPLAIN "+q, accountID); err != nil {
+			return nil, err
+		}
+		plans = append(plans, strings.Join(lines, "\n"))
+	}
+	return plans, nil
+}
