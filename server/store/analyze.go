@@ -26,8 +26,9 @@ import (
 // index that holds every column it tests (migration 0022), without the
 // table, only on the pages VACUUM has marked all-visible; migration 0023
 // has autovacuum come after inserts of a fiftieth of these tables rather
-// than a fifth. A VACUUM of its own cost drivers import of 100,000
-// applications 6 s as it exited (45.2 s, 38.9 s with ANALYZE alone).
+// than a fifth. A VACUUM of their own would read every page the load
+// wrote, on the time of the command that loaded (drivers import) or of
+// the fold loop; autovacuum reads them on nobody's.
 
 // analyzeAfterAtLeast is the fewest applications written between two
 // ANALYZE runs: below it, the statistics' sample would hardly change.
