@@ -16,7 +16,7 @@ import (
 	"github.com/truckjobs/jobboard/internal/logtest"
 )
 
-// failingJobs is a job service whose GetJob fails as the test says: by
+// failingJobs is a job service whose GetJob (and whole list) fails as the test says: by
 // panicking, or with an error that carries no gRPC code.
 type failingJobs struct {
 	restv2.UnimplementedJobServiceServer
@@ -24,6 +24,10 @@ type failingJobs struct {
 }
 
 func (j failingJobs) GetJob(context.Context, *restv2.GetJobRequest) (*restv2.GetJobResponse, error) {
+	return nil, j.fail()
+}
+
+func (j failingJobs) WholeListPage(context.Context, string) (*restv2.ListJobsResponse, error) {
 	return nil, j.fail()
 }
 

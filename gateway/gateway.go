@@ -29,10 +29,20 @@ import (
 
 const apiPrefix = "/api/v2.0/"
 
+// JobService is the jobs service the gateway routes to: the gRPC service's
+// methods, and the pages of the whole jobs list, which the REST list
+// streams (gateway/jobs_list.go).
+type JobService interface {
+	restv2.JobServiceServer
+	// WholeListPage is a page of the account's whole list after the one
+	// pageToken ends ("": the first), of a size the service chooses.
+	WholeListPage(ctx context.Context, pageToken string) (*restv2.ListJobsResponse, error)
+}
+
 // Config is what the gateway serves.
 type Config struct {
 	// Jobs and Drivers implement the services; the gateway calls them in-process.
-	Jobs    restv2.JobServiceServer
+	Jobs    JobService
 	Drivers restv2.DriverServiceServer
 	Imports restv2.JobImportServiceServer
 	// Webhooks and Events are the lead events' services (JSON only).

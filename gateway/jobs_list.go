@@ -23,8 +23,9 @@ import (
 // jobs at a time, so the memory one list takes does not grow with the
 // number or the size of the account's jobs.
 const (
-	// streamPageSize is how many jobs each read takes (the service also
-	// bounds a page by the size of its jobs).
+	// streamPageSize is the most jobs a page of the REST jobs list takes
+	// when page_size asks for pages (the whole list reads pages of the
+	// service's choosing, JobService.WholeListPage).
 	streamPageSize = 1000
 	// flushAt is how much written text is held before it is sent.
 	flushAt = 64 << 10
@@ -34,7 +35,7 @@ const (
 
 // registerJobsList routes GET jobs.json and jobs.xml to the streaming
 // list, in place of the generated route that would build the whole answer.
-func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs restv2.JobServiceServer) error {
+func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs JobService) error {
 	for _, f := range []wire.Format{wire.JSON, wire.XML} {
 		if err := mux.HandlePath(http.MethodGet, apiPrefix+"jobs."+f.String(), g.streamJobs(jobs, f)); err != nil {
 			return fmt.Errorf("route the jobs list: %w", err)
@@ -46,7 +47,7 @@ func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs restv2.JobService
 // streamJobs answers a jobs list. With page_size (or page_token) in the
 // query it answers one page, ListJobs' paging over REST, with a Link to
 // the next; without, the whole list, as the v2.0 API does.
-func (g *gateway) streamJobs(jobs restv2.JobServiceServer, f wire.Format) runtime.HandlerFunc {
+func (g *gateway) streamJobs(jobs JobService, f wire.Format) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -111,7 +112,7 @@ type pageRead struct {
 // error; reading stops, and the channel closes, when ctx ends. The
 // request's place is handed on with each page, as the writer may wait on
 // the client, and taken again for the next read.
-func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.ListJobsRequest, onePage bool, place *streamPlace) <-chan pageRead {
+func readPages(ctx context.Context, jobs JobService, req *restv2.ListJobsRequest, onePage bool, place *streamPlace) <-chan pageRead {
 	pages := make(chan pageRead)
 	go func() {
 		defer close(pages)
@@ -125,7 +126,13 @@ func readPages(ctx context.Context, jobs restv2.JobServiceServer, req *restv2.Li
 			}
 		}
 		for {
-			page, err := jobs.ListJobs(ctx, req)
+			var page *restv2.ListJobsResponse
+			var err error
+			if onePage {
+				page, err = jobs.ListJobs(ctx, req)
+			} else {
+				page, err = jobs.WholeListPage(ctx, req.GetPageToken())
+			}
 			last := err != nil || onePage || page.GetNextPageToken() == ""
 			place.handOn(last)
 			if !send(pageRead{page: page, err: err}) || err != nil {

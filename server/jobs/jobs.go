@@ -71,6 +71,14 @@ const (
 	// texts: a page answered over gRPC stays under the 4 MiB clients take by
 	// default, and a list streamed over REST holds one page at a time.
 	jobsPageBytes = 2 << 20
+	// wholeListPage is the most jobs a page of the whole list takes
+	// (WholeListPage); jobsPageBytes cuts it first unless the jobs are
+	// small. Each page costs PostgreSQL the start of a query (1.3 ms for
+	// 1,000 jobs in psql, against 10.5 ms for 10,000 in one), so the
+	// whole list reads few large pages: 10,000 jobs read 1,000 at a time
+	// took 138-156 ms in process, 102-113 ms in pages of up to 10,000
+	// (BenchmarkListJobsREST).
+	wholeListPage = 10_000
 )
 
 // jobsTokenScope is the scope of the jobs list's page tokens: the list has
@@ -83,22 +91,43 @@ func (s *Service) ListJobs(ctx context.Context, req *restv2.ListJobsRequest) (*r
 	if err != nil {
 		return nil, err
 	}
+	return listResponse(page, next), nil
+}
+
+// listResponse is a page of jobs and the token of the next.
+func listResponse(page []domain.Job, next string) *restv2.ListJobsResponse {
 	out := &restv2.ListJobsResponse{Jobs: make([]*restv2.Job, len(page)), NextPageToken: next}
 	for i := range page {
 		out.Jobs[i] = jobMessage(&page[i])
 	}
-	return out, nil
+	return out
 }
 
 // Page reads a page of the account's active jobs ordered by id: at most
 // pageSize (0: the default), from where pageToken says (""; the first),
 // and the token of the page after it ("" on the last).
 func (s *Service) Page(ctx context.Context, pageSize int32, pageToken string) ([]domain.Job, string, error) {
-	caller, err := call.From(ctx)
+	size, err := call.PageSize(pageSize, defaultJobsPage, maxJobsPage, "jobs")
 	if err != nil {
 		return nil, "", err
 	}
-	size, err := call.PageSize(pageSize, defaultJobsPage, maxJobsPage, "jobs")
+	return s.page(ctx, size, pageToken)
+}
+
+// WholeListPage is a page of the whole list of the account's active jobs,
+// which the REST jobs list (without page_size) writes as it reads: as many
+// jobs as fit in jobsPageBytes, up to wholeListPage.
+func (s *Service) WholeListPage(ctx context.Context, pageToken string) (*restv2.ListJobsResponse, error) {
+	page, next, err := s.page(ctx, wholeListPage, pageToken)
+	if err != nil {
+		return nil, err
+	}
+	return listResponse(page, next), nil
+}
+
+// page is Page of a valid size.
+func (s *Service) page(ctx context.Context, size int, pageToken string) ([]domain.Job, string, error) {
+	caller, err := call.From(ctx)
 	if err != nil {
 		return nil, "", err
 	}

@@ -57,3 +57,46 @@ func BenchmarkUpsertJobs(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkListJobs reads an account's 10,000 jobs in one select (bench
+// scenario 3's floor) and page by page, as the jobs list streams them.
+func BenchmarkListJobs(b *testing.B) {
+	ctx := context.Background()
+	s := storetest.Store(b)
+	acct := storetest.NewAccount(b, s, "bench").AccountID
+	for chunk := range 10 {
+		jobs := make([]store.JobFields, 1000)
+		for i := range jobs {
+			jobs[i] = job(fmt.Sprintf("L%05d", chunk*1000+i))
+			jobs[i].City = new("Dallas")
+		}
+		if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 1_000_000, Today: day1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("select", func(b *testing.B) {
+		for b.Loop() {
+			if jobs, err := s.ListJobs(ctx, acct); err != nil || len(jobs) != 10_000 {
+				b.Fatal(len(jobs), err)
+			}
+		}
+	})
+	for _, size := range []int{1000, 10_000} {
+		b.Run(fmt.Sprintf("pages of %d", size), func(b *testing.B) {
+			for b.Loop() {
+				var n int
+				for after, more := int64(0), true; more; {
+					page, err := s.ListJobsPage(ctx, acct, after, size, 64<<20)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(page.Jobs)
+					after, more = page.Jobs[len(page.Jobs)-1].ID, page.More
+				}
+				if n != 10_000 {
+					b.Fatal(n)
+				}
+			}
+		})
+	}
+}
