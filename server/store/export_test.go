@@ -60,12 +60,12 @@ func (s *Store) InRetriedSQLTx(ctx context.Context, op string, fn func(tx *sqlx.
 // find the account's stored jobs among jobs and update them.
 func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFields) (lookup, update string, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		byRef, err := existingJobs(ctx, tx, accountID, jobs)
+		byRef, err := existingJobs(ctx, tx, accountID, referenceNumbers(jobs))
 		if err != nil {
 			return err
 		}
 		p := planUpsert(jobs, byRef, 0, len(jobs))
-		if lookup, err = explain(ctx, tx, existingJobsQuery, accountID, referenceNumbers(jobs)); err != nil {
+		if lookup, err = explain(ctx, tx, existingJobsQuery, accountID, pq.StringArray(referenceNumbers(jobs))); err != nil {
 			return err
 		}
 		update, err = explain(ctx, tx, updateJobBatch, p.updateArrays.params(time.Now().Format(time.DateOnly), pq.Array(p.updateIDs))...)

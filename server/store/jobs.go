@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -189,6 +191,33 @@ func (s *Store) UpsertJobs(ctx context.Context, accountID int64, jobs []JobField
 	return outcomes, err
 }
 
+// UpsertJobsWhileChecked is UpsertJobs of the jobs ready returns, which
+// the caller is still checking as it is called: the transaction locks the
+// account and reads its stored jobs with the references refs meanwhile,
+// and waits on ready only to write. Every job ready returns has its
+// reference among refs (or is read then, in a statement more); refs may
+// hold more, of jobs that fail their checks. ready is called once, even
+// when the transaction is retried.
+func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, refs []string,
+	ready func() []JobFields, opts UpsertOptions) ([]Outcome, error) {
+	jobs := sync.OnceValue(ready)
+	var outcomes []Outcome
+	err := s.InRetriedTx(ctx, "upsert jobs", func(tx *Tx) error {
+		tx.compact = append(tx.compact, accountID)
+		stored, err := readForUpsert(ctx, tx.tx, accountID, refs)
+		if err != nil {
+			return err
+		}
+		checked := jobs()
+		if err := stored.readMissing(ctx, tx.tx, refs, checked); err != nil {
+			return err
+		}
+		outcomes, err = stored.upsert(ctx, tx.tx, checked, opts)
+		return err
+	})
+	return outcomes, err
+}
+
 // UpsertJobs is UpsertJobs in the transaction, among other writes (an
 // import's).
 func (t *Tx) UpsertJobs(ctx context.Context, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
@@ -211,21 +240,49 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 	if len(jobs) == 0 {
 		return []Outcome{}, nil
 	}
-	// Writers to one account's jobs take turns on the account row, so two
-	// concurrent posts cannot both see room under the active-job maximum.
-	if err := lockAccount(ctx, tx, accountID); err != nil {
-		return nil, err
-	}
-	byRef, err := existingJobs(ctx, tx, accountID, jobs)
+	stored, err := readForUpsert(ctx, tx, accountID, referenceNumbers(jobs))
 	if err != nil {
 		return nil, err
 	}
-	var active int
-	if err := tx.GetContext(ctx, &active,
-		`SELECT count(*) FROM jobs WHERE account_id = $1 AND deleted_at IS NULL`, accountID); err != nil {
-		return nil, fmt.Errorf("count active jobs: %w", err)
+	return stored.upsert(ctx, tx, jobs, opts)
+}
+
+// storedForUpsert is what an upsert reads before it decides: the
+// account's stored jobs by reference, and how many are active, with the
+// account locked.
+type storedForUpsert struct {
+	accountID int64
+	byRef     map[string]existingJob
+	active    int
+}
+
+// readForUpsert locks the account and reads its stored jobs with the
+// references refs, and its number of active jobs.
+func readForUpsert(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string) (storedForUpsert, error) {
+	stored := storedForUpsert{accountID: accountID}
+	// Writers to one account's jobs take turns on the account row, so two
+	// concurrent posts cannot both see room under the active-job maximum.
+	if err := lockAccount(ctx, tx, accountID); err != nil {
+		return stored, err
 	}
-	p := planUpsert(jobs, byRef, active, opts.MaxActive)
+	var err error
+	if stored.byRef, err = existingJobs(ctx, tx, accountID, refs); err != nil {
+		return stored, err
+	}
+	if err := tx.GetContext(ctx, &stored.active,
+		`SELECT count(*) FROM jobs WHERE account_id = $1 AND deleted_at IS NULL`, accountID); err != nil {
+		return stored, fmt.Errorf("count active jobs: %w", err)
+	}
+	return stored, nil
+}
+
+// upsert writes jobs given what was stored: insert, then lock and update.
+func (stored storedForUpsert) upsert(ctx context.Context, tx *sqlx.Tx, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
+	if len(jobs) == 0 {
+		return []Outcome{}, nil
+	}
+	accountID := stored.accountID
+	p := planUpsert(jobs, stored.byRef, stored.active, opts.MaxActive)
 
 	today := opts.Today.UTC().Format(time.DateOnly)
 	if p.inserts > 0 {
@@ -245,8 +302,33 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 	return p.outcomes, nil
 }
 
+// readMissing reads the stored jobs of the references of jobs that were
+// not among refs, those read (a caller's references differing from its
+// checked jobs'), so that no stored job is taken for a new one.
+func (stored storedForUpsert) readMissing(ctx context.Context, tx *sqlx.Tx, refs []string, jobs []JobFields) error {
+	read := make(map[string]bool, len(refs))
+	for _, ref := range refs {
+		read[ref] = true
+	}
+	var missing []string
+	for i := range jobs {
+		if !read[jobs[i].ReferenceNumber] {
+			missing = append(missing, jobs[i].ReferenceNumber)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	more, err := existingJobs(ctx, tx, stored.accountID, missing)
+	if err != nil {
+		return err
+	}
+	maps.Copy(stored.byRef, more)
+	return nil
+}
+
 // existingJobs reads the account's stored jobs, active or deleted, with the
-// references of jobs, by reference.
+// references refs, by reference.
 //
 // Each reference is looked up on its own (one probe of the account's
 // unique reference index each) rather than with reference_number =
@@ -260,13 +342,13 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 //
 // The rows are scanned by position: through sqlx's reflection, a post of
 // 1,000 unchanged jobs made 9,000 more allocations here (75,000 in all).
-func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFields) (map[string]existingJob, error) {
-	rows, err := tx.QueryContext(ctx, existingJobsQuery, accountID, referenceNumbers(jobs))
+func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string) (map[string]existingJob, error) {
+	rows, err := tx.QueryContext(ctx, existingJobsQuery, accountID, pq.StringArray(refs))
 	if err != nil {
 		return nil, fmt.Errorf("read existing jobs: %w", err)
 	}
 	defer rows.Close()
-	byRef := make(map[string]existingJob, len(jobs))
+	byRef := make(map[string]existingJob, len(refs))
 	dest := make([]any, 0, len(jobFieldTable)+2)
 	for rows.Next() {
 		var e existingJob
@@ -282,9 +364,9 @@ func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobF
 	return byRef, nil
 }
 
-// referenceNumbers is the $2 of existingJobsQuery: the jobs' references.
-func referenceNumbers(jobs []JobFields) pq.StringArray {
-	refs := make(pq.StringArray, len(jobs))
+// referenceNumbers are the jobs' references.
+func referenceNumbers(jobs []JobFields) []string {
+	refs := make([]string, len(jobs))
 	for i, j := range jobs {
 		refs[i] = j.ReferenceNumber
 	}

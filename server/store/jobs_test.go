@@ -23,6 +23,61 @@ func job(ref string) store.JobFields {
 
 var day1 = time.Date(2026, 11, 2, 15, 0, 0, 0, time.UTC)
 
+// TestUpsertJobsWhileChecked: the jobs the checks return are upserted
+// against what is stored whatever references were read ahead: a stored
+// job whose reference was not among them is read before the write, not
+// taken for a new one; references of jobs the checks refused are only
+// read; the checks' result is asked for once.
+func TestUpsertJobsWhileChecked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "a").AccountID
+	opts := store.UpsertOptions{MaxActive: 10000, Today: day1}
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), job("A2")}, opts); err != nil {
+		t.Fatal(err)
+	}
+	changed := job("A2")
+	changed.City = new("Dallas")
+	tests := []struct {
+		name string
+		refs []string
+		jobs []store.JobFields
+		want []store.Outcome
+	}{
+		{"every reference read", []string{"A1", "A2", "A3"}, []store.JobFields{job("A1"), changed, job("A3")},
+			[]store.Outcome{store.Unchanged, store.Updated, store.Added}},
+		{"stored jobs not read ahead", []string{"A9"}, []store.JobFields{job("A1"), job("A4")},
+			[]store.Outcome{store.Unchanged, store.Added}},
+		{"refused jobs' references", []string{"A1", "B1", "B2"}, []store.JobFields{job("A1")},
+			[]store.Outcome{store.Unchanged}},
+		{"nothing to write", []string{"A1"}, nil, []store.Outcome{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			got, err := s.UpsertJobsWhileChecked(ctx, acct, tt.refs, func() []store.JobFields { calls++; return tt.jobs }, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) || calls != 1 {
+				t.Errorf("got %v with %d calls of ready, want %v with 1", got, calls, tt.want)
+			}
+		})
+	}
+	jobs, err := s.ListJobs(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, j := range jobs {
+		refs = append(refs, j.ReferenceNumber)
+	}
+	if fmt.Sprint(refs) != "[A1 A2 A3 A4]" {
+		t.Errorf("stored %v, want A1 to A4 once each", refs)
+	}
+}
+
 func TestUpsertJobsOutcomes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
