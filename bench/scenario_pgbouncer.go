@@ -22,11 +22,31 @@ func init() {
 // own pool, so the two servers differ only by what sits between.
 const bouncerPool = 20
 
+// bouncerSetup is a way to deploy PgBouncer in front of the service.
+type bouncerSetup struct {
+	name string
+	opts pgbouncertest.Options
+}
+
+// bouncerSetups are the deployments measured: as docs/deploy.md runs it
+// (first), then what an operator can change when PgBouncer is the limit:
+// fewer server connections (fewer backends taking turns on the cores),
+// and two processes sharing the port (so_reuseport), as PgBouncer uses
+// one core each, with the same server connections in all.
+var bouncerSetups = []bouncerSetup{
+	{fmt.Sprintf("one process, pool of %d", bouncerPool), pgbouncertest.Options{PoolSize: bouncerPool}},
+	{"one process, pool of 8", pgbouncertest.Options{PoolSize: 8}},
+	{fmt.Sprintf("two processes (so_reuseport), pools of %d", bouncerPool/2), pgbouncertest.Options{PoolSize: bouncerPool / 2, Processes: 2}},
+}
+
 // pgbouncerScenario says what PgBouncer in transaction mode costs the job
 // retrieve: the harness's server, on a direct connection (prepared hot
 // reads), against a second server whose DATABASE_URL is PgBouncer (each
 // query parsed and planned again, and a hop more), loaded in turn with
-// scenario 2's load over the same ids.
+// scenario 2's load over the same ids; then the REST load again for each
+// other deployment of bouncerSetups, in turn with the direct server. Each
+// REST run also measures the cores the server, PgBouncer and PostgreSQL
+// used.
 func pgbouncerScenario(ctx context.Context, h *harness) ([]result, error) {
 	warm, d, reps := 2*time.Second, 10*time.Second, 3
 	if h.opts.quick {
@@ -35,78 +55,124 @@ func pgbouncerScenario(ctx context.Context, h *harness) ([]result, error) {
 	if _, err := pgbouncertest.Binary(); err != nil {
 		return []result{{name: "GET job by id through PgBouncer", note: "not measured: " + err.Error()}}, nil
 	}
-	pooled, stop, err := h.startPooledServer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
 	a := h.accounts[0]
 	ids, err := activeJobIDs(ctx, h, a)
 	if err != nil {
 		return nil, err
 	}
 	rand.New(rand.NewPCG(2, 2)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	servers := []*process{h.server, pooled}
-	var targets [2]grpcTarget
-	for i, p := range servers {
-		if err := checkJobAnswer(ctx, newHTTPTarget(p.httpBase, a.APIKey, 1), "/api/v2.0/jobs.json/", ids[0]); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.name, err)
-		}
-		if targets[i], err = checkGetJob(ctx, p.grpcAddr, a.APIKey, ids[0]); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.name, err)
-		}
-	}
-	var rest, grpc [2][]loadResult
-	for range reps {
-		for i, p := range servers {
-			r, _, err := restIDLoad(ctx, h, p.name+"-rest", p.httpBase, "/api/v2.0/jobs.json/", a.APIKey, ids, retrieveConns, warm, d)
-			if err != nil {
-				return nil, err
-			}
-			rest[i] = append(rest[i], r)
-			g, _, err := grpcIDLoad(ctx, h, p.name+"-grpc", targets[i], retrieveConns, warm, d)
-			if err != nil {
-				return nil, err
-			}
-			grpc[i] = append(grpc[i], g)
-		}
-	}
-	modes := fmt.Sprintf(" Statements: %s directly, %s through PgBouncer (the servers' start lines).",
-		statementMode(h.server), statementMode(pooled))
 	label := fmt.Sprintf("%d connections, %.0f s", retrieveConns, d.Seconds())
-	rows := pairRows("GET jobs.json/{id}: REST (h2load, HTTP/1.1)", label, rest, nil)
-	rows = append(rows, pairRows("JobService/GetJob: gRPC (h2load, HTTP/2, one job)", label, grpc, nil)...)
-	rows[len(rows)-1].note += modes
-	rows[1].note += modes
+	restName := "GET jobs.json/{id}: REST (h2load, HTTP/1.1)"
+	var rows []result
+	for i, setup := range bouncerSetups {
+		pooled, stop, err := h.startPooledServer(ctx, setup.opts)
+		if err != nil {
+			return nil, err
+		}
+		servers := []*process{h.server, pooled.process}
+		groups := [2][]processGroup{h.serverGroups(h.server, nil), h.serverGroups(pooled.process, pooled.bouncer)}
+		var targets [2]grpcTarget
+		for k, p := range servers {
+			if err := checkJobAnswer(ctx, newHTTPTarget(p.httpBase, a.APIKey, 1), "/api/v2.0/jobs.json/", ids[0]); err != nil {
+				stop()
+				return nil, fmt.Errorf("%s: %w", p.name, err)
+			}
+			if i == 0 {
+				if targets[k], err = checkGetJob(ctx, p.grpcAddr, a.APIKey, ids[0]); err != nil {
+					stop()
+					return nil, fmt.Errorf("%s: %w", p.name, err)
+				}
+			}
+		}
+		var rest, grpc [2][]loadResult
+		var shares [2][]map[string]float64
+		for range reps {
+			for k, p := range servers {
+				var r loadResult
+				share, err := cpuShares(groups[k], func() (err error) {
+					r, _, err = restIDLoad(ctx, h, p.name+"-rest", p.httpBase, "/api/v2.0/jobs.json/", a.APIKey, ids, retrieveConns, warm, d)
+					return err
+				})
+				if err != nil {
+					stop()
+					return nil, err
+				}
+				rest[k], shares[k] = append(rest[k], r), append(shares[k], share)
+				if i > 0 {
+					continue // the gRPC pair is the first deployment's
+				}
+				g, _, err := grpcIDLoad(ctx, h, p.name+"-grpc", targets[k], retrieveConns, warm, d)
+				if err != nil {
+					stop()
+					return nil, err
+				}
+				grpc[k] = append(grpc[k], g)
+			}
+		}
+		modes := fmt.Sprintf(" Statements: %s directly, %s through PgBouncer (the servers' start lines).",
+			statementMode(h.server), statementMode(pooled.process))
+		stop()
+		pair := pairRows(restName, label, setup.name, rest, nil)
+		pair[0].note += sharesNote(groups[0], shares[0])
+		pair[1].note += sharesNote(groups[1], shares[1]) + modes
+		if i > 0 {
+			// The direct runs of this pair are its row's floor column.
+			rows = append(rows, pair[1])
+			continue
+		}
+		rows = append(rows, pair...)
+		grpcRows := pairRows("JobService/GetJob: gRPC (h2load, HTTP/2, one job)", label, setup.name, grpc, nil)
+		grpcRows[1].note += modes
+		rows = append(rows, grpcRows...)
+	}
 	return rows, nil
 }
 
+// pooledServer is a server whose database connection goes through
+// PgBouncer, and PgBouncer's processes.
+type pooledServer struct {
+	process *process
+	bouncer []int
+}
+
+// serverGroups are the processes whose cores a load of p counts: the
+// server, PgBouncer's (bouncer, none for a direct server) and PostgreSQL's.
+func (h *harness) serverGroups(p *process, bouncer []int) []processGroup {
+	postmaster := postmasterPID(filepath.Join(h.dir, "pg", "data"))
+	return []processGroup{
+		{"server", func() []int { return []int{p.cmd.Process.Pid} }},
+		{"PgBouncer", func() []int { return bouncer }},
+		{"PostgreSQL", func() []int { return withChildren(postmaster) }},
+	}
+}
+
 // startPooledServer runs PgBouncer in transaction mode in front of the
-// harness's database and a second server whose DATABASE_URL goes through
-// it, as docs/deploy.md 3 runs it; stop ends both.
-func (h *harness) startPooledServer(ctx context.Context) (*process, func(), error) {
+// harness's database, as opts says, and a second server whose
+// DATABASE_URL goes through it, as docs/deploy.md 3 runs it; stop ends
+// both.
+func (h *harness) startPooledServer(ctx context.Context, opts pgbouncertest.Options) (pooledServer, func(), error) {
 	dir := filepath.Join(h.dir, "pgbouncer")
 	// PgBouncer runs as PostgreSQL's user, which must reach its folder.
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
+		return pooledServer{}, nil, err
 	}
-	b, stopBouncer, err := pgbouncertest.Run(dir, h.dbURL, pgbouncertest.Options{PoolSize: bouncerPool})
+	b, stopBouncer, err := pgbouncertest.Run(dir, h.dbURL, opts)
 	if err != nil {
-		return nil, nil, err
+		return pooledServer{}, nil, err
 	}
 	p, err := h.startServer(ctx, "server-pgbouncer", "DATABASE_URL="+b.URL(), "JOBBOARD_DATABASE_DIRECT_URL="+h.dbURL)
 	if err != nil {
 		stopBouncer()
-		return nil, nil, err
+		return pooledServer{}, nil, err
 	}
-	return p, func() { p.stop(); stopBouncer() }, nil
+	return pooledServer{process: p, bouncer: b.PIDs()}, func() { p.stop(); stopBouncer() }, nil
 }
 
 // pairRows are the direct run's row and the PgBouncer run's, with its
 // ratio to the direct one; each is the run of median throughput.
-func pairRows(name, label string, runs [2][]loadResult, err error) []result {
+func pairRows(name, label, setup string, runs [2][]loadResult, err error) []result {
 	direct := result{name: name + ", direct connection, " + label}
-	pooled := result{name: name + ", through PgBouncer (transaction mode), " + label}
+	pooled := result{name: name + ", through PgBouncer (transaction mode, " + setup + "), " + label}
 	if len(runs[0]) == 0 || len(runs[1]) == 0 {
 		direct.note, pooled.note = "not measured", "not measured"
 		if err != nil {
@@ -126,8 +192,8 @@ func pairRows(name, label string, runs [2][]loadResult, err error) []result {
 	if direct.throughput > 0 {
 		pooled.ratio = pooled.throughput / direct.throughput
 	}
-	pooled.note = fmt.Sprintf("PgBouncer 1.18, %d server connections; the floor column is the direct row and the ratio is "+
-		"this row's throughput over it, from runs interleaved in one bench run. ", bouncerPool) + pooled.note
+	pooled.note = "PgBouncer 1.18, " + setup + "; the floor column is the direct runs' and the ratio is " +
+		"this row's throughput over it, from runs interleaved in one bench run. " + pooled.note
 	return []result{direct, pooled}
 }
 

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,11 @@ type Options struct {
 	// 0 means 4. Few server connections for many clients make PgBouncer
 	// hand each transaction to whichever is free, as under real load.
 	PoolSize int
+	// Processes is how many PgBouncer processes listen on the port, each
+	// with pools of its own (so_reuseport: the kernel spreads the
+	// connections among them); 0 means one. PgBouncer uses one core, and
+	// more processes are how a deployment gives it more.
+	Processes int
 }
 
 // Bouncer is a running PgBouncer, stopped when the test ends.
@@ -40,7 +46,11 @@ type Bouncer struct {
 	url  string
 	port int
 	log  *logtest.Buffer
+	pids []int
 }
+
+// PIDs are the PgBouncer processes' ids.
+func (b *Bouncer) PIDs() []int { return b.pids }
 
 // URL is the database URL given to Start, reaching the same database
 // through PgBouncer.
@@ -120,31 +130,46 @@ func launch(bin, dir string, backend *url.URL, opts Options) (*Bouncer, func(), 
 	through.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	b.url = through.String()
 
-	cmd := exec.Command(bin, conf)
-	cmd.Stdout, cmd.Stderr = b.log, b.log
-	// PgBouncer refuses to run as root; it then runs as the user PostgreSQL
-	// runs as. It ends with the test process however that ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if os.Geteuid() == 0 {
-		cred, err := pglocal.Unprivileged()
-		if err != nil {
+	var stops []func()
+	stop := func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	// exited closes when any of the processes ends: before it answers,
+	// that is a failure to start.
+	exited := make(chan struct{})
+	var exitOnce sync.Once
+	for range max(1, opts.Processes) {
+		cmd := exec.Command(bin, conf)
+		cmd.Stdout, cmd.Stderr = b.log, b.log
+		// PgBouncer refuses to run as root; it then runs as the user PostgreSQL
+		// runs as. It ends with the test process however that ends.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		if os.Geteuid() == 0 {
+			cred, err := pglocal.Unprivileged()
+			if err != nil {
+				stop()
+				return nil, nil, err
+			}
+			cmd.SysProcAttr.Credential = cred
+		}
+		if err := cmd.Start(); err != nil {
+			stop()
 			return nil, nil, err
 		}
-		cmd.SysProcAttr.Credential = cred
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM) // immediate shutdown
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		b.pids = append(b.pids, cmd.Process.Pid)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done); exitOnce.Do(func() { close(exited) }) }()
+		stops = append(stops, func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM) // immediate shutdown
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
 	}
 	if err := waitReady(b.url, exited); err != nil {
 		stop()
@@ -188,6 +213,9 @@ func writeConfig(dir string, backend *url.URL, port int, opts Options) (string, 
 		"log_connections = 0",
 		"log_disconnections = 0",
 	}, "\n") + "\n"
+	if opts.Processes > 1 {
+		conf += "so_reuseport = 1\n"
+	}
 	path := filepath.Join(dir, "pgbouncer.ini")
 	return path, os.WriteFile(path, []byte(conf), 0o644)
 }

@@ -3,6 +3,9 @@ package pgbouncertest_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,4 +57,36 @@ func TestTransactionPooling(t *testing.T) {
 	if secondPID != firstPID {
 		t.Errorf("server process %d, then %d: want the pool's one connection twice", firstPID, secondPID)
 	}
+}
+
+// TestSeveralProcesses: PgBouncer processes sharing one port
+// (so_reuseport) all run, and connections through the port are answered.
+func TestSeveralProcesses(t *testing.T) {
+	b := pgbouncertest.Start(t, storetest.URL(t), pgbouncertest.Options{PoolSize: 2, Processes: 2})
+	if len(b.PIDs()) != 2 {
+		t.Fatalf("%d processes, want 2", len(b.PIDs()))
+	}
+	for _, pid := range b.PIDs() {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			t.Errorf("process %d: %v", pid, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			db, err := sql.Open("postgres", b.URL())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer db.Close()
+			var one int
+			if err := db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
+				t.Errorf("through the port: %d, %v", one, err)
+			}
+		})
+	}
+	wg.Wait()
 }
