@@ -203,7 +203,7 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 	jobs := sync.OnceValue(ready)
 	var outcomes []Outcome
 	err := s.InRetriedTx(ctx, "upsert jobs", func(tx *Tx) error {
-		tx.compact = append(tx.compact, accountID)
+		tx.jobsWritten(accountID)
 		stored, err := readForUpsert(ctx, tx.tx, accountID, refs)
 		if err != nil {
 			return err
@@ -221,10 +221,14 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 // UpsertJobs is UpsertJobs in the transaction, among other writes (an
 // import's).
 func (t *Tx) UpsertJobs(ctx context.Context, accountID int64, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
-	// A renamed job moves its applicants between titles' counts.
-	t.compact = append(t.compact, accountID)
+	t.jobsWritten(accountID)
 	return upsertJobs(ctx, t.tx, accountID, jobs, opts)
 }
+
+// jobsWritten notes that the transaction writes the account's jobs: a
+// renamed job moves its applicants between titles' counts, to be folded
+// after the commit.
+func (t *Tx) jobsWritten(accountID int64) { t.compact = append(t.compact, accountID) }
 
 // existingJob is a stored job, active or deleted, matched by reference.
 type existingJob struct {
