@@ -44,7 +44,8 @@ type DriverFilter struct {
 	// titleJoined writes the job title as a semi-join, which the planner
 	// weighs with the title's statistics, instead of an array of its
 	// applicants, which it takes for a handful. DriverListQueries sets it
-	// where the title holds enough of the account (walksTitleInOrder).
+	// for a title with other filters, and for a title alone where it holds
+	// enough of the account (titleJoins).
 	titleJoined bool
 }
 
@@ -253,7 +254,7 @@ const SerialSetting = `SET LOCAL max_parallel_workers_per_gather = 0`
 // filter: the page of drivers and the count of all matches. ListDrivers
 // runs exactly these, so they can be explained or timed on their own. The
 // form of a job title listed in another order depends on the account's
-// counts (walksTitleInOrder), read from the database ListDrivers reads.
+// counts (titleJoins), read from the database ListDrivers reads.
 func (s *Store) DriverListQueries(ctx context.Context, accountID int64, f DriverFilter) (page, count Query, err error) {
 	err = s.read(ctx, func(db *sqlx.DB) error {
 		page, count, err = driverListQueries(ctx, db, accountID, f)
@@ -264,7 +265,7 @@ func (s *Store) DriverListQueries(ctx context.Context, accountID int64, f Driver
 
 // driverListQueries is DriverListQueries on db.
 func driverListQueries(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (page, count Query, err error) {
-	if f.titleJoined, err = walksTitleInOrder(ctx, db, accountID, f); err != nil {
+	if f.titleJoined, err = titleJoins(ctx, db, accountID, f); err != nil {
 		return page, count, err
 	}
 	page, count = driverListStatements(accountID, f)
@@ -406,6 +407,26 @@ func (s *Store) ListDrivers(ctx context.Context, accountID int64, f DriverFilter
 		return nil, 0, err
 	}
 	return items, total, nil
+}
+
+// titleJoins reports whether the filter's job title is written as the
+// semi-join rather than the array of the title's applicants. With other
+// filters it always is: the array hides its size from the planner, which
+// then probes the index of another filter once per applicant of the title.
+// At 1,000,000 applications, state=TX with a title of 100,073 applicants
+// took 270 ms to count that way, 130-145 ms a page in any order; the
+// semi-join merged the two ranges in driver id order, 19-26 ms to count,
+// under 5 ms a page. A title of 47 applicants was probed once each either
+// way, under a millisecond, and one of 8,957 was faster joined. A title alone is
+// counted from application_counts; its page is walksTitleInOrder's choice.
+func titleJoins(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (bool, error) {
+	if f.JobTitle == "" {
+		return false, nil
+	}
+	if !jobTitleAlone(accountID, f) {
+		return true, nil
+	}
+	return walksTitleInOrder(ctx, db, accountID, f)
 }
 
 // walkCostRatio is what a row read by walking the order costs, counted in

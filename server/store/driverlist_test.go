@@ -126,27 +126,7 @@ func TestZipCentroidKeptOnceFound(t *testing.T) {
 func TestJobTitlePageInOtherOrders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.Store(t)
-	a := storetest.NewAccount(t, s, "titles").AccountID
-	var jobs []store.JobFields
-	var refs []string
-	for i := range 10 {
-		j := job(fmt.Sprintf("J%d", i))
-		j.Title = "Common Route"
-		if i == 0 {
-			j.Title = "Rare Route"
-		}
-		jobs, refs = append(jobs, j), append(refs, j.ReferenceNumber)
-	}
-	if _, err := s.UpsertJobs(ctx, a, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	// 40% of the applicants apply to one job each: about 720 to the
-	// common title and 80 to the rare one. A page of 25 of 2,000 is walked
-	// for 388 applicants or more (walkCostRatio).
-	if err := s.SeedApplications(ctx, a, demo.Applications(a, 2000, 7, time.Now(), refs, "t.")); err != nil {
-		t.Fatal(err)
-	}
+	s, a := titledApplicants(t)
 	for _, title := range []struct {
 		name  string
 		walks bool
@@ -173,6 +153,90 @@ func TestJobTitlePageInOtherOrders(t *testing.T) {
 			}
 			if len(array) != 25 || !slices.EqualFunc(joined, array, func(x, y store.DriverListItem) bool { return x.ID == y.ID }) {
 				t.Errorf("%s, sort %q, offset %d: the semi-join's page %v, the array's %v", title.name, f.Sort, f.Offset, ids(joined), ids(array))
+			}
+		}
+	}
+}
+
+// titledApplicants is an account of 2,000 applicants, about 720 of whom
+// applied to a job titled "Common Route" and 80 to one titled "Rare Route".
+func titledApplicants(t *testing.T) (*store.Store, int64) {
+	t.Helper()
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "titles").AccountID
+	var jobs []store.JobFields
+	var refs []string
+	for i := range 10 {
+		j := job(fmt.Sprintf("J%d", i))
+		j.Title = "Common Route"
+		if i == 0 {
+			j.Title = "Rare Route"
+		}
+		jobs, refs = append(jobs, j), append(refs, j.ReferenceNumber)
+	}
+	if _, err := s.UpsertJobs(ctx, a, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// 40% of the applicants apply to one job each: about 720 to the
+	// common title and 80 to the rare one. A page of 25 of 2,000 is walked
+	// for 388 applicants or more (walkCostRatio).
+	if err := s.SeedApplications(ctx, a, demo.Applications(a, 2000, 7, time.Now(), refs, "t.")); err != nil {
+		t.Fatal(err)
+	}
+	return s, a
+}
+
+// TestJobTitleWithOtherFilters: a job title with any other filter is
+// written as a semi-join, common or rare, and its page and count are those
+// of the array of the title's applicants and of the other filters alone.
+func TestJobTitleWithOtherFilters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, a := titledApplicants(t)
+	yes := true
+	for _, title := range []string{"Common Route", "rare route"} {
+		for _, f := range []store.DriverFilter{
+			{State: "TX", Limit: 25},
+			{State: "TX", Sort: "name", Limit: 25},
+			{DriverType: "Company Driver", Sort: "sent", Descending: true, Limit: 25},
+			{DriverType: "Owner Operator", HasJobApps: &yes, Sort: "state", Limit: 25, Offset: 10},
+		} {
+			f.JobTitle = title
+			joined, array, joins, err := s.TitlePages(ctx, a, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !joins {
+				t.Errorf("%s with %+v: written as the array, want the semi-join", title, f)
+			}
+			if len(array) == 0 || !slices.EqualFunc(joined, array, func(x, y store.DriverListItem) bool { return x.ID == y.ID }) {
+				t.Errorf("%s with %+v: the semi-join's page %v, the array's %v", title, f, ids(joined), ids(array))
+			}
+			// The count, against the title's applicants among all the
+			// other filters' matches, listed whole.
+			_, total, err := s.ListDrivers(ctx, a, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := f
+			g.JobTitle, g.Limit, g.Offset = "", 5000, 0
+			others, _, err := s.ListDrivers(ctx, a, g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			titled, _, err := s.ListDrivers(ctx, a, store.DriverFilter{JobTitle: title, Limit: 5000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, d := range others {
+				if slices.ContainsFunc(titled, func(x store.DriverListItem) bool { return x.ID == d.ID }) {
+					want++
+				}
+			}
+			if total != int64(want) || want == 0 {
+				t.Errorf("%s with %+v: counted %d, want %d (not 0)", title, f, total, want)
 			}
 		}
 	}

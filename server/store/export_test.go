@@ -102,7 +102,7 @@ func (s *Store) IntakeJobLookup(ctx context.Context, accountID int64, refs []str
 // as a semi-join and as the array of the title's applicants, and reports
 // whether DriverListQueries, and so ListDrivers, writes it as the semi-join.
 func (s *Store) TitlePages(ctx context.Context, accountID int64, f DriverFilter) (joined, array []DriverListItem, joins bool, err error) {
-	if joins, err = walksTitleInOrder(ctx, s.db, accountID, f); err != nil {
+	if joins, err = titleJoins(ctx, s.db, accountID, f); err != nil {
 		return nil, nil, false, err
 	}
 	for _, form := range []struct {
