@@ -51,6 +51,22 @@ SELECT account_id, state, driver_type, has_job_apps, coalesce(experience_halves,
  WHERE account_id = $1
  GROUP BY 1, 2, 3, 4, 5, 6`
 
+// fillDayCountsSQL does the same for the account's days (migration 0024).
+const fillDayCountsSQL = `
+WITH deltas AS (DELETE FROM application_day_counts WHERE account_id = $1)
+INSERT INTO application_day_counts (account_id, day, state, driver_type, has_job_apps, n)
+SELECT account_id, (sent AT TIME ZONE 'UTC')::date, state, driver_type, has_job_apps, count(*)
+  FROM applications
+ WHERE account_id = $1
+ GROUP BY 1, 2, 3, 4, 5`
+
+// laterCountFills are the fills of the count tables later migrations add,
+// each run when its table exists: a test may stop the migrations before it.
+var laterCountFills = []struct{ table, sql string }{
+	{"application_profile_counts", fillProfileCountsSQL},
+	{"application_day_counts", fillDayCountsSQL},
+}
+
 // beforeCountBackfill, when a test sets it, runs before each account's
 // counts are filled: writes it makes land between the triggers and the fill.
 var beforeCountBackfill func(ctx context.Context, accountID int64)
@@ -121,13 +137,15 @@ func fillAccountCounts(ctx context.Context, db *sqlx.DB, accountID int64) error 
 	if _, err := tx.ExecContext(ctx, fillAccountCountsSQL, accountID); err != nil {
 		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
 	}
-	// A test may stop the migrations before 0022, which adds the table.
-	var profiled bool
-	if err := tx.GetContext(ctx, &profiled, `SELECT to_regclass('application_profile_counts') IS NOT NULL`); err != nil {
-		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
-	}
-	if profiled {
-		if _, err := tx.ExecContext(ctx, fillProfileCountsSQL, accountID); err != nil {
+	for _, fill := range laterCountFills {
+		var exists bool
+		if err := tx.GetContext(ctx, &exists, `SELECT to_regclass($1) IS NOT NULL`, fill.table); err != nil {
+			return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+		}
+		if !exists {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, fill.sql, accountID); err != nil {
 			return fmt.Errorf("count backfill of account %d: %w", accountID, err)
 		}
 	}

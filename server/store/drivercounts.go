@@ -113,12 +113,8 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 		g := f
 		g.Radius = nil
 		if where, _ := g.where(accountID); where == "a.account_id = $1" {
-			// The list's own box and circle, on each centroid once.
-			c := &conditions{}
-			c.add("a.account_id = ?", accountID)
-			c.addRadius(*f.Radius)
-			return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM application_location_counts a WHERE ` +
-				strings.Join(c.conds, " AND "), Args: c.args}
+			sql, args := radiusCountSQL(accountID, *f.Radius)
+			return Query{SQL: `SELECT ` + sql, Args: args}
 		}
 	}
 	// Counted in applications, from the index of the most selective
@@ -130,6 +126,18 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	// anyway: the transaction's round trips would be most of their cost.
 	handful := f.EmailKey != "" || f.PhoneDigits != ""
 	return Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args, Serial: !handful}
+}
+
+// radiusCountSQL is the expression of the number of the account's
+// applicants within r, from application_location_counts, with its
+// arguments from $1 (the account): the list's own box and circle, on each
+// centroid once.
+func radiusCountSQL(accountID int64, r Radius) (string, []any) {
+	c := &conditions{}
+	c.add("a.account_id = ?", accountID)
+	c.addRadius(r)
+	return `(SELECT coalesce(sum(n), 0) FROM application_location_counts a WHERE ` +
+		strings.Join(c.conds, " AND ") + `)::bigint`, c.args
 }
 
 // profileCount counts a combination of the filters application_profile_counts
@@ -181,53 +189,77 @@ func (c countedColumn) query(accountID int64) Query {
 		Args: conds.args}
 }
 
-// sentRangeCount counts a date range alone: the whole UTC days inside it
-// from application_counts, and the rows of the part days at either end,
-// at most a day each, through applications_sent_idx. A range within one
-// or two days is counted in applications alone.
+// sentRangeCount counts a date range, alone or with any of state, driver
+// type and job applications: the whole UTC days inside it from
+// application_counts (the range alone) or application_day_counts (with
+// the others), and the rows of the part days at either end, at most a day
+// each, through applications_sent_idx. A range within one or two days is
+// counted in applications alone.
 func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 	g := f
 	g.SentFrom, g.SentBefore = nil, nil
+	g.State, g.DriverType, g.HasJobApps = "", "", nil
 	if where, _ := g.where(accountID); where != "a.account_id = $1" || f.SentFrom == nil && f.SentBefore == nil {
 		return Query{}, false
 	}
 	c := &conditions{}
 	c.add("account_id = ?", accountID)
-	days := []string{c.conds[0], "dimension = 'sent'"}
+	// The other filters, on the days' table and on applications alike.
+	c.addIfSet("state = ?", f.State)
+	c.addIfSet("driver_type = ?", f.DriverType)
+	addIfGiven(c, "has_job_apps = ?", f.HasJobApps)
+	others := c.conds[1:]
+	table, days := "application_day_counts", append([]string{}, c.conds...)
+	dayCond := func(op string, day time.Time) string {
+		// The instant, not its text: an RFC 3339 date may be before year 1.
+		c.add("day "+op+" (?::timestamptz AT TIME ZONE 'UTC')::date", day)
+		return c.conds[len(c.conds)-1]
+	}
+	if len(others) == 0 {
+		table, days = "application_counts", []string{c.conds[0], "dimension = 'sent'"}
+		dayCond = func(op string, day time.Time) string {
+			c.add("value "+op+" ?", dayValue(day))
+			return c.conds[len(c.conds)-1]
+		}
+	}
 	var parts []string
-	last := func() string { return c.conds[len(c.conds)-1] }
+	part := func(from, before time.Time) {
+		c.add("a.sent >= ? AND a.sent < ?", from, before)
+		parts = append(parts, c.conds[len(c.conds)-1])
+	}
 	var firstWhole, endWhole time.Time
 	if f.SentFrom != nil {
 		firstWhole = f.SentFrom.UTC().Truncate(24 * time.Hour)
 		if !firstWhole.Equal(*f.SentFrom) {
 			firstWhole = firstWhole.Add(24 * time.Hour)
-			c.add("a.sent >= ? AND a.sent < ?", *f.SentFrom, firstWhole)
-			parts = append(parts, last())
+			part(*f.SentFrom, firstWhole)
 		}
-		c.add("value >= ?", dayValue(firstWhole))
-		days = append(days, last())
+		days = append(days, dayCond(">=", firstWhole))
 	}
 	if f.SentBefore != nil {
 		endWhole = f.SentBefore.UTC().Truncate(24 * time.Hour)
 		if !endWhole.Equal(*f.SentBefore) {
-			c.add("a.sent >= ? AND a.sent < ?", endWhole, *f.SentBefore)
-			parts = append(parts, last())
+			part(endWhole, *f.SentBefore)
 		}
-		c.add("value < ?", dayValue(endWhole))
-		days = append(days, last())
+		days = append(days, dayCond("<", endWhole))
 	}
 	if f.SentFrom != nil && f.SentBefore != nil && !firstWhole.Before(endWhole) {
 		return Query{}, false // no whole day between: the rows are few
 	}
-	sql := `SELECT (SELECT coalesce(sum(n), 0) FROM application_counts WHERE ` + strings.Join(days, " AND ") + `)::bigint`
+	sql := `SELECT (SELECT coalesce(sum(n), 0) FROM ` + table + ` WHERE ` + strings.Join(days, " AND ") + `)::bigint`
 	for _, p := range parts {
-		sql += ` + (SELECT count(*) FROM applications a WHERE a.account_id = $1 AND ` + p + `)`
+		conds := []string{"a.account_id = $1", p}
+		for _, o := range others {
+			conds = append(conds, "a."+o)
+		}
+		sql += ` + (SELECT count(*) FROM applications a WHERE ` + strings.Join(conds, " AND ") + `)`
 	}
 	return Query{SQL: sql, Args: c.args}, true
 }
 
 // compactCountsSQL folds an account's rows of application_counts (and of
-// application_location_counts and application_profile_counts) into one per
+// application_location_counts, application_profile_counts and
+// application_day_counts) into one per
 // value, each in one statement:
 // for each value with more than one row, it deletes the committed rows it
 // sees and inserts their sum, so readers see either. Values already folded
@@ -260,6 +292,16 @@ var compactCountsSQL = []string{
 	INSERT INTO application_profile_counts (account_id, state, driver_type, has_job_apps, experience_halves, endorsements, n)
 	SELECT $1, state, driver_type, has_job_apps, experience_halves, endorsements, sum(n)
 	  FROM gone GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0`,
+	`WITH many AS (SELECT day, state, driver_type, has_job_apps
+	                 FROM application_day_counts WHERE account_id = $1
+	                GROUP BY 1, 2, 3, 4 HAVING count(*) > 1),
+	gone AS (DELETE FROM application_day_counts c USING many m
+	          WHERE c.account_id = $1 AND (c.day, c.state, c.driver_type, c.has_job_apps) =
+	                (m.day, m.state, m.driver_type, m.has_job_apps)
+	      RETURNING c.day, c.state, c.driver_type, c.has_job_apps, c.n)
+	INSERT INTO application_day_counts (account_id, day, state, driver_type, has_job_apps, n)
+	SELECT $1, day, state, driver_type, has_job_apps, sum(n)
+	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
 }
 
 // foldPlanSettings keeps the folds' plans off the count tables'

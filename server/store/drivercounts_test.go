@@ -262,14 +262,21 @@ func combinationChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 
 // dateChecks are date ranges around the middle of the account's
 // applications: open at either end, from and to midnight or a time of
-// day, with whole days between or none.
+// day, with whole days between or none; each alone, with the state of the
+// applicant in the middle, and with its driver type and job applications.
 func dateChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
-	var mid time.Time
-	if err := s.DB().GetContext(context.Background(), &mid, `SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY sent)
-		FROM applications WHERE account_id = $1`, acct); err != nil {
+	var mid struct {
+		Sent       time.Time `db:"sent"`
+		State      string    `db:"state"`
+		DriverType string    `db:"driver_type"`
+		HasJobApps bool      `db:"has_job_apps"`
+	}
+	if err := s.DB().GetContext(context.Background(), &mid, `SELECT sent, state, driver_type, has_job_apps
+		FROM applications WHERE account_id = $1 ORDER BY sent, driver_id
+		OFFSET (SELECT count(*) / 2 FROM applications WHERE account_id = $1) LIMIT 1`, acct); err != nil {
 		t.Fatal(err)
 	}
-	day := mid.UTC().Truncate(24 * time.Hour)
+	day := mid.Sent.UTC().Truncate(24 * time.Hour)
 	at := func(days, hours int) *time.Time {
 		v := day.AddDate(0, 0, days).Add(time.Duration(hours) * time.Hour)
 		return &v
@@ -281,15 +288,23 @@ func dateChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 	}
 	var out []countCheck
 	for _, r := range ranges {
-		bounds := []string{"-infinity", "infinity"}
+		vals := pq.StringArray{"-infinity", "infinity", mid.State, mid.DriverType, fmt.Sprint(mid.HasJobApps)}
 		for i, b := range []*time.Time{r.from, r.before} {
 			if b != nil {
-				bounds[i] = b.Format(time.RFC3339Nano)
+				vals[i] = b.Format(time.RFC3339Nano)
 			}
 		}
-		out = append(out, countCheck{fmt.Sprintf("sent from %s before %s", bounds[0], bounds[1]),
-			store.DriverFilter{SentFrom: r.from, SentBefore: r.before},
-			"sent >= ($2::text[])[1]::timestamptz AND sent < ($2::text[])[2]::timestamptz", pq.StringArray(bounds)})
+		// $2 is vals: from, before, state, driver type, has_job_apps.
+		sent := "sent >= ($2::text[])[1]::timestamptz AND sent < ($2::text[])[2]::timestamptz"
+		name := fmt.Sprintf("sent from %s before %s", vals[0], vals[1])
+		out = append(out,
+			countCheck{name, store.DriverFilter{SentFrom: r.from, SentBefore: r.before}, sent, vals},
+			countCheck{name + " in " + mid.State,
+				store.DriverFilter{SentFrom: r.from, SentBefore: r.before, State: mid.State},
+				sent + " AND state = ($2::text[])[3]", vals},
+			countCheck{name + " of " + mid.DriverType + " with job applications " + vals[4],
+				store.DriverFilter{SentFrom: r.from, SentBefore: r.before, DriverType: mid.DriverType, HasJobApps: &mid.HasJobApps},
+				sent + " AND driver_type = ($2::text[])[4] AND has_job_apps = ($2::text[])[5]::boolean", vals})
 	}
 	return out
 }
@@ -327,7 +342,9 @@ func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_counts WHERE account_id = $1
 		          GROUP BY latitude, longitude HAVING count(*) > 1) l)
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_profile_counts WHERE account_id = $1
-		          GROUP BY state, driver_type, has_job_apps, experience_halves, endorsements HAVING count(*) > 1) p)`, acct); err != nil {
+		          GROUP BY state, driver_type, has_job_apps, experience_halves, endorsements HAVING count(*) > 1) p)
+		     + (SELECT count(*) FROM (SELECT 1 FROM application_day_counts WHERE account_id = $1
+		          GROUP BY day, state, driver_type, has_job_apps HAVING count(*) > 1) d)`, acct); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -387,7 +404,7 @@ func TestCountFoldPlansReadTheIndex(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "A").AccountID
-	if _, err := s.DB().ExecContext(ctx, `ANALYZE application_counts, application_location_counts, application_profile_counts`); err != nil {
+	if _, err := s.DB().ExecContext(ctx, `ANALYZE application_counts, application_location_counts, application_profile_counts, application_day_counts`); err != nil {
 		t.Fatal(err)
 	}
 	if err := saveInBatches(ctx, s, demo.Applications(acct, 600, 1, time.Now().UTC(), nil, "p."), 200); err != nil {
@@ -520,5 +537,55 @@ func runTogether(t *testing.T, writers []func() error) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDateRangeCountQuery: a date range is counted from the days' counts,
+// alone from application_counts and with state, driver type or job
+// applications from application_day_counts, its part days at the ends in
+// applications with the same filters; with any other filter, in
+// applications.
+func TestDateRangeCountQuery(t *testing.T) {
+	s := storetest.Store(t)
+	yes := true
+	midnight := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	morning := midnight.Add(6 * time.Hour)
+	later := midnight.AddDate(0, 0, 9)
+	for _, tt := range []struct {
+		name      string
+		f         store.DriverFilter
+		want, not []string
+	}{
+		{"alone", store.DriverFilter{SentFrom: &midnight},
+			[]string{"FROM application_counts WHERE account_id = $1 AND dimension = 'sent' AND value >= $2"},
+			[]string{"application_day_counts", "FROM applications"}},
+		{"with a state", store.DriverFilter{SentFrom: &midnight, State: "TX"},
+			[]string{"FROM application_day_counts WHERE account_id = $1 AND state = $2 AND day >= "},
+			[]string{"FROM applications"}},
+		{"with a driver type and job applications, from a morning",
+			store.DriverFilter{SentFrom: &morning, SentBefore: &later, DriverType: "Student", HasJobApps: &yes},
+			[]string{"FROM application_day_counts WHERE account_id = $1 AND driver_type = $2 AND has_job_apps = $3 AND day >= ",
+				"FROM applications a WHERE a.account_id = $1 AND a.sent >= $4 AND a.sent < $5 AND a.driver_type = $2 AND a.has_job_apps = $3"},
+			nil},
+		{"with a certification", store.DriverFilter{SentFrom: &midnight, State: "TX", Certification: "X"},
+			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
+		{"within a day", store.DriverFilter{SentFrom: &morning, SentBefore: &morning, State: "TX"},
+			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
+	} {
+		_, count, err := s.DriverListQueries(context.Background(), 7, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sql := strings.Join(strings.Fields(count.SQL), " ")
+		for _, w := range tt.want {
+			if !strings.Contains(sql, w) {
+				t.Errorf("%s: count %s, want %q in it", tt.name, sql, w)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(sql, n) {
+				t.Errorf("%s: count %s, want no %q in it", tt.name, sql, n)
+			}
+		}
 	}
 }

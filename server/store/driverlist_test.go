@@ -242,6 +242,54 @@ func TestJobTitleWithOtherFilters(t *testing.T) {
 	}
 }
 
+// TestRadiusPageInIdOrder: a radius listed in id order walks that order
+// when the radius holds enough of the account that a page is found soon,
+// and reads the radius's box otherwise; other orders read the box. Both
+// forms give the same page and count.
+func TestRadiusPageInIdOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "radius forms").AccountID
+	if err := s.SeedApplications(ctx, a, demo.Applications(a, 1500, 5, time.Now(), nil, "r.")); err != nil {
+		t.Fatal(err)
+	}
+	var home store.Radius
+	if err := s.DB().QueryRowContext(ctx, `SELECT latitude, longitude FROM applications
+		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY driver_id LIMIT 1`, a).Scan(&home.Latitude, &home.Longitude); err != nil {
+		t.Fatal(err)
+	}
+	wide, near := home, home
+	wide.Miles, near.Miles = 3000, 1
+	first, _, err := s.ListDrivers(ctx, a, store.DriverFilter{Radius: &wide, Limit: 25})
+	if err != nil || len(first) != 25 {
+		t.Fatalf("the first page of %v miles: %d drivers, %v", wide.Miles, len(first), err)
+	}
+	for _, tt := range []struct {
+		name  string
+		f     store.DriverFilter
+		walks bool
+	}{
+		{"wide", store.DriverFilter{Radius: &wide, Limit: 25}, true},
+		{"wide, second page", store.DriverFilter{Radius: &wide, Limit: 25, Offset: 25}, true},
+		{"wide, after a cursor", store.DriverFilter{Radius: &wide, Limit: 25, After: &store.DriverCursor{ID: first[24].ID}}, true},
+		{"wide, with a driver type", store.DriverFilter{Radius: &wide, DriverType: "Student", Limit: 25}, true},
+		{"wide, by name", store.DriverFilter{Radius: &wide, Sort: "name", Limit: 25}, false},
+		{"near", store.DriverFilter{Radius: &near, Limit: 25}, false},
+	} {
+		walked, boxed, walks, err := s.RadiusPages(ctx, a, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if walks != tt.walks {
+			t.Errorf("%s: walked %v, want %v", tt.name, walks, tt.walks)
+		}
+		if len(boxed) == 0 || !slices.EqualFunc(walked, boxed, func(x, y store.DriverListItem) bool { return x.ID == y.ID }) {
+			t.Errorf("%s: the walk's page %v, the box's %v", tt.name, ids(walked), ids(boxed))
+		}
+	}
+}
+
 func ids(items []store.DriverListItem) []int64 {
 	out := make([]int64, len(items))
 	for i, it := range items {

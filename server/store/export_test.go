@@ -119,6 +119,27 @@ func (s *Store) TitlePages(ctx context.Context, accountID int64, f DriverFilter)
 	return joined, array, joins, nil
 }
 
+// RadiusPages lists the page of f with its radius read both ways, by
+// walking the order and from the radius's box, and reports whether
+// DriverListQueries, and so ListDrivers, walks it.
+func (s *Store) RadiusPages(ctx context.Context, accountID int64, f DriverFilter) (walked, boxed []DriverListItem, walks bool, err error) {
+	if walks, err = radiusWalks(ctx, s.db, accountID, f); err != nil {
+		return nil, nil, false, err
+	}
+	for _, form := range []struct {
+		walked bool
+		items  *[]DriverListItem
+	}{{true, &walked}, {false, &boxed}} {
+		g := f
+		g.radiusWalked = form.walked
+		page, count := driverListStatements(accountID, g)
+		if *form.items, _, err = listDrivers(ctx, s.db, page, count); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return walked, boxed, walks, nil
+}
+
 func explain(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (string, error) {
 	var plan []string
 	err := tx.SelectContext(ctx, &plan, "EXPLAIN "+query, args...)
