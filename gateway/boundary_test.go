@@ -27,8 +27,8 @@ func (j failingJobs) GetJob(context.Context, *restv2.GetJobRequest) (*restv2.Get
 	return nil, j.fail()
 }
 
-func (j failingJobs) WholeListPage(context.Context, string) (*restv2.ListJobsResponse, error) {
-	return nil, j.fail()
+func (j failingJobs) EachOfWholeListPage(context.Context, string, func(*restv2.Job) error) (string, error) {
+	return "", j.fail()
 }
 
 var errDatabaseDown = errors.New("dial tcp: connection refused")

@@ -34,9 +34,11 @@ const apiPrefix = "/api/v2.0/"
 // streams (gateway/jobs_list.go).
 type JobService interface {
 	restv2.JobServiceServer
-	// WholeListPage is a page of the account's whole list after the one
-	// pageToken ends ("": the first), of a size the service chooses.
-	WholeListPage(ctx context.Context, pageToken string) (*restv2.ListJobsResponse, error)
+	// EachOfWholeListPage reads a page of the account's whole list after
+	// the one pageToken ends ("": the first), of a size the service
+	// chooses, handing each job to each as it is read, and returns the
+	// next page's token ("" after the last page).
+	EachOfWholeListPage(ctx context.Context, pageToken string, each func(*restv2.Job) error) (string, error)
 }
 
 // Config is what the gateway serves.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -25,7 +27,7 @@ import (
 const (
 	// streamPageSize is the most jobs a page of the REST jobs list takes
 	// when page_size asks for pages (the whole list reads pages of the
-	// service's choosing, JobService.WholeListPage).
+	// service's choosing, JobService.EachOfWholeListPage).
 	streamPageSize = 1000
 	// flushAt is how much written text is held before it is sent.
 	flushAt = 64 << 10
@@ -59,29 +61,26 @@ func (g *gateway) streamJobs(jobs JobService, f wire.Format) runtime.HandlerFunc
 		// The list is read from the database as it is written: the place
 		// is held for each page read, not while the client takes the pages
 		// written before.
-		pages := readPages(ctx, jobs, req, onePage, g.keepPlace(w))
-		first := <-pages
+		feed := readPages(ctx, jobs, req, onePage, g.keepPlace(w))
+		first, _ := feed.take(ctx)
 		if first.err != nil {
 			g.writeStatusError(ctx, w, r, first.err)
 			return
 		}
 		w.Header().Set("Content-Type", marshaler{f}.ContentType(nil))
-		if next := first.page.GetNextPageToken(); onePage && next != "" {
-			setNextLink(ctx, w, url.Values{"page_token": {next}, "page_size": {strconv.Itoa(int(req.GetPageSize()))}})
+		if onePage && first.next != "" {
+			setNextLink(ctx, w, url.Values{"page_token": {first.next}, "page_size": {strconv.Itoa(int(req.GetPageSize()))}})
 		}
 		out := wire.New(f, flushAt+flushAt/4)
 		out.BeginList("jobs")
-		for p := first; ; p = <-pages {
-			if p.end {
-				break
-			}
-			if p.err != nil || p.page == nil {
+		for b, ok := first, true; !b.end; b, ok = feed.take(ctx) {
+			if !ok || b.err != nil {
 				// Part of the list is sent with a 200: all that can still
 				// tell the client is a body that ends before the list does.
-				slog.ErrorContext(ctx, "jobs list cut short", "error", p.err)
+				slog.ErrorContext(ctx, "jobs list cut short", "error", cmp.Or(b.err, ctx.Err()))
 				panic(http.ErrAbortHandler)
 			}
-			for _, j := range p.page.GetJobs() {
+			for _, j := range b.jobs {
 				render.Job(out, j)
 				if out.Buffered() >= flushAt {
 					// The server's write timeout bounds a whole answer;
@@ -92,64 +91,146 @@ func (g *gateway) streamJobs(jobs JobService, f wire.Format) runtime.HandlerFunc
 					}
 				}
 			}
+			if b.pageEnd {
+				feed.written()
+			}
 		}
 		out.EndList()
 		_, _ = w.Write(out.Bytes())
 	}
 }
 
-// pageRead is one page of a list, or why it could not be read, or (end)
-// the news that the list is complete.
-type pageRead struct {
-	page *restv2.ListJobsResponse
-	err  error
-	end  bool
+// listBatch is some of the jobs of a page of a list, in order, or why the
+// page could not be read, or (end) the news that the list is complete. The
+// last batch of each page says so (pageEnd), with the next page's token.
+type listBatch struct {
+	jobs    []*restv2.Job
+	pageEnd bool
+	next    string
+	err     error
+	end     bool
 }
 
-// readPages reads the pages of a list ahead of the writer: the next page is
-// read from the database while the current one is written, and no further
-// (two pages in memory at most). The channel ends with an end marker or an
-// error; reading stops, and the channel closes, when ctx ends. The
-// request's place is handed on with each page, as the writer may wait on
-// the client, and taken again for the next read.
-func readPages(ctx context.Context, jobs JobService, req *restv2.ListJobsRequest, onePage bool, place *streamPlace) <-chan pageRead {
-	pages := make(chan pageRead)
-	go func() {
-		defer close(pages)
-		defer func() { place.release() }() // when ctx ended first
-		send := func(p pageRead) bool {
-			select {
-			case pages <- p:
-				return true
-			case <-ctx.Done():
-				return false
-			}
+// listBatchJobs is how many jobs a batch hands over: the writer starts on
+// a page's first jobs while the rest are read.
+const listBatchJobs = 256
+
+// listFeed carries a list's batches from its reader to its writer. The
+// reader never waits to put one: a page's read, which holds a database
+// connection and the request's place, is never held up by a slow client.
+// What it holds is bounded by the pages instead: the reader starts a page
+// only once the writer has written all but the one before (two pages in
+// memory at most).
+type listFeed struct {
+	mu      sync.Mutex
+	batches []listBatch
+	ready   chan struct{} // a batch was put: cap 1
+	pages   chan struct{} // a page was written: cap 2
+}
+
+func newListFeed() *listFeed {
+	return &listFeed{ready: make(chan struct{}, 1), pages: make(chan struct{}, 2)}
+}
+
+// put hands b to the writer.
+func (f *listFeed) put(b listBatch) {
+	f.mu.Lock()
+	f.batches = append(f.batches, b)
+	f.mu.Unlock()
+	select {
+	case f.ready <- struct{}{}:
+	default: // already signalled
+	}
+}
+
+// take returns the next batch, waiting for it; false when ctx ended first.
+func (f *listFeed) take(ctx context.Context) (listBatch, bool) {
+	for {
+		f.mu.Lock()
+		if len(f.batches) > 0 {
+			b := f.batches[0]
+			f.batches[0] = listBatch{} // the jobs go with the writer
+			f.batches = f.batches[1:]
+			f.mu.Unlock()
+			return b, true
 		}
+		f.mu.Unlock()
+		select {
+		case <-f.ready:
+		case <-ctx.Done():
+			return listBatch{}, false
+		}
+	}
+}
+
+// written tells the reader that the writer has written a page.
+func (f *listFeed) written() {
+	select {
+	case f.pages <- struct{}{}:
+	default: // cannot happen: at most two pages are put before one is written
+	}
+}
+
+// readPages reads the pages of a list ahead of the writer, each handed on
+// in batches as its rows arrive: the next page is read while the current
+// one is written, and no further. The feed ends with an end marker or an
+// error; reading stops when ctx ends. The request's place is handed on
+// after each page's read, as the writer may wait on the client, and taken
+// again for the next read.
+func readPages(ctx context.Context, jobs JobService, req *restv2.ListJobsRequest, onePage bool, place *streamPlace) *listFeed {
+	feed := newListFeed()
+	go func() {
+		defer func() { place.release() }() // when ctx ended first
+		unwritten := 0                     // pages put, not yet written
+		token := req.GetPageToken()
 		for {
-			var page *restv2.ListJobsResponse
+			var batch []*restv2.Job
+			var next string
 			var err error
 			if onePage {
-				page, err = jobs.ListJobs(ctx, req)
+				var page *restv2.ListJobsResponse
+				if page, err = jobs.ListJobs(ctx, &restv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: token}); err == nil {
+					batch, next = page.GetJobs(), page.GetNextPageToken()
+				}
 			} else {
-				page, err = jobs.WholeListPage(ctx, req.GetPageToken())
+				next, err = jobs.EachOfWholeListPage(ctx, token, func(j *restv2.Job) error {
+					if batch = append(batch, j); len(batch) == listBatchJobs {
+						feed.put(listBatch{jobs: batch})
+						batch = make([]*restv2.Job, 0, listBatchJobs)
+					}
+					return ctx.Err()
+				})
 			}
-			last := err != nil || onePage || page.GetNextPageToken() == ""
+			last := err != nil || onePage || next == ""
 			place.handOn(last)
-			if !send(pageRead{page: page, err: err}) || err != nil {
+			if err != nil {
+				feed.put(listBatch{err: err})
 				return
 			}
+			feed.put(listBatch{jobs: batch, pageEnd: true, next: next})
+			unwritten++
 			if last {
-				send(pageRead{end: true})
+				feed.put(listBatch{end: true})
 				return
+			}
+			// Waiting on the writer is waiting on the client: done before
+			// the place is taken again.
+			if unwritten == 2 {
+				select {
+				case <-feed.pages:
+					unwritten--
+				case <-ctx.Done():
+					return
+				}
 			}
 			if err := place.retake(); err != nil {
-				send(pageRead{err: err})
+				feed.put(listBatch{err: err})
 				return
 			}
-			req = &restv2.ListJobsRequest{PageSize: req.GetPageSize(), PageToken: page.GetNextPageToken()}
+			token = next
 		}
 	}()
-	return pages
+	return feed
 }
 
 // jobsListSpellings are the paging parameters of a REST jobs list, each by

@@ -72,7 +72,7 @@ const (
 	// default, and a list streamed over REST holds one page at a time.
 	jobsPageBytes = 2 << 20
 	// wholeListPage is the most jobs a page of the whole list takes
-	// (WholeListPage); jobsPageBytes cuts it first unless the jobs are
+	// (EachOfWholeListPage); jobsPageBytes cuts it first unless the jobs are
 	// small. Each page costs PostgreSQL the start of a query (1.3 ms for
 	// 1,000 jobs in psql, against 10.5 ms for 10,000 in one), so the
 	// whole list reads few large pages: 10,000 jobs read 1,000 at a time
@@ -114,39 +114,58 @@ func (s *Service) Page(ctx context.Context, pageSize int32, pageToken string) ([
 	return s.page(ctx, size, pageToken)
 }
 
-// WholeListPage is a page of the whole list of the account's active jobs,
-// which the REST jobs list (without page_size) writes as it reads: as many
-// jobs as fit in jobsPageBytes, up to wholeListPage.
-func (s *Service) WholeListPage(ctx context.Context, pageToken string) (*restv2.ListJobsResponse, error) {
-	page, next, err := s.page(ctx, wholeListPage, pageToken)
-	if err != nil {
-		return nil, err
-	}
-	return listResponse(page, next), nil
+// EachOfWholeListPage reads a page of the whole list of the account's
+// active jobs, which the REST jobs list (without page_size) writes as it
+// reads: as many jobs as fit in jobsPageBytes, up to wholeListPage. It
+// hands each job to each, as a message, as its row arrives, so the list's
+// writing need not wait for the page's last row, and returns the next
+// page's token ("" on the last).
+func (s *Service) EachOfWholeListPage(ctx context.Context, pageToken string, each func(*restv2.Job) error) (string, error) {
+	return s.eachOfPage(ctx, wholeListPage, pageToken, func(j *domain.Job) error { return each(jobMessage(j)) })
 }
 
 // page is Page of a valid size.
 func (s *Service) page(ctx context.Context, size int, pageToken string) ([]domain.Job, string, error) {
-	caller, err := call.From(ctx)
+	// Made once, at the size a page takes.
+	jobs := make([]domain.Job, 0, size)
+	next, err := s.eachOfPage(ctx, size, pageToken, func(j *domain.Job) error {
+		jobs = append(jobs, *j)
+		return nil
+	})
 	if err != nil {
 		return nil, "", err
+	}
+	return jobs, next, nil
+}
+
+// eachOfPage reads the page of size after pageToken, handing each job to
+// each (the job is read into the same place each time), and returns the
+// next page's token.
+func (s *Service) eachOfPage(ctx context.Context, size int, pageToken string, each func(*domain.Job) error) (string, error) {
+	caller, err := call.From(ctx)
+	if err != nil {
+		return "", err
 	}
 	var after int64
 	if pageToken != "" {
 		after, err = s.tokens.DecodeID(pageToken, caller.AccountID, jobsTokenScope)
 		if err != nil || after <= 0 {
-			return nil, "", call.InvalidFieldText("page_token", call.Quoted(pageToken)+" is not a next_page_token this service answered")
+			return "", call.InvalidFieldText("page_token", call.Quoted(pageToken)+" is not a next_page_token this service answered")
 		}
 	}
-	page, err := s.store.ListJobsPage(ctx, caller.AccountID, after, size, jobsPageBytes)
+	var last int64
+	more, err := s.store.EachJobOfPage(ctx, caller.AccountID, after, size, jobsPageBytes, func(j *domain.Job) error {
+		last = j.ID
+		return each(j)
+	})
 	if err != nil {
-		return nil, "", call.Internal(ctx, err)
+		return "", call.Internal(ctx, err)
 	}
 	var next string
-	if page.More {
-		next = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, page.Jobs[len(page.Jobs)-1].ID)
+	if more {
+		next = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, last)
 	}
-	return page.Jobs, next, nil
+	return next, nil
 }
 
 // GetJob returns one active job of the account.

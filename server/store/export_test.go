@@ -167,3 +167,24 @@ func (s *Store) FoldPlans(ctx context.Context, accountID int64) ([]string, error
 	}
 	return plans, nil
 }
+
+// JobsPage is one page of an account's active jobs.
+type JobsPage struct {
+	Jobs []Job
+	// More is true when further jobs follow the last one.
+	More bool
+}
+
+// ListJobsPage is the page EachJobOfPage reads, collected.
+func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
+	// Collected into a slice made once: a list is read a page at a time,
+	// and sqlx's Select would grow the slice, and copy every row into it,
+	// for each page again.
+	page := JobsPage{Jobs: make([]Job, 0, limit)}
+	more, err := s.EachJobOfPage(ctx, accountID, after, limit, maxBytes, func(j *Job) error {
+		page.Jobs = append(page.Jobs, *j)
+		return nil
+	})
+	page.More = more
+	return page, err
+}

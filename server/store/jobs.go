@@ -72,13 +72,6 @@ func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
 	return jobs, nil
 }
 
-// JobsPage is one page of an account's active jobs.
-type JobsPage struct {
-	Jobs []Job
-	// More is true when further jobs follow the last one.
-	More bool
-}
-
 // jobSize estimates, in bytes, what a job takes in memory and on the wire:
 // its texts, and a fixed share for the rest.
 const jobSize = `(octet_length(description) + coalesce(octet_length(requirements), 0) + octet_length(title)
@@ -105,41 +98,44 @@ const activeJobOf = `(CASE WHEN deleted_at IS NULL THEN account_id END)`
 
 var jobPageColumns = `id, ` + joinFields(func(f jobField) string { return f.column }) + `, posted_on`
 
-// ListJobsPage returns the account's active jobs after the one with id
+// EachJobOfPage reads the account's active jobs after the one with id
 // after (0: from the first), in id order: at most limit of them, and no
 // more than fit in about maxBytes (at least one, whatever its size). A
 // list read page by page therefore needs memory for one page, however many
 // and however large the jobs are. Pages are read apart, so a job posted or
 // deleted meanwhile may or may not appear; none appears twice.
-func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
+//
+// It hands each job to each as its row arrives, so that the caller can use
+// a page's first jobs
+// while PostgreSQL still sends the rest. The job is read into the same
+// place each time: each copies what it keeps. It stops at each's first
+// error, which it returns. more says whether further jobs follow the page.
+func (s *Store) EachJobOfPage(ctx context.Context, accountID, after int64, limit, maxBytes int, each func(*Job) error) (more bool, err error) {
 	rows, err := s.db.QueryxContext(ctx, listJobsPage, accountID, after, limit, maxBytes)
 	if err != nil {
-		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
+		return false, fmt.Errorf("list jobs after %d: %w", after, err)
 	}
 	defer rows.Close()
-	// Scanned row by row into a slice made once: a list is read a page at
-	// a time, and sqlx's Select would grow the slice, and copy every row
-	// into it, for each page again.
 	var row Job
 	// followed says another job comes after this one.
 	var followed bool
 	dest := append(jobScanDest(&row), &followed)
-	page := JobsPage{Jobs: make([]Job, 0, limit)}
-	for rows.Next() {
-		if len(page.Jobs) == limit { // the one more row: more follow
-			page.More = true
-			break
+	for n := 0; rows.Next(); n++ {
+		if n == limit { // the one more row: more follow
+			return true, nil
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
+			return false, fmt.Errorf("list jobs after %d: %w", after, err)
 		}
-		page.Jobs = append(page.Jobs, row)
-		page.More = followed
+		if err := each(&row); err != nil {
+			return false, err
+		}
+		more = followed
 	}
 	if err := rows.Err(); err != nil {
-		return JobsPage{}, fmt.Errorf("list jobs after %d: %w", after, err)
+		return false, fmt.Errorf("list jobs after %d: %w", after, err)
 	}
-	return page, nil
+	return more, nil
 }
 
 // Job returns one active job of the account, or ErrNotFound.
