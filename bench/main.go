@@ -76,6 +76,11 @@ func run(ctx context.Context, opts options) error {
 		if len(opts.only) > 0 && !opts.only[s.id] {
 			continue
 		}
+		// Each scenario starts from a database at rest, whatever the one
+		// before it wrote.
+		if err := h.settle(ctx); err != nil {
+			return err
+		}
 		slog.Info("scenario", "id", s.id, "name", s.name)
 		rows, err := s.run(ctx, h)
 		if err != nil {

@@ -55,26 +55,17 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gRPC: %w", err)
 	}
-	// Each target runs reps times, interleaved, so a slow spell of the
-	// shared machine hits all four alike. The floor goes first in even
-	// repetitions and last in odd ones, so a drift of the machine's speed
-	// does not favour either side; each ratio is the median of the
-	// repetitions' own ratios, a run against the floor run next to it.
+	// Each client's floor run and service run go back to back, the floor
+	// first in even repetitions and last in odd ones, so a slow spell of
+	// the shared machine or a drift of its speed hits both sides of a pair
+	// alike; each ratio is the median of the repetitions' own ratios. (The
+	// pairs were a minute apart, the other clients' runs between them, and
+	// the ratios of the 2026-12-02T154535Z report's wrk pairs ranged from
+	// 0.57x to 1.20x.)
 	var runs retrieveRuns
 	for rep := range reps {
-		floorFirst := rep%2 == 0
-		if floorFirst {
-			if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
-				return nil, err
-			}
-		}
-		if err := runs.serviceRep(ctx, h, a.APIKey, ids, grpcService, warm, d); err != nil {
+		if err := runs.rep(ctx, h, a.ID, a.APIKey, ids, grpcService, warm, d, rep%2 == 0); err != nil {
 			return nil, err
-		}
-		if !floorFirst {
-			if err := runs.floorRep(ctx, h, a.ID, ids, warm, d); err != nil {
-				return nil, err
-			}
 		}
 	}
 	// The quick run judges no target, so it has no use for a profile.
@@ -95,30 +86,16 @@ type retrieveRuns struct {
 	restProfile, grpcProfile                   string
 }
 
-// wrkReps runs wrk on the route over the shuffled ids, then over the
-// first one alone, and appends each run to its list.
-func wrkReps(ctx context.Context, h *harness, name, base, prefix, key string, ids []int64, warm, d time.Duration, shuffled, one *[]idRun) error {
-	l, cpu, err := restWrkLoad(ctx, h, name+"-wrk", base, prefix, key, ids, retrieveConns, warm, d)
-	if err != nil {
-		return err
-	}
-	*shuffled = append(*shuffled, idRun{l, cpu})
-	l, cpu, err = restWrkLoad(ctx, h, name+"-wrk-one", base, prefix, key, ids[:1], retrieveConns, warm, d)
-	if err != nil {
-		return err
-	}
-	*one = append(*one, idRun{l, cpu})
-	return nil
-}
-
 // idRun is one h2load run and the note on the generator's CPU share.
 type idRun struct {
 	load loadResult
 	cpu  string
 }
 
-// floorRep starts the floor and loads its HTTP and its gRPC listener.
-func (r *retrieveRuns) floorRep(ctx context.Context, h *harness, accountID int64, ids []int64, warm, d time.Duration) error {
+// rep starts the floor and runs each client on the floor and on the
+// service, one right after the other, the floor first when floorFirst.
+func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key string, ids []int64, g grpcTarget,
+	warm, d time.Duration, floorFirst bool) error {
 	floorBase, floorGRPC, stopFloor, err := startFloor(ctx, h, accountID)
 	if err != nil {
 		return err
@@ -131,37 +108,45 @@ func (r *retrieveRuns) floorRep(ctx context.Context, h *harness, accountID int64
 	if err != nil {
 		return fmt.Errorf("gRPC floor: %w", err)
 	}
-	l, cpu, err := restIDLoad(ctx, h, "floor", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
-	if err != nil {
-		return err
+	type side struct {
+		load func() (loadResult, string, error)
+		runs *[]idRun
 	}
-	r.floor = append(r.floor, idRun{l, cpu})
-	if err := wrkReps(ctx, h, "floor", floorBase, "/jobs/", "", ids, warm, d, &r.floorWrk, &r.floorWrkOne); err != nil {
-		return err
+	const service = "/api/v2.0/jobs.json/"
+	base := h.server.httpBase
+	for _, pair := range [][2]side{
+		{{func() (loadResult, string, error) {
+			return restIDLoad(ctx, h, "floor", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
+		}, &r.floor}, {func() (loadResult, string, error) {
+			return restIDLoad(ctx, h, "rest", base, service, key, ids, retrieveConns, warm, d)
+		}, &r.rest}},
+		{{func() (loadResult, string, error) {
+			return restWrkLoad(ctx, h, "floor-wrk", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
+		}, &r.floorWrk}, {func() (loadResult, string, error) {
+			return restWrkLoad(ctx, h, "rest-wrk", base, service, key, ids, retrieveConns, warm, d)
+		}, &r.restWrk}},
+		{{func() (loadResult, string, error) {
+			return restWrkLoad(ctx, h, "floor-wrk-one", floorBase, "/jobs/", "", ids[:1], retrieveConns, warm, d)
+		}, &r.floorWrkOne}, {func() (loadResult, string, error) {
+			return restWrkLoad(ctx, h, "rest-wrk-one", base, service, key, ids[:1], retrieveConns, warm, d)
+		}, &r.restWrkOne}},
+		{{func() (loadResult, string, error) {
+			return grpcIDLoad(ctx, h, "grpc-floor", grpcFloor, retrieveConns, warm, d)
+		}, &r.grpcFloor}, {func() (loadResult, string, error) {
+			return grpcIDLoad(ctx, h, "grpc", g, retrieveConns, warm, d)
+		}, &r.grpc}},
+	} {
+		if !floorFirst {
+			pair[0], pair[1] = pair[1], pair[0]
+		}
+		for _, s := range pair {
+			l, cpu, err := s.load()
+			if err != nil {
+				return err
+			}
+			*s.runs = append(*s.runs, idRun{l, cpu})
+		}
 	}
-	l, cpu, err = grpcIDLoad(ctx, h, "grpc-floor", grpcFloor, retrieveConns, warm, d)
-	if err != nil {
-		return err
-	}
-	r.grpcFloor = append(r.grpcFloor, idRun{l, cpu})
-	return nil
-}
-
-// serviceRep loads the REST route and GetJob once each.
-func (r *retrieveRuns) serviceRep(ctx context.Context, h *harness, key string, ids []int64, g grpcTarget, warm, d time.Duration) error {
-	l, cpu, err := restIDLoad(ctx, h, "rest", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, retrieveConns, warm, d)
-	if err != nil {
-		return err
-	}
-	r.rest = append(r.rest, idRun{l, cpu})
-	if err := wrkReps(ctx, h, "rest", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, warm, d, &r.restWrk, &r.restWrkOne); err != nil {
-		return err
-	}
-	l, cpu, err = grpcIDLoad(ctx, h, "grpc", g, retrieveConns, warm, d)
-	if err != nil {
-		return err
-	}
-	r.grpc = append(r.grpc, idRun{l, cpu})
 	return nil
 }
 

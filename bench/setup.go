@@ -124,13 +124,7 @@ func setup(ctx context.Context, opts options) (*harness, error) {
 			return nil, err
 		}
 	}
-	if _, err := h.store.DB().ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
-		return nil, err
-	}
-	// The load left the cluster's buffers full of pages not yet on disk.
-	// Written now, they are not written (and fsynced) by the checkpointer
-	// while the first scenarios are timed.
-	if _, err := h.store.DB().ExecContext(ctx, `CHECKPOINT`); err != nil {
+	if err := h.settle(ctx); err != nil {
 		return nil, err
 	}
 	var jobApps int64
@@ -411,4 +405,21 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, data, 0o755)
+}
+
+// settle leaves the database with no work of its own pending: VACUUM
+// ANALYZE, so autovacuum has nothing to start on what the load or the last
+// scenario wrote, then CHECKPOINT, so the buffers they dirtied are not
+// written (and fsynced) by the checkpointer while the next scenario is
+// timed.
+func (h *harness) settle(ctx context.Context) error {
+	t := time.Now()
+	if _, err := h.store.DB().ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	if _, err := h.store.DB().ExecContext(ctx, `CHECKPOINT`); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	slog.Info("settled", "seconds", time.Since(t).Seconds())
+	return nil
 }
