@@ -92,7 +92,7 @@ func listJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 // writing overlap (gateway.readPages), so the shares are of CPU, not of
 // the list's time.
 var listPhases = []phase{
-	{"the list's handler", "gateway.(*gateway).streamJobs"},
+	{"the list's writer", "(*gateway).streamJobs.func1"},
 	{"reading the rows", "database/sql.(*Rows).Next"},
 	{"scanning them", "database/sql.(*Rows).Scan"},
 	{"making messages of them", "jobs.jobMessage"},
