@@ -105,18 +105,8 @@ func (s *Store) TitlePages(ctx context.Context, accountID int64, f DriverFilter)
 	if joins, err = titleJoins(ctx, s.db, accountID, f); err != nil {
 		return nil, nil, false, err
 	}
-	for _, form := range []struct {
-		joined bool
-		items  *[]DriverListItem
-	}{{true, &joined}, {false, &array}} {
-		g := f
-		g.titleJoined = form.joined
-		page, count := driverListStatements(accountID, g)
-		if *form.items, _, err = listDrivers(ctx, s.db, page, count); err != nil {
-			return nil, nil, false, err
-		}
-	}
-	return joined, array, joins, nil
+	joined, array, err = s.pagesBothWays(ctx, accountID, f, func(g *DriverFilter, yes bool) { g.titleJoined = yes })
+	return joined, array, joins, err
 }
 
 // RadiusPages lists the page of f with its radius read both ways, by
@@ -126,18 +116,26 @@ func (s *Store) RadiusPages(ctx context.Context, accountID int64, f DriverFilter
 	if walks, err = radiusWalks(ctx, s.db, accountID, f); err != nil {
 		return nil, nil, false, err
 	}
-	for _, form := range []struct {
-		walked bool
-		items  *[]DriverListItem
-	}{{true, &walked}, {false, &boxed}} {
+	walked, boxed, err = s.pagesBothWays(ctx, accountID, f, func(g *DriverFilter, yes bool) { g.radiusWalked = yes })
+	return walked, boxed, walks, err
+}
+
+// pagesBothWays lists the page of f with a form of its statements set
+// (form(g, true)) and not.
+func (s *Store) pagesBothWays(ctx context.Context, accountID int64, f DriverFilter,
+	form func(g *DriverFilter, yes bool)) (with, without []DriverListItem, err error) {
+	for _, way := range []struct {
+		yes   bool
+		items *[]DriverListItem
+	}{{true, &with}, {false, &without}} {
 		g := f
-		g.radiusWalked = form.walked
+		form(&g, way.yes)
 		page, count := driverListStatements(accountID, g)
-		if *form.items, _, err = listDrivers(ctx, s.db, page, count); err != nil {
-			return nil, nil, false, err
+		if *way.items, _, err = listDrivers(ctx, s.db, page, count); err != nil {
+			return nil, nil, err
 		}
 	}
-	return walked, boxed, walks, nil
+	return with, without, nil
 }
 
 func explain(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (string, error) {
