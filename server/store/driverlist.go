@@ -473,6 +473,11 @@ func titleJoins(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilte
 	return walksTitleInOrder(ctx, db, accountID, f)
 }
 
+// accountApplicantsSQL is the number of applicants of account $1, from
+// application_counts: the n of walksTitleInOrder's and radiusWalks' estimates.
+const accountApplicantsSQL = `(SELECT coalesce(sum(n), 0) FROM application_counts
+		         WHERE account_id = $1 AND dimension = 'all' AND value = '')`
+
 // walkCostRatio is what a row read by walking the order costs, counted in
 // the title's applicants read and sorted by the array form. At 1,000,000
 // applications with a title of 66,985, ListDrivers warm (median of 12):
@@ -499,8 +504,7 @@ func walksTitleInOrder(ctx context.Context, db *sqlx.DB, accountID int64, f Driv
 	err := db.QueryRowContext(ctx, `
 		SELECT (SELECT coalesce(sum(n), 0) FROM application_counts
 		         WHERE account_id = $1 AND dimension = 'job_title' AND value = lower($2)),
-		       (SELECT coalesce(sum(n), 0) FROM application_counts
-		         WHERE account_id = $1 AND dimension = 'all' AND value = '')`,
+		       `+accountApplicantsSQL,
 		accountID, f.JobTitle).Scan(&m, &n)
 	if err != nil {
 		return false, fmt.Errorf("count the job title's applicants: %w", err)
@@ -533,8 +537,7 @@ func radiusWalks(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilt
 	within, args := radiusCountSQL(accountID, *f.Radius)
 	var m, n int64
 	err := db.QueryRowContext(ctx, `
-		SELECT `+within+`, (SELECT coalesce(sum(n), 0) FROM application_counts
-		         WHERE account_id = $1 AND dimension = 'all' AND value = '')`, args...).Scan(&m, &n)
+		SELECT `+within+`, `+accountApplicantsSQL, args...).Scan(&m, &n)
 	if err != nil {
 		return false, fmt.Errorf("count the radius's applicants: %w", err)
 	}
