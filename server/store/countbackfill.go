@@ -60,11 +60,22 @@ SELECT account_id, (sent AT TIME ZONE 'UTC')::date, state, driver_type, has_job_
  WHERE account_id = $1
  GROUP BY 1, 2, 3, 4, 5`
 
+// fillLocationProfileCountsSQL does the same for the account's centroids
+// by driver type and job applications (migration 0026).
+const fillLocationProfileCountsSQL = `
+WITH deltas AS (DELETE FROM application_location_profile_counts WHERE account_id = $1)
+INSERT INTO application_location_profile_counts (account_id, latitude, longitude, driver_type, has_job_apps, n)
+SELECT account_id, latitude, longitude, driver_type, has_job_apps, count(*)
+  FROM applications
+ WHERE account_id = $1 AND latitude IS NOT NULL AND longitude IS NOT NULL
+ GROUP BY 1, 2, 3, 4, 5`
+
 // laterCountFills are the fills of the count tables later migrations add,
 // each run when its table exists: a test may stop the migrations before it.
 var laterCountFills = []struct{ table, sql string }{
 	{"application_profile_counts", fillProfileCountsSQL},
 	{"application_day_counts", fillDayCountsSQL},
+	{"application_location_profile_counts", fillLocationProfileCountsSQL},
 }
 
 // beforeCountBackfill, when a test sets it, runs before each account's

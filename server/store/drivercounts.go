@@ -111,9 +111,9 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	}
 	if f.Radius != nil {
 		g := f
-		g.Radius = nil
+		g.Radius, g.DriverType, g.HasJobApps = nil, "", nil
 		if where, _ := g.where(accountID); where == "a.account_id = $1" {
-			sql, args := radiusCountSQL(accountID, *f.Radius)
+			sql, args := radiusCountSQL(accountID, *f.Radius, f.DriverType, f.HasJobApps)
 			return Query{SQL: `SELECT ` + sql, Args: args}
 		}
 	}
@@ -129,14 +129,23 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 }
 
 // radiusCountSQL is the expression of the number of the account's
-// applicants within r, from application_location_counts, with its
-// arguments from $1 (the account): the list's own box and circle, on each
-// centroid once.
-func radiusCountSQL(accountID int64, r Radius) (string, []any) {
+// applicants within r, of the driver type and with the job applications
+// given (neither when empty and nil), with its arguments from $1 (the
+// account): the list's own box and circle, on each centroid once. The
+// radius alone reads application_location_counts, a row a centroid;
+// with either of the others, application_location_profile_counts, which
+// counts each centroid's applicants by both.
+func radiusCountSQL(accountID int64, r Radius, driverType string, hasJobApps *bool) (string, []any) {
 	c := &conditions{}
 	c.add("a.account_id = ?", accountID)
 	c.addRadius(r)
-	return `(SELECT coalesce(sum(n), 0) FROM application_location_counts a WHERE ` +
+	table := "application_location_counts"
+	if driverType != "" || hasJobApps != nil {
+		table = "application_location_profile_counts"
+		c.addIfSet("a.driver_type = ?", driverType)
+		addIfGiven(c, "a.has_job_apps = ?", hasJobApps)
+	}
+	return `(SELECT coalesce(sum(n), 0) FROM ` + table + ` a WHERE ` +
 		strings.Join(c.conds, " AND ") + `)::bigint`, c.args
 }
 
@@ -258,8 +267,8 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 }
 
 // compactCountsSQL folds an account's rows of application_counts (and of
-// application_location_counts, application_profile_counts and
-// application_day_counts) into one per
+// application_location_counts, application_profile_counts,
+// application_day_counts and application_location_profile_counts) into one per
 // value, each in one statement:
 // for each value with more than one row, it deletes the committed rows it
 // sees and inserts their sum, so readers see either. Values already folded
@@ -301,6 +310,16 @@ var compactCountsSQL = []string{
 	      RETURNING c.day, c.state, c.driver_type, c.has_job_apps, c.n)
 	INSERT INTO application_day_counts (account_id, day, state, driver_type, has_job_apps, n)
 	SELECT $1, day, state, driver_type, has_job_apps, sum(n)
+	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
+	`WITH many AS (SELECT latitude, longitude, driver_type, has_job_apps
+	                 FROM application_location_profile_counts WHERE account_id = $1
+	                GROUP BY 1, 2, 3, 4 HAVING count(*) > 1),
+	gone AS (DELETE FROM application_location_profile_counts c USING many m
+	          WHERE c.account_id = $1 AND (c.latitude, c.longitude, c.driver_type, c.has_job_apps) =
+	                (m.latitude, m.longitude, m.driver_type, m.has_job_apps)
+	      RETURNING c.latitude, c.longitude, c.driver_type, c.has_job_apps, c.n)
+	INSERT INTO application_location_profile_counts (account_id, latitude, longitude, driver_type, has_job_apps, n)
+	SELECT $1, latitude, longitude, driver_type, has_job_apps, sum(n)
 	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
 }
 

@@ -310,22 +310,41 @@ func dateChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 }
 
 // radiusChecks are circles around three of the account's applicants' home
-// centroids, compared with the great-circle distance computed with asin.
+// centroids, compared with the great-circle distance computed with asin:
+// each alone, with the driver type of an applicant who lives there, with
+// job applications or none, and with both.
 func radiusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
-	var homes []struct{ Latitude, Longitude float64 }
-	if err := s.DB().SelectContext(context.Background(), &homes, `SELECT DISTINCT latitude, longitude FROM applications
-		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY 1, 2 LIMIT 3`, acct); err != nil {
+	var homes []struct {
+		Latitude   float64 `db:"latitude"`
+		Longitude  float64 `db:"longitude"`
+		DriverType string  `db:"driver_type"`
+	}
+	if err := s.DB().SelectContext(context.Background(), &homes, `SELECT DISTINCT ON (latitude, longitude)
+		latitude, longitude, driver_type FROM applications
+		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY 1, 2, driver_id LIMIT 3`, acct); err != nil {
 		t.Fatal(err)
 	}
+	const within = `2 * 3958.8 * asin(sqrt(power(sin(radians(latitude - ($2::text[])[1]::float8) / 2), 2) +
+		cos(radians(latitude)) * cos(radians(($2::text[])[1]::float8)) *
+		power(sin(radians(longitude - ($2::text[])[2]::float8) / 2), 2))) <= ($2::text[])[3]::float8`
 	var out []countCheck
-	for _, h := range homes {
+	for i, h := range homes {
 		for _, miles := range []float64{1, 120, 900} {
-			out = append(out, countCheck{fmt.Sprintf("%v miles of %v, %v", miles, h.Latitude, h.Longitude),
-				store.DriverFilter{Radius: &store.Radius{Latitude: h.Latitude, Longitude: h.Longitude, Miles: miles}},
-				`2 * 3958.8 * asin(sqrt(power(sin(radians(latitude - ($2::float8[])[1]) / 2), 2) +
-				    cos(radians(latitude)) * cos(radians(($2::float8[])[1])) *
-				    power(sin(radians(longitude - ($2::float8[])[2]) / 2), 2))) <= ($2::float8[])[3]`,
-				pq.Float64Array{h.Latitude, h.Longitude, miles}})
+			r := &store.Radius{Latitude: h.Latitude, Longitude: h.Longitude, Miles: miles}
+			jobApps := i%2 == 0
+			// $2 is vals: latitude, longitude, miles, driver type, has_job_apps.
+			vals := pq.StringArray{fmt.Sprint(h.Latitude), fmt.Sprint(h.Longitude), fmt.Sprint(miles),
+				h.DriverType, fmt.Sprint(jobApps)}
+			name := fmt.Sprintf("%v miles of %v, %v", miles, h.Latitude, h.Longitude)
+			out = append(out,
+				countCheck{name, store.DriverFilter{Radius: r}, within, vals},
+				countCheck{name + " of " + h.DriverType, store.DriverFilter{Radius: r, DriverType: h.DriverType},
+					within + " AND driver_type = ($2::text[])[4]", vals},
+				countCheck{name + " with job applications " + vals[4], store.DriverFilter{Radius: r, HasJobApps: &jobApps},
+					within + " AND has_job_apps = ($2::text[])[5]::boolean", vals},
+				countCheck{name + " of " + h.DriverType + " with job applications " + vals[4],
+					store.DriverFilter{Radius: r, DriverType: h.DriverType, HasJobApps: &jobApps},
+					within + " AND driver_type = ($2::text[])[4] AND has_job_apps = ($2::text[])[5]::boolean", vals})
 		}
 	}
 	return out
@@ -344,7 +363,9 @@ func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_profile_counts WHERE account_id = $1
 		          GROUP BY state, driver_type, has_job_apps, experience_halves, endorsements HAVING count(*) > 1) p)
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_day_counts WHERE account_id = $1
-		          GROUP BY day, state, driver_type, has_job_apps HAVING count(*) > 1) d)`, acct); err != nil {
+		          GROUP BY day, state, driver_type, has_job_apps HAVING count(*) > 1) d)
+		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_profile_counts WHERE account_id = $1
+		          GROUP BY latitude, longitude, driver_type, has_job_apps HAVING count(*) > 1) lp)`, acct); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -404,7 +425,8 @@ func TestCountFoldPlansReadTheIndex(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "A").AccountID
-	if _, err := s.DB().ExecContext(ctx, `ANALYZE application_counts, application_location_counts, application_profile_counts, application_day_counts`); err != nil {
+	if _, err := s.DB().ExecContext(ctx, `ANALYZE application_counts, application_location_counts, application_profile_counts,
+		application_day_counts, application_location_profile_counts`); err != nil {
 		t.Fatal(err)
 	}
 	if err := saveInBatches(ctx, s, demo.Applications(acct, 600, 1, time.Now().UTC(), nil, "p."), 200); err != nil {
@@ -572,20 +594,60 @@ func TestDateRangeCountQuery(t *testing.T) {
 		{"within a day", store.DriverFilter{SentFrom: &morning, SentBefore: &morning, State: "TX"},
 			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
 	} {
-		_, count, err := s.DriverListQueries(context.Background(), 7, tt.f)
-		if err != nil {
-			t.Fatal(err)
+		checkCountSQL(t, s, tt.name, tt.f, tt.want, tt.not)
+	}
+}
+
+// TestRadiusCountQuery: a radius is counted from the centroids' counts,
+// alone from application_location_counts and with a driver type or job
+// applications from application_location_profile_counts; with any other
+// filter, in applications.
+func TestRadiusCountQuery(t *testing.T) {
+	s := storetest.Store(t)
+	yes := true
+	r := &store.Radius{Latitude: 40.74, Longitude: -74.03, Miles: 50}
+	for _, tt := range []struct {
+		name      string
+		f         store.DriverFilter
+		want, not []string
+	}{
+		{"alone", store.DriverFilter{Radius: r},
+			[]string{"FROM application_location_counts a WHERE a.account_id = $1 AND a.latitude BETWEEN"},
+			[]string{"application_location_profile_counts", "FROM applications"}},
+		{"with a driver type", store.DriverFilter{Radius: r, DriverType: "Student"},
+			[]string{"FROM application_location_profile_counts a WHERE a.account_id = $1 AND a.latitude BETWEEN",
+				"AND a.driver_type = $"},
+			[]string{"FROM applications", "has_job_apps"}},
+		{"with job applications", store.DriverFilter{Radius: r, HasJobApps: &yes},
+			[]string{"FROM application_location_profile_counts a WHERE", "AND a.has_job_apps = $"},
+			[]string{"FROM applications", "driver_type"}},
+		{"with both", store.DriverFilter{Radius: r, DriverType: "Student", HasJobApps: &yes},
+			[]string{"FROM application_location_profile_counts a WHERE", "AND a.driver_type = $", "AND a.has_job_apps = $"},
+			[]string{"FROM applications"}},
+		{"with a state", store.DriverFilter{Radius: r, DriverType: "Student", State: "NJ"},
+			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
+	} {
+		checkCountSQL(t, s, tt.name, tt.f, tt.want, tt.not)
+	}
+}
+
+// checkCountSQL checks that the count statement of f, its spaces made
+// single, holds each of want and none of not.
+func checkCountSQL(t *testing.T, s *store.Store, name string, f store.DriverFilter, want, not []string) {
+	t.Helper()
+	_, count, err := s.DriverListQueries(context.Background(), 7, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql := strings.Join(strings.Fields(count.SQL), " ")
+	for _, w := range want {
+		if !strings.Contains(sql, w) {
+			t.Errorf("%s: count %s, want %q in it", name, sql, w)
 		}
-		sql := strings.Join(strings.Fields(count.SQL), " ")
-		for _, w := range tt.want {
-			if !strings.Contains(sql, w) {
-				t.Errorf("%s: count %s, want %q in it", tt.name, sql, w)
-			}
-		}
-		for _, n := range tt.not {
-			if strings.Contains(sql, n) {
-				t.Errorf("%s: count %s, want no %q in it", tt.name, sql, n)
-			}
+	}
+	for _, n := range not {
+		if strings.Contains(sql, n) {
+			t.Errorf("%s: count %s, want no %q in it", name, sql, n)
 		}
 	}
 }

@@ -534,7 +534,7 @@ func radiusWalks(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilt
 	if f.Radius == nil || f.Sort != "" && f.Sort != "id" {
 		return false, nil
 	}
-	within, args := radiusCountSQL(accountID, *f.Radius)
+	within, args := radiusCountSQL(accountID, *f.Radius, "", nil)
 	var m, n int64
 	err := db.QueryRowContext(ctx, `
 		SELECT `+within+`, `+accountApplicantsSQL, args...).Scan(&m, &n)
