@@ -106,6 +106,9 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	if q, ok := profileCount(accountID, f); ok {
 		return q
 	}
+	if q, ok := titleProfileCount(accountID, f); ok {
+		return q
+	}
 	if q, ok := sentRangeCount(accountID, f); ok {
 		return q
 	}
@@ -147,6 +150,26 @@ func radiusCountSQL(accountID int64, r Radius, driverType string, hasJobApps *bo
 	}
 	return `(SELECT coalesce(sum(n), 0) FROM ` + table + ` a WHERE ` +
 		strings.Join(c.conds, " AND ") + `)::bigint`, c.args
+}
+
+// titleProfileCount counts a job title with state, driver type or job
+// applications (any of them) from job_title_profile_counts (migration
+// 0027): the sum of the title's rows of that profile.
+func titleProfileCount(accountID int64, f DriverFilter) (Query, bool) {
+	g := f
+	g.JobTitle, g.State, g.DriverType, g.HasJobApps = "", "", "", nil
+	if where, _ := g.where(accountID); f.JobTitle == "" || where != "a.account_id = $1" {
+		return Query{}, false
+	}
+	c := &conditions{}
+	c.add("account_id = ?", accountID)
+	// Compared as job_applications.job_title_lower was written.
+	c.add("job_title_lower = lower(?)", f.JobTitle)
+	c.addIfSet("state = ?", f.State)
+	c.addIfSet("driver_type = ?", f.DriverType)
+	addIfGiven(c, "has_job_apps = ?", f.HasJobApps)
+	return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM job_title_profile_counts WHERE ` +
+		strings.Join(c.conds, " AND "), Args: c.args}, true
 }
 
 // profileCount counts a combination of the filters application_profile_counts
@@ -268,7 +291,8 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 
 // compactCountsSQL folds an account's rows of application_counts (and of
 // application_location_counts, application_profile_counts,
-// application_day_counts and application_location_profile_counts) into one per
+// application_day_counts, application_location_profile_counts and
+// job_title_profile_counts) into one per
 // value, each in one statement:
 // for each value with more than one row, it deletes the committed rows it
 // sees and inserts their sum, so readers see either. Values already folded
@@ -320,6 +344,16 @@ var compactCountsSQL = []string{
 	      RETURNING c.latitude, c.longitude, c.driver_type, c.has_job_apps, c.n)
 	INSERT INTO application_location_profile_counts (account_id, latitude, longitude, driver_type, has_job_apps, n)
 	SELECT $1, latitude, longitude, driver_type, has_job_apps, sum(n)
+	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
+	`WITH many AS (SELECT job_title_lower, state, driver_type, has_job_apps
+	                 FROM job_title_profile_counts WHERE account_id = $1
+	                GROUP BY 1, 2, 3, 4 HAVING count(*) > 1),
+	gone AS (DELETE FROM job_title_profile_counts c USING many m
+	          WHERE c.account_id = $1 AND (c.job_title_lower, c.state, c.driver_type, c.has_job_apps) =
+	                (m.job_title_lower, m.state, m.driver_type, m.has_job_apps)
+	      RETURNING c.job_title_lower, c.state, c.driver_type, c.has_job_apps, c.n)
+	INSERT INTO job_title_profile_counts (account_id, job_title_lower, state, driver_type, has_job_apps, n)
+	SELECT $1, job_title_lower, state, driver_type, has_job_apps, sum(n)
 	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
 }
 

@@ -365,7 +365,9 @@ func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_day_counts WHERE account_id = $1
 		          GROUP BY day, state, driver_type, has_job_apps HAVING count(*) > 1) d)
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_profile_counts WHERE account_id = $1
-		          GROUP BY latitude, longitude, driver_type, has_job_apps HAVING count(*) > 1) lp)`, acct); err != nil {
+		          GROUP BY latitude, longitude, driver_type, has_job_apps HAVING count(*) > 1) lp)
+		     + (SELECT count(*) FROM (SELECT 1 FROM job_title_profile_counts WHERE account_id = $1
+		          GROUP BY job_title_lower, state, driver_type, has_job_apps HAVING count(*) > 1) tp)`, acct); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -426,7 +428,7 @@ func TestCountFoldPlansReadTheIndex(t *testing.T) {
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "A").AccountID
 	if _, err := s.DB().ExecContext(ctx, `ANALYZE application_counts, application_location_counts, application_profile_counts,
-		application_day_counts, application_location_profile_counts`); err != nil {
+		application_day_counts, application_location_profile_counts, job_title_profile_counts`); err != nil {
 		t.Fatal(err)
 	}
 	if err := saveInBatches(ctx, s, demo.Applications(acct, 600, 1, time.Now().UTC(), nil, "p."), 200); err != nil {

@@ -23,21 +23,27 @@ func backfillCounts(ctx context.Context, db *sqlx.DB) error {
 }
 
 // fillJobTitleCountsSQL counts the account's applicants of each title from
-// its job applications: one row per (title, driver) pair, and the pairs of
-// each title in application_counts. It runs after the account's row of the
-// list is deleted, in a snapshot taken after every writer that skipped the
-// account has committed (see the migration), and before any writer
+// its job applications: one row per (title, driver) pair, with the
+// applicant's profile (migration 0027), the pairs of each title in
+// application_counts, and of each title and profile in
+// job_title_profile_counts. It runs after the account's row of the list
+// is deleted, in a snapshot taken after every writer that skipped the
+// account has committed (see the migrations), and before any writer
 // counting on top of it has written a pair.
 const fillJobTitleCountsSQL = `
 WITH pairs AS (
-    INSERT INTO job_title_applicants (account_id, job_title_lower, driver_id, n)
-    SELECT account_id, job_title_lower, driver_id, count(*)
-      FROM job_applications
-     WHERE account_id = $1
-     GROUP BY 1, 2, 3
-    RETURNING job_title_lower)
-INSERT INTO application_counts (account_id, dimension, value, n)
-SELECT $1, 'job_title', job_title_lower, count(*) FROM pairs GROUP BY job_title_lower`
+    INSERT INTO job_title_applicants (account_id, job_title_lower, driver_id, n, state, driver_type, has_job_apps)
+    SELECT j.account_id, j.job_title_lower, j.driver_id, count(*), a.state, a.driver_type, a.has_job_apps
+      FROM job_applications j
+      JOIN applications a ON a.account_id = j.account_id AND a.driver_id = j.driver_id
+     WHERE j.account_id = $1
+     GROUP BY 1, 2, 3, 5, 6, 7
+    RETURNING job_title_lower, state, driver_type, has_job_apps),
+counted AS (
+    INSERT INTO application_counts (account_id, dimension, value, n)
+    SELECT $1, 'job_title', job_title_lower, count(*) FROM pairs GROUP BY job_title_lower)
+INSERT INTO job_title_profile_counts (account_id, job_title_lower, state, driver_type, has_job_apps, n)
+SELECT $1, job_title_lower, state, driver_type, has_job_apps, count(*) FROM pairs GROUP BY 2, 3, 4, 5`
 
 // beforeJobTitleBackfill, when a test sets it, runs before each account's
 // title counts are filled.

@@ -100,6 +100,82 @@ func checkTitleCountsExact(t *testing.T, s *store.Store, acct int64) {
 	if wrong != 0 {
 		t.Errorf("account %d: %d pairs of job_title_applicants differ from the job applications", acct, wrong)
 	}
+	checkTitleProfileCountsExact(t, s, acct)
+}
+
+// checkTitleProfileCountsExact compares each pair's recorded profile with
+// its application's, the counts of job_title_profile_counts with the
+// distinct applicants of each title and profile, and the list's total for
+// a title with the state, the driver type or the job applications of each
+// of its applicants with count(DISTINCT driver_id).
+func checkTitleProfileCountsExact(t *testing.T, s *store.Store, acct int64) {
+	t.Helper()
+	ctx := context.Background()
+	var wrong int
+	if err := s.DB().GetContext(ctx, &wrong, `
+		SELECT count(*) FROM job_title_applicants p
+		  JOIN applications a ON a.account_id = p.account_id AND a.driver_id = p.driver_id
+		 WHERE p.account_id = $1
+		   AND (p.state, p.driver_type, p.has_job_apps) IS DISTINCT FROM (a.state, a.driver_type, a.has_job_apps)`, acct); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 {
+		t.Errorf("account %d: %d pairs record a profile their application does not have", acct, wrong)
+	}
+	if err := s.DB().GetContext(ctx, &wrong, `
+		SELECT count(*) FROM (SELECT job_title_lower, state, driver_type, has_job_apps, sum(n) AS n
+		                        FROM job_title_profile_counts WHERE account_id = $1 GROUP BY 1, 2, 3, 4) c
+		  FULL JOIN (SELECT j.job_title_lower, a.state, a.driver_type, a.has_job_apps, count(DISTINCT j.driver_id) AS n
+		               FROM job_applications j
+		               JOIN applications a ON a.account_id = j.account_id AND a.driver_id = j.driver_id
+		              WHERE j.account_id = $1 GROUP BY 1, 2, 3, 4) j
+		 USING (job_title_lower, state, driver_type, has_job_apps)
+		 WHERE coalesce(c.n, 0) <> coalesce(j.n, 0)`, acct); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 {
+		t.Errorf("account %d: %d titles and profiles counted otherwise than their applicants", acct, wrong)
+	}
+	var combos []struct {
+		Title      string `db:"job_title_lower"`
+		State      string `db:"state"`
+		DriverType string `db:"driver_type"`
+		HasJobApps bool   `db:"has_job_apps"`
+	}
+	if err := s.DB().SelectContext(ctx, &combos, `
+		SELECT DISTINCT ON (j.job_title_lower) j.job_title_lower, a.state, a.driver_type, a.has_job_apps
+		  FROM job_applications j
+		  JOIN applications a ON a.account_id = j.account_id AND a.driver_id = j.driver_id
+		 WHERE j.account_id = $1 ORDER BY j.job_title_lower, j.driver_id`, acct); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range combos {
+		for _, f := range []store.DriverFilter{
+			{JobTitle: strings.ToUpper(c.Title), State: c.State},
+			{JobTitle: c.Title, DriverType: c.DriverType},
+			{JobTitle: c.Title, HasJobApps: &c.HasJobApps},
+			{JobTitle: c.Title, State: c.State, DriverType: c.DriverType, HasJobApps: &c.HasJobApps},
+		} {
+			f.Sort, f.Limit = "id", 1
+			_, got, err := s.ListDrivers(ctx, acct, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want int64
+			if err := s.DB().GetContext(ctx, &want, `SELECT count(DISTINCT j.driver_id) FROM job_applications j
+				JOIN applications a ON a.account_id = j.account_id AND a.driver_id = j.driver_id
+				WHERE j.account_id = $1 AND j.job_title_lower = lower($2)
+				  AND ($3 = '' OR a.state = $3) AND ($4 = '' OR a.driver_type = $4)
+				  AND ($5::boolean IS NULL OR a.has_job_apps = $5)`,
+				acct, f.JobTitle, f.State, f.DriverType, f.HasJobApps); err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("account %d, %q with %q %q %v: total %d, count(DISTINCT) says %d",
+					acct, f.JobTitle, f.State, f.DriverType, f.HasJobApps, got, want)
+			}
+		}
+	}
 }
 
 // TestJobTitleCountsExact: after each kind of write of job applications,
@@ -335,7 +411,8 @@ func deleteFew(ctx context.Context, s *store.Store, acct int64) error {
 }
 
 // TestJobTitleCountQuery: the title alone is counted from application_counts,
-// a title with another condition in applications.
+// a title with state, driver type or job applications from
+// job_title_profile_counts, a title with another condition in applications.
 func TestJobTitleCountQuery(t *testing.T) {
 	s := storetest.Store(t)
 	yes := true
@@ -345,8 +422,13 @@ func TestJobTitleCountQuery(t *testing.T) {
 	}{
 		{store.DriverFilter{JobTitle: "OTR Driver"}, "FROM application_counts WHERE account_id = $1 AND dimension = 'job_title' AND value = lower($2)"},
 		{store.DriverFilter{JobTitle: "OTR Driver", Sort: "name", Descending: true}, "dimension = 'job_title'"},
-		{store.DriverFilter{JobTitle: "OTR Driver", State: "TX"}, "FROM applications a"},
-		{store.DriverFilter{JobTitle: "OTR Driver", HasJobApps: &yes}, "FROM applications a"},
+		{store.DriverFilter{JobTitle: "OTR Driver", State: "TX"},
+			"FROM job_title_profile_counts WHERE account_id = $1 AND job_title_lower = lower($2) AND state = $3"},
+		{store.DriverFilter{JobTitle: "OTR Driver", HasJobApps: &yes},
+			"FROM job_title_profile_counts WHERE account_id = $1 AND job_title_lower = lower($2) AND has_job_apps = $3"},
+		{store.DriverFilter{JobTitle: "OTR Driver", State: "TX", DriverType: "Student", HasJobApps: &yes},
+			"FROM job_title_profile_counts WHERE account_id = $1 AND job_title_lower = lower($2) AND state = $3 AND driver_type = $4 AND has_job_apps = $5"},
+		{store.DriverFilter{JobTitle: "OTR Driver", State: "TX", Certification: "H"}, "FROM applications a"},
 	} {
 		_, count, err := s.DriverListQueries(context.Background(), 7, tt.f)
 		if err != nil {
@@ -358,5 +440,73 @@ func TestJobTitleCountQuery(t *testing.T) {
 		if tt.f.State == "" && tt.f.HasJobApps == nil && (len(count.Args) != 2 || count.Args[1] != tt.f.JobTitle) {
 			t.Errorf("%+v: count args %v", tt.f, count.Args)
 		}
+	}
+}
+
+// TestJobTitleProfileChangeRacingAPair: an applicant's first job
+// application to a title and a change of the applicant's state, each in a
+// transaction still open when the other starts, in either order: the pair
+// is counted under the state the applicant ends with. Without the share
+// lock the pair takes on its application, the pair's writer reads the
+// state of before the change, or the change's move misses the pair.
+func TestJobTitleProfileChangeRacingAPair(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "A").AccountID
+	if err := postJobs(ctx, s, acct, titled("J1", "OTR"), titled("First", "First")); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveApplications(ctx, s, applying(demo.Applications(acct, 4, 1, time.Now().UTC(), nil, "r."),
+		func(int) []string { return []string{"J1"} })); err != nil {
+		t.Fatal(err)
+	}
+	var drivers []int64
+	if err := s.DB().SelectContext(ctx, &drivers, `SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY driver_id`, acct); err != nil {
+		t.Fatal(err)
+	}
+	const pair = `INSERT INTO job_applications (account_id, driver_id, job_id, is_direct_app, created_at, job_title_lower)
+		SELECT $1, $2, id, false, now(), 'first' FROM jobs WHERE account_id = $1 AND reference_number = 'First'`
+	const move = `UPDATE applications SET state = $3 WHERE account_id = $1 AND driver_id = $2`
+	for i, tt := range []struct {
+		name          string
+		first, second string
+	}{
+		{"the state changes first", move, pair},
+		{"the pair appears first", pair, move},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			driver := drivers[i]
+			args := func(stmt string) []any {
+				if stmt == move {
+					return []any{acct, driver, fmt.Sprintf("Z%c", 'A'+i)}
+				}
+				return []any{acct, driver}
+			}
+			tx, err := s.DB().BeginTxx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback() //nolint:errcheck // committed below
+			if _, err := tx.ExecContext(ctx, tt.first, args(tt.first)...); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.DB().ExecContext(ctx, tt.second, args(tt.second)...)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("the second write did not wait for the first's transaction (err %v)", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			checkTitleCountsExact(t, s, acct)
+		})
 	}
 }
