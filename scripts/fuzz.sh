@@ -14,6 +14,8 @@ targets=(
 	"./gateway FuzzDriversQuery"
 	"./server/jobs FuzzJobValidator"
 	"./server/jobs FuzzPlainlyClean"
+	"./server/jobs FuzzReadsLikeTheRules"
+	"./internal/rules FuzzReadZIP"
 	"./server/grpcapi FuzzRequestDecode"
 )
 log=$(mktemp)

@@ -6,7 +6,6 @@
 package rules
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -54,9 +53,31 @@ func OrEmpty(s *string) string {
 	return *s
 }
 
-// ZIP is a US ZIP code, 12345 or 12345-6789 (the hyphen may be left out):
-// the five digits are its first group, the four its second.
-var ZIP = regexp.MustCompile(`^(\d{5})(?:-?(\d{4}))?$`)
+// ReadZIP reads a US ZIP code, 12345 or 12345-6789 (the hyphen may be
+// left out), and returns it as 12345 or 12345-6789; ok is false for any
+// other text. A loop rather than a regular expression: every job and
+// every application has one.
+func ReadZIP(s string) (zip string, ok bool) {
+	switch {
+	case len(s) == 5 && asciiDigits(s):
+		return s, true
+	case len(s) == 9 && asciiDigits(s):
+		return s[:5] + "-" + s[5:], true
+	case len(s) == 10 && s[5] == '-' && asciiDigits(s[:5]) && asciiDigits(s[6:]):
+		return s, true
+	}
+	return "", false
+}
+
+// asciiDigits reports whether s is all ASCII digits.
+func asciiDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Canonical finds s among values whatever its letter case, and returns the
 // value as values spell it.

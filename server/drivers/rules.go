@@ -284,13 +284,12 @@ func (c *appCheck) zip(raw string) string {
 	if zip == "" {
 		return ""
 	}
-	if !rules.ZIP.MatchString(zip) {
+	read, ok := rules.ReadZIP(zip)
+	if !ok {
 		c.fail("zip", zip, "is not a ZIP code (12345 or 12345-6789)")
+		return zip
 	}
-	if m := rules.ZIP.FindStringSubmatch(zip); m != nil && m[2] != "" {
-		zip = m[1] + "-" + m[2]
-	}
-	return zip
+	return read
 }
 
 // driverType returns the required driver type in its canonical spelling.

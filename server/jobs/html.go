@@ -54,6 +54,11 @@ func newHTMLSanitizer() *htmlSanitizer {
 // sanitize returns the cleaned text and whether anything other than entity
 // spelling changed, that is whether markup or its content was removed.
 func (h *htmlSanitizer) sanitize(s string) (string, bool) {
+	// A plainly clean text is known clean by a scan cheaper than its
+	// digest: it is neither hashed nor remembered.
+	if plainlyClean(s) {
+		return s, false
+	}
 	key := sha256.Sum256([]byte(s))
 	h.mu.Lock()
 	r, ok := h.remembered[key]
@@ -86,9 +91,6 @@ func (h *htmlSanitizer) sanitize(s string) (string, bool) {
 }
 
 func (h *htmlSanitizer) sanitizeText(s string) (string, bool) {
-	if plainlyClean(s) {
-		return s, false
-	}
 	clean := h.policy.Sanitize(s)
 	if clean == s {
 		return clean, false

@@ -55,7 +55,7 @@ func FuzzJobValidator(f *testing.F) {
 			}
 		}
 		switch {
-		case !referencePattern.MatchString(job.ReferenceNumber) || len(job.ReferenceNumber) > maxReferenceLen:
+		case !referenceRule.MatchString(job.ReferenceNumber) || len(job.ReferenceNumber) > maxReferenceLen:
 			t.Fatalf("accepted referenceNumber %q", job.ReferenceNumber)
 		case strings.TrimSpace(job.Title) == "" || utf8.RuneCountInString(job.Title) > maxTitleLen:
 			t.Fatalf("accepted title %q", job.Title)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -319,4 +320,36 @@ func TestEveryTextFieldHasItsRule(t *testing.T) {
 			t.Errorf("%s (kind %d): has a text rule %v", f.Name, f.Kind, ok)
 		}
 	}
+}
+
+// The rules of reference numbers and amounts as regular expressions say
+// them, against which their loops are checked.
+var (
+	referenceRule = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+	decimalRule   = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
+)
+
+func TestReadsLikeTheRules(t *testing.T) {
+	for _, s := range []string{"", "0", "12", "12.", "12.5", "12.50", "12.505", ".5", "1.2.3", "1e5", "-1", "+1", "12 ", " 12",
+		"١٢", "12.٥", "A1", "a-1", "Z9z", "AB_1", "é1", "12\n", "0.00", "007.1", "12.5\x00"} {
+		if got, want := isDecimal(s), decimalRule.MatchString(s); got != want {
+			t.Errorf("isDecimal(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := lettersAndDigits(s), referenceRule.MatchString(s); got != want {
+			t.Errorf("lettersAndDigits(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// FuzzReadsLikeTheRules is TestReadsLikeTheRules for any text.
+func FuzzReadsLikeTheRules(f *testing.F) {
+	for _, s := range []string{"12.50", "A1", ".5", "12."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if isDecimal(s) != decimalRule.MatchString(s) || lettersAndDigits(s) != referenceRule.MatchString(s) {
+			t.Errorf("%q: isDecimal %v, lettersAndDigits %v; the rules say %v, %v",
+				s, isDecimal(s), lettersAndDigits(s), decimalRule.MatchString(s), referenceRule.MatchString(s))
+		}
+	})
 }

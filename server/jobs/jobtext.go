@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/truckjobs/jobboard/domain"
@@ -19,7 +18,30 @@ import (
 // spells them; what it cannot read it reports in the v2.0 API's words,
 // and the job rules do the rest.
 
-var decimalPattern = regexp.MustCompile(`^\d+(?:\.\d{1,2})?$`)
+// isDecimal reports whether s is a decimal number with at most two
+// decimal places, ASCII digits only (12, 12.5, 12.50; not .5, 12. or
+// 12.505): a loop rather than a regular expression, as lettersAndDigits.
+func isDecimal(s string) bool {
+	whole := digits(s)
+	if whole == 0 {
+		return false
+	}
+	rest := s[whole:]
+	if rest == "" {
+		return true
+	}
+	places := digits(rest[1:])
+	return rest[0] == '.' && 1 <= places && places <= 2 && places == len(rest)-1
+}
+
+// digits is the number of ASCII digits s starts with.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
+}
 
 // MaxListValues bounds employmentType and routeType (docs/api.md, Limits
 // against abuse): each has at most five distinct values, so more can only
@@ -123,31 +145,29 @@ func (r *Input) unreadable(f Field, raw *string, rule string) {
 		Message: fmt.Sprintf("%s: %s %s", RESTNames.Names[f], call.Quoted(rules.OrEmpty(raw)), rule)})
 }
 
-// sentText is field f's trimmed text, or nil for an absent or blank one; a
-// text PostgreSQL cannot store is unreadable.
-func (r *Input) sentText(f Field) *string {
+// sentText is field f's trimmed text, or false for an absent or blank
+// one; a text PostgreSQL cannot store is unreadable.
+func (r *Input) sentText(f Field) (string, bool) {
 	raw := r.Sent[f]
 	if raw == nil {
-		return nil
+		return "", false
 	}
 	if call.Unstorable(*raw) {
 		r.unreadable(f, raw, "contains a NUL character or bytes that are not UTF-8")
-		return nil
+		return "", false
 	}
-	if s := strings.TrimSpace(*raw); s != "" {
-		return &s
-	}
-	return nil
+	s := strings.TrimSpace(*raw)
+	return s, s != ""
 }
 
 // readWord reads one of field f's words in any case and spacing.
 func (r *Input) readWord(f Field) *string {
-	s := r.sentText(f)
-	if s == nil {
+	s, ok := r.sentText(f)
+	if !ok {
 		return nil
 	}
 	words := fields[f].Words
-	canon, found := rules.Canonical(words, *s)
+	canon, found := rules.Canonical(words, s)
 	if !found {
 		r.unreadable(f, r.Sent[f], "is not one of "+strings.Join(words, ", "))
 		return nil
@@ -196,16 +216,16 @@ func readWords(r *Input, f Field, raw []string) []string {
 // readDecimal reads a non-negative amount with at most two decimal places
 // as cents; its range is the rules'.
 func (r *Input) readDecimal(f Field) *domain.Cents {
-	s := r.sentText(f)
+	s, ok := r.sentText(f)
 	switch {
-	case s == nil:
+	case !ok:
 		return nil
-	case strings.HasPrefix(*s, "-"):
+	case strings.HasPrefix(s, "-"):
 		r.unreadable(f, r.Sent[f], mustNotBeNegative)
-	case !decimalPattern.MatchString(*s):
+	case !isDecimal(s):
 		r.unreadable(f, r.Sent[f], "must be a decimal number with at most two decimal places")
 	default:
-		return new(domain.ParseCents(*s))
+		return new(domain.ParseCents(s))
 	}
 	return nil
 }
