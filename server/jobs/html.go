@@ -18,7 +18,8 @@ import (
 // again and again with the same texts (a re-post of an unchanged feed is the
 // common case), so results are remembered, keyed by a digest of the text so
 // that no request's body is kept alive. When the remembered results reach
-// maxRemembered bytes, the memory starts over.
+// maxRemembered bytes, the memory starts over. A plainly clean text
+// (plainlyClean) is neither parsed nor remembered.
 type htmlSanitizer struct {
 	policy *bluemonday.Policy
 
