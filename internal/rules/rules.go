@@ -70,13 +70,15 @@ func ReadZIP(s string) (zip string, ok bool) {
 }
 
 // asciiDigits reports whether s is all ASCII digits.
-func asciiDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
+func asciiDigits(s string) bool { return LeadingDigits(s) == len(s) }
+
+// LeadingDigits is the number of ASCII digits s starts with.
+func LeadingDigits(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
 	}
-	return true
+	return n
 }
 
 // Canonical finds s among values whatever its letter case, and returns the

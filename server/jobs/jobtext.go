@@ -22,7 +22,7 @@ import (
 // decimal places, ASCII digits only (12, 12.5, 12.50; not .5, 12. or
 // 12.505): a loop rather than a regular expression, as lettersAndDigits.
 func isDecimal(s string) bool {
-	whole := digits(s)
+	whole := rules.LeadingDigits(s)
 	if whole == 0 {
 		return false
 	}
@@ -30,17 +30,8 @@ func isDecimal(s string) bool {
 	if rest == "" {
 		return true
 	}
-	places := digits(rest[1:])
+	places := rules.LeadingDigits(rest[1:])
 	return rest[0] == '.' && 1 <= places && places <= 2 && places == len(rest)-1
-}
-
-// digits is the number of ASCII digits s starts with.
-func digits(s string) int {
-	n := 0
-	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
-		n++
-	}
-	return n
 }
 
 // MaxListValues bounds employmentType and routeType (docs/api.md, Limits
