@@ -71,6 +71,14 @@ func RouteTypes() []RouteType { return slices.Clone(routeTypes) }
 // LicenseClasses returns every license class, in enum order.
 func LicenseClasses() []LicenseClass { return slices.Clone(licenseClasses) }
 
+// jobStates are the USPS codes of the 50 states, DC and the five inhabited
+// territories: where a job may be.
+var jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
+
+// IsJobState reports whether code is the upper-case USPS code of a place a
+// job may be (a state, DC or an inhabited territory).
+func IsJobState(code string) bool { return slices.Contains(jobStates, code) }
+
 // Cents is an amount of money in hundredths of a dollar: pay is exact, so
 // it is never a float.
 type Cents int64

@@ -67,6 +67,9 @@ type Conn struct {
 	Imports  jobboardv2.JobImportServiceClient
 	Webhooks jobboardv2.WebhookServiceClient
 	Events   jobboardv2.EventServiceClient
+	// Search searches every account's jobs; only the internal token or an
+	// internal client certificate may call it.
+	Search jobboardv2.JobSearchServiceClient
 }
 
 // ClientConn is the underlying gRPC connection, for other services such as
@@ -129,7 +132,8 @@ func Dial(ctx context.Context, target string, o Options) (*Conn, error) {
 	}
 	return &Conn{cc: cc, Jobs: jobboardv2.NewJobServiceClient(cc), Drivers: jobboardv2.NewDriverServiceClient(cc),
 		Intake: jobboardv2.NewDriverIntakeServiceClient(cc), Imports: jobboardv2.NewJobImportServiceClient(cc),
-		Webhooks: jobboardv2.NewWebhookServiceClient(cc), Events: jobboardv2.NewEventServiceClient(cc)}, nil
+		Webhooks: jobboardv2.NewWebhookServiceClient(cc), Events: jobboardv2.NewEventServiceClient(cc),
+		Search: jobboardv2.NewJobSearchServiceClient(cc)}, nil
 }
 
 // waitConnected waits until cc is ready or ctx ends.

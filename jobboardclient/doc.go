@@ -2,7 +2,7 @@
 // other Go program) to the job board's gRPC API: one call to Dial gives a
 // connection with the transport, the credentials, the retries and the
 // keepalive settings the board expects, and the generated clients of its
-// four services.
+// services.
 //
 //	conn, err := jobboardclient.Dial(ctx, "jobboard.internal:9090", jobboardclient.Options{
 //		CAFile:        "/etc/jobboard/ca.pem",
@@ -32,8 +32,10 @@
 //
 // An internal caller acts for one account a call: ActFor names it in the
 // call's x-account-id metadata. Every method but the DriverIntakeService's
-// needs it (InvalidArgument without); the intake takes the account from the
-// request's account_id instead, and when both are given they must agree.
+// and the JobSearchService's needs it (InvalidArgument without); the intake
+// takes the account from the request's account_id instead, and when both
+// are given they must agree; the search reads every account's jobs, or
+// those of its account_ids.
 // With an API key the account is the key's, and x-account-id is ignored.
 //
 // # Retries
@@ -69,10 +71,10 @@
 //     an idempotency-key one of its own, which every attempt of that call
 //     carries, so a retry answers the import the first attempt created
 //     rather than queueing a second one;
-//   - WebhookService.ListWebhooks, GetWebhook, ListWebhookDeliveries and
-//     EventService.ListEvents, which read; WebhookService.UpdateWebhook,
-//     which sets the values it is given (enabling an enabled endpoint
-//     changes nothing).
+//   - WebhookService.ListWebhooks, GetWebhook, ListWebhookDeliveries,
+//     EventService.ListEvents and JobSearchService.SearchJobs, which read;
+//     WebhookService.UpdateWebhook, which sets the values it is given
+//     (enabling an enabled endpoint changes nothing).
 //
 // These are not retried, and a caller who gets UNAVAILABLE from one looks
 // (ListWebhooks, ListWebhookDeliveries) before calling again:

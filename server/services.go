@@ -12,6 +12,7 @@ import (
 	"github.com/truckjobs/jobboard/server/grpcapi"
 	"github.com/truckjobs/jobboard/server/imports"
 	"github.com/truckjobs/jobboard/server/leads"
+	"github.com/truckjobs/jobboard/server/search"
 
 	"github.com/truckjobs/jobboard/server/jobs"
 
@@ -39,6 +40,8 @@ type Services struct {
 	Jobs    *jobs.Service
 	Drivers *drivers.Service
 	Intake  *drivers.IntakeService
+	// Search is the job search of the board's own services.
+	Search  *search.Service
 	Imports *imports.JobImportService
 	// Webhooks and Events are the account's lead events (docs/api.md,
 	// Events and webhooks).
@@ -176,6 +179,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	s.imports = importsArea
 	s.Imports, s.Webhooks, s.Events, s.Outbox = importsArea.Service, leadsArea.Webhooks, leadsArea.Events, leadsArea.Outbox
 	s.Intake = drivers.NewIntake(st, s.Outbox)
+	s.Search = search.New(st, s.Jobs.Tokens(), cfg.Now)
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err
 	}
@@ -322,6 +326,6 @@ func queueDepth(st *store.Store) metrics.QueueDepthFunc {
 // NewGRPCServer returns the gRPC server of every service (grpcapi.New).
 func (s *Services) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	return grpcapi.New(grpcapi.Config{Auth: s.Auth, Jobs: s.Jobs, Drivers: s.Drivers, Intake: s.Intake,
-		Imports: s.Imports, Webhooks: s.Webhooks, Events: s.Events, Health: s.Health, Metrics: s.metrics,
+		Search: s.Search, Imports: s.Imports, Webhooks: s.Webhooks, Events: s.Events, Health: s.Health, Metrics: s.metrics,
 		TrustedProxies: s.trustedProxies, Admit: s.admit}, opts...)
 }

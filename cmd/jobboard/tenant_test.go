@@ -197,6 +197,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 		jobsC, driversC := jobboardv2.NewJobServiceClient(conn), jobboardv2.NewDriverServiceClient(conn)
 		importsC, intakeC := jobboardv2.NewJobImportServiceClient(conn), jobboardv2.NewDriverIntakeServiceClient(conn)
 		webhooksC, eventsC := jobboardv2.NewWebhookServiceClient(conn), jobboardv2.NewEventServiceClient(conn)
+		searchC := jobboardv2.NewJobSearchServiceClient(conn)
 		asB := map[string]context.Context{
 			"B's key":              withKey(b.APIKey),
 			"internal token for B": metadata.AppendToOutgoingContext(withKey(internalToken), "x-account-id", fmt.Sprint(b.ID)),
@@ -234,6 +235,11 @@ func TestTenantIsolationSweep(t *testing.T) {
 			},
 			"SubmitApplications": func(ctx context.Context) (any, error) {
 				return intakeC.SubmitApplications(ctx, &jobboardv2.SubmitApplicationsRequest{AccountId: a.ID})
+			},
+			// The search reads every account's active jobs, which the board
+			// shows to drivers; asked for B's, it shows none of A's.
+			"SearchJobs": func(ctx context.Context) (any, error) {
+				return searchC.SearchJobs(ctx, &jobboardv2.SearchJobsRequest{Query: secretTitle, AccountIds: []int64{b.ID}})
 			},
 		}
 		for name, call := range map[string]func(ctx context.Context) (any, error){
@@ -304,6 +310,9 @@ func TestTenantIsolationSweep(t *testing.T) {
 					} else {
 						want = codes.InvalidArgument // no application: nothing to take
 					}
+				}
+				if name == "SearchJobs" && who == "B's key" {
+					want = codes.PermissionDenied // internal callers only
 				}
 				if status.Code(err) != want {
 					t.Errorf("%s: %v, want %v", what, err, want)

@@ -44,6 +44,7 @@ func TestFactsOfKnownRpcs(t *testing.T) {
 		{jobboardv2.JobService_GetJob_FullMethodName, jobboardv2.Caller_CALLER_ACCOUNT, rules.DefaultLimit, true},
 		{jobboardv2.JobImportService_CreateJobImport_FullMethodName, jobboardv2.Caller_CALLER_ACCOUNT, rules.JobImportLimit, true},
 		{jobboardv2.DriverIntakeService_SubmitApplication_FullMethodName, jobboardv2.Caller_CALLER_INTERNAL, rules.DefaultLimit, true},
+		{jobboardv2.JobSearchService_SearchJobs_FullMethodName, jobboardv2.Caller_CALLER_INTERNAL, rules.DefaultLimit, true},
 		{jobboardv2.WebhookService_TestWebhook_FullMethodName, jobboardv2.Caller_CALLER_ACCOUNT, rules.DefaultLimit, false},
 	}
 	for _, tt := range tests {

@@ -25,6 +25,7 @@ import (
 	"github.com/truckjobs/jobboard/server/imports"
 	"github.com/truckjobs/jobboard/server/jobs"
 	"github.com/truckjobs/jobboard/server/leads"
+	"github.com/truckjobs/jobboard/server/search"
 )
 
 // Config is what the gRPC server serves and how.
@@ -33,6 +34,7 @@ type Config struct {
 	Jobs     *jobs.Service
 	Drivers  *drivers.Service
 	Intake   *drivers.IntakeService
+	Search   *search.Service
 	Imports  *imports.JobImportService
 	Webhooks *leads.WebhookService
 	Events   *leads.EventService
@@ -95,6 +97,7 @@ func New(s Config, opts ...grpc.ServerOption) *grpc.Server {
 	registerDecoding(srv, &jobboardv2.JobService_ServiceDesc, &grpcJobs{core: s.Jobs}, requestLimit)
 	registerDecoding(srv, &jobboardv2.DriverService_ServiceDesc, &grpcDrivers{core: s.Drivers}, requestLimit)
 	registerDecoding(srv, &jobboardv2.DriverIntakeService_ServiceDesc, s.Intake, requestLimit)
+	registerDecoding(srv, &jobboardv2.JobSearchService_ServiceDesc, &grpcSearch{core: s.Search}, requestLimit)
 	registerDecoding(srv, &jobboardv2.JobImportService_ServiceDesc, &grpcImports{core: s.Imports}, requestLimit)
 	registerDecoding(srv, &jobboardv2.WebhookService_ServiceDesc, &grpcWebhooks{core: s.Webhooks}, requestLimit)
 	registerDecoding(srv, &jobboardv2.EventService_ServiceDesc, &grpcEvents{core: s.Events}, requestLimit)

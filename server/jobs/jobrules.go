@@ -43,9 +43,6 @@ const (
 	maxReferenceLen   = 64
 )
 
-// jobStates are the USPS codes of the 50 states, DC and the five inhabited territories.
-var jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
-
 // lettersAndDigits reports whether s is one or more ASCII letters and
 // digits, the characters of a reference number: a loop rather than a
 // regular expression, which took a tenth of a post's checks.
@@ -138,7 +135,7 @@ var textRules = map[string]func(c *jobCheck, f Field, s string) string{
 	"city":  func(c *jobCheck, f Field, city string) string { c.maxLen(f, city, maxCityLen); return city },
 	"state": func(c *jobCheck, f Field, st string) string {
 		st = strings.ToUpper(st)
-		if !slices.Contains(jobStates, st) {
+		if !domain.IsJobState(st) {
 			c.invalid(f, "is not a US state code")
 		}
 		return st

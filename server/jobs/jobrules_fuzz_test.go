@@ -59,7 +59,7 @@ func FuzzJobValidator(f *testing.F) {
 			t.Fatalf("accepted referenceNumber %q", job.ReferenceNumber)
 		case strings.TrimSpace(job.Title) == "" || utf8.RuneCountInString(job.Title) > maxTitleLen:
 			t.Fatalf("accepted title %q", job.Title)
-		case !slices.Contains(jobStates, job.State):
+		case !domain.IsJobState(job.State):
 			t.Fatalf("accepted state %q", job.State)
 		case job.PostalCode != nil && !fuzzZip.MatchString(*job.PostalCode):
 			t.Fatalf("accepted postalCode %q", *job.PostalCode)

@@ -27,7 +27,7 @@ func TestPreparedSurvivesMigration(t *testing.T) {
 	if _, err := s.Job(ctx, acct, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DB().ExecContext(ctx, `ALTER TABLE jobs ALTER COLUMN title TYPE varchar(300)`); err != nil {
+	if _, err := s.DB().ExecContext(ctx, `ALTER TABLE jobs ALTER COLUMN state TYPE varchar(300)`); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {

@@ -135,7 +135,7 @@ func TestPreparedAfterColumnChange(t *testing.T) {
 	}
 	for i, step := range []string{"prepared", "after the change", "prepared again"} {
 		if i == 1 {
-			if _, err := s.DB().ExecContext(ctx, `ALTER TABLE jobs ALTER COLUMN title TYPE varchar(500)`); err != nil {
+			if _, err := s.DB().ExecContext(ctx, `ALTER TABLE jobs ALTER COLUMN state TYPE varchar(500)`); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,0 +1,358 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// JobSearch is a search of every account's active jobs (docs/api.md, Job
+// search), in the store's terms: the words of each closed field as the
+// jobs table keeps them. Empty lists and zero values do not filter.
+type JobSearch struct {
+	// Words is a tsquery, as NormalizeJobQuery answered it; "" searches no words.
+	Words string
+	// Near keeps the jobs whose ZIP centroid is within the radius.
+	Near *Radius
+
+	DriverTypes, FreightTypes, RouteTypes, EmploymentTypes, PayFrequencies, States []string
+	// LicenseClasses are the classes a job may ask for; a job that asks
+	// for none (no class) is kept whenever the list is given.
+	LicenseClasses  []string
+	ExcludeTWICOnly bool
+	// MinPay keeps the jobs whose highest pay (the minimum when there is
+	// no maximum) is at least it, in cents.
+	MinPay *int64
+	// PostedSince keeps the jobs first added at or after it.
+	PostedSince *time.Time
+	AccountIDs  []int64
+
+	Order JobSearchOrder
+	// After is where the page starts: after this job, in Order.
+	After *JobSearchCursor
+	// Limit is the most results answered.
+	Limit int
+	// Facets are the facets to count.
+	Facets []JobFacet
+}
+
+// JobSearchOrder is the order of a search's results. Each breaks ties by
+// the instant the job was first added, newest first, then by id.
+type JobSearchOrder int
+
+// The orders.
+const (
+	// ByPosted: newest first.
+	ByPosted JobSearchOrder = iota
+	// ByRelevance: best match first (needs Words).
+	ByRelevance
+	// ByDistance: nearest first (needs Near).
+	ByDistance
+	// ByPay: highest pay first, jobs without an amount last.
+	ByPay
+)
+
+// JobSearchCursor is the place of a result in its order: its sort key
+// (the rank, the miles or the pay in cents, by order; unused by
+// ByPosted), when it was first added and its id.
+type JobSearchCursor struct {
+	Key     float64 `json:"k,omitempty"`
+	AddedAt int64   `json:"t"` // microseconds since the Unix epoch
+	ID      int64   `json:"id"`
+}
+
+// JobFacet is a field whose values a search counts.
+type JobFacet int
+
+// The facets, each a column of jobs.
+const (
+	FacetDriverType JobFacet = iota
+	FacetFreightType
+	FacetRouteType
+	FacetEmploymentType
+	FacetPayFrequency
+	FacetState
+	FacetLicenseClass
+)
+
+// JobFound is one result of a search.
+type JobFound struct {
+	Job
+	AccountID   int64
+	AccountName string
+	// Miles is the distance from the search's centre; set with Near.
+	Miles *float64
+	// Highlights are fragments of the title and description around the
+	// matched words, which are in <b>...</b>; set with Words.
+	Highlights []string
+	Cursor     JobSearchCursor
+}
+
+// FacetCount is how many matching jobs have one value of a facet.
+type FacetCount struct {
+	Value string
+	Count int64
+}
+
+// JobSearchResult is a page of results, with the whole match's size and
+// facets.
+type JobSearchResult struct {
+	Jobs   []JobFound
+	Total  int64
+	Facets map[JobFacet][]FacetCount
+}
+
+// NormalizeJobQuery reads query in web search syntax (words ANDed, quoted
+// phrases, -word, OR) with English stemming, and answers it as a tsquery's
+// text: "" when the query holds no word a job could be found by (only
+// stop words, or punctuation).
+func (s *Store) NormalizeJobQuery(ctx context.Context, query string) (string, error) {
+	var words string
+	err := s.read(ctx, func(db *sqlx.DB) error {
+		return db.GetContext(ctx, &words, `SELECT websearch_to_tsquery('english', $1)::text`, query)
+	})
+	if err != nil {
+		return "", fmt.Errorf("read search query: %w", err)
+	}
+	return words, nil
+}
+
+// SearchJobs answers a page of the active jobs of every account that
+// match q, in q's order, with the whole match's size and q's facets. It
+// reads the read database when there is one.
+func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, error) {
+	var r JobSearchResult
+	err := s.read(ctx, func(db *sqlx.DB) error {
+		var err error
+		r, err = searchJobs(ctx, db, q)
+		return err
+	})
+	if err != nil {
+		return JobSearchResult{}, fmt.Errorf("search jobs: %w", err)
+	}
+	return r, nil
+}
+
+func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch) (JobSearchResult, error) {
+	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
+	var err error
+	if r.Jobs, err = searchPage(ctx, db, q); err != nil {
+		return r, err
+	}
+	from, where, args := q.match(noFacet)
+	if err := db.GetContext(ctx, &r.Total, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
+		return r, fmt.Errorf("count: %w", err)
+	}
+	for _, f := range q.Facets {
+		if r.Facets[f], err = countFacet(ctx, db, q, f); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// noFacet is a facet that is none of them: the match with every filter.
+const noFacet JobFacet = -1
+
+// facetColumns are the facets' values in jobs j: one per job, or (for the
+// list fields) one row each.
+var facetColumns = map[JobFacet]string{
+	FacetDriverType:     "j.driver_type",
+	FacetFreightType:    "j.freight_type",
+	FacetRouteType:      "unnest(j.route_type)",
+	FacetEmploymentType: "unnest(j.employment_type)",
+	FacetPayFrequency:   "j.pay_frequency",
+	FacetState:          "j.state",
+	FacetLicenseClass:   "j.license_class",
+}
+
+// countFacet counts the matching jobs by their values of facet f, with
+// every filter but f's own: highest count first, then by value; values no
+// job has are not listed.
+func countFacet(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet) ([]FacetCount, error) {
+	from, where, args := q.match(f)
+	rows, err := db.QueryContext(ctx, `
+		SELECT v, count(*) FROM (SELECT `+facetColumns[f]+` AS v FROM `+from+` WHERE `+where+`) m
+		 WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count facet: %w", err)
+	}
+	defer rows.Close()
+	counts := []FacetCount{}
+	for rows.Next() {
+		var c FacetCount
+		if err := rows.Scan(&c.Value, &c.Count); err != nil {
+			return nil, fmt.Errorf("count facet: %w", err)
+		}
+		counts = append(counts, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count facet: %w", err)
+	}
+	return counts, nil
+}
+
+// match is the FROM and WHERE of the jobs q matches, and their arguments,
+// leaving out the filter of facet except (noFacet leaves none out).
+func (q JobSearch) match(except JobFacet) (from, where string, args []any) {
+	c := &conditions{}
+	from = "jobs j"
+	c.add("j.deleted_at IS NULL")
+	if q.Words != "" {
+		c.add("j.search_words @@ ?::tsquery", q.Words)
+	}
+	if q.Near != nil {
+		// The ZIP codes within the radius, from their box: a job's place
+		// is its ZIP's centroid.
+		dLat, dLon := q.Near.boundingBox()
+		c.add(`j.postal_code IS NOT NULL AND left(j.postal_code, 5) = ANY (ARRAY(
+			SELECT zip FROM zip_centroids
+			 WHERE latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?
+			   AND `+milesFrom("latitude", "longitude", "?", "?")+` <= ?))`,
+			q.Near.Latitude-dLat, q.Near.Latitude+dLat, q.Near.Longitude-dLon, q.Near.Longitude+dLon,
+			q.Near.Latitude, q.Near.Latitude, q.Near.Longitude, q.Near.Miles) // milesFrom names the centre's latitude twice
+	}
+	in := func(facet JobFacet, cond string, values []string) {
+		if len(values) > 0 && facet != except {
+			c.add(cond, pq.StringArray(values))
+		}
+	}
+	in(FacetDriverType, "j.driver_type = ANY (?::text[])", q.DriverTypes)
+	in(FacetFreightType, "j.freight_type = ANY (?::text[])", q.FreightTypes)
+	in(FacetRouteType, "j.route_type && ?::text[]", q.RouteTypes)
+	in(FacetEmploymentType, "j.employment_type && ?::text[]", q.EmploymentTypes)
+	in(FacetState, "j.state = ANY (?::text[])", q.States)
+	if len(q.LicenseClasses) > 0 && except != FacetLicenseClass {
+		c.add("(j.license_class IS NULL OR j.license_class = ANY (?::text[]))", pq.StringArray(q.LicenseClasses))
+	}
+	// The minimum pay is in the unit of the one pay frequency asked for:
+	// the two are one filter, left out together from that facet.
+	if except != FacetPayFrequency {
+		if len(q.PayFrequencies) > 0 {
+			c.add("j.pay_frequency = ANY (?::text[])", pq.StringArray(q.PayFrequencies))
+		}
+		if q.MinPay != nil {
+			c.add("coalesce(j.pay_amount_max, j.pay_amount_min) >= ?::numeric / 100", *q.MinPay)
+		}
+	}
+	if q.ExcludeTWICOnly {
+		c.add("NOT j.twic_only")
+	}
+	if q.PostedSince != nil {
+		c.add("j.created_at >= ?", *q.PostedSince)
+	}
+	if len(q.AccountIDs) > 0 {
+		c.add("j.account_id = ANY (?::bigint[])", pq.Array(q.AccountIDs))
+	}
+	return from, strings.Join(c.conds, " AND "), c.args
+}
+
+// milesFrom is the great-circle distance in miles between the point of
+// columns lat, lon and the point of the expressions lat0, lon0 (§6's
+// formula, as the drivers list's radius tests it).
+func milesFrom(lat, lon, lat0, lon0 string) string {
+	return fmt.Sprintf(`(2 * %[5]g * asin(least(1, sqrt(
+		power(sin(radians(%[1]s - %[3]s) / 2), 2) +
+		cos(radians(%[3]s)) * cos(radians(%[1]s)) * power(sin(radians(%[2]s - %[4]s) / 2), 2)))))`,
+		lat, lon, lat0, lon0, EarthRadiusMiles)
+}
+
+// fragmentDelimiter separates the highlights ts_headline answers: a
+// character no text holds (the checks refuse control characters).
+const fragmentDelimiter = "\x1f"
+
+// searchPage reads the page of results q asks for.
+func searchPage(ctx context.Context, db *sqlx.DB, q JobSearch) ([]JobFound, error) {
+	from, where, args := q.match(noFacet)
+	c := &conditions{conds: []string{where}, args: args}
+	bind := func(v any) string {
+		c.args = append(c.args, v)
+		return fmt.Sprintf("$%d", len(c.args))
+	}
+	// Each row's sort key, as a float8 a cursor holds exactly: the rank
+	// (a real), the miles, or whole cents; and its miles from the centre.
+	key, miles := "0::float8", "NULL::float8"
+	if q.Near != nil {
+		miles = `(SELECT ` + milesFrom("z.latitude", "z.longitude", bind(q.Near.Latitude)+"::float8", bind(q.Near.Longitude)+"::float8") +
+			` FROM zip_centroids z WHERE z.zip = left(j.postal_code, 5))`
+	}
+	switch q.Order {
+	case ByRelevance:
+		key = "ts_rank_cd(j.search_words, " + bind(q.Words) + "::tsquery)::float8"
+	case ByDistance:
+		key = "k.miles"
+	case ByPay:
+		key = "coalesce(round(coalesce(j.pay_amount_max, j.pay_amount_min) * 100), -1)::float8"
+	}
+	// Ties go newest first, then by id; the key's direction is the order's
+	// (nearest first is the one ascending).
+	order, after := "j.created_at DESC, j.id DESC", "(j.created_at, j.id) < (?, ?)"
+	if q.Order != ByPosted {
+		direction, cmp := "DESC", "<"
+		if q.Order == ByDistance {
+			direction, cmp = "ASC", ">"
+		}
+		order = "s.key " + direction + ", " + order
+		after = "(s.key " + cmp + " ? OR s.key = ? AND " + after + ")"
+	}
+	if a := q.After; a != nil {
+		addedAt := time.UnixMicro(a.AddedAt).UTC()
+		if q.Order == ByPosted {
+			c.add(after, addedAt, a.ID)
+		} else {
+			c.add(after, a.Key, a.Key, addedAt, a.ID)
+		}
+	}
+	limit := bind(q.Limit)
+	highlights := "NULL::text"
+	if q.Words != "" {
+		// The title, escaped as HTML (a fragment is HTML), then the
+		// description's text without its tags (its entities stay).
+		highlights = `ts_headline('english', replace(replace(replace(x.title, '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || E'\n' ||
+			regexp_replace(x.description, '<[^>]*>', ' ', 'g'), ` +
+			bind(q.Words) + `::tsquery, 'StartSel=<b>, StopSel=</b>, MaxFragments=3, MaxWords=25, MinWords=10, FragmentDelimiter="` +
+			fragmentDelimiter + `"')`
+	}
+	// The page is chosen on jobs alone; the account's name, the job's
+	// columns and the highlights are read for the page's rows only.
+	query := `
+		WITH page AS (
+		SELECT j.id, j.account_id, j.created_at, s.key, s.miles
+		  FROM ` + from + `
+		 CROSS JOIN LATERAL (SELECT k.miles, ` + key + ` AS key FROM (SELECT ` + miles + ` AS miles) k) s
+		 WHERE ` + strings.Join(c.conds, " AND ") + `
+		 ORDER BY ` + order + `
+		 LIMIT ` + limit + `)
+		SELECT p.key, (extract(epoch FROM p.created_at) * 1000000)::bigint, p.miles, p.account_id, a.name, x.*, ` + highlights + `
+		  FROM page p
+		  JOIN accounts a ON a.id = p.account_id
+		 CROSS JOIN LATERAL (` + jobSelect + ` WHERE id = p.id) x
+		 ORDER BY ` + strings.NewReplacer("s.key", "p.key", "j.", "p.").Replace(order)
+	rows, err := db.QueryContext(ctx, query, c.args...)
+	if err != nil {
+		return nil, fmt.Errorf("read page: %w", err)
+	}
+	defer rows.Close()
+	found := []JobFound{}
+	for rows.Next() {
+		var f JobFound
+		var headline *string
+		dest := append([]any{&f.Cursor.Key, &f.Cursor.AddedAt, &f.Miles, &f.AccountID, &f.AccountName}, jobScanDest(&f.Job)...)
+		if err := rows.Scan(append(dest, &headline)...); err != nil {
+			return nil, fmt.Errorf("read page: %w", err)
+		}
+		f.Cursor.ID = f.ID
+		if headline != nil {
+			f.Highlights = strings.Split(*headline, fragmentDelimiter)
+		}
+		found = append(found, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read page: %w", err)
+	}
+	return found, nil
+}
