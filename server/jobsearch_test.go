@@ -377,8 +377,8 @@ func altered(token string) string {
 }
 
 // TestSearchJobsFresh: a job is found as soon as its post is answered, its
-// new words as soon as its update is, and it is gone as soon as its delete
-// is answered.
+// new words as soon as its update is (and its old ones kept through an
+// update of no text), and it is gone as soon as its delete is answered.
 func TestSearchJobsFresh(t *testing.T) {
 	f := newSearchFixture(t)
 	ctx := withKey(f.a.APIKey)
@@ -390,6 +390,13 @@ func TestSearchJobsFresh(t *testing.T) {
 	f.post(t, f.a.APIKey, searchJob("F1", "Livestock Driver", "<p>Cattle loads.</p>"))
 	if got, gone := find("cattle"), find("reefer"); !slices.Equal(got, []string{"F1"}) || len(gone) != 0 {
 		t.Fatalf("after the update: %v for its new words, %v for its old", got, gone)
+	}
+	// A change of no text keeps the words.
+	f.post(t, f.a.APIKey, searchJob("F1", "Livestock Driver", "<p>Cattle loads.</p>", func(j *jobboardv2.JobInput) {
+		j.PayFrequency, j.PayAmountMinCents = jobboardv2.PayFrequency_PAY_FREQUENCY_WEEKLY, proto.Int64(120000)
+	}))
+	if got := find("cattle"); !slices.Equal(got, []string{"F1"}) {
+		t.Fatalf("after a change of its pay: %v", got)
 	}
 	if _, err := f.jobs.DeleteJob(ctx, &jobboardv2.DeleteJobRequest{Id: f.ids["F1"]}); err != nil {
 		t.Fatal(err)
