@@ -134,6 +134,13 @@ func (c *conditions) add(cond string, vals ...any) {
 	c.conds = append(c.conds, cond)
 }
 
+// bind appends v to the arguments and returns its placeholder, for a
+// statement's text outside its conditions (a join's).
+func (c *conditions) bind(v any) string {
+	c.args = append(c.args, v)
+	return fmt.Sprintf("$%d", len(c.args))
+}
+
 // addIfSet adds cond with val when the filter has val ("" is no filter).
 func (c *conditions) addIfSet(cond, val string) {
 	if val != "" {

@@ -206,15 +206,20 @@ func (q JobSearch) match(except JobFacet) (from, where string, args []any) {
 		c.add("j.search_words @@ ?::tsquery", q.Words)
 	}
 	if q.Near != nil {
-		// The ZIP codes within the radius, from their box: a job's place
-		// is its ZIP's centroid.
+		// The ZIP codes within the radius, read from their box, joined to
+		// the jobs by the index of their ZIP: a job's place is its ZIP's
+		// centroid. A list of the codes to look each job's up in instead
+		// (= ANY) cost a comparison per code and job: 12 s to count the
+		// 124,840 jobs within 500 miles of 77002 among 1,000,000.
 		dLat, dLon := q.Near.boundingBox()
-		c.add(`j.postal_code IS NOT NULL AND left(j.postal_code, 5) = ANY (ARRAY(
-			SELECT zip FROM zip_centroids
-			 WHERE latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?
-			   AND `+milesFrom("latitude", "longitude", "?", "?")+` <= ?))`,
-			q.Near.Latitude-dLat, q.Near.Latitude+dLat, q.Near.Longitude-dLon, q.Near.Longitude+dLon,
-			q.Near.Latitude, q.Near.Latitude, q.Near.Longitude, q.Near.Miles) // milesFrom names the centre's latitude twice
+		lat, lon := c.bind(q.Near.Latitude)+"::float8", c.bind(q.Near.Longitude)+"::float8"
+		from += ` JOIN (
+			SELECT zip, miles FROM (
+				SELECT zip, ` + milesFrom("latitude", "longitude", lat, lon) + ` AS miles FROM zip_centroids
+				 WHERE latitude BETWEEN ` + c.bind(q.Near.Latitude-dLat) + ` AND ` + c.bind(q.Near.Latitude+dLat) + `
+				   AND longitude BETWEEN ` + c.bind(q.Near.Longitude-dLon) + ` AND ` + c.bind(q.Near.Longitude+dLon) + `) z
+			 WHERE miles <= ` + c.bind(q.Near.Miles) + `) near ON near.zip = left(j.postal_code, 5)`
+		c.add("j.postal_code IS NOT NULL")
 	}
 	in := func(facet JobFacet, cond string, values []string) {
 		if len(values) > 0 && facet != except {
@@ -269,16 +274,12 @@ const fragmentDelimiter = "\x1f"
 func searchPage(ctx context.Context, db *sqlx.DB, q JobSearch) ([]JobFound, error) {
 	from, where, args := q.match(noFacet)
 	c := &conditions{conds: []string{where}, args: args}
-	bind := func(v any) string {
-		c.args = append(c.args, v)
-		return fmt.Sprintf("$%d", len(c.args))
-	}
+	bind := c.bind
 	// Each row's sort key, as a float8 a cursor holds exactly: the rank
 	// (a real), the miles, or whole cents; and its miles from the centre.
 	key, miles := "0::float8", "NULL::float8"
 	if q.Near != nil {
-		miles = `(SELECT ` + milesFrom("z.latitude", "z.longitude", bind(q.Near.Latitude)+"::float8", bind(q.Near.Longitude)+"::float8") +
-			` FROM zip_centroids z WHERE z.zip = left(j.postal_code, 5))`
+		miles = "near.miles"
 	}
 	switch q.Order {
 	case ByRelevance:
