@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -96,10 +97,16 @@ type Conn struct {
 	out     scanner
 	closing atomic.Bool // GOAWAY is due at the next frame boundary
 	closed  bool
+	// lingering: GOAWAY is written, and what the client still sends is
+	// read and dropped until the connection is closed (lingerClose).
+	lingering atomic.Bool
 }
 
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if c.lingering.Load() {
+		return 0, net.ErrClosed // the server is done with the client
+	}
 	if n > 0 && !c.tripped {
 		c.in.scan(p[:n], c.clientFrame)
 		if c.tripped {
@@ -189,7 +196,31 @@ func (c *Conn) closeLocked() {
 	copy(frame[headerLen+8:], debug)
 	_ = c.Conn.SetWriteDeadline(time.Now().Add(closeAfter))
 	_, _ = c.Conn.Write(frame)
-	_ = c.Conn.Close()
+	c.lingerClose()
+}
+
+// lingerClose closes the connection once the client has stopped sending,
+// or after closeAfter, reading and dropping what it sends meanwhile. A
+// socket closed with bytes unread is reset rather than ended, and the
+// reset drops what is still queued to send: the GOAWAY, behind answers a
+// client busy writing had not read yet (the client then saw "connection
+// reset" and no GOAWAY).
+func (c *Conn) lingerClose() {
+	c.lingering.Store(true)
+	go func() {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(closeAfter))
+		_, _ = io.Copy(io.Discard, c.Conn)
+		_ = c.Conn.Close()
+	}()
+}
+
+// Close closes the connection, unless it is lingering after its GOAWAY:
+// lingerClose closes it then.
+func (c *Conn) Close() error {
+	if c.lingering.Load() {
+		return nil
+	}
+	return c.Conn.Close()
 }
 
 func putHeader(b []byte, length int, kind, flags byte, stream uint32) {
