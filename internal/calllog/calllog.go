@@ -134,10 +134,6 @@ type refusalReason struct {
 	written   time.Time // when the last line was written
 	unwritten int       // calls since then that got no line
 	flushing  bool      // a line of the unwritten ones is due
-	// handler is where the due line goes: the default logger's when the
-	// calls were refused, which a process that has since replaced it (a
-	// test capturing its own lines) does not get in its own.
-	handler slog.Handler
 }
 
 // refusalInterval is the least time between two lines of one reason.
@@ -163,7 +159,7 @@ func (l *refusalLines) note(msg, reason string) (n int, write bool) {
 	}
 	r.unwritten++
 	if !r.flushing {
-		r.flushing, r.handler = true, slog.Default().Handler()
+		r.flushing = true
 		time.AfterFunc(refusalInterval-now.Sub(r.written), func() { l.flush(key) })
 	}
 	return 0, false
@@ -173,15 +169,13 @@ func (l *refusalLines) note(msg, reason string) (n int, write bool) {
 func (l *refusalLines) flush(key [2]string) {
 	l.mu.Lock()
 	r := l.reasons[key]
-	n, h := r.unwritten, r.handler
-	r.flushing, r.handler = false, nil
+	n := r.unwritten
+	r.flushing = false
 	if n > 0 {
 		r.unwritten, r.written = 0, time.Now()
 	}
 	l.mu.Unlock()
-	if n > 0 && h.Enabled(context.Background(), slog.LevelInfo) {
-		line := slog.NewRecord(time.Now(), slog.LevelInfo, key[0], 0)
-		line.AddAttrs(slog.String("refused", key[1]), slog.Int("refused_calls", n))
-		_ = h.Handle(context.Background(), line)
+	if n > 0 {
+		slog.Info(key[0], slog.String("refused", key[1]), slog.Int("refused_calls", n))
 	}
 }
