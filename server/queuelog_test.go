@@ -33,6 +33,13 @@ func TestQueueLogExplainsPolling(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
 		}
+		// The call log counts refused calls of one reason in a line a
+		// second after them, through the default logger of that moment:
+		// calls an earlier test refused (the search's callers) can land
+		// here, whatever handler they were refused under.
+		if strings.Contains(line, "refused_calls") {
+			continue
+		}
 		if rec["component"] != "queue" {
 			t.Errorf("queue log line without component=queue: %s", line)
 		}
