@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/truckjobs/jobboard/domain"
+	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/store"
@@ -201,103 +202,24 @@ func matched(fragments []string) []string {
 
 // query checks r and turns it into the store's search.
 func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error) {
-	var problems []call.FieldViolation
-	bad := func(field, value, rule string) {
-		problems = append(problems, call.FieldViolation{Field: field, Label: field,
-			Description: fmt.Sprintf("%q %s", call.Truncate(value, call.MaxEchoed), rule)})
-	}
 	size, err := call.PageSize(r.PageSize, DefaultPageSize, MaxPageSize, "results")
 	if err != nil {
 		return store.JobSearch{}, err
 	}
-	q := store.JobSearch{Limit: size, Facets: dedupe(r.Facets), ExcludeTWICOnly: r.ExcludeTWICOnly}
-
-	if n := utf8.RuneCountInString(r.Query); n > MaxQueryLength {
-		bad("query", r.Query, fmt.Sprintf("is %d characters long; the most is %d", n, MaxQueryLength))
+	if problems := problemsOf(r); len(problems) > 0 {
+		return store.JobSearch{}, call.InvalidArgument(problems...)
 	}
-	listed := func(field string, n int) {
-		if n > MaxListValues {
-			problems = append(problems, call.FieldViolation{Field: field, Label: field,
-				Description: fmt.Sprintf("has %d values; the most is %d", n, MaxListValues)})
-		}
+	q := store.JobSearch{
+		Limit: size, Facets: dedupe(r.Facets), ExcludeTWICOnly: r.ExcludeTWICOnly,
+		DriverTypes: domain.Names(r.DriverTypes), FreightTypes: domain.Names(r.FreightTypes),
+		RouteTypes: domain.Names(r.RouteTypes), EmploymentTypes: domain.Names(r.EmploymentTypes),
+		PayFrequencies: domain.Names(r.PayFrequencies), States: upperCase(r.States),
+		AccountIDs: r.AccountIDs, LicenseClasses: driverCanDrive(r.LicenseClass), MinPay: r.MinPayCents,
 	}
-	listed("driver_types", len(r.DriverTypes))
-	listed("freight_types", len(r.FreightTypes))
-	listed("route_types", len(r.RouteTypes))
-	listed("employment_types", len(r.EmploymentTypes))
-	listed("pay_frequencies", len(r.PayFrequencies))
-	listed("states", len(r.States))
-	listed("account_ids", len(r.AccountIDs))
-	q.DriverTypes = domain.Names(r.DriverTypes)
-	q.FreightTypes = domain.Names(r.FreightTypes)
-	q.RouteTypes = domain.Names(r.RouteTypes)
-	q.EmploymentTypes = domain.Names(r.EmploymentTypes)
-	q.PayFrequencies = domain.Names(r.PayFrequencies)
-	for i, st := range r.States {
-		code := strings.ToUpper(st)
-		if !domain.IsJobState(code) {
-			bad(fmt.Sprintf("states[%d]", i), st, "is not the USPS code of a state, DC or an inhabited territory")
-			continue
-		}
-		q.States = append(q.States, code)
-	}
-	for i, id := range r.AccountIDs {
-		if id <= 0 {
-			bad(fmt.Sprintf("account_ids[%d]", i), fmt.Sprint(id), "is not an account id (a positive integer)")
-		}
-	}
-	q.AccountIDs = r.AccountIDs
-	q.LicenseClasses = driverCanDrive(r.LicenseClass)
-
-	if r.MinPayCents != nil {
-		switch {
-		case *r.MinPayCents < 0:
-			bad("min_pay_cents", fmt.Sprint(*r.MinPayCents), "is negative")
-		case len(r.PayFrequencies) != 1:
-			bad("min_pay_cents", fmt.Sprint(*r.MinPayCents),
-				fmt.Sprintf("needs exactly one pay_frequencies value, the unit of the amount (%d given)", len(r.PayFrequencies)))
-		}
-		q.MinPay = r.MinPayCents
-	}
-	switch d := r.PostedWithinDays; {
-	case d < 0 || d > MaxPostedWithin:
-		bad("posted_within_days", fmt.Sprint(d), fmt.Sprintf("is not a number of days from 1 to %d", MaxPostedWithin))
-	case d > 0:
+	if d := r.PostedWithinDays; d > 0 {
 		since := s.now().Add(-time.Duration(d) * 24 * time.Hour)
 		q.PostedSince = &since
 	}
-
-	switch {
-	case r.PostalCode == "" && r.RadiusMiles != 0:
-		bad("radius_miles", fmt.Sprint(r.RadiusMiles), "needs a postal_code, the centre of the radius")
-	case r.RadiusMiles < 0 || r.RadiusMiles > MaxRadiusMiles:
-		bad("radius_miles", fmt.Sprint(r.RadiusMiles), fmt.Sprintf("is not a number of miles from 1 to %d", MaxRadiusMiles))
-	case r.PostalCode != "" && !fiveDigits(r.PostalCode):
-		bad("postal_code", r.PostalCode, "is not a five-digit ZIP code")
-	}
-
-	order := r.Order
-	if order == OrderDefault {
-		order = OrderPosted
-		if strings.TrimSpace(r.Query) != "" {
-			order = OrderRelevance
-		}
-	}
-	switch {
-	case order == OrderRelevance && strings.TrimSpace(r.Query) == "":
-		problems = append(problems, call.FieldViolation{Field: "order_by", Label: "order_by",
-			Description: "RELEVANCE needs a query, the words to rank by"})
-	case order == OrderDistance && r.PostalCode == "":
-		problems = append(problems, call.FieldViolation{Field: "order_by", Label: "order_by",
-			Description: "DISTANCE needs a postal_code, the place to measure from"})
-	case order == OrderPay && len(r.PayFrequencies) != 1:
-		problems = append(problems, call.FieldViolation{Field: "order_by", Label: "order_by",
-			Description: fmt.Sprintf("PAY needs exactly one pay_frequencies value, the unit of the amounts (%d given)", len(r.PayFrequencies))})
-	}
-	if len(problems) > 0 {
-		return store.JobSearch{}, call.InvalidArgument(problems...)
-	}
-
 	if r.PostalCode != "" {
 		lat, lon, err := s.store.ZipCentroid(ctx, r.PostalCode)
 		if errors.Is(err, store.ErrNotFound) {
@@ -317,7 +239,7 @@ func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error)
 			return store.JobSearch{}, call.Internal(ctx, err)
 		}
 	}
-	switch order {
+	switch orderOf(r) {
 	case OrderRelevance:
 		// A query of stop words alone finds by no word: every job
 		// matches it alike, and the ties' order (newest first) is the order.
@@ -333,6 +255,92 @@ func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error)
 		q.Order = store.ByPosted
 	}
 	return q, nil
+}
+
+// orderOf is r's order: as asked, or RELEVANCE with a query and POSTED
+// without.
+func orderOf(r Request) Order {
+	switch {
+	case r.Order != OrderDefault:
+		return r.Order
+	case strings.TrimSpace(r.Query) != "":
+		return OrderRelevance
+	default:
+		return OrderPosted
+	}
+}
+
+// problemsOf are the rules r breaks, each naming its field, the value and
+// the rule (docs/api.md, Job search).
+func problemsOf(r Request) []call.FieldViolation {
+	var problems []call.FieldViolation
+	add := func(field, description string) {
+		problems = append(problems, call.FieldViolation{Field: field, Label: field, Description: description})
+	}
+	bad := func(field, value, rule string) {
+		add(field, fmt.Sprintf("%q %s", call.Truncate(value, call.MaxEchoed), rule))
+	}
+
+	if n := utf8.RuneCountInString(r.Query); n > MaxQueryLength {
+		bad("query", r.Query, fmt.Sprintf("is %d characters long; the most is %d", n, MaxQueryLength))
+	}
+	for _, l := range []struct {
+		field string
+		n     int
+	}{
+		{"driver_types", len(r.DriverTypes)}, {"freight_types", len(r.FreightTypes)}, {"route_types", len(r.RouteTypes)},
+		{"employment_types", len(r.EmploymentTypes)}, {"pay_frequencies", len(r.PayFrequencies)},
+		{"states", len(r.States)}, {"account_ids", len(r.AccountIDs)},
+	} {
+		if l.n > MaxListValues {
+			add(l.field, fmt.Sprintf("has %d values; the most is %d", l.n, MaxListValues))
+		}
+	}
+	for i, st := range r.States {
+		if !domain.IsJobState(strings.ToUpper(st)) {
+			bad(fmt.Sprintf("states[%d]", i), st, "is not the USPS code of a state, DC or an inhabited territory")
+		}
+	}
+	for i, id := range r.AccountIDs {
+		if id <= 0 {
+			bad(fmt.Sprintf("account_ids[%d]", i), fmt.Sprint(id), "is not an account id (a positive integer)")
+		}
+	}
+	if m := r.MinPayCents; m != nil && *m < 0 {
+		bad("min_pay_cents", fmt.Sprint(*m), "is negative")
+	} else if m != nil && len(r.PayFrequencies) != 1 {
+		bad("min_pay_cents", fmt.Sprint(*m),
+			fmt.Sprintf("needs exactly one pay_frequencies value, the unit of the amount (%d given)", len(r.PayFrequencies)))
+	}
+	if d := r.PostedWithinDays; d < 0 || d > MaxPostedWithin {
+		bad("posted_within_days", fmt.Sprint(d), fmt.Sprintf("is not a number of days from 1 to %d", MaxPostedWithin))
+	}
+	switch {
+	case r.PostalCode == "" && r.RadiusMiles != 0:
+		bad("radius_miles", fmt.Sprint(r.RadiusMiles), "needs a postal_code, the centre of the radius")
+	case r.RadiusMiles < 0 || r.RadiusMiles > MaxRadiusMiles:
+		bad("radius_miles", fmt.Sprint(r.RadiusMiles), fmt.Sprintf("is not a number of miles from 1 to %d", MaxRadiusMiles))
+	case r.PostalCode != "" && (len(r.PostalCode) != 5 || rules.LeadingDigits(r.PostalCode) != 5):
+		bad("postal_code", r.PostalCode, "is not a five-digit ZIP code")
+	}
+	switch order := orderOf(r); {
+	case order == OrderRelevance && strings.TrimSpace(r.Query) == "":
+		add("order_by", "RELEVANCE needs a query, the words to rank by")
+	case order == OrderDistance && r.PostalCode == "":
+		add("order_by", "DISTANCE needs a postal_code, the place to measure from")
+	case order == OrderPay && len(r.PayFrequencies) != 1:
+		add("order_by", fmt.Sprintf("PAY needs exactly one pay_frequencies value, the unit of the amounts (%d given)", len(r.PayFrequencies)))
+	}
+	return problems
+}
+
+// upperCase is the codes in upper case, as the jobs keep them.
+func upperCase(codes []string) []string {
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = strings.ToUpper(c)
+	}
+	return out
 }
 
 // driverCanDrive are the classes of the jobs a driver holding class may
@@ -353,18 +361,6 @@ func driverCanDrive(class domain.LicenseClass) []string {
 	return nil
 }
 
-func fiveDigits(s string) bool {
-	if len(s) != 5 {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 func dedupe[T comparable](in []T) []T {
 	var out []T
 	for _, v := range in {
@@ -379,10 +375,7 @@ func dedupe[T comparable](in []T) []T {
 // decides the match and its order, whatever order its lists were sent in.
 func requestScope(r Request) (string, error) {
 	sorted := func(in []string) []string { return slices.Sorted(slices.Values(dedupe(in))) }
-	upper := make([]string, len(r.States))
-	for i, s := range r.States {
-		upper[i] = strings.ToUpper(s)
-	}
+	upper := upperCase(r.States)
 	ids := slices.Sorted(slices.Values(dedupe(r.AccountIDs)))
 	b, err := json.Marshal([]any{
 		r.Query, r.PostalCode, r.RadiusMiles,

@@ -272,6 +272,36 @@ const fragmentDelimiter = "\x1f"
 
 // searchPage reads the page of results q asks for.
 func searchPage(ctx context.Context, db *sqlx.DB, q JobSearch) ([]JobFound, error) {
+	query, args := pageStatement(q)
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read page: %w", err)
+	}
+	defer rows.Close()
+	found := []JobFound{}
+	for rows.Next() {
+		var f JobFound
+		var headline *string
+		dest := append([]any{&f.Cursor.Key, &f.Cursor.AddedAt, &f.Miles, &f.AccountID, &f.AccountName}, jobScanDest(&f.Job)...)
+		if err := rows.Scan(append(dest, &headline)...); err != nil {
+			return nil, fmt.Errorf("read page: %w", err)
+		}
+		f.Cursor.ID = f.ID
+		if headline != nil {
+			f.Highlights = strings.Split(*headline, fragmentDelimiter)
+		}
+		found = append(found, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read page: %w", err)
+	}
+	return found, nil
+}
+
+// pageStatement is the statement of q's page and its arguments: each
+// row's sort key, when it was first added, its miles, account and name,
+// the job, and its highlights.
+func pageStatement(q JobSearch) (string, []any) {
 	from, where, args := q.match(noFacet)
 	c := &conditions{conds: []string{where}, args: args}
 	bind := c.bind
@@ -333,27 +363,5 @@ func searchPage(ctx context.Context, db *sqlx.DB, q JobSearch) ([]JobFound, erro
 		  JOIN accounts a ON a.id = p.account_id
 		 CROSS JOIN LATERAL (` + jobSelect + ` WHERE id = p.id) x
 		 ORDER BY ` + strings.NewReplacer("s.key", "p.key", "j.", "p.").Replace(order)
-	rows, err := db.QueryContext(ctx, query, c.args...)
-	if err != nil {
-		return nil, fmt.Errorf("read page: %w", err)
-	}
-	defer rows.Close()
-	found := []JobFound{}
-	for rows.Next() {
-		var f JobFound
-		var headline *string
-		dest := append([]any{&f.Cursor.Key, &f.Cursor.AddedAt, &f.Miles, &f.AccountID, &f.AccountName}, jobScanDest(&f.Job)...)
-		if err := rows.Scan(append(dest, &headline)...); err != nil {
-			return nil, fmt.Errorf("read page: %w", err)
-		}
-		f.Cursor.ID = f.ID
-		if headline != nil {
-			f.Highlights = strings.Split(*headline, fragmentDelimiter)
-		}
-		found = append(found, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read page: %w", err)
-	}
-	return found, nil
+	return query, c.args
 }
