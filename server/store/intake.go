@@ -258,7 +258,13 @@ func (b *intakeBatch) findDrivers(ctx context.Context, tx *sqlx.Tx, round []int)
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	const attempts = 3
+	// An e-mail is missed only when another transaction inserted or
+	// deleted that very driver while the statement ran, so each miss means
+	// someone else made progress. Three misses in a row did happen when
+	// five intakes of the same drivers raced hand deletes of them (a
+	// delete, then another intake's insert, then a delete again); ten is
+	// far past what churn of one row produces, yet still bounded.
+	const attempts = 10
 	for range attempts {
 		if len(keys) == 0 {
 			return nil
