@@ -75,6 +75,10 @@ func LicenseClasses() []LicenseClass { return slices.Clone(licenseClasses) }
 // territories: where a job may be.
 var jobStates = []string{"AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP"}
 
+// JobStates returns the codes of every place a job may be, as IsJobState
+// takes them.
+func JobStates() []string { return slices.Clone(jobStates) }
+
 // IsJobState reports whether code is the upper-case USPS code of a place a
 // job may be (a state, DC or an inhabited territory).
 func IsJobState(code string) bool { return slices.Contains(jobStates, code) }

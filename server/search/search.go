@@ -163,7 +163,7 @@ func (s *Service) Search(ctx context.Context, r Request) (Page, error) {
 	if err != nil {
 		return Page{}, call.Internal(ctx, err)
 	}
-	page := Page{TotalSize: found.Total}
+	page := Page{TotalSize: found.Total, TotalSizeIsEstimate: found.Estimated}
 	for _, f := range q.Facets {
 		page.Facets = append(page.Facets, FacetCounts{Facet: f, Values: found.Facets[f]})
 	}

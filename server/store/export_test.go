@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -185,4 +186,12 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 	})
 	page.More = more
 	return page, err
+}
+
+// SetSampleHitsToEstimate sets the fewest matches in the search's sample
+// that an estimate is made from, until the test ends.
+func SetSampleHitsToEstimate(t testing.TB, n int64) {
+	old := sampleHitsToEstimate
+	sampleHitsToEstimate = n
+	t.Cleanup(func() { sampleHitsToEstimate = old })
 }

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -44,5 +46,68 @@ func TestSearchReadsTheReadDatabase(t *testing.T) {
 				t.Errorf("search: %d jobs, total %d, %v; want %d", len(r.Jobs), r.Total, err, tt.found)
 			}
 		})
+	}
+}
+
+// TestSearchEstimatesLargeMatches: a match with enough jobs in the sample
+// is estimated from it, within the sample's error, and says so; a facet's
+// values with few jobs in the sample (or none) are counted over every job;
+// a match with few is counted exactly. The test lowers the sample's
+// threshold so that 3,000 jobs reach it.
+func TestSearchEstimatesLargeMatches(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "many").AccountID
+	jobs := make([]store.JobFields, 3000)
+	for i := range jobs {
+		jobs[i] = job(fmt.Sprintf("M%04d", i))
+		if i%2 == 0 {
+			jobs[i].FreightType = "Tanker"
+		}
+		if i < 5 {
+			jobs[i].State = "AK" // a value the sample may well not hold
+		}
+	}
+	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 5000, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// About 3,000 / 16 = 187 jobs are in the sample: an estimate from
+	// them is within 30% at four standard errors (1/sqrt(187) = 7.3%).
+	const threshold = 40
+	store.SetSampleHitsToEstimate(t, threshold)
+	near := func(got, want int64) bool { return math.Abs(float64(got-want)) <= 0.3*float64(want) }
+	words, err := s.NormalizeJobQuery(ctx, "driver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.SearchJobs(ctx, store.JobSearch{Words: words, Order: store.ByPosted, Limit: 5,
+		Facets: []store.JobFacet{store.FacetFreightType, store.FacetState}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Estimated || !near(r.Total, 3000) || r.Total%16 != 0 || len(r.Jobs) != 5 {
+		t.Errorf("total %d, estimated %v, %d on the page; want an estimate of 3000 in 16s", r.Total, r.Estimated, len(r.Jobs))
+	}
+	freights := r.Facets[store.FacetFreightType]
+	if len(freights) != 2 || !near(freights[0].Count, 1500) || !near(freights[1].Count, 1500) {
+		t.Errorf("freight facet %v, want estimates of 1500 each", freights)
+	}
+	states := r.Facets[store.FacetState]
+	if len(states) != 2 || states[0].Value != "TX" || !near(states[0].Count, 2995) ||
+		states[1] != (store.FacetCount{Value: "AK", Count: 5}) {
+		t.Errorf("state facet %v, want TX estimated near 2995, then AK counted: 5", states)
+	}
+
+	// The Alaska jobs alone: too few in the sample, counted exactly.
+	r, err = s.SearchJobs(ctx, store.JobSearch{Words: words, States: []string{"AK"}, Order: store.ByPosted, Limit: 10,
+		Facets: []store.JobFacet{store.FacetFreightType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Estimated || r.Total != 5 || len(r.Jobs) != 5 {
+		t.Errorf("Alaska: total %d, estimated %v, %d on the page; want 5 counted", r.Total, r.Estimated, len(r.Jobs))
+	}
+	if f := r.Facets[store.FacetFreightType]; len(f) != 2 || f[0] != (store.FacetCount{Value: "Tanker", Count: 3}) {
+		t.Errorf("Alaska's freight facet %v, want Tanker 3, Dry Van 2", f)
 	}
 }
