@@ -195,3 +195,11 @@ func SetSampleHitsToEstimate(t testing.TB, n int64) {
 	sampleHitsToEstimate = n
 	t.Cleanup(func() { sampleHitsToEstimate = old })
 }
+
+// SetRankedMatches sets how many of the newest matches the search ranks
+// by relevance, until the test ends.
+func SetRankedMatches(t testing.TB, n int) {
+	old := rankedMatches
+	rankedMatches = n
+	t.Cleanup(func() { rankedMatches = old })
+}

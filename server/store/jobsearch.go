@@ -3,8 +3,11 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +45,20 @@ type JobSearch struct {
 	Limit int
 	// Facets are the facets to count.
 	Facets []JobFacet
+
+	// ranked is where the matches ranked by relevance end, found for a
+	// first page (rankedMatches).
+	ranked *JobPlace
+}
+
+// rankedSince is the oldest match ranked by relevance: the first page's
+// as the cursor carries it, or the one found for this first page; nil
+// when every match is ranked.
+func (q JobSearch) rankedSince() *JobPlace {
+	if q.After != nil {
+		return q.After.Ranked
+	}
+	return q.ranked
 }
 
 // JobSearchOrder is the order of a search's results. Each breaks ties by
@@ -67,6 +84,16 @@ type JobSearchCursor struct {
 	Key     float64 `json:"k,omitempty"`
 	AddedAt int64   `json:"t"` // microseconds since the Unix epoch
 	ID      int64   `json:"id"`
+	// Ranked is where the matches ranked by relevance end, as the
+	// search's first page found it; nil when every match is ranked.
+	Ranked *JobPlace `json:"r,omitempty"`
+}
+
+// JobPlace is a job's place in the order of time: when it was first
+// added (microseconds since the Unix epoch), then its id.
+type JobPlace struct {
+	AddedAt int64 `json:"t"`
+	ID      int64 `json:"id"`
 }
 
 // JobFacet is a field whose values a search counts.
@@ -147,8 +174,16 @@ func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, e
 func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch) (JobSearchResult, error) {
 	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
 	var err error
+	if q.Order == ByRelevance && q.After == nil {
+		if q.ranked, err = rankedBoundary(ctx, db, q); err != nil {
+			return r, err
+		}
+	}
 	if r.Jobs, err = searchPage(ctx, db, q); err != nil {
 		return r, err
+	}
+	for i := range r.Jobs {
+		r.Jobs[i].Cursor.Ranked = q.rankedSince()
 	}
 	if r.Total, r.Estimated, err = countMatches(ctx, db, q); err != nil {
 		return r, err
@@ -161,6 +196,32 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch) (JobSearchResult,
 		r.Estimated = r.Estimated || estimated
 	}
 	return r, nil
+}
+
+// rankedMatches is how many matches, the newest, are ranked by relevance.
+// Ranking reads every ranked job's words: ranking the 853,603 jobs of a
+// million that hold 'driver' took 4 s, and a driver looking for work is
+// served better by the best of the newest thousand than by a best match
+// posted long ago. The matches older than those follow, newest first.
+//
+// A variable so that tests reach the older matches with a few jobs.
+var rankedMatches = 1_000
+
+// rankedBoundary is the oldest of the newest rankedMatches matches of q;
+// nil when there are no more than those.
+func rankedBoundary(ctx context.Context, db *sqlx.DB, q JobSearch) (*JobPlace, error) {
+	from, where, args := q.match(noFacet)
+	var p JobPlace
+	err := db.QueryRowContext(ctx, `
+		SELECT (extract(epoch FROM j.created_at) * 1000000)::bigint, j.id FROM `+from+` WHERE `+where+`
+		 ORDER BY j.created_at DESC, j.id DESC OFFSET `+strconv.Itoa(rankedMatches-1)+` LIMIT 1`, args...).Scan(&p.AddedAt, &p.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find the ranked matches: %w", err)
+	}
+	return &p, nil
 }
 
 // Counting a match exactly reads every matching job: 3.0 s for a word
@@ -417,65 +478,109 @@ func searchPage(ctx context.Context, db *sqlx.DB, q JobSearch) ([]JobFound, erro
 // the job, and its highlights.
 func pageStatement(q JobSearch) (string, []any) {
 	from, where, args := q.match(noFacet)
-	c := &conditions{conds: []string{where}, args: args}
-	bind := c.bind
-	// Each row's sort key, as a float8 a cursor holds exactly: the rank
-	// (a real), the miles, or whole cents; and its miles from the centre.
-	key, miles := "0::float8", "NULL::float8"
+	c := &conditions{args: args}
+	// Each row's miles from the centre, and its sort key as a float8 a
+	// cursor holds exactly: the rank (a real), the miles, or whole cents.
+	// The key is written only into a statement that reads it: PostgreSQL
+	// refuses a parameter it cannot type, such as the words of a rank
+	// left out of the statement.
+	miles := "NULL::float8"
 	if q.Near != nil {
 		miles = "near.miles"
 	}
-	switch q.Order {
-	case ByRelevance:
-		key = "ts_rank_cd(j.search_words, " + bind(q.Words) + "::tsquery)::float8"
-	case ByDistance:
-		key = "k.miles"
-	case ByPay:
-		key = "coalesce(round(coalesce(j.pay_amount_max, j.pay_amount_min) * 100), -1)::float8"
-	}
-	// Ties go newest first, then by id; the key's direction is the order's
-	// (nearest first is the one ascending).
-	order, after := "j.created_at DESC, j.id DESC", "(j.created_at, j.id) < (?, ?)"
-	if q.Order != ByPosted {
-		direction, cmp := "DESC", "<"
-		if q.Order == ByDistance {
-			direction, cmp = "ASC", ">"
+	key := func() string {
+		switch q.Order {
+		case ByRelevance:
+			return "ts_rank_cd(j.search_words, " + c.bind(q.Words) + "::tsquery)::float8"
+		case ByDistance:
+			return "k.miles"
+		case ByPay:
+			return "coalesce(round(coalesce(j.pay_amount_max, j.pay_amount_min) * 100), -1)::float8"
 		}
-		order = "s.key " + direction + ", " + order
-		after = "(s.key " + cmp + " ? OR s.key = ? AND " + after + ")"
+		return "0::float8"
 	}
-	if a := q.After; a != nil {
-		addedAt := time.UnixMicro(a.AddedAt).UTC()
-		if q.Order == ByPosted {
-			c.add(after, addedAt, a.ID)
-		} else {
-			c.add(after, a.Key, a.Key, addedAt, a.ID)
+	sel := pageRows{from: from, miles: miles, limit: c.bind(q.Limit)}
+	var rows string
+	if since := q.rankedSince(); q.Order != ByRelevance || since == nil {
+		rows = sel.rows(c, q.Order, key(), []string{where}, q.After)
+	} else {
+		// The ranked matches, then the older ones newest first, each
+		// part from where the page starts.
+		ranked := "(j.created_at, j.id) >= (" + c.bind(time.UnixMicro(since.AddedAt).UTC()) + ", " + c.bind(since.ID) + ")"
+		older := strings.Replace(ranked, ">=", "<", 1)
+		var parts []string
+		olderAfter := q.After
+		if q.After == nil || q.After.Key >= 0 {
+			parts = append(parts, sel.rows(c, ByRelevance, key(), []string{where, ranked}, q.After))
+			olderAfter = nil
 		}
+		parts = append(parts, sel.rows(c, ByPosted, unrankedKey, []string{where, older}, olderAfter))
+		rows = "SELECT * FROM ((" + strings.Join(parts, ") UNION ALL (") + ")) u ORDER BY key DESC, created_at DESC, id DESC LIMIT " + sel.limit
 	}
-	limit := bind(q.Limit)
 	highlights := "NULL::text"
 	if q.Words != "" {
 		// The title, escaped as HTML (a fragment is HTML), then the
 		// description's text without its tags (its entities stay).
 		highlights = `ts_headline('english', replace(replace(replace(x.title, '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || E'\n' ||
 			regexp_replace(x.description, '<[^>]*>', ' ', 'g'), ` +
-			bind(q.Words) + `::tsquery, 'StartSel=<b>, StopSel=</b>, MaxFragments=3, MaxWords=25, MinWords=10, FragmentDelimiter="` +
+			c.bind(q.Words) + `::tsquery, 'StartSel=<b>, StopSel=</b>, MaxFragments=3, MaxWords=25, MinWords=10, FragmentDelimiter="` +
 			fragmentDelimiter + `"')`
 	}
 	// The page is chosen on jobs alone; the account's name, the job's
 	// columns and the highlights are read for the page's rows only.
 	query := `
-		WITH page AS (
-		SELECT j.id, j.account_id, j.created_at, s.key, s.miles
-		  FROM ` + from + `
-		 CROSS JOIN LATERAL (SELECT k.miles, ` + key + ` AS key FROM (SELECT ` + miles + ` AS miles) k) s
-		 WHERE ` + strings.Join(c.conds, " AND ") + `
-		 ORDER BY ` + order + `
-		 LIMIT ` + limit + `)
+		WITH page AS (` + rows + `)
 		SELECT p.key, (extract(epoch FROM p.created_at) * 1000000)::bigint, p.miles, p.account_id, a.name, x.*, ` + highlights + `
 		  FROM page p
 		  JOIN accounts a ON a.id = p.account_id
 		 CROSS JOIN LATERAL (` + jobSelect + ` WHERE id = p.id) x
-		 ORDER BY ` + strings.NewReplacer("s.key", "p.key", "j.", "p.").Replace(order)
+		 ORDER BY ` + strings.NewReplacer("s.key", "p.key", "j.", "p.").Replace(searchOrderBy(q.Order))
 	return query, c.args
+}
+
+// unrankedKey is the sort key of the matches older than those ranked by
+// relevance: below every rank, which is never negative.
+const unrankedKey = "-1::float8"
+
+// searchOrderBy is the ORDER BY of an order over jobs j and their sort keys s.
+// Ties go newest first, then by id; the key's direction is the order's
+// (nearest first is the one ascending).
+func searchOrderBy(o JobSearchOrder) string {
+	switch o {
+	case ByPosted:
+		return "j.created_at DESC, j.id DESC"
+	case ByDistance:
+		return "s.key ASC, j.created_at DESC, j.id DESC"
+	default:
+		return "s.key DESC, j.created_at DESC, j.id DESC"
+	}
+}
+
+// pageRows selects the rows of a page, before their columns are read.
+type pageRows struct {
+	from, miles, limit string
+}
+
+// rows is the SELECT of up to a page of the jobs of conds, in order o by
+// key, from after on: each one's id, account, when it was first added, its
+// sort key and its miles.
+func (p pageRows) rows(c *conditions, o JobSearchOrder, key string, conds []string, after *JobSearchCursor) string {
+	if after != nil {
+		addedAt, id := c.bind(time.UnixMicro(after.AddedAt).UTC()), c.bind(after.ID)
+		later := "(j.created_at, j.id) < (" + addedAt + ", " + id + ")"
+		if o != ByPosted {
+			k, cmp := c.bind(after.Key), "<"
+			if o == ByDistance {
+				cmp = ">"
+			}
+			later = "(s.key " + cmp + " " + k + " OR s.key = " + k + " AND " + later + ")"
+		}
+		conds = append(slices.Clip(conds), later)
+	}
+	return `SELECT j.id, j.account_id, j.created_at, s.key, s.miles
+		  FROM ` + p.from + `
+		 CROSS JOIN LATERAL (SELECT k.miles, ` + key + ` AS key FROM (SELECT ` + p.miles + ` AS miles) k) s
+		 WHERE ` + strings.Join(conds, " AND ") + `
+		 ORDER BY ` + searchOrderBy(o) + `
+		 LIMIT ` + p.limit
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,5 +110,64 @@ func TestSearchEstimatesLargeMatches(t *testing.T) {
 	}
 	if f := r.Facets[store.FacetFreightType]; len(f) != 2 || f[0] != (store.FacetCount{Value: "Tanker", Count: 3}) {
 		t.Errorf("Alaska's freight facet %v, want Tanker 3, Dry Van 2", f)
+	}
+}
+
+// TestSearchRanksTheNewestMatches: by relevance, the newest matches are
+// ranked, best first, and the older ones follow newest first; paging keeps
+// the first page's boundary, so jobs posted between pages move no match
+// across it: every match is answered once, in its place.
+func TestSearchRanksTheNewestMatches(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "ranked").AccountID
+	store.SetRankedMatches(t, 4)
+	// Jobs R0 (oldest) to R7: the odd ones say tanker thrice, so rank
+	// higher than the even ones, which say it once.
+	post := func(refs ...int) {
+		t.Helper()
+		for _, i := range refs {
+			j := job(fmt.Sprintf("R%d", i))
+			j.Description = "<p>Tanker work.</p>"
+			if i%2 == 1 {
+				j.Description = "<p>Tanker work: tanker loads, tanker yard.</p>"
+			}
+			if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{j}, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	post(0, 1, 2, 3, 4, 5, 6, 7)
+	words, err := s.NormalizeJobQuery(ctx, "tanker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest four (R4 to R7) ranked: R7, R5, then R6, R4; the rest
+	// newest first.
+	want := []string{"R7", "R5", "R6", "R4", "R3", "R2", "R1", "R0"}
+	var got []string
+	q := store.JobSearch{Words: words, Order: store.ByRelevance, Limit: 3}
+	for page := 0; ; page++ {
+		r, err := s.SearchJobs(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range r.Jobs {
+			got = append(got, f.ReferenceNumber)
+		}
+		if len(r.Jobs) < q.Limit {
+			break
+		}
+		if page == 0 {
+			post(8, 9) // newer than every ranked match, after the first page
+		}
+		q.After = &r.Jobs[len(r.Jobs)-1].Cursor
+	}
+	// R8 and R9 rank before the first page's end (R6), where keyset paging
+	// does not look again; had the boundary moved to the newest four then,
+	// R4 and R5 would have dropped among the older matches, R5 answered
+	// twice and R4 out of its place.
+	if !slices.Equal(got, want) {
+		t.Errorf("paged %v, want %v", got, want)
 	}
 }

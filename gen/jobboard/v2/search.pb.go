@@ -29,7 +29,8 @@ type JobSearchOrder int32
 const (
 	// RELEVANCE with a query, POSTED without.
 	JobSearchOrder_JOB_SEARCH_ORDER_UNSPECIFIED JobSearchOrder = 0
-	// Best match of the query first; needs a query.
+	// Best match of the query first among the newest 1,000 matches, the
+	// older ones after them newest first; needs a query.
 	JobSearchOrder_JOB_SEARCH_ORDER_RELEVANCE JobSearchOrder = 1
 	// Nearest first; needs a postal_code.
 	JobSearchOrder_JOB_SEARCH_ORDER_DISTANCE JobSearchOrder = 2
