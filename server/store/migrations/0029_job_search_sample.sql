@@ -36,3 +36,12 @@ CREATE INDEX jobs_search_zip_idx ON jobs (left(postal_code, 5)) INCLUDE (postal_
 
 CREATE INDEX jobs_search_sample_zip_idx ON jobs (left(postal_code, 5)) INCLUDE (postal_code)
     WHERE deleted_at IS NULL AND postal_code IS NOT NULL AND (hashint8extended(id, 11) & 15) = 0;
+
+-- Statistics of the five-digit ZIP, which PostgreSQL keeps for a column but
+-- not for an expression outside an index it can read them from: without
+-- them it took each ZIP of a radius to hold 1 job in 200 (5,000 of a
+-- million rather than 25), read the whole table instead of the radius's
+-- jobs, and a search for words within 100 miles with two filters took
+-- 5.5 s rather than 70 ms.
+CREATE STATISTICS jobs_search_zip_stats ON (left(postal_code, 5)) FROM jobs;
+ANALYZE jobs;
