@@ -226,25 +226,34 @@ func rankedBoundary(ctx context.Context, db *sqlx.DB, q JobSearch) (*JobPlace, e
 
 // Counting a match exactly reads every matching job: 3.0 s for a word
 // 853,603 of 1,000,000 jobs hold. Above 10,000 matches the contract takes
-// an estimate within 10%, which the search makes from a fixed sample of
-// the active jobs (migration 0029): the matches among them, times
-// sampleShare. Each count is first made in the sample, and made again over
-// every job when the sample holds too few matches for the estimate to be
-// trusted.
-const (
-	// sampleCondition keeps the jobs j of the sample, word for word as the
-	// predicate of its indexes, which PostgreSQL matches as text.
-	sampleCondition = "(hashint8extended(j.id, 11) & 15) = 0"
-	// sampleShare is how many jobs each job of the sample stands for.
-	sampleShare = 16
-)
+// an estimate within 10%, which the search makes from fixed samples of the
+// active jobs (migration 0029): the matches in a sample, times the number
+// of jobs each of its jobs stands for. A count is made in the smallest
+// sample first, then in the larger ones while the sample holds too few
+// matches for an estimate to be trusted, and at last over every job.
 
-// sampleHitsToEstimate is the fewest matches in the sample that an
-// estimate is made from. The relative standard error of an estimate from h
-// matches is about 1/sqrt(h): 2.5% at 1,600, so the estimate (25,600 jobs
-// and more) is within 10% at four standard errors, and a match of 10,000
-// jobs, about 625 in the sample, is always counted. A variable so that
-// tests reach the estimates with a few thousand jobs.
+// sample is one of the samples of the active jobs.
+type sample struct {
+	// share is how many jobs each job of the sample stands for.
+	share int64
+	// condition keeps the jobs j of the sample, word for word as the
+	// predicate of its indexes, which PostgreSQL matches as text.
+	condition string
+}
+
+// samples are the samples, the smallest first.
+var samples = []sample{
+	{256, "(hashint8extended(j.id, 11) & 255) = 0"},
+	{64, "(hashint8extended(j.id, 11) & 63) = 0"},
+	{16, "(hashint8extended(j.id, 11) & 15) = 0"},
+}
+
+// sampleHitsToEstimate is the fewest matches in a sample that an estimate
+// is made from. The relative standard error of an estimate from h matches
+// is about 1/sqrt(h): 2.5% at 1,600, so the estimate is within 10% at four
+// standard errors, and a match of 10,000 jobs (about 625 in the largest
+// sample) is always counted. A variable so that tests reach the estimates
+// with a few thousand jobs.
 var sampleHitsToEstimate int64 = 1_600
 
 // countMatches is the number of jobs q matches, and whether it is an
@@ -252,11 +261,13 @@ var sampleHitsToEstimate int64 = 1_600
 func countMatches(ctx context.Context, db *sqlx.DB, q JobSearch) (int64, bool, error) {
 	from, where, args := q.match(noFacet)
 	var n int64
-	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where+` AND `+sampleCondition, args...); err != nil {
-		return 0, false, fmt.Errorf("count in the sample: %w", err)
-	}
-	if n >= sampleHitsToEstimate {
-		return n * sampleShare, true, nil
+	for _, s := range samples {
+		if err := db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where+` AND `+s.condition, args...); err != nil {
+			return 0, false, fmt.Errorf("count in a sample: %w", err)
+		}
+		if n >= sampleHitsToEstimate {
+			return n * s.share, true, nil
+		}
 	}
 	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
 		return 0, false, fmt.Errorf("count: %w", err)
@@ -292,40 +303,30 @@ var facetValues = map[JobFacet]int{
 
 // countFacet counts the matching jobs by their values of facet f, with
 // every filter but f's own: highest count first, then by value; values no
-// job has are not listed. It says whether the counts are estimates: when
-// the facet's match holds enough of the sample (countMatches), each
-// value's count is estimated from its own matches in the sample if they
-// are enough, and counted over every job if they are not.
+// job has are not listed. It says whether the counts are estimates. Each
+// value is estimated from the smallest sample that holds enough of its
+// matches (countMatches); the values no sample holds enough of, including
+// those absent from them all, are counted over every job.
 func countFacet(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet) ([]FacetCount, bool, error) {
-	sampled, err := facetCounts(ctx, db, q, f, true, nil)
-	if err != nil {
-		return nil, false, err
-	}
-	var hits int64
-	for _, c := range sampled {
-		hits += c.Count
-	}
-	if hits < sampleHitsToEstimate {
-		counts, err := facetCounts(ctx, db, q, f, false, nil)
-		return counts, false, err
-	}
-	// Values with few jobs in the sample, and those with none there, are
-	// counted over every job: an estimate from a few would miss 10% by
-	// more than chance allows, and a value absent from the sample may
-	// still be held by some of the match.
 	var estimated []string
-	counts := make([]FacetCount, 0, len(sampled))
-	for _, c := range sampled {
-		if c.Count >= sampleHitsToEstimate {
-			estimated = append(estimated, c.Value)
-			counts = append(counts, FacetCount{Value: c.Value, Count: c.Count * sampleShare})
+	var counts []FacetCount
+	for _, s := range samples {
+		sampled, err := facetCounts(ctx, db, q, f, s.condition, estimated)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, c := range sampled {
+			if c.Count >= sampleHitsToEstimate {
+				estimated = append(estimated, c.Value)
+				counts = append(counts, FacetCount{Value: c.Value, Count: c.Count * s.share})
+			}
 		}
 	}
 	// When every value a job can have is estimated, no value is left to
 	// count (a job's values are checked against these lists as it is
 	// posted): that spares reading the whole match again.
 	if len(estimated) < facetValues[f] {
-		rest, err := facetCounts(ctx, db, q, f, false, estimated)
+		rest, err := facetCounts(ctx, db, q, f, "", estimated)
 		if err != nil {
 			return nil, false, err
 		}
@@ -334,16 +335,16 @@ func countFacet(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet) ([]Fa
 	slices.SortFunc(counts, func(a, b FacetCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Value, b.Value))
 	})
-	return counts, true, nil
+	return counts, len(estimated) > 0, nil
 }
 
 // facetCounts reads the counts of facet f's values among the jobs q
-// matches without f's own filter: in the sample or over every job, and
-// leaving out the values of except.
-func facetCounts(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet, inSample bool, except []string) ([]FacetCount, error) {
+// matches without f's own filter, leaving out the values of except: in the
+// sample of condition, or over every job when it is "".
+func facetCounts(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet, condition string, except []string) ([]FacetCount, error) {
 	from, where, args := q.match(f)
-	if inSample {
-		where += " AND " + sampleCondition
+	if condition != "" {
+		where += " AND " + condition
 	}
 	cond := "v IS NOT NULL"
 	if len(except) > 0 {

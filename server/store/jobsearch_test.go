@@ -72,9 +72,10 @@ func TestSearchEstimatesLargeMatches(t *testing.T) {
 	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 5000, Today: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	// About 3,000 / 16 = 187 jobs are in the sample: an estimate from
-	// them is within 30% at four standard errors (1/sqrt(187) = 7.3%).
-	const threshold = 40
+	// About 3,000 / 16 = 187 jobs are in the largest sample and 47 in the
+	// next: with 100 the estimates come from the largest, within 30% at
+	// four standard errors (1/sqrt(187) = 7.3%).
+	const threshold = 100
 	store.SetSampleHitsToEstimate(t, threshold)
 	near := func(got, want int64) bool { return math.Abs(float64(got-want)) <= 0.3*float64(want) }
 	words, err := s.NormalizeJobQuery(ctx, "driver")
@@ -98,6 +99,18 @@ func TestSearchEstimatesLargeMatches(t *testing.T) {
 		states[1] != (store.FacetCount{Value: "AK", Count: 5}) {
 		t.Errorf("state facet %v, want TX estimated near 2995, then AK counted: 5", states)
 	}
+
+	// With a threshold of 5, the smallest sample (one job in 256, about
+	// 12 of the 3,000) holds enough: the estimate is in 256s.
+	store.SetSampleHitsToEstimate(t, 5)
+	r, err = s.SearchJobs(ctx, store.JobSearch{Words: words, Order: store.ByPosted, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Estimated || r.Total%256 != 0 || r.Total < 3000/4 || r.Total > 3000*4 {
+		t.Errorf("from the smallest sample: total %d, estimated %v; want an estimate in 256s", r.Total, r.Estimated)
+	}
+	store.SetSampleHitsToEstimate(t, threshold)
 
 	// The Alaska jobs alone: too few in the sample, counted exactly.
 	r, err = s.SearchJobs(ctx, store.JobSearch{Words: words, States: []string{"AK"}, Order: store.ByPosted, Limit: 10,
