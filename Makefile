@@ -91,6 +91,10 @@ bench-quick: postgres pgbouncer docs-assets tools loadgen ## a one-minute run of
 bench-scale: postgres docs-assets ## cost curves to 1,000,000 applications and 1,000 accounts (about half an hour); report and SVG plots in bench/results/
 	$(GO) run ./bench -scale
 
+.PHONY: bench-search
+bench-search: postgres docs-assets ## job search as the jobs of 100 accounts grow to a million (about 25 minutes); report, plans and SVG plot in bench/results/
+	$(GO) run ./bench -search
+
 .PHONY: bench-go
 bench-go: postgres docs-assets ## run the Go benchmarks against a throwaway PostgreSQL cluster
 	$(GO) run ./internal/cmd/withpg $(GO) test -run '^$$' -bench . -benchmem ./...

@@ -6,6 +6,7 @@
 //	go run ./bench          # the full run (make bench)
 //	go run ./bench -quick   # a one-minute smoke run (make bench-quick, in CI)
 //	go run ./bench -scale   # cost curves as the data grows (make bench-scale; scale.go)
+//	go run ./bench -search  # job search as the jobs grow to a million (make bench-search; search.go)
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 type options struct {
 	quick  bool
 	scale  bool
+	search bool
 	out    string
 	only   map[int]bool
 	rounds int
@@ -36,6 +38,7 @@ func main() {
 	var only intList
 	flag.BoolVar(&opts.quick, "quick", false, "small data set and short runs: checks the harness works, not the targets")
 	flag.BoolVar(&opts.scale, "scale", false, "instead of the scenarios, measure the drivers filters, the jobs list and a post as the data grows")
+	flag.BoolVar(&opts.search, "search", false, "instead of the scenarios, measure job search (SearchJobs) as the jobs of 100 accounts grow to a million")
 	flag.StringVar(&opts.out, "out", "bench/results", "folder for the report")
 	flag.Var(&only, "only", "run only these scenarios (comma-separated numbers)")
 	flag.IntVar(&opts.rounds, "rounds", 0, "repetitions of each timed step (default 15, quick 3)")
@@ -55,8 +58,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	runner := run
-	if opts.scale {
+	switch {
+	case opts.scale:
 		runner = runScale
+	case opts.search:
+		runner = runSearchScale
 	}
 	if err := runner(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

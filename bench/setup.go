@@ -109,7 +109,7 @@ func setup(ctx context.Context, opts options) (*harness, error) {
 	if h.server, err = h.startServer(ctx, "server"); err != nil {
 		return nil, err
 	}
-	if opts.scale { // scale.go loads its own data, step by step
+	if opts.scale || opts.search { // scale.go and search.go load their own data, step by step
 		ok = true
 		return h, nil
 	}

@@ -200,6 +200,12 @@ func matched(fragments []string) []string {
 	return out
 }
 
+// StoreSearch is the store's search that Search runs for r's first page,
+// for a benchmark that explains its statements and counts its matches.
+func (s *Service) StoreSearch(ctx context.Context, r Request) (store.JobSearch, error) {
+	return s.query(ctx, r)
+}
+
 // query checks r and turns it into the store's search.
 func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error) {
 	size, err := call.PageSize(r.PageSize, DefaultPageSize, MaxPageSize, "results")

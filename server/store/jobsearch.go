@@ -155,6 +155,49 @@ func (s *Store) NormalizeJobQuery(ctx context.Context, query string) (string, er
 	return words, nil
 }
 
+// SearchJobsTraced is SearchJobs on the primary, answering also the
+// statements it ran, in order, so that a benchmark can explain each.
+func (s *Store) SearchJobsTraced(ctx context.Context, q JobSearch) (JobSearchResult, []Query, error) {
+	t := &tracedQueryer{QueryerContext: s.db}
+	r, err := searchJobs(ctx, t, q)
+	if err != nil {
+		return JobSearchResult{}, nil, fmt.Errorf("search jobs: %w", err)
+	}
+	return r, t.ran, nil
+}
+
+// tracedQueryer runs statements and keeps each.
+type tracedQueryer struct {
+	sqlx.QueryerContext
+	ran []Query
+}
+
+func (t *tracedQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	t.ran = append(t.ran, Query{SQL: query, Args: args})
+	return t.QueryerContext.QueryContext(ctx, query, args...)
+}
+
+func (t *tracedQueryer) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
+	t.ran = append(t.ran, Query{SQL: query, Args: args})
+	return t.QueryerContext.QueryxContext(ctx, query, args...)
+}
+
+func (t *tracedQueryer) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	t.ran = append(t.ran, Query{SQL: query, Args: args})
+	return t.QueryerContext.QueryRowxContext(ctx, query, args...)
+}
+
+// CountJobSearch counts every job q matches, however many: the truth a
+// benchmark holds the search's estimates to.
+func (s *Store) CountJobSearch(ctx context.Context, q JobSearch) (int64, error) {
+	from, where, args := q.match(noFacet)
+	var n int64
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
+		return 0, fmt.Errorf("count the search's matches: %w", err)
+	}
+	return n, nil
+}
+
 // SearchJobs answers a page of the active jobs of every account that
 // match q, in q's order, with the whole match's size and q's facets. It
 // reads the read database when there is one.
@@ -171,7 +214,7 @@ func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, e
 	return r, nil
 }
 
-func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch) (JobSearchResult, error) {
+func searchJobs(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (JobSearchResult, error) {
 	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
 	var err error
 	if q.Order == ByRelevance && q.After == nil {
@@ -209,10 +252,10 @@ var rankedMatches = 1_000
 
 // rankedBoundary is the oldest of the newest rankedMatches matches of q;
 // nil when there are no more than those.
-func rankedBoundary(ctx context.Context, db *sqlx.DB, q JobSearch) (*JobPlace, error) {
+func rankedBoundary(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (*JobPlace, error) {
 	from, where, args := q.match(noFacet)
 	var p JobPlace
-	err := db.QueryRowContext(ctx, `
+	err := db.QueryRowxContext(ctx, `
 		SELECT (extract(epoch FROM j.created_at) * 1000000)::bigint, j.id FROM `+from+` WHERE `+where+`
 		 ORDER BY j.created_at DESC, j.id DESC OFFSET `+strconv.Itoa(rankedMatches-1)+` LIMIT 1`, args...).Scan(&p.AddedAt, &p.ID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -258,18 +301,18 @@ var sampleHitsToEstimate int64 = 1_600
 
 // countMatches is the number of jobs q matches, and whether it is an
 // estimate.
-func countMatches(ctx context.Context, db *sqlx.DB, q JobSearch) (int64, bool, error) {
+func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (int64, bool, error) {
 	from, where, args := q.match(noFacet)
 	var n int64
 	for _, s := range samples {
-		if err := db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where+` AND `+s.condition, args...); err != nil {
+		if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where+` AND `+s.condition, args...); err != nil {
 			return 0, false, fmt.Errorf("count in a sample: %w", err)
 		}
 		if n >= sampleHitsToEstimate {
 			return n * s.share, true, nil
 		}
 	}
-	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
+	if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
 		return 0, false, fmt.Errorf("count: %w", err)
 	}
 	return n, false, nil
@@ -307,7 +350,7 @@ var facetValues = map[JobFacet]int{
 // value is estimated from the smallest sample that holds enough of its
 // matches (countMatches); the values no sample holds enough of, including
 // those absent from them all, are counted over every job.
-func countFacet(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet) ([]FacetCount, bool, error) {
+func countFacet(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet) ([]FacetCount, bool, error) {
 	var estimated []string
 	var counts []FacetCount
 	for _, s := range samples {
@@ -341,7 +384,7 @@ func countFacet(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet) ([]Fa
 // facetCounts reads the counts of facet f's values among the jobs q
 // matches without f's own filter, leaving out the values of except: in the
 // sample of condition, or over every job when it is "".
-func facetCounts(ctx context.Context, db *sqlx.DB, q JobSearch, f JobFacet, condition string, except []string) ([]FacetCount, error) {
+func facetCounts(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet, condition string, except []string) ([]FacetCount, error) {
 	from, where, args := q.match(f)
 	if condition != "" {
 		where += " AND " + condition
@@ -447,7 +490,7 @@ func milesFrom(lat, lon, lat0, lon0 string) string {
 const fragmentDelimiter = "\x1f"
 
 // searchPage reads the page of results q asks for.
-func searchPage(ctx context.Context, db *sqlx.DB, q JobSearch) ([]JobFound, error) {
+func searchPage(ctx context.Context, db sqlx.QueryerContext, q JobSearch) ([]JobFound, error) {
 	query, args := pageStatement(q)
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {

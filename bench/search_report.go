@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/truckjobs/jobboard/bench/svgplot"
+)
+
+// write puts the search run's report, its plot and its plans file in dir,
+// named after the run's start.
+func (r searchRun) write(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(filepath.Base(reportPath("", r.started, r.quick)), ".md") + "-search"
+	plot, err := r.writePlot(dir, base)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	r.writeHeader(&b, base)
+	r.writeJudged(&b)
+	r.writeCurves(&b, plot)
+	var plans strings.Builder
+	fmt.Fprintf(&plans, "# Plans of the search run %s\n\nEXPLAIN (ANALYZE, BUFFERS) of every statement the search ran for each kind's first page, at each point, in the order run.\n", base)
+	for _, p := range r.points {
+		for _, k := range p.kinds {
+			fmt.Fprintf(&plans, "\n## %d jobs: %s (%d matches)\n", p.jobs, k.kind.name, k.exact)
+			for i, st := range k.statements {
+				fmt.Fprintf(&plans, "\nStatement %d:\n\n```sql\n%s\n```\n\n```\n%s\n```\n", i+1, strings.TrimSpace(st.sql), st.plan)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, base+"-plans.md"), []byte(plans.String()), 0o644); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, base+".md")
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func (r searchRun) writeHeader(b *strings.Builder, base string) {
+	title := "Job search report"
+	if r.quick {
+		title += " (quick run: small sizes; targets not judged)"
+	}
+	fmt.Fprintf(b, "# %s\n\n", title)
+	fmt.Fprintf(b, "- Started %s, took %s.\n", r.started.UTC().Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second))
+	fmt.Fprintf(b, "- Machine: %s, %d cores (GOMAXPROCS %d), %s; load average (1, 5, 15 min) %s at the start, %s at the end.\n",
+		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal(), r.loadAtStart, r.loadAtEnd)
+	b.WriteString("- Server and harness share the machine, over loopback; PostgreSQL 15 with fsync on and its default settings " +
+		"(128 MB of shared buffers: most of a million jobs is read from the system's page cache).\n")
+	fmt.Fprintf(b, "- The jobs of %d accounts are posted to `jobs.json`, 1,000 a request, job i to account i mod %d, step by step; "+
+		"after each step `VACUUM ANALYZE` leaves the tables as autovacuum would. The jobs are generated (bench/search_data.go): "+
+		"titles of a route, a freight and a role, descriptions of 150 to 350 words, ZIP codes drawn from every US ZIP, fields with "+
+		"a real board's skew.\n", searchAccounts, searchAccounts)
+	fmt.Fprintf(b, "- Each kind gets %d sequential `SearchJobs` calls over gRPC with the internal token, fewer (at least %d) if they pass %s, "+
+		"after one untimed call; a deep page is page %d, reached by its token. `total_size` is compared with a count of every match "+
+		"made apart. Each statement the search ran for the kind's first page is explained: "+
+		"[%s-plans.md](%s-plans.md).\n\n", searchRequests, searchMinRequests, searchBudget, searchDeepPage, base, base)
+}
+
+// writeJudged states the target at the largest point: every kind's p99
+// under 50 ms, each statement backed by an index, and every total exact up
+// to 10,000 matches and within 10% above.
+func (r searchRun) writeJudged(b *strings.Builder) {
+	if len(r.points) == 0 {
+		return
+	}
+	last := r.points[len(r.points)-1]
+	fmt.Fprintf(b, "## Judged, at %d jobs\n\n", last.jobs)
+	b.WriteString("| kind | matches | total_size | its error | p50 | p99 | statements (slowest) | reads all jobs | target | met |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, k := range last.kinds {
+		seq, slowest := false, time.Duration(0)
+		for _, st := range k.statements {
+			seq = seq || st.seqScanOnJobs()
+			slowest = max(slowest, st.took)
+		}
+		total := fmt.Sprint(k.total)
+		if k.estimated {
+			total += " (estimate)"
+		}
+		pass := k.latency.p99 < searchTarget && !seq && k.totalHolds()
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d (%s) | %s | p99 < %s, by indexes, total %s | %s |\n",
+			k.kind.name, k.exact, total, k.errorText(), ms(k.latency.median), ms(k.latency.p99), len(k.statements),
+			planMs(slowest), yesNo(seq), searchTarget, "exact to 10,000, then within 10%", verdict(pass, r.quick))
+	}
+	b.WriteString("\n")
+}
+
+// totalHolds says whether the answered total keeps the contract: exact up
+// to 10,000 matches, within 10% above.
+func (k kindResult) totalHolds() bool {
+	if k.exact <= 10_000 || !k.estimated {
+		return k.total == k.exact
+	}
+	return math.Abs(float64(k.total-k.exact)) <= 0.1*float64(k.exact)
+}
+
+func (k kindResult) errorText() string {
+	if k.exact == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*float64(k.total-k.exact)/float64(k.exact))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// writeCurves lists each kind's p50 and p99 at every point, and the post
+// of 1,000 new jobs, the cost of keeping the search's words and indexes.
+func (r searchRun) writeCurves(b *strings.Builder, plot string) {
+	b.WriteString("## As the jobs grow\n\n")
+	fmt.Fprintf(b, "![p99 of each kind](%s)\n\n| kind |", plot)
+	for _, p := range r.points {
+		fmt.Fprintf(b, " %d jobs: p50 / p99 (matches) |", p.jobs)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(r.points)) + "\n")
+	for i, k := range r.points[0].kinds {
+		fmt.Fprintf(b, "| %s |", k.kind.name)
+		for _, p := range r.points {
+			kr := p.kinds[i]
+			fmt.Fprintf(b, " %s / %s (%d) |", ms(kr.latency.median), ms(kr.latency.p99), kr.exact)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| POST 1,000 new jobs to one account (its words and every search index written) |")
+	for _, p := range r.points {
+		fmt.Fprintf(b, " %s / %s (%d rounds) |", ms(p.post.median), ms(p.post.p99), p.post.n)
+	}
+	b.WriteString("\n| loading the step's jobs |")
+	for i, p := range r.points {
+		added := p.jobs
+		if i > 0 {
+			added -= r.points[i-1].jobs
+		}
+		fmt.Fprintf(b, " %d in %s (%.0f jobs/s) |", added, p.loaded.Round(time.Second), float64(added)/p.loaded.Seconds())
+	}
+	b.WriteString("\n")
+}
+
+// writePlot draws each kind's p99 against the number of jobs, with the
+// target, and returns the file's name.
+func (r searchRun) writePlot(dir, base string) (string, error) {
+	msOf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	p := svgplot.Plot{Title: "SearchJobs p99 by kind", XLabel: "active jobs", YLabel: "p99 (ms)"}
+	if len(r.points) == 0 {
+		return "", fmt.Errorf("no point measured")
+	}
+	for i, k := range r.points[0].kinds {
+		s := svgplot.Series{Name: k.kind.name}
+		for _, pt := range r.points {
+			s.X, s.Y = append(s.X, float64(pt.jobs)), append(s.Y, msOf(pt.kinds[i].latency.p99))
+		}
+		p.Series = append(p.Series, s)
+	}
+	first, last := r.points[0].jobs, r.points[len(r.points)-1].jobs
+	p.Series = append(p.Series, svgplot.Series{Name: "target " + searchTarget.String(), Dashed: true,
+		X: []float64{float64(first), float64(last)}, Y: []float64{msOf(searchTarget), msOf(searchTarget)}})
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		return "", err
+	}
+	name := base + "-p99.svg"
+	return name, os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644)
+}
