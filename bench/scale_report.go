@@ -55,15 +55,28 @@ func (r scaleReport) write(dir string) (string, error) {
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func (r scaleReport) writeHeader(b *strings.Builder, base string) {
-	title := "Scale report"
-	if r.quick {
+// runHeader is the first lines of a growing run's report: its title, when
+// it ran and on what machine, under what load.
+type runHeader struct {
+	title                  string
+	quick                  bool
+	started, finished      time.Time
+	loadAtStart, loadAtEnd string
+}
+
+func (h runHeader) write(b *strings.Builder) {
+	title := h.title
+	if h.quick {
 		title += " (quick run: small sizes; targets not judged)"
 	}
 	fmt.Fprintf(b, "# %s\n\n", title)
-	fmt.Fprintf(b, "- Started %s, took %s.\n", r.started.UTC().Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second))
+	fmt.Fprintf(b, "- Started %s, took %s.\n", h.started.UTC().Format(time.RFC3339), h.finished.Sub(h.started).Round(time.Second))
 	fmt.Fprintf(b, "- Machine: %s, %d cores (GOMAXPROCS %d), %s; load average (1, 5, 15 min) %s at the start, %s at the end.\n",
-		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal(), r.loadAtStart, r.loadAtEnd)
+		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal(), h.loadAtStart, h.loadAtEnd)
+}
+
+func (r scaleReport) writeHeader(b *strings.Builder, base string) {
+	runHeader{"Scale report", r.quick, r.started, r.finished, r.loadAtStart, r.loadAtEnd}.write(b)
 	b.WriteString("- Server and harness share the machine, over loopback; PostgreSQL 15 with fsync on and its default settings.\n")
 	b.WriteString("- The data grows step by step along each curve; after each step `VACUUM ANALYZE` leaves the tables " +
 		"as autovacuum would, then every request is measured again. Applications come from `jobboard demo seed` " +

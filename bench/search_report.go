@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -46,14 +45,7 @@ func (r searchRun) write(dir string) (string, error) {
 }
 
 func (r searchRun) writeHeader(b *strings.Builder, base string) {
-	title := "Job search report"
-	if r.quick {
-		title += " (quick run: small sizes; targets not judged)"
-	}
-	fmt.Fprintf(b, "# %s\n\n", title)
-	fmt.Fprintf(b, "- Started %s, took %s.\n", r.started.UTC().Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second))
-	fmt.Fprintf(b, "- Machine: %s, %d cores (GOMAXPROCS %d), %s; load average (1, 5, 15 min) %s at the start, %s at the end.\n",
-		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal(), r.loadAtStart, r.loadAtEnd)
+	runHeader{"Job search report", r.quick, r.started, r.finished, r.loadAtStart, r.loadAtEnd}.write(b)
 	b.WriteString("- Server and harness share the machine, over loopback; PostgreSQL 15 with fsync on and its default settings " +
 		"(128 MB of shared buffers: most of a million jobs is read from the system's page cache).\n")
 	fmt.Fprintf(b, "- The jobs of %d accounts are posted to `jobs.json`, 1,000 a request, job i to account i mod %d, step by step; "+

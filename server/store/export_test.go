@@ -203,3 +203,12 @@ func SetRankedMatches(t testing.TB, n int) {
 	rankedMatches = n
 	t.Cleanup(func() { rankedMatches = old })
 }
+
+// SearchSamples are the search's samples: the share of jobs each job of a
+// sample stands for, and the condition that keeps its jobs j.
+func SearchSamples() (shares []int64, conditions []string) {
+	for _, s := range samples {
+		shares, conditions = append(shares, s.share), append(conditions, s.condition)
+	}
+	return shares, conditions
+}

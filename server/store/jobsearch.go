@@ -135,7 +135,9 @@ type JobSearchResult struct {
 	Jobs  []JobFound
 	Total int64
 	// Estimated is true when Total or a facet's counts are estimates
-	// (see countMatches): never for a match of 10,000 jobs or fewer.
+	// (see countMatches). No count of a match of 10,000 jobs or fewer is
+	// estimated, but a facet counts a match of its own (without its own
+	// filter), which may be larger than the search's.
 	Estimated bool
 	Facets    map[JobFacet][]FacetCount
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,5 +183,43 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 	// twice and R4 out of its place.
 	if !slices.Equal(got, want) {
 		t.Errorf("paged %v, want %v", got, want)
+	}
+}
+
+// TestSearchSamplesHaveTheirIndexes: each sample's condition, as the search
+// writes it, is the predicate of that sample's indexes (migration 0029):
+// PostgreSQL uses a partial index only for a condition that matches its
+// predicate, so one that drifted from them would leave the sample counted
+// by reading every job. Both are compared as PostgreSQL prints them back.
+func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // the view is the test's only
+	shares, conditions := store.SearchSamples()
+	for i, cond := range conditions {
+		var printed string
+		if _, err := tx.ExecContext(ctx, `CREATE OR REPLACE TEMP VIEW sample_condition AS SELECT 1 FROM jobs j WHERE `+cond); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.GetContext(ctx, &printed, `SELECT pg_get_viewdef('sample_condition')`); err != nil {
+			t.Fatal(err)
+		}
+		_, where, _ := strings.Cut(printed, "WHERE ")
+		where = strings.TrimSuffix(strings.TrimSpace(strings.ReplaceAll(where, "j.", "")), ";")
+		for _, access := range []string{"words", "posted", "zip"} {
+			index := fmt.Sprintf("jobs_search_sample%d_%s_idx", shares[i], access)
+			var predicate string
+			if err := tx.GetContext(ctx, &predicate, `SELECT pg_get_expr(indpred, indrelid) FROM pg_index
+				WHERE indexrelid = $1::regclass`, index); err != nil {
+				t.Fatalf("%s: %v", index, err)
+			}
+			if !strings.Contains(predicate, where) {
+				t.Errorf("%s: predicate %s does not hold the search's condition %s", index, predicate, where)
+			}
+		}
 	}
 }
