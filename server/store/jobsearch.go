@@ -219,7 +219,12 @@ func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, e
 func searchJobs(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (JobSearchResult, error) {
 	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
 	var err error
-	if q.Order == ByRelevance && q.After == nil {
+	if r.Total, r.Estimated, err = countMatches(ctx, db, q); err != nil {
+		return r, err
+	}
+	// A match counted no larger than the ranked matches is ranked whole:
+	// looking for where the ranked end would read it all once more.
+	if q.Order == ByRelevance && q.After == nil && (r.Estimated || r.Total > int64(rankedMatches)) {
 		if q.ranked, err = rankedBoundary(ctx, db, q); err != nil {
 			return r, err
 		}
@@ -229,9 +234,6 @@ func searchJobs(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (JobSe
 	}
 	for i := range r.Jobs {
 		r.Jobs[i].Cursor.Ranked = q.rankedSince()
-	}
-	if r.Total, r.Estimated, err = countMatches(ctx, db, q); err != nil {
-		return r, err
 	}
 	for _, f := range q.Facets {
 		var estimated bool
@@ -286,6 +288,18 @@ type sample struct {
 	condition string
 }
 
+// mayReach says whether a larger sample may hold enough matches for an
+// estimate, given hits matches in s: the largest is expected to hold
+// hits times as many as its share is smaller, and is not read when that
+// is under half of what an estimate needs (reaching it would take more
+// than twice the expected matches, a deviation of seven standard errors
+// or more). A match that small is counted over every job at once,
+// sparing the samples' reads: 52 ms of a search within 100 miles.
+func (s sample) mayReach(hits int64) bool {
+	largest := samples[len(samples)-1]
+	return hits*(s.share/largest.share) >= sampleHitsToEstimate/2
+}
+
 // samples are the samples, the smallest first.
 var samples = []sample{
 	{256, "(hashint8extended(j.id, 11) & 255) = 0"},
@@ -312,6 +326,9 @@ func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (int
 		}
 		if n >= sampleHitsToEstimate {
 			return n * s.share, true, nil
+		}
+		if !s.mayReach(n) {
+			break
 		}
 	}
 	if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
@@ -360,11 +377,17 @@ func countFacet(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobF
 		if err != nil {
 			return nil, false, err
 		}
+		var most int64
 		for _, c := range sampled {
 			if c.Count >= sampleHitsToEstimate {
 				estimated = append(estimated, c.Value)
 				counts = append(counts, FacetCount{Value: c.Value, Count: c.Count * s.share})
+			} else {
+				most = max(most, c.Count)
 			}
+		}
+		if !s.mayReach(most) {
+			break
 		}
 	}
 	// When every value a job can have is estimated, no value is left to
