@@ -125,8 +125,8 @@ type JobFound struct {
 
 // FacetCount is how many matching jobs have one value of a facet.
 type FacetCount struct {
-	Value string
-	Count int64
+	Value string `db:"value"`
+	Count int64  `db:"count"`
 }
 
 // JobSearchResult is a page of results, with the whole match's size and
@@ -192,12 +192,7 @@ func (t *tracedQueryer) QueryRowxContext(ctx context.Context, query string, args
 // CountJobSearch counts every job q matches, however many: the truth a
 // benchmark holds the search's estimates to.
 func (s *Store) CountJobSearch(ctx context.Context, q JobSearch) (int64, error) {
-	from, where, args := q.match(noFacet)
-	var n int64
-	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
-		return 0, fmt.Errorf("count the search's matches: %w", err)
-	}
-	return n, nil
+	return countIn(ctx, s.db, q, "")
 }
 
 // SearchJobs answers a page of the active jobs of every account that
@@ -318,11 +313,10 @@ var sampleHitsToEstimate int64 = 1_600
 // countMatches is the number of jobs q matches, and whether it is an
 // estimate.
 func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (int64, bool, error) {
-	from, where, args := q.match(noFacet)
-	var n int64
 	for _, s := range samples {
-		if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where+` AND `+s.condition, args...); err != nil {
-			return 0, false, fmt.Errorf("count in a sample: %w", err)
+		n, err := countIn(ctx, db, q, s.condition)
+		if err != nil {
+			return 0, false, err
 		}
 		if n >= sampleHitsToEstimate {
 			return n * s.share, true, nil
@@ -331,10 +325,22 @@ func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (int
 			break
 		}
 	}
-	if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
-		return 0, false, fmt.Errorf("count: %w", err)
+	n, err := countIn(ctx, db, q, "")
+	return n, false, err
+}
+
+// countIn counts the jobs q matches among those of the sample of
+// condition, or among every job when it is "".
+func countIn(ctx context.Context, db sqlx.QueryerContext, q JobSearch, condition string) (int64, error) {
+	from, where, args := q.match(noFacet)
+	if condition != "" {
+		where += " AND " + condition
 	}
-	return n, false, nil
+	var n int64
+	if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
+		return 0, fmt.Errorf("count the matches: %w", err)
+	}
+	return n, nil
 }
 
 // noFacet is a facet that is none of them: the match with every filter.
@@ -419,22 +425,10 @@ func facetCounts(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f Job
 		args = append(args, pq.StringArray(except))
 		cond = fmt.Sprintf("v IS NOT NULL AND NOT v = ANY ($%d::text[])", len(args))
 	}
-	rows, err := db.QueryContext(ctx, `
-		SELECT v, count(*) FROM (SELECT `+facetColumns[f]+` AS v FROM `+from+` WHERE `+where+`) m
-		 WHERE `+cond+` GROUP BY v ORDER BY count(*) DESC, v`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("count facet: %w", err)
-	}
-	defer rows.Close()
 	counts := []FacetCount{}
-	for rows.Next() {
-		var c FacetCount
-		if err := rows.Scan(&c.Value, &c.Count); err != nil {
-			return nil, fmt.Errorf("count facet: %w", err)
-		}
-		counts = append(counts, c)
-	}
-	if err := rows.Err(); err != nil {
+	if err := sqlx.SelectContext(ctx, db, &counts, `
+		SELECT v AS value, count(*) AS count FROM (SELECT `+facetColumns[f]+` AS v FROM `+from+` WHERE `+where+`) m
+		 WHERE `+cond+` GROUP BY v ORDER BY count(*) DESC, v`, args...); err != nil {
 		return nil, fmt.Errorf("count facet: %w", err)
 	}
 	return counts, nil
