@@ -345,9 +345,17 @@ func haversineMiles(lat1, lon1, lat2, lon2 float64) float64 {
 }
 
 // inPlanSettings runs explain with the planner settings the service runs q
-// with: a serial query in a transaction without parallel workers.
+// with, in a transaction of their own: a serial query without parallel
+// workers, and q's own setting.
 func inPlanSettings(ctx context.Context, h *harness, q store.Query, explain func(sqlx.QueryerContext) error) error {
-	if !q.Serial {
+	var settings []string
+	if q.Serial {
+		settings = append(settings, store.SerialSetting)
+	}
+	if q.Setting != "" {
+		settings = append(settings, q.Setting)
+	}
+	if len(settings) == 0 {
 		return explain(h.store.DB())
 	}
 	tx, err := h.store.DB().BeginTxx(ctx, nil)
@@ -355,8 +363,10 @@ func inPlanSettings(ctx context.Context, h *harness, q store.Query, explain func
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // only read
-	if _, err := tx.ExecContext(ctx, store.SerialSetting); err != nil {
-		return err
+	for _, s := range settings {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
 	}
 	return explain(tx)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -17,6 +18,7 @@ import (
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/search"
+
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -116,6 +118,7 @@ type kindResult struct {
 // explained is a statement the search ran, with its plan.
 type explained struct {
 	sql, plan string
+	setting   string        // a SET LOCAL the statement ran under, or ""
 	took      time.Duration // execution time EXPLAIN ANALYZE reported
 }
 
@@ -306,10 +309,13 @@ func measureSearchKind(ctx context.Context, h *harness, client jobboardv2.JobSea
 	}
 	for _, st := range ran {
 		var lines []string
-		if err := h.store.DB().SelectContext(ctx, &lines, `EXPLAIN (ANALYZE, BUFFERS) `+st.SQL, st.Args...); err != nil {
+		err := inPlanSettings(ctx, h, st, func(db sqlx.QueryerContext) error {
+			return sqlx.SelectContext(ctx, db, &lines, `EXPLAIN (ANALYZE, BUFFERS) `+st.SQL, st.Args...)
+		})
+		if err != nil {
 			return res, fmt.Errorf("explain: %w", err)
 		}
-		e := explained{sql: st.SQL, plan: strings.Join(lines, "\n")}
+		e := explained{sql: st.SQL, setting: st.Setting, plan: strings.Join(lines, "\n")}
 		if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "Execution Time: ") }); i >= 0 {
 			var msec float64
 			if _, err := fmt.Sscanf(lines[i], "Execution Time: %f ms", &msec); err == nil {

@@ -33,7 +33,11 @@ func (r searchRun) write(dir string) (string, error) {
 		for _, k := range p.kinds {
 			fmt.Fprintf(&plans, "\n## %d jobs: %s (%d matches)\n", p.jobs, k.kind.name, k.exact)
 			for i, st := range k.statements {
-				fmt.Fprintf(&plans, "\nStatement %d:\n\n```sql\n%s\n```\n\n```\n%s\n```\n", i+1, strings.TrimSpace(st.sql), st.plan)
+				sql := strings.TrimSpace(st.sql)
+				if st.setting != "" {
+					sql = st.setting + ";\n" + sql
+				}
+				fmt.Fprintf(&plans, "\nStatement %d:\n\n```sql\n%s\n```\n\n```\n%s\n```\n", i+1, sql, st.plan)
 			}
 		}
 	}

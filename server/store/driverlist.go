@@ -285,6 +285,9 @@ type Query struct {
 	// way, so only where a parallel plan has been seen to cost more than
 	// it saves.
 	Serial bool
+	// Setting is a SET LOCAL the statement ran under, in a read-only
+	// transaction; "" for none.
+	Setting string
 	// Rows is the most rows the statement returns (its LIMIT), 0 when
 	// unbounded: the result is made that large up front.
 	Rows int

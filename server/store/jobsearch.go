@@ -160,32 +160,46 @@ func (s *Store) NormalizeJobQuery(ctx context.Context, query string) (string, er
 // SearchJobsTraced is SearchJobs on the primary, answering also the
 // statements it ran, in order, so that a benchmark can explain each.
 func (s *Store) SearchJobsTraced(ctx context.Context, q JobSearch) (JobSearchResult, []Query, error) {
-	t := &tracedQueryer{QueryerContext: s.db}
-	r, err := searchJobs(ctx, t, q)
+	var ran []Query
+	r, err := searchJobs(ctx, s.db, q, &ran)
 	if err != nil {
 		return JobSearchResult{}, nil, fmt.Errorf("search jobs: %w", err)
 	}
-	return r, t.ran, nil
+	return r, ran, nil
 }
 
-// tracedQueryer runs statements and keeps each.
+// tracedQueryer runs statements and keeps each, with the setting they ran
+// under.
 type tracedQueryer struct {
 	sqlx.QueryerContext
-	ran []Query
+	setting string
+	ran     *[]Query
+}
+
+// traced is x, keeping each statement in ran unless ran is nil.
+func traced(x sqlx.QueryerContext, setting string, ran *[]Query) sqlx.QueryerContext {
+	if ran == nil {
+		return x
+	}
+	return &tracedQueryer{QueryerContext: x, setting: setting, ran: ran}
+}
+
+func (t *tracedQueryer) keep(query string, args []any) {
+	*t.ran = append(*t.ran, Query{SQL: query, Args: args, Setting: t.setting})
 }
 
 func (t *tracedQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	t.ran = append(t.ran, Query{SQL: query, Args: args})
+	t.keep(query, args)
 	return t.QueryerContext.QueryContext(ctx, query, args...)
 }
 
 func (t *tracedQueryer) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	t.ran = append(t.ran, Query{SQL: query, Args: args})
+	t.keep(query, args)
 	return t.QueryerContext.QueryxContext(ctx, query, args...)
 }
 
 func (t *tracedQueryer) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
-	t.ran = append(t.ran, Query{SQL: query, Args: args})
+	t.keep(query, args)
 	return t.QueryerContext.QueryRowxContext(ctx, query, args...)
 }
 
@@ -202,7 +216,7 @@ func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, e
 	var r JobSearchResult
 	err := s.read(ctx, func(db *sqlx.DB) error {
 		var err error
-		r, err = searchJobs(ctx, db, q)
+		r, err = searchJobs(ctx, db, q, nil)
 		return err
 	})
 	if err != nil {
@@ -211,33 +225,70 @@ func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, e
 	return r, nil
 }
 
-func searchJobs(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (JobSearchResult, error) {
+// searchJobs searches on db, keeping the statements it runs in ran unless
+// ran is nil.
+func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (JobSearchResult, error) {
 	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
-	var err error
-	if r.Total, r.Estimated, err = countMatches(ctx, db, q); err != nil {
+	err := withCountSetting(ctx, db, func(tx *sqlx.Tx) error {
+		counter := traced(tx, CountSetting, ran)
+		var err error
+		if r.Total, r.Estimated, err = countMatches(ctx, counter, q); err != nil {
+			return err
+		}
+		for _, f := range q.Facets {
+			var estimated bool
+			if r.Facets[f], estimated, err = countFacet(ctx, counter, q, f); err != nil {
+				return err
+			}
+			r.Estimated = r.Estimated || estimated
+		}
+		return nil
+	})
+	if err != nil {
 		return r, err
 	}
+	pager := traced(db, "", ran)
 	// A match counted no larger than the ranked matches is ranked whole:
 	// looking for where the ranked end would read it all once more.
 	if q.Order == ByRelevance && q.After == nil && (r.Estimated || r.Total > int64(rankedMatches)) {
-		if q.ranked, err = rankedBoundary(ctx, db, q); err != nil {
+		if q.ranked, err = rankedBoundary(ctx, pager, q); err != nil {
 			return r, err
 		}
 	}
-	if r.Jobs, err = searchPage(ctx, db, q); err != nil {
+	if r.Jobs, err = searchPage(ctx, pager, q); err != nil {
 		return r, err
 	}
 	for i := range r.Jobs {
 		r.Jobs[i].Cursor.Ranked = q.rankedSince()
 	}
-	for _, f := range q.Facets {
-		var estimated bool
-		if r.Facets[f], estimated, err = countFacet(ctx, db, q, f); err != nil {
-			return r, err
-		}
-		r.Estimated = r.Estimated || estimated
-	}
 	return r, nil
+}
+
+// CountSetting, run with SET LOCAL, has the search's counts read the jobs
+// an index lists by a bitmap rather than one by one in an index's order.
+// PostgreSQL reckons a match of a job's words as cheap as a comparison, so
+// it counted 'driver' in a sample by reading the sample's time index and
+// checking the words of each of its jobs: 44 ms for the 3,959 jobs of the
+// smallest sample of a million. Read by a bitmap of the words index, the
+// jobs it lists match without their words being read again (7 ms in the
+// probe). Counts need no order, and a count read from an index alone (the
+// radius's, or every job's in a sample) is not this kind of scan.
+const CountSetting = `SET LOCAL enable_indexscan = off`
+
+// withCountSetting runs fn in a read-only transaction under CountSetting.
+func withCountSetting(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
+	tx, err := db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("count the matches: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit, or with fn's error
+	if _, err := tx.ExecContext(ctx, CountSetting); err != nil {
+		return fmt.Errorf("count the matches: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // rankedMatches is how many matches, the newest, are ranked by relevance.

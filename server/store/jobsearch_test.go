@@ -187,7 +187,7 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 }
 
 // TestSearchSamplesHaveTheirIndexes: each sample's condition, as the search
-// writes it, is the predicate of that sample's indexes (migration 0029):
+// writes it, is the predicate of that sample's indexes (migrations 0029 and 0030):
 // PostgreSQL uses a partial index only for a condition that matches its
 // predicate, so one that drifted from them would leave the sample counted
 // by reading every job. Both are compared as PostgreSQL prints them back.
@@ -210,7 +210,7 @@ func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
 		}
 		_, where, _ := strings.Cut(printed, "WHERE ")
 		where = strings.TrimSuffix(strings.TrimSpace(strings.ReplaceAll(where, "j.", "")), ";")
-		for _, access := range []string{"words", "posted", "zip"} {
+		for _, access := range []string{"match", "posted", "zip"} {
 			index := fmt.Sprintf("jobs_search_sample%d_%s_idx", shares[i], access)
 			var predicate string
 			if err := tx.GetContext(ctx, &predicate, `SELECT pg_get_expr(indpred, indrelid) FROM pg_index
