@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -46,19 +45,10 @@ type JobSearch struct {
 	// Facets are the facets to count.
 	Facets []JobFacet
 
-	// ranked is where the matches ranked by relevance end, found for a
-	// first page (rankedMatches).
-	ranked *JobPlace
-}
-
-// rankedSince is the oldest match ranked by relevance: the first page's
-// as the cursor carries it, or the one found for this first page; nil
-// when every match is ranked.
-func (q JobSearch) rankedSince() *JobPlace {
-	if q.After != nil {
-		return q.After.Ranked
-	}
-	return q.ranked
+	// findRanked is set for a first page by relevance of a match that may
+	// hold more than the ranked matches (rankedMatches): the page ranks the
+	// newest of them and finds where they end.
+	findRanked bool
 }
 
 // JobSearchOrder is the order of a search's results. Each breaks ties by
@@ -246,19 +236,18 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	if err != nil {
 		return r, err
 	}
-	pager := traced(db, "", ran)
 	// A match counted no larger than the ranked matches is ranked whole:
 	// looking for where the ranked end would read it all once more.
-	if q.Order == ByRelevance && q.After == nil && (r.Estimated || r.Total > int64(rankedMatches)) {
-		if q.ranked, err = rankedBoundary(ctx, pager, q); err != nil {
-			return r, err
-		}
-	}
-	if r.Jobs, err = searchPage(ctx, pager, q); err != nil {
+	q.findRanked = q.Order == ByRelevance && q.After == nil && (r.Estimated || r.Total > int64(rankedMatches))
+	var ranked *JobPlace
+	if r.Jobs, ranked, err = searchPage(ctx, traced(db, "", ran), q); err != nil {
 		return r, err
 	}
+	if q.After != nil {
+		ranked = q.After.Ranked
+	}
 	for i := range r.Jobs {
-		r.Jobs[i].Cursor.Ranked = q.rankedSince()
+		r.Jobs[i].Cursor.Ranked = ranked
 	}
 	return r, nil
 }
@@ -303,25 +292,10 @@ func countsOn(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query, fn fu
 // served better by the best of the newest thousand than by a best match
 // posted long ago. The matches older than those follow, newest first.
 //
-// A variable so that tests reach the older matches with a few jobs.
+// More than the largest page (100), so that a first page is all ranked
+// matches. A variable so that tests reach the older matches with a few
+// jobs.
 var rankedMatches = 1_000
-
-// rankedBoundary is the oldest of the newest rankedMatches matches of q;
-// nil when there are no more than those.
-func rankedBoundary(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (*JobPlace, error) {
-	from, where, args := q.match(noFacet)
-	var p JobPlace
-	err := db.QueryRowxContext(ctx, `
-		SELECT (extract(epoch FROM j.created_at) * 1000000)::bigint, j.id FROM `+from+` WHERE `+where+`
-		 ORDER BY j.created_at DESC, j.id DESC OFFSET `+strconv.Itoa(rankedMatches-1)+` LIMIT 1`, args...).Scan(&p.AddedAt, &p.ID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find the ranked matches: %w", err)
-	}
-	return &p, nil
-}
 
 // Counting a match exactly reads every matching job: 3.0 s for a word
 // 853,603 of 1,000,000 jobs hold. Above 10,000 matches the contract takes
@@ -571,21 +545,28 @@ func milesFrom(lat, lon, lat0, lon0 string) string {
 // character no text holds (the checks refuse control characters).
 const fragmentDelimiter = "\x1f"
 
-// searchPage reads the page of results q asks for.
-func searchPage(ctx context.Context, db sqlx.QueryerContext, q JobSearch) ([]JobFound, error) {
+// searchPage reads the page of results q asks for, and, for a page that
+// finds them (findRanked), where the ranked matches end: nil when every
+// match is ranked.
+func searchPage(ctx context.Context, db sqlx.QueryerContext, q JobSearch) ([]JobFound, *JobPlace, error) {
 	query, args := pageStatement(q)
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read page: %w", err)
+		return nil, nil, fmt.Errorf("read page: %w", err)
 	}
 	defer rows.Close()
 	found := []JobFound{}
+	var ranked *JobPlace
 	for rows.Next() {
 		var f JobFound
 		var headline *string
+		var rankedAddedAt, rankedID *int64
 		dest := append([]any{&f.Cursor.Key, &f.Cursor.AddedAt, &f.Miles, &f.AccountID, &f.AccountName}, jobScanDest(&f.Job)...)
-		if err := rows.Scan(append(dest, &headline)...); err != nil {
-			return nil, fmt.Errorf("read page: %w", err)
+		if err := rows.Scan(append(dest, &headline, &rankedAddedAt, &rankedID)...); err != nil {
+			return nil, nil, fmt.Errorf("read page: %w", err)
+		}
+		if rankedID != nil {
+			ranked = &JobPlace{AddedAt: *rankedAddedAt, ID: *rankedID}
 		}
 		f.Cursor.ID = f.ID
 		if headline != nil {
@@ -594,9 +575,9 @@ func searchPage(ctx context.Context, db sqlx.QueryerContext, q JobSearch) ([]Job
 		found = append(found, f)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read page: %w", err)
+		return nil, nil, fmt.Errorf("read page: %w", err)
 	}
-	return found, nil
+	return found, ranked, nil
 }
 
 // pageStatement is the statement of q's page and its arguments: each
@@ -636,9 +617,30 @@ func pageStatement(q JobSearch) (string, []any) {
 	}
 	sel := pageRows{from: from, miles: miles, limit: c.bind(q.Limit)}
 	var rows string
-	if since := q.rankedSince(); q.Order != ByRelevance || since == nil {
+	// Where the ranked matches end, for the first page to find.
+	with, rankedEnd := "", "NULL::bigint, NULL::bigint"
+	var since *JobPlace
+	if q.After != nil {
+		since = q.After.Ranked
+	}
+	switch {
+	case q.findRanked:
+		// The newest matches, read once: ranked for the page, and the
+		// oldest of them is where the ranked end when there are as many
+		// as are ranked. The first page is all ranked matches, as a page
+		// is smaller than they are.
+		with = `newest AS MATERIALIZED (SELECT j.id, j.account_id, j.created_at, j.search_words, ` + miles + ` AS miles
+		  FROM ` + from + ` WHERE ` + where + `
+		 ORDER BY j.created_at DESC, j.id DESC LIMIT ` + strconv.Itoa(rankedMatches) + `),
+		ranked_end AS (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS added_at, id FROM newest
+		 WHERE (SELECT count(*) FROM newest) = ` + strconv.Itoa(rankedMatches) + ` ORDER BY created_at, id LIMIT 1),
+		`
+		rankedEnd = "(SELECT added_at FROM ranked_end), (SELECT id FROM ranked_end)"
+		rows = `SELECT j.id, j.account_id, j.created_at, ` + key() + ` AS key, j.miles
+		  FROM newest j ORDER BY key DESC, j.created_at DESC, j.id DESC LIMIT ` + sel.limit
+	case q.Order != ByRelevance || since == nil:
 		rows = sel.rows(c, q.Order, key(), []string{where}, q.After)
-	} else {
+	default:
 		// The ranked matches, then the older ones newest first, each
 		// part from where the page starts.
 		ranked := "(j.created_at, j.id) >= (" + c.bind(time.UnixMicro(since.AddedAt).UTC()) + ", " + c.bind(since.ID) + ")"
@@ -664,8 +666,8 @@ func pageStatement(q JobSearch) (string, []any) {
 	// The page is chosen on jobs alone; the account's name, the job's
 	// columns and the highlights are read for the page's rows only.
 	query := `
-		WITH page AS (` + rows + `)
-		SELECT p.key, (extract(epoch FROM p.created_at) * 1000000)::bigint, p.miles, p.account_id, a.name, x.*, ` + highlights + `
+		WITH ` + with + `page AS (` + rows + `)
+		SELECT p.key, (extract(epoch FROM p.created_at) * 1000000)::bigint, p.miles, p.account_id, a.name, x.*, ` + highlights + `, ` + rankedEnd + `
 		  FROM page p
 		  JOIN accounts a ON a.id = p.account_id
 		 CROSS JOIN LATERAL (` + jobSelect + ` WHERE id = p.id) x
