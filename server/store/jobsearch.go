@@ -236,8 +236,8 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	if err != nil {
 		return r, err
 	}
-	// A match counted no larger than the ranked matches is ranked whole:
-	// looking for where the ranked end would read it all once more.
+	// A match counted no larger than the ranked matches is ranked whole,
+	// without its newest being read apart.
 	q.findRanked = q.Order == ByRelevance && q.After == nil && (r.Estimated || r.Total > int64(rankedMatches))
 	var ranked *JobPlace
 	if r.Jobs, ranked, err = searchPage(ctx, traced(db, "", ran), q); err != nil {
@@ -259,7 +259,7 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 // sample's time index and checking the words of each of its jobs: 44 ms
 // for the 3,959 jobs of the smallest sample of a million. Read by a bitmap
 // of the words index, the jobs it lists match without their words being
-// read again (9 ms). The setting also rules out scans of an index alone,
+// read again (5 ms). The setting also rules out scans of an index alone,
 // which a count of every job or of a radius is best read by: 0.4 ms for
 // every job of that sample against 5.6 ms, so it is kept to searches for
 // words within no radius.
@@ -582,7 +582,8 @@ func searchPage(ctx context.Context, db sqlx.QueryerContext, q JobSearch) ([]Job
 
 // pageStatement is the statement of q's page and its arguments: each
 // row's sort key, when it was first added, its miles, account and name,
-// the job, and its highlights.
+// the job, its highlights, and where the ranked matches end (findRanked:
+// the place of the oldest of them, or two NULLs).
 func pageStatement(q JobSearch) (string, []any) {
 	// Nearest first, the ZIP codes are walked nearest first, and the jobs
 	// of each read from the ZIP index until the page is full: PostgreSQL
