@@ -18,7 +18,6 @@ import (
 	"github.com/truckjobs/jobboard/server"
 	"github.com/truckjobs/jobboard/server/pagetoken"
 	"github.com/truckjobs/jobboard/server/search"
-
 	"github.com/truckjobs/jobboard/server/store"
 )
 
