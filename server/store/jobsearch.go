@@ -617,43 +617,19 @@ func pageStatement(q JobSearch) (string, []any) {
 		return "0::float8"
 	}
 	sel := pageRows{from: from, miles: miles, limit: c.bind(q.Limit)}
-	var rows string
 	// Where the ranked matches end, for the first page to find.
-	with, rankedEnd := "", "NULL::bigint, NULL::bigint"
+	with, rows, rankedEnd := "", "", "NULL::bigint, NULL::bigint"
 	var since *JobPlace
 	if q.After != nil {
 		since = q.After.Ranked
 	}
 	switch {
 	case q.findRanked:
-		// The newest matches, read once: ranked for the page, and the
-		// oldest of them is where the ranked end when there are as many
-		// as are ranked. The first page is all ranked matches, as a page
-		// is smaller than they are.
-		with = `newest AS MATERIALIZED (SELECT j.id, j.account_id, j.created_at, j.search_words, ` + miles + ` AS miles
-		  FROM ` + from + ` WHERE ` + where + `
-		 ORDER BY j.created_at DESC, j.id DESC LIMIT ` + strconv.Itoa(rankedMatches) + `),
-		ranked_end AS (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS added_at, id FROM newest
-		 WHERE (SELECT count(*) FROM newest) = ` + strconv.Itoa(rankedMatches) + ` ORDER BY created_at, id LIMIT 1),
-		`
-		rankedEnd = "(SELECT added_at FROM ranked_end), (SELECT id FROM ranked_end)"
-		rows = `SELECT j.id, j.account_id, j.created_at, ` + key() + ` AS key, j.miles
-		  FROM newest j ORDER BY key DESC, j.created_at DESC, j.id DESC LIMIT ` + sel.limit
+		with, rows, rankedEnd = sel.newestRanked(where, key())
 	case q.Order != ByRelevance || since == nil:
 		rows = sel.rows(c, q.Order, key(), []string{where}, q.After)
 	default:
-		// The ranked matches, then the older ones newest first, each
-		// part from where the page starts.
-		ranked := "(j.created_at, j.id) >= (" + c.bind(time.UnixMicro(since.AddedAt).UTC()) + ", " + c.bind(since.ID) + ")"
-		older := strings.Replace(ranked, ">=", "<", 1)
-		var parts []string
-		olderAfter := q.After
-		if q.After == nil || q.After.Key >= 0 {
-			parts = append(parts, sel.rows(c, ByRelevance, key(), []string{where, ranked}, q.After))
-			olderAfter = nil
-		}
-		parts = append(parts, sel.rows(c, ByPosted, unrankedKey, []string{where, older}, olderAfter))
-		rows = "SELECT * FROM ((" + strings.Join(parts, ") UNION ALL (") + ")) u ORDER BY key DESC, created_at DESC, id DESC LIMIT " + sel.limit
+		rows = sel.rankedThenOlder(c, where, key, *since, q.After)
 	}
 	highlights := "NULL::text"
 	if q.Words != "" {
@@ -697,6 +673,41 @@ func searchOrderBy(o JobSearchOrder) string {
 // pageRows selects the rows of a page, before their columns are read.
 type pageRows struct {
 	from, miles, limit string
+}
+
+// newestRanked is the first page by relevance of a match larger than the
+// ranked matches, ordered by key: the newest matches of where, read once
+// (with), ranked for the page (rows), and the oldest of them, which is
+// where the ranked end when there are as many as are ranked (rankedEnd,
+// its two columns). The first page is all ranked matches, as a page is
+// smaller than they are.
+func (p pageRows) newestRanked(where, key string) (with, rows, rankedEnd string) {
+	with = `newest AS MATERIALIZED (SELECT j.id, j.account_id, j.created_at, j.search_words, ` + p.miles + ` AS miles
+		  FROM ` + p.from + ` WHERE ` + where + `
+		 ORDER BY j.created_at DESC, j.id DESC LIMIT ` + strconv.Itoa(rankedMatches) + `),
+		ranked_end AS (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS added_at, id FROM newest
+		 WHERE (SELECT count(*) FROM newest) = ` + strconv.Itoa(rankedMatches) + ` ORDER BY created_at, id LIMIT 1),
+		`
+	rows = `SELECT j.id, j.account_id, j.created_at, ` + key + ` AS key, j.miles
+		  FROM newest j ORDER BY key DESC, j.created_at DESC, j.id DESC LIMIT ` + p.limit
+	return with, rows, "(SELECT added_at FROM ranked_end), (SELECT id FROM ranked_end)"
+}
+
+// rankedThenOlder is a later page by relevance of a match whose ranked
+// matches end at since: the ranked ones by key, then the older ones newest
+// first, each part from where the page starts (after). The key is bound
+// only when the ranked part is read.
+func (p pageRows) rankedThenOlder(c *conditions, where string, key func() string, since JobPlace, after *JobSearchCursor) string {
+	ranked := "(j.created_at, j.id) >= (" + c.bind(time.UnixMicro(since.AddedAt).UTC()) + ", " + c.bind(since.ID) + ")"
+	older := strings.Replace(ranked, ">=", "<", 1)
+	var parts []string
+	olderAfter := after
+	if after == nil || after.Key >= 0 {
+		parts = append(parts, p.rows(c, ByRelevance, key(), []string{where, ranked}, after))
+		olderAfter = nil
+	}
+	parts = append(parts, p.rows(c, ByPosted, unrankedKey, []string{where, older}, olderAfter))
+	return "SELECT * FROM ((" + strings.Join(parts, ") UNION ALL (") + ")) u ORDER BY key DESC, created_at DESC, id DESC LIMIT " + p.limit
 }
 
 // rows is the SELECT of up to a page of the jobs of conds, in order o by
