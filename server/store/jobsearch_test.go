@@ -223,3 +223,81 @@ func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchCountsSmallMatchesWithThePage: a first page of a match the
+// smallest sample finds small counts the match in the page's own
+// statement, in every order, rather than in a statement before it; a later
+// page counts it apart, as the page reads only its part. Either way the
+// total is every match, and the ranked matches end where the match holds
+// more than are ranked, as when it was counted first.
+func TestSearchCountsSmallMatchesWithThePage(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "small").AccountID
+	jobs := make([]store.JobFields, 30)
+	for i := range jobs {
+		jobs[i] = job(fmt.Sprintf("C%02d", i))
+		jobs[i].PostalCode = new("77002")
+		if i%5 < 2 { // 12 of 30
+			jobs[i].Description = "<p>Tanker work, home weekly.</p>"
+		}
+	}
+	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	tanker, err := s.NormalizeJobQuery(ctx, "tanker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := &store.Radius{Latitude: 29.756845, Longitude: -95.365652, Miles: 50}
+	for _, tt := range []struct {
+		name  string
+		q     store.JobSearch
+		total int64
+	}{
+		{"newest first", store.JobSearch{Words: tanker, Order: store.ByPosted}, 12},
+		{"relevance", store.JobSearch{Words: tanker, Order: store.ByRelevance}, 12},
+		{"highest pay", store.JobSearch{Words: tanker, Order: store.ByPay}, 12},
+		{"nearest first", store.JobSearch{Words: tanker, Near: near, Order: store.ByDistance}, 12},
+		{"no words", store.JobSearch{Order: store.ByPosted}, 30},
+		{"no match", store.JobSearch{Words: tanker, States: []string{"OK"}, Order: store.ByRelevance}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := tt.q
+			q.Limit = 5
+			r, ran, err := s.SearchJobsTraced(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The smallest sample's count, then the page.
+			if r.Total != tt.total || r.Estimated || len(ran) != 2 {
+				t.Errorf("first page: total %d, estimated %v, %d statements; want %d in 2", r.Total, r.Estimated, len(ran), tt.total)
+			}
+			if len(r.Jobs) == 0 {
+				return
+			}
+			q.After = &r.Jobs[len(r.Jobs)-1].Cursor
+			r, ran, err = s.SearchJobsTraced(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The smallest sample's count, every job's, then the page.
+			if r.Total != tt.total || len(ran) != 3 {
+				t.Errorf("second page: total %d, %d statements; want %d in 3", r.Total, len(ran), tt.total)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		ranked int
+		end    bool
+	}{{12, false}, {11, true}} {
+		store.SetRankedMatches(t, tt.ranked)
+		r, err := s.SearchJobs(ctx, store.JobSearch{Words: tanker, Order: store.ByRelevance, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end := len(r.Jobs) > 0 && r.Jobs[0].Cursor.Ranked != nil; end != tt.end || r.Total != 12 {
+			t.Errorf("%d ranked of 12: ranked end found %v, total %d; want %v, 12", tt.ranked, end, r.Total, tt.end)
+		}
+	}
+}
