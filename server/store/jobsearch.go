@@ -49,9 +49,9 @@ type JobSearch struct {
 	// hold more than the ranked matches (rankedMatches): the page ranks the
 	// newest of them and finds where they end.
 	findRanked bool
-	// countInPage is set for a first page of a match the smallest sample
-	// found small: the page's statement counts the match as it reads it,
-	// rather than a statement of its own reading it before.
+	// countInPage is set for a first page of a match a sample found too
+	// small for an estimate: the page's statement counts the match as it
+	// reads it, rather than a statement of its own reading it before.
 	countInPage bool
 }
 
@@ -717,14 +717,24 @@ type pageRows struct {
 	counted bool
 }
 
-// total is the column of the number of matches: counted over every row
-// the match reads, before its order and limit keep a page of them; or
-// NULL.
-func (p pageRows) total() string {
-	if p.counted {
-		return "count(*) OVER ()"
+// ordered is the SELECT of cols (each with a name, the key's "key") from
+// the rows of tables where conds hold, in order by (of j's columns and s's
+// key), up to limit; with the number of rows of tables and conds (counted)
+// or NULL, as total.
+//
+// The count is made in a subquery of its own, which the order and limit
+// are applied to. In one query with them, PostgreSQL 15 reckons that the
+// count stops at the limit as a walk of an index in that order would: it
+// read the posted index whole for the 1,602 jobs of a freight in two
+// states among 100,000 (82 ms), where a bitmap of the match index and a
+// sort read only them.
+func (p pageRows) ordered(cols, tables, conds, by, limit string) string {
+	if !p.counted {
+		return `SELECT ` + cols + `, NULL::bigint AS total FROM ` + tables + ` WHERE ` + conds + `
+		 ORDER BY ` + by + ` LIMIT ` + limit
 	}
-	return "NULL::bigint"
+	return `SELECT * FROM (SELECT ` + cols + `, count(*) OVER () AS total FROM ` + tables + ` WHERE ` + conds + `) w
+		 ORDER BY ` + strings.NewReplacer("j.", "w.", "s.", "w.").Replace(by) + ` LIMIT ` + limit
 }
 
 // newestRanked is the first page by relevance of a match larger than the
@@ -740,9 +750,8 @@ func (p pageRows) newestRanked(where, key string) (with, rows, rankedEnd string)
 	if p.counted {
 		more = `(SELECT max(total) FROM newest) > ` + strconv.Itoa(rankedMatches)
 	}
-	with = `newest AS MATERIALIZED (SELECT j.id, j.account_id, j.created_at, j.search_words, ` + p.miles + ` AS miles, ` + p.total() + ` AS total
-		  FROM ` + p.from + ` WHERE ` + where + `
-		 ORDER BY j.created_at DESC, j.id DESC LIMIT ` + strconv.Itoa(rankedMatches) + `),
+	with = `newest AS MATERIALIZED (` + p.ordered("j.id, j.account_id, j.created_at, j.search_words, "+p.miles+" AS miles",
+		p.from, where, searchOrderBy(ByPosted), strconv.Itoa(rankedMatches)) + `),
 		ranked_end AS (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS added_at, id FROM newest
 		 WHERE ` + more + ` ORDER BY created_at, id LIMIT 1),
 		`
@@ -784,10 +793,7 @@ func (p pageRows) rows(c *conditions, o JobSearchOrder, key string, conds []stri
 		}
 		conds = append(slices.Clip(conds), later)
 	}
-	return `SELECT j.id, j.account_id, j.created_at, s.key, s.miles, ` + p.total() + ` AS total
-		  FROM ` + p.from + `
-		 CROSS JOIN LATERAL (SELECT k.miles, ` + key + ` AS key FROM (SELECT ` + p.miles + ` AS miles) k) s
-		 WHERE ` + strings.Join(conds, " AND ") + `
-		 ORDER BY ` + searchOrderBy(o) + `
-		 LIMIT ` + p.limit
+	return p.ordered("j.id, j.account_id, j.created_at, s.key, s.miles", p.from+`
+		 CROSS JOIN LATERAL (SELECT k.miles, `+key+` AS key FROM (SELECT `+p.miles+` AS miles) k) s`,
+		strings.Join(conds, " AND "), searchOrderBy(o), p.limit)
 }

@@ -224,9 +224,9 @@ func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
 	}
 }
 
-// TestSearchCountsSmallMatchesWithThePage: a first page of a match the
-// smallest sample finds small counts the match in the page's own
-// statement, in every order, rather than in a statement before it; a later
+// TestSearchCountsSmallMatchesWithThePage: a first page of a match a
+// sample finds too small for an estimate counts the match in the page's
+// own statement, in every order, rather than in a statement before it; a later
 // page counts it apart, as the page reads only its part. Either way the
 // total is every match, and the ranked matches end where the match holds
 // more than are ranked, as when it was counted first.
