@@ -49,9 +49,10 @@ type JobSearch struct {
 	// hold more than the ranked matches (rankedMatches): the page ranks the
 	// newest of them and finds where they end.
 	findRanked bool
-	// countInPage is set for a first page of a match a sample found too
-	// small for an estimate: the page's statement counts the match as it
-	// reads it, rather than a statement of its own reading it before.
+	// countInPage is set for a first page of a search for words whose
+	// match a sample found too small for an estimate: the page's statement
+	// counts the match as it reads it, rather than a statement of its own
+	// reading it before.
 	countInPage bool
 }
 
@@ -364,10 +365,13 @@ type matchSize struct {
 
 // countMatches is the number of jobs q matches, and whether it is an
 // estimate. A match a sample finds too small for an estimate is counted
-// over every job; on a first page, by the page's statement, which reads
-// every job of a small match anyway (to rank, sort or measure them all):
-// of words, a radius and two filters, 12,714 jobs were read by the count
-// (52 ms) and again by the page (30 ms).
+// over every job; on a first page of a search for words, by the page's
+// statement, which reads the jobs of a small match anyway (to check their
+// words, and rank or sort them): of words, a radius and two filters,
+// 12,714 jobs were read by the count (52 ms) and again by the page
+// (30 ms). Without words, a count is read from an index alone and a page
+// stops at its end, so a page that counted would be slower: 15 ms for
+// every job of 10,000, against 1 ms for the count and the page.
 func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (matchSize, error) {
 	for _, s := range samples {
 		n, err := countIn(ctx, db, q, s.condition)
@@ -378,7 +382,7 @@ func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (mat
 			return matchSize{total: n * s.share, estimated: true}, nil
 		}
 		if !s.mayReach(n) {
-			if q.After == nil {
+			if q.After == nil && q.Words != "" {
 				return matchSize{inPage: true}, nil
 			}
 			break
@@ -737,10 +741,10 @@ func (p pageRows) ordered(cols, tables, conds, by, limit string) string {
 		 ORDER BY ` + strings.NewReplacer("j.", "w.", "s.", "w.").Replace(by) + ` LIMIT ` + limit
 }
 
-// newestRanked is the first page by relevance of a match larger than the
-// ranked matches, ordered by key: the newest matches of where, read once
-// (with), ranked for the page (rows), and the oldest of them, which is
-// where the ranked end when there are as many as are ranked (rankedEnd,
+// newestRanked is the first page by relevance of a match that may be
+// larger than the ranked matches, ordered by key: the newest matches of
+// where, read once (with), ranked for the page (rows), and the oldest of
+// them, which is where the ranked end when the match is larger (rankedEnd,
 // its two columns). The first page is all ranked matches, as a page is
 // smaller than they are.
 func (p pageRows) newestRanked(where, key string) (with, rows, rankedEnd string) {

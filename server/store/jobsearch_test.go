@@ -224,12 +224,12 @@ func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
 	}
 }
 
-// TestSearchCountsSmallMatchesWithThePage: a first page of a match a
-// sample finds too small for an estimate counts the match in the page's
-// own statement, in every order, rather than in a statement before it; a later
-// page counts it apart, as the page reads only its part. Either way the
-// total is every match, and the ranked matches end where the match holds
-// more than are ranked, as when it was counted first.
+// TestSearchCountsSmallMatchesWithThePage: a first page of a search for
+// words whose match a sample finds too small for an estimate counts the
+// match in the page's own statement, in every order, rather than in a
+// statement before it; a later page, or a search without words, counts it
+// apart. Either way the total is every match, and the ranked matches end
+// where the match holds more than are ranked, as when it was counted first.
 func TestSearchCountsSmallMatchesWithThePage(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
@@ -254,13 +254,18 @@ func TestSearchCountsSmallMatchesWithThePage(t *testing.T) {
 		name  string
 		q     store.JobSearch
 		total int64
+		// statements is how many the first page runs: the smallest
+		// sample's count, every job's count unless the page counts, and
+		// the page.
+		statements int
 	}{
-		{"newest first", store.JobSearch{Words: tanker, Order: store.ByPosted}, 12},
-		{"relevance", store.JobSearch{Words: tanker, Order: store.ByRelevance}, 12},
-		{"highest pay", store.JobSearch{Words: tanker, Order: store.ByPay}, 12},
-		{"nearest first", store.JobSearch{Words: tanker, Near: near, Order: store.ByDistance}, 12},
-		{"no words", store.JobSearch{Order: store.ByPosted}, 30},
-		{"no match", store.JobSearch{Words: tanker, States: []string{"OK"}, Order: store.ByRelevance}, 0},
+		{"newest first", store.JobSearch{Words: tanker, Order: store.ByPosted}, 12, 2},
+		{"relevance", store.JobSearch{Words: tanker, Order: store.ByRelevance}, 12, 2},
+		{"highest pay", store.JobSearch{Words: tanker, Order: store.ByPay}, 12, 2},
+		{"nearest first", store.JobSearch{Words: tanker, Near: near, Order: store.ByDistance}, 12, 2},
+		{"no match", store.JobSearch{Words: tanker, States: []string{"OK"}, Order: store.ByRelevance}, 0, 2},
+		{"no words", store.JobSearch{Order: store.ByPosted}, 30, 3},
+		{"no words, nearest first", store.JobSearch{Near: near, Order: store.ByDistance}, 30, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			q := tt.q
@@ -269,9 +274,9 @@ func TestSearchCountsSmallMatchesWithThePage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The smallest sample's count, then the page.
-			if r.Total != tt.total || r.Estimated || len(ran) != 2 {
-				t.Errorf("first page: total %d, estimated %v, %d statements; want %d in 2", r.Total, r.Estimated, len(ran), tt.total)
+			if r.Total != tt.total || r.Estimated || len(ran) != tt.statements {
+				t.Errorf("first page: total %d, estimated %v, %d statements; want %d in %d",
+					r.Total, r.Estimated, len(ran), tt.total, tt.statements)
 			}
 			if len(r.Jobs) == 0 {
 				return
