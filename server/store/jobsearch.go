@@ -692,7 +692,7 @@ func pageStatement(q JobSearch) (string, []any) {
 		  FROM page p
 		  JOIN accounts a ON a.id = p.account_id
 		 CROSS JOIN LATERAL (` + jobSelect + ` WHERE id = p.id) x
-		 ORDER BY ` + strings.NewReplacer("s.key", "p.key", "j.", "p.").Replace(searchOrderBy(q.Order))
+		 ORDER BY ` + orderOver(searchOrderBy(q.Order), "p")
 	return query, c.args
 }
 
@@ -712,6 +712,12 @@ func searchOrderBy(o JobSearchOrder) string {
 	default:
 		return "s.key DESC, j.created_at DESC, j.id DESC"
 	}
+}
+
+// orderOver is by, an order of jobs j and their sort keys s (searchOrderBy),
+// over the rows of a query that selected both into one, named alias.
+func orderOver(by, alias string) string {
+	return strings.NewReplacer("s.key", alias+".key", "j.", alias+".").Replace(by)
 }
 
 // pageRows selects the rows of a page, before their columns are read.
@@ -738,7 +744,7 @@ func (p pageRows) ordered(cols, tables, conds, by, limit string) string {
 		 ORDER BY ` + by + ` LIMIT ` + limit
 	}
 	return `SELECT * FROM (SELECT ` + cols + `, count(*) OVER () AS total FROM ` + tables + ` WHERE ` + conds + `) w
-		 ORDER BY ` + strings.NewReplacer("j.", "w.", "s.", "w.").Replace(by) + ` LIMIT ` + limit
+		 ORDER BY ` + orderOver(by, "w") + ` LIMIT ` + limit
 }
 
 // newestRanked is the first page by relevance of a match that may be
