@@ -395,10 +395,7 @@ func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (mat
 // countIn counts the jobs q matches among those of the sample of
 // condition, or among every job when it is "".
 func countIn(ctx context.Context, db sqlx.QueryerContext, q JobSearch, condition string) (int64, error) {
-	from, where, args := q.match(noFacet)
-	if condition != "" {
-		where += " AND " + condition
-	}
+	from, where, args := q.match(noFacet, condition)
 	var n int64
 	if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM `+from+` WHERE `+where, args...); err != nil {
 		return 0, fmt.Errorf("count the matches: %w", err)
@@ -479,10 +476,7 @@ func countFacet(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobF
 // matches without f's own filter, leaving out the values of except: in the
 // sample of condition, or over every job when it is "".
 func facetCounts(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet, condition string, except []string) ([]FacetCount, error) {
-	from, where, args := q.match(f)
-	if condition != "" {
-		where += " AND " + condition
-	}
+	from, where, args := q.match(f, condition)
 	cond := "v IS NOT NULL"
 	if len(except) > 0 {
 		args = append(args, pq.StringArray(except))
@@ -498,20 +492,18 @@ func facetCounts(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f Job
 }
 
 // match is the FROM and WHERE of the jobs q matches, and their arguments,
-// leaving out the filter of facet except (noFacet leaves none out).
-func (q JobSearch) match(except JobFacet) (from, where string, args []any) {
-	return q.matchFrom(except, "")
+// leaving out the filter of facet except (noFacet leaves none out), among
+// the jobs of the sample of condition sample ("" for every job).
+func (q JobSearch) match(except JobFacet, sample string) (from, where string, args []any) {
+	return q.matchFrom(except, "", sample)
 }
 
 // matchFrom is match, with the ZIP codes of a radius in zipOrder ("" for
 // any order).
-func (q JobSearch) matchFrom(except JobFacet, zipOrder string) (from, where string, args []any) {
+func (q JobSearch) matchFrom(except JobFacet, zipOrder, sample string) (from, where string, args []any) {
 	c := &conditions{}
 	from = "jobs j"
 	c.add("j.deleted_at IS NULL")
-	if q.Words != "" {
-		c.add("j.search_words @@ ?::tsquery", q.Words)
-	}
 	if q.Near != nil {
 		// The ZIP codes within the radius, read from their box, joined to
 		// the jobs by the index of their ZIP: a job's place is its ZIP's
@@ -528,6 +520,49 @@ func (q JobSearch) matchFrom(except JobFacet, zipOrder string) (from, where stri
 			 WHERE miles <= ` + c.bind(q.Near.Miles) + zipOrder + `) near ON near.zip = left(j.postal_code, 5)`
 		c.add("j.postal_code IS NOT NULL")
 	}
+	unfiltered := len(c.conds)
+	q.addFilters(c, except)
+	if sample != "" {
+		c.add(sample)
+	}
+	if q.Words != "" {
+		if q.Near != nil && len(c.conds) > unfiltered && sample == "" {
+			from = candidatesNear(from, c.conds, zipOrder != "")
+			c.conds = nil
+		}
+		// Last, so that a job's words, the costliest of its checks (they
+		// are read from the TOAST table), are read only once its other
+		// checks have passed.
+		c.add("j.search_words @@ ?::tsquery", q.Words)
+	}
+	return from, strings.Join(c.conds, " AND "), c.args
+}
+
+// candidatesNear is the FROM of the jobs of the radius of from (jobs j
+// joined to the ZIP codes near) that meet conds, each with its miles as
+// near.miles, for their words to be checked next. The ZIP index holds
+// every column a filter tests (migration 0031), so the candidates are read
+// from it alone, and only theirs are the jobs read in full with their
+// words. The subquery is fenced (OFFSET 0): merged into the statement, the
+// jobs were read from the table in the ZIP index's order and each checked
+// there, for a word search within 100 miles of 77002 with two filters the
+// 12,714 jobs of the radius (62 ms) where 1,940 pass the filters.
+//
+// Nearest first (byMiles), the candidates come in the order of the ZIP
+// codes, which the statement is told (ORDER BY) so that it still reads no
+// further than its page: unordered, it sorted the 74,422 candidates of a
+// common word within 500 miles to keep 20 (1.5 s against 9 ms).
+func candidatesNear(from string, conds []string, byMiles bool) string {
+	order := ""
+	if byMiles {
+		order = " ORDER BY near.miles"
+	}
+	return `(SELECT j.id, near.miles FROM ` + from + ` WHERE ` + strings.Join(conds, " AND ") + order + ` OFFSET 0) near
+		JOIN jobs j ON j.id = near.id`
+}
+
+// addFilters adds to c the filters of q but the one of facet except.
+func (q JobSearch) addFilters(c *conditions, except JobFacet) {
 	in := func(facet JobFacet, cond string, values []string) {
 		if len(values) > 0 && facet != except {
 			c.add(cond, pq.StringArray(values))
@@ -560,7 +595,6 @@ func (q JobSearch) matchFrom(except JobFacet, zipOrder string) (from, where stri
 	if len(q.AccountIDs) > 0 {
 		c.add("j.account_id = ANY (?::bigint[])", pq.Array(q.AccountIDs))
 	}
-	return from, strings.Join(c.conds, " AND "), c.args
 }
 
 // milesFrom is the great-circle distance in miles between the point of
@@ -638,7 +672,7 @@ func pageStatement(q JobSearch) (string, []any) {
 	if q.Order == ByDistance {
 		zipOrder = " ORDER BY miles"
 	}
-	from, where, args := q.matchFrom(noFacet, zipOrder)
+	from, where, args := q.matchFrom(noFacet, zipOrder, "")
 	c := &conditions{args: args}
 	// Each row's miles from the centre, and its sort key as a float8 a
 	// cursor holds exactly: the rank (a real), the miles, or whole cents.
