@@ -12,6 +12,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/truckjobs/jobboard/domain"
 )
@@ -222,14 +223,52 @@ func (s *Store) SearchJobs(ctx context.Context, q JobSearch) (JobSearchResult, e
 
 // searchJobs searches on db, keeping the statements it runs in ran unless
 // ran is nil.
+//
+// The page is read beside the counts, on a connection of its own, once
+// the samples have said what it needs of them: a call takes as long as the
+// slower of the two rather than both, as the drivers list does. Of words
+// within 100 miles with two filters, the freight facet counted the match
+// over every job in 21 ms and the page read it in 27 ms.
 func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (JobSearchResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
+	// The page's statements are kept apart while it runs, and follow the
+	// counts'.
+	var pageRan *[]Query
+	if ran != nil {
+		pageRan = new([]Query)
+	}
+	var page pageRead
+	var g errgroup.Group
 	err := countsOn(ctx, db, q, ran, func(counter sqlx.QueryerContext) error {
 		size, err := countMatches(ctx, counter, q)
 		if err != nil {
 			return err
 		}
-		r.Total, r.Estimated, q.countInPage = size.total, size.estimated, size.inPage
+		// A first page by relevance ranks a match no larger than the ranked
+		// matches whole, without its newest being read apart, so it waits
+		// for the match's count. One the page counts may be larger: its
+		// statement finds where the ranked end when it is.
+		firstRanked := q.Order == ByRelevance && q.After == nil
+		if size.countAll && firstRanked {
+			if size, err = countAll(ctx, counter, q); err != nil {
+				return err
+			}
+		}
+		q.countInPage = size.inPage
+		q.findRanked = firstRanked && (size.estimated || size.inPage || size.total > int64(rankedMatches))
+		g.Go(func() error {
+			var err error
+			page, err = searchPage(ctx, traced(db, "", pageRan), q)
+			return err
+		})
+		if size.countAll {
+			if size, err = countAll(ctx, counter, q); err != nil {
+				return err
+			}
+		}
+		r.Total, r.Estimated = size.total, size.estimated
 		for _, f := range q.Facets {
 			var estimated bool
 			if r.Facets[f], estimated, err = countFacet(ctx, counter, q, f); err != nil {
@@ -240,16 +279,13 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 		return nil
 	})
 	if err != nil {
+		cancel()
+	}
+	if err := cmp.Or(err, g.Wait()); err != nil {
 		return r, err
 	}
-	// A match counted no larger than the ranked matches is ranked whole,
-	// without its newest being read apart. One the page counts may be
-	// larger: its statement finds where the ranked end when it is.
-	q.findRanked = q.Order == ByRelevance && q.After == nil &&
-		(r.Estimated || q.countInPage || r.Total > int64(rankedMatches))
-	page, err := searchPage(ctx, traced(db, "", ran), q)
-	if err != nil {
-		return r, err
+	if ran != nil {
+		*ran = append(*ran, *pageRan...)
 	}
 	r.Jobs = page.jobs
 	if q.countInPage {
@@ -361,17 +397,21 @@ type matchSize struct {
 	// inPage is set, and total left 0, when the match is small and left
 	// to the first page's statement to count.
 	inPage bool
+	// countAll is set, and total left 0, when the match is small and is
+	// yet to be counted over every job (countAll).
+	countAll bool
 }
 
-// countMatches is the number of jobs q matches, and whether it is an
-// estimate. A match a sample finds too small for an estimate is counted
-// over every job; on a first page of a search for words, by the page's
-// statement, which reads the jobs of a small match anyway (to check their
-// words, and rank or sort them): of words, a radius and two filters,
-// 12,714 jobs were read by the count (52 ms) and again by the page
-// (30 ms). Without words, a count is read from an index alone and a page
-// stops at its end, so a page that counted would be slower: 15 ms for
-// every job of 10,000, against 1 ms for the count and the page.
+// countMatches is the number of jobs q matches, estimated from the samples,
+// or whether it is to be counted over every job (a match no sample holds
+// enough of for an estimate). A match a sample finds too small for an
+// estimate is counted, on a first page of a search for words, by the
+// page's statement, which reads the jobs of a small match anyway (to check
+// their words, and rank or sort them): of words, a radius and two
+// filters, 12,714 jobs were read by the count (52 ms) and again by the
+// page (30 ms). Without words, a count is read from an index alone and
+// a page stops at its end, so a page that counted would be slower: 15 ms
+// for every job of 10,000, against 1 ms for the count and the page.
 func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (matchSize, error) {
 	for _, s := range samples {
 		n, err := countIn(ctx, db, q, s.condition)
@@ -388,6 +428,11 @@ func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (mat
 			break
 		}
 	}
+	return matchSize{countAll: true}, nil
+}
+
+// countAll is the number of jobs q matches, counted over every job.
+func countAll(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (matchSize, error) {
 	n, err := countIn(ctx, db, q, "")
 	return matchSize{total: n}, err
 }

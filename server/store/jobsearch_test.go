@@ -130,8 +130,30 @@ func TestSearchEstimatesLargeMatches(t *testing.T) {
 // TestSearchRanksTheNewestMatches: by relevance, the newest matches are
 // ranked, best first, and the older ones follow newest first; paging keeps
 // the first page's boundary, so jobs posted between pages move no match
-// across it: every match is answered once, in its place.
+// across it: every match is answered once, in its place. So it is whether
+// the first page counts the match itself or waits for a count apart.
 func TestSearchRanksTheNewestMatches(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// hitsToEstimate is the sample hits an estimate takes: with 1, the
+		// samples, which hold none of these few jobs, may all reach it, so
+		// none says the match is too small to read the next, and the
+		// match is counted apart, over every job.
+		hitsToEstimate int64
+		// statements is how many the first page runs.
+		statements int
+	}{
+		{"counted by the page", 1_600, 2},
+		{"counted apart", 1, 5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store.SetSampleHitsToEstimate(t, tt.hitsToEstimate)
+			ranksTheNewestMatches(t, tt.statements)
+		})
+	}
+}
+
+func ranksTheNewestMatches(t *testing.T, statements int) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "ranked").AccountID
@@ -162,9 +184,12 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 	var got []string
 	q := store.JobSearch{Words: words, Order: store.ByRelevance, Limit: 3}
 	for page := 0; ; page++ {
-		r, err := s.SearchJobs(ctx, q)
+		r, ran, err := s.SearchJobsTraced(ctx, q)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if page == 0 && len(ran) != statements {
+			t.Errorf("first page: %d statements, want %d", len(ran), statements)
 		}
 		for _, f := range r.Jobs {
 			got = append(got, f.ReferenceNumber)
