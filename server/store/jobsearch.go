@@ -587,7 +587,7 @@ func (q JobSearch) matchFrom(except JobFacet, zipOrder, sample string) (from, wh
 // joined to the ZIP codes near) that meet conds, each with its miles as
 // near.miles, for their words to be checked next. The ZIP index holds
 // every column a filter tests (migration 0031), so the candidates are read
-// from it alone, and only theirs are the jobs read in full with their
+// from it alone, and only they are then read from the table with their
 // words. The subquery is fenced (OFFSET 0): merged into the statement, the
 // jobs were read from the table in the ZIP index's order and each checked
 // there, for a word search within 100 miles of 77002 with two filters the
