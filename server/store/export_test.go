@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,20 @@ func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit,
 	page.More = more
 	return page, err
 }
+
+// SearchFilterConditions are the conditions of q's filters on jobs j, with
+// NULL in place of each argument.
+func SearchFilterConditions(q JobSearch) []string {
+	c := &conditions{}
+	q.addFilters(c, noFacet)
+	conds := make([]string, len(c.conds))
+	for i, cond := range c.conds {
+		conds[i] = argPlace.ReplaceAllString(cond, "NULL")
+	}
+	return conds
+}
+
+var argPlace = regexp.MustCompile(`\$[0-9]+`)
 
 // SetSampleHitsToEstimate sets the fewest matches in the search's sample
 // that an estimate is made from, until the test ends.
