@@ -233,14 +233,19 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := JobSearchResult{Facets: map[JobFacet][]FacetCount{}}
-	// The page's statements are kept apart while it runs, and follow the
-	// counts'.
+	// The page's statements are kept apart, to follow the counts'.
 	var pageRan *[]Query
 	if ran != nil {
 		pageRan = new([]Query)
 	}
 	var page pageRead
+	readPage := func() error {
+		var err error
+		page, err = searchPage(ctx, traced(db, "", pageRan), q)
+		return err
+	}
 	var g errgroup.Group
+	beside := false
 	err := countsOn(ctx, db, q, ran, func(counter sqlx.QueryerContext) error {
 		size, err := countMatches(ctx, counter, q)
 		if err != nil {
@@ -258,11 +263,10 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 		}
 		q.countInPage = size.inPage
 		q.findRanked = firstRanked && (size.estimated || size.inPage || size.total > int64(rankedMatches))
-		g.Go(func() error {
-			var err error
-			page, err = searchPage(ctx, traced(db, "", pageRan), q)
-			return err
-		})
+		// With no count left, the page waits for the counts' connection.
+		if beside = size.countAll || len(q.Facets) > 0; beside {
+			g.Go(readPage)
+		}
 		if size.countAll {
 			if size, err = countAll(ctx, counter, q); err != nil {
 				return err
@@ -283,6 +287,11 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	}
 	if err := cmp.Or(err, g.Wait()); err != nil {
 		return r, err
+	}
+	if !beside {
+		if err := readPage(); err != nil {
+			return r, err
+		}
 	}
 	if ran != nil {
 		*ran = append(*ran, *pageRan...)
