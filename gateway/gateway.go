@@ -108,9 +108,9 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	)
 	// grpc-gateway tries a method's routes from the last registered to the
 	// first, and each route it tries allocates: the job routes, the most
-	// called, go last (the jobs list's own handler after them, as it
-	// replaces ListJobs). No two services share a literal path prefix, so
-	// the order between services changes no match.
+	// called, go last (the jobs list's and the job's own handlers after
+	// them, as they replace ListJobs and GetJob). No two services share a
+	// literal path prefix, so the order between services changes no match.
 	if err := restv2.RegisterDriverServiceHandlerServer(ctx, mux, cfg.Drivers); err != nil {
 		return nil, fmt.Errorf("register driver routes: %w", err)
 	}
@@ -127,6 +127,9 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("register job routes: %w", err)
 	}
 	if err := g.registerJobsList(mux, cfg.Jobs); err != nil {
+		return nil, err
+	}
+	if err := g.registerGetJob(mux, cfg.Jobs); err != nil {
 		return nil, err
 	}
 	return g.recoverPanics(RefuseUncleanPaths(headAsGet(mux))), nil
@@ -225,7 +228,7 @@ func checkBeforeBody(w http.ResponseWriter, r *http.Request, params map[string]s
 	}
 	if raw, ok := params["id"]; ok && route.numericID {
 		if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
-			return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("id: %q is not an id (a whole number)", raw)}
+			return notAnID(raw)
 		}
 	}
 	if key := r.Header.Get("Idempotency-Key"); key != "" && !printableASCII(key) {
@@ -322,6 +325,11 @@ func checkParams(r *http.Request, params map[string]string) (url.Values, *apiErr
 		}
 	}
 	return query, nil
+}
+
+// notAnID is the refusal of a path id that should be a whole number.
+func notAnID(raw string) *apiError {
+	return &apiError{http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("id: %q is not an id (a whole number)", raw)}
 }
 
 func printableASCII(s string) bool {
