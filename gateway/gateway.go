@@ -180,8 +180,11 @@ func (g *gateway) prepare(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		// The body must arrive within bodyArrival of the headers; a writer
 		// that cannot set the deadline (a test's recorder) leaves the
-		// server's own ReadTimeout as the bound.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyArrival))
+		// server's own ReadTimeout as the bound. A request without a body
+		// (most reads) has nothing left to read.
+		if r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyArrival))
+		}
 		// Read as the handler decodes it; for a route taking none, before it runs.
 		body := readBody(r, route.bodyLimit, coding)
 		defer body.close()

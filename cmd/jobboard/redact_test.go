@@ -62,3 +62,21 @@ func TestLogRedaction(t *testing.T) {
 		t.Errorf("want 5 redactions in %s", buf.String())
 	}
 }
+
+// TestLogLevelText: a line's level reads as it does without redactAttr,
+// for the named levels and those between them; a level-typed attribute
+// other than the line's own keeps the handler's way of writing it.
+func TestLogLevelText(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn + 2, slog.LevelError, slog.LevelError + 4} {
+		var plain, redacting bytes.Buffer
+		opts := &slog.HandlerOptions{Level: slog.LevelDebug - 4}
+		slog.New(slog.NewJSONHandler(&plain, opts)).Log(t.Context(), level, "m", "lvl", level, slog.Group("g", "level", level))
+		opts.ReplaceAttr = redactAttr
+		slog.New(slog.NewJSONHandler(&redacting, opts)).Log(t.Context(), level, "m", "lvl", level, slog.Group("g", "level", level))
+		_, got, _ := strings.Cut(redacting.String(), `"level"`)
+		_, want, _ := strings.Cut(plain.String(), `"level"`)
+		if got != want {
+			t.Errorf("level %v: got %s, want %s", level, got, want)
+		}
+	}
+}
