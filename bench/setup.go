@@ -166,15 +166,21 @@ func (h *harness) close() {
 
 // jobboard runs an administrative command of the binary.
 func (h *harness) jobboard(ctx context.Context, args ...string) ([]byte, error) {
+	out, _, err := h.jobboardLogged(ctx, args...)
+	return out, err
+}
+
+// jobboardLogged is jobboard that also returns what the command logged.
+func (h *harness) jobboardLogged(ctx context.Context, args ...string) (out, logged []byte, err error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(h.binDir, "jobboard"), args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+h.dbURL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err = cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("jobboard %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		return nil, nil, fmt.Errorf("jobboard %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	return out, nil
+	return out, stderr.Bytes(), nil
 }
 
 // process is a server the harness started.

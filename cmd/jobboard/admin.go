@@ -410,6 +410,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 	}
 	var account int64
 	var apps []*intake.Application
+	var read time.Duration
 	return storeCommand{name: "drivers import", nargs: 1,
 		flags: func(fs *flag.FlagSet) {
 			accountFlag(fs, &account, "the account the drivers applied to (required)")
@@ -418,6 +419,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			if account <= 0 {
 				return usageError{"drivers import: --account is required"}
 			}
+			started := time.Now()
 			data, err := os.ReadFile(rest[0])
 			if err != nil {
 				return err
@@ -425,6 +427,7 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			if apps, err = parseDriverFile(data); err != nil {
 				return fmt.Errorf("%s: %w", rest[0], err)
 			}
+			read = time.Since(started)
 			return nil
 		},
 		run: func(ctx context.Context, st *store.Store, rest []string) error {
@@ -432,11 +435,17 @@ func driversCommand(ctx context.Context, args []string, stdout io.Writer) error 
 			if err != nil {
 				return err
 			}
+			started := time.Now()
 			if _, err := drivers.ImportApplicationFile(ctx, st, ob, account, apps); err != nil {
 				return fmt.Errorf("%s: nothing imported: %s", rest[0], status.Convert(err).Message())
 			}
+			stored := time.Since(started)
 			// No fold loop runs in this process: fold before exiting.
+			started = time.Now()
 			st.FoldWrittenCounts(ctx)
+			// Where a long import's time went, for its operator.
+			slog.InfoContext(ctx, "drivers imported", "applications", len(apps), "read_seconds", read.Seconds(),
+				"store_seconds", stored.Seconds(), "fold_seconds", time.Since(started).Seconds())
 			return printJSON(stdout, map[string]int{"imported": len(apps)})
 		}}.exec(ctx, args)
 }

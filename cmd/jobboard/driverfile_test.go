@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,7 +31,17 @@ func TestParseDriverFile(t *testing.T) {
 		{"endorsement as codes", `[{"endorsement": ["T", "x"]}]`, []*intake.Application{{Endorsements: []string{"T", "x"}}}, ""},
 		{"no endorsement", `[{"endorsement": null}]`, []*intake.Application{{}}, ""},
 		{"a value of the wrong type", `[{}, {"last_dui": "soon"}]`, nil, "[1]: "},
+		{"endorsement replaces endorsements", `[{"endorsement": "T", "endorsements": ["H"]}, {"endorsements": ["H"], "endorsement": "T"}]`,
+			[]*intake.Application{{Endorsements: []string{"T"}}, {Endorsements: []string{"T"}}}, ""},
+		{"names in another case", `[{"First_Name": "Al", "EMAIL": "al@example.com"}]`,
+			[]*intake.Application{{FirstName: "Al", Email: "al@example.com"}}, ""},
+		{"an empty file's array", `[]`, []*intake.Application{}, ""},
 		{"not an array", `{"first_name": "Al"}`, nil, "not a JSON array of drivers"},
+		{"an entry that is not an object", `[{}, 7]`, nil, "[1]: "},
+		{"a bad endorsement", `[{"endorsement": 7}]`, nil, "[0] endorsement: "},
+		{"the array cut short", `[{"first_name": "Al"}`, nil, "the file ends before the array does"},
+		{"an entry cut short", `[{"first_name": "Al"`, nil, "[0]: "},
+		{"more after the array", `[{}] [{}]`, nil, "more follows the array"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,5 +56,32 @@ func TestParseDriverFile(t *testing.T) {
 				t.Errorf("got %+v %v, want %+v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// BenchmarkParseDriverFile reads a file of 10,000 drivers as drivers
+// import's bench writes them: a past employer each, a job application for
+// some.
+func BenchmarkParseDriverFile(b *testing.B) {
+	var file strings.Builder
+	file.WriteString("[")
+	for i := range 10_000 {
+		if i > 0 {
+			file.WriteString(",")
+		}
+		fmt.Fprintf(&file, `{"first_name":"Robert","last_name":"Miller","address":"%d Elm St","city":"Dallas","state":"TX",`+
+			`"zip":"75201","email":"driver%d@example.com","phone":"2145550100","driver_type":"Company Driver",`+
+			`"experience":"5 years","sent":"2026-11-02T10:00:00Z","endorsement":"HAZMAT (H), Tank Vehicles (N)",`+
+			`"license_state":"TX","license_class":"A","date_of_birth":"1980-04-01",`+
+			`"employment_history":[{"company":"Hillside Freight","state":"TX","phone":"2145550100","start_date":"2019-04-01","end_date":"2024-10-31"}],`+
+			`"job_applications":[{"reference":"IN%06d","is_direct_app":true,"created_at":"2026-11-02T10:00:00Z"}]}`, i, i, i%100)
+	}
+	file.WriteString("]")
+	data := []byte(file.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := parseDriverFile(data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/truckjobs/jobboard/server/intake"
@@ -10,27 +13,42 @@ import (
 
 // parseDriverFile reads a JSON array of drivers in the detail representation.
 // Derived fields (id, has_job_apps, job_id, title) are ignored; endorsement
-// is the text form or a list of codes.
+// is the text form or a list of codes, and replaces endorsements when both
+// are given. Each entry is decoded once, as it is read: a file of 100,000
+// drivers is tens of megabytes.
 func parseDriverFile(data []byte) ([]*intake.Application, error) {
-	var raw []map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("not a JSON array of drivers: %w", err)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, errors.New("not a JSON array of drivers")
 	}
-	apps := make([]*intake.Application, len(raw))
-	for i, entry := range raw {
-		if e, ok := entry["endorsement"]; ok {
-			codes, err := endorsementCodes(e)
+	var apps []*intake.Application
+	for i := 0; dec.More(); i++ {
+		var entry struct {
+			intake.Application
+			Endorsement json.RawMessage `json:"endorsement"`
+		}
+		if err := dec.Decode(&entry); err != nil {
+			return nil, fmt.Errorf("[%d]: %v", i, err)
+		}
+		if entry.Endorsement != nil {
+			codes, err := endorsementCodes(entry.Endorsement)
 			if err != nil {
 				return nil, fmt.Errorf("[%d] endorsement: %w", i, err)
 			}
-			entry["endorsements"], _ = json.Marshal(codes)
-			delete(entry, "endorsement")
+			entry.Endorsements = codes
 		}
-		b, _ := json.Marshal(entry)
-		apps[i] = &intake.Application{}
-		if err := json.Unmarshal(b, apps[i]); err != nil {
-			return nil, fmt.Errorf("[%d]: %v", i, err)
-		}
+		apps = append(apps, &entry.Application)
+	}
+	if _, err := dec.Token(); err == io.EOF {
+		return nil, errors.New("not a JSON array of drivers: the file ends before the array does")
+	} else if err != nil {
+		return nil, fmt.Errorf("not a JSON array of drivers: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not a JSON array of drivers: more follows the array")
+	}
+	if apps == nil {
+		apps = []*intake.Application{}
 	}
 	return apps, nil
 }

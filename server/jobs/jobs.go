@@ -3,14 +3,13 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/parallel"
 	"github.com/truckjobs/jobboard/internal/rules"
 	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/pagetoken"
@@ -220,7 +219,7 @@ func (s *Service) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*r
 // one core before the checks began.
 func readTexts(jobs []*restv2.JobInput) []Input {
 	inputs := make([]Input, len(jobs))
-	parallel(len(jobs), func(i int) { inputs[i] = ReadText(jobs[i]) })
+	parallel.For(len(jobs), func(i int) { inputs[i] = ReadText(jobs[i]) })
 	return inputs
 }
 
@@ -394,7 +393,7 @@ func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset in
 		problems []fieldProblem
 	}
 	results := make([]checked, len(jobs))
-	parallel(len(toCheck), func(k int) {
+	parallel.For(len(toCheck), func(k int) {
 		i := toCheck[k]
 		var r checked
 		r.fields, r.problems, b.ignored[i] = s.validator.checkInput(jobs[i], names)
@@ -418,44 +417,6 @@ func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset in
 		}
 	}
 	return b
-}
-
-// parallel calls work(k) for every k below n, spread over the available
-// cores in contiguous chunks; small batches stay on the calling goroutine.
-// A panic in a worker is raised again on the calling goroutine, where the
-// request's recovery turns it into an error answer instead of a crash.
-func parallel(n int, work func(k int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/64)
-	if workers <= 1 {
-		for k := range n {
-			work(k)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var panicked any
-	chunk := (n + workers - 1) / workers
-	for start := 0; start < n; start += chunk {
-		wg.Add(1)
-		go func(start, end int) {
-			defer wg.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					mu.Lock()
-					panicked = p
-					mu.Unlock()
-				}
-			}()
-			for k := start; k < end; k++ {
-				work(k)
-			}
-		}(start, min(start+chunk, n))
-	}
-	wg.Wait()
-	if panicked != nil {
-		panic(panicked)
-	}
 }
 
 // count counts the store's outcomes; a job over the active-job maximum
