@@ -80,3 +80,20 @@ func TestLogLevelText(t *testing.T) {
 		}
 	}
 }
+
+// TestContainsFold: the word is found in any case and at any place, and
+// not in a text that holds only part of it.
+func TestContainsFold(t *testing.T) {
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"password", true}, {"PASSWORD", true}, {"pAsSwOrD=x", true}, {"the Password", true},
+		{"xxpassworD", true}, {"passwor", false}, {"pass word", false}, {"", false}, {"ℙassword", false},
+	}
+	for _, tt := range tests {
+		if got := containsFold(tt.s, "password"); got != tt.want {
+			t.Errorf("containsFold(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}
