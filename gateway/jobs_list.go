@@ -38,12 +38,7 @@ const (
 // registerJobsList routes GET jobs.json and jobs.xml to the streaming
 // list, in place of the generated route that would build the whole answer.
 func (g *gateway) registerJobsList(mux *runtime.ServeMux, jobs JobService) error {
-	for _, f := range []wire.Format{wire.JSON, wire.XML} {
-		if err := mux.HandlePath(http.MethodGet, apiPrefix+"jobs."+f.String(), g.streamJobs(jobs, f)); err != nil {
-			return fmt.Errorf("route the jobs list: %w", err)
-		}
-	}
-	return nil
+	return routeGETInEachFormat(mux, "jobs.{format}", func(f wire.Format) runtime.HandlerFunc { return g.streamJobs(jobs, f) })
 }
 
 // streamJobs answers a jobs list. With page_size (or page_token) in the
