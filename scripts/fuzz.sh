@@ -16,6 +16,7 @@ targets=(
 	"./server/jobs FuzzPlainlyClean"
 	"./server/jobs FuzzReadsLikeTheRules"
 	"./internal/rules FuzzReadZIP"
+	"./internal/jsonlog FuzzSameAsJSONHandler"
 	"./server/grpcapi FuzzRequestDecode"
 )
 log=$(mktemp)

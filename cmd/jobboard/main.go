@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/truckjobs/jobboard/internal/calllog"
+	"github.com/truckjobs/jobboard/internal/jsonlog"
 	"github.com/truckjobs/jobboard/internal/logbuf"
 	"github.com/truckjobs/jobboard/internal/tracing"
 )
@@ -55,7 +56,7 @@ func main() {
 	// whatever is held is written before the command exits.
 	logs := logbuf.New(os.Stderr, logDelay)
 	slog.SetDefault(slog.New(tracing.LogHandler(logbuf.Holding(logs, calllog.IsLine,
-		slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: redactAttr})))))
+		jsonlog.New(logs, &slog.HandlerOptions{ReplaceAttr: redactAttr})))))
 	// A panic on this goroutine still writes what is held; one on another
 	// goroutine ends the process at once, and with it up to logDelay of
 	// access lines, as kill -9 does.

@@ -111,8 +111,9 @@ func containsFold(s, word string) bool {
 
 // redactAttr is the log handler's ReplaceAttr: it redacts the message,
 // every string and the text of every error. A line's level is given as the
-// text it is written as: handed back as a slog.Level, the handler would
-// write it through encoding/json, a tenth of an access line's cost.
+// text it is written as: handed back as a slog.Level, every line would
+// leave jsonlog's short path for JSONHandler, which writes a level through
+// encoding/json.
 func redactAttr(groups []string, a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindString:

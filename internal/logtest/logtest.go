@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+
+	"github.com/truckjobs/jobboard/internal/jsonlog"
 )
 
 // Buffer holds what a logger, a child process or other goroutines write
@@ -29,13 +31,14 @@ func (b *Buffer) String() string {
 	return b.buf.String()
 }
 
-// Capture sends the default logger's JSON lines to the returned buffer
+// Capture sends the default logger's JSON lines, written by the service's
+// handler, to the returned buffer
 // until the test ends. Tests that capture must not run in parallel.
 func Capture(t testing.TB) *Buffer {
 	t.Helper()
 	out := &Buffer{}
 	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewJSONHandler(out, nil)))
+	slog.SetDefault(slog.New(jsonlog.New(out, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	return out
 }
