@@ -10,8 +10,9 @@
 //
 // The short path takes a record whose values are all strings of plain
 // printable ASCII, integers, booleans, durations, times and floats written
-// in plain notation, with no groups: an access line is such a record
-// unless the request took no route and its path holds other characters.
+// in plain notation, with no groups. An access line is such a record
+// unless the request took no route and its path holds other characters,
+// or the client's request id holds a quote or a backslash.
 // Any other record, and every record of a handler made by WithAttrs or
 // WithGroup, is written by JSONHandler itself, so what it escapes and how
 // is never decided here.
