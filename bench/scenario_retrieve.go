@@ -86,10 +86,13 @@ type retrieveRuns struct {
 	restProfile, grpcProfile                   string
 }
 
-// idRun is one h2load run and the note on the generator's CPU share.
+// idRun is one h2load run, the note on the generator's CPU share, and
+// what the server's metrics say of the calls it refused during the run.
 type idRun struct {
-	load loadResult
-	cpu  string
+	load     loadResult
+	cpu      string
+	service  bool   // a run against the service, not a floor
+	refusals string // the service's refusalNote over the run; "" when none were counted
 }
 
 // rep starts the floor and runs each client on the floor and on the
@@ -109,42 +112,53 @@ func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key
 		return fmt.Errorf("gRPC floor: %w", err)
 	}
 	type side struct {
-		load func() (loadResult, string, error)
-		runs *[]idRun
+		load    func() (loadResult, string, error)
+		runs    *[]idRun
+		service bool
 	}
 	const service = "/api/v2.0/jobs.json/"
 	base := h.server.httpBase
 	for _, pair := range [][2]side{
 		{{func() (loadResult, string, error) {
 			return restIDLoad(ctx, h, "floor", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
-		}, &r.floor}, {func() (loadResult, string, error) {
+		}, &r.floor, false}, {func() (loadResult, string, error) {
 			return restIDLoad(ctx, h, "rest", base, service, key, ids, retrieveConns, warm, d)
-		}, &r.rest}},
+		}, &r.rest, true}},
 		{{func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "floor-wrk", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
-		}, &r.floorWrk}, {func() (loadResult, string, error) {
+		}, &r.floorWrk, false}, {func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "rest-wrk", base, service, key, ids, retrieveConns, warm, d)
-		}, &r.restWrk}},
+		}, &r.restWrk, true}},
 		{{func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "floor-wrk-one", floorBase, "/jobs/", "", ids[:1], retrieveConns, warm, d)
-		}, &r.floorWrkOne}, {func() (loadResult, string, error) {
+		}, &r.floorWrkOne, false}, {func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "rest-wrk-one", base, service, key, ids[:1], retrieveConns, warm, d)
-		}, &r.restWrkOne}},
+		}, &r.restWrkOne, true}},
 		{{func() (loadResult, string, error) {
 			return grpcIDLoad(ctx, h, "grpc-floor", grpcFloor, retrieveConns, warm, d)
-		}, &r.grpcFloor}, {func() (loadResult, string, error) {
+		}, &r.grpcFloor, false}, {func() (loadResult, string, error) {
 			return grpcIDLoad(ctx, h, "grpc", g, retrieveConns, warm, d)
-		}, &r.grpc}},
+		}, &r.grpc, true}},
 	} {
 		if !floorFirst {
 			pair[0], pair[1] = pair[1], pair[0]
 		}
 		for _, s := range pair {
+			// The clients see a 503 alone; the server's count of its
+			// admission refusals by reason tells what the 503s were.
+			before, err := refusalCounts(ctx, h.server)
+			if err != nil {
+				return err
+			}
 			l, cpu, err := s.load()
 			if err != nil {
 				return err
 			}
-			*s.runs = append(*s.runs, idRun{l, cpu})
+			after, err := refusalCounts(ctx, h.server)
+			if err != nil {
+				return err
+			}
+			*s.runs = append(*s.runs, idRun{l, cpu, s.service, refusalNote(before, after)})
 		}
 	}
 	return nil
@@ -205,7 +219,7 @@ func (r *retrieveRuns) rows(label string) []result {
 		m, all := medianRun(runs)
 		return result{
 			name: name + ", " + label, median: m.load.latency.median, p99: m.load.latency.p99,
-			throughput: m.load.throughput(), note: note + m.cpu + loadNote(m.load) + all,
+			throughput: m.load.throughput(), note: note + m.cpu + loadNote(m.load) + errorsNote(runs) + all,
 		}, m.load
 	}
 	floorRow, floor := row("GET job by id: floor (net/http + database/sql)", r.floor,
@@ -282,6 +296,30 @@ func loadNote(l loadResult) string {
 		s += fmt.Sprintf(" First error: %.200s", l.firstError)
 	}
 	return s
+}
+
+// errorsNote says, when any run failed calls, how many runs did and, for
+// the service's, what its admission refusals were, counted over the whole
+// run, warm-up included: none counted means the errors came from elsewhere
+// (a 503 is also the answer of a database the server cannot reach). A
+// gRPC run counts one error for any calls without a message (grpcIDLoad),
+// so there the refusals are the measure.
+func errorsNote(runs []idRun) string {
+	var failed []string
+	for _, r := range runs {
+		switch {
+		case r.load.errors == 0:
+		case !r.service:
+			failed = append(failed, fmt.Sprintf("%d errors", r.load.errors))
+		default:
+			reasons := cmp.Or(r.refusals, "the server counted no admission refusals.")
+			failed = append(failed, fmt.Sprintf("%d errors (%s)", r.load.errors, strings.TrimSuffix(reasons, ".")))
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Runs with errors: %d of %d: %s.", len(failed), len(runs), strings.Join(failed, "; "))
 }
 
 // activeJobIDs lists the account's active jobs.

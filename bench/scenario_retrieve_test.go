@@ -41,3 +41,26 @@ func TestPairedRatio(t *testing.T) {
 		})
 	}
 }
+
+func TestErrorsNote(t *testing.T) {
+	ok := idRun{load: loadResult{requests: 100}, service: true}
+	cases := []struct {
+		name string
+		runs []idRun
+		want string
+	}{
+		{"no errors", []idRun{ok, ok}, ""},
+		{"refused by admission", []idRun{ok, {load: loadResult{errors: 31734}, service: true,
+			refusals: "The server's reasons (jobboard_admission_refused_total): wait_timeout 31734."}},
+			" Runs with errors: 1 of 2: 31734 errors (The server's reasons (jobboard_admission_refused_total): wait_timeout 31734)."},
+		{"errors without refusals", []idRun{{load: loadResult{errors: 3}, service: true}, ok, ok},
+			" Runs with errors: 1 of 3: 3 errors (the server counted no admission refusals)."},
+		{"a floor's errors", []idRun{{load: loadResult{errors: 2}}, {load: loadResult{errors: 5}}},
+			" Runs with errors: 2 of 2: 2 errors; 5 errors."},
+	}
+	for _, c := range cases {
+		if got := errorsNote(c.runs); got != c.want {
+			t.Errorf("%s: errorsNote = %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}
