@@ -95,6 +95,34 @@ type idRun struct {
 	refusals string // the service's refusalNote over the run; "" when none were counted
 }
 
+// side is one side of a pair of runs: a client's load on the floor or
+// on the service, and the runs it adds to.
+type side struct {
+	load    func() (loadResult, string, error)
+	runs    *[]idRun
+	service bool
+}
+
+// measure runs the side's load. On the service it reads the server's
+// admission refusals by reason around the run: the clients see a 503
+// alone, and the reasons tell what the 503s were.
+func (s side) measure(ctx context.Context, h *harness) (idRun, error) {
+	if !s.service {
+		l, cpu, err := s.load()
+		return idRun{load: l, cpu: cpu}, err
+	}
+	before, err := refusalCounts(ctx, h.server)
+	if err != nil {
+		return idRun{}, err
+	}
+	l, cpu, err := s.load()
+	if err != nil {
+		return idRun{}, err
+	}
+	after, err := refusalCounts(ctx, h.server)
+	return idRun{load: l, cpu: cpu, service: true, refusals: refusalNote(before, after)}, err
+}
+
 // rep starts the floor and runs each client on the floor and on the
 // service, one right after the other, the floor first when floorFirst.
 func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key string, ids []int64, g grpcTarget,
@@ -110,11 +138,6 @@ func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key
 	grpcFloor, err := checkGetJob(ctx, floorGRPC, "", ids[0])
 	if err != nil {
 		return fmt.Errorf("gRPC floor: %w", err)
-	}
-	type side struct {
-		load    func() (loadResult, string, error)
-		runs    *[]idRun
-		service bool
 	}
 	const service = "/api/v2.0/jobs.json/"
 	base := h.server.httpBase
@@ -144,21 +167,11 @@ func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key
 			pair[0], pair[1] = pair[1], pair[0]
 		}
 		for _, s := range pair {
-			// The clients see a 503 alone; the server's count of its
-			// admission refusals by reason tells what the 503s were.
-			before, err := refusalCounts(ctx, h.server)
+			run, err := s.measure(ctx, h)
 			if err != nil {
 				return err
 			}
-			l, cpu, err := s.load()
-			if err != nil {
-				return err
-			}
-			after, err := refusalCounts(ctx, h.server)
-			if err != nil {
-				return err
-			}
-			*s.runs = append(*s.runs, idRun{l, cpu, s.service, refusalNote(before, after)})
+			*s.runs = append(*s.runs, run)
 		}
 	}
 	return nil

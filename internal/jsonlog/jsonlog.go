@@ -36,8 +36,9 @@ type Handler struct {
 	addSource   bool
 }
 
-// New returns a Handler writing to w. opts.ReplaceAttr may be called twice
-// for a record the short path gives up on, so it must have no side effects.
+// New returns a Handler writing to w. For a record the short path gives
+// up on, opts.ReplaceAttr and a value's LogValue may be called twice, so
+// they must have no side effects.
 func New(w io.Writer, opts *slog.HandlerOptions) *Handler {
 	if opts == nil {
 		opts = &slog.HandlerOptions{}
