@@ -5,25 +5,10 @@ import (
 	"github.com/truckjobs/jobboard/server/store"
 )
 
-// This file maps an import between the API's messages and the store's own
-// stored form, field by field: a change to the messages changes this
-// mapping, never what is already stored.
-
-// storedResults is the stored form of an import's results.
-func storedResults(r *restv2.JobImportResults) *store.ImportResults {
-	out := &store.ImportResults{
-		Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Deleted: r.Deleted,
-		Failed: r.Failed, Processed: r.Processed,
-	}
-	for _, e := range r.Errors {
-		out.Errors = append(out.Errors, store.ImportError{Index: e.Index, Messages: e.Messages, ReferenceNumber: e.ReferenceNumber})
-	}
-	for _, v := range r.IgnoredValues {
-		out.IgnoredValues = append(out.IgnoredValues, store.ImportIgnoredValue{Index: v.Index, ID: v.Id,
-			ReferenceNumber: v.ReferenceNumber, Field: v.Field, Value: v.Value, Message: v.Message})
-	}
-	return out
-}
+// This file maps an import from the store's own stored form to the API's
+// messages, field by field: a change to the messages changes this mapping,
+// never what is already stored. The results are made in the stored form
+// (jobs.ImportJobs), so they need no mapping the other way.
 
 // resultsMessage is the API's form of stored results.
 func resultsMessage(r *store.ImportResults) *restv2.JobImportResults {

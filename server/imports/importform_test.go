@@ -152,3 +152,20 @@ func jsonKeys(t *testing.T, data []byte) []string {
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
+
+// storedResults is the stored form of results given as a message, the
+// inverse of resultsMessage.
+func storedResults(r *restv2.JobImportResults) *store.ImportResults {
+	out := &store.ImportResults{
+		Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Deleted: r.Deleted,
+		Failed: r.Failed, Processed: r.Processed,
+	}
+	for _, e := range r.Errors {
+		out.Errors = append(out.Errors, store.ImportError{Index: e.Index, Messages: e.Messages, ReferenceNumber: e.ReferenceNumber})
+	}
+	for _, v := range r.IgnoredValues {
+		out.IgnoredValues = append(out.IgnoredValues, store.ImportIgnoredValue{Index: v.Index, ID: v.Id,
+			ReferenceNumber: v.ReferenceNumber, Field: v.Field, Value: v.Value, Message: v.Message})
+	}
+	return out
+}

@@ -276,7 +276,7 @@ func (w *importWorker) process(ctx context.Context, job *river.Job[importArgs], 
 			}
 			processed = results.Processed
 			scrubNUL(results)
-			if err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, storedResults(results)); err != nil {
+			if err := w.complete(ctx, tx, store.QueueFromContext(ctx), imp, results); err != nil {
 				return err
 			}
 			ran = true
@@ -359,7 +359,7 @@ func queueCallback(ctx context.Context, client *store.Queue, tx *store.Tx, imp s
 // 0019, which refuses \u0000 (the import could then never complete); json
 // keeps it, but C-string clients (PHP's extensions, shell tools) would cut
 // the text at it.
-func scrubNUL(r *restv2.JobImportResults) {
+func scrubNUL(r *store.ImportResults) {
 	fix := func(p *string) {
 		if p != nil && strings.ContainsRune(*p, 0) {
 			*p = call.EscapeNUL(*p)
@@ -371,7 +371,8 @@ func scrubNUL(r *restv2.JobImportResults) {
 			fix(&e.Messages[i])
 		}
 	}
-	for _, e := range r.IgnoredValues {
+	for i := range r.IgnoredValues {
+		e := &r.IgnoredValues[i]
 		fix(e.ReferenceNumber)
 		fix(e.Field)
 		fix(e.Value)
@@ -421,13 +422,23 @@ var postJobsRequestJobs = (&restv2.PostJobsRequest{}).ProtoReflect().Descriptor(
 // database, so importCompleter.complete renders it while the import's row
 // is written.
 func completedEvent(o *leads.Outbox, imp store.JobImport) (store.NewEvent, error) {
+	// Only the entries a first page can hold become messages: the results
+	// of a large import (40,000 errors) are otherwise held a second time,
+	// as messages, while the import's row is written.
+	all := imp.Results
+	if all != nil {
+		head := *all
+		head.Errors = head.Errors[:min(len(head.Errors), MaxResultsPage)]
+		head.IgnoredValues = head.IgnoredValues[:min(len(head.IgnoredValues), MaxResultsPage)]
+		imp.Results = &head
+	}
 	msg, err := importMessage(imp)
 	if err != nil {
 		return store.NewEvent{}, err
 	}
 	if r := msg.GetResults(); r != nil {
 		errs, ignored := importResultsPage(r, importResultsPosition{}, MaxResultsPage, importJSONSizes)
-		r.ErrorsOmitted, r.IgnoredValuesOmitted = proto.Int32(int32(len(r.Errors)-len(errs))), proto.Int32(int32(len(r.IgnoredValues)-len(ignored)))
+		r.ErrorsOmitted, r.IgnoredValuesOmitted = proto.Int32(int32(len(all.Errors)-len(errs))), proto.Int32(int32(len(all.IgnoredValues)-len(ignored)))
 		r.Errors, r.IgnoredValues = errs, ignored
 	}
 	// The data object as GET writes it, by the same renderer, so the event

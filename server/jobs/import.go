@@ -22,8 +22,11 @@ const ImportChunk = 1000
 // across chunks, each chunk's upsert sees the active jobs the earlier ones
 // added, and entries carry their index in the import. The next chunk is
 // decoded and checked (checkedChunks) while the database writes this one.
-func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64, payload store.ImportPayload, deleteJobs bool) (*restv2.JobImportResults, error) {
-	res := &restv2.JobImportResults{Errors: []*restv2.JobImportError{}, IgnoredValues: []*restv2.BatchEntry{}}
+// The results are built in the form they are stored in: an import of
+// 50,000 jobs over the active-job limit has 40,000 errors, and a second
+// form of them beside the first raised the import's peak memory.
+func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64, payload store.ImportPayload, deleteJobs bool) (*store.ImportResults, error) {
+	res := &store.ImportResults{}
 	// Every listed reference is kept, including those of jobs that failed
 	// validation: a bad row in a feed must not withdraw its job.
 	keep := []string{} // never NULL: NOT (x = ANY(NULL)) would match nothing
@@ -41,7 +44,8 @@ func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64,
 		res.Updated += updated
 		res.Unchanged += unchanged
 		for _, e := range c.batch.ignoredEntries() {
-			res.IgnoredValues = append(res.IgnoredValues, restEntry(e))
+			res.IgnoredValues = append(res.IgnoredValues, store.ImportIgnoredValue{Index: new(e.Index),
+				ReferenceNumber: detached(e.ReferenceNumber), Field: detached(e.Field), Value: detached(e.Value), Message: e.Message})
 		}
 		for i := range c.batch.inputs {
 			in := &c.batch.inputs[i]
@@ -53,7 +57,8 @@ func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64,
 			if len(c.batch.problems[i]) == 0 {
 				continue
 			}
-			e := &restv2.JobImportError{Index: int32(c.offset + i), ReferenceNumber: sentReference(in)}
+			e := store.ImportError{Index: int32(c.offset + i), ReferenceNumber: detached(sentReference(in)),
+				Messages: make([]string, 0, len(c.batch.problems[i]))}
 			for _, p := range c.batch.problems[i] {
 				e.Messages = append(e.Messages, p.message)
 			}
@@ -73,6 +78,18 @@ func (s *Service) ImportJobs(ctx context.Context, tx *store.Tx, accountID int64,
 		res.Deleted = int32(n)
 	}
 	return res, nil
+}
+
+// detached is p's text behind a pointer of its own. A sent value's pointer
+// points into the array that holds all of its job's decoded texts
+// (store.ImportJob), so an entry that kept it, held until the import
+// completes, kept every text of its job: for an import of 50,000 jobs with
+// 40,000 refused, some 50 MB more at its peak.
+func detached(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	return new(*p)
 }
 
 // checkedChunk is a chunk of an import's jobs, checked, at its offset.
