@@ -112,18 +112,31 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 		s, f := summarize(service), summarize(floor)
 		ratio := float64(s.median) / float64(f.median)
 		_, ratios := pairedDurationRatio(service, floor)
+		note := "Each round's service to its floor: " + ratios + "."
+		if f.median >= postBound {
+			// The bound then says how fast the host ran, not the service.
+			note += fmt.Sprintf(" The floor alone took %s, over the %s bound: nothing that writes these rows "+
+				"meets it on this run's host.", ms(f.median), ms(postBound))
+		}
 		rows = append(rows, result{
-			note:    "Each round's service to its floor: " + ratios + ".",
+			note:    note,
 			profile: profile, phases: postPhases,
 			name:   fmt.Sprintf("POST 1,000 %s jobs (%d rounds)", k.name, s.n),
 			median: s.median, p99: s.p99,
 			floor: ms(f.median) + " (store upsert)",
 			ratio: ratio, target: "<= 1.5x floor, < 100 ms",
-			pass: ratio <= 1.5 && s.median < 100*time.Millisecond,
+			pass: ratio <= 1.5 && s.median < postBound,
 		})
 	}
 	return rows, nil
 }
+
+// postBound is the most a post of 1,000 jobs may take, whatever its floor.
+// The store's upsert of 1,000 changed jobs, the row's floor, took 60-107
+// ms in the full runs from 2026-11-27 to 2026-12-03 and 106-122 ms in the
+// two since job search, whose words each change parses again (36 ms for
+// 1,000 jobs, by EXPLAIN ANALYZE) and writes to the search indexes.
+const postBound = 100 * time.Millisecond
 
 // postPhases are the server's parts of a post, for a row not met: what
 // the floor leaves out (decoding and checks), the store's work it shares,
