@@ -98,16 +98,15 @@ type idRun struct {
 // side is one side of a pair of runs: a client's load on the floor or
 // on the service, and the runs it adds to.
 type side struct {
-	load    func() (loadResult, string, error)
-	runs    *[]idRun
-	service bool
+	load func() (loadResult, string, error)
+	runs *[]idRun
 }
 
 // measure runs the side's load. On the service it reads the server's
 // admission refusals by reason around the run: the clients see a 503
 // alone, and the reasons tell what the 503s were.
-func (s side) measure(ctx context.Context, h *harness) (idRun, error) {
-	if !s.service {
+func (s side) measure(ctx context.Context, h *harness, service bool) (idRun, error) {
+	if !service {
 		l, cpu, err := s.load()
 		return idRun{load: l, cpu: cpu}, err
 	}
@@ -144,34 +143,35 @@ func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key
 	for _, pair := range [][2]side{
 		{{func() (loadResult, string, error) {
 			return restIDLoad(ctx, h, "floor", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
-		}, &r.floor, false}, {func() (loadResult, string, error) {
+		}, &r.floor}, {func() (loadResult, string, error) {
 			return restIDLoad(ctx, h, "rest", base, service, key, ids, retrieveConns, warm, d)
-		}, &r.rest, true}},
+		}, &r.rest}},
 		{{func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "floor-wrk", floorBase, "/jobs/", "", ids, retrieveConns, warm, d)
-		}, &r.floorWrk, false}, {func() (loadResult, string, error) {
+		}, &r.floorWrk}, {func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "rest-wrk", base, service, key, ids, retrieveConns, warm, d)
-		}, &r.restWrk, true}},
+		}, &r.restWrk}},
 		{{func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "floor-wrk-one", floorBase, "/jobs/", "", ids[:1], retrieveConns, warm, d)
-		}, &r.floorWrkOne, false}, {func() (loadResult, string, error) {
+		}, &r.floorWrkOne}, {func() (loadResult, string, error) {
 			return restWrkLoad(ctx, h, "rest-wrk-one", base, service, key, ids[:1], retrieveConns, warm, d)
-		}, &r.restWrkOne, true}},
+		}, &r.restWrkOne}},
 		{{func() (loadResult, string, error) {
 			return grpcIDLoad(ctx, h, "grpc-floor", grpcFloor, retrieveConns, warm, d)
-		}, &r.grpcFloor, false}, {func() (loadResult, string, error) {
+		}, &r.grpcFloor}, {func() (loadResult, string, error) {
 			return grpcIDLoad(ctx, h, "grpc", g, retrieveConns, warm, d)
-		}, &r.grpc, true}},
+		}, &r.grpc}},
 	} {
+		order := []int{0, 1} // each pair is the floor's side, then the service's
 		if !floorFirst {
-			pair[0], pair[1] = pair[1], pair[0]
+			order = []int{1, 0}
 		}
-		for _, s := range pair {
-			run, err := s.measure(ctx, h)
+		for _, i := range order {
+			run, err := pair[i].measure(ctx, h, i == 1)
 			if err != nil {
 				return err
 			}
-			*s.runs = append(*s.runs, run)
+			*pair[i].runs = append(*pair[i].runs, run)
 		}
 	}
 	return nil
