@@ -214,9 +214,8 @@ func TestExpectedWait(t *testing.T) {
 		}()
 		waitQueued(t, l, i+1)
 	}
-	// The place passes on every 300 ms: the first handoff starts the
-	// clock, the second says one place frees every 300 ms (a spell of
-	// 300 ms is long enough to tell).
+	// The place passes on every 300 ms from the moment the requests
+	// queued (300 ms of waiting is long enough to tell).
 	clock.Add(300)
 	release()
 	clock.Add(300)
@@ -238,10 +237,11 @@ func TestExpectedWait(t *testing.T) {
 	}
 }
 
-// TestPace: the line's pace is its best rate of the last half minute or so,
-// each rate an average over about half a second: it follows steady gaps
-// exactly, hardly moves for a stall or a short burst, takes a quicker
-// pace within about a second and a slower one only within a minute or so.
+// TestPace: the line's pace is its best rate of the last half minute or so
+// of waiting, each rate an average over about half a second: it follows
+// steady gaps exactly, hardly moves for a stall or a short burst, takes a
+// quicker pace within about a second and a slower one only within a
+// minute or so.
 func TestPace(t *testing.T) {
 	ms := time.Millisecond
 	steady := func(g time.Duration, n int) []time.Duration { return slices.Repeat([]time.Duration{g}, n) }
@@ -250,8 +250,8 @@ func TestPace(t *testing.T) {
 		gaps     []time.Duration
 		min, max time.Duration
 	}{
-		// Under half of paceSpan the spell tells nothing yet.
-		{"a short spell", []time.Duration{40 * ms, 40 * ms}, 0, 0},
+		// Under half of paceSpan of waiting tells nothing yet.
+		{"a short wait", []time.Duration{40 * ms, 40 * ms}, 0, 0},
 		{"steady quick", steady(ms, 3000), 999 * time.Microsecond, 1001 * time.Microsecond},
 		{"steady slow", steady(3*time.Second, 3), 2999 * ms, 3001 * ms},
 		// A first gap of a microsecond counts as one handoff, not as a
@@ -277,10 +277,10 @@ func TestPace(t *testing.T) {
 			var clock time.Duration
 			l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: time.Minute}, nil)
 			l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
-			l.timeHandoffLocked(l.now()) // starts the clock
+			l.busySince = l.now() // somebody waits throughout
 			for _, g := range tc.gaps {
 				clock += g
-				l.timeHandoffLocked(l.now())
+				l.timeHandoffLocked(clock)
 			}
 			if got := l.paceLocked(l.now()); got < tc.min || got > tc.max {
 				t.Errorf("pace %s, want %s to %s", got, tc.min, tc.max)
@@ -289,35 +289,66 @@ func TestPace(t *testing.T) {
 	}
 }
 
-// TestPaceAcrossSpells: the best rate outlasts a moment with nobody
-// waiting, fading by e every peakSpan, so a burst right after a busy spell
-// is judged by that spell's pace; faded until the line would take fewer
-// than two requests within MaxWait, it no longer counts.
-func TestPaceAcrossSpells(t *testing.T) {
-	var clock time.Duration
-	l := New(Settings{MaxInFlight: 1, Queue: 1, MaxWait: 2 * time.Second}, nil)
-	l.now = func() time.Time { return time.Unix(0, 0).Add(clock) }
-	l.timeHandoffLocked(l.now())
-	for range 2000 {
-		clock += time.Millisecond
-		l.timeHandoffLocked(l.now())
+// TestPaceOnTheBusyClock: the line's pace is timed only while somebody
+// waits. A place handed on a millisecond after each request queued, with
+// nobody waiting for 5 ms between, is a pace of 1 ms, not 6, though no
+// stretch of waiting lasts long enough to be timed by itself; and a
+// minute with nobody waiting leaves the pace as it was, so a burst after
+// it is not refused on a rate faded by the quiet.
+func TestPaceOnTheBusyClock(t *testing.T) {
+	var clock atomic.Int64 // microseconds
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 50 * time.Millisecond}, nil)
+	l.now = func() time.Time { return time.UnixMicro(clock.Load()) }
+	granted := make(chan func(), 40)
+	acquire := func() {
+		rel, err := l.Acquire(context.Background(), 2)
+		if err != nil {
+			t.Error(err)
+			rel = func() {}
+		}
+		granted <- rel
 	}
-	l.spellStart, l.lastHandoff, l.handoffRate = time.Time{}, time.Time{}, 0 // the line emptied
-	clock += 10 * time.Second
-	if got := l.paceLocked(l.now()); got < 1390*time.Microsecond || got > 1400*time.Microsecond {
-		t.Errorf("10 s after the spell: pace %s, want about 1.4 ms (1 ms faded by e^(1/3))", got)
+	pace := func() time.Duration {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.paceLocked(l.now())
 	}
-	clock += 290 * time.Second // 1,000/s faded by e^(-10): about 0.05/s
-	if got := l.paceLocked(l.now()); got != 0 {
-		t.Errorf("300 s after the spell: pace %s, want 0 (not known)", got)
+	held, _ := l.Acquire(context.Background(), 1)
+	for range 300 {
+		clock.Add(5000)
+		go acquire()
+		waitQueued(t, l, 1)
+		clock.Add(1000)
+		held()
+		held = <-granted
+	}
+	held()
+	if got := pace(); got < 999*time.Microsecond || got > 1001*time.Microsecond {
+		t.Errorf("a place a millisecond after each request queued: pace %s, want 1 ms", got)
+	}
+	// Faded by e every 30 s of the wall's clock, the rate would be 135/s
+	// a minute later, and the burst's seventh request would expect to
+	// wait 7 × 7.4 ms, past the 50 ms bound.
+	clock.Add(time.Minute.Microseconds())
+	if got := pace(); got < 999*time.Microsecond || got > 1001*time.Microsecond {
+		t.Errorf("a minute with nobody waiting: pace %s, want 1 ms still", got)
+	}
+	held, _ = l.Acquire(context.Background(), 1)
+	for i := range 40 {
+		go acquire()
+		waitQueued(t, l, i+1)
+	}
+	held()
+	for range 40 {
+		(<-granted)()
 	}
 }
 
-// TestPaceForgottenWhenIdle: a pace so slow that the line would take
+// TestStalledPaceNotCounted: a pace so slow that the line would take
 // fewer than two requests within MaxWait (a stall: one place in 5 s) does
-// not count, so the next spell's first requests wait rather than being
-// refused one by one on an old estimate that nothing would correct.
-func TestPaceForgottenWhenIdle(t *testing.T) {
+// not count, so the next requests to wait are not refused one by one on
+// an estimate that nothing would correct.
+func TestStalledPaceNotCounted(t *testing.T) {
 	var clock atomic.Int64 // milliseconds
 	l := New(Settings{MaxInFlight: 1, Queue: 10, MaxWait: 100 * time.Millisecond}, nil)
 	l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
@@ -482,7 +513,7 @@ func TestExpectedWaitSkipsBlocked(t *testing.T) {
 	go acquire(4)
 	waitQueued(t, l, 5)
 	clock.Add(300)
-	releaseTwo() // to account 3: the clock starts
+	releaseTwo() // to account 3, 300 ms after the line filled
 	clock.Add(300)
 	(<-granted)() // to account 4: one place every 300 ms
 	releaseFour := <-granted
