@@ -292,12 +292,15 @@ func TestPace(t *testing.T) {
 // TestPaceOnTheBusyClock: the line's pace is timed only while somebody
 // waits. A place handed on a millisecond after each request queued, with
 // nobody waiting for 5 ms between, is a pace of 1 ms, not 6, though no
-// stretch of waiting lasts long enough to be timed by itself; and a
-// minute with nobody waiting leaves the pace as it was, so a burst after
-// it is not refused on a rate faded by the quiet.
+// stretch of waiting lasts long enough to be timed by itself; and minutes
+// with nobody waiting leave the pace as it was, so a burst after them is
+// not refused on a rate faded by the quiet.
 func TestPaceOnTheBusyClock(t *testing.T) {
 	var clock atomic.Int64 // microseconds
-	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 50 * time.Millisecond}, nil)
+	// The bound is long on the real clock too, which the waits below run
+	// on: with a bound of 50 ms, 40 goroutines queueing one by one under
+	// the race detector outlasted it.
+	l := New(Settings{MaxInFlight: 1, Queue: 100, MaxWait: 10 * time.Second}, nil)
 	l.now = func() time.Time { return time.UnixMicro(clock.Load()) }
 	granted := make(chan func(), 40)
 	acquire := func() {
@@ -326,12 +329,12 @@ func TestPaceOnTheBusyClock(t *testing.T) {
 	if got := pace(); got < 999*time.Microsecond || got > 1001*time.Microsecond {
 		t.Errorf("a place a millisecond after each request queued: pace %s, want 1 ms", got)
 	}
-	// Faded by e every 30 s of the wall's clock, the rate would be 135/s
-	// a minute later, and the burst's seventh request would expect to
-	// wait 7 × 7.4 ms, past the 50 ms bound.
-	clock.Add(time.Minute.Microseconds())
+	// Faded by e every 30 s of the wall's clock, the rate would be 1.27/s
+	// 200 s later, and the burst's 13th request would expect to wait
+	// 13 × 787 ms, past the 10 s bound.
+	clock.Add((200 * time.Second).Microseconds())
 	if got := pace(); got < 999*time.Microsecond || got > 1001*time.Microsecond {
-		t.Errorf("a minute with nobody waiting: pace %s, want 1 ms still", got)
+		t.Errorf("200 s with nobody waiting: pace %s, want 1 ms still", got)
 	}
 	held, _ = l.Acquire(context.Background(), 1)
 	for i := range 40 {
@@ -341,6 +344,50 @@ func TestPaceOnTheBusyClock(t *testing.T) {
 	held()
 	for range 40 {
 		(<-granted)()
+	}
+}
+
+// TestBusyClock: the busy clock runs while somebody waits and stands
+// still otherwise, whether the last waiter leaves the line with a place
+// or without one (cancelled; a waiter refused after MaxWait leaves the
+// same way): a clock left running after the line emptied would fade the
+// best rate through the quiet that follows.
+func TestBusyClock(t *testing.T) {
+	for _, leaves := range []string{"given a place", "cancelled"} {
+		t.Run(leaves, func(t *testing.T) {
+			var clock atomic.Int64 // milliseconds
+			l := New(Settings{MaxInFlight: 1, Queue: 4, MaxWait: time.Minute}, nil)
+			l.now = func() time.Time { return time.UnixMilli(clock.Load()) }
+			release, _ := l.Acquire(context.Background(), 1)
+			defer release()
+			clock.Add(1000) // a place is held, nobody waits
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			left := make(chan func(), 1)
+			go func() {
+				rel, err := l.Acquire(ctx, 2)
+				if err != nil {
+					rel = func() {}
+				}
+				left <- rel
+			}()
+			waitQueued(t, l, 1)
+			clock.Add(300)
+			switch leaves {
+			case "given a place":
+				release()
+			case "cancelled":
+				cancel()
+			}
+			(<-left)()
+			clock.Add(time.Minute.Milliseconds())
+			l.mu.Lock()
+			busy := l.busyLocked(l.now())
+			l.mu.Unlock()
+			if busy != 300*time.Millisecond {
+				t.Errorf("busy clock %s, want the 300 ms somebody waited", busy)
+			}
+		})
 	}
 }
 
