@@ -134,7 +134,7 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 // postBound is the most a post of 1,000 jobs may take, whatever its floor.
 // The store's upsert of 1,000 changed jobs, the row's floor, took 60-107
 // ms in the nineteen reports of 2026-11-27 afternoon to 2026-12-03 (up to
-// 155 ms in earlier ones) and 106-122 ms in the four full runs since job
+// 155 ms in earlier ones) and 106-174 ms in the five full runs since job
 // search, whose words each change parses again (36 ms for 1,000 jobs, by
 // EXPLAIN ANALYZE) and writes to the search indexes.
 const postBound = 100 * time.Millisecond

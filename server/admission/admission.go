@@ -492,12 +492,12 @@ func (l *Limiter) busyLocked(now time.Time) time.Duration {
 // fadedPeakLocked is the best recent rate at the busy clock's reading at,
 // faded by e every peakSpan of it since the rate was set. l.mu is held.
 func (l *Limiter) fadedPeakLocked(at time.Duration) float64 {
-	return l.peakRate * math.Exp(-max(at-l.peakAt, 0).Seconds()/peakSpan.Seconds())
+	return faded(l.peakRate, at-l.peakAt, peakSpan)
 }
 
-// faded is v set at at, as of now: faded by e every span since.
-func faded(v float64, at, now time.Time, span time.Duration) float64 {
-	return v * math.Exp(-max(now.Sub(at), 0).Seconds()/span.Seconds())
+// faded is v as of elapsed after it was set: faded by e every span.
+func faded(v float64, elapsed, span time.Duration) float64 {
+	return v * math.Exp(-max(elapsed, 0).Seconds()/span.Seconds())
 }
 
 // peakSpan is how slowly the line forgets its best recent rate. The line
@@ -551,7 +551,7 @@ func (c *fadedCount) at(now time.Time) float64 {
 	if c.n == 0 {
 		return 0
 	}
-	return faded(c.n, c.last, now, paceSpan)
+	return faded(c.n, now.Sub(c.last), paceSpan)
 }
 
 // add counts an event happening now.
