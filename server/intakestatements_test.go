@@ -96,10 +96,31 @@ func TestIntakeStatementsDoNotGrowWithTheBatch(t *testing.T) {
 		}
 	}
 	// The account; the jobs' lookup; the drivers, applications, employment
-	// history (delete, insert) and job applications; the event's driver
-	// (three reads), endpoints, delivery and event.
-	if one != 13 {
-		t.Errorf("one application: %d statements, want 13", one)
+	// history (delete, insert) and job applications; the check for
+	// withdrawn drivers; the event's driver (three reads), endpoints,
+	// delivery and event.
+	if one != 14 {
+		t.Errorf("one application: %d statements, want 14", one)
+	}
+	// Drivers who withdrew and apply again are new again: the clock and
+	// the statuses' write, whatever their number.
+	if _, err := st.DB().ExecContext(ctx, `UPDATE applications SET status = 'withdrawn', status_changed_at = now() - interval '1 day'
+		WHERE account_id = $1`, acct.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	again := batch(1000, "thousand")
+	for _, a := range again {
+		a.Sent = "2026-01-07T10:00:00Z"
+	}
+	if got := statements(again); got != one+2 {
+		t.Errorf("a thousand who withdrew applying again: %d statements, want one application's %d and 2", got, one)
+	}
+	var renewed int
+	if err := st.DB().GetContext(ctx, &renewed, `SELECT count(*) FROM applications WHERE account_id = $1 AND status = 'new'`, acct.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	if renewed != 1000 {
+		t.Errorf("%d drivers new again, want 1000", renewed)
 	}
 	t.Logf("one application: %d statements", one)
 }

@@ -540,6 +540,10 @@ func importApplications(ctx context.Context, st *store.Store, ob Events, account
 			return err
 		}
 		ids = saved.IDs
+		// A driver who withdrew and applies again is a new lead.
+		if _, err := tx.ResetWithdrawn(ctx, accountID, saved.ReceivedIDs); err != nil {
+			return err
+		}
 		return ob.ApplicationsReceived(ctx, tx, saved.Received, saved.ReceivedIDs)
 	})
 	var unknown *store.UnknownJobError

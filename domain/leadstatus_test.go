@@ -1,0 +1,69 @@
+package domain
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReadStatusChange(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { return new(now.Add(d)) }
+	tests := []struct {
+		name                 string
+		status, reason, note string
+		changedAt            *time.Time
+		want                 StatusChange
+		problems             []string // the fields named, in order
+	}{
+		{name: "status alone, now", status: "reviewing", want: StatusChange{Status: LeadReviewing, ChangedAt: now}},
+		{name: "rejected with a reason and a note", status: "rejected", reason: "psp", note: "PSP shows\ttwo crashes\r\n",
+			changedAt: at(-time.Hour), want: StatusChange{Status: LeadRejected, Reason: "psp", Note: "PSP shows\ttwo crashes\r\n", ChangedAt: now.Add(-time.Hour)}},
+		{name: "changedAt at the limit ahead", status: "hired", changedAt: at(MaxStatusAhead),
+			want: StatusChange{Status: LeadHired, ChangedAt: now.Add(MaxStatusAhead)}},
+		{name: "changedAt past the limit", status: "hired", changedAt: at(MaxStatusAhead + time.Second), problems: []string{"changedAt"}},
+		{name: "no status", problems: []string{"status"}},
+		{name: "status in other case", status: "Hired", problems: []string{"status"}},
+		{name: "reason with another status", status: "hired", reason: "psp", problems: []string{"reason"}},
+		{name: "unknown reason", status: "rejected", reason: "attitude", problems: []string{"reason"}},
+		{name: "note of 1,000 characters", status: "offered", note: strings.Repeat("é", MaxStatusNote),
+			want: StatusChange{Status: LeadOffered, Note: strings.Repeat("é", MaxStatusNote), ChangedAt: now}},
+		{name: "note too long", status: "offered", note: strings.Repeat("a", MaxStatusNote+1), problems: []string{"note"}},
+		{name: "note with NUL", status: "offered", note: "a\x00b", problems: []string{"note"}},
+		{name: "note not UTF-8", status: "offered", note: "a\xffb", problems: []string{"note"}},
+		{name: "every field wrong", status: "gone", reason: "x", note: "\x07", changedAt: at(time.Hour),
+			problems: []string{"status", "reason", "note", "changedAt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, problems := ReadStatusChange(tt.status, tt.reason, tt.note, tt.changedAt, now)
+			var fields []string
+			for _, p := range problems {
+				fields = append(fields, p.Field)
+				if p.Rule == "" {
+					t.Errorf("%s: no rule in %+v", p.Field, p)
+				}
+			}
+			if strings.Join(fields, ",") != strings.Join(tt.problems, ",") {
+				t.Fatalf("problems %v, want fields %v", problems, tt.problems)
+			}
+			if len(tt.problems) == 0 && got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatusChangeSameAs(t *testing.T) {
+	stored := StatusChange{Status: LeadRejected, Reason: "psp", Note: "n", ChangedAt: time.Unix(1, 0)}
+	if !(StatusChange{Status: LeadRejected, Reason: "psp", Note: "n", ChangedAt: time.Unix(9, 0)}).SameAs(stored) {
+		t.Error("a change differing only in its time is not the same")
+	}
+	for _, c := range []StatusChange{
+		{Status: LeadHired, Note: "n"}, {Status: LeadRejected, Reason: "other", Note: "n"}, {Status: LeadRejected, Reason: "psp"},
+	} {
+		if c.SameAs(stored) {
+			t.Errorf("%+v is the same as %+v", c, stored)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/truckjobs/jobboard/domain"
+)
+
+// StatusHistoryKept is how many earlier statuses a driver keeps in an
+// account (docs/api.md, Lead status); older ones are dropped as new ones
+// come.
+const StatusHistoryKept = 50
+
+// DriverStatus is the lead status of one of an account's drivers, with the
+// statuses the driver had there before.
+type DriverStatus struct {
+	DriverID int64
+	domain.StatusChange
+	// History are the earlier statuses, newest first: at most
+	// StatusHistoryKept.
+	History []StatusEntry
+}
+
+// StatusEntry is an earlier status of a driver.
+type StatusEntry struct {
+	Status    domain.LeadStatus
+	Reason    domain.RejectionReason
+	ChangedAt time.Time
+}
+
+// driverStatusQuery reads a driver's status (kind 0) and its history
+// (kind 1) in one statement, so both come from one snapshot. A status
+// never set by the employer is the new of the driver's applications,
+// dated by the row's sent.
+const driverStatusQuery = `
+	SELECT 0 AS kind, status, coalesce(status_reason, '') AS reason, coalesce(status_note, '') AS note,
+	       coalesce(status_changed_at, sent) AS changed_at, 0::bigint AS id
+	  FROM applications WHERE account_id = $1 AND driver_id = $2
+	UNION ALL
+	(SELECT 1, status, coalesce(reason, ''), '', changed_at, id
+	   FROM driver_status_history WHERE account_id = $1 AND driver_id = $2
+	  ORDER BY changed_at DESC, id DESC LIMIT $3)`
+
+// statusRow is a row of driverStatusQuery.
+type statusRow struct {
+	Kind      int       `db:"kind"`
+	Status    string    `db:"status"`
+	Reason    string    `db:"reason"`
+	Note      string    `db:"note"`
+	ChangedAt time.Time `db:"changed_at"`
+	ID        int64     `db:"id"`
+}
+
+// DriverStatus returns the status of the account's driver driverID, or
+// ErrNotFound when the driver never applied to the account.
+func (s *Store) DriverStatus(ctx context.Context, accountID, driverID int64) (DriverStatus, error) {
+	var rows []statusRow
+	if err := s.db.SelectContext(ctx, &rows, driverStatusQuery, accountID, driverID, StatusHistoryKept); err != nil {
+		return DriverStatus{}, fmt.Errorf("read driver status: %w", err)
+	}
+	// UNION ALL keeps no order of its own: the status first, then the
+	// history newest first.
+	slices.SortFunc(rows, func(a, b statusRow) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), b.ChangedAt.Compare(a.ChangedAt), cmp.Compare(b.ID, a.ID))
+	})
+	if len(rows) == 0 || rows[0].Kind != 0 {
+		return DriverStatus{}, ErrNotFound
+	}
+	st := DriverStatus{DriverID: driverID, StatusChange: domain.StatusChange{Status: domain.LeadStatus(rows[0].Status),
+		Reason: domain.RejectionReason(rows[0].Reason), Note: rows[0].Note, ChangedAt: rows[0].ChangedAt.UTC()}}
+	for _, h := range rows[1:] {
+		st.History = append(st.History, StatusEntry{Status: domain.LeadStatus(h.Status),
+			Reason: domain.RejectionReason(h.Reason), ChangedAt: h.ChangedAt.UTC()})
+	}
+	return st, nil
+}
+
+// StatusUpdate is a change to the status of one of an account's drivers.
+type StatusUpdate struct {
+	DriverID int64
+	domain.StatusChange
+}
+
+// StatusOutcome is what SetDriverStatuses did with one update.
+type StatusOutcome int
+
+// The outcomes of a status update.
+const (
+	// StatusApplied: the status changed; the one before went to the history.
+	StatusApplied StatusOutcome = iota + 1
+	// StatusUnchanged: the stored status, reason and note were those sent.
+	StatusUnchanged
+	// StatusStale: the update's time was older than the stored status's,
+	// which stays: a system replaying its changes out of order converges.
+	StatusStale
+	// StatusNoDriver: the driver never applied to the account.
+	StatusNoDriver
+)
+
+// StatusResult is the outcome of one update, with the status stored after
+// it and, when it applied, the status it replaced.
+type StatusResult struct {
+	Outcome  StatusOutcome
+	Stored   domain.StatusChange
+	Previous domain.LeadStatus
+}
+
+// SetDriverStatuses applies updates to the account's drivers, each naming
+// a different driver, in two statements whatever their number: the drivers'
+// rows are locked and read, then the changes are written with the history
+// they make. It returns each update's outcome, in the order given.
+func (t *Tx) SetDriverStatuses(ctx context.Context, accountID int64, updates []StatusUpdate) ([]StatusResult, error) {
+	ids := make([]int64, len(updates))
+	for i, u := range updates {
+		ids[i] = u.DriverID
+	}
+	current, err := t.lockStatuses(ctx, accountID, ids, "")
+	if err != nil {
+		return nil, err
+	}
+	results := make([]StatusResult, len(updates))
+	var apply []StatusUpdate
+	for i, u := range updates {
+		c, found := current[u.DriverID]
+		switch {
+		case !found:
+			results[i] = StatusResult{Outcome: StatusNoDriver}
+		case u.ChangedAt.Before(c.ChangedAt):
+			results[i] = StatusResult{Outcome: StatusStale, Stored: c}
+		case u.SameAs(c):
+			results[i] = StatusResult{Outcome: StatusUnchanged, Stored: c}
+		default:
+			results[i] = StatusResult{Outcome: StatusApplied, Stored: u.StatusChange, Previous: c.Status}
+			apply = append(apply, u)
+		}
+	}
+	return results, t.applyStatuses(ctx, accountID, apply)
+}
+
+// lockStatuses locks the account's rows of the drivers ids and reads their
+// statuses, those of status only unless it is "".
+func (t *Tx) lockStatuses(ctx context.Context, accountID int64, ids []int64, status domain.LeadStatus) (map[int64]domain.StatusChange, error) {
+	var rows []struct {
+		DriverID  int64     `db:"driver_id"`
+		Status    string    `db:"status"`
+		Reason    string    `db:"reason"`
+		Note      string    `db:"note"`
+		ChangedAt time.Time `db:"changed_at"`
+	}
+	// In the order of the primary key, as every writer of these rows
+	// locks them, so that two batches of the same drivers do not deadlock.
+	if err := t.tx.SelectContext(ctx, &rows, `
+		SELECT driver_id, status, coalesce(status_reason, '') AS reason, coalesce(status_note, '') AS note,
+		       coalesce(status_changed_at, sent) AS changed_at
+		  FROM applications WHERE account_id = $1 AND driver_id = ANY ($2::bigint[]) AND ($3 = '' OR status = $3)
+		 ORDER BY driver_id FOR UPDATE`, accountID, pq.Array(ids), string(status)); err != nil {
+		return nil, fmt.Errorf("lock driver statuses: %w", err)
+	}
+	current := make(map[int64]domain.StatusChange, len(rows))
+	for _, r := range rows {
+		current[r.DriverID] = domain.StatusChange{Status: domain.LeadStatus(r.Status), Reason: domain.RejectionReason(r.Reason),
+			Note: r.Note, ChangedAt: r.ChangedAt.UTC()}
+	}
+	return current, nil
+}
+
+// applyStatusesSQL writes new statuses, each driver once, and moves the
+// ones they replace into the history, which it first trims to one less
+// than it keeps. Every part reads the rows as they were before the
+// statement, so the history gets the replaced status and the trim does not
+// see the entry being added.
+const applyStatusesSQL = `
+	WITH u AS (
+		SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+		    AS u(driver_id, status, reason, note, changed_at)),
+	trimmed AS (
+		DELETE FROM driver_status_history h USING (
+			SELECT driver_id, id FROM (
+				SELECT driver_id, id, row_number() OVER (PARTITION BY driver_id ORDER BY changed_at DESC, id DESC) AS n
+				  FROM driver_status_history WHERE account_id = $1 AND driver_id = ANY ($2::bigint[])) r
+			 WHERE r.n >= $7) old
+		 WHERE h.account_id = $1 AND h.driver_id = old.driver_id AND h.id = old.id),
+	replaced AS (
+		INSERT INTO driver_status_history (account_id, driver_id, status, reason, changed_at)
+		SELECT a.account_id, a.driver_id, a.status, a.status_reason, coalesce(a.status_changed_at, a.sent)
+		  FROM applications a JOIN u ON a.driver_id = u.driver_id
+		 WHERE a.account_id = $1)
+	UPDATE applications a
+	   SET status = u.status, status_reason = nullif(u.reason, ''), status_note = nullif(u.note, ''),
+	       status_changed_at = u.changed_at
+	  FROM u WHERE a.account_id = $1 AND a.driver_id = u.driver_id`
+
+// applyStatuses writes updates (applyStatusesSQL), whose rows the
+// transaction has locked.
+func (t *Tx) applyStatuses(ctx context.Context, accountID int64, updates []StatusUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	n := len(updates)
+	ids, statuses, reasons, notes, times := make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, u := range updates {
+		ids[i], statuses[i], reasons[i], notes[i] = u.DriverID, string(u.Status), string(u.Reason), u.Note
+		times[i] = u.ChangedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if _, err := t.tx.ExecContext(ctx, applyStatusesSQL, accountID, pq.Array(ids), stringArray(statuses),
+		stringArray(reasons), stringArray(notes), stringArray(times), StatusHistoryKept); err != nil {
+		return fmt.Errorf("set driver statuses: %w", err)
+	}
+	return nil
+}
+
+// StatusChanged is a change SetDriverStatuses or ResetWithdrawn made: the
+// status now, and the one it replaced.
+type StatusChanged struct {
+	DriverID int64
+	domain.StatusChange
+	Previous domain.LeadStatus
+}
+
+// ResetWithdrawn turns the status of those of the account's drivers ids
+// that have withdrawn into new, dated by the database's clock: a new
+// application from a driver who withdrew is a new lead. It returns the
+// changes, by driver id. The clock is read only when some driver had
+// withdrawn, so an intake of drivers who did not runs one statement here.
+func (t *Tx) ResetWithdrawn(ctx context.Context, accountID int64, ids []int64) ([]StatusChanged, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	withdrawn, err := t.lockStatuses(ctx, accountID, ids, domain.LeadWithdrawn)
+	if err != nil || len(withdrawn) == 0 {
+		return nil, err
+	}
+	now, err := t.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	updates := make([]StatusUpdate, 0, len(withdrawn))
+	for id := range withdrawn {
+		updates = append(updates, StatusUpdate{DriverID: id, StatusChange: domain.StatusChange{Status: domain.LeadNew, ChangedAt: now.UTC()}})
+	}
+	slices.SortFunc(updates, func(a, b StatusUpdate) int { return cmp.Compare(a.DriverID, b.DriverID) })
+	if err := t.applyStatuses(ctx, accountID, updates); err != nil {
+		return nil, err
+	}
+	changes := make([]StatusChanged, len(updates))
+	for i, u := range updates {
+		changes[i] = StatusChanged{DriverID: u.DriverID, StatusChange: u.StatusChange, Previous: domain.LeadWithdrawn}
+	}
+	return changes, nil
+}

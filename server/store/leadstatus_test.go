@@ -1,0 +1,229 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
+	"github.com/truckjobs/jobboard/domain"
+	"github.com/truckjobs/jobboard/server/store"
+	"github.com/truckjobs/jobboard/server/store/storetest"
+)
+
+// setStatuses applies updates in a transaction of their own.
+func setStatuses(t *testing.T, s *store.Store, account int64, updates ...store.StatusUpdate) []store.StatusResult {
+	t.Helper()
+	var results []store.StatusResult
+	err := s.InRetriedTx(context.Background(), "set statuses", func(tx *store.Tx) error {
+		var err error
+		results, err = tx.SetDriverStatuses(context.Background(), account, updates)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results
+}
+
+// statusOf is the driver's status, which must exist.
+func statusOf(t *testing.T, s *store.Store, account, driver int64) store.DriverStatus {
+	t.Helper()
+	st, err := s.DriverStatus(context.Background(), account, driver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func update(driver int64, status domain.LeadStatus, reason domain.RejectionReason, note string, at time.Time) store.StatusUpdate {
+	return store.StatusUpdate{DriverID: driver, StatusChange: domain.StatusChange{Status: status, Reason: reason, Note: note, ChangedAt: at}}
+}
+
+// TestDriverStatusRules: a first application's driver is new, dated by its
+// application; a change applies and moves the status it replaces to the
+// history, newest first; the same status, reason and note is unchanged; an
+// older change is stale and changes nothing; another account's driver does
+// not exist for the account.
+func TestDriverStatusRules(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a, b := storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	apps := demo.Applications(a, 2, 1, t0, nil, "s.")
+	if err := saveApplications(ctx, s, apps); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY driver_id LIMIT 1`, a); err != nil {
+		t.Fatal(err)
+	}
+	first := statusOf(t, s, a, driver)
+	if first.Status != domain.LeadNew || first.Reason != "" || first.Note != "" || len(first.History) != 0 {
+		t.Fatalf("first application's status %+v, want new with no history", first)
+	}
+
+	t1, t2 := first.ChangedAt.Add(time.Hour), first.ChangedAt.Add(2*time.Hour)
+	steps := []struct {
+		name string
+		u    store.StatusUpdate
+		want store.StatusOutcome
+	}{
+		{"reviewing", update(driver, domain.LeadReviewing, "", "called twice", t1), store.StatusApplied},
+		{"the same again, later", update(driver, domain.LeadReviewing, "", "called twice", t2), store.StatusUnchanged},
+		{"rejected", update(driver, domain.LeadRejected, "psp", "", t2), store.StatusApplied},
+		{"an older change", update(driver, domain.LeadHired, "", "", t1), store.StatusStale},
+	}
+	for _, step := range steps {
+		got := setStatuses(t, s, a, step.u)
+		if got[0].Outcome != step.want {
+			t.Fatalf("%s: outcome %d, want %d", step.name, got[0].Outcome, step.want)
+		}
+	}
+	got := statusOf(t, s, a, driver)
+	want := domain.StatusChange{Status: domain.LeadRejected, Reason: "psp", ChangedAt: t2}
+	if got.StatusChange != want {
+		t.Errorf("status %+v, want %+v", got.StatusChange, want)
+	}
+	wantHistory := []store.StatusEntry{{Status: domain.LeadReviewing, ChangedAt: t1}, {Status: domain.LeadNew, ChangedAt: first.ChangedAt}}
+	if len(got.History) != 2 || got.History[0] != wantHistory[0] || got.History[1] != wantHistory[1] {
+		t.Errorf("history %+v, want %+v", got.History, wantHistory)
+	}
+
+	if _, err := s.DriverStatus(ctx, b, driver); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another account's driver: %v, want ErrNotFound", err)
+	}
+	if r := setStatuses(t, s, b, update(driver, domain.LeadHired, "", "", t2)); r[0].Outcome != store.StatusNoDriver {
+		t.Errorf("another account's driver set: outcome %d, want StatusNoDriver", r[0].Outcome)
+	}
+	if got := statusOf(t, s, a, driver); got.Status != domain.LeadRejected {
+		t.Errorf("after another account's update: %s", got.Status)
+	}
+}
+
+// TestDriverStatusHistoryKept: the history keeps the newest
+// StatusHistoryKept statuses.
+func TestDriverStatusHistoryKept(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
+	if err := saveApplications(ctx, s, demo.Applications(a, 1, 2, time.Now(), nil, "h.")); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
+	statuses := []domain.LeadStatus{domain.LeadReviewing, domain.LeadContacted, domain.LeadInterviewing}
+	const changes = store.StatusHistoryKept + 12
+	for i := range changes {
+		setStatuses(t, s, a, update(driver, statuses[i%len(statuses)], "", "", base.Add(time.Duration(i)*time.Minute)))
+	}
+	got := statusOf(t, s, a, driver)
+	if len(got.History) != store.StatusHistoryKept {
+		t.Fatalf("%d earlier statuses kept, want %d", len(got.History), store.StatusHistoryKept)
+	}
+	for k, h := range got.History {
+		i := changes - 2 - k // the status before the current one first
+		if h.Status != statuses[i%len(statuses)] || !h.ChangedAt.Equal(base.Add(time.Duration(i)*time.Minute)) {
+			t.Fatalf("history[%d] = %+v, want change %d", k, h, i)
+		}
+	}
+	var stored int
+	if err := s.DB().GetContext(ctx, &stored, `SELECT count(*) FROM driver_status_history WHERE account_id = $1`, a); err != nil {
+		t.Fatal(err)
+	}
+	if stored != store.StatusHistoryKept {
+		t.Errorf("%d history rows stored, want %d", stored, store.StatusHistoryKept)
+	}
+}
+
+// TestDriverStatusReplaysConverge: the same changes applied in any order,
+// one call each, leave the newest.
+func TestDriverStatusReplaysConverge(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
+	if err := saveApplications(ctx, s, demo.Applications(a, 1, 3, time.Now(), nil, "r.")); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
+	changes := []store.StatusUpdate{
+		update(driver, domain.LeadContacted, "", "", base),
+		update(driver, domain.LeadInterviewing, "", "Tuesday", base.Add(time.Minute)),
+		update(driver, domain.LeadOffered, "", "", base.Add(2*time.Minute)),
+		update(driver, domain.LeadRejected, "position_filled", "", base.Add(3*time.Minute)),
+	}
+	newest := changes[len(changes)-1].StatusChange
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 10 {
+		order := r.Perm(len(changes))
+		for _, i := range order {
+			setStatuses(t, s, a, changes[i])
+		}
+		if got := statusOf(t, s, a, driver); got.StatusChange != newest {
+			t.Fatalf("round %d (order %v): %+v, want %+v", round, order, got.StatusChange, newest)
+		}
+	}
+}
+
+// TestWithdrawnDriverAppliesAgain: a new application from a driver who
+// withdrew sets the status to new, with withdrawn first in the history; the
+// same application sent again (a retried call) does not.
+func TestWithdrawnDriverAppliesAgain(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
+	apps := demo.Applications(a, 1, 4, time.Now().Add(-time.Hour), nil, "w.")
+	if err := saveApplications(ctx, s, apps); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
+		t.Fatal(err)
+	}
+	withdrew := time.Now().UTC().Add(-time.Minute).Truncate(time.Microsecond)
+	setStatuses(t, s, a, update(driver, domain.LeadWithdrawn, "", "took another offer", withdrew))
+
+	// The intake's steps: the applications, then the drivers received
+	// who had withdrawn.
+	save := func(apps []store.Application) []store.StatusChanged {
+		var changes []store.StatusChanged
+		if err := s.InRetriedTx(ctx, "save", func(tx *store.Tx) error {
+			saved, err := tx.SaveApplications(ctx, apps)
+			if err == nil {
+				changes, err = tx.ResetWithdrawn(ctx, a, saved.ReceivedIDs)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return changes
+	}
+	if changes := save(apps); len(changes) != 0 {
+		t.Errorf("the same application again changed %+v", changes)
+	}
+	if got := statusOf(t, s, a, driver); got.Status != domain.LeadWithdrawn {
+		t.Fatalf("after the same application again: %s, want withdrawn", got.Status)
+	}
+
+	changes := save(changed(apps, 30*time.Minute, 1))
+	if len(changes) != 1 || changes[0].DriverID != driver || changes[0].Status != domain.LeadNew ||
+		changes[0].Previous != domain.LeadWithdrawn || !changes[0].ChangedAt.After(withdrew) {
+		t.Fatalf("changes %+v, want driver %d withdrawn to new after %s", changes, driver, withdrew)
+	}
+	got := statusOf(t, s, a, driver)
+	if got.StatusChange != changes[0].StatusChange {
+		t.Errorf("status %+v, want %+v", got.StatusChange, changes[0].StatusChange)
+	}
+	if len(got.History) == 0 || got.History[0] != (store.StatusEntry{Status: domain.LeadWithdrawn, ChangedAt: withdrew}) {
+		t.Errorf("history %+v, want withdrawn at %s first", got.History, withdrew)
+	}
+}
