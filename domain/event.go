@@ -17,10 +17,13 @@ const (
 	// EventWebhookTest is the event a webhook endpoint's test action sends
 	// to that endpoint alone.
 	EventWebhookTest EventType = "webhook.test"
+	// EventStatusChanged is a change of a driver's lead status: the
+	// employer's, or a new application's from a driver who had withdrawn.
+	EventStatusChanged EventType = "driver.status.changed"
 )
 
 // eventTypes are the event types in the order of the gRPC EventType enum.
-var eventTypes = []EventType{EventApplicationReceived, EventImportCompleted, EventWebhookTest}
+var eventTypes = []EventType{EventApplicationReceived, EventImportCompleted, EventWebhookTest, EventStatusChanged}
 
 // EventTypes returns every event type the service knows, in the order of
 // the gRPC EventType enum: the feed's type filter and the enum read it.

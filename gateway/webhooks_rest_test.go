@@ -137,7 +137,7 @@ func TestWebhookCreateAndRead(t *testing.T) {
 	// Defaults: every type but webhook.test, no description, no auth; a
 	// bearer endpoint shows its type and a null user name.
 	e = a.createHook(`{"url":"http://1.1.1.1:8080/x","auth":{"type":"bearer","token":"` + hookToken + `"}}`)
-	if fmt.Sprint(e["events"]) != "[driver.application.received job_import.completed]" || e["description"] != nil ||
+	if fmt.Sprint(e["events"]) != "[driver.application.received job_import.completed driver.status.changed]" || e["description"] != nil ||
 		fmt.Sprint(e["auth"]) != "map[type:bearer username:<nil>]" {
 		t.Errorf("defaults: %v", e)
 	}

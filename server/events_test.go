@@ -228,7 +228,7 @@ func TestEventFeedRequests(t *testing.T) {
 		{"limit 1001", "limit=1001", []string{"limit", `"1001"`, "1 to 1000"}, &jobboardv2.ListEventsRequest{Limit: 1001}, []string{"limit", "1001"}},
 		{"limit text", "limit=ten", []string{"limit", `"ten"`}, nil, nil},
 		{"limit 1000", "limit=1000", nil, &jobboardv2.ListEventsRequest{Limit: 1000}, nil},
-		{"unknown type", "type=driver.created", []string{"type", `"driver.created"`, "driver.application.received, job_import.completed or webhook.test"},
+		{"unknown type", "type=driver.created", []string{"type", `"driver.created"`, "driver.application.received, job_import.completed, webhook.test or driver.status.changed"},
 			&jobboardv2.ListEventsRequest{Type: 9}, []string{"type", "9"}},
 		{"malformed after", "after=evt_zz", []string{"after", `"evt_zz"`, "not one of the account's events"},
 			&jobboardv2.ListEventsRequest{After: "evt_zz"}, []string{"after", "evt_zz"}},

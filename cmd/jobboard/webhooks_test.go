@@ -50,9 +50,9 @@ func TestWebhooksCommand(t *testing.T) {
 		t.Fatalf("webhooks list printed %q, want two lines", out)
 	}
 	want := []string{
-		fmt.Sprintf(`{"id":%q,"url":"https://1.1.1.1/...","events":["driver.application.received","job_import.completed"],"enabled":true,`+
+		fmt.Sprintf(`{"id":%q,"url":"https://1.1.1.1/...","events":["driver.application.received","job_import.completed","driver.status.changed"],"enabled":true,`+
 			`"disabledReason":null,"disabledAt":null,"createdAt":"<t>","authType":"basic","failingSince":null,"generation":1}`, restHook.Data.ID),
-		fmt.Sprintf(`{"id":%q,"url":"http://1.1.1.1:8080/...","events":["driver.application.received","job_import.completed"],"enabled":false,`+
+		fmt.Sprintf(`{"id":%q,"url":"http://1.1.1.1:8080/...","events":["driver.application.received","job_import.completed","driver.status.changed"],"enabled":false,`+
 			`"disabledReason":"manual","disabledAt":"<t>","createdAt":"<t>","authType":"bearer","failingSince":null,"generation":1}`, grpcHook.GetData().GetId()),
 	}
 	for i, line := range lines {

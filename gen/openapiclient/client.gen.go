@@ -19,6 +19,7 @@ import (
 // Defines values for V2EventType.
 const (
 	V2EventTypeDriverApplicationReceived V2EventType = "driver.application.received"
+	V2EventTypeDriverStatusChanged       V2EventType = "driver.status.changed"
 	V2EventTypeJobImportCompleted        V2EventType = "job_import.completed"
 	V2EventTypeWebhookTest               V2EventType = "webhook.test"
 )
@@ -27,6 +28,8 @@ const (
 func (e V2EventType) Valid() bool {
 	switch e {
 	case V2EventTypeDriverApplicationReceived:
+		return true
+	case V2EventTypeDriverStatusChanged:
 		return true
 	case V2EventTypeJobImportCompleted:
 		return true
@@ -472,6 +475,7 @@ func (e V2WebhookDisabledReason) Valid() bool {
 // Defines values for V2WebhookEvents.
 const (
 	V2WebhookEventsDriverApplicationReceived V2WebhookEvents = "driver.application.received"
+	V2WebhookEventsDriverStatusChanged       V2WebhookEvents = "driver.status.changed"
 	V2WebhookEventsJobImportCompleted        V2WebhookEvents = "job_import.completed"
 )
 
@@ -479,6 +483,8 @@ const (
 func (e V2WebhookEvents) Valid() bool {
 	switch e {
 	case V2WebhookEventsDriverApplicationReceived:
+		return true
+	case V2WebhookEventsDriverStatusChanged:
 		return true
 	case V2WebhookEventsJobImportCompleted:
 		return true
@@ -526,6 +532,7 @@ func (e V2WebhookAuthInputType) Valid() bool {
 // Defines values for V2WebhookDeliveryEventType.
 const (
 	V2WebhookDeliveryEventTypeDriverApplicationReceived V2WebhookDeliveryEventType = "driver.application.received"
+	V2WebhookDeliveryEventTypeDriverStatusChanged       V2WebhookDeliveryEventType = "driver.status.changed"
 	V2WebhookDeliveryEventTypeJobImportCompleted        V2WebhookDeliveryEventType = "job_import.completed"
 	V2WebhookDeliveryEventTypeWebhookTest               V2WebhookDeliveryEventType = "webhook.test"
 )
@@ -534,6 +541,8 @@ const (
 func (e V2WebhookDeliveryEventType) Valid() bool {
 	switch e {
 	case V2WebhookDeliveryEventTypeDriverApplicationReceived:
+		return true
+	case V2WebhookDeliveryEventTypeDriverStatusChanged:
 		return true
 	case V2WebhookDeliveryEventTypeJobImportCompleted:
 		return true
@@ -547,6 +556,7 @@ func (e V2WebhookDeliveryEventType) Valid() bool {
 // Defines values for V2WebhookInputEvents.
 const (
 	V2WebhookInputEventsDriverApplicationReceived V2WebhookInputEvents = "driver.application.received"
+	V2WebhookInputEventsDriverStatusChanged       V2WebhookInputEvents = "driver.status.changed"
 	V2WebhookInputEventsJobImportCompleted        V2WebhookInputEvents = "job_import.completed"
 )
 
@@ -554,6 +564,8 @@ const (
 func (e V2WebhookInputEvents) Valid() bool {
 	switch e {
 	case V2WebhookInputEventsDriverApplicationReceived:
+		return true
+	case V2WebhookInputEventsDriverStatusChanged:
 		return true
 	case V2WebhookInputEventsJobImportCompleted:
 		return true
@@ -857,17 +869,19 @@ type V2Event struct {
 	// CreatedAt When the event was created: UTC with six fractional digits and Z.
 	CreatedAt string `json:"createdAt"`
 
-	// Data The event's object as the REST API showed it when the event was created: for driver.application.received the driver as GET /api/v2.0/drivers.json/{id} shows it, for job_import.completed the data member of GET /api/v2.0/job-imports/{id} with results.errors and results.ignoredValues each cut to the first 1,000 entries (fewer when they are large) and results.errorsOmitted and results.ignoredValuesOmitted, the numbers left out, for webhook.test {"webhookId": "we_..."}.
+	// Data The event's object as the REST API showed it when the event was created: for driver.application.received the driver as GET /api/v2.0/drivers.json/{id} shows it, for job_import.completed the data member of GET /api/v2.0/job-imports/{id} with results.errors and results.ignoredValues each cut to the first 1,000 entries (fewer when they are large) and results.errorsOmitted and results.ignoredValuesOmitted, the numbers left out, for driver.status.changed {"driverId", "status", "previousStatus", "reason", "note", "changedAt"}, for webhook.test {"webhookId": "we_..."}.
 	Data map[string]interface{} `json:"data"`
 
 	// Id Opaque and unique (evt_...); deliveries carry it as webhook-id.
 	Id string `json:"id"`
 
-	// Type driver.application.received, job_import.completed or webhook.test.
+	// Type driver.application.received, driver.status.changed,
+	// job_import.completed or webhook.test.
 	Type V2EventType `json:"type"`
 }
 
-// V2EventType driver.application.received, job_import.completed or webhook.test.
+// V2EventType driver.application.received, driver.status.changed,
+// job_import.completed or webhook.test.
 type V2EventType string
 
 // V2EventLinks EventLinks are the addresses of a feed page.
@@ -1254,7 +1268,8 @@ type V2Webhook struct {
 	Enabled bool `json:"enabled"`
 
 	// Events The event types delivered: driver.application.received,
-	// job_import.completed. Default: every type but webhook.test.
+	// driver.status.changed, job_import.completed. Default: every type but
+	// webhook.test.
 	Events []V2WebhookEvents `json:"events"`
 
 	// Id Opaque identifier (we_...), set by the service.
@@ -1352,7 +1367,8 @@ type V2WebhookInput struct {
 	Enabled *bool `json:"enabled,omitempty"`
 
 	// Events The event types delivered: driver.application.received,
-	// job_import.completed. Default: every type but webhook.test.
+	// driver.status.changed, job_import.completed. Default: every type but
+	// webhook.test.
 	Events *[]V2WebhookInputEvents `json:"events,omitempty"`
 
 	// Url The absolute http(s) address deliveries are POSTed to; the rules of an
@@ -1484,7 +1500,7 @@ type EventServiceListEventsParams struct {
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
 	// Type Only events of this type: driver.application.received,
-	// job_import.completed or webhook.test.
+	// driver.status.changed, job_import.completed or webhook.test.
 	Type *string `form:"type,omitempty" json:"type,omitempty"`
 
 	// Limit At most this many events, 1 to 1000; default 100.

@@ -364,9 +364,11 @@ type IntakeService struct {
 }
 
 // Events writes, in the transaction that stored them, the events of the
-// applications received (the outbox's driver.application.received).
+// applications received (the outbox's driver.application.received) and of
+// the changes of drivers' statuses (driver.status.changed).
 type Events interface {
 	ApplicationsReceived(ctx context.Context, tx *store.Tx, apps []store.Application, ids []int64) error
+	StatusesChanged(ctx context.Context, tx *store.Tx, accountID int64, changes []store.StatusChanged) error
 }
 
 // NewIntake returns the intake over st, writing events to ob.
@@ -540,11 +542,16 @@ func importApplications(ctx context.Context, st *store.Store, ob Events, account
 			return err
 		}
 		ids = saved.IDs
-		// A driver who withdrew and applies again is a new lead.
-		if _, err := tx.ResetWithdrawn(ctx, accountID, saved.ReceivedIDs); err != nil {
+		// A driver who withdrew and applies again is a new lead: its
+		// status changes after the application's event.
+		resets, err := tx.ResetWithdrawn(ctx, accountID, saved.ReceivedIDs)
+		if err != nil {
 			return err
 		}
-		return ob.ApplicationsReceived(ctx, tx, saved.Received, saved.ReceivedIDs)
+		if err := ob.ApplicationsReceived(ctx, tx, saved.Received, saved.ReceivedIDs); err != nil {
+			return err
+		}
+		return ob.StatusesChanged(ctx, tx, accountID, resets)
 	})
 	var unknown *store.UnknownJobError
 	if errors.As(err, &unknown) {

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/truckjobs/jobboard/domain"
+	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/server/call"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -129,4 +131,37 @@ func (o *Outbox) Event(t domain.EventType, m proto.Message) (store.NewEvent, err
 		return store.NewEvent{}, err
 	}
 	return store.NewEvent{Type: t, Data: data}, nil
+}
+
+// StatusesChanged writes one driver.status.changed event per change of
+// the account's drivers' statuses in tx, after the statuses are stored.
+// Each event's data is the change as docs/api.md shows it, made from the
+// change itself: nothing is read back.
+func (o *Outbox) StatusesChanged(ctx context.Context, tx *store.Tx, accountID int64, changes []store.StatusChanged) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	events := make([]store.NewEvent, len(changes))
+	for i, c := range changes {
+		e, err := o.Event(domain.EventStatusChanged, statusChangeData(c))
+		if err != nil {
+			return err
+		}
+		events[i] = e
+	}
+	_, err := o.Write(ctx, tx, accountID, events)
+	return err
+}
+
+// statusChangeData is the data of a driver.status.changed event.
+func statusChangeData(c store.StatusChanged) *restv2.DriverStatusChange {
+	d := &restv2.DriverStatusChange{DriverId: c.DriverID, Status: string(c.Status), PreviousStatus: string(c.Previous),
+		ChangedAt: c.ChangedAt.UTC().Format(call.TimeFormat)}
+	if c.Reason != "" {
+		d.Reason = new(string(c.Reason))
+	}
+	if c.Note != "" {
+		d.Note = new(c.Note)
+	}
+	return d
 }

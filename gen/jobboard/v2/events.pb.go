@@ -35,6 +35,8 @@ const (
 	EventType_EVENT_TYPE_JOB_IMPORT_COMPLETED EventType = 2
 	// Sent by WebhookService.TestWebhook to one endpoint ("webhook.test").
 	EventType_EVENT_TYPE_WEBHOOK_TEST EventType = 3
+	// A driver's lead status changed ("driver.status.changed").
+	EventType_EVENT_TYPE_DRIVER_STATUS_CHANGED EventType = 4
 )
 
 // Enum value maps for EventType.
@@ -44,12 +46,14 @@ var (
 		1: "EVENT_TYPE_DRIVER_APPLICATION_RECEIVED",
 		2: "EVENT_TYPE_JOB_IMPORT_COMPLETED",
 		3: "EVENT_TYPE_WEBHOOK_TEST",
+		4: "EVENT_TYPE_DRIVER_STATUS_CHANGED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                 0,
 		"EVENT_TYPE_DRIVER_APPLICATION_RECEIVED": 1,
 		"EVENT_TYPE_JOB_IMPORT_COMPLETED":        2,
 		"EVENT_TYPE_WEBHOOK_TEST":                3,
+		"EVENT_TYPE_DRIVER_STATUS_CHANGED":       4,
 	}
 )
 
@@ -218,7 +222,9 @@ type Event struct {
 	// member of GET job-imports/{id} with results.errors and
 	// results.ignoredValues each cut to the first 1,000 entries (fewer when
 	// they are large), results.errorsOmitted and results.ignoredValuesOmitted
-	// the numbers left out, for webhook.test {"webhookId": "we_..."}.
+	// the numbers left out, for driver.status.changed {"driverId", "status",
+	// "previousStatus", "reason", "note", "changedAt"}, for webhook.test
+	// {"webhookId": "we_..."}.
 	// It is the same JSON the REST feed and the webhook deliveries carry; as
 	// a Struct, its numbers are doubles (every id the board hands out fits in
 	// one exactly).
@@ -303,12 +309,13 @@ const file_jobboard_v2_events_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\x0e2\x16.jobboard.v2.EventTypeR\x04type\x129\n" +
 	"\n" +
 	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12+\n" +
-	"\x04data\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x04data*\x95\x01\n" +
+	"\x04data\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x04data*\xbb\x01\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12*\n" +
 	"&EVENT_TYPE_DRIVER_APPLICATION_RECEIVED\x10\x01\x12#\n" +
 	"\x1fEVENT_TYPE_JOB_IMPORT_COMPLETED\x10\x02\x12\x1b\n" +
-	"\x17EVENT_TYPE_WEBHOOK_TEST\x10\x032g\n" +
+	"\x17EVENT_TYPE_WEBHOOK_TEST\x10\x03\x12$\n" +
+	" EVENT_TYPE_DRIVER_STATUS_CHANGED\x10\x042g\n" +
 	"\fEventService\x12W\n" +
 	"\n" +
 	"ListEvents\x12\x1e.jobboard.v2.ListEventsRequest\x1a\x1f.jobboard.v2.ListEventsResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"

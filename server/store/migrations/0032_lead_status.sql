@@ -42,3 +42,11 @@ CREATE TABLE driver_status_history (
     PRIMARY KEY (account_id, driver_id, id),
     FOREIGN KEY (account_id, driver_id) REFERENCES applications (account_id, driver_id) ON DELETE CASCADE
 );
+
+-- A change of status is an event of its own (driver.status.changed). The
+-- check is replaced by one that takes it; NOT VALID, then validated, as
+-- above.
+ALTER TABLE events DROP CONSTRAINT events_type_check;
+ALTER TABLE events ADD CONSTRAINT events_type_check CHECK (type IN
+    ('driver.application.received', 'driver.status.changed', 'job_import.completed', 'webhook.test')) NOT VALID;
+ALTER TABLE events VALIDATE CONSTRAINT events_type_check;

@@ -1067,6 +1067,102 @@ func (x *GetDriverResponse) GetDriver() *DriverDetail {
 	return nil
 }
 
+// DriverStatusChange is the data of a driver.status.changed event: one
+// change of a driver's lead status in the account (docs/api.md, Lead
+// status), by the employer or by a new application from a driver who had
+// withdrawn.
+type DriverStatusChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	DriverId int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// The status now: new, reviewing, contacted, interviewing, offered,
+	// hired, rejected or withdrawn.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// The status it replaced.
+	PreviousStatus string `protobuf:"bytes,3,opt,name=previous_status,json=previousStatus,proto3" json:"previous_status,omitempty"`
+	// Why the driver was rejected (with status rejected only); null for none.
+	Reason *string `protobuf:"bytes,4,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// The employer's note, plain text; null for none.
+	Note *string `protobuf:"bytes,5,opt,name=note,proto3,oneof" json:"note,omitempty"`
+	// When the change happened in the employer's system, or when the
+	// application came: UTC with six fractional digits and Z.
+	ChangedAt     string `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusChange) Reset() {
+	*x = DriverStatusChange{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusChange) ProtoMessage() {}
+
+func (x *DriverStatusChange) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusChange.ProtoReflect.Descriptor instead.
+func (*DriverStatusChange) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DriverStatusChange) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+func (x *DriverStatusChange) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DriverStatusChange) GetPreviousStatus() string {
+	if x != nil {
+		return x.PreviousStatus
+	}
+	return ""
+}
+
+func (x *DriverStatusChange) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *DriverStatusChange) GetNote() string {
+	if x != nil && x.Note != nil {
+		return *x.Note
+	}
+	return ""
+}
+
+func (x *DriverStatusChange) GetChangedAt() string {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return ""
+}
+
 var File_jobboard_rest_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
@@ -1206,7 +1302,17 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x10GetDriverRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"K\n" +
 	"\x11GetDriverResponse\x126\n" +
-	"\x06driver\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverDetailR\x06driver2\xab\x02\n" +
+	"\x06driver\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverDetailR\x06driver\"\xdb\x01\n" +
+	"\x12DriverStatusChange\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12'\n" +
+	"\x0fprevious_status\x18\x03 \x01(\tR\x0epreviousStatus\x12\x1b\n" +
+	"\x06reason\x18\x04 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x17\n" +
+	"\x04note\x18\x05 \x01(\tH\x01R\x04note\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"changed_at\x18\x06 \x01(\tR\tchangedAtB\t\n" +
+	"\a_reasonB\a\n" +
+	"\x05_note2\xab\x02\n" +
 	"\rDriverService\x12\x8c\x01\n" +
 	"\vListDrivers\x12$.jobboard.rest.v2.ListDriversRequest\x1a%.jobboard.rest.v2.ListDriversResponse\"0\x8a\xe7\x18,\n" +
 	"\x03GET\x12\x1a/api/v2.0/drivers.{format}\"\adrivers@\x01\x12\x8a\x01\n" +
@@ -1225,7 +1331,7 @@ func file_jobboard_rest_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_rest_v2_drivers_proto_rawDescData
 }
 
-var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_jobboard_rest_v2_drivers_proto_goTypes = []any{
 	(*ListDriversRequest)(nil),  // 0: jobboard.rest.v2.ListDriversRequest
 	(*ListDriversResponse)(nil), // 1: jobboard.rest.v2.ListDriversResponse
@@ -1235,6 +1341,7 @@ var file_jobboard_rest_v2_drivers_proto_goTypes = []any{
 	(*JobApplication)(nil),      // 5: jobboard.rest.v2.JobApplication
 	(*GetDriverRequest)(nil),    // 6: jobboard.rest.v2.GetDriverRequest
 	(*GetDriverResponse)(nil),   // 7: jobboard.rest.v2.GetDriverResponse
+	(*DriverStatusChange)(nil),  // 8: jobboard.rest.v2.DriverStatusChange
 }
 var file_jobboard_rest_v2_drivers_proto_depIdxs = []int32{
 	2, // 0: jobboard.rest.v2.ListDriversResponse.drivers:type_name -> jobboard.rest.v2.DriverSummary
@@ -1261,13 +1368,14 @@ func file_jobboard_rest_v2_drivers_proto_init() {
 	file_jobboard_rest_v2_drivers_proto_msgTypes[2].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[4].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_drivers_proto_rawDesc), len(file_jobboard_rest_v2_drivers_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

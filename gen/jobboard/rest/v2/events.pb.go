@@ -28,7 +28,7 @@ type ListEventsRequest struct {
 	// The id of the last event already read (evt_...); absent for the oldest kept.
 	After string `protobuf:"bytes,1,opt,name=after,proto3" json:"after,omitempty"`
 	// Only events of this type: driver.application.received,
-	// job_import.completed or webhook.test.
+	// driver.status.changed, job_import.completed or webhook.test.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// At most this many events, 1 to 1000; default 100.
 	Limit         string `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
@@ -195,7 +195,8 @@ type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Opaque and unique (evt_...); deliveries carry it as webhook-id.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// driver.application.received, job_import.completed or webhook.test.
+	// driver.application.received, driver.status.changed,
+	// job_import.completed or webhook.test.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// When the event was created: UTC with six fractional digits and Z.
 	CreatedAt string `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
@@ -204,7 +205,8 @@ type Event struct {
 	// member of GET job-imports/{id} with results.errors and
 	// results.ignoredValues each cut to the first 1,000 entries (fewer when
 	// they are large), results.errorsOmitted and results.ignoredValuesOmitted
-	// the numbers left out, or {"webhookId": "we_..."}. It holds that JSON
+	// the numbers left out, the status change as docs/api.md shows it
+	// (driver.status.changed), or {"webhookId": "we_..."}. It holds that JSON
 	// text, which the gateway writes as it is.
 	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -31,7 +31,8 @@ type Webhook struct {
 	// import's callbackUrl.
 	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
 	// The event types delivered: driver.application.received,
-	// job_import.completed. Default: every type but webhook.test.
+	// driver.status.changed, job_import.completed. Default: every type but
+	// webhook.test.
 	Events []string `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// Free text for the account's own use, at most 1,000 characters; null
 	// when none.
@@ -220,7 +221,8 @@ type WebhookInput struct {
 	// the address.
 	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
 	// The event types delivered: driver.application.received,
-	// job_import.completed. Default: every type but webhook.test.
+	// driver.status.changed, job_import.completed. Default: every type but
+	// webhook.test.
 	Events []string `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
 	// Free text for the account's own use, at most 1,000 characters; null
 	// clears it.
