@@ -69,11 +69,17 @@ func (m marshaler) decode(data []byte, v any, list deleteList) error {
 		if _, isWebhook := v.(**restv2.WebhookInput); isWebhook {
 			return errors.New(decode.WebhookShape)
 		}
+		if _, isStatus := v.(**restv2.DriverStatusInput); isStatus {
+			return errors.New(decode.StatusShape)
+		}
 		return io.EOF
 	}
 	switch field := v.(type) {
 	case **restv2.WebhookInput:
 		*field = &restv2.WebhookInput{}
+		return m.decodeMessage(data, *field)
+	case **restv2.DriverStatusInput:
+		*field = &restv2.DriverStatusInput{}
 		return m.decodeMessage(data, *field)
 	case *[]*restv2.JobInput:
 		req := &restv2.PostJobsRequest{}

@@ -205,6 +205,21 @@ func (r *clientRun) drivers() {
 		r.t.Fatal(err)
 	}
 	r.check("DriverServiceGetDriver", driver.StatusCode(), 200, driver.JSON200 != nil && driver.JSON200.Id == driverID, driver.Body)
+	set, err := r.c.DriverServiceSetDriverStatusWithResponse(r.ctx, driverID, openapiclient.V2DriverStatusInput{
+		Status: openapiclient.V2DriverStatusInputStatusRejected, Reason: new(openapiclient.V2DriverStatusInputReasonLicense),
+		Note: new("CDL expired")})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.check("DriverServiceSetDriverStatus", set.StatusCode(), 200, set.JSON200 != nil &&
+		set.JSON200.Data.Status == openapiclient.V2DriverStatusStatusRejected && !set.JSON200.Stale, set.Body)
+	status, err := r.c.DriverServiceGetDriverStatusWithResponse(r.ctx, driverID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.check("DriverServiceGetDriverStatus", status.StatusCode(), 200, status.JSON200 != nil &&
+		status.JSON200.Data.Reason != nil && *status.JSON200.Data.Reason == openapiclient.V2DriverStatusReasonLicense &&
+		len(status.JSON200.Data.History) == 1, status.Body)
 	drivers2, err := r.c.DriverServiceListDrivers2WithResponse(r.ctx, &openapiclient.DriverServiceListDrivers2Params{})
 	if err != nil {
 		r.t.Fatal(err)

@@ -407,6 +407,12 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		{"v2WebhookAuthInput", "type", natural.WebhookAuthTypes.Labels()},
 		{"v2WebhookDelivery", "eventType", natural.EventTypes.Labels()},
 		{"v2Event", "type", natural.EventTypes.Labels()},
+		{"v2DriverStatus", "status", natural.LeadStatuses.Labels()},
+		{"v2DriverStatusEntry", "status", natural.LeadStatuses.Labels()},
+		{"v2DriverStatusInput", "status", natural.LeadStatuses.Labels()},
+		{"v2DriverStatus", "reason", natural.RejectionReasons.Labels()},
+		{"v2DriverStatusEntry", "reason", natural.RejectionReasons.Labels()},
+		{"v2DriverStatusInput", "reason", natural.RejectionReasons.Labels()},
 	}
 	for _, tt := range tests {
 		p, ok := doc.Definitions[tt.definition].Properties[tt.property]

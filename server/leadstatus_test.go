@@ -2,11 +2,19 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/truckjobs/jobboard/domain"
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -64,5 +72,194 @@ func TestWithdrawnDriverAppliesAgainEvent(t *testing.T) {
 	// Another account's feed has none of it.
 	if other := f.feed(t, f.b.APIKey, "/api/v2.0/events"); len(other.Data) != 0 {
 		t.Errorf("B's feed: %d events", len(other.Data))
+	}
+}
+
+// statusFixture is the events fixture with one driver who applied to
+// account A.
+type statusFixture struct {
+	*eventsFixture
+	driver int64
+}
+
+func newStatusFixture(t *testing.T) statusFixture {
+	t.Helper()
+	f := newEventsFixture(t)
+	ann := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-01-05T10:00:00Z", "T")
+	if err := f.submit(t, f.a.AccountID, ann); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := f.st.DB().GetContext(context.Background(), &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, f.a.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	return statusFixture{f, driver}
+}
+
+// put sends PUT /api/v2.0/drivers/{driver}/status with body, as key.
+func (f statusFixture) put(t *testing.T, key string, driver int64, body string) (int, string) {
+	t.Helper()
+	code, b := f.send(t, http.MethodPut, key, fmt.Sprintf("/api/v2.0/drivers/%d/status", driver), []byte(body))
+	return code, string(b)
+}
+
+// TestDriverStatusREST: GET answers the first application's new; PUT sets
+// a status and answers it with the one before in the history; the same
+// again is unchanged, an older one stale, each with no event; every
+// problem names the field, the value and the rule; another account's
+// driver is 404 to both.
+func TestDriverStatusREST(t *testing.T) {
+	f := newStatusFixture(t)
+	path := fmt.Sprintf("/api/v2.0/drivers/%d/status", f.driver)
+	code, body := f.get(t, f.a.APIKey, path)
+	var got struct {
+		Data struct {
+			DriverID  int64   `json:"driverId"`
+			Status    string  `json:"status"`
+			Reason    *string `json:"reason"`
+			Note      *string `json:"note"`
+			ChangedAt string  `json:"changedAt"`
+			History   []struct {
+				Status    string  `json:"status"`
+				Reason    *string `json:"reason"`
+				ChangedAt string  `json:"changedAt"`
+			} `json:"history"`
+		} `json:"data"`
+		Stale *bool `json:"stale"`
+	}
+	decode := func(body []byte) {
+		t.Helper()
+		got.Data.History, got.Stale = nil, nil
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatalf("%v in %s", err, body)
+		}
+	}
+	if code != http.StatusOK {
+		t.Fatalf("GET: %d %s", code, body)
+	}
+	decode(body)
+	if got.Data.DriverID != f.driver || got.Data.Status != "new" || got.Data.Reason != nil || got.Data.Note != nil ||
+		got.Data.ChangedAt != "2026-01-05T10:00:00.000000Z" || len(got.Data.History) != 0 || got.Stale != nil {
+		t.Fatalf("GET of a first application: %s", body)
+	}
+
+	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	steps := []struct {
+		name, body string
+		status     string
+		stale      bool
+		history    int
+		events     int
+	}{
+		{"rejected", `{"status":"rejected","reason":"psp","note":"two crashes","changedAt":"` + at.Format(time.RFC3339) + `"}`, "rejected", false, 1, 2},
+		{"the same again", `{"status":"rejected","reason":"psp","note":"two crashes"}`, "rejected", false, 1, 2},
+		{"older", `{"status":"hired","changedAt":"` + at.Add(-time.Hour).Format(time.RFC3339) + `"}`, "rejected", true, 1, 2},
+		{"hired now", `{"status":"hired","reason":null,"note":null}`, "hired", false, 2, 3},
+	}
+	for _, s := range steps {
+		code, body := f.put(t, f.a.APIKey, f.driver, s.body)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", s.name, code, body)
+		}
+		decode([]byte(body))
+		if got.Data.Status != s.status || got.Stale == nil || *got.Stale != s.stale || len(got.Data.History) != s.history {
+			t.Errorf("%s: %s", s.name, body)
+		}
+		if n := len(f.feed(t, f.a.APIKey, "/api/v2.0/events").Data); n != s.events {
+			t.Errorf("%s: %d events, want %d", s.name, n, s.events)
+		}
+	}
+	page := f.feed(t, f.a.APIKey, "/api/v2.0/events")
+	want := fmt.Sprintf(`{"driverId":%d,"status":"rejected","previousStatus":"new","reason":"psp","note":"two crashes","changedAt":%q}`,
+		f.driver, at.Format("2006-01-02T15:04:05.000000Z"))
+	if page.Data[1].Type != "driver.status.changed" || string(page.Data[1].Data) != want {
+		t.Errorf("event %s %s, want %s", page.Data[1].Type, page.Data[1].Data, want)
+	}
+
+	for _, tt := range []struct{ name, body, want string }{
+		{"no status", `{"note":"x"}`, `status: \"\" is required`},
+		{"unknown status", `{"status":"ghosted"}`, `status: \"ghosted\" is not a status`},
+		{"reason without rejected", `{"status":"hired","reason":"psp"}`, `reason: \"psp\" is allowed only with status rejected`},
+		{"unknown reason", `{"status":"rejected","reason":"vibes"}`, `reason: \"vibes\" is not a rejection reason`},
+		{"long note", `{"status":"hired","note":"` + strings.Repeat("n", 1001) + `"}`, `is 1001 characters, more than the 1000 allowed`},
+		{"future", `{"status":"hired","changedAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`, `changedAt: `},
+		{"not a time", `{"status":"hired","changedAt":"yesterday"}`, `changedAt: \"yesterday\" is not a time in RFC 3339 form`},
+		{"unknown member", `{"status":"hired","reson":"psp"}`, `\"reson\": unknown field`},
+		{"not an object", `["hired"]`, `the body must be a JSON object`},
+		{"status not text", `{"status":3}`, `status: must be a string, got a number`},
+	} {
+		code, body := f.put(t, f.a.APIKey, f.driver, tt.body)
+		if code != http.StatusBadRequest || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %s, want 400 with %s", tt.name, code, body, tt.want)
+		}
+	}
+	if code, body := f.get(t, f.a.APIKey, path); code != http.StatusOK || !strings.Contains(string(body), `"status":"hired"`) {
+		t.Errorf("after the refused PUTs: %d %s", code, body)
+	}
+
+	// Another account's driver, and one that does not exist.
+	for _, key := range []string{f.b.APIKey} {
+		if code, body := f.get(t, key, path); code != http.StatusNotFound {
+			t.Errorf("B's GET: %d %s", code, body)
+		}
+		if code, body := f.put(t, key, f.driver, `{"status":"hired"}`); code != http.StatusNotFound {
+			t.Errorf("B's PUT: %d %s", code, body)
+		}
+	}
+	if code, body := f.put(t, f.a.APIKey, f.driver+1000, `{"status":"hired"}`); code != http.StatusNotFound {
+		t.Errorf("PUT of no driver: %d %s", code, body)
+	}
+	if n := len(f.feed(t, f.b.APIKey, "/api/v2.0/events").Data); n != 0 {
+		t.Errorf("B's feed: %d events", n)
+	}
+}
+
+// TestDriverStatusGRPC: the gRPC twins under the same rules, problems
+// named by the gRPC fields.
+func TestDriverStatusGRPC(t *testing.T) {
+	f := newStatusFixture(t)
+	client := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
+	ctx := withKey(f.a.APIKey)
+	got, err := client.GetDriverStatus(ctx, &jobboardv2.GetDriverStatusRequest{DriverId: f.driver})
+	if err != nil || got.GetStatus().GetStatus() != jobboardv2.LeadStatus_LEAD_STATUS_NEW {
+		t.Fatalf("GetDriverStatus: %v %v", got, err)
+	}
+	at := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	set, err := client.SetDriverStatus(ctx, &jobboardv2.SetDriverStatusRequest{DriverId: f.driver,
+		Status: jobboardv2.LeadStatus_LEAD_STATUS_REJECTED, Reason: jobboardv2.RejectionReason_REJECTION_REASON_CLEARINGHOUSE,
+		ChangedAt: timestamppb.New(at)})
+	if err != nil || set.GetStale() || set.GetStatus().GetReason() != jobboardv2.RejectionReason_REJECTION_REASON_CLEARINGHOUSE ||
+		!set.GetStatus().GetChangedAt().AsTime().Equal(at) || len(set.GetStatus().GetHistory()) != 1 ||
+		set.GetStatus().GetHistory()[0].GetStatus() != jobboardv2.LeadStatus_LEAD_STATUS_NEW {
+		t.Fatalf("SetDriverStatus: %v %v", set, err)
+	}
+	stale, err := client.SetDriverStatus(ctx, &jobboardv2.SetDriverStatusRequest{DriverId: f.driver,
+		Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED, ChangedAt: timestamppb.New(at.Add(-time.Hour))})
+	if err != nil || !stale.GetStale() || stale.GetStatus().GetStatus() != jobboardv2.LeadStatus_LEAD_STATUS_REJECTED {
+		t.Errorf("an older change: %v %v", stale, err)
+	}
+	for _, tt := range []struct {
+		name  string
+		req   *jobboardv2.SetDriverStatusRequest
+		field string
+		code  codes.Code
+	}{
+		{"no driver id", &jobboardv2.SetDriverStatusRequest{Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED}, "driver_id", codes.InvalidArgument},
+		{"no status", &jobboardv2.SetDriverStatusRequest{DriverId: f.driver}, "status", codes.InvalidArgument},
+		{"unknown status", &jobboardv2.SetDriverStatusRequest{DriverId: f.driver, Status: 99}, "status", codes.InvalidArgument},
+		{"reason with hired", &jobboardv2.SetDriverStatusRequest{DriverId: f.driver, Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED,
+			Reason: jobboardv2.RejectionReason_REJECTION_REASON_PSP}, "reason", codes.InvalidArgument},
+		{"future", &jobboardv2.SetDriverStatusRequest{DriverId: f.driver, Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED,
+			ChangedAt: timestamppb.New(time.Now().Add(time.Hour))}, "changed_at", codes.InvalidArgument},
+		{"another account's driver", &jobboardv2.SetDriverStatusRequest{DriverId: f.driver + 1000,
+			Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED}, "", codes.NotFound},
+	} {
+		_, err := client.SetDriverStatus(ctx, tt.req)
+		if status.Code(err) != tt.code || !strings.Contains(status.Convert(err).Message(), tt.field) {
+			t.Errorf("%s: %v, want %s naming %q", tt.name, err, tt.code, tt.field)
+		}
+	}
+	if _, err := client.GetDriverStatus(withKey(f.b.APIKey), &jobboardv2.GetDriverStatusRequest{DriverId: f.driver}); status.Code(err) != codes.NotFound {
+		t.Errorf("B's GetDriverStatus: %v", err)
 	}
 }

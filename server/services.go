@@ -179,6 +179,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	s.imports = importsArea
 	s.Imports, s.Webhooks, s.Events, s.Outbox = importsArea.Service, leadsArea.Webhooks, leadsArea.Events, leadsArea.Outbox
 	s.Intake = drivers.NewIntake(st, s.Outbox)
+	s.Drivers.UseEvents(s.Outbox)
 	s.Search = search.New(st, s.Jobs.Tokens(), cfg.Now)
 	if err := cfg.Metrics.WatchDB(st.DB().DB); err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 	aState := func() string {
 		var out []string
 		for _, p := range []string{"/api/v2.0/jobs.json", "/api/v2.0/drivers.json", fmt.Sprintf("/api/v2.0/drivers.json/%d", driverID),
-			"/api/v2.0/webhooks", "/api/v2.0/events"} {
+			fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), "/api/v2.0/webhooks", "/api/v2.0/events"} {
 			code, _, body := svc.request("basic", a.APIKey, "GET", p, "")
 			out = append(out, fmt.Sprintf("%s %d %s", p, code, body))
 		}
@@ -167,6 +167,8 @@ func TestTenantIsolationSweep(t *testing.T) {
 			{"DELETE", hook, "", 404},
 			{"GET", "/api/v2.0/events", "", 200},
 			{"GET", "/api/v2.0/events?after=" + eventID, "", 400},
+			{"GET", fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), "", 404},
+			{"PUT", fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), `{"status":"hired"}`, 404},
 		} {
 			code, _, body := svc.request("bearer", b.APIKey, c.method, c.path, c.body)
 			what := c.method + " " + c.path
@@ -224,6 +226,13 @@ func TestTenantIsolationSweep(t *testing.T) {
 			"GetDriver": func(ctx context.Context) (any, error) {
 				return driversC.GetDriver(ctx, &jobboardv2.GetDriverRequest{Id: driverID})
 			},
+			"GetDriverStatus": func(ctx context.Context) (any, error) {
+				return driversC.GetDriverStatus(ctx, &jobboardv2.GetDriverStatusRequest{DriverId: driverID})
+			},
+			"SetDriverStatus": func(ctx context.Context) (any, error) {
+				return driversC.SetDriverStatus(ctx, &jobboardv2.SetDriverStatusRequest{DriverId: driverID,
+					Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED})
+			},
 			"CreateJobImport": func(ctx context.Context) (any, error) {
 				return importsC.CreateJobImport(ctx, &jobboardv2.CreateJobImportRequest{})
 			},
@@ -280,6 +289,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 			return webhooksC.CreateWebhook(ctx, &jobboardv2.CreateWebhookRequest{Webhook: &jobboardv2.Webhook{Url: "http://127.0.0.1:9/bravo"}})
 		}
 		wantCode := map[string]codes.Code{"GetJob": codes.NotFound, "GetDriver": codes.NotFound, "GetJobImport": codes.NotFound,
+			"GetDriverStatus": codes.NotFound, "SetDriverStatus": codes.NotFound,
 			"GetWebhook": codes.NotFound, "UpdateWebhook": codes.NotFound, "DeleteWebhook": codes.NotFound,
 			"RotateWebhookSecret": codes.NotFound, "TestWebhook": codes.NotFound, "ListWebhookDeliveries": codes.NotFound,
 			"RedeliverWebhookEvent": codes.NotFound}

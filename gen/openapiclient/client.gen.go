@@ -16,6 +16,240 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for V2DriverStatusReason.
+const (
+	V2DriverStatusReasonClearinghouse  V2DriverStatusReason = "clearinghouse"
+	V2DriverStatusReasonDrivingRecord  V2DriverStatusReason = "driving_record"
+	V2DriverStatusReasonEndorsements   V2DriverStatusReason = "endorsements"
+	V2DriverStatusReasonExperience     V2DriverStatusReason = "experience"
+	V2DriverStatusReasonLicense        V2DriverStatusReason = "license"
+	V2DriverStatusReasonLocation       V2DriverStatusReason = "location"
+	V2DriverStatusReasonNoResponse     V2DriverStatusReason = "no_response"
+	V2DriverStatusReasonOther          V2DriverStatusReason = "other"
+	V2DriverStatusReasonPositionFilled V2DriverStatusReason = "position_filled"
+	V2DriverStatusReasonPsp            V2DriverStatusReason = "psp"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusReason enum.
+func (e V2DriverStatusReason) Valid() bool {
+	switch e {
+	case V2DriverStatusReasonClearinghouse:
+		return true
+	case V2DriverStatusReasonDrivingRecord:
+		return true
+	case V2DriverStatusReasonEndorsements:
+		return true
+	case V2DriverStatusReasonExperience:
+		return true
+	case V2DriverStatusReasonLicense:
+		return true
+	case V2DriverStatusReasonLocation:
+		return true
+	case V2DriverStatusReasonNoResponse:
+		return true
+	case V2DriverStatusReasonOther:
+		return true
+	case V2DriverStatusReasonPositionFilled:
+		return true
+	case V2DriverStatusReasonPsp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverStatusStatus.
+const (
+	V2DriverStatusStatusContacted    V2DriverStatusStatus = "contacted"
+	V2DriverStatusStatusHired        V2DriverStatusStatus = "hired"
+	V2DriverStatusStatusInterviewing V2DriverStatusStatus = "interviewing"
+	V2DriverStatusStatusNew          V2DriverStatusStatus = "new"
+	V2DriverStatusStatusOffered      V2DriverStatusStatus = "offered"
+	V2DriverStatusStatusRejected     V2DriverStatusStatus = "rejected"
+	V2DriverStatusStatusReviewing    V2DriverStatusStatus = "reviewing"
+	V2DriverStatusStatusWithdrawn    V2DriverStatusStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusStatus enum.
+func (e V2DriverStatusStatus) Valid() bool {
+	switch e {
+	case V2DriverStatusStatusContacted:
+		return true
+	case V2DriverStatusStatusHired:
+		return true
+	case V2DriverStatusStatusInterviewing:
+		return true
+	case V2DriverStatusStatusNew:
+		return true
+	case V2DriverStatusStatusOffered:
+		return true
+	case V2DriverStatusStatusRejected:
+		return true
+	case V2DriverStatusStatusReviewing:
+		return true
+	case V2DriverStatusStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverStatusEntryReason.
+const (
+	V2DriverStatusEntryReasonClearinghouse  V2DriverStatusEntryReason = "clearinghouse"
+	V2DriverStatusEntryReasonDrivingRecord  V2DriverStatusEntryReason = "driving_record"
+	V2DriverStatusEntryReasonEndorsements   V2DriverStatusEntryReason = "endorsements"
+	V2DriverStatusEntryReasonExperience     V2DriverStatusEntryReason = "experience"
+	V2DriverStatusEntryReasonLicense        V2DriverStatusEntryReason = "license"
+	V2DriverStatusEntryReasonLocation       V2DriverStatusEntryReason = "location"
+	V2DriverStatusEntryReasonNoResponse     V2DriverStatusEntryReason = "no_response"
+	V2DriverStatusEntryReasonOther          V2DriverStatusEntryReason = "other"
+	V2DriverStatusEntryReasonPositionFilled V2DriverStatusEntryReason = "position_filled"
+	V2DriverStatusEntryReasonPsp            V2DriverStatusEntryReason = "psp"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusEntryReason enum.
+func (e V2DriverStatusEntryReason) Valid() bool {
+	switch e {
+	case V2DriverStatusEntryReasonClearinghouse:
+		return true
+	case V2DriverStatusEntryReasonDrivingRecord:
+		return true
+	case V2DriverStatusEntryReasonEndorsements:
+		return true
+	case V2DriverStatusEntryReasonExperience:
+		return true
+	case V2DriverStatusEntryReasonLicense:
+		return true
+	case V2DriverStatusEntryReasonLocation:
+		return true
+	case V2DriverStatusEntryReasonNoResponse:
+		return true
+	case V2DriverStatusEntryReasonOther:
+		return true
+	case V2DriverStatusEntryReasonPositionFilled:
+		return true
+	case V2DriverStatusEntryReasonPsp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverStatusEntryStatus.
+const (
+	V2DriverStatusEntryStatusContacted    V2DriverStatusEntryStatus = "contacted"
+	V2DriverStatusEntryStatusHired        V2DriverStatusEntryStatus = "hired"
+	V2DriverStatusEntryStatusInterviewing V2DriverStatusEntryStatus = "interviewing"
+	V2DriverStatusEntryStatusNew          V2DriverStatusEntryStatus = "new"
+	V2DriverStatusEntryStatusOffered      V2DriverStatusEntryStatus = "offered"
+	V2DriverStatusEntryStatusRejected     V2DriverStatusEntryStatus = "rejected"
+	V2DriverStatusEntryStatusReviewing    V2DriverStatusEntryStatus = "reviewing"
+	V2DriverStatusEntryStatusWithdrawn    V2DriverStatusEntryStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusEntryStatus enum.
+func (e V2DriverStatusEntryStatus) Valid() bool {
+	switch e {
+	case V2DriverStatusEntryStatusContacted:
+		return true
+	case V2DriverStatusEntryStatusHired:
+		return true
+	case V2DriverStatusEntryStatusInterviewing:
+		return true
+	case V2DriverStatusEntryStatusNew:
+		return true
+	case V2DriverStatusEntryStatusOffered:
+		return true
+	case V2DriverStatusEntryStatusRejected:
+		return true
+	case V2DriverStatusEntryStatusReviewing:
+		return true
+	case V2DriverStatusEntryStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverStatusInputReason.
+const (
+	V2DriverStatusInputReasonClearinghouse  V2DriverStatusInputReason = "clearinghouse"
+	V2DriverStatusInputReasonDrivingRecord  V2DriverStatusInputReason = "driving_record"
+	V2DriverStatusInputReasonEndorsements   V2DriverStatusInputReason = "endorsements"
+	V2DriverStatusInputReasonExperience     V2DriverStatusInputReason = "experience"
+	V2DriverStatusInputReasonLicense        V2DriverStatusInputReason = "license"
+	V2DriverStatusInputReasonLocation       V2DriverStatusInputReason = "location"
+	V2DriverStatusInputReasonNoResponse     V2DriverStatusInputReason = "no_response"
+	V2DriverStatusInputReasonOther          V2DriverStatusInputReason = "other"
+	V2DriverStatusInputReasonPositionFilled V2DriverStatusInputReason = "position_filled"
+	V2DriverStatusInputReasonPsp            V2DriverStatusInputReason = "psp"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusInputReason enum.
+func (e V2DriverStatusInputReason) Valid() bool {
+	switch e {
+	case V2DriverStatusInputReasonClearinghouse:
+		return true
+	case V2DriverStatusInputReasonDrivingRecord:
+		return true
+	case V2DriverStatusInputReasonEndorsements:
+		return true
+	case V2DriverStatusInputReasonExperience:
+		return true
+	case V2DriverStatusInputReasonLicense:
+		return true
+	case V2DriverStatusInputReasonLocation:
+		return true
+	case V2DriverStatusInputReasonNoResponse:
+		return true
+	case V2DriverStatusInputReasonOther:
+		return true
+	case V2DriverStatusInputReasonPositionFilled:
+		return true
+	case V2DriverStatusInputReasonPsp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverStatusInputStatus.
+const (
+	V2DriverStatusInputStatusContacted    V2DriverStatusInputStatus = "contacted"
+	V2DriverStatusInputStatusHired        V2DriverStatusInputStatus = "hired"
+	V2DriverStatusInputStatusInterviewing V2DriverStatusInputStatus = "interviewing"
+	V2DriverStatusInputStatusNew          V2DriverStatusInputStatus = "new"
+	V2DriverStatusInputStatusOffered      V2DriverStatusInputStatus = "offered"
+	V2DriverStatusInputStatusRejected     V2DriverStatusInputStatus = "rejected"
+	V2DriverStatusInputStatusReviewing    V2DriverStatusInputStatus = "reviewing"
+	V2DriverStatusInputStatusWithdrawn    V2DriverStatusInputStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusInputStatus enum.
+func (e V2DriverStatusInputStatus) Valid() bool {
+	switch e {
+	case V2DriverStatusInputStatusContacted:
+		return true
+	case V2DriverStatusInputStatusHired:
+		return true
+	case V2DriverStatusInputStatusInterviewing:
+		return true
+	case V2DriverStatusInputStatusNew:
+		return true
+	case V2DriverStatusInputStatusOffered:
+		return true
+	case V2DriverStatusInputStatusRejected:
+		return true
+	case V2DriverStatusInputStatusReviewing:
+		return true
+	case V2DriverStatusInputStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V2EventType.
 const (
 	V2EventTypeDriverApplicationReceived V2EventType = "driver.application.received"
@@ -759,6 +993,84 @@ type V2DriverDetail struct {
 	Zip string `json:"zip"`
 }
 
+// V2DriverStatus DriverStatus is a driver's lead status in the account (docs/api.md,
+// Lead status).
+type V2DriverStatus struct {
+	// ChangedAt When the status was set: UTC with six fractional digits and Z. A
+	// driver's first new is dated by the newest application.
+	ChangedAt string `json:"changedAt"`
+
+	// DriverId The driver id.
+	DriverId int64 `json:"driverId"`
+
+	// History The statuses before this one, newest first: at most 50.
+	History []V2DriverStatusEntry `json:"history"`
+
+	// Note The employer's note; null for none.
+	Note *string `json:"note"`
+
+	// Reason Why the driver was rejected; null for none.
+	Reason *V2DriverStatusReason `json:"reason"`
+
+	// Status new, reviewing, contacted, interviewing, offered, hired, rejected or
+	// withdrawn.
+	Status V2DriverStatusStatus `json:"status"`
+}
+
+// V2DriverStatusReason Why the driver was rejected; null for none.
+type V2DriverStatusReason string
+
+// V2DriverStatusStatus new, reviewing, contacted, interviewing, offered, hired, rejected or
+// withdrawn.
+type V2DriverStatusStatus string
+
+// V2DriverStatusEntry DriverStatusEntry is an earlier status of a driver.
+type V2DriverStatusEntry struct {
+	// ChangedAt When it was set: UTC with six fractional digits and Z.
+	ChangedAt string `json:"changedAt"`
+
+	// Reason Why the driver was rejected; null for none.
+	Reason *V2DriverStatusEntryReason `json:"reason"`
+
+	// Status The status.
+	Status V2DriverStatusEntryStatus `json:"status"`
+}
+
+// V2DriverStatusEntryReason Why the driver was rejected; null for none.
+type V2DriverStatusEntryReason string
+
+// V2DriverStatusEntryStatus The status.
+type V2DriverStatusEntryStatus string
+
+// V2DriverStatusInput DriverStatusInput is a status as an employer sends it: the whole body,
+// read strictly (an unknown member is refused).
+type V2DriverStatusInput struct {
+	// ChangedAt When the change happened in the employer's own system, RFC 3339; at
+	// most 5 minutes ahead of the service's clock. Default: now.
+	ChangedAt *string `json:"changedAt,omitempty"`
+
+	// Note Plain text, at most 1,000 characters; null for none.
+	Note *string `json:"note,omitempty"`
+
+	// Reason Why the driver was rejected, with status rejected only: experience,
+	// license, endorsements, driving_record, psp, clearinghouse, location,
+	// no_response, position_filled or other; null for none.
+	Reason *V2DriverStatusInputReason `json:"reason,omitempty"`
+
+	// Status new, reviewing, contacted, interviewing, offered, hired, rejected or
+	// withdrawn.
+	Status V2DriverStatusInputStatus `json:"status"`
+}
+
+// V2DriverStatusInputReason Why the driver was rejected, with status rejected only: experience,
+// license, endorsements, driving_record, psp, clearinghouse, location,
+// no_response, position_filled or other; null for none.
+type V2DriverStatusInputReason string
+
+// V2DriverStatusInputStatus new, reviewing, contacted, interviewing, offered, hired, rejected or
+// withdrawn.
+type V2DriverStatusInputStatus string
+
 // V2DriverSummary DriverSummary is a driver as the list shows it.
 type V2DriverSummary struct {
 	// Address Street address.
@@ -890,6 +1202,13 @@ type V2EventLinks struct {
 	// event returned, or the request's own after when the page is empty.
 	// Always present.
 	Next string `json:"next"`
+}
+
+// V2GetDriverStatusResponse GetDriverStatusResponse wraps the status: {"data": ...}.
+type V2GetDriverStatusResponse struct {
+	// Data DriverStatus is a driver's lead status in the account (docs/api.md,
+	// Lead status).
+	Data V2DriverStatus `json:"data"`
 }
 
 // V2GetJobImportResponse GetJobImportResponse is an import and its address.
@@ -1219,6 +1538,18 @@ type V2RotateWebhookSecretResponse struct {
 
 	// Links WebhookLinks are the addresses of an endpoint.
 	Links V2WebhookLinks `json:"links"`
+}
+
+// V2SetDriverStatusResponse SetDriverStatusResponse is the status after a PUT, and whether the PUT
+// was stale.
+type V2SetDriverStatusResponse struct {
+	// Data DriverStatus is a driver's lead status in the account (docs/api.md,
+	// Lead status).
+	Data V2DriverStatus `json:"data"`
+
+	// Stale True when the change was older than the stored status and changed
+	// nothing.
+	Stale bool `json:"stale"`
 }
 
 // V2TestWebhookEvent TestWebhookEvent names a webhook.test event.
@@ -1561,6 +1892,9 @@ type WebhookServiceListWebhookDeliveriesParams struct {
 	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// DriverServiceSetDriverStatusJSONRequestBody defines body for DriverServiceSetDriverStatus for application/json ContentType.
+type DriverServiceSetDriverStatusJSONRequestBody = V2DriverStatusInput
+
 // JobImportServiceCreateJobImportJSONRequestBody defines body for JobImportServiceCreateJobImport for application/json ContentType.
 type JobImportServiceCreateJobImportJSONRequestBody = V2CreateJobImportRequest
 
@@ -1681,6 +2015,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
 	DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DriverServiceGetDriverStatus GetDriverStatus returns the driver's lead status in the account, with
+	// up to 50 earlier ones (JSON only), or NOT_FOUND.
+	//
+	// Corresponds with GET /api/v2.0/drivers/{id}/status (the `DriverServiceGetDriverStatus` operationId).
+	DriverServiceGetDriverStatus(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DriverServiceSetDriverStatusWithBody SetDriverStatus sets the driver's lead status (JSON only). A change
+	// older than the stored status changes nothing and answers it with
+	// stale true; the same status, reason and note is unchanged.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+	DriverServiceSetDriverStatusWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DriverServiceSetDriverStatus SetDriverStatus sets the driver's lead status (JSON only). A change
+	// older than the stored status changes nothing and answers it with
+	// stale true; the same status, reason and note is unchanged.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+	DriverServiceSetDriverStatus(ctx context.Context, id int64, body DriverServiceSetDriverStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// EventServiceListEvents ListEvents returns the account's events after a position, oldest
 	// first, with links.next, the address of the following page: a poller
@@ -1980,6 +2338,60 @@ func (c *Client) DriverServiceListDrivers2(ctx context.Context, params *DriverSe
 // Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
 func (c *Client) DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDriverServiceGetDriver2Request(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DriverServiceGetDriverStatus GetDriverStatus returns the driver's lead status in the account, with
+// up to 50 earlier ones (JSON only), or NOT_FOUND.
+//
+// Corresponds with GET /api/v2.0/drivers/{id}/status (the `DriverServiceGetDriverStatus` operationId).
+func (c *Client) DriverServiceGetDriverStatus(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceGetDriverStatusRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DriverServiceSetDriverStatusWithBody SetDriverStatus sets the driver's lead status (JSON only). A change
+// older than the stored status changes nothing and answers it with
+// stale true; the same status, reason and note is unchanged.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+func (c *Client) DriverServiceSetDriverStatusWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceSetDriverStatusRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DriverServiceSetDriverStatus SetDriverStatus sets the driver's lead status (JSON only). A change
+// older than the stored status changes nothing and answers it with
+// stale true; the same status, reason and note is unchanged.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+func (c *Client) DriverServiceSetDriverStatus(ctx context.Context, id int64, body DriverServiceSetDriverStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceSetDriverStatusRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3143,6 +3555,87 @@ func NewDriverServiceGetDriver2Request(server string, id int64) (*http.Request, 
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDriverServiceGetDriverStatusRequest constructs an http.Request for the DriverServiceGetDriverStatus method
+func NewDriverServiceGetDriverStatusRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v2.0/drivers/%s/status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDriverServiceSetDriverStatusRequest calls the generic DriverServiceSetDriverStatus builder with application/json body
+func NewDriverServiceSetDriverStatusRequest(server string, id int64, body DriverServiceSetDriverStatusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDriverServiceSetDriverStatusRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewDriverServiceSetDriverStatusRequestWithBody constructs an http.Request for the DriverServiceSetDriverStatus method, with any body, and a specified content type
+func NewDriverServiceSetDriverStatusRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v2.0/drivers/%s/status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4314,6 +4807,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
 	DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error)
 
+	// DriverServiceGetDriverStatusWithResponse GetDriverStatus returns the driver's lead status in the account, with
+	// up to 50 earlier ones (JSON only), or NOT_FOUND.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v2.0/drivers/{id}/status (the `DriverServiceGetDriverStatus` operationId).
+	DriverServiceGetDriverStatusWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverStatusResponse, error)
+
+	// DriverServiceSetDriverStatusWithBodyWithResponse SetDriverStatus sets the driver's lead status (JSON only). A change
+	// older than the stored status changes nothing and answers it with
+	// stale true; the same status, reason and note is unchanged.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+	DriverServiceSetDriverStatusWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusResponse, error)
+
+	// DriverServiceSetDriverStatusWithResponse SetDriverStatus sets the driver's lead status (JSON only). A change
+	// older than the stored status changes nothing and answers it with
+	// stale true; the same status, reason and note is unchanged.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+	DriverServiceSetDriverStatusWithResponse(ctx context.Context, id int64, body DriverServiceSetDriverStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusResponse, error)
+
 	// EventServiceListEventsWithResponse ListEvents returns the account's events after a position, oldest
 	// first, with links.next, the address of the following page: a poller
 	// simply follows it. Events are kept at least 30 days. An after that is
@@ -5024,6 +5543,214 @@ func (r DriverServiceGetDriver2Response) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DriverServiceGetDriver2Response) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DriverServiceGetDriverStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V2GetDriverStatusResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *V2ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *V2ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *V2ErrorResponse
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *V2ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *V2ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON200() *V2GetDriverStatusResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON400() *V2ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON401() *V2ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON404() *V2ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON405() *V2ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON413() *V2ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON429() *V2ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DriverServiceGetDriverStatusResponse) GetJSON503() *V2ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DriverServiceGetDriverStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DriverServiceGetDriverStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DriverServiceGetDriverStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DriverServiceGetDriverStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DriverServiceSetDriverStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V2SetDriverStatusResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *V2ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *V2ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *V2ErrorResponse
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *V2ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *V2ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON200() *V2SetDriverStatusResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON400() *V2ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON401() *V2ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON404() *V2ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON405() *V2ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON413() *V2ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON429() *V2ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DriverServiceSetDriverStatusResponse) GetJSON503() *V2ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DriverServiceSetDriverStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DriverServiceSetDriverStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DriverServiceSetDriverStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DriverServiceSetDriverStatusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7830,6 +8557,50 @@ func (c *ClientWithResponses) DriverServiceGetDriver2WithResponse(ctx context.Co
 	return ParseDriverServiceGetDriver2Response(rsp)
 }
 
+// DriverServiceGetDriverStatusWithResponse GetDriverStatus returns the driver's lead status in the account, with
+// up to 50 earlier ones (JSON only), or NOT_FOUND.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v2.0/drivers/{id}/status (the `DriverServiceGetDriverStatus` operationId).
+func (c *ClientWithResponses) DriverServiceGetDriverStatusWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverStatusResponse, error) {
+	rsp, err := c.DriverServiceGetDriverStatus(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDriverServiceGetDriverStatusResponse(rsp)
+}
+
+// DriverServiceSetDriverStatusWithBodyWithResponse SetDriverStatus sets the driver's lead status (JSON only). A change
+// older than the stored status changes nothing and answers it with
+// stale true; the same status, reason and note is unchanged.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+func (c *ClientWithResponses) DriverServiceSetDriverStatusWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusResponse, error) {
+	rsp, err := c.DriverServiceSetDriverStatusWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDriverServiceSetDriverStatusResponse(rsp)
+}
+
+// DriverServiceSetDriverStatusWithResponse SetDriverStatus sets the driver's lead status (JSON only). A change
+// older than the stored status changes nothing and answers it with
+// stale true; the same status, reason and note is unchanged.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v2.0/drivers/{id}/status (the `DriverServiceSetDriverStatus` operationId).
+func (c *ClientWithResponses) DriverServiceSetDriverStatusWithResponse(ctx context.Context, id int64, body DriverServiceSetDriverStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusResponse, error) {
+	rsp, err := c.DriverServiceSetDriverStatus(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDriverServiceSetDriverStatusResponse(rsp)
+}
+
 // EventServiceListEventsWithResponse ListEvents returns the account's events after a position, oldest
 // first, with links.next, the address of the following page: a poller
 // simply follows it. Events are kept at least 30 days. An after that is
@@ -8658,6 +9429,184 @@ func ParseDriverServiceGetDriver2Response(rsp *http.Response) (*DriverServiceGet
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest V2DriverDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDriverServiceGetDriverStatusResponse parses an HTTP response from a DriverServiceGetDriverStatusWithResponse call
+func ParseDriverServiceGetDriverStatusResponse(rsp *http.Response) (*DriverServiceGetDriverStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DriverServiceGetDriverStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V2GetDriverStatusResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDriverServiceSetDriverStatusResponse parses an HTTP response from a DriverServiceSetDriverStatusWithResponse call
+func ParseDriverServiceSetDriverStatusResponse(rsp *http.Response) (*DriverServiceSetDriverStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DriverServiceSetDriverStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V2SetDriverStatusResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ func TestEveryRouteIsServable(t *testing.T) {
 	variable := regexp.MustCompile(`\{(\w+)\}`)
 	for _, r := range routes {
 		name := string(r.RPC.FullName())
-		if !slices.Contains([]string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete}, r.GetMethod()) {
+		if !slices.Contains([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, r.GetMethod()) {
 			t.Errorf("%s: method %q", name, r.GetMethod())
 		}
 		if !strings.HasPrefix(r.GetPath(), "/api/v2.0/") {

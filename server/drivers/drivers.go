@@ -37,6 +37,8 @@ type Service struct {
 	store *store.Store
 	// tokens signs the page tokens of the gRPC list (NewServices sets it).
 	tokens pagetoken.Signer
+	// events writes the status changes' events (NewServices sets it).
+	events Events
 }
 
 // New returns the driver service over st.

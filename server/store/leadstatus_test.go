@@ -38,6 +38,21 @@ func statusOf(t *testing.T, s *store.Store, account, driver int64) store.DriverS
 	return st
 }
 
+// oneDriver stores one application of a demo driver to account and
+// returns the driver's id.
+func oneDriver(t *testing.T, s *store.Store, account int64, seed uint64, tag string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	if err := saveApplications(ctx, s, demo.Applications(account, 1, seed, time.Now().Add(-time.Hour), nil, tag)); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, account); err != nil {
+		t.Fatal(err)
+	}
+	return driver
+}
+
 func update(driver int64, status domain.LeadStatus, reason domain.RejectionReason, note string, at time.Time) store.StatusUpdate {
 	return store.StatusUpdate{DriverID: driver, StatusChange: domain.StatusChange{Status: status, Reason: reason, Note: note, ChangedAt: at}}
 }
@@ -109,13 +124,7 @@ func TestDriverStatusHistoryKept(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	a := storetest.NewAccount(t, s, "A").AccountID
-	if err := saveApplications(ctx, s, demo.Applications(a, 1, 2, time.Now(), nil, "h.")); err != nil {
-		t.Fatal(err)
-	}
-	var driver int64
-	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
-		t.Fatal(err)
-	}
+	driver := oneDriver(t, s, a, 2, "h.")
 	base := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
 	statuses := []domain.LeadStatus{domain.LeadReviewing, domain.LeadContacted, domain.LeadInterviewing}
 	const changes = store.StatusHistoryKept + 12
@@ -144,16 +153,9 @@ func TestDriverStatusHistoryKept(t *testing.T) {
 // TestDriverStatusReplaysConverge: the same changes applied in any order,
 // one call each, leave the newest.
 func TestDriverStatusReplaysConverge(t *testing.T) {
-	ctx := context.Background()
 	s := storetest.Store(t)
 	a := storetest.NewAccount(t, s, "A").AccountID
-	if err := saveApplications(ctx, s, demo.Applications(a, 1, 3, time.Now(), nil, "r.")); err != nil {
-		t.Fatal(err)
-	}
-	var driver int64
-	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
-		t.Fatal(err)
-	}
+	driver := oneDriver(t, s, a, 3, "r.")
 	base := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
 	changes := []store.StatusUpdate{
 		update(driver, domain.LeadContacted, "", "", base),

@@ -24,6 +24,169 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// LeadStatus is what became of a driver who applied to the account.
+type LeadStatus int32
+
+const (
+	// Not given.
+	LeadStatus_LEAD_STATUS_UNSPECIFIED LeadStatus = 0
+	// "new": set by the driver's first application, and by a new one after
+	// withdrawn.
+	LeadStatus_LEAD_STATUS_NEW LeadStatus = 1
+	// "reviewing".
+	LeadStatus_LEAD_STATUS_REVIEWING LeadStatus = 2
+	// "contacted".
+	LeadStatus_LEAD_STATUS_CONTACTED LeadStatus = 3
+	// "interviewing".
+	LeadStatus_LEAD_STATUS_INTERVIEWING LeadStatus = 4
+	// "offered".
+	LeadStatus_LEAD_STATUS_OFFERED LeadStatus = 5
+	// "hired".
+	LeadStatus_LEAD_STATUS_HIRED LeadStatus = 6
+	// "rejected": the only status with a reason.
+	LeadStatus_LEAD_STATUS_REJECTED LeadStatus = 7
+	// "withdrawn".
+	LeadStatus_LEAD_STATUS_WITHDRAWN LeadStatus = 8
+)
+
+// Enum value maps for LeadStatus.
+var (
+	LeadStatus_name = map[int32]string{
+		0: "LEAD_STATUS_UNSPECIFIED",
+		1: "LEAD_STATUS_NEW",
+		2: "LEAD_STATUS_REVIEWING",
+		3: "LEAD_STATUS_CONTACTED",
+		4: "LEAD_STATUS_INTERVIEWING",
+		5: "LEAD_STATUS_OFFERED",
+		6: "LEAD_STATUS_HIRED",
+		7: "LEAD_STATUS_REJECTED",
+		8: "LEAD_STATUS_WITHDRAWN",
+	}
+	LeadStatus_value = map[string]int32{
+		"LEAD_STATUS_UNSPECIFIED":  0,
+		"LEAD_STATUS_NEW":          1,
+		"LEAD_STATUS_REVIEWING":    2,
+		"LEAD_STATUS_CONTACTED":    3,
+		"LEAD_STATUS_INTERVIEWING": 4,
+		"LEAD_STATUS_OFFERED":      5,
+		"LEAD_STATUS_HIRED":        6,
+		"LEAD_STATUS_REJECTED":     7,
+		"LEAD_STATUS_WITHDRAWN":    8,
+	}
+)
+
+func (x LeadStatus) Enum() *LeadStatus {
+	p := new(LeadStatus)
+	*p = x
+	return p
+}
+
+func (x LeadStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LeadStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_drivers_proto_enumTypes[0].Descriptor()
+}
+
+func (LeadStatus) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_drivers_proto_enumTypes[0]
+}
+
+func (x LeadStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LeadStatus.Descriptor instead.
+func (LeadStatus) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+}
+
+// RejectionReason says why a driver was rejected.
+type RejectionReason int32
+
+const (
+	// None given.
+	RejectionReason_REJECTION_REASON_UNSPECIFIED RejectionReason = 0
+	// "experience".
+	RejectionReason_REJECTION_REASON_EXPERIENCE RejectionReason = 1
+	// "license".
+	RejectionReason_REJECTION_REASON_LICENSE RejectionReason = 2
+	// "endorsements".
+	RejectionReason_REJECTION_REASON_ENDORSEMENTS RejectionReason = 3
+	// "driving_record".
+	RejectionReason_REJECTION_REASON_DRIVING_RECORD RejectionReason = 4
+	// "psp".
+	RejectionReason_REJECTION_REASON_PSP RejectionReason = 5
+	// "clearinghouse".
+	RejectionReason_REJECTION_REASON_CLEARINGHOUSE RejectionReason = 6
+	// "location".
+	RejectionReason_REJECTION_REASON_LOCATION RejectionReason = 7
+	// "no_response".
+	RejectionReason_REJECTION_REASON_NO_RESPONSE RejectionReason = 8
+	// "position_filled".
+	RejectionReason_REJECTION_REASON_POSITION_FILLED RejectionReason = 9
+	// "other".
+	RejectionReason_REJECTION_REASON_OTHER RejectionReason = 10
+)
+
+// Enum value maps for RejectionReason.
+var (
+	RejectionReason_name = map[int32]string{
+		0:  "REJECTION_REASON_UNSPECIFIED",
+		1:  "REJECTION_REASON_EXPERIENCE",
+		2:  "REJECTION_REASON_LICENSE",
+		3:  "REJECTION_REASON_ENDORSEMENTS",
+		4:  "REJECTION_REASON_DRIVING_RECORD",
+		5:  "REJECTION_REASON_PSP",
+		6:  "REJECTION_REASON_CLEARINGHOUSE",
+		7:  "REJECTION_REASON_LOCATION",
+		8:  "REJECTION_REASON_NO_RESPONSE",
+		9:  "REJECTION_REASON_POSITION_FILLED",
+		10: "REJECTION_REASON_OTHER",
+	}
+	RejectionReason_value = map[string]int32{
+		"REJECTION_REASON_UNSPECIFIED":     0,
+		"REJECTION_REASON_EXPERIENCE":      1,
+		"REJECTION_REASON_LICENSE":         2,
+		"REJECTION_REASON_ENDORSEMENTS":    3,
+		"REJECTION_REASON_DRIVING_RECORD":  4,
+		"REJECTION_REASON_PSP":             5,
+		"REJECTION_REASON_CLEARINGHOUSE":   6,
+		"REJECTION_REASON_LOCATION":        7,
+		"REJECTION_REASON_NO_RESPONSE":     8,
+		"REJECTION_REASON_POSITION_FILLED": 9,
+		"REJECTION_REASON_OTHER":           10,
+	}
+)
+
+func (x RejectionReason) Enum() *RejectionReason {
+	p := new(RejectionReason)
+	*p = x
+	return p
+}
+
+func (x RejectionReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RejectionReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobboard_v2_drivers_proto_enumTypes[1].Descriptor()
+}
+
+func (RejectionReason) Type() protoreflect.EnumType {
+	return &file_jobboard_v2_drivers_proto_enumTypes[1]
+}
+
+func (x RejectionReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RejectionReason.Descriptor instead.
+func (RejectionReason) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{1}
+}
+
 // Certification is a driver's endorsement.
 type Certification int32
 
@@ -69,11 +232,11 @@ func (x Certification) String() string {
 }
 
 func (Certification) Descriptor() protoreflect.EnumDescriptor {
-	return file_jobboard_v2_drivers_proto_enumTypes[0].Descriptor()
+	return file_jobboard_v2_drivers_proto_enumTypes[2].Descriptor()
 }
 
 func (Certification) Type() protoreflect.EnumType {
-	return &file_jobboard_v2_drivers_proto_enumTypes[0]
+	return &file_jobboard_v2_drivers_proto_enumTypes[2]
 }
 
 func (x Certification) Number() protoreflect.EnumNumber {
@@ -82,7 +245,7 @@ func (x Certification) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Certification.Descriptor instead.
 func (Certification) EnumDescriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{2}
 }
 
 // DriverOrder is what the drivers list is sorted by; ties are broken by id.
@@ -134,11 +297,11 @@ func (x DriverOrder) String() string {
 }
 
 func (DriverOrder) Descriptor() protoreflect.EnumDescriptor {
-	return file_jobboard_v2_drivers_proto_enumTypes[1].Descriptor()
+	return file_jobboard_v2_drivers_proto_enumTypes[3].Descriptor()
 }
 
 func (DriverOrder) Type() protoreflect.EnumType {
-	return &file_jobboard_v2_drivers_proto_enumTypes[1]
+	return &file_jobboard_v2_drivers_proto_enumTypes[3]
 }
 
 func (x DriverOrder) Number() protoreflect.EnumNumber {
@@ -147,7 +310,394 @@ func (x DriverOrder) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DriverOrder.Descriptor instead.
 func (DriverOrder) EnumDescriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
+}
+
+// GetDriverStatusRequest names one driver.
+type GetDriverStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	DriverId      int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDriverStatusRequest) Reset() {
+	*x = GetDriverStatusRequest{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDriverStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDriverStatusRequest) ProtoMessage() {}
+
+func (x *GetDriverStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDriverStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetDriverStatusRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *GetDriverStatusRequest) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+// GetDriverStatusResponse holds the driver's status.
+type GetDriverStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The status.
+	Status        *DriverStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDriverStatusResponse) Reset() {
+	*x = GetDriverStatusResponse{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDriverStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDriverStatusResponse) ProtoMessage() {}
+
+func (x *GetDriverStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDriverStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetDriverStatusResponse) Descriptor() ([]byte, []int) {
 	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetDriverStatusResponse) GetStatus() *DriverStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// SetDriverStatusRequest is one driver's new status.
+type SetDriverStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	DriverId int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// The status; required.
+	Status LeadStatus `protobuf:"varint,2,opt,name=status,proto3,enum=jobboard.v2.LeadStatus" json:"status,omitempty"`
+	// Why the driver was rejected, with LEAD_STATUS_REJECTED only.
+	Reason RejectionReason `protobuf:"varint,3,opt,name=reason,proto3,enum=jobboard.v2.RejectionReason" json:"reason,omitempty"`
+	// Plain text, at most 1,000 characters; empty for none.
+	Note string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	// When the change happened in the caller's own system; at most 5
+	// minutes ahead of the service's clock. Unset: now.
+	ChangedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusRequest) Reset() {
+	*x = SetDriverStatusRequest{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusRequest) ProtoMessage() {}
+
+func (x *SetDriverStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusRequest.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SetDriverStatusRequest) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+func (x *SetDriverStatusRequest) GetStatus() LeadStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeadStatus_LEAD_STATUS_UNSPECIFIED
+}
+
+func (x *SetDriverStatusRequest) GetReason() RejectionReason {
+	if x != nil {
+		return x.Reason
+	}
+	return RejectionReason_REJECTION_REASON_UNSPECIFIED
+}
+
+func (x *SetDriverStatusRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *SetDriverStatusRequest) GetChangedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return nil
+}
+
+// SetDriverStatusResponse is the status after the call.
+type SetDriverStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver's status as GetDriverStatus answers it.
+	Status *DriverStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// True when the change was older than the stored status and changed
+	// nothing.
+	Stale         bool `protobuf:"varint,2,opt,name=stale,proto3" json:"stale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusResponse) Reset() {
+	*x = SetDriverStatusResponse{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusResponse) ProtoMessage() {}
+
+func (x *SetDriverStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusResponse.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SetDriverStatusResponse) GetStatus() *DriverStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+func (x *SetDriverStatusResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+// DriverStatus is a driver's lead status in the account.
+type DriverStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	DriverId int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// The status.
+	Status LeadStatus `protobuf:"varint,2,opt,name=status,proto3,enum=jobboard.v2.LeadStatus" json:"status,omitempty"`
+	// Why the driver was rejected; unspecified for none.
+	Reason RejectionReason `protobuf:"varint,3,opt,name=reason,proto3,enum=jobboard.v2.RejectionReason" json:"reason,omitempty"`
+	// The employer's note; empty for none.
+	Note string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	// When the status was set; a driver's first new is dated by the newest
+	// application.
+	ChangedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	// The statuses before this one, newest first: at most 50.
+	History       []*DriverStatusEntry `protobuf:"bytes,6,rep,name=history,proto3" json:"history,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatus) Reset() {
+	*x = DriverStatus{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatus) ProtoMessage() {}
+
+func (x *DriverStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatus.ProtoReflect.Descriptor instead.
+func (*DriverStatus) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DriverStatus) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+func (x *DriverStatus) GetStatus() LeadStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeadStatus_LEAD_STATUS_UNSPECIFIED
+}
+
+func (x *DriverStatus) GetReason() RejectionReason {
+	if x != nil {
+		return x.Reason
+	}
+	return RejectionReason_REJECTION_REASON_UNSPECIFIED
+}
+
+func (x *DriverStatus) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *DriverStatus) GetChangedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return nil
+}
+
+func (x *DriverStatus) GetHistory() []*DriverStatusEntry {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+// DriverStatusEntry is an earlier status of a driver.
+type DriverStatusEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The status.
+	Status LeadStatus `protobuf:"varint,1,opt,name=status,proto3,enum=jobboard.v2.LeadStatus" json:"status,omitempty"`
+	// Why the driver was rejected; unspecified for none.
+	Reason RejectionReason `protobuf:"varint,2,opt,name=reason,proto3,enum=jobboard.v2.RejectionReason" json:"reason,omitempty"`
+	// When it was set.
+	ChangedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusEntry) Reset() {
+	*x = DriverStatusEntry{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusEntry) ProtoMessage() {}
+
+func (x *DriverStatusEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusEntry.ProtoReflect.Descriptor instead.
+func (*DriverStatusEntry) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DriverStatusEntry) GetStatus() LeadStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeadStatus_LEAD_STATUS_UNSPECIFIED
+}
+
+func (x *DriverStatusEntry) GetReason() RejectionReason {
+	if x != nil {
+		return x.Reason
+	}
+	return RejectionReason_REJECTION_REASON_UNSPECIFIED
+}
+
+func (x *DriverStatusEntry) GetChangedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return nil
 }
 
 // ListDriversRequest holds the list filters, the order and the page. An
@@ -198,7 +748,7 @@ type ListDriversRequest struct {
 
 func (x *ListDriversRequest) Reset() {
 	*x = ListDriversRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -210,7 +760,7 @@ func (x *ListDriversRequest) String() string {
 func (*ListDriversRequest) ProtoMessage() {}
 
 func (x *ListDriversRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -223,7 +773,7 @@ func (x *ListDriversRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDriversRequest.ProtoReflect.Descriptor instead.
 func (*ListDriversRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListDriversRequest) GetCertification() Certification {
@@ -367,7 +917,7 @@ type ListDriversResponse struct {
 
 func (x *ListDriversResponse) Reset() {
 	*x = ListDriversResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +929,7 @@ func (x *ListDriversResponse) String() string {
 func (*ListDriversResponse) ProtoMessage() {}
 
 func (x *ListDriversResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +942,7 @@ func (x *ListDriversResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDriversResponse.ProtoReflect.Descriptor instead.
 func (*ListDriversResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{1}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListDriversResponse) GetDrivers() []*DriverSummary {
@@ -453,7 +1003,7 @@ type DriverSummary struct {
 
 func (x *DriverSummary) Reset() {
 	*x = DriverSummary{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -465,7 +1015,7 @@ func (x *DriverSummary) String() string {
 func (*DriverSummary) ProtoMessage() {}
 
 func (x *DriverSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -478,7 +1028,7 @@ func (x *DriverSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverSummary.ProtoReflect.Descriptor instead.
 func (*DriverSummary) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{2}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DriverSummary) GetId() int64 {
@@ -658,7 +1208,7 @@ type DriverDetail struct {
 
 func (x *DriverDetail) Reset() {
 	*x = DriverDetail{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +1220,7 @@ func (x *DriverDetail) String() string {
 func (*DriverDetail) ProtoMessage() {}
 
 func (x *DriverDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +1233,7 @@ func (x *DriverDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverDetail.ProtoReflect.Descriptor instead.
 func (*DriverDetail) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DriverDetail) GetId() int64 {
@@ -943,7 +1493,7 @@ type Employment struct {
 
 func (x *Employment) Reset() {
 	*x = Employment{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1505,7 @@ func (x *Employment) String() string {
 func (*Employment) ProtoMessage() {}
 
 func (x *Employment) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1518,7 @@ func (x *Employment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Employment.ProtoReflect.Descriptor instead.
 func (*Employment) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{4}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Employment) GetCompany() string {
@@ -1025,7 +1575,7 @@ type JobApplication struct {
 
 func (x *JobApplication) Reset() {
 	*x = JobApplication{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1587,7 @@ func (x *JobApplication) String() string {
 func (*JobApplication) ProtoMessage() {}
 
 func (x *JobApplication) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1600,7 @@ func (x *JobApplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobApplication.ProtoReflect.Descriptor instead.
 func (*JobApplication) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{5}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JobApplication) GetJobId() int64 {
@@ -1099,7 +1649,7 @@ type GetDriverRequest struct {
 
 func (x *GetDriverRequest) Reset() {
 	*x = GetDriverRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1661,7 @@ func (x *GetDriverRequest) String() string {
 func (*GetDriverRequest) ProtoMessage() {}
 
 func (x *GetDriverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1674,7 @@ func (x *GetDriverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverRequest.ProtoReflect.Descriptor instead.
 func (*GetDriverRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{6}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetDriverRequest) GetId() int64 {
@@ -1145,7 +1695,7 @@ type GetDriverResponse struct {
 
 func (x *GetDriverResponse) Reset() {
 	*x = GetDriverResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1707,7 @@ func (x *GetDriverResponse) String() string {
 func (*GetDriverResponse) ProtoMessage() {}
 
 func (x *GetDriverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1720,7 @@ func (x *GetDriverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverResponse.ProtoReflect.Descriptor instead.
 func (*GetDriverResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{7}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetDriverResponse) GetDriver() *DriverDetail {
@@ -1193,7 +1743,7 @@ type SubmitApplicationRequest struct {
 
 func (x *SubmitApplicationRequest) Reset() {
 	*x = SubmitApplicationRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1755,7 @@ func (x *SubmitApplicationRequest) String() string {
 func (*SubmitApplicationRequest) ProtoMessage() {}
 
 func (x *SubmitApplicationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1768,7 @@ func (x *SubmitApplicationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequest.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{8}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitApplicationRequest) GetAccountId() int64 {
@@ -1246,7 +1796,7 @@ type SubmitApplicationResponse struct {
 
 func (x *SubmitApplicationResponse) Reset() {
 	*x = SubmitApplicationResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1808,7 @@ func (x *SubmitApplicationResponse) String() string {
 func (*SubmitApplicationResponse) ProtoMessage() {}
 
 func (x *SubmitApplicationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1821,7 @@ func (x *SubmitApplicationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponse.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{9}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitApplicationResponse) GetDriverId() int64 {
@@ -1366,7 +1916,7 @@ type DriverApplication struct {
 
 func (x *DriverApplication) Reset() {
 	*x = DriverApplication{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1928,7 @@ func (x *DriverApplication) String() string {
 func (*DriverApplication) ProtoMessage() {}
 
 func (x *DriverApplication) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1941,7 @@ func (x *DriverApplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverApplication.ProtoReflect.Descriptor instead.
 func (*DriverApplication) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{10}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DriverApplication) GetFirstName() string {
@@ -1633,7 +2183,7 @@ type JobApplicationInput struct {
 
 func (x *JobApplicationInput) Reset() {
 	*x = JobApplicationInput{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +2195,7 @@ func (x *JobApplicationInput) String() string {
 func (*JobApplicationInput) ProtoMessage() {}
 
 func (x *JobApplicationInput) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +2208,7 @@ func (x *JobApplicationInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobApplicationInput.ProtoReflect.Descriptor instead.
 func (*JobApplicationInput) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{11}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobApplicationInput) GetReference() string {
@@ -1713,7 +2263,7 @@ type SubmitApplicationsRequest struct {
 
 func (x *SubmitApplicationsRequest) Reset() {
 	*x = SubmitApplicationsRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +2275,7 @@ func (x *SubmitApplicationsRequest) String() string {
 func (*SubmitApplicationsRequest) ProtoMessage() {}
 
 func (x *SubmitApplicationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +2288,7 @@ func (x *SubmitApplicationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationsRequest.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationsRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{12}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubmitApplicationsRequest) GetAccountId() int64 {
@@ -1766,7 +2316,7 @@ type SubmitApplicationsResponse struct {
 
 func (x *SubmitApplicationsResponse) Reset() {
 	*x = SubmitApplicationsResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +2328,7 @@ func (x *SubmitApplicationsResponse) String() string {
 func (*SubmitApplicationsResponse) ProtoMessage() {}
 
 func (x *SubmitApplicationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +2341,7 @@ func (x *SubmitApplicationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationsResponse.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationsResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{13}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitApplicationsResponse) GetDriverIds() []int64 {
@@ -1805,7 +2355,34 @@ var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\x1a\x19jobboard/v2/options.proto\"\x9c\x06\n" +
+	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\x1a\x19jobboard/v2/options.proto\"5\n" +
+	"\x16GetDriverStatusRequest\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\"L\n" +
+	"\x17GetDriverStatusResponse\x121\n" +
+	"\x06status\x18\x01 \x01(\v2\x19.jobboard.v2.DriverStatusR\x06status\"\xeb\x01\n" +
+	"\x16SetDriverStatusRequest\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\x12/\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06status\x124\n" +
+	"\x06reason\x18\x03 \x01(\x0e2\x1c.jobboard.v2.RejectionReasonR\x06reason\x12\x12\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\x129\n" +
+	"\n" +
+	"changed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"b\n" +
+	"\x17SetDriverStatusResponse\x121\n" +
+	"\x06status\x18\x01 \x01(\v2\x19.jobboard.v2.DriverStatusR\x06status\x12\x14\n" +
+	"\x05stale\x18\x02 \x01(\bR\x05stale\"\x9b\x02\n" +
+	"\fDriverStatus\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\x12/\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06status\x124\n" +
+	"\x06reason\x18\x03 \x01(\x0e2\x1c.jobboard.v2.RejectionReasonR\x06reason\x12\x12\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\x129\n" +
+	"\n" +
+	"changed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\x128\n" +
+	"\ahistory\x18\x06 \x03(\v2\x1e.jobboard.v2.DriverStatusEntryR\ahistory\"\xb5\x01\n" +
+	"\x11DriverStatusEntry\x12/\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06status\x124\n" +
+	"\x06reason\x18\x02 \x01(\x0e2\x1c.jobboard.v2.RejectionReasonR\x06reason\x129\n" +
+	"\n" +
+	"changed_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\x9c\x06\n" +
 	"\x12ListDriversRequest\x12@\n" +
 	"\rcertification\x18\x01 \x01(\x0e2\x1a.jobboard.v2.CertificationR\rcertification\x128\n" +
 	"\vdriver_type\x18\x02 \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
@@ -2021,7 +2598,31 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\fapplications\x18\x02 \x03(\v2\x1e.jobboard.v2.DriverApplicationR\fapplications\";\n" +
 	"\x1aSubmitApplicationsResponse\x12\x1d\n" +
 	"\n" +
-	"driver_ids\x18\x01 \x03(\x03R\tdriverIds*\xad\x01\n" +
+	"driver_ids\x18\x01 \x03(\x03R\tdriverIds*\xf7\x01\n" +
+	"\n" +
+	"LeadStatus\x12\x1b\n" +
+	"\x17LEAD_STATUS_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fLEAD_STATUS_NEW\x10\x01\x12\x19\n" +
+	"\x15LEAD_STATUS_REVIEWING\x10\x02\x12\x19\n" +
+	"\x15LEAD_STATUS_CONTACTED\x10\x03\x12\x1c\n" +
+	"\x18LEAD_STATUS_INTERVIEWING\x10\x04\x12\x17\n" +
+	"\x13LEAD_STATUS_OFFERED\x10\x05\x12\x15\n" +
+	"\x11LEAD_STATUS_HIRED\x10\x06\x12\x18\n" +
+	"\x14LEAD_STATUS_REJECTED\x10\a\x12\x19\n" +
+	"\x15LEAD_STATUS_WITHDRAWN\x10\b*\xfb\x02\n" +
+	"\x0fRejectionReason\x12 \n" +
+	"\x1cREJECTION_REASON_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bREJECTION_REASON_EXPERIENCE\x10\x01\x12\x1c\n" +
+	"\x18REJECTION_REASON_LICENSE\x10\x02\x12!\n" +
+	"\x1dREJECTION_REASON_ENDORSEMENTS\x10\x03\x12#\n" +
+	"\x1fREJECTION_REASON_DRIVING_RECORD\x10\x04\x12\x18\n" +
+	"\x14REJECTION_REASON_PSP\x10\x05\x12\"\n" +
+	"\x1eREJECTION_REASON_CLEARINGHOUSE\x10\x06\x12\x1d\n" +
+	"\x19REJECTION_REASON_LOCATION\x10\a\x12 \n" +
+	"\x1cREJECTION_REASON_NO_RESPONSE\x10\b\x12$\n" +
+	" REJECTION_REASON_POSITION_FILLED\x10\t\x12\x1a\n" +
+	"\x16REJECTION_REASON_OTHER\x10\n" +
+	"*\xad\x01\n" +
 	"\rCertification\x12\x1d\n" +
 	"\x19CERTIFICATION_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dCERTIFICATION_DOUBLES_TRIPLES\x10\x01\x12\x18\n" +
@@ -2034,10 +2635,12 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x11DRIVER_ORDER_NAME\x10\x02\x12\x16\n" +
 	"\x12DRIVER_ORDER_STATE\x10\x03\x12\x1c\n" +
 	"\x18DRIVER_ORDER_DRIVER_TYPE\x10\x04\x12\x15\n" +
-	"\x11DRIVER_ORDER_SENT\x10\x052\xc1\x01\n" +
+	"\x11DRIVER_ORDER_SENT\x10\x052\x91\x03\n" +
 	"\rDriverService\x12Z\n" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12T\n" +
-	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x012\xf9\x01\n" +
+	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12f\n" +
+	"\x0fGetDriverStatus\x12#.jobboard.v2.GetDriverStatusRequest\x1a$.jobboard.v2.GetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12f\n" +
+	"\x0fSetDriverStatus\x12#.jobboard.v2.SetDriverStatusRequest\x1a$.jobboard.v2.SetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x012\xf9\x01\n" +
 	"\x13DriverIntakeService\x12l\n" +
 	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\"\b\xea\xe0\x18\x04\b\x02\x18\x01\x12t\n" +
 	"\x12SubmitApplications\x12&.jobboard.v2.SubmitApplicationsRequest\x1a'.jobboard.v2.SubmitApplicationsResponse\"\r\xea\xe0\x18\t\b\x02\x10\x80\x80\x80\b\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
@@ -2054,65 +2657,89 @@ func file_jobboard_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_v2_drivers_proto_rawDescData
 }
 
-var file_jobboard_v2_drivers_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_jobboard_v2_drivers_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_jobboard_v2_drivers_proto_goTypes = []any{
-	(Certification)(0),                 // 0: jobboard.v2.Certification
-	(DriverOrder)(0),                   // 1: jobboard.v2.DriverOrder
-	(*ListDriversRequest)(nil),         // 2: jobboard.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),        // 3: jobboard.v2.ListDriversResponse
-	(*DriverSummary)(nil),              // 4: jobboard.v2.DriverSummary
-	(*DriverDetail)(nil),               // 5: jobboard.v2.DriverDetail
-	(*Employment)(nil),                 // 6: jobboard.v2.Employment
-	(*JobApplication)(nil),             // 7: jobboard.v2.JobApplication
-	(*GetDriverRequest)(nil),           // 8: jobboard.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),          // 9: jobboard.v2.GetDriverResponse
-	(*SubmitApplicationRequest)(nil),   // 10: jobboard.v2.SubmitApplicationRequest
-	(*SubmitApplicationResponse)(nil),  // 11: jobboard.v2.SubmitApplicationResponse
-	(*DriverApplication)(nil),          // 12: jobboard.v2.DriverApplication
-	(*JobApplicationInput)(nil),        // 13: jobboard.v2.JobApplicationInput
-	(*SubmitApplicationsRequest)(nil),  // 14: jobboard.v2.SubmitApplicationsRequest
-	(*SubmitApplicationsResponse)(nil), // 15: jobboard.v2.SubmitApplicationsResponse
-	(DriverType)(0),                    // 16: jobboard.v2.DriverType
-	(*timestamppb.Timestamp)(nil),      // 17: google.protobuf.Timestamp
+	(LeadStatus)(0),                    // 0: jobboard.v2.LeadStatus
+	(RejectionReason)(0),               // 1: jobboard.v2.RejectionReason
+	(Certification)(0),                 // 2: jobboard.v2.Certification
+	(DriverOrder)(0),                   // 3: jobboard.v2.DriverOrder
+	(*GetDriverStatusRequest)(nil),     // 4: jobboard.v2.GetDriverStatusRequest
+	(*GetDriverStatusResponse)(nil),    // 5: jobboard.v2.GetDriverStatusResponse
+	(*SetDriverStatusRequest)(nil),     // 6: jobboard.v2.SetDriverStatusRequest
+	(*SetDriverStatusResponse)(nil),    // 7: jobboard.v2.SetDriverStatusResponse
+	(*DriverStatus)(nil),               // 8: jobboard.v2.DriverStatus
+	(*DriverStatusEntry)(nil),          // 9: jobboard.v2.DriverStatusEntry
+	(*ListDriversRequest)(nil),         // 10: jobboard.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),        // 11: jobboard.v2.ListDriversResponse
+	(*DriverSummary)(nil),              // 12: jobboard.v2.DriverSummary
+	(*DriverDetail)(nil),               // 13: jobboard.v2.DriverDetail
+	(*Employment)(nil),                 // 14: jobboard.v2.Employment
+	(*JobApplication)(nil),             // 15: jobboard.v2.JobApplication
+	(*GetDriverRequest)(nil),           // 16: jobboard.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),          // 17: jobboard.v2.GetDriverResponse
+	(*SubmitApplicationRequest)(nil),   // 18: jobboard.v2.SubmitApplicationRequest
+	(*SubmitApplicationResponse)(nil),  // 19: jobboard.v2.SubmitApplicationResponse
+	(*DriverApplication)(nil),          // 20: jobboard.v2.DriverApplication
+	(*JobApplicationInput)(nil),        // 21: jobboard.v2.JobApplicationInput
+	(*SubmitApplicationsRequest)(nil),  // 22: jobboard.v2.SubmitApplicationsRequest
+	(*SubmitApplicationsResponse)(nil), // 23: jobboard.v2.SubmitApplicationsResponse
+	(*timestamppb.Timestamp)(nil),      // 24: google.protobuf.Timestamp
+	(DriverType)(0),                    // 25: jobboard.v2.DriverType
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
-	0,  // 0: jobboard.v2.ListDriversRequest.certification:type_name -> jobboard.v2.Certification
-	16, // 1: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
-	17, // 2: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
-	17, // 3: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
-	1,  // 4: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
-	4,  // 5: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	16, // 6: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
-	17, // 7: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
-	16, // 8: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
-	17, // 9: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
-	0,  // 10: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
-	6,  // 11: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
-	7,  // 12: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	17, // 13: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
-	5,  // 14: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
-	12, // 15: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	16, // 16: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
-	17, // 17: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
-	0,  // 18: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
-	6,  // 19: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
-	13, // 20: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	17, // 21: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
-	12, // 22: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
-	2,  // 23: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	8,  // 24: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	10, // 25: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	14, // 26: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
-	3,  // 27: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	9,  // 28: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	11, // 29: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	15, // 30: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
-	27, // [27:31] is the sub-list for method output_type
-	23, // [23:27] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	8,  // 0: jobboard.v2.GetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
+	0,  // 1: jobboard.v2.SetDriverStatusRequest.status:type_name -> jobboard.v2.LeadStatus
+	1,  // 2: jobboard.v2.SetDriverStatusRequest.reason:type_name -> jobboard.v2.RejectionReason
+	24, // 3: jobboard.v2.SetDriverStatusRequest.changed_at:type_name -> google.protobuf.Timestamp
+	8,  // 4: jobboard.v2.SetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
+	0,  // 5: jobboard.v2.DriverStatus.status:type_name -> jobboard.v2.LeadStatus
+	1,  // 6: jobboard.v2.DriverStatus.reason:type_name -> jobboard.v2.RejectionReason
+	24, // 7: jobboard.v2.DriverStatus.changed_at:type_name -> google.protobuf.Timestamp
+	9,  // 8: jobboard.v2.DriverStatus.history:type_name -> jobboard.v2.DriverStatusEntry
+	0,  // 9: jobboard.v2.DriverStatusEntry.status:type_name -> jobboard.v2.LeadStatus
+	1,  // 10: jobboard.v2.DriverStatusEntry.reason:type_name -> jobboard.v2.RejectionReason
+	24, // 11: jobboard.v2.DriverStatusEntry.changed_at:type_name -> google.protobuf.Timestamp
+	2,  // 12: jobboard.v2.ListDriversRequest.certification:type_name -> jobboard.v2.Certification
+	25, // 13: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
+	24, // 14: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
+	24, // 15: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
+	3,  // 16: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
+	12, // 17: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
+	25, // 18: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
+	24, // 19: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
+	25, // 20: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
+	24, // 21: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
+	2,  // 22: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
+	14, // 23: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
+	15, // 24: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
+	24, // 25: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
+	13, // 26: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
+	20, // 27: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
+	25, // 28: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
+	24, // 29: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
+	2,  // 30: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
+	14, // 31: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
+	21, // 32: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
+	24, // 33: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
+	20, // 34: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
+	10, // 35: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	16, // 36: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	4,  // 37: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
+	6,  // 38: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
+	18, // 39: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	22, // 40: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	11, // 41: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	17, // 42: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	5,  // 43: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
+	7,  // 44: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
+	19, // 45: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	23, // 46: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	41, // [41:47] is the sub-list for method output_type
+	35, // [35:41] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }
@@ -2122,18 +2749,18 @@ func file_jobboard_v2_drivers_proto_init() {
 	}
 	file_jobboard_v2_jobs_proto_init()
 	file_jobboard_v2_options_proto_init()
-	file_jobboard_v2_drivers_proto_msgTypes[0].OneofWrappers = []any{}
-	file_jobboard_v2_drivers_proto_msgTypes[2].OneofWrappers = []any{}
-	file_jobboard_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}
-	file_jobboard_v2_drivers_proto_msgTypes[4].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[6].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[8].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[9].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[10].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_drivers_proto_rawDesc), len(file_jobboard_v2_drivers_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   14,
+			NumEnums:      4,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

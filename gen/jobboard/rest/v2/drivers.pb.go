@@ -1163,6 +1163,446 @@ func (x *DriverStatusChange) GetChangedAt() string {
 	return ""
 }
 
+// GetDriverStatusRequest names one driver.
+type GetDriverStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDriverStatusRequest) Reset() {
+	*x = GetDriverStatusRequest{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDriverStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDriverStatusRequest) ProtoMessage() {}
+
+func (x *GetDriverStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDriverStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetDriverStatusRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetDriverStatusRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// GetDriverStatusResponse wraps the status: {"data": ...}.
+type GetDriverStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver's status.
+	Data          *DriverStatus `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDriverStatusResponse) Reset() {
+	*x = GetDriverStatusResponse{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDriverStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDriverStatusResponse) ProtoMessage() {}
+
+func (x *GetDriverStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDriverStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetDriverStatusResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetDriverStatusResponse) GetData() *DriverStatus {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// SetDriverStatusRequest is a PUT of one driver's status.
+type SetDriverStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The status as sent: the whole body.
+	Status        *DriverStatusInput `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusRequest) Reset() {
+	*x = SetDriverStatusRequest{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusRequest) ProtoMessage() {}
+
+func (x *SetDriverStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusRequest.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SetDriverStatusRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SetDriverStatusRequest) GetStatus() *DriverStatusInput {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// DriverStatusInput is a status as an employer sends it: the whole body,
+// read strictly (an unknown member is refused).
+type DriverStatusInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// new, reviewing, contacted, interviewing, offered, hired, rejected or
+	// withdrawn.
+	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// Why the driver was rejected, with status rejected only: experience,
+	// license, endorsements, driving_record, psp, clearinghouse, location,
+	// no_response, position_filled or other; null for none.
+	Reason *string `protobuf:"bytes,2,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// Plain text, at most 1,000 characters; null for none.
+	Note *string `protobuf:"bytes,3,opt,name=note,proto3,oneof" json:"note,omitempty"`
+	// When the change happened in the employer's own system, RFC 3339; at
+	// most 5 minutes ahead of the service's clock. Default: now.
+	ChangedAt     *string `protobuf:"bytes,4,opt,name=changed_at,json=changedAt,proto3,oneof" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusInput) Reset() {
+	*x = DriverStatusInput{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusInput) ProtoMessage() {}
+
+func (x *DriverStatusInput) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusInput.ProtoReflect.Descriptor instead.
+func (*DriverStatusInput) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DriverStatusInput) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DriverStatusInput) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *DriverStatusInput) GetNote() string {
+	if x != nil && x.Note != nil {
+		return *x.Note
+	}
+	return ""
+}
+
+func (x *DriverStatusInput) GetChangedAt() string {
+	if x != nil && x.ChangedAt != nil {
+		return *x.ChangedAt
+	}
+	return ""
+}
+
+// SetDriverStatusResponse is the status after a PUT, and whether the PUT
+// was stale.
+type SetDriverStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver's status as GET shows it.
+	Data *DriverStatus `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// True when the change was older than the stored status and changed
+	// nothing.
+	Stale         bool `protobuf:"varint,2,opt,name=stale,proto3" json:"stale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusResponse) Reset() {
+	*x = SetDriverStatusResponse{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusResponse) ProtoMessage() {}
+
+func (x *SetDriverStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusResponse.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SetDriverStatusResponse) GetData() *DriverStatus {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *SetDriverStatusResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+// DriverStatus is a driver's lead status in the account (docs/api.md,
+// Lead status).
+type DriverStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	DriverId int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// new, reviewing, contacted, interviewing, offered, hired, rejected or
+	// withdrawn.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why the driver was rejected; null for none.
+	Reason *string `protobuf:"bytes,3,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// The employer's note; null for none.
+	Note *string `protobuf:"bytes,4,opt,name=note,proto3,oneof" json:"note,omitempty"`
+	// When the status was set: UTC with six fractional digits and Z. A
+	// driver's first new is dated by the newest application.
+	ChangedAt string `protobuf:"bytes,5,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	// The statuses before this one, newest first: at most 50.
+	History       []*DriverStatusEntry `protobuf:"bytes,6,rep,name=history,proto3" json:"history,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatus) Reset() {
+	*x = DriverStatus{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatus) ProtoMessage() {}
+
+func (x *DriverStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatus.ProtoReflect.Descriptor instead.
+func (*DriverStatus) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *DriverStatus) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+func (x *DriverStatus) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DriverStatus) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *DriverStatus) GetNote() string {
+	if x != nil && x.Note != nil {
+		return *x.Note
+	}
+	return ""
+}
+
+func (x *DriverStatus) GetChangedAt() string {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return ""
+}
+
+func (x *DriverStatus) GetHistory() []*DriverStatusEntry {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+// DriverStatusEntry is an earlier status of a driver.
+type DriverStatusEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The status.
+	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// Why the driver was rejected; null for none.
+	Reason *string `protobuf:"bytes,2,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// When it was set: UTC with six fractional digits and Z.
+	ChangedAt     string `protobuf:"bytes,3,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusEntry) Reset() {
+	*x = DriverStatusEntry{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusEntry) ProtoMessage() {}
+
+func (x *DriverStatusEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusEntry.ProtoReflect.Descriptor instead.
+func (*DriverStatusEntry) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DriverStatusEntry) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DriverStatusEntry) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *DriverStatusEntry) GetChangedAt() string {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return ""
+}
+
 var File_jobboard_rest_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
@@ -1312,12 +1752,51 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\n" +
 	"changed_at\x18\x06 \x01(\tR\tchangedAtB\t\n" +
 	"\a_reasonB\a\n" +
-	"\x05_note2\xab\x02\n" +
+	"\x05_note\"(\n" +
+	"\x16GetDriverStatusRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"M\n" +
+	"\x17GetDriverStatusResponse\x122\n" +
+	"\x04data\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverStatusR\x04data\"e\n" +
+	"\x16SetDriverStatusRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12;\n" +
+	"\x06status\x18\x02 \x01(\v2#.jobboard.rest.v2.DriverStatusInputR\x06status\"\xa8\x01\n" +
+	"\x11DriverStatusInput\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x1b\n" +
+	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x17\n" +
+	"\x04note\x18\x03 \x01(\tH\x01R\x04note\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"changed_at\x18\x04 \x01(\tH\x02R\tchangedAt\x88\x01\x01B\t\n" +
+	"\a_reasonB\a\n" +
+	"\x05_noteB\r\n" +
+	"\v_changed_at\"c\n" +
+	"\x17SetDriverStatusResponse\x122\n" +
+	"\x04data\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverStatusR\x04data\x12\x14\n" +
+	"\x05stale\x18\x02 \x01(\bR\x05stale\"\xeb\x01\n" +
+	"\fDriverStatus\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1b\n" +
+	"\x06reason\x18\x03 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x17\n" +
+	"\x04note\x18\x04 \x01(\tH\x01R\x04note\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"changed_at\x18\x05 \x01(\tR\tchangedAt\x12=\n" +
+	"\ahistory\x18\x06 \x03(\v2#.jobboard.rest.v2.DriverStatusEntryR\ahistoryB\t\n" +
+	"\a_reasonB\a\n" +
+	"\x05_note\"r\n" +
+	"\x11DriverStatusEntry\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x1b\n" +
+	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"changed_at\x18\x03 \x01(\tR\tchangedAtB\t\n" +
+	"\a_reason2\xdd\x04\n" +
 	"\rDriverService\x12\x8c\x01\n" +
 	"\vListDrivers\x12$.jobboard.rest.v2.ListDriversRequest\x1a%.jobboard.rest.v2.ListDriversResponse\"0\x8a\xe7\x18,\n" +
 	"\x03GET\x12\x1a/api/v2.0/drivers.{format}\"\adrivers@\x01\x12\x8a\x01\n" +
 	"\tGetDriver\x12\".jobboard.rest.v2.GetDriverRequest\x1a#.jobboard.rest.v2.GetDriverResponse\"4\x8a\xe7\x180\n" +
-	"\x03GET\x12\x1f/api/v2.0/drivers.{format}/{id}\"\x06driverH\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"\x03GET\x12\x1f/api/v2.0/drivers.{format}/{id}\"\x06driverH\x01\x12\x92\x01\n" +
+	"\x0fGetDriverStatus\x12(.jobboard.rest.v2.GetDriverStatusRequest\x1a).jobboard.rest.v2.GetDriverStatusResponse\"*\x8a\xe7\x18&\n" +
+	"\x03GET\x12\x1d/api/v2.0/drivers/{id}/statusH\x01\x12\x9a\x01\n" +
+	"\x0fSetDriverStatus\x12(.jobboard.rest.v2.SetDriverStatusRequest\x1a).jobboard.rest.v2.SetDriverStatusResponse\"2\x8a\xe7\x18.\n" +
+	"\x03PUT\x12\x1d/api/v2.0/drivers/{id}/status\x1a\x06statusH\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_drivers_proto_rawDescOnce sync.Once
@@ -1331,32 +1810,47 @@ func file_jobboard_rest_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_rest_v2_drivers_proto_rawDescData
 }
 
-var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_jobboard_rest_v2_drivers_proto_goTypes = []any{
-	(*ListDriversRequest)(nil),  // 0: jobboard.rest.v2.ListDriversRequest
-	(*ListDriversResponse)(nil), // 1: jobboard.rest.v2.ListDriversResponse
-	(*DriverSummary)(nil),       // 2: jobboard.rest.v2.DriverSummary
-	(*DriverDetail)(nil),        // 3: jobboard.rest.v2.DriverDetail
-	(*Employment)(nil),          // 4: jobboard.rest.v2.Employment
-	(*JobApplication)(nil),      // 5: jobboard.rest.v2.JobApplication
-	(*GetDriverRequest)(nil),    // 6: jobboard.rest.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),   // 7: jobboard.rest.v2.GetDriverResponse
-	(*DriverStatusChange)(nil),  // 8: jobboard.rest.v2.DriverStatusChange
+	(*ListDriversRequest)(nil),      // 0: jobboard.rest.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),     // 1: jobboard.rest.v2.ListDriversResponse
+	(*DriverSummary)(nil),           // 2: jobboard.rest.v2.DriverSummary
+	(*DriverDetail)(nil),            // 3: jobboard.rest.v2.DriverDetail
+	(*Employment)(nil),              // 4: jobboard.rest.v2.Employment
+	(*JobApplication)(nil),          // 5: jobboard.rest.v2.JobApplication
+	(*GetDriverRequest)(nil),        // 6: jobboard.rest.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),       // 7: jobboard.rest.v2.GetDriverResponse
+	(*DriverStatusChange)(nil),      // 8: jobboard.rest.v2.DriverStatusChange
+	(*GetDriverStatusRequest)(nil),  // 9: jobboard.rest.v2.GetDriverStatusRequest
+	(*GetDriverStatusResponse)(nil), // 10: jobboard.rest.v2.GetDriverStatusResponse
+	(*SetDriverStatusRequest)(nil),  // 11: jobboard.rest.v2.SetDriverStatusRequest
+	(*DriverStatusInput)(nil),       // 12: jobboard.rest.v2.DriverStatusInput
+	(*SetDriverStatusResponse)(nil), // 13: jobboard.rest.v2.SetDriverStatusResponse
+	(*DriverStatus)(nil),            // 14: jobboard.rest.v2.DriverStatus
+	(*DriverStatusEntry)(nil),       // 15: jobboard.rest.v2.DriverStatusEntry
 }
 var file_jobboard_rest_v2_drivers_proto_depIdxs = []int32{
-	2, // 0: jobboard.rest.v2.ListDriversResponse.drivers:type_name -> jobboard.rest.v2.DriverSummary
-	4, // 1: jobboard.rest.v2.DriverDetail.employment_history:type_name -> jobboard.rest.v2.Employment
-	5, // 2: jobboard.rest.v2.DriverDetail.job_applications:type_name -> jobboard.rest.v2.JobApplication
-	3, // 3: jobboard.rest.v2.GetDriverResponse.driver:type_name -> jobboard.rest.v2.DriverDetail
-	0, // 4: jobboard.rest.v2.DriverService.ListDrivers:input_type -> jobboard.rest.v2.ListDriversRequest
-	6, // 5: jobboard.rest.v2.DriverService.GetDriver:input_type -> jobboard.rest.v2.GetDriverRequest
-	1, // 6: jobboard.rest.v2.DriverService.ListDrivers:output_type -> jobboard.rest.v2.ListDriversResponse
-	7, // 7: jobboard.rest.v2.DriverService.GetDriver:output_type -> jobboard.rest.v2.GetDriverResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2,  // 0: jobboard.rest.v2.ListDriversResponse.drivers:type_name -> jobboard.rest.v2.DriverSummary
+	4,  // 1: jobboard.rest.v2.DriverDetail.employment_history:type_name -> jobboard.rest.v2.Employment
+	5,  // 2: jobboard.rest.v2.DriverDetail.job_applications:type_name -> jobboard.rest.v2.JobApplication
+	3,  // 3: jobboard.rest.v2.GetDriverResponse.driver:type_name -> jobboard.rest.v2.DriverDetail
+	14, // 4: jobboard.rest.v2.GetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
+	12, // 5: jobboard.rest.v2.SetDriverStatusRequest.status:type_name -> jobboard.rest.v2.DriverStatusInput
+	14, // 6: jobboard.rest.v2.SetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
+	15, // 7: jobboard.rest.v2.DriverStatus.history:type_name -> jobboard.rest.v2.DriverStatusEntry
+	0,  // 8: jobboard.rest.v2.DriverService.ListDrivers:input_type -> jobboard.rest.v2.ListDriversRequest
+	6,  // 9: jobboard.rest.v2.DriverService.GetDriver:input_type -> jobboard.rest.v2.GetDriverRequest
+	9,  // 10: jobboard.rest.v2.DriverService.GetDriverStatus:input_type -> jobboard.rest.v2.GetDriverStatusRequest
+	11, // 11: jobboard.rest.v2.DriverService.SetDriverStatus:input_type -> jobboard.rest.v2.SetDriverStatusRequest
+	1,  // 12: jobboard.rest.v2.DriverService.ListDrivers:output_type -> jobboard.rest.v2.ListDriversResponse
+	7,  // 13: jobboard.rest.v2.DriverService.GetDriver:output_type -> jobboard.rest.v2.GetDriverResponse
+	10, // 14: jobboard.rest.v2.DriverService.GetDriverStatus:output_type -> jobboard.rest.v2.GetDriverStatusResponse
+	13, // 15: jobboard.rest.v2.DriverService.SetDriverStatus:output_type -> jobboard.rest.v2.SetDriverStatusResponse
+	12, // [12:16] is the sub-list for method output_type
+	8,  // [8:12] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_rest_v2_drivers_proto_init() }
@@ -1369,13 +1863,16 @@ func file_jobboard_rest_v2_drivers_proto_init() {
 	file_jobboard_rest_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[4].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[8].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[12].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[14].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_drivers_proto_rawDesc), len(file_jobboard_rest_v2_drivers_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

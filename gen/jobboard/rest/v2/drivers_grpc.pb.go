@@ -27,8 +27,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	DriverService_ListDrivers_FullMethodName = "/jobboard.rest.v2.DriverService/ListDrivers"
-	DriverService_GetDriver_FullMethodName   = "/jobboard.rest.v2.DriverService/GetDriver"
+	DriverService_ListDrivers_FullMethodName     = "/jobboard.rest.v2.DriverService/ListDrivers"
+	DriverService_GetDriver_FullMethodName       = "/jobboard.rest.v2.DriverService/GetDriver"
+	DriverService_GetDriverStatus_FullMethodName = "/jobboard.rest.v2.DriverService/GetDriverStatus"
+	DriverService_SetDriverStatus_FullMethodName = "/jobboard.rest.v2.DriverService/SetDriverStatus"
 )
 
 // DriverServiceClient is the client API for DriverService service.
@@ -43,6 +45,13 @@ type DriverServiceClient interface {
 	ListDrivers(ctx context.Context, in *ListDriversRequest, opts ...grpc.CallOption) (*ListDriversResponse, error)
 	// GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	GetDriver(ctx context.Context, in *GetDriverRequest, opts ...grpc.CallOption) (*GetDriverResponse, error)
+	// GetDriverStatus returns the driver's lead status in the account, with
+	// up to 50 earlier ones (JSON only), or NOT_FOUND.
+	GetDriverStatus(ctx context.Context, in *GetDriverStatusRequest, opts ...grpc.CallOption) (*GetDriverStatusResponse, error)
+	// SetDriverStatus sets the driver's lead status (JSON only). A change
+	// older than the stored status changes nothing and answers it with
+	// stale true; the same status, reason and note is unchanged.
+	SetDriverStatus(ctx context.Context, in *SetDriverStatusRequest, opts ...grpc.CallOption) (*SetDriverStatusResponse, error)
 }
 
 type driverServiceClient struct {
@@ -73,6 +82,26 @@ func (c *driverServiceClient) GetDriver(ctx context.Context, in *GetDriverReques
 	return out, nil
 }
 
+func (c *driverServiceClient) GetDriverStatus(ctx context.Context, in *GetDriverStatusRequest, opts ...grpc.CallOption) (*GetDriverStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDriverStatusResponse)
+	err := c.cc.Invoke(ctx, DriverService_GetDriverStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *driverServiceClient) SetDriverStatus(ctx context.Context, in *SetDriverStatusRequest, opts ...grpc.CallOption) (*SetDriverStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetDriverStatusResponse)
+	err := c.cc.Invoke(ctx, DriverService_SetDriverStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DriverServiceServer is the server API for DriverService service.
 // All implementations must embed UnimplementedDriverServiceServer
 // for forward compatibility.
@@ -85,6 +114,13 @@ type DriverServiceServer interface {
 	ListDrivers(context.Context, *ListDriversRequest) (*ListDriversResponse, error)
 	// GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	GetDriver(context.Context, *GetDriverRequest) (*GetDriverResponse, error)
+	// GetDriverStatus returns the driver's lead status in the account, with
+	// up to 50 earlier ones (JSON only), or NOT_FOUND.
+	GetDriverStatus(context.Context, *GetDriverStatusRequest) (*GetDriverStatusResponse, error)
+	// SetDriverStatus sets the driver's lead status (JSON only). A change
+	// older than the stored status changes nothing and answers it with
+	// stale true; the same status, reason and note is unchanged.
+	SetDriverStatus(context.Context, *SetDriverStatusRequest) (*SetDriverStatusResponse, error)
 	mustEmbedUnimplementedDriverServiceServer()
 }
 
@@ -100,6 +136,12 @@ func (UnimplementedDriverServiceServer) ListDrivers(context.Context, *ListDriver
 }
 func (UnimplementedDriverServiceServer) GetDriver(context.Context, *GetDriverRequest) (*GetDriverResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetDriver not implemented")
+}
+func (UnimplementedDriverServiceServer) GetDriverStatus(context.Context, *GetDriverStatusRequest) (*GetDriverStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDriverStatus not implemented")
+}
+func (UnimplementedDriverServiceServer) SetDriverStatus(context.Context, *SetDriverStatusRequest) (*SetDriverStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetDriverStatus not implemented")
 }
 func (UnimplementedDriverServiceServer) mustEmbedUnimplementedDriverServiceServer() {}
 func (UnimplementedDriverServiceServer) testEmbeddedByValue()                       {}
@@ -158,6 +200,42 @@ func _DriverService_GetDriver_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DriverService_GetDriverStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDriverStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DriverServiceServer).GetDriverStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DriverService_GetDriverStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DriverServiceServer).GetDriverStatus(ctx, req.(*GetDriverStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DriverService_SetDriverStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetDriverStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DriverServiceServer).SetDriverStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DriverService_SetDriverStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DriverServiceServer).SetDriverStatus(ctx, req.(*SetDriverStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DriverService_ServiceDesc is the grpc.ServiceDesc for DriverService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -172,6 +250,14 @@ var DriverService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetDriver",
 			Handler:    _DriverService_GetDriver_Handler,
+		},
+		{
+			MethodName: "GetDriverStatus",
+			Handler:    _DriverService_GetDriverStatus_Handler,
+		},
+		{
+			MethodName: "SetDriverStatus",
+			Handler:    _DriverService_SetDriverStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

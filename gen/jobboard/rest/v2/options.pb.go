@@ -30,7 +30,7 @@ const (
 // route table from them.
 type Route struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The HTTP method: GET, POST, PATCH or DELETE.
+	// The HTTP method: GET, POST, PUT, PATCH or DELETE.
 	Method string `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
 	// The path. A path holding "{format}" is served as .json and as .xml,
 	// two bindings of the rpc; "{field}" is a request field.

@@ -1,0 +1,75 @@
+package grpcapi
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
+	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/drivers"
+	"github.com/truckjobs/jobboard/server/natural"
+	"github.com/truckjobs/jobboard/server/store"
+)
+
+// GetDriverStatus answers the driver's lead status.
+func (g *grpcDrivers) GetDriverStatus(ctx context.Context, req *jobboardv2.GetDriverStatusRequest) (*jobboardv2.GetDriverStatusResponse, error) {
+	if err := requiredID("driver_id", req.GetDriverId()); err != nil {
+		return nil, err
+	}
+	st, err := g.core.Status(ctx, req.GetDriverId())
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.GetDriverStatusResponse{Status: naturalStatus(st)}, nil
+}
+
+// SetDriverStatus sets the driver's lead status, under the rules of the
+// REST PUT, its problems named by the gRPC fields.
+func (g *grpcDrivers) SetDriverStatus(ctx context.Context, req *jobboardv2.SetDriverStatusRequest) (*jobboardv2.SetDriverStatusResponse, error) {
+	if err := requiredID("driver_id", req.GetDriverId()); err != nil {
+		return nil, err
+	}
+	var at *time.Time
+	var bad []call.FieldViolation
+	if ts := req.GetChangedAt(); ts != nil {
+		if err := ts.CheckValid(); err != nil {
+			bad = append(bad, call.FieldViolation{Field: "changed_at", Label: "changed_at", Description: "is not a valid time: " + err.Error()})
+		} else {
+			at = new(ts.AsTime())
+		}
+	}
+	c, err := drivers.CheckStatusChange(natural.EnumText(natural.LeadStatuses, req.GetStatus()),
+		natural.EnumText(natural.RejectionReasons, req.GetReason()), req.GetNote(), at, time.Now(), bad, grpcStatusField)
+	if err != nil {
+		return nil, err
+	}
+	st, stale, err := g.core.SetStatus(ctx, req.GetDriverId(), c)
+	if err != nil {
+		return nil, err
+	}
+	return &jobboardv2.SetDriverStatusResponse{Status: naturalStatus(st), Stale: stale}, nil
+}
+
+// grpcStatusField names a field of a status change as SetDriverStatusRequest does.
+func grpcStatusField(f string) string {
+	if f == "changedAt" {
+		return "changed_at"
+	}
+	return f
+}
+
+// naturalStatus is a status as gRPC answers it.
+func naturalStatus(st store.DriverStatus) *jobboardv2.DriverStatus {
+	status, _ := natural.LeadStatuses.Value(string(st.Status))
+	reason, _ := natural.RejectionReasons.Value(string(st.Reason))
+	out := &jobboardv2.DriverStatus{DriverId: st.DriverID, Status: status, Reason: reason, Note: st.Note,
+		ChangedAt: timestamppb.New(st.ChangedAt), History: make([]*jobboardv2.DriverStatusEntry, len(st.History))}
+	for i, h := range st.History {
+		hs, _ := natural.LeadStatuses.Value(string(h.Status))
+		hr, _ := natural.RejectionReasons.Value(string(h.Reason))
+		out.History[i] = &jobboardv2.DriverStatusEntry{Status: hs, Reason: hr, ChangedAt: timestamppb.New(h.ChangedAt)}
+	}
+	return out
+}
