@@ -230,6 +230,11 @@ func (r *clientRun) drivers() {
 		r.t.Fatal(err)
 	}
 	r.checkXML("DriverServiceGetDriver2", driver2.StatusCode(), 200, driver2.Body)
+	erased, err := r.c.DriverServiceDeleteDriverWithResponse(r.ctx, driverID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.check("DriverServiceDeleteDriver", erased.StatusCode(), 204, len(erased.Body) == 0, erased.Body)
 }
 
 // imports queues an import of jobs and reads it.

@@ -263,3 +263,70 @@ func TestDriverStatusGRPC(t *testing.T) {
 		t.Errorf("B's GetDriverStatus: %v", err)
 	}
 }
+
+// TestEraseDriverREST: DELETE /api/v2.0/drivers/{id} is 204 and the driver
+// is gone for the account: its detail, status and events are 404 or
+// absent, while another driver's stay; a second DELETE is 404; another
+// account cannot erase it; gRPC DeleteDriver does the same; a later
+// application arrives as new, with its event.
+func TestEraseDriverREST(t *testing.T) {
+	f := newStatusFixture(t)
+	bob := applicant("Bob", "Smith", "TX", "73301", "Student", "1", "2026-01-07T10:00:00Z")
+	if err := f.submit(t, f.a.AccountID, bob); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := f.put(t, f.a.APIKey, f.driver, `{"status":"contacted"}`); code != http.StatusOK {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	path := fmt.Sprintf("/api/v2.0/drivers/%d", f.driver)
+	if code, body := f.send(t, http.MethodDelete, f.b.APIKey, path, nil); code != http.StatusNotFound {
+		t.Errorf("B's DELETE: %d %s", code, body)
+	}
+	code, body := f.send(t, http.MethodDelete, f.a.APIKey, path, nil)
+	if code != http.StatusNoContent || len(body) != 0 {
+		t.Fatalf("DELETE: %d %q", code, body)
+	}
+	for _, p := range []string{fmt.Sprintf("/api/v2.0/drivers.json/%d", f.driver), path + "/status"} {
+		if code, body := f.get(t, f.a.APIKey, p); code != http.StatusNotFound {
+			t.Errorf("GET %s after the erasure: %d %s", p, code, body)
+		}
+	}
+	page := f.feed(t, f.a.APIKey, "/api/v2.0/events")
+	if len(page.Data) != 1 || !strings.Contains(string(page.Data[0].Data), "Bob") {
+		t.Errorf("events after the erasure: %+v, want Bob's application alone", page.Data)
+	}
+	if code, body := f.send(t, http.MethodDelete, f.a.APIKey, path, nil); code != http.StatusNotFound {
+		t.Errorf("a second DELETE: %d %s", code, body)
+	}
+	// Ann applies again: a new driver to the account, new, with its event.
+	ann := applicant("Ann", "Lee", "NY", "10001", "Company Driver", "0.5", "2026-01-05T10:00:00Z", "T")
+	if err := f.submit(t, f.a.AccountID, ann); err != nil {
+		t.Fatal(err)
+	}
+	var again int64
+	if err := f.st.DB().GetContext(context.Background(), &again,
+		`SELECT driver_id FROM applications WHERE account_id = $1 AND email_key = 'ann.lee@example.com'`, f.a.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := f.get(t, f.a.APIKey, fmt.Sprintf("/api/v2.0/drivers/%d/status", again)); code != http.StatusOK ||
+		!strings.Contains(string(body), `"status":"new"`) || !strings.Contains(string(body), `"history":[]`) {
+		t.Errorf("Ann applying again: %d %s", code, body)
+	}
+	if n := len(f.feed(t, f.a.APIKey, "/api/v2.0/events").Data); n != 2 {
+		t.Errorf("%d events after Ann applied again, want 2", n)
+	}
+	// gRPC: B's call is NOT_FOUND, A's erases, a repeat is NOT_FOUND.
+	client := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
+	if _, err := client.DeleteDriver(withKey(f.b.APIKey), &jobboardv2.DeleteDriverRequest{DriverId: again}); status.Code(err) != codes.NotFound {
+		t.Errorf("B's DeleteDriver: %v", err)
+	}
+	if _, err := client.DeleteDriver(withKey(f.a.APIKey), &jobboardv2.DeleteDriverRequest{DriverId: again}); err != nil {
+		t.Fatalf("DeleteDriver: %v", err)
+	}
+	if _, err := client.DeleteDriver(withKey(f.a.APIKey), &jobboardv2.DeleteDriverRequest{DriverId: again}); status.Code(err) != codes.NotFound {
+		t.Errorf("DeleteDriver again: %v", err)
+	}
+	if _, err := client.DeleteDriver(withKey(f.a.APIKey), &jobboardv2.DeleteDriverRequest{}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("DeleteDriver without an id: %v", err)
+	}
+}

@@ -169,6 +169,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 			{"GET", "/api/v2.0/events?after=" + eventID, "", 400},
 			{"GET", fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), "", 404},
 			{"PUT", fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), `{"status":"hired"}`, 404},
+			{"DELETE", fmt.Sprintf("/api/v2.0/drivers/%d", driverID), "", 404},
 		} {
 			code, _, body := svc.request("bearer", b.APIKey, c.method, c.path, c.body)
 			what := c.method + " " + c.path
@@ -228,6 +229,9 @@ func TestTenantIsolationSweep(t *testing.T) {
 			},
 			"GetDriverStatus": func(ctx context.Context) (any, error) {
 				return driversC.GetDriverStatus(ctx, &jobboardv2.GetDriverStatusRequest{DriverId: driverID})
+			},
+			"DeleteDriver": func(ctx context.Context) (any, error) {
+				return driversC.DeleteDriver(ctx, &jobboardv2.DeleteDriverRequest{DriverId: driverID})
 			},
 			"SetDriverStatus": func(ctx context.Context) (any, error) {
 				return driversC.SetDriverStatus(ctx, &jobboardv2.SetDriverStatusRequest{DriverId: driverID,
@@ -289,7 +293,7 @@ func TestTenantIsolationSweep(t *testing.T) {
 			return webhooksC.CreateWebhook(ctx, &jobboardv2.CreateWebhookRequest{Webhook: &jobboardv2.Webhook{Url: "http://127.0.0.1:9/bravo"}})
 		}
 		wantCode := map[string]codes.Code{"GetJob": codes.NotFound, "GetDriver": codes.NotFound, "GetJobImport": codes.NotFound,
-			"GetDriverStatus": codes.NotFound, "SetDriverStatus": codes.NotFound,
+			"GetDriverStatus": codes.NotFound, "SetDriverStatus": codes.NotFound, "DeleteDriver": codes.NotFound,
 			"GetWebhook": codes.NotFound, "UpdateWebhook": codes.NotFound, "DeleteWebhook": codes.NotFound,
 			"RotateWebhookSecret": codes.NotFound, "TestWebhook": codes.NotFound, "ListWebhookDeliveries": codes.NotFound,
 			"RedeliverWebhookEvent": codes.NotFound}

@@ -67,7 +67,7 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		}
 		w = wire.New(f, size)
 		writeEventPage(w, m)
-	case *restv2.DeleteWebhookResponse:
+	case *restv2.DeleteWebhookResponse, *restv2.DeleteDriverResponse:
 		return nil, nil // 204: no body
 	case *restv2.RedeliverWebhookEventResponse:
 		// 202 without a body: the delivery is queued, there is nothing to show.

@@ -2016,6 +2016,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
 	DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DriverServiceDeleteDriver DeleteDriver erases everything the account holds about the driver
+	// (204): its application, employment history, job applications, status
+	// and history, and the account's events about the driver. Other
+	// accounts keep theirs. A driver the account does not hold is 404.
+	//
+	// Corresponds with DELETE /api/v2.0/drivers/{id} (the `DriverServiceDeleteDriver` operationId).
+	DriverServiceDeleteDriver(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DriverServiceGetDriverStatus GetDriverStatus returns the driver's lead status in the account, with
 	// up to 50 earlier ones (JSON only), or NOT_FOUND.
 	//
@@ -2338,6 +2346,24 @@ func (c *Client) DriverServiceListDrivers2(ctx context.Context, params *DriverSe
 // Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
 func (c *Client) DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDriverServiceGetDriver2Request(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DriverServiceDeleteDriver DeleteDriver erases everything the account holds about the driver
+// (204): its application, employment history, job applications, status
+// and history, and the account's events about the driver. Other
+// accounts keep theirs. A driver the account does not hold is 404.
+//
+// Corresponds with DELETE /api/v2.0/drivers/{id} (the `DriverServiceDeleteDriver` operationId).
+func (c *Client) DriverServiceDeleteDriver(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceDeleteDriverRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -3552,6 +3578,40 @@ func NewDriverServiceGetDriver2Request(server string, id int64) (*http.Request, 
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDriverServiceDeleteDriverRequest constructs an http.Request for the DriverServiceDeleteDriver method
+func NewDriverServiceDeleteDriverRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v2.0/drivers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4807,6 +4867,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
 	DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error)
 
+	// DriverServiceDeleteDriverWithResponse DeleteDriver erases everything the account holds about the driver
+	// (204): its application, employment history, job applications, status
+	// and history, and the account's events about the driver. Other
+	// accounts keep theirs. A driver the account does not hold is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v2.0/drivers/{id} (the `DriverServiceDeleteDriver` operationId).
+	DriverServiceDeleteDriverWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceDeleteDriverResponse, error)
+
 	// DriverServiceGetDriverStatusWithResponse GetDriverStatus returns the driver's lead status in the account, with
 	// up to 50 earlier ones (JSON only), or NOT_FOUND.
 	//
@@ -5543,6 +5613,103 @@ func (r DriverServiceGetDriver2Response) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DriverServiceGetDriver2Response) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DriverServiceDeleteDriverResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *V2ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *V2ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *V2ErrorResponse
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *V2ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *V2ErrorResponse
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON400() *V2ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON401() *V2ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON404() *V2ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON405() *V2ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON413() *V2ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON429() *V2ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DriverServiceDeleteDriverResponse) GetJSON503() *V2ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DriverServiceDeleteDriverResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DriverServiceDeleteDriverResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DriverServiceDeleteDriverResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DriverServiceDeleteDriverResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8557,6 +8724,22 @@ func (c *ClientWithResponses) DriverServiceGetDriver2WithResponse(ctx context.Co
 	return ParseDriverServiceGetDriver2Response(rsp)
 }
 
+// DriverServiceDeleteDriverWithResponse DeleteDriver erases everything the account holds about the driver
+// (204): its application, employment history, job applications, status
+// and history, and the account's events about the driver. Other
+// accounts keep theirs. A driver the account does not hold is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v2.0/drivers/{id} (the `DriverServiceDeleteDriver` operationId).
+func (c *ClientWithResponses) DriverServiceDeleteDriverWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceDeleteDriverResponse, error) {
+	rsp, err := c.DriverServiceDeleteDriver(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDriverServiceDeleteDriverResponse(rsp)
+}
+
 // DriverServiceGetDriverStatusWithResponse GetDriverStatus returns the driver's lead status in the account, with
 // up to 50 earlier ones (JSON only), or NOT_FOUND.
 //
@@ -9433,6 +9616,91 @@ func ParseDriverServiceGetDriver2Response(rsp *http.Response) (*DriverServiceGet
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDriverServiceDeleteDriverResponse parses an HTTP response from a DriverServiceDeleteDriverWithResponse call
+func ParseDriverServiceDeleteDriverResponse(rsp *http.Response) (*DriverServiceDeleteDriverResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DriverServiceDeleteDriverResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest V2ErrorResponse

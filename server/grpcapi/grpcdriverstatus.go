@@ -73,3 +73,14 @@ func naturalStatus(st store.DriverStatus) *jobboardv2.DriverStatus {
 	}
 	return out
 }
+
+// DeleteDriver erases what the account holds about the driver.
+func (g *grpcDrivers) DeleteDriver(ctx context.Context, req *jobboardv2.DeleteDriverRequest) (*jobboardv2.DeleteDriverResponse, error) {
+	if err := requiredID("driver_id", req.GetDriverId()); err != nil {
+		return nil, err
+	}
+	if err := g.core.Erase(ctx, req.GetDriverId()); err != nil {
+		return nil, err
+	}
+	return &jobboardv2.DeleteDriverResponse{}, nil
+}

@@ -108,7 +108,7 @@ func (o *Outbox) driverEvents(ctx context.Context, tx *store.Tx, accountID int64
 			}
 			rendered[id] = data
 		}
-		events[i] = store.NewEvent{Type: domain.EventApplicationReceived, Data: data}
+		events[i] = store.NewEvent{Type: domain.EventApplicationReceived, Data: data, DriverID: id}
 	}
 	return events, nil
 }
@@ -147,6 +147,7 @@ func (o *Outbox) StatusesChanged(ctx context.Context, tx *store.Tx, accountID in
 		if err != nil {
 			return err
 		}
+		e.DriverID = c.DriverID
 		events[i] = e
 	}
 	_, err := o.Write(ctx, tx, accountID, events)

@@ -33,6 +33,9 @@ type NewEvent struct {
 	ID   string
 	Type domain.EventType
 	Data []byte
+	// DriverID is the driver the event is about, 0 for none: an erasure
+	// of the driver removes it.
+	DriverID int64
 }
 
 // NewEventUUID makes an event's UUID ahead of writing it.
@@ -81,17 +84,20 @@ const (
 			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, $2)
 			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + $2
 			RETURNING last_seq - $2 AS before)
-		INSERT INTO events (id, account_id, seq, type, data, created_at)
+		INSERT INTO events (id, account_id, seq, type, data, created_at, driver_id)
 		SELECT coalesce(nullif(u.id, '')::uuid, gen_random_uuid()), $1, s.before + u.ord, u.type,
-		       convert_from(substring($5::bytea FROM u.start FOR u.length), 'UTF8')::json, clock_timestamp()
-		  FROM s, unnest($3::text[], $4::text[], $6::integer[], $7::integer[]) WITH ORDINALITY AS u(id, type, start, length, ord)
+		       convert_from(substring($5::bytea FROM u.start FOR u.length), 'UTF8')::json, clock_timestamp(),
+		       nullif(u.driver_id, 0)
+		  FROM s, unnest($3::text[], $4::text[], $6::integer[], $7::integer[], $8::bigint[])
+		       WITH ORDINALITY AS u(id, type, start, length, driver_id, ord)
 		RETURNING id, seq, created_at, seq - (SELECT before FROM s) - 1`
 	insertEvent = `WITH s AS (
 			INSERT INTO event_sequences AS s (account_id, last_seq) VALUES ($1, 1)
 			ON CONFLICT (account_id) DO UPDATE SET last_seq = s.last_seq + 1
 			RETURNING last_seq)
-		INSERT INTO events (id, account_id, seq, type, data, created_at)
-		SELECT coalesce(nullif($2, '')::uuid, gen_random_uuid()), $1, s.last_seq, $3, $4::json, clock_timestamp()
+		INSERT INTO events (id, account_id, seq, type, data, created_at, driver_id)
+		SELECT coalesce(nullif($2, '')::uuid, gen_random_uuid()), $1, s.last_seq, $3, $4::json, clock_timestamp(),
+		       nullif($5::bigint, 0)
 		  FROM s
 		RETURNING id, seq, created_at, 0`
 )
@@ -107,24 +113,25 @@ const (
 func insertEventsQuery(accountID int64, events []NewEvent) (string, []any) {
 	if len(events) == 1 {
 		e := events[0]
-		return insertEvent, []any{accountID, e.ID, e.Type, e.Data}
+		return insertEvent, []any{accountID, e.ID, e.Type, e.Data, e.DriverID}
 	}
 	ids := make([]string, len(events))
 	types := make([]string, len(events))
 	starts := make([]int64, len(events))
 	lengths := make([]int64, len(events))
+	drivers := make([]int64, len(events))
 	size := 0
 	for _, e := range events {
 		size += len(e.Data)
 	}
 	data := make([]byte, 0, size)
 	for i, e := range events {
-		ids[i], types[i] = e.ID, string(e.Type)
+		ids[i], types[i], drivers[i] = e.ID, string(e.Type), e.DriverID
 		starts[i], lengths[i] = int64(len(data))+1, int64(len(e.Data)) // substring counts from 1
 		data = append(data, e.Data...)
 	}
 	return insertEvents, []any{accountID, len(events), stringArray(ids), stringArray(types), data,
-		pq.Array(starts), pq.Array(lengths)}
+		pq.Array(starts), pq.Array(lengths), pq.Array(drivers)}
 }
 
 // Public id prefixes: an event's, an endpoint's.

@@ -313,6 +313,89 @@ func (DriverOrder) EnumDescriptor() ([]byte, []int) {
 	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
 }
 
+// DeleteDriverRequest names the driver to erase.
+type DeleteDriverRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	DriverId      int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDriverRequest) Reset() {
+	*x = DeleteDriverRequest{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDriverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDriverRequest) ProtoMessage() {}
+
+func (x *DeleteDriverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDriverRequest.ProtoReflect.Descriptor instead.
+func (*DeleteDriverRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DeleteDriverRequest) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+// DeleteDriverResponse is empty.
+type DeleteDriverResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDriverResponse) Reset() {
+	*x = DeleteDriverResponse{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDriverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDriverResponse) ProtoMessage() {}
+
+func (x *DeleteDriverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDriverResponse.ProtoReflect.Descriptor instead.
+func (*DeleteDriverResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{1}
+}
+
 // GetDriverStatusRequest names one driver.
 type GetDriverStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -324,7 +407,7 @@ type GetDriverStatusRequest struct {
 
 func (x *GetDriverStatusRequest) Reset() {
 	*x = GetDriverStatusRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +419,7 @@ func (x *GetDriverStatusRequest) String() string {
 func (*GetDriverStatusRequest) ProtoMessage() {}
 
 func (x *GetDriverStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[0]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +432,7 @@ func (x *GetDriverStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetDriverStatusRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{0}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *GetDriverStatusRequest) GetDriverId() int64 {
@@ -370,7 +453,7 @@ type GetDriverStatusResponse struct {
 
 func (x *GetDriverStatusResponse) Reset() {
 	*x = GetDriverStatusResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +465,7 @@ func (x *GetDriverStatusResponse) String() string {
 func (*GetDriverStatusResponse) ProtoMessage() {}
 
 func (x *GetDriverStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[1]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +478,7 @@ func (x *GetDriverStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetDriverStatusResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{1}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetDriverStatusResponse) GetStatus() *DriverStatus {
@@ -425,7 +508,7 @@ type SetDriverStatusRequest struct {
 
 func (x *SetDriverStatusRequest) Reset() {
 	*x = SetDriverStatusRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -437,7 +520,7 @@ func (x *SetDriverStatusRequest) String() string {
 func (*SetDriverStatusRequest) ProtoMessage() {}
 
 func (x *SetDriverStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[2]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -450,7 +533,7 @@ func (x *SetDriverStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDriverStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetDriverStatusRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{2}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SetDriverStatusRequest) GetDriverId() int64 {
@@ -502,7 +585,7 @@ type SetDriverStatusResponse struct {
 
 func (x *SetDriverStatusResponse) Reset() {
 	*x = SetDriverStatusResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +597,7 @@ func (x *SetDriverStatusResponse) String() string {
 func (*SetDriverStatusResponse) ProtoMessage() {}
 
 func (x *SetDriverStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[3]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +610,7 @@ func (x *SetDriverStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDriverStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetDriverStatusResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{3}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SetDriverStatusResponse) GetStatus() *DriverStatus {
@@ -566,7 +649,7 @@ type DriverStatus struct {
 
 func (x *DriverStatus) Reset() {
 	*x = DriverStatus{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +661,7 @@ func (x *DriverStatus) String() string {
 func (*DriverStatus) ProtoMessage() {}
 
 func (x *DriverStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[4]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +674,7 @@ func (x *DriverStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStatus.ProtoReflect.Descriptor instead.
 func (*DriverStatus) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{4}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DriverStatus) GetDriverId() int64 {
@@ -651,7 +734,7 @@ type DriverStatusEntry struct {
 
 func (x *DriverStatusEntry) Reset() {
 	*x = DriverStatusEntry{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -663,7 +746,7 @@ func (x *DriverStatusEntry) String() string {
 func (*DriverStatusEntry) ProtoMessage() {}
 
 func (x *DriverStatusEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[5]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -676,7 +759,7 @@ func (x *DriverStatusEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStatusEntry.ProtoReflect.Descriptor instead.
 func (*DriverStatusEntry) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{5}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DriverStatusEntry) GetStatus() LeadStatus {
@@ -748,7 +831,7 @@ type ListDriversRequest struct {
 
 func (x *ListDriversRequest) Reset() {
 	*x = ListDriversRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +843,7 @@ func (x *ListDriversRequest) String() string {
 func (*ListDriversRequest) ProtoMessage() {}
 
 func (x *ListDriversRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[6]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +856,7 @@ func (x *ListDriversRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDriversRequest.ProtoReflect.Descriptor instead.
 func (*ListDriversRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{6}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListDriversRequest) GetCertification() Certification {
@@ -917,7 +1000,7 @@ type ListDriversResponse struct {
 
 func (x *ListDriversResponse) Reset() {
 	*x = ListDriversResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1012,7 @@ func (x *ListDriversResponse) String() string {
 func (*ListDriversResponse) ProtoMessage() {}
 
 func (x *ListDriversResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[7]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1025,7 @@ func (x *ListDriversResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDriversResponse.ProtoReflect.Descriptor instead.
 func (*ListDriversResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{7}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListDriversResponse) GetDrivers() []*DriverSummary {
@@ -1003,7 +1086,7 @@ type DriverSummary struct {
 
 func (x *DriverSummary) Reset() {
 	*x = DriverSummary{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1098,7 @@ func (x *DriverSummary) String() string {
 func (*DriverSummary) ProtoMessage() {}
 
 func (x *DriverSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[8]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1111,7 @@ func (x *DriverSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverSummary.ProtoReflect.Descriptor instead.
 func (*DriverSummary) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{8}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DriverSummary) GetId() int64 {
@@ -1208,7 +1291,7 @@ type DriverDetail struct {
 
 func (x *DriverDetail) Reset() {
 	*x = DriverDetail{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1303,7 @@ func (x *DriverDetail) String() string {
 func (*DriverDetail) ProtoMessage() {}
 
 func (x *DriverDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[9]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1316,7 @@ func (x *DriverDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverDetail.ProtoReflect.Descriptor instead.
 func (*DriverDetail) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{9}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DriverDetail) GetId() int64 {
@@ -1493,7 +1576,7 @@ type Employment struct {
 
 func (x *Employment) Reset() {
 	*x = Employment{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1588,7 @@ func (x *Employment) String() string {
 func (*Employment) ProtoMessage() {}
 
 func (x *Employment) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[10]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1601,7 @@ func (x *Employment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Employment.ProtoReflect.Descriptor instead.
 func (*Employment) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{10}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Employment) GetCompany() string {
@@ -1575,7 +1658,7 @@ type JobApplication struct {
 
 func (x *JobApplication) Reset() {
 	*x = JobApplication{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1670,7 @@ func (x *JobApplication) String() string {
 func (*JobApplication) ProtoMessage() {}
 
 func (x *JobApplication) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[11]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1683,7 @@ func (x *JobApplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobApplication.ProtoReflect.Descriptor instead.
 func (*JobApplication) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{11}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobApplication) GetJobId() int64 {
@@ -1649,7 +1732,7 @@ type GetDriverRequest struct {
 
 func (x *GetDriverRequest) Reset() {
 	*x = GetDriverRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1744,7 @@ func (x *GetDriverRequest) String() string {
 func (*GetDriverRequest) ProtoMessage() {}
 
 func (x *GetDriverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[12]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1757,7 @@ func (x *GetDriverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverRequest.ProtoReflect.Descriptor instead.
 func (*GetDriverRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{12}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetDriverRequest) GetId() int64 {
@@ -1695,7 +1778,7 @@ type GetDriverResponse struct {
 
 func (x *GetDriverResponse) Reset() {
 	*x = GetDriverResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1707,7 +1790,7 @@ func (x *GetDriverResponse) String() string {
 func (*GetDriverResponse) ProtoMessage() {}
 
 func (x *GetDriverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[13]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1720,7 +1803,7 @@ func (x *GetDriverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverResponse.ProtoReflect.Descriptor instead.
 func (*GetDriverResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{13}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetDriverResponse) GetDriver() *DriverDetail {
@@ -1743,7 +1826,7 @@ type SubmitApplicationRequest struct {
 
 func (x *SubmitApplicationRequest) Reset() {
 	*x = SubmitApplicationRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[14]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1838,7 @@ func (x *SubmitApplicationRequest) String() string {
 func (*SubmitApplicationRequest) ProtoMessage() {}
 
 func (x *SubmitApplicationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[14]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1851,7 @@ func (x *SubmitApplicationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequest.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{14}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitApplicationRequest) GetAccountId() int64 {
@@ -1796,7 +1879,7 @@ type SubmitApplicationResponse struct {
 
 func (x *SubmitApplicationResponse) Reset() {
 	*x = SubmitApplicationResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[15]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1891,7 @@ func (x *SubmitApplicationResponse) String() string {
 func (*SubmitApplicationResponse) ProtoMessage() {}
 
 func (x *SubmitApplicationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[15]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1904,7 @@ func (x *SubmitApplicationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponse.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{15}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubmitApplicationResponse) GetDriverId() int64 {
@@ -1916,7 +1999,7 @@ type DriverApplication struct {
 
 func (x *DriverApplication) Reset() {
 	*x = DriverApplication{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[16]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +2011,7 @@ func (x *DriverApplication) String() string {
 func (*DriverApplication) ProtoMessage() {}
 
 func (x *DriverApplication) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[16]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2024,7 @@ func (x *DriverApplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverApplication.ProtoReflect.Descriptor instead.
 func (*DriverApplication) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{16}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DriverApplication) GetFirstName() string {
@@ -2183,7 +2266,7 @@ type JobApplicationInput struct {
 
 func (x *JobApplicationInput) Reset() {
 	*x = JobApplicationInput{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[17]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2278,7 @@ func (x *JobApplicationInput) String() string {
 func (*JobApplicationInput) ProtoMessage() {}
 
 func (x *JobApplicationInput) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[17]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2291,7 @@ func (x *JobApplicationInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobApplicationInput.ProtoReflect.Descriptor instead.
 func (*JobApplicationInput) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{17}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobApplicationInput) GetReference() string {
@@ -2263,7 +2346,7 @@ type SubmitApplicationsRequest struct {
 
 func (x *SubmitApplicationsRequest) Reset() {
 	*x = SubmitApplicationsRequest{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[18]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2275,7 +2358,7 @@ func (x *SubmitApplicationsRequest) String() string {
 func (*SubmitApplicationsRequest) ProtoMessage() {}
 
 func (x *SubmitApplicationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[18]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2288,7 +2371,7 @@ func (x *SubmitApplicationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationsRequest.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationsRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{18}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitApplicationsRequest) GetAccountId() int64 {
@@ -2316,7 +2399,7 @@ type SubmitApplicationsResponse struct {
 
 func (x *SubmitApplicationsResponse) Reset() {
 	*x = SubmitApplicationsResponse{}
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[19]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2411,7 @@ func (x *SubmitApplicationsResponse) String() string {
 func (*SubmitApplicationsResponse) ProtoMessage() {}
 
 func (x *SubmitApplicationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_v2_drivers_proto_msgTypes[19]
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2424,7 @@ func (x *SubmitApplicationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationsResponse.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationsResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{19}
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubmitApplicationsResponse) GetDriverIds() []int64 {
@@ -2355,7 +2438,10 @@ var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\x1a\x19jobboard/v2/options.proto\"5\n" +
+	"\x19jobboard/v2/drivers.proto\x12\vjobboard.v2\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16jobboard/v2/jobs.proto\x1a\x19jobboard/v2/options.proto\"2\n" +
+	"\x13DeleteDriverRequest\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\"\x16\n" +
+	"\x14DeleteDriverResponse\"5\n" +
 	"\x16GetDriverStatusRequest\x12\x1b\n" +
 	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\"L\n" +
 	"\x17GetDriverStatusResponse\x121\n" +
@@ -2635,12 +2721,13 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x11DRIVER_ORDER_NAME\x10\x02\x12\x16\n" +
 	"\x12DRIVER_ORDER_STATE\x10\x03\x12\x1c\n" +
 	"\x18DRIVER_ORDER_DRIVER_TYPE\x10\x04\x12\x15\n" +
-	"\x11DRIVER_ORDER_SENT\x10\x052\x91\x03\n" +
+	"\x11DRIVER_ORDER_SENT\x10\x052\xf0\x03\n" +
 	"\rDriverService\x12Z\n" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12T\n" +
 	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12f\n" +
 	"\x0fGetDriverStatus\x12#.jobboard.v2.GetDriverStatusRequest\x1a$.jobboard.v2.GetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12f\n" +
-	"\x0fSetDriverStatus\x12#.jobboard.v2.SetDriverStatusRequest\x1a$.jobboard.v2.SetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x012\xf9\x01\n" +
+	"\x0fSetDriverStatus\x12#.jobboard.v2.SetDriverStatusRequest\x1a$.jobboard.v2.SetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12]\n" +
+	"\fDeleteDriver\x12 .jobboard.v2.DeleteDriverRequest\x1a!.jobboard.v2.DeleteDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x002\xf9\x01\n" +
 	"\x13DriverIntakeService\x12l\n" +
 	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\"\b\xea\xe0\x18\x04\b\x02\x18\x01\x12t\n" +
 	"\x12SubmitApplications\x12&.jobboard.v2.SubmitApplicationsRequest\x1a'.jobboard.v2.SubmitApplicationsResponse\"\r\xea\xe0\x18\t\b\x02\x10\x80\x80\x80\b\x18\x01B:Z8github.com/truckjobs/jobboard/gen/jobboard/v2;jobboardv2b\x06proto3"
@@ -2658,85 +2745,89 @@ func file_jobboard_v2_drivers_proto_rawDescGZIP() []byte {
 }
 
 var file_jobboard_v2_drivers_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_jobboard_v2_drivers_proto_goTypes = []any{
 	(LeadStatus)(0),                    // 0: jobboard.v2.LeadStatus
 	(RejectionReason)(0),               // 1: jobboard.v2.RejectionReason
 	(Certification)(0),                 // 2: jobboard.v2.Certification
 	(DriverOrder)(0),                   // 3: jobboard.v2.DriverOrder
-	(*GetDriverStatusRequest)(nil),     // 4: jobboard.v2.GetDriverStatusRequest
-	(*GetDriverStatusResponse)(nil),    // 5: jobboard.v2.GetDriverStatusResponse
-	(*SetDriverStatusRequest)(nil),     // 6: jobboard.v2.SetDriverStatusRequest
-	(*SetDriverStatusResponse)(nil),    // 7: jobboard.v2.SetDriverStatusResponse
-	(*DriverStatus)(nil),               // 8: jobboard.v2.DriverStatus
-	(*DriverStatusEntry)(nil),          // 9: jobboard.v2.DriverStatusEntry
-	(*ListDriversRequest)(nil),         // 10: jobboard.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),        // 11: jobboard.v2.ListDriversResponse
-	(*DriverSummary)(nil),              // 12: jobboard.v2.DriverSummary
-	(*DriverDetail)(nil),               // 13: jobboard.v2.DriverDetail
-	(*Employment)(nil),                 // 14: jobboard.v2.Employment
-	(*JobApplication)(nil),             // 15: jobboard.v2.JobApplication
-	(*GetDriverRequest)(nil),           // 16: jobboard.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),          // 17: jobboard.v2.GetDriverResponse
-	(*SubmitApplicationRequest)(nil),   // 18: jobboard.v2.SubmitApplicationRequest
-	(*SubmitApplicationResponse)(nil),  // 19: jobboard.v2.SubmitApplicationResponse
-	(*DriverApplication)(nil),          // 20: jobboard.v2.DriverApplication
-	(*JobApplicationInput)(nil),        // 21: jobboard.v2.JobApplicationInput
-	(*SubmitApplicationsRequest)(nil),  // 22: jobboard.v2.SubmitApplicationsRequest
-	(*SubmitApplicationsResponse)(nil), // 23: jobboard.v2.SubmitApplicationsResponse
-	(*timestamppb.Timestamp)(nil),      // 24: google.protobuf.Timestamp
-	(DriverType)(0),                    // 25: jobboard.v2.DriverType
+	(*DeleteDriverRequest)(nil),        // 4: jobboard.v2.DeleteDriverRequest
+	(*DeleteDriverResponse)(nil),       // 5: jobboard.v2.DeleteDriverResponse
+	(*GetDriverStatusRequest)(nil),     // 6: jobboard.v2.GetDriverStatusRequest
+	(*GetDriverStatusResponse)(nil),    // 7: jobboard.v2.GetDriverStatusResponse
+	(*SetDriverStatusRequest)(nil),     // 8: jobboard.v2.SetDriverStatusRequest
+	(*SetDriverStatusResponse)(nil),    // 9: jobboard.v2.SetDriverStatusResponse
+	(*DriverStatus)(nil),               // 10: jobboard.v2.DriverStatus
+	(*DriverStatusEntry)(nil),          // 11: jobboard.v2.DriverStatusEntry
+	(*ListDriversRequest)(nil),         // 12: jobboard.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),        // 13: jobboard.v2.ListDriversResponse
+	(*DriverSummary)(nil),              // 14: jobboard.v2.DriverSummary
+	(*DriverDetail)(nil),               // 15: jobboard.v2.DriverDetail
+	(*Employment)(nil),                 // 16: jobboard.v2.Employment
+	(*JobApplication)(nil),             // 17: jobboard.v2.JobApplication
+	(*GetDriverRequest)(nil),           // 18: jobboard.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),          // 19: jobboard.v2.GetDriverResponse
+	(*SubmitApplicationRequest)(nil),   // 20: jobboard.v2.SubmitApplicationRequest
+	(*SubmitApplicationResponse)(nil),  // 21: jobboard.v2.SubmitApplicationResponse
+	(*DriverApplication)(nil),          // 22: jobboard.v2.DriverApplication
+	(*JobApplicationInput)(nil),        // 23: jobboard.v2.JobApplicationInput
+	(*SubmitApplicationsRequest)(nil),  // 24: jobboard.v2.SubmitApplicationsRequest
+	(*SubmitApplicationsResponse)(nil), // 25: jobboard.v2.SubmitApplicationsResponse
+	(*timestamppb.Timestamp)(nil),      // 26: google.protobuf.Timestamp
+	(DriverType)(0),                    // 27: jobboard.v2.DriverType
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
-	8,  // 0: jobboard.v2.GetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
+	10, // 0: jobboard.v2.GetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
 	0,  // 1: jobboard.v2.SetDriverStatusRequest.status:type_name -> jobboard.v2.LeadStatus
 	1,  // 2: jobboard.v2.SetDriverStatusRequest.reason:type_name -> jobboard.v2.RejectionReason
-	24, // 3: jobboard.v2.SetDriverStatusRequest.changed_at:type_name -> google.protobuf.Timestamp
-	8,  // 4: jobboard.v2.SetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
+	26, // 3: jobboard.v2.SetDriverStatusRequest.changed_at:type_name -> google.protobuf.Timestamp
+	10, // 4: jobboard.v2.SetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
 	0,  // 5: jobboard.v2.DriverStatus.status:type_name -> jobboard.v2.LeadStatus
 	1,  // 6: jobboard.v2.DriverStatus.reason:type_name -> jobboard.v2.RejectionReason
-	24, // 7: jobboard.v2.DriverStatus.changed_at:type_name -> google.protobuf.Timestamp
-	9,  // 8: jobboard.v2.DriverStatus.history:type_name -> jobboard.v2.DriverStatusEntry
+	26, // 7: jobboard.v2.DriverStatus.changed_at:type_name -> google.protobuf.Timestamp
+	11, // 8: jobboard.v2.DriverStatus.history:type_name -> jobboard.v2.DriverStatusEntry
 	0,  // 9: jobboard.v2.DriverStatusEntry.status:type_name -> jobboard.v2.LeadStatus
 	1,  // 10: jobboard.v2.DriverStatusEntry.reason:type_name -> jobboard.v2.RejectionReason
-	24, // 11: jobboard.v2.DriverStatusEntry.changed_at:type_name -> google.protobuf.Timestamp
+	26, // 11: jobboard.v2.DriverStatusEntry.changed_at:type_name -> google.protobuf.Timestamp
 	2,  // 12: jobboard.v2.ListDriversRequest.certification:type_name -> jobboard.v2.Certification
-	25, // 13: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
-	24, // 14: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
-	24, // 15: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
+	27, // 13: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
+	26, // 14: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
+	26, // 15: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
 	3,  // 16: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
-	12, // 17: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	25, // 18: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
-	24, // 19: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
-	25, // 20: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
-	24, // 21: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
+	14, // 17: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
+	27, // 18: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
+	26, // 19: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
+	27, // 20: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
+	26, // 21: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
 	2,  // 22: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
-	14, // 23: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
-	15, // 24: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	24, // 25: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
-	13, // 26: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
-	20, // 27: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	25, // 28: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
-	24, // 29: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
+	16, // 23: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
+	17, // 24: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
+	26, // 25: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
+	15, // 26: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
+	22, // 27: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
+	27, // 28: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
+	26, // 29: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
 	2,  // 30: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
-	14, // 31: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
-	21, // 32: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	24, // 33: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
-	20, // 34: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
-	10, // 35: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	16, // 36: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	4,  // 37: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
-	6,  // 38: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
-	18, // 39: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	22, // 40: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
-	11, // 41: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	17, // 42: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	5,  // 43: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
-	7,  // 44: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
-	19, // 45: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	23, // 46: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
-	41, // [41:47] is the sub-list for method output_type
-	35, // [35:41] is the sub-list for method input_type
+	16, // 31: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
+	23, // 32: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
+	26, // 33: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
+	22, // 34: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
+	12, // 35: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	18, // 36: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	6,  // 37: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
+	8,  // 38: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
+	4,  // 39: jobboard.v2.DriverService.DeleteDriver:input_type -> jobboard.v2.DeleteDriverRequest
+	20, // 40: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	24, // 41: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	13, // 42: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	19, // 43: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	7,  // 44: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
+	9,  // 45: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
+	5,  // 46: jobboard.v2.DriverService.DeleteDriver:output_type -> jobboard.v2.DeleteDriverResponse
+	21, // 47: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	25, // 48: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	42, // [42:49] is the sub-list for method output_type
+	35, // [35:42] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
 	35, // [35:35] is the sub-list for extension extendee
 	0,  // [0:35] is the sub-list for field type_name
@@ -2749,18 +2840,18 @@ func file_jobboard_v2_drivers_proto_init() {
 	}
 	file_jobboard_v2_jobs_proto_init()
 	file_jobboard_v2_options_proto_init()
-	file_jobboard_v2_drivers_proto_msgTypes[6].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[8].OneofWrappers = []any{}
-	file_jobboard_v2_drivers_proto_msgTypes[9].OneofWrappers = []any{}
 	file_jobboard_v2_drivers_proto_msgTypes[10].OneofWrappers = []any{}
-	file_jobboard_v2_drivers_proto_msgTypes[16].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[11].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[12].OneofWrappers = []any{}
+	file_jobboard_v2_drivers_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_drivers_proto_rawDesc), len(file_jobboard_v2_drivers_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

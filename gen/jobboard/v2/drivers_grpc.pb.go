@@ -25,6 +25,7 @@ const (
 	DriverService_GetDriver_FullMethodName       = "/jobboard.v2.DriverService/GetDriver"
 	DriverService_GetDriverStatus_FullMethodName = "/jobboard.v2.DriverService/GetDriverStatus"
 	DriverService_SetDriverStatus_FullMethodName = "/jobboard.v2.DriverService/SetDriverStatus"
+	DriverService_DeleteDriver_FullMethodName    = "/jobboard.v2.DriverService/DeleteDriver"
 )
 
 // DriverServiceClient is the client API for DriverService service.
@@ -48,6 +49,12 @@ type DriverServiceClient interface {
 	// status, reason and note is unchanged (no history, no event), so a
 	// repeat answers as the first call did.
 	SetDriverStatus(ctx context.Context, in *SetDriverStatusRequest, opts ...grpc.CallOption) (*SetDriverStatusResponse, error)
+	// DeleteDriver erases everything the account holds about the driver:
+	// its application, employment history, job applications, status and
+	// history, and the account's events about the driver. Other accounts
+	// keep theirs; a later application arrives as new. NOT_FOUND when the
+	// account holds nothing of the driver, as a repeat finds.
+	DeleteDriver(ctx context.Context, in *DeleteDriverRequest, opts ...grpc.CallOption) (*DeleteDriverResponse, error)
 }
 
 type driverServiceClient struct {
@@ -98,6 +105,16 @@ func (c *driverServiceClient) SetDriverStatus(ctx context.Context, in *SetDriver
 	return out, nil
 }
 
+func (c *driverServiceClient) DeleteDriver(ctx context.Context, in *DeleteDriverRequest, opts ...grpc.CallOption) (*DeleteDriverResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteDriverResponse)
+	err := c.cc.Invoke(ctx, DriverService_DeleteDriver_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DriverServiceServer is the server API for DriverService service.
 // All implementations must embed UnimplementedDriverServiceServer
 // for forward compatibility.
@@ -119,6 +136,12 @@ type DriverServiceServer interface {
 	// status, reason and note is unchanged (no history, no event), so a
 	// repeat answers as the first call did.
 	SetDriverStatus(context.Context, *SetDriverStatusRequest) (*SetDriverStatusResponse, error)
+	// DeleteDriver erases everything the account holds about the driver:
+	// its application, employment history, job applications, status and
+	// history, and the account's events about the driver. Other accounts
+	// keep theirs; a later application arrives as new. NOT_FOUND when the
+	// account holds nothing of the driver, as a repeat finds.
+	DeleteDriver(context.Context, *DeleteDriverRequest) (*DeleteDriverResponse, error)
 	mustEmbedUnimplementedDriverServiceServer()
 }
 
@@ -140,6 +163,9 @@ func (UnimplementedDriverServiceServer) GetDriverStatus(context.Context, *GetDri
 }
 func (UnimplementedDriverServiceServer) SetDriverStatus(context.Context, *SetDriverStatusRequest) (*SetDriverStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetDriverStatus not implemented")
+}
+func (UnimplementedDriverServiceServer) DeleteDriver(context.Context, *DeleteDriverRequest) (*DeleteDriverResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteDriver not implemented")
 }
 func (UnimplementedDriverServiceServer) mustEmbedUnimplementedDriverServiceServer() {}
 func (UnimplementedDriverServiceServer) testEmbeddedByValue()                       {}
@@ -234,6 +260,24 @@ func _DriverService_SetDriverStatus_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DriverService_DeleteDriver_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteDriverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DriverServiceServer).DeleteDriver(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DriverService_DeleteDriver_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DriverServiceServer).DeleteDriver(ctx, req.(*DeleteDriverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DriverService_ServiceDesc is the grpc.ServiceDesc for DriverService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -256,6 +300,10 @@ var DriverService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetDriverStatus",
 			Handler:    _DriverService_SetDriverStatus_Handler,
+		},
+		{
+			MethodName: "DeleteDriver",
+			Handler:    _DriverService_DeleteDriver_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -29,6 +29,89 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DeleteDriverRequest names the driver to erase.
+type DeleteDriverRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDriverRequest) Reset() {
+	*x = DeleteDriverRequest{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDriverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDriverRequest) ProtoMessage() {}
+
+func (x *DeleteDriverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDriverRequest.ProtoReflect.Descriptor instead.
+func (*DeleteDriverRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DeleteDriverRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// DeleteDriverResponse is empty: the answer is 204 without a body.
+type DeleteDriverResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDriverResponse) Reset() {
+	*x = DeleteDriverResponse{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDriverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDriverResponse) ProtoMessage() {}
+
+func (x *DeleteDriverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDriverResponse.ProtoReflect.Descriptor instead.
+func (*DeleteDriverResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{1}
+}
+
 // ListDriversRequest holds the list filters. Every value is the text of the
 // query parameter as sent; an invalid one fails the call with
 // INVALID_ARGUMENT naming the parameter, the value and what is allowed.
@@ -74,7 +157,7 @@ type ListDriversRequest struct {
 
 func (x *ListDriversRequest) Reset() {
 	*x = ListDriversRequest{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[0]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -86,7 +169,7 @@ func (x *ListDriversRequest) String() string {
 func (*ListDriversRequest) ProtoMessage() {}
 
 func (x *ListDriversRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[0]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -99,7 +182,7 @@ func (x *ListDriversRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDriversRequest.ProtoReflect.Descriptor instead.
 func (*ListDriversRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{0}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListDriversRequest) GetCertifications() string {
@@ -240,7 +323,7 @@ type ListDriversResponse struct {
 
 func (x *ListDriversResponse) Reset() {
 	*x = ListDriversResponse{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[1]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -252,7 +335,7 @@ func (x *ListDriversResponse) String() string {
 func (*ListDriversResponse) ProtoMessage() {}
 
 func (x *ListDriversResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[1]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -265,7 +348,7 @@ func (x *ListDriversResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDriversResponse.ProtoReflect.Descriptor instead.
 func (*ListDriversResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{1}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListDriversResponse) GetDrivers() []*DriverSummary {
@@ -340,7 +423,7 @@ type DriverSummary struct {
 
 func (x *DriverSummary) Reset() {
 	*x = DriverSummary{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[2]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +435,7 @@ func (x *DriverSummary) String() string {
 func (*DriverSummary) ProtoMessage() {}
 
 func (x *DriverSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[2]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +448,7 @@ func (x *DriverSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverSummary.ProtoReflect.Descriptor instead.
 func (*DriverSummary) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{2}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DriverSummary) GetId() int64 {
@@ -545,7 +628,7 @@ type DriverDetail struct {
 
 func (x *DriverDetail) Reset() {
 	*x = DriverDetail{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[3]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +640,7 @@ func (x *DriverDetail) String() string {
 func (*DriverDetail) ProtoMessage() {}
 
 func (x *DriverDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[3]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +653,7 @@ func (x *DriverDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverDetail.ProtoReflect.Descriptor instead.
 func (*DriverDetail) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{3}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DriverDetail) GetId() int64 {
@@ -830,7 +913,7 @@ type Employment struct {
 
 func (x *Employment) Reset() {
 	*x = Employment{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[4]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +925,7 @@ func (x *Employment) String() string {
 func (*Employment) ProtoMessage() {}
 
 func (x *Employment) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[4]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +938,7 @@ func (x *Employment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Employment.ProtoReflect.Descriptor instead.
 func (*Employment) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{4}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Employment) GetCompany() string {
@@ -912,7 +995,7 @@ type JobApplication struct {
 
 func (x *JobApplication) Reset() {
 	*x = JobApplication{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[5]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1007,7 @@ func (x *JobApplication) String() string {
 func (*JobApplication) ProtoMessage() {}
 
 func (x *JobApplication) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[5]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1020,7 @@ func (x *JobApplication) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobApplication.ProtoReflect.Descriptor instead.
 func (*JobApplication) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{5}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JobApplication) GetJobId() int64 {
@@ -986,7 +1069,7 @@ type GetDriverRequest struct {
 
 func (x *GetDriverRequest) Reset() {
 	*x = GetDriverRequest{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[6]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1081,7 @@ func (x *GetDriverRequest) String() string {
 func (*GetDriverRequest) ProtoMessage() {}
 
 func (x *GetDriverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[6]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1094,7 @@ func (x *GetDriverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverRequest.ProtoReflect.Descriptor instead.
 func (*GetDriverRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{6}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetDriverRequest) GetId() int64 {
@@ -1032,7 +1115,7 @@ type GetDriverResponse struct {
 
 func (x *GetDriverResponse) Reset() {
 	*x = GetDriverResponse{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[7]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1127,7 @@ func (x *GetDriverResponse) String() string {
 func (*GetDriverResponse) ProtoMessage() {}
 
 func (x *GetDriverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[7]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1140,7 @@ func (x *GetDriverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverResponse.ProtoReflect.Descriptor instead.
 func (*GetDriverResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{7}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetDriverResponse) GetDriver() *DriverDetail {
@@ -1093,7 +1176,7 @@ type DriverStatusChange struct {
 
 func (x *DriverStatusChange) Reset() {
 	*x = DriverStatusChange{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[8]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1188,7 @@ func (x *DriverStatusChange) String() string {
 func (*DriverStatusChange) ProtoMessage() {}
 
 func (x *DriverStatusChange) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[8]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1201,7 @@ func (x *DriverStatusChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStatusChange.ProtoReflect.Descriptor instead.
 func (*DriverStatusChange) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{8}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DriverStatusChange) GetDriverId() int64 {
@@ -1174,7 +1257,7 @@ type GetDriverStatusRequest struct {
 
 func (x *GetDriverStatusRequest) Reset() {
 	*x = GetDriverStatusRequest{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[9]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1269,7 @@ func (x *GetDriverStatusRequest) String() string {
 func (*GetDriverStatusRequest) ProtoMessage() {}
 
 func (x *GetDriverStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[9]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1282,7 @@ func (x *GetDriverStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetDriverStatusRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{9}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetDriverStatusRequest) GetId() int64 {
@@ -1220,7 +1303,7 @@ type GetDriverStatusResponse struct {
 
 func (x *GetDriverStatusResponse) Reset() {
 	*x = GetDriverStatusResponse{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[10]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1232,7 +1315,7 @@ func (x *GetDriverStatusResponse) String() string {
 func (*GetDriverStatusResponse) ProtoMessage() {}
 
 func (x *GetDriverStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[10]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1245,7 +1328,7 @@ func (x *GetDriverStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriverStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetDriverStatusResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{10}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetDriverStatusResponse) GetData() *DriverStatus {
@@ -1268,7 +1351,7 @@ type SetDriverStatusRequest struct {
 
 func (x *SetDriverStatusRequest) Reset() {
 	*x = SetDriverStatusRequest{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[11]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1363,7 @@ func (x *SetDriverStatusRequest) String() string {
 func (*SetDriverStatusRequest) ProtoMessage() {}
 
 func (x *SetDriverStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[11]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1376,7 @@ func (x *SetDriverStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDriverStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetDriverStatusRequest) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{11}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SetDriverStatusRequest) GetId() int64 {
@@ -1332,7 +1415,7 @@ type DriverStatusInput struct {
 
 func (x *DriverStatusInput) Reset() {
 	*x = DriverStatusInput{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[12]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1427,7 @@ func (x *DriverStatusInput) String() string {
 func (*DriverStatusInput) ProtoMessage() {}
 
 func (x *DriverStatusInput) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[12]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1440,7 @@ func (x *DriverStatusInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStatusInput.ProtoReflect.Descriptor instead.
 func (*DriverStatusInput) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{12}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DriverStatusInput) GetStatus() string {
@@ -1403,7 +1486,7 @@ type SetDriverStatusResponse struct {
 
 func (x *SetDriverStatusResponse) Reset() {
 	*x = SetDriverStatusResponse{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[13]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1498,7 @@ func (x *SetDriverStatusResponse) String() string {
 func (*SetDriverStatusResponse) ProtoMessage() {}
 
 func (x *SetDriverStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[13]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1511,7 @@ func (x *SetDriverStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDriverStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetDriverStatusResponse) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{13}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SetDriverStatusResponse) GetData() *DriverStatus {
@@ -1469,7 +1552,7 @@ type DriverStatus struct {
 
 func (x *DriverStatus) Reset() {
 	*x = DriverStatus{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[14]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1564,7 @@ func (x *DriverStatus) String() string {
 func (*DriverStatus) ProtoMessage() {}
 
 func (x *DriverStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[14]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1577,7 @@ func (x *DriverStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStatus.ProtoReflect.Descriptor instead.
 func (*DriverStatus) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{14}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DriverStatus) GetDriverId() int64 {
@@ -1554,7 +1637,7 @@ type DriverStatusEntry struct {
 
 func (x *DriverStatusEntry) Reset() {
 	*x = DriverStatusEntry{}
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[15]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1649,7 @@ func (x *DriverStatusEntry) String() string {
 func (*DriverStatusEntry) ProtoMessage() {}
 
 func (x *DriverStatusEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[15]
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1662,7 @@ func (x *DriverStatusEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriverStatusEntry.ProtoReflect.Descriptor instead.
 func (*DriverStatusEntry) Descriptor() ([]byte, []int) {
-	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{15}
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DriverStatusEntry) GetStatus() string {
@@ -1607,7 +1690,10 @@ var File_jobboard_rest_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\n" +
-	"\x1ejobboard/rest/v2/drivers.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"\x9c\x04\n" +
+	"\x1ejobboard/rest/v2/drivers.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"%\n" +
+	"\x13DeleteDriverRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"\x16\n" +
+	"\x14DeleteDriverResponse\"\x9c\x04\n" +
 	"\x12ListDriversRequest\x12&\n" +
 	"\x0ecertifications\x18\x01 \x01(\tR\x0ecertifications\x12 \n" +
 	"\vdriver_type\x18\x02 \x01(\tR\vdriver_type\x12\x14\n" +
@@ -1787,7 +1873,7 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"changed_at\x18\x03 \x01(\tR\tchangedAtB\t\n" +
-	"\a_reason2\xdd\x04\n" +
+	"\a_reason2\xea\x05\n" +
 	"\rDriverService\x12\x8c\x01\n" +
 	"\vListDrivers\x12$.jobboard.rest.v2.ListDriversRequest\x1a%.jobboard.rest.v2.ListDriversResponse\"0\x8a\xe7\x18,\n" +
 	"\x03GET\x12\x1a/api/v2.0/drivers.{format}\"\adrivers@\x01\x12\x8a\x01\n" +
@@ -1796,7 +1882,9 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x0fGetDriverStatus\x12(.jobboard.rest.v2.GetDriverStatusRequest\x1a).jobboard.rest.v2.GetDriverStatusResponse\"*\x8a\xe7\x18&\n" +
 	"\x03GET\x12\x1d/api/v2.0/drivers/{id}/statusH\x01\x12\x9a\x01\n" +
 	"\x0fSetDriverStatus\x12(.jobboard.rest.v2.SetDriverStatusRequest\x1a).jobboard.rest.v2.SetDriverStatusResponse\"2\x8a\xe7\x18.\n" +
-	"\x03PUT\x12\x1d/api/v2.0/drivers/{id}/status\x1a\x06statusH\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
+	"\x03PUT\x12\x1d/api/v2.0/drivers/{id}/status\x1a\x06statusH\x01\x12\x8a\x01\n" +
+	"\fDeleteDriver\x12%.jobboard.rest.v2.DeleteDriverRequest\x1a&.jobboard.rest.v2.DeleteDriverResponse\"+\x8a\xe7\x18'\n" +
+	"\x06DELETE\x12\x16/api/v2.0/drivers/{id}(\xcc\x018\x01H\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
 var (
 	file_jobboard_rest_v2_drivers_proto_rawDescOnce sync.Once
@@ -1810,44 +1898,48 @@ func file_jobboard_rest_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_rest_v2_drivers_proto_rawDescData
 }
 
-var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_jobboard_rest_v2_drivers_proto_goTypes = []any{
-	(*ListDriversRequest)(nil),      // 0: jobboard.rest.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),     // 1: jobboard.rest.v2.ListDriversResponse
-	(*DriverSummary)(nil),           // 2: jobboard.rest.v2.DriverSummary
-	(*DriverDetail)(nil),            // 3: jobboard.rest.v2.DriverDetail
-	(*Employment)(nil),              // 4: jobboard.rest.v2.Employment
-	(*JobApplication)(nil),          // 5: jobboard.rest.v2.JobApplication
-	(*GetDriverRequest)(nil),        // 6: jobboard.rest.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),       // 7: jobboard.rest.v2.GetDriverResponse
-	(*DriverStatusChange)(nil),      // 8: jobboard.rest.v2.DriverStatusChange
-	(*GetDriverStatusRequest)(nil),  // 9: jobboard.rest.v2.GetDriverStatusRequest
-	(*GetDriverStatusResponse)(nil), // 10: jobboard.rest.v2.GetDriverStatusResponse
-	(*SetDriverStatusRequest)(nil),  // 11: jobboard.rest.v2.SetDriverStatusRequest
-	(*DriverStatusInput)(nil),       // 12: jobboard.rest.v2.DriverStatusInput
-	(*SetDriverStatusResponse)(nil), // 13: jobboard.rest.v2.SetDriverStatusResponse
-	(*DriverStatus)(nil),            // 14: jobboard.rest.v2.DriverStatus
-	(*DriverStatusEntry)(nil),       // 15: jobboard.rest.v2.DriverStatusEntry
+	(*DeleteDriverRequest)(nil),     // 0: jobboard.rest.v2.DeleteDriverRequest
+	(*DeleteDriverResponse)(nil),    // 1: jobboard.rest.v2.DeleteDriverResponse
+	(*ListDriversRequest)(nil),      // 2: jobboard.rest.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),     // 3: jobboard.rest.v2.ListDriversResponse
+	(*DriverSummary)(nil),           // 4: jobboard.rest.v2.DriverSummary
+	(*DriverDetail)(nil),            // 5: jobboard.rest.v2.DriverDetail
+	(*Employment)(nil),              // 6: jobboard.rest.v2.Employment
+	(*JobApplication)(nil),          // 7: jobboard.rest.v2.JobApplication
+	(*GetDriverRequest)(nil),        // 8: jobboard.rest.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),       // 9: jobboard.rest.v2.GetDriverResponse
+	(*DriverStatusChange)(nil),      // 10: jobboard.rest.v2.DriverStatusChange
+	(*GetDriverStatusRequest)(nil),  // 11: jobboard.rest.v2.GetDriverStatusRequest
+	(*GetDriverStatusResponse)(nil), // 12: jobboard.rest.v2.GetDriverStatusResponse
+	(*SetDriverStatusRequest)(nil),  // 13: jobboard.rest.v2.SetDriverStatusRequest
+	(*DriverStatusInput)(nil),       // 14: jobboard.rest.v2.DriverStatusInput
+	(*SetDriverStatusResponse)(nil), // 15: jobboard.rest.v2.SetDriverStatusResponse
+	(*DriverStatus)(nil),            // 16: jobboard.rest.v2.DriverStatus
+	(*DriverStatusEntry)(nil),       // 17: jobboard.rest.v2.DriverStatusEntry
 }
 var file_jobboard_rest_v2_drivers_proto_depIdxs = []int32{
-	2,  // 0: jobboard.rest.v2.ListDriversResponse.drivers:type_name -> jobboard.rest.v2.DriverSummary
-	4,  // 1: jobboard.rest.v2.DriverDetail.employment_history:type_name -> jobboard.rest.v2.Employment
-	5,  // 2: jobboard.rest.v2.DriverDetail.job_applications:type_name -> jobboard.rest.v2.JobApplication
-	3,  // 3: jobboard.rest.v2.GetDriverResponse.driver:type_name -> jobboard.rest.v2.DriverDetail
-	14, // 4: jobboard.rest.v2.GetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
-	12, // 5: jobboard.rest.v2.SetDriverStatusRequest.status:type_name -> jobboard.rest.v2.DriverStatusInput
-	14, // 6: jobboard.rest.v2.SetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
-	15, // 7: jobboard.rest.v2.DriverStatus.history:type_name -> jobboard.rest.v2.DriverStatusEntry
-	0,  // 8: jobboard.rest.v2.DriverService.ListDrivers:input_type -> jobboard.rest.v2.ListDriversRequest
-	6,  // 9: jobboard.rest.v2.DriverService.GetDriver:input_type -> jobboard.rest.v2.GetDriverRequest
-	9,  // 10: jobboard.rest.v2.DriverService.GetDriverStatus:input_type -> jobboard.rest.v2.GetDriverStatusRequest
-	11, // 11: jobboard.rest.v2.DriverService.SetDriverStatus:input_type -> jobboard.rest.v2.SetDriverStatusRequest
-	1,  // 12: jobboard.rest.v2.DriverService.ListDrivers:output_type -> jobboard.rest.v2.ListDriversResponse
-	7,  // 13: jobboard.rest.v2.DriverService.GetDriver:output_type -> jobboard.rest.v2.GetDriverResponse
-	10, // 14: jobboard.rest.v2.DriverService.GetDriverStatus:output_type -> jobboard.rest.v2.GetDriverStatusResponse
-	13, // 15: jobboard.rest.v2.DriverService.SetDriverStatus:output_type -> jobboard.rest.v2.SetDriverStatusResponse
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
+	4,  // 0: jobboard.rest.v2.ListDriversResponse.drivers:type_name -> jobboard.rest.v2.DriverSummary
+	6,  // 1: jobboard.rest.v2.DriverDetail.employment_history:type_name -> jobboard.rest.v2.Employment
+	7,  // 2: jobboard.rest.v2.DriverDetail.job_applications:type_name -> jobboard.rest.v2.JobApplication
+	5,  // 3: jobboard.rest.v2.GetDriverResponse.driver:type_name -> jobboard.rest.v2.DriverDetail
+	16, // 4: jobboard.rest.v2.GetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
+	14, // 5: jobboard.rest.v2.SetDriverStatusRequest.status:type_name -> jobboard.rest.v2.DriverStatusInput
+	16, // 6: jobboard.rest.v2.SetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
+	17, // 7: jobboard.rest.v2.DriverStatus.history:type_name -> jobboard.rest.v2.DriverStatusEntry
+	2,  // 8: jobboard.rest.v2.DriverService.ListDrivers:input_type -> jobboard.rest.v2.ListDriversRequest
+	8,  // 9: jobboard.rest.v2.DriverService.GetDriver:input_type -> jobboard.rest.v2.GetDriverRequest
+	11, // 10: jobboard.rest.v2.DriverService.GetDriverStatus:input_type -> jobboard.rest.v2.GetDriverStatusRequest
+	13, // 11: jobboard.rest.v2.DriverService.SetDriverStatus:input_type -> jobboard.rest.v2.SetDriverStatusRequest
+	0,  // 12: jobboard.rest.v2.DriverService.DeleteDriver:input_type -> jobboard.rest.v2.DeleteDriverRequest
+	3,  // 13: jobboard.rest.v2.DriverService.ListDrivers:output_type -> jobboard.rest.v2.ListDriversResponse
+	9,  // 14: jobboard.rest.v2.DriverService.GetDriver:output_type -> jobboard.rest.v2.GetDriverResponse
+	12, // 15: jobboard.rest.v2.DriverService.GetDriverStatus:output_type -> jobboard.rest.v2.GetDriverStatusResponse
+	15, // 16: jobboard.rest.v2.DriverService.SetDriverStatus:output_type -> jobboard.rest.v2.SetDriverStatusResponse
+	1,  // 17: jobboard.rest.v2.DriverService.DeleteDriver:output_type -> jobboard.rest.v2.DeleteDriverResponse
+	13, // [13:18] is the sub-list for method output_type
+	8,  // [8:13] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1859,20 +1951,20 @@ func file_jobboard_rest_v2_drivers_proto_init() {
 		return
 	}
 	file_jobboard_rest_v2_options_proto_init()
-	file_jobboard_rest_v2_drivers_proto_msgTypes[2].OneofWrappers = []any{}
-	file_jobboard_rest_v2_drivers_proto_msgTypes[3].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[4].OneofWrappers = []any{}
-	file_jobboard_rest_v2_drivers_proto_msgTypes[8].OneofWrappers = []any{}
-	file_jobboard_rest_v2_drivers_proto_msgTypes[12].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[5].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[6].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[10].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[14].OneofWrappers = []any{}
-	file_jobboard_rest_v2_drivers_proto_msgTypes[15].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[16].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_drivers_proto_rawDesc), len(file_jobboard_rest_v2_drivers_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
