@@ -230,6 +230,12 @@ func (r *clientRun) drivers() {
 		r.t.Fatal(err)
 	}
 	r.checkXML("DriverServiceGetDriver2", driver2.StatusCode(), 200, driver2.Body)
+	batch, err := r.c.DriverServiceSetDriverStatusesWithResponse(r.ctx, openapiclient.V2SetDriverStatusesRequest{
+		Statuses: []openapiclient.V2DriverStatusBatchEntry{{DriverId: new(strconv.FormatInt(driverID, 10)), Status: "hired"}}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.check("DriverServiceSetDriverStatuses", batch.StatusCode(), 200, batch.JSON200 != nil && batch.JSON200.Updated == 1, batch.Body)
 	erased, err := r.c.DriverServiceDeleteDriverWithResponse(r.ctx, driverID)
 	if err != nil {
 		r.t.Fatal(err)

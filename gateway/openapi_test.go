@@ -413,6 +413,8 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		{"v2DriverStatus", "reason", natural.RejectionReasons.Labels()},
 		{"v2DriverStatusEntry", "reason", natural.RejectionReasons.Labels()},
 		{"v2DriverStatusInput", "reason", natural.RejectionReasons.Labels()},
+		{"v2DriverStatusBatchEntry", "status", natural.LeadStatuses.Labels()},
+		{"v2DriverStatusBatchEntry", "reason", natural.RejectionReasons.Labels()},
 	}
 	for _, tt := range tests {
 		p, ok := doc.Definitions[tt.definition].Properties[tt.property]

@@ -330,3 +330,123 @@ func TestEraseDriverREST(t *testing.T) {
 		t.Errorf("DeleteDriver without an id: %v", err)
 	}
 }
+
+// TestDriverStatusBatch: a batch applies its valid entries, by id or by
+// e-mail in any case, counts the unchanged and the stale, and reports each
+// problem of the others with its index, driver, field, value and rule;
+// only the applied changes have events; over 1,000 entries is refused.
+func TestDriverStatusBatch(t *testing.T) {
+	f := newStatusFixture(t)
+	bob := applicant("Bob", "Smith", "TX", "73301", "Student", "1", "2026-01-07T10:00:00Z")
+	cy := applicant("Cy", "Ode", "OH", "43215", "Student", "1", "2026-01-08T10:00:00Z")
+	if err := f.submit(t, f.a.AccountID, bob, cy); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.submit(t, f.b.AccountID, applicant("Di", "Ray", "OH", "43215", "Student", "1", "2026-01-08T10:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	var bID, cID, dID int64
+	ctx := context.Background()
+	for _, q := range []struct {
+		id    *int64
+		email string
+	}{{&bID, "bob.smith@example.com"}, {&cID, "cy.ode@example.com"}, {&dID, "di.ray@example.com"}} {
+		if err := f.st.DB().GetContext(ctx, q.id, `SELECT id FROM drivers WHERE email_key = $1`, q.email); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+	if code, body := f.put(t, f.a.APIKey, cID, `{"status":"offered"}`); code != http.StatusOK {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	batch := fmt.Sprintf(`{"statuses":[
+		{"driverId": %d, "status": "contacted"},
+		{"email": "BOB.Smith@example.com", "status": "interviewing", "note": "Friday"},
+		{"driverId": "%d", "status": "offered"},
+		{"driverId": %d, "status": "hired", "changedAt": %q},
+		{"email": "nobody@example.com", "status": "hired"},
+		{"driverId": %d, "status": "hired"},
+		{"driverId": %d, "status": "ghosted"},
+		{"driverId": %d, "email": "bob.smith@example.com", "status": "hired"},
+		{"status": "hired"},
+		{"driverId": %d, "status": "rejected", "reason": "psp", "changedAt": "last week"},
+		{"driverId": %d, "status": "hired"}]}`, f.driver, cID, cID, past, dID, f.driver, bID, bID, f.driver)
+	code, body := f.send(t, http.MethodPost, f.a.APIKey, "/api/v2.0/driver-statuses", []byte(batch))
+	if code != http.StatusOK {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	var got struct {
+		Updated, Unchanged, Stale, Errors int
+		ErrorMessages                     []struct {
+			Index    int     `json:"index"`
+			DriverID *int64  `json:"driverId"`
+			Email    *string `json:"email"`
+			Field    *string `json:"field"`
+			Value    *string `json:"value"`
+			Message  string  `json:"message"`
+		} `json:"errorMessages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	// Entries 0 and 1 apply; 2 is unchanged; 3 is a second entry for Cy,
+	// an error, as are 4-10.
+	if got.Updated != 2 || got.Unchanged != 1 || got.Stale != 0 || got.Errors != 8 {
+		t.Errorf("counts %d updated, %d unchanged, %d stale, %d errors: %s", got.Updated, got.Unchanged, got.Stale, got.Errors, body)
+	}
+	var indexes []int // each entry with problems once: an entry may have several
+	for _, m := range got.ErrorMessages {
+		if len(indexes) == 0 || indexes[len(indexes)-1] != m.Index {
+			indexes = append(indexes, m.Index)
+		}
+	}
+	if fmt.Sprint(indexes) != "[3 4 5 6 7 8 9 10]" {
+		t.Errorf("problems of entries %v: %s", indexes, body)
+	}
+	for _, want := range []string{`"index":4,"driverId":null,"email":"nobody@example.com","field":"email"`,
+		fmt.Sprintf(`"index":5,"driverId":%d,"email":null,"field":"driverId","value":"%d","message":"is not a driver who applied to the account"`, dID, dID),
+		`"field":"status","value":"ghosted"`, `names the driver by driverId and by email`, `names no driver`,
+		`"field":"changedAt","value":"last week"`, fmt.Sprintf(`is a second entry for driver %d (the first is entry 0)`, f.driver)} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("answer lacks %s: %s", want, body)
+		}
+	}
+	// Statuses: Ann contacted, Bob interviewing, Cy still offered; B's Di new.
+	for id, want := range map[int64]string{f.driver: `"status":"contacted"`, bID: `"status":"interviewing"`, cID: `"status":"offered"`} {
+		if code, b := f.get(t, f.a.APIKey, fmt.Sprintf("/api/v2.0/drivers/%d/status", id)); code != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("driver %d: %d %s, want %s", id, code, b, want)
+		}
+	}
+	if code, b := f.get(t, f.b.APIKey, fmt.Sprintf("/api/v2.0/drivers/%d/status", dID)); code != 200 || !strings.Contains(string(b), `"status":"new"`) {
+		t.Errorf("B's driver: %d %s", code, b)
+	}
+	if changes := len(f.feed(t, f.a.APIKey, "/api/v2.0/events?type=driver.status.changed").Data); changes != 3 { // the PUT and the batch's two
+		t.Errorf("%d status events, want 3", changes)
+	}
+
+	var many strings.Builder
+	many.WriteString(`{"statuses":[`)
+	for i := range 1001 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `{"driverId":%d,"status":"hired"}`, f.driver)
+	}
+	many.WriteString(`]}`)
+	if code, body := f.send(t, http.MethodPost, f.a.APIKey, "/api/v2.0/driver-statuses", []byte(many.String())); code != http.StatusBadRequest ||
+		!strings.Contains(string(body), "more than 1000") {
+		t.Errorf("1,001 entries: %d %.300s", code, body)
+	}
+
+	// gRPC: the same rules, the gRPC field names.
+	client := jobboardv2.NewDriverServiceClient(f.conn(t, "127.0.0.1"))
+	resp, err := client.SetDriverStatuses(withKey(f.a.APIKey), &jobboardv2.SetDriverStatusesRequest{Statuses: []*jobboardv2.DriverStatusBatchEntry{
+		{Email: "cy.ode@example.com", Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED},
+		{DriverId: dID, Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED},
+		{DriverId: bID, Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED, ChangedAt: timestamppb.New(time.Now().Add(time.Hour))},
+	}})
+	if err != nil || resp.GetUpdated() != 1 || resp.GetErrors() != 2 || len(resp.GetErrorMessages()) != 2 ||
+		resp.GetErrorMessages()[0].GetField() != "driver_id" || resp.GetErrorMessages()[1].GetField() != "changed_at" {
+		t.Errorf("gRPC batch: %v %v", resp, err)
+	}
+}

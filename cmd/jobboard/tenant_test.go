@@ -170,6 +170,9 @@ func TestTenantIsolationSweep(t *testing.T) {
 			{"GET", fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), "", 404},
 			{"PUT", fmt.Sprintf("/api/v2.0/drivers/%d/status", driverID), `{"status":"hired"}`, 404},
 			{"DELETE", fmt.Sprintf("/api/v2.0/drivers/%d", driverID), "", 404},
+			// A batch naming A's driver answers 200 with that entry refused.
+			{"POST", "/api/v2.0/driver-statuses", fmt.Sprintf(`{"statuses":[{"driverId":%d,"status":"hired"},{"email":%q,"status":"hired"}]}`,
+				driverID, secretEmail), 200},
 		} {
 			code, _, body := svc.request("bearer", b.APIKey, c.method, c.path, c.body)
 			what := c.method + " " + c.path
@@ -179,6 +182,15 @@ func TestTenantIsolationSweep(t *testing.T) {
 			if c.want == 400 {
 				// The message echoes the after B sent, which B knows.
 				body = strings.ReplaceAll(body, eventID, "")
+			}
+			if c.path == "/api/v2.0/driver-statuses" {
+				// Both entries refused as B's no driver; the answer echoes
+				// the e-mail B sent, which B knows.
+				if !strings.Contains(body, `"updated":0,"unchanged":0,"stale":0,"errors":2`) ||
+					!strings.Contains(body, "is not the e-mail of a driver who applied to the account") {
+					t.Errorf("%s as B: %s", what, body)
+				}
+				body = strings.ReplaceAll(body, secretEmail, "")
 			}
 			leaks(t, what, body)
 		}
@@ -229,6 +241,11 @@ func TestTenantIsolationSweep(t *testing.T) {
 			},
 			"GetDriverStatus": func(ctx context.Context) (any, error) {
 				return driversC.GetDriverStatus(ctx, &jobboardv2.GetDriverStatusRequest{DriverId: driverID})
+			},
+			"SetDriverStatuses": func(ctx context.Context) (any, error) {
+				return driversC.SetDriverStatuses(ctx, &jobboardv2.SetDriverStatusesRequest{Statuses: []*jobboardv2.DriverStatusBatchEntry{
+					{DriverId: driverID, Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED},
+					{Email: secretEmail, Status: jobboardv2.LeadStatus_LEAD_STATUS_HIRED}}})
 			},
 			"DeleteDriver": func(ctx context.Context) (any, error) {
 				return driversC.DeleteDriver(ctx, &jobboardv2.DeleteDriverRequest{DriverId: driverID})
@@ -336,8 +353,15 @@ func TestTenantIsolationSweep(t *testing.T) {
 					continue
 				}
 				answer, _ := json.Marshal(resp)
+				if name == "SetDriverStatuses" {
+					// Both entries refused; the e-mail B sent is echoed.
+					if r := resp.(*jobboardv2.SetDriverStatusesResponse); r.GetErrors() != 2 || r.GetUpdated() != 0 {
+						t.Errorf("%s: %s", what, answer)
+					}
+					answer = []byte(strings.ReplaceAll(string(answer), secretEmail, ""))
+				}
 				leaks(t, what, string(answer))
-				if strings.HasPrefix(name, "Delete") && !strings.Contains(string(answer), "missing_errors") {
+				if strings.HasPrefix(name, "Delete") && name != "DeleteDriver" && !strings.Contains(string(answer), "missing_errors") {
 					t.Errorf("%s: want a missing entry: %s", what, answer)
 				}
 			}

@@ -46,6 +46,8 @@ func JSONFrom(r io.Reader, msg any) error {
 		err = jsonWebhook(dec, m)
 	case *restv2.DriverStatusInput:
 		err = jsonStatus(dec, m)
+	case *restv2.SetDriverStatusesRequest:
+		err = jsonStatusBatch(dec, m)
 	case *restv2.DeleteJobsRequest:
 		err = jsonArray(dec, "the body must be a JSON array of job ids", deleteItems, func(i int) error {
 			v, err := jsonScalar(dec, func() string { return fmt.Sprintf("$[%d]", i) })

@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"fmt"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -35,5 +37,60 @@ func jsonStatus(dec *jsontext.Decoder, m *restv2.DriverStatusInput) error {
 			m.ChangedAt = &v
 		}
 		return err
+	})
+}
+
+// The members of a batch body and of its entries.
+var (
+	statusBatchKeys = []string{"statuses"}
+	statusEntryKeys = []string{"driverId", "email", "status", "reason", "note", "changedAt"}
+)
+
+// StatusBatchShape is the refusal of a batch body that is not the object a
+// batch is written as.
+const StatusBatchShape = `the body must be a JSON object: {"statuses": [{"driverId" or "email", "status", "reason", "note", "changedAt"}, ...]}`
+
+// statusBatchItems bounds a batch: the service takes at most 1,000
+// entries, and reading further ones would only grow the refusal.
+var statusBatchItems = itemLimit{1000, "statuses: the batch lists more than 1000 entries; send the rest in further requests"}
+
+// jsonStatusBatch reads a batch of statuses, each entry strictly. An
+// entry's driverId may be a JSON number or a string: it is kept as text
+// for the service to check and echo.
+func jsonStatusBatch(dec *jsontext.Decoder, m *restv2.SetDriverStatusesRequest) error {
+	return jsonObject(dec, StatusBatchShape, statusBatchKeys, "", func(string) error {
+		return jsonArray(dec, "statuses: must be an array of entries", statusBatchItems, func(i int) error {
+			e := &restv2.DriverStatusBatchEntry{}
+			m.Statuses = append(m.Statuses, e)
+			prefix := fmt.Sprintf("statuses[%d].", i)
+			return jsonObject(dec, prefix[:len(prefix)-1]+`: must be an object: {"driverId" or "email", "status", ...}`,
+				statusEntryKeys, prefix, func(name string) error {
+					if name != "status" && dec.PeekKind() == 'n' {
+						_, err := dec.ReadToken()
+						return err
+					}
+					if name == "driverId" && dec.PeekKind() == '0' {
+						v, err := dec.ReadValue()
+						e.DriverId = new(string(v))
+						return err
+					}
+					v, err := jsonText(dec, prefix+name)
+					switch name {
+					case "driverId":
+						e.DriverId = &v
+					case "email":
+						e.Email = &v
+					case "status":
+						e.Status = v
+					case "reason":
+						e.Reason = &v
+					case "note":
+						e.Note = &v
+					case "changedAt":
+						e.ChangedAt = &v
+					}
+					return err
+				})
+		})
 	})
 }

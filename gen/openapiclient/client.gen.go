@@ -94,6 +94,84 @@ func (e V2DriverStatusStatus) Valid() bool {
 	}
 }
 
+// Defines values for V2DriverStatusBatchEntryReason.
+const (
+	V2DriverStatusBatchEntryReasonClearinghouse  V2DriverStatusBatchEntryReason = "clearinghouse"
+	V2DriverStatusBatchEntryReasonDrivingRecord  V2DriverStatusBatchEntryReason = "driving_record"
+	V2DriverStatusBatchEntryReasonEndorsements   V2DriverStatusBatchEntryReason = "endorsements"
+	V2DriverStatusBatchEntryReasonExperience     V2DriverStatusBatchEntryReason = "experience"
+	V2DriverStatusBatchEntryReasonLicense        V2DriverStatusBatchEntryReason = "license"
+	V2DriverStatusBatchEntryReasonLocation       V2DriverStatusBatchEntryReason = "location"
+	V2DriverStatusBatchEntryReasonNoResponse     V2DriverStatusBatchEntryReason = "no_response"
+	V2DriverStatusBatchEntryReasonOther          V2DriverStatusBatchEntryReason = "other"
+	V2DriverStatusBatchEntryReasonPositionFilled V2DriverStatusBatchEntryReason = "position_filled"
+	V2DriverStatusBatchEntryReasonPsp            V2DriverStatusBatchEntryReason = "psp"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusBatchEntryReason enum.
+func (e V2DriverStatusBatchEntryReason) Valid() bool {
+	switch e {
+	case V2DriverStatusBatchEntryReasonClearinghouse:
+		return true
+	case V2DriverStatusBatchEntryReasonDrivingRecord:
+		return true
+	case V2DriverStatusBatchEntryReasonEndorsements:
+		return true
+	case V2DriverStatusBatchEntryReasonExperience:
+		return true
+	case V2DriverStatusBatchEntryReasonLicense:
+		return true
+	case V2DriverStatusBatchEntryReasonLocation:
+		return true
+	case V2DriverStatusBatchEntryReasonNoResponse:
+		return true
+	case V2DriverStatusBatchEntryReasonOther:
+		return true
+	case V2DriverStatusBatchEntryReasonPositionFilled:
+		return true
+	case V2DriverStatusBatchEntryReasonPsp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverStatusBatchEntryStatus.
+const (
+	V2DriverStatusBatchEntryStatusContacted    V2DriverStatusBatchEntryStatus = "contacted"
+	V2DriverStatusBatchEntryStatusHired        V2DriverStatusBatchEntryStatus = "hired"
+	V2DriverStatusBatchEntryStatusInterviewing V2DriverStatusBatchEntryStatus = "interviewing"
+	V2DriverStatusBatchEntryStatusNew          V2DriverStatusBatchEntryStatus = "new"
+	V2DriverStatusBatchEntryStatusOffered      V2DriverStatusBatchEntryStatus = "offered"
+	V2DriverStatusBatchEntryStatusRejected     V2DriverStatusBatchEntryStatus = "rejected"
+	V2DriverStatusBatchEntryStatusReviewing    V2DriverStatusBatchEntryStatus = "reviewing"
+	V2DriverStatusBatchEntryStatusWithdrawn    V2DriverStatusBatchEntryStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverStatusBatchEntryStatus enum.
+func (e V2DriverStatusBatchEntryStatus) Valid() bool {
+	switch e {
+	case V2DriverStatusBatchEntryStatusContacted:
+		return true
+	case V2DriverStatusBatchEntryStatusHired:
+		return true
+	case V2DriverStatusBatchEntryStatusInterviewing:
+		return true
+	case V2DriverStatusBatchEntryStatusNew:
+		return true
+	case V2DriverStatusBatchEntryStatusOffered:
+		return true
+	case V2DriverStatusBatchEntryStatusRejected:
+		return true
+	case V2DriverStatusBatchEntryStatusReviewing:
+		return true
+	case V2DriverStatusBatchEntryStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V2DriverStatusEntryReason.
 const (
 	V2DriverStatusEntryReasonClearinghouse  V2DriverStatusEntryReason = "clearinghouse"
@@ -1024,6 +1102,57 @@ type V2DriverStatusReason string
 // withdrawn.
 type V2DriverStatusStatus string
 
+// V2DriverStatusBatchEntry DriverStatusBatchEntry is one driver's status in a batch: the driver by
+// driverId or by email (one of the two), and the status as a PUT sends it.
+type V2DriverStatusBatchEntry struct {
+	// ChangedAt RFC 3339; default now.
+	ChangedAt *string `json:"changedAt,omitempty"`
+
+	// DriverId The driver id, as sent (a JSON number or a string of digits).
+	DriverId *string `json:"driverId,omitempty"`
+
+	// Email The driver's e-mail, matched in any case among the account's applicants.
+	Email *string `json:"email,omitempty"`
+
+	// Note Plain text, at most 1,000 characters; null for none.
+	Note *string `json:"note,omitempty"`
+
+	// Reason With rejected only; null for none.
+	Reason *V2DriverStatusBatchEntryReason `json:"reason,omitempty"`
+
+	// Status new, reviewing, contacted, interviewing, offered, hired, rejected or
+	// withdrawn.
+	Status V2DriverStatusBatchEntryStatus `json:"status"`
+}
+
+// V2DriverStatusBatchEntryReason With rejected only; null for none.
+type V2DriverStatusBatchEntryReason string
+
+// V2DriverStatusBatchEntryStatus new, reviewing, contacted, interviewing, offered, hired, rejected or
+// withdrawn.
+type V2DriverStatusBatchEntryStatus string
+
+// V2DriverStatusBatchError DriverStatusBatchError is one problem of a batch entry.
+type V2DriverStatusBatchError struct {
+	// DriverId The driver id the entry named or was matched to; null when none.
+	DriverId *int64 `json:"driverId"`
+
+	// Email The e-mail the entry named; null when none.
+	Email *string `json:"email"`
+
+	// Field The field at fault; null when the entry as a whole is.
+	Field *string `json:"field"`
+
+	// Index The entry's index in the batch, from 0.
+	Index int32 `json:"index"`
+
+	// Message The rule, in words.
+	Message string `json:"message"`
+
+	// Value The value sent; null when none.
+	Value *string `json:"value"`
+}
+
 // V2DriverStatusEntry DriverStatusEntry is an earlier status of a driver.
 type V2DriverStatusEntry struct {
 	// ChangedAt When it was set: UTC with six fractional digits and Z.
@@ -1552,6 +1681,32 @@ type V2SetDriverStatusResponse struct {
 	Stale bool `json:"stale"`
 }
 
+// V2SetDriverStatusesRequest SetDriverStatusesRequest is a batch of statuses: {"statuses": [...]},
+// read strictly.
+type V2SetDriverStatusesRequest struct {
+	// Statuses At most 1,000 entries, one per driver.
+	Statuses []V2DriverStatusBatchEntry `json:"statuses"`
+}
+
+// V2SetDriverStatusesResponse SetDriverStatusesResponse counts what the batch did and names each
+// problem of the entries not applied.
+type V2SetDriverStatusesResponse struct {
+	// ErrorMessages One per problem of the entries not applied, in entry order.
+	ErrorMessages []V2DriverStatusBatchError `json:"errorMessages"`
+
+	// Errors Entries not applied.
+	Errors int32 `json:"errors"`
+
+	// Stale Entries older than the stored status, which changed nothing.
+	Stale int32 `json:"stale"`
+
+	// Unchanged Entries that said what was stored already.
+	Unchanged int32 `json:"unchanged"`
+
+	// Updated Entries whose status changed.
+	Updated int32 `json:"updated"`
+}
+
 // V2TestWebhookEvent TestWebhookEvent names a webhook.test event.
 type V2TestWebhookEvent struct {
 	// EventId The event id (evt_...), the delivery's webhook-id.
@@ -1892,6 +2047,9 @@ type WebhookServiceListWebhookDeliveriesParams struct {
 	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// DriverServiceSetDriverStatusesJSONRequestBody defines body for DriverServiceSetDriverStatuses for application/json ContentType.
+type DriverServiceSetDriverStatusesJSONRequestBody = V2SetDriverStatusesRequest
+
 // DriverServiceSetDriverStatusJSONRequestBody defines body for DriverServiceSetDriverStatus for application/json ContentType.
 type DriverServiceSetDriverStatusJSONRequestBody = V2DriverStatusInput
 
@@ -1995,6 +2153,24 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// DriverServiceSetDriverStatusesWithBody SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+	// id or by e-mail (JSON only): the valid entries are applied in one
+	// transaction, the invalid ones reported, like a jobs post.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+	DriverServiceSetDriverStatusesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DriverServiceSetDriverStatuses SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+	// id or by e-mail (JSON only): the valid entries are applied in one
+	// transaction, the invalid ones reported, like a jobs post.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+	DriverServiceSetDriverStatuses(ctx context.Context, body DriverServiceSetDriverStatusesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DriverServiceListDrivers ListDrivers returns one page of the account's applicants, filtered and sorted.
 	//
@@ -2294,6 +2470,44 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v2.0/webhooks/{id}/test (the `WebhookServiceTestWebhook` operationId).
 	WebhookServiceTestWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// DriverServiceSetDriverStatusesWithBody SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+// id or by e-mail (JSON only): the valid entries are applied in one
+// transaction, the invalid ones reported, like a jobs post.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+func (c *Client) DriverServiceSetDriverStatusesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceSetDriverStatusesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DriverServiceSetDriverStatuses SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+// id or by e-mail (JSON only): the valid entries are applied in one
+// transaction, the invalid ones reported, like a jobs post.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+func (c *Client) DriverServiceSetDriverStatuses(ctx context.Context, body DriverServiceSetDriverStatusesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceSetDriverStatusesRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // DriverServiceListDrivers ListDrivers returns one page of the account's applicants, filtered and sorted.
@@ -3023,6 +3237,46 @@ func (c *Client) WebhookServiceTestWebhook(ctx context.Context, id string, reqEd
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewDriverServiceSetDriverStatusesRequest calls the generic DriverServiceSetDriverStatuses builder with application/json body
+func NewDriverServiceSetDriverStatusesRequest(server string, body DriverServiceSetDriverStatusesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDriverServiceSetDriverStatusesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDriverServiceSetDriverStatusesRequestWithBody constructs an http.Request for the DriverServiceSetDriverStatuses method, with any body, and a specified content type
+func NewDriverServiceSetDriverStatusesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v2.0/driver-statuses")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewDriverServiceListDriversRequest constructs an http.Request for the DriverServiceListDrivers method
@@ -4839,6 +5093,24 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// DriverServiceSetDriverStatusesWithBodyWithResponse SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+	// id or by e-mail (JSON only): the valid entries are applied in one
+	// transaction, the invalid ones reported, like a jobs post.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+	DriverServiceSetDriverStatusesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusesResponse, error)
+
+	// DriverServiceSetDriverStatusesWithResponse SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+	// id or by e-mail (JSON only): the valid entries are applied in one
+	// transaction, the invalid ones reported, like a jobs post.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+	DriverServiceSetDriverStatusesWithResponse(ctx context.Context, body DriverServiceSetDriverStatusesJSONRequestBody, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusesResponse, error)
+
 	// DriverServiceListDriversWithResponse ListDrivers returns one page of the account's applicants, filtered and sorted.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5183,6 +5455,110 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v2.0/webhooks/{id}/test (the `WebhookServiceTestWebhook` operationId).
 	WebhookServiceTestWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*WebhookServiceTestWebhookResponse, error)
+}
+
+type DriverServiceSetDriverStatusesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V2SetDriverStatusesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *V2ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *V2ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *V2ErrorResponse
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *V2ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *V2ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *V2ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *V2ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *V2ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *V2ErrorResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON200() *V2SetDriverStatusesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON400() *V2ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON401() *V2ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON404() *V2ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON405() *V2ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON408() *V2ErrorResponse {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON413() *V2ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON415() *V2ErrorResponse {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON429() *V2ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DriverServiceSetDriverStatusesResponse) GetJSON503() *V2ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DriverServiceSetDriverStatusesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DriverServiceSetDriverStatusesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DriverServiceSetDriverStatusesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DriverServiceSetDriverStatusesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // DriverServiceListDriversResponse200Headers the declared response headers of an HTTP 200 response for DriverServiceListDrivers
@@ -8672,6 +9048,36 @@ func (r WebhookServiceTestWebhookResponse) ContentType() string {
 	return ""
 }
 
+// DriverServiceSetDriverStatusesWithBodyWithResponse SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+// id or by e-mail (JSON only): the valid entries are applied in one
+// transaction, the invalid ones reported, like a jobs post.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+func (c *ClientWithResponses) DriverServiceSetDriverStatusesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusesResponse, error) {
+	rsp, err := c.DriverServiceSetDriverStatusesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDriverServiceSetDriverStatusesResponse(rsp)
+}
+
+// DriverServiceSetDriverStatusesWithResponse SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+// id or by e-mail (JSON only): the valid entries are applied in one
+// transaction, the invalid ones reported, like a jobs post.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v2.0/driver-statuses (the `DriverServiceSetDriverStatuses` operationId).
+func (c *ClientWithResponses) DriverServiceSetDriverStatusesWithResponse(ctx context.Context, body DriverServiceSetDriverStatusesJSONRequestBody, reqEditors ...RequestEditorFn) (*DriverServiceSetDriverStatusesResponse, error) {
+	rsp, err := c.DriverServiceSetDriverStatuses(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDriverServiceSetDriverStatusesResponse(rsp)
+}
+
 // DriverServiceListDriversWithResponse ListDrivers returns one page of the account's applicants, filtered and sorted.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9273,6 +9679,95 @@ func (c *ClientWithResponses) WebhookServiceTestWebhookWithResponse(ctx context.
 		return nil, err
 	}
 	return ParseWebhookServiceTestWebhookResponse(rsp)
+}
+
+// ParseDriverServiceSetDriverStatusesResponse parses an HTTP response from a DriverServiceSetDriverStatusesWithResponse call
+func ParseDriverServiceSetDriverStatusesResponse(rsp *http.Response) (*DriverServiceSetDriverStatusesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DriverServiceSetDriverStatusesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V2SetDriverStatusesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest V2ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseDriverServiceListDriversResponse parses an HTTP response from a DriverServiceListDriversWithResponse call

@@ -82,6 +82,9 @@ func CheckStatusChange(status, reason, note string, at *time.Time, now time.Time
 	return c, nil
 }
 
+// notATime is the rule a changedAt that is no time breaks.
+const notATime = "is not a time in RFC 3339 form, such as 2026-11-02T14:05:09Z"
+
 // restChangedAt reads the REST body's changedAt: nil when absent, a
 // violation when it is not an RFC 3339 time.
 func restChangedAt(text *string) (*time.Time, []call.FieldViolation) {
@@ -91,7 +94,7 @@ func restChangedAt(text *string) (*time.Time, []call.FieldViolation) {
 	t, err := time.Parse(time.RFC3339Nano, *text)
 	if err != nil {
 		return nil, []call.FieldViolation{{Field: "changedAt", Label: "changedAt",
-			Description: fmt.Sprintf("%q is not a time in RFC 3339 form, such as 2026-11-02T14:05:09Z", call.Truncate(*text, call.MaxEchoed))}}
+			Description: fmt.Sprintf("%q %s", call.Truncate(*text, call.MaxEchoed), notATime)}}
 	}
 	return &t, nil
 }

@@ -52,14 +52,6 @@ func (g *grpcDrivers) SetDriverStatus(ctx context.Context, req *jobboardv2.SetDr
 	return &jobboardv2.SetDriverStatusResponse{Status: naturalStatus(st), Stale: stale}, nil
 }
 
-// grpcStatusField names a field of a status change as SetDriverStatusRequest does.
-func grpcStatusField(f string) string {
-	if f == "changedAt" {
-		return "changed_at"
-	}
-	return f
-}
-
 // naturalStatus is a status as gRPC answers it.
 func naturalStatus(st store.DriverStatus) *jobboardv2.DriverStatus {
 	status, _ := natural.LeadStatuses.Value(string(st.Status))
@@ -83,4 +75,46 @@ func (g *grpcDrivers) DeleteDriver(ctx context.Context, req *jobboardv2.DeleteDr
 		return nil, err
 	}
 	return &jobboardv2.DeleteDriverResponse{}, nil
+}
+
+// SetDriverStatuses applies a batch of statuses under the REST batch's
+// rules, its problems named by the gRPC fields.
+func (g *grpcDrivers) SetDriverStatuses(ctx context.Context, req *jobboardv2.SetDriverStatusesRequest) (*jobboardv2.SetDriverStatusesResponse, error) {
+	entries := make([]drivers.StatusBatchEntry, len(req.GetStatuses()))
+	for i, in := range req.GetStatuses() {
+		e := drivers.StatusBatchEntry{DriverID: in.GetDriverId(), Email: in.GetEmail(),
+			Status: natural.EnumText(natural.LeadStatuses, in.GetStatus()),
+			Reason: natural.EnumText(natural.RejectionReasons, in.GetReason()), Note: in.GetNote()}
+		if ts := in.GetChangedAt(); ts != nil {
+			if err := ts.CheckValid(); err != nil {
+				e.Problems = append(e.Problems, drivers.BatchProblem{Field: "changed_at", Message: "is not a valid time: " + err.Error()})
+			} else {
+				e.ChangedAt = new(ts.AsTime())
+			}
+		}
+		entries[i] = e
+	}
+	r, err := g.core.SetStatuses(ctx, entries, time.Now(), grpcStatusField)
+	if err != nil {
+		return nil, err
+	}
+	out := &jobboardv2.SetDriverStatusesResponse{Updated: int32(r.Updated), Unchanged: int32(r.Unchanged), Stale: int32(r.Stale),
+		Errors: int32(r.Errors), ErrorMessages: make([]*jobboardv2.DriverStatusBatchError, len(r.Problems))}
+	for k, p := range r.Problems {
+		out.ErrorMessages[k] = &jobboardv2.DriverStatusBatchError{Index: int32(p.Index), DriverId: p.DriverID, Email: p.Email,
+			Field: p.Field, Value: p.Value, Message: p.Message}
+	}
+	return out, nil
+}
+
+// grpcStatusField names a field of a status change as SetDriverStatusRequest
+// and DriverStatusBatchEntry do.
+func grpcStatusField(f string) string {
+	switch f {
+	case "driverId":
+		return "driver_id"
+	case "changedAt":
+		return "changed_at"
+	}
+	return f
 }

@@ -254,3 +254,24 @@ func (t *Tx) ResetWithdrawn(ctx context.Context, accountID int64, ids []int64) (
 	}
 	return changes, nil
 }
+
+// DriversByEmail returns the account's drivers whose case-folded e-mail
+// (FoldCase) is among keys, by key, read from the e-mail index.
+func (t *Tx) DriversByEmail(ctx context.Context, accountID int64, keys []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		DriverID int64  `db:"driver_id"`
+		Key      string `db:"email_key"`
+	}
+	if err := t.tx.SelectContext(ctx, &rows, `SELECT driver_id, email_key FROM applications
+		WHERE account_id = $1 AND email_key = ANY ($2::text[])`, accountID, stringArray(keys)); err != nil {
+		return nil, fmt.Errorf("find drivers by e-mail: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Key] = r.DriverID
+	}
+	return out, nil
+}

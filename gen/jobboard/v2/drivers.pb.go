@@ -2434,6 +2434,319 @@ func (x *SubmitApplicationsResponse) GetDriverIds() []int64 {
 	return nil
 }
 
+// SetDriverStatusesRequest is a batch of statuses.
+type SetDriverStatusesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most 1,000 entries, one per driver.
+	Statuses      []*DriverStatusBatchEntry `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusesRequest) Reset() {
+	*x = SetDriverStatusesRequest{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusesRequest) ProtoMessage() {}
+
+func (x *SetDriverStatusesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusesRequest.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusesRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetDriverStatusesRequest) GetStatuses() []*DriverStatusBatchEntry {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+// DriverStatusBatchEntry is one driver's status in a batch: the driver by
+// driver_id or by email (one of the two).
+type DriverStatusBatchEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id; 0 when named by email.
+	DriverId int64 `protobuf:"varint,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// The driver's e-mail, matched in any case among the account's
+	// applicants; empty when named by id.
+	Email string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	// The status; required.
+	Status LeadStatus `protobuf:"varint,3,opt,name=status,proto3,enum=jobboard.v2.LeadStatus" json:"status,omitempty"`
+	// With LEAD_STATUS_REJECTED only.
+	Reason RejectionReason `protobuf:"varint,4,opt,name=reason,proto3,enum=jobboard.v2.RejectionReason" json:"reason,omitempty"`
+	// Plain text, at most 1,000 characters.
+	Note string `protobuf:"bytes,5,opt,name=note,proto3" json:"note,omitempty"`
+	// When the change happened; unset: now.
+	ChangedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusBatchEntry) Reset() {
+	*x = DriverStatusBatchEntry{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusBatchEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusBatchEntry) ProtoMessage() {}
+
+func (x *DriverStatusBatchEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusBatchEntry.ProtoReflect.Descriptor instead.
+func (*DriverStatusBatchEntry) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DriverStatusBatchEntry) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+func (x *DriverStatusBatchEntry) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetStatus() LeadStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeadStatus_LEAD_STATUS_UNSPECIFIED
+}
+
+func (x *DriverStatusBatchEntry) GetReason() RejectionReason {
+	if x != nil {
+		return x.Reason
+	}
+	return RejectionReason_REJECTION_REASON_UNSPECIFIED
+}
+
+func (x *DriverStatusBatchEntry) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetChangedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangedAt
+	}
+	return nil
+}
+
+// SetDriverStatusesResponse counts what the batch did and names each
+// problem of the entries not applied.
+type SetDriverStatusesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Entries whose status changed.
+	Updated int32 `protobuf:"varint,1,opt,name=updated,proto3" json:"updated,omitempty"`
+	// Entries that said what was stored already.
+	Unchanged int32 `protobuf:"varint,2,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// Entries older than the stored status, which changed nothing.
+	Stale int32 `protobuf:"varint,3,opt,name=stale,proto3" json:"stale,omitempty"`
+	// Entries not applied.
+	Errors int32 `protobuf:"varint,4,opt,name=errors,proto3" json:"errors,omitempty"`
+	// One per problem of the entries not applied, in entry order.
+	ErrorMessages []*DriverStatusBatchError `protobuf:"bytes,5,rep,name=error_messages,json=errorMessages,proto3" json:"error_messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusesResponse) Reset() {
+	*x = SetDriverStatusesResponse{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusesResponse) ProtoMessage() {}
+
+func (x *SetDriverStatusesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusesResponse.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusesResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SetDriverStatusesResponse) GetUpdated() int32 {
+	if x != nil {
+		return x.Updated
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetUnchanged() int32 {
+	if x != nil {
+		return x.Unchanged
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetStale() int32 {
+	if x != nil {
+		return x.Stale
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetErrors() int32 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetErrorMessages() []*DriverStatusBatchError {
+	if x != nil {
+		return x.ErrorMessages
+	}
+	return nil
+}
+
+// DriverStatusBatchError is one problem of a batch entry.
+type DriverStatusBatchError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry's index in the batch, from 0.
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// The driver id the entry named or was matched to; 0 when none.
+	DriverId int64 `protobuf:"varint,2,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// The e-mail the entry named; empty when none.
+	Email string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	// The field at fault; empty when the entry as a whole is.
+	Field string `protobuf:"bytes,4,opt,name=field,proto3" json:"field,omitempty"`
+	// The value sent.
+	Value string `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
+	// The rule, in words.
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusBatchError) Reset() {
+	*x = DriverStatusBatchError{}
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusBatchError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusBatchError) ProtoMessage() {}
+
+func (x *DriverStatusBatchError) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_v2_drivers_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusBatchError.ProtoReflect.Descriptor instead.
+func (*DriverStatusBatchError) Descriptor() ([]byte, []int) {
+	return file_jobboard_v2_drivers_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DriverStatusBatchError) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *DriverStatusBatchError) GetDriverId() int64 {
+	if x != nil {
+		return x.DriverId
+	}
+	return 0
+}
+
+func (x *DriverStatusBatchError) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchError) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchError) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_jobboard_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_v2_drivers_proto_rawDesc = "" +
@@ -2684,7 +2997,30 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\fapplications\x18\x02 \x03(\v2\x1e.jobboard.v2.DriverApplicationR\fapplications\";\n" +
 	"\x1aSubmitApplicationsResponse\x12\x1d\n" +
 	"\n" +
-	"driver_ids\x18\x01 \x03(\x03R\tdriverIds*\xf7\x01\n" +
+	"driver_ids\x18\x01 \x03(\x03R\tdriverIds\"[\n" +
+	"\x18SetDriverStatusesRequest\x12?\n" +
+	"\bstatuses\x18\x01 \x03(\v2#.jobboard.v2.DriverStatusBatchEntryR\bstatuses\"\x81\x02\n" +
+	"\x16DriverStatusBatchEntry\x12\x1b\n" +
+	"\tdriver_id\x18\x01 \x01(\x03R\bdriverId\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12/\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06status\x124\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x1c.jobboard.v2.RejectionReasonR\x06reason\x12\x12\n" +
+	"\x04note\x18\x05 \x01(\tR\x04note\x129\n" +
+	"\n" +
+	"changed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\xcd\x01\n" +
+	"\x19SetDriverStatusesResponse\x12\x18\n" +
+	"\aupdated\x18\x01 \x01(\x05R\aupdated\x12\x1c\n" +
+	"\tunchanged\x18\x02 \x01(\x05R\tunchanged\x12\x14\n" +
+	"\x05stale\x18\x03 \x01(\x05R\x05stale\x12\x16\n" +
+	"\x06errors\x18\x04 \x01(\x05R\x06errors\x12J\n" +
+	"\x0eerror_messages\x18\x05 \x03(\v2#.jobboard.v2.DriverStatusBatchErrorR\rerrorMessages\"\xa7\x01\n" +
+	"\x16DriverStatusBatchError\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1b\n" +
+	"\tdriver_id\x18\x02 \x01(\x03R\bdriverId\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12\x14\n" +
+	"\x05field\x18\x04 \x01(\tR\x05field\x12\x14\n" +
+	"\x05value\x18\x05 \x01(\tR\x05value\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage*\xf7\x01\n" +
 	"\n" +
 	"LeadStatus\x12\x1b\n" +
 	"\x17LEAD_STATUS_UNSPECIFIED\x10\x00\x12\x13\n" +
@@ -2721,12 +3057,13 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x11DRIVER_ORDER_NAME\x10\x02\x12\x16\n" +
 	"\x12DRIVER_ORDER_STATE\x10\x03\x12\x1c\n" +
 	"\x18DRIVER_ORDER_DRIVER_TYPE\x10\x04\x12\x15\n" +
-	"\x11DRIVER_ORDER_SENT\x10\x052\xf0\x03\n" +
+	"\x11DRIVER_ORDER_SENT\x10\x052\xe3\x04\n" +
 	"\rDriverService\x12Z\n" +
 	"\vListDrivers\x12\x1f.jobboard.v2.ListDriversRequest\x1a .jobboard.v2.ListDriversResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12T\n" +
 	"\tGetDriver\x12\x1d.jobboard.v2.GetDriverRequest\x1a\x1e.jobboard.v2.GetDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12f\n" +
 	"\x0fGetDriverStatus\x12#.jobboard.v2.GetDriverStatusRequest\x1a$.jobboard.v2.GetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12f\n" +
-	"\x0fSetDriverStatus\x12#.jobboard.v2.SetDriverStatusRequest\x1a$.jobboard.v2.SetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12]\n" +
+	"\x0fSetDriverStatus\x12#.jobboard.v2.SetDriverStatusRequest\x1a$.jobboard.v2.SetDriverStatusResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x01\x12q\n" +
+	"\x11SetDriverStatuses\x12%.jobboard.v2.SetDriverStatusesRequest\x1a&.jobboard.v2.SetDriverStatusesResponse\"\r\xea\xe0\x18\t\b\x01\x10\x80\x80\x80\x02\x18\x01\x12]\n" +
 	"\fDeleteDriver\x12 .jobboard.v2.DeleteDriverRequest\x1a!.jobboard.v2.DeleteDriverResponse\"\b\xea\xe0\x18\x04\b\x01\x18\x002\xf9\x01\n" +
 	"\x13DriverIntakeService\x12l\n" +
 	"\x11SubmitApplication\x12%.jobboard.v2.SubmitApplicationRequest\x1a&.jobboard.v2.SubmitApplicationResponse\"\b\xea\xe0\x18\x04\b\x02\x18\x01\x12t\n" +
@@ -2745,7 +3082,7 @@ func file_jobboard_v2_drivers_proto_rawDescGZIP() []byte {
 }
 
 var file_jobboard_v2_drivers_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_jobboard_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_jobboard_v2_drivers_proto_goTypes = []any{
 	(LeadStatus)(0),                    // 0: jobboard.v2.LeadStatus
 	(RejectionReason)(0),               // 1: jobboard.v2.RejectionReason
@@ -2773,64 +3110,75 @@ var file_jobboard_v2_drivers_proto_goTypes = []any{
 	(*JobApplicationInput)(nil),        // 23: jobboard.v2.JobApplicationInput
 	(*SubmitApplicationsRequest)(nil),  // 24: jobboard.v2.SubmitApplicationsRequest
 	(*SubmitApplicationsResponse)(nil), // 25: jobboard.v2.SubmitApplicationsResponse
-	(*timestamppb.Timestamp)(nil),      // 26: google.protobuf.Timestamp
-	(DriverType)(0),                    // 27: jobboard.v2.DriverType
+	(*SetDriverStatusesRequest)(nil),   // 26: jobboard.v2.SetDriverStatusesRequest
+	(*DriverStatusBatchEntry)(nil),     // 27: jobboard.v2.DriverStatusBatchEntry
+	(*SetDriverStatusesResponse)(nil),  // 28: jobboard.v2.SetDriverStatusesResponse
+	(*DriverStatusBatchError)(nil),     // 29: jobboard.v2.DriverStatusBatchError
+	(*timestamppb.Timestamp)(nil),      // 30: google.protobuf.Timestamp
+	(DriverType)(0),                    // 31: jobboard.v2.DriverType
 }
 var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	10, // 0: jobboard.v2.GetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
 	0,  // 1: jobboard.v2.SetDriverStatusRequest.status:type_name -> jobboard.v2.LeadStatus
 	1,  // 2: jobboard.v2.SetDriverStatusRequest.reason:type_name -> jobboard.v2.RejectionReason
-	26, // 3: jobboard.v2.SetDriverStatusRequest.changed_at:type_name -> google.protobuf.Timestamp
+	30, // 3: jobboard.v2.SetDriverStatusRequest.changed_at:type_name -> google.protobuf.Timestamp
 	10, // 4: jobboard.v2.SetDriverStatusResponse.status:type_name -> jobboard.v2.DriverStatus
 	0,  // 5: jobboard.v2.DriverStatus.status:type_name -> jobboard.v2.LeadStatus
 	1,  // 6: jobboard.v2.DriverStatus.reason:type_name -> jobboard.v2.RejectionReason
-	26, // 7: jobboard.v2.DriverStatus.changed_at:type_name -> google.protobuf.Timestamp
+	30, // 7: jobboard.v2.DriverStatus.changed_at:type_name -> google.protobuf.Timestamp
 	11, // 8: jobboard.v2.DriverStatus.history:type_name -> jobboard.v2.DriverStatusEntry
 	0,  // 9: jobboard.v2.DriverStatusEntry.status:type_name -> jobboard.v2.LeadStatus
 	1,  // 10: jobboard.v2.DriverStatusEntry.reason:type_name -> jobboard.v2.RejectionReason
-	26, // 11: jobboard.v2.DriverStatusEntry.changed_at:type_name -> google.protobuf.Timestamp
+	30, // 11: jobboard.v2.DriverStatusEntry.changed_at:type_name -> google.protobuf.Timestamp
 	2,  // 12: jobboard.v2.ListDriversRequest.certification:type_name -> jobboard.v2.Certification
-	27, // 13: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
-	26, // 14: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
-	26, // 15: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
+	31, // 13: jobboard.v2.ListDriversRequest.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 14: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
+	30, // 15: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
 	3,  // 16: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
 	14, // 17: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	27, // 18: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
-	26, // 19: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
-	27, // 20: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
-	26, // 21: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
+	31, // 18: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 19: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
+	31, // 20: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 21: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
 	2,  // 22: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
 	16, // 23: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
 	17, // 24: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	26, // 25: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
+	30, // 25: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
 	15, // 26: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
 	22, // 27: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	27, // 28: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
-	26, // 29: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
+	31, // 28: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 29: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
 	2,  // 30: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
 	16, // 31: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
 	23, // 32: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	26, // 33: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
+	30, // 33: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
 	22, // 34: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
-	12, // 35: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	18, // 36: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	6,  // 37: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
-	8,  // 38: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
-	4,  // 39: jobboard.v2.DriverService.DeleteDriver:input_type -> jobboard.v2.DeleteDriverRequest
-	20, // 40: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	24, // 41: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
-	13, // 42: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	19, // 43: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	7,  // 44: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
-	9,  // 45: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
-	5,  // 46: jobboard.v2.DriverService.DeleteDriver:output_type -> jobboard.v2.DeleteDriverResponse
-	21, // 47: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	25, // 48: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
-	42, // [42:49] is the sub-list for method output_type
-	35, // [35:42] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	27, // 35: jobboard.v2.SetDriverStatusesRequest.statuses:type_name -> jobboard.v2.DriverStatusBatchEntry
+	0,  // 36: jobboard.v2.DriverStatusBatchEntry.status:type_name -> jobboard.v2.LeadStatus
+	1,  // 37: jobboard.v2.DriverStatusBatchEntry.reason:type_name -> jobboard.v2.RejectionReason
+	30, // 38: jobboard.v2.DriverStatusBatchEntry.changed_at:type_name -> google.protobuf.Timestamp
+	29, // 39: jobboard.v2.SetDriverStatusesResponse.error_messages:type_name -> jobboard.v2.DriverStatusBatchError
+	12, // 40: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	18, // 41: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	6,  // 42: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
+	8,  // 43: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
+	26, // 44: jobboard.v2.DriverService.SetDriverStatuses:input_type -> jobboard.v2.SetDriverStatusesRequest
+	4,  // 45: jobboard.v2.DriverService.DeleteDriver:input_type -> jobboard.v2.DeleteDriverRequest
+	20, // 46: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	24, // 47: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	13, // 48: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	19, // 49: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	7,  // 50: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
+	9,  // 51: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
+	28, // 52: jobboard.v2.DriverService.SetDriverStatuses:output_type -> jobboard.v2.SetDriverStatusesResponse
+	5,  // 53: jobboard.v2.DriverService.DeleteDriver:output_type -> jobboard.v2.DeleteDriverResponse
+	21, // 54: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	25, // 55: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	48, // [48:56] is the sub-list for method output_type
+	40, // [40:48] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }
@@ -2851,7 +3199,7 @@ func file_jobboard_v2_drivers_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_v2_drivers_proto_rawDesc), len(file_jobboard_v2_drivers_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

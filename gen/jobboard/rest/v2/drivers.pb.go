@@ -1686,6 +1686,320 @@ func (x *DriverStatusEntry) GetChangedAt() string {
 	return ""
 }
 
+// SetDriverStatusesRequest is a batch of statuses: {"statuses": [...]},
+// read strictly.
+type SetDriverStatusesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most 1,000 entries, one per driver.
+	Statuses      []*DriverStatusBatchEntry `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusesRequest) Reset() {
+	*x = SetDriverStatusesRequest{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusesRequest) ProtoMessage() {}
+
+func (x *SetDriverStatusesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusesRequest.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusesRequest) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SetDriverStatusesRequest) GetStatuses() []*DriverStatusBatchEntry {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+// DriverStatusBatchEntry is one driver's status in a batch: the driver by
+// driverId or by email (one of the two), and the status as a PUT sends it.
+type DriverStatusBatchEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The driver id, as sent (a JSON number or a string of digits).
+	DriverId *string `protobuf:"bytes,1,opt,name=driver_id,json=driverId,proto3,oneof" json:"driver_id,omitempty"`
+	// The driver's e-mail, matched in any case among the account's applicants.
+	Email *string `protobuf:"bytes,2,opt,name=email,proto3,oneof" json:"email,omitempty"`
+	// new, reviewing, contacted, interviewing, offered, hired, rejected or
+	// withdrawn.
+	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// With rejected only; null for none.
+	Reason *string `protobuf:"bytes,4,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// Plain text, at most 1,000 characters; null for none.
+	Note *string `protobuf:"bytes,5,opt,name=note,proto3,oneof" json:"note,omitempty"`
+	// RFC 3339; default now.
+	ChangedAt     *string `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3,oneof" json:"changed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusBatchEntry) Reset() {
+	*x = DriverStatusBatchEntry{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusBatchEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusBatchEntry) ProtoMessage() {}
+
+func (x *DriverStatusBatchEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusBatchEntry.ProtoReflect.Descriptor instead.
+func (*DriverStatusBatchEntry) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DriverStatusBatchEntry) GetDriverId() string {
+	if x != nil && x.DriverId != nil {
+		return *x.DriverId
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetEmail() string {
+	if x != nil && x.Email != nil {
+		return *x.Email
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetNote() string {
+	if x != nil && x.Note != nil {
+		return *x.Note
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchEntry) GetChangedAt() string {
+	if x != nil && x.ChangedAt != nil {
+		return *x.ChangedAt
+	}
+	return ""
+}
+
+// SetDriverStatusesResponse counts what the batch did and names each
+// problem of the entries not applied.
+type SetDriverStatusesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Entries whose status changed.
+	Updated int32 `protobuf:"varint,1,opt,name=updated,proto3" json:"updated,omitempty"`
+	// Entries that said what was stored already.
+	Unchanged int32 `protobuf:"varint,2,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// Entries older than the stored status, which changed nothing.
+	Stale int32 `protobuf:"varint,3,opt,name=stale,proto3" json:"stale,omitempty"`
+	// Entries not applied.
+	Errors int32 `protobuf:"varint,4,opt,name=errors,proto3" json:"errors,omitempty"`
+	// One per problem of the entries not applied, in entry order.
+	ErrorMessages []*DriverStatusBatchError `protobuf:"bytes,5,rep,name=error_messages,json=errorMessages,proto3" json:"error_messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDriverStatusesResponse) Reset() {
+	*x = SetDriverStatusesResponse{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDriverStatusesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDriverStatusesResponse) ProtoMessage() {}
+
+func (x *SetDriverStatusesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDriverStatusesResponse.ProtoReflect.Descriptor instead.
+func (*SetDriverStatusesResponse) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SetDriverStatusesResponse) GetUpdated() int32 {
+	if x != nil {
+		return x.Updated
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetUnchanged() int32 {
+	if x != nil {
+		return x.Unchanged
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetStale() int32 {
+	if x != nil {
+		return x.Stale
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetErrors() int32 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *SetDriverStatusesResponse) GetErrorMessages() []*DriverStatusBatchError {
+	if x != nil {
+		return x.ErrorMessages
+	}
+	return nil
+}
+
+// DriverStatusBatchError is one problem of a batch entry.
+type DriverStatusBatchError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry's index in the batch, from 0.
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// The driver id the entry named or was matched to; null when none.
+	DriverId *int64 `protobuf:"varint,2,opt,name=driver_id,json=driverId,proto3,oneof" json:"driver_id,omitempty"`
+	// The e-mail the entry named; null when none.
+	Email *string `protobuf:"bytes,3,opt,name=email,proto3,oneof" json:"email,omitempty"`
+	// The field at fault; null when the entry as a whole is.
+	Field *string `protobuf:"bytes,4,opt,name=field,proto3,oneof" json:"field,omitempty"`
+	// The value sent; null when none.
+	Value *string `protobuf:"bytes,5,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	// The rule, in words.
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriverStatusBatchError) Reset() {
+	*x = DriverStatusBatchError{}
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriverStatusBatchError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriverStatusBatchError) ProtoMessage() {}
+
+func (x *DriverStatusBatchError) ProtoReflect() protoreflect.Message {
+	mi := &file_jobboard_rest_v2_drivers_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriverStatusBatchError.ProtoReflect.Descriptor instead.
+func (*DriverStatusBatchError) Descriptor() ([]byte, []int) {
+	return file_jobboard_rest_v2_drivers_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DriverStatusBatchError) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *DriverStatusBatchError) GetDriverId() int64 {
+	if x != nil && x.DriverId != nil {
+		return *x.DriverId
+	}
+	return 0
+}
+
+func (x *DriverStatusBatchError) GetEmail() string {
+	if x != nil && x.Email != nil {
+		return *x.Email
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchError) GetField() string {
+	if x != nil && x.Field != nil {
+		return *x.Field
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchError) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+func (x *DriverStatusBatchError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_jobboard_rest_v2_drivers_proto protoreflect.FileDescriptor
 
 const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
@@ -1873,7 +2187,41 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"changed_at\x18\x03 \x01(\tR\tchangedAtB\t\n" +
-	"\a_reason2\xea\x05\n" +
+	"\a_reason\"`\n" +
+	"\x18SetDriverStatusesRequest\x12D\n" +
+	"\bstatuses\x18\x01 \x03(\v2(.jobboard.rest.v2.DriverStatusBatchEntryR\bstatuses\"\x82\x02\n" +
+	"\x16DriverStatusBatchEntry\x12 \n" +
+	"\tdriver_id\x18\x01 \x01(\tH\x00R\bdriverId\x88\x01\x01\x12\x19\n" +
+	"\x05email\x18\x02 \x01(\tH\x01R\x05email\x88\x01\x01\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x1b\n" +
+	"\x06reason\x18\x04 \x01(\tH\x02R\x06reason\x88\x01\x01\x12\x17\n" +
+	"\x04note\x18\x05 \x01(\tH\x03R\x04note\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"changed_at\x18\x06 \x01(\tH\x04R\tchangedAt\x88\x01\x01B\f\n" +
+	"\n" +
+	"_driver_idB\b\n" +
+	"\x06_emailB\t\n" +
+	"\a_reasonB\a\n" +
+	"\x05_noteB\r\n" +
+	"\v_changed_at\"\xd2\x01\n" +
+	"\x19SetDriverStatusesResponse\x12\x18\n" +
+	"\aupdated\x18\x01 \x01(\x05R\aupdated\x12\x1c\n" +
+	"\tunchanged\x18\x02 \x01(\x05R\tunchanged\x12\x14\n" +
+	"\x05stale\x18\x03 \x01(\x05R\x05stale\x12\x16\n" +
+	"\x06errors\x18\x04 \x01(\x05R\x06errors\x12O\n" +
+	"\x0eerror_messages\x18\x05 \x03(\v2(.jobboard.rest.v2.DriverStatusBatchErrorR\rerrorMessages\"\xe7\x01\n" +
+	"\x16DriverStatusBatchError\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12 \n" +
+	"\tdriver_id\x18\x02 \x01(\x03H\x00R\bdriverId\x88\x01\x01\x12\x19\n" +
+	"\x05email\x18\x03 \x01(\tH\x01R\x05email\x88\x01\x01\x12\x19\n" +
+	"\x05field\x18\x04 \x01(\tH\x02R\x05field\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x05 \x01(\tH\x03R\x05value\x88\x01\x01\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessageB\f\n" +
+	"\n" +
+	"_driver_idB\b\n" +
+	"\x06_emailB\b\n" +
+	"\x06_fieldB\b\n" +
+	"\x06_value2\x88\a\n" +
 	"\rDriverService\x12\x8c\x01\n" +
 	"\vListDrivers\x12$.jobboard.rest.v2.ListDriversRequest\x1a%.jobboard.rest.v2.ListDriversResponse\"0\x8a\xe7\x18,\n" +
 	"\x03GET\x12\x1a/api/v2.0/drivers.{format}\"\adrivers@\x01\x12\x8a\x01\n" +
@@ -1882,7 +2230,9 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x0fGetDriverStatus\x12(.jobboard.rest.v2.GetDriverStatusRequest\x1a).jobboard.rest.v2.GetDriverStatusResponse\"*\x8a\xe7\x18&\n" +
 	"\x03GET\x12\x1d/api/v2.0/drivers/{id}/statusH\x01\x12\x9a\x01\n" +
 	"\x0fSetDriverStatus\x12(.jobboard.rest.v2.SetDriverStatusRequest\x1a).jobboard.rest.v2.SetDriverStatusResponse\"2\x8a\xe7\x18.\n" +
-	"\x03PUT\x12\x1d/api/v2.0/drivers/{id}/status\x1a\x06statusH\x01\x12\x8a\x01\n" +
+	"\x03PUT\x12\x1d/api/v2.0/drivers/{id}/status\x1a\x06statusH\x01\x12\x9b\x01\n" +
+	"\x11SetDriverStatuses\x12*.jobboard.rest.v2.SetDriverStatusesRequest\x1a+.jobboard.rest.v2.SetDriverStatusesResponse\"-\x8a\xe7\x18)\n" +
+	"\x04POST\x12\x19/api/v2.0/driver-statuses\x1a\x01*P\x80\x80\x80\x02\x12\x8a\x01\n" +
 	"\fDeleteDriver\x12%.jobboard.rest.v2.DeleteDriverRequest\x1a&.jobboard.rest.v2.DeleteDriverResponse\"+\x8a\xe7\x18'\n" +
 	"\x06DELETE\x12\x16/api/v2.0/drivers/{id}(\xcc\x018\x01H\x01B;Z9github.com/truckjobs/jobboard/gen/jobboard/rest/v2;restv2b\x06proto3"
 
@@ -1898,26 +2248,30 @@ func file_jobboard_rest_v2_drivers_proto_rawDescGZIP() []byte {
 	return file_jobboard_rest_v2_drivers_proto_rawDescData
 }
 
-var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_jobboard_rest_v2_drivers_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_jobboard_rest_v2_drivers_proto_goTypes = []any{
-	(*DeleteDriverRequest)(nil),     // 0: jobboard.rest.v2.DeleteDriverRequest
-	(*DeleteDriverResponse)(nil),    // 1: jobboard.rest.v2.DeleteDriverResponse
-	(*ListDriversRequest)(nil),      // 2: jobboard.rest.v2.ListDriversRequest
-	(*ListDriversResponse)(nil),     // 3: jobboard.rest.v2.ListDriversResponse
-	(*DriverSummary)(nil),           // 4: jobboard.rest.v2.DriverSummary
-	(*DriverDetail)(nil),            // 5: jobboard.rest.v2.DriverDetail
-	(*Employment)(nil),              // 6: jobboard.rest.v2.Employment
-	(*JobApplication)(nil),          // 7: jobboard.rest.v2.JobApplication
-	(*GetDriverRequest)(nil),        // 8: jobboard.rest.v2.GetDriverRequest
-	(*GetDriverResponse)(nil),       // 9: jobboard.rest.v2.GetDriverResponse
-	(*DriverStatusChange)(nil),      // 10: jobboard.rest.v2.DriverStatusChange
-	(*GetDriverStatusRequest)(nil),  // 11: jobboard.rest.v2.GetDriverStatusRequest
-	(*GetDriverStatusResponse)(nil), // 12: jobboard.rest.v2.GetDriverStatusResponse
-	(*SetDriverStatusRequest)(nil),  // 13: jobboard.rest.v2.SetDriverStatusRequest
-	(*DriverStatusInput)(nil),       // 14: jobboard.rest.v2.DriverStatusInput
-	(*SetDriverStatusResponse)(nil), // 15: jobboard.rest.v2.SetDriverStatusResponse
-	(*DriverStatus)(nil),            // 16: jobboard.rest.v2.DriverStatus
-	(*DriverStatusEntry)(nil),       // 17: jobboard.rest.v2.DriverStatusEntry
+	(*DeleteDriverRequest)(nil),       // 0: jobboard.rest.v2.DeleteDriverRequest
+	(*DeleteDriverResponse)(nil),      // 1: jobboard.rest.v2.DeleteDriverResponse
+	(*ListDriversRequest)(nil),        // 2: jobboard.rest.v2.ListDriversRequest
+	(*ListDriversResponse)(nil),       // 3: jobboard.rest.v2.ListDriversResponse
+	(*DriverSummary)(nil),             // 4: jobboard.rest.v2.DriverSummary
+	(*DriverDetail)(nil),              // 5: jobboard.rest.v2.DriverDetail
+	(*Employment)(nil),                // 6: jobboard.rest.v2.Employment
+	(*JobApplication)(nil),            // 7: jobboard.rest.v2.JobApplication
+	(*GetDriverRequest)(nil),          // 8: jobboard.rest.v2.GetDriverRequest
+	(*GetDriverResponse)(nil),         // 9: jobboard.rest.v2.GetDriverResponse
+	(*DriverStatusChange)(nil),        // 10: jobboard.rest.v2.DriverStatusChange
+	(*GetDriverStatusRequest)(nil),    // 11: jobboard.rest.v2.GetDriverStatusRequest
+	(*GetDriverStatusResponse)(nil),   // 12: jobboard.rest.v2.GetDriverStatusResponse
+	(*SetDriverStatusRequest)(nil),    // 13: jobboard.rest.v2.SetDriverStatusRequest
+	(*DriverStatusInput)(nil),         // 14: jobboard.rest.v2.DriverStatusInput
+	(*SetDriverStatusResponse)(nil),   // 15: jobboard.rest.v2.SetDriverStatusResponse
+	(*DriverStatus)(nil),              // 16: jobboard.rest.v2.DriverStatus
+	(*DriverStatusEntry)(nil),         // 17: jobboard.rest.v2.DriverStatusEntry
+	(*SetDriverStatusesRequest)(nil),  // 18: jobboard.rest.v2.SetDriverStatusesRequest
+	(*DriverStatusBatchEntry)(nil),    // 19: jobboard.rest.v2.DriverStatusBatchEntry
+	(*SetDriverStatusesResponse)(nil), // 20: jobboard.rest.v2.SetDriverStatusesResponse
+	(*DriverStatusBatchError)(nil),    // 21: jobboard.rest.v2.DriverStatusBatchError
 }
 var file_jobboard_rest_v2_drivers_proto_depIdxs = []int32{
 	4,  // 0: jobboard.rest.v2.ListDriversResponse.drivers:type_name -> jobboard.rest.v2.DriverSummary
@@ -1928,21 +2282,25 @@ var file_jobboard_rest_v2_drivers_proto_depIdxs = []int32{
 	14, // 5: jobboard.rest.v2.SetDriverStatusRequest.status:type_name -> jobboard.rest.v2.DriverStatusInput
 	16, // 6: jobboard.rest.v2.SetDriverStatusResponse.data:type_name -> jobboard.rest.v2.DriverStatus
 	17, // 7: jobboard.rest.v2.DriverStatus.history:type_name -> jobboard.rest.v2.DriverStatusEntry
-	2,  // 8: jobboard.rest.v2.DriverService.ListDrivers:input_type -> jobboard.rest.v2.ListDriversRequest
-	8,  // 9: jobboard.rest.v2.DriverService.GetDriver:input_type -> jobboard.rest.v2.GetDriverRequest
-	11, // 10: jobboard.rest.v2.DriverService.GetDriverStatus:input_type -> jobboard.rest.v2.GetDriverStatusRequest
-	13, // 11: jobboard.rest.v2.DriverService.SetDriverStatus:input_type -> jobboard.rest.v2.SetDriverStatusRequest
-	0,  // 12: jobboard.rest.v2.DriverService.DeleteDriver:input_type -> jobboard.rest.v2.DeleteDriverRequest
-	3,  // 13: jobboard.rest.v2.DriverService.ListDrivers:output_type -> jobboard.rest.v2.ListDriversResponse
-	9,  // 14: jobboard.rest.v2.DriverService.GetDriver:output_type -> jobboard.rest.v2.GetDriverResponse
-	12, // 15: jobboard.rest.v2.DriverService.GetDriverStatus:output_type -> jobboard.rest.v2.GetDriverStatusResponse
-	15, // 16: jobboard.rest.v2.DriverService.SetDriverStatus:output_type -> jobboard.rest.v2.SetDriverStatusResponse
-	1,  // 17: jobboard.rest.v2.DriverService.DeleteDriver:output_type -> jobboard.rest.v2.DeleteDriverResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	19, // 8: jobboard.rest.v2.SetDriverStatusesRequest.statuses:type_name -> jobboard.rest.v2.DriverStatusBatchEntry
+	21, // 9: jobboard.rest.v2.SetDriverStatusesResponse.error_messages:type_name -> jobboard.rest.v2.DriverStatusBatchError
+	2,  // 10: jobboard.rest.v2.DriverService.ListDrivers:input_type -> jobboard.rest.v2.ListDriversRequest
+	8,  // 11: jobboard.rest.v2.DriverService.GetDriver:input_type -> jobboard.rest.v2.GetDriverRequest
+	11, // 12: jobboard.rest.v2.DriverService.GetDriverStatus:input_type -> jobboard.rest.v2.GetDriverStatusRequest
+	13, // 13: jobboard.rest.v2.DriverService.SetDriverStatus:input_type -> jobboard.rest.v2.SetDriverStatusRequest
+	18, // 14: jobboard.rest.v2.DriverService.SetDriverStatuses:input_type -> jobboard.rest.v2.SetDriverStatusesRequest
+	0,  // 15: jobboard.rest.v2.DriverService.DeleteDriver:input_type -> jobboard.rest.v2.DeleteDriverRequest
+	3,  // 16: jobboard.rest.v2.DriverService.ListDrivers:output_type -> jobboard.rest.v2.ListDriversResponse
+	9,  // 17: jobboard.rest.v2.DriverService.GetDriver:output_type -> jobboard.rest.v2.GetDriverResponse
+	12, // 18: jobboard.rest.v2.DriverService.GetDriverStatus:output_type -> jobboard.rest.v2.GetDriverStatusResponse
+	15, // 19: jobboard.rest.v2.DriverService.SetDriverStatus:output_type -> jobboard.rest.v2.SetDriverStatusResponse
+	20, // 20: jobboard.rest.v2.DriverService.SetDriverStatuses:output_type -> jobboard.rest.v2.SetDriverStatusesResponse
+	1,  // 21: jobboard.rest.v2.DriverService.DeleteDriver:output_type -> jobboard.rest.v2.DeleteDriverResponse
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_rest_v2_drivers_proto_init() }
@@ -1958,13 +2316,15 @@ func file_jobboard_rest_v2_drivers_proto_init() {
 	file_jobboard_rest_v2_drivers_proto_msgTypes[14].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[16].OneofWrappers = []any{}
 	file_jobboard_rest_v2_drivers_proto_msgTypes[17].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[19].OneofWrappers = []any{}
+	file_jobboard_rest_v2_drivers_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobboard_rest_v2_drivers_proto_rawDesc), len(file_jobboard_rest_v2_drivers_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

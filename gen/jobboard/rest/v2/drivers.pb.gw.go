@@ -267,6 +267,33 @@ func local_request_DriverService_SetDriverStatus_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+func request_DriverService_SetDriverStatuses_0(ctx context.Context, marshaler runtime.Marshaler, client DriverServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq SetDriverStatusesRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.SetDriverStatuses(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_DriverService_SetDriverStatuses_0(ctx context.Context, marshaler runtime.Marshaler, server DriverServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq SetDriverStatusesRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.SetDriverStatuses(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_DriverService_DeleteDriver_0(ctx context.Context, marshaler runtime.Marshaler, client DriverServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq DeleteDriverRequest
@@ -432,6 +459,26 @@ func RegisterDriverServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_DriverService_SetDriverStatus_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_DriverService_SetDriverStatuses_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/jobboard.rest.v2.DriverService/SetDriverStatuses", runtime.WithHTTPPathPattern("/api/v2.0/driver-statuses"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_DriverService_SetDriverStatuses_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_DriverService_SetDriverStatuses_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodDelete, pattern_DriverService_DeleteDriver_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -594,6 +641,23 @@ func RegisterDriverServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_DriverService_SetDriverStatus_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_DriverService_SetDriverStatuses_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/jobboard.rest.v2.DriverService/SetDriverStatuses", runtime.WithHTTPPathPattern("/api/v2.0/driver-statuses"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_DriverService_SetDriverStatuses_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_DriverService_SetDriverStatuses_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodDelete, pattern_DriverService_DeleteDriver_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -651,21 +715,23 @@ func (m response_DriverService_GetDriver_1) XXX_ResponseBody() interface{} {
 }
 
 var (
-	pattern_DriverService_ListDrivers_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "v2.0", "drivers.json"}, ""))
-	pattern_DriverService_ListDrivers_1     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "v2.0", "drivers.xml"}, ""))
-	pattern_DriverService_GetDriver_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "v2.0", "drivers.json", "id"}, ""))
-	pattern_DriverService_GetDriver_1       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "v2.0", "drivers.xml", "id"}, ""))
-	pattern_DriverService_GetDriverStatus_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "v2.0", "drivers", "id", "status"}, ""))
-	pattern_DriverService_SetDriverStatus_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "v2.0", "drivers", "id", "status"}, ""))
-	pattern_DriverService_DeleteDriver_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "v2.0", "drivers", "id"}, ""))
+	pattern_DriverService_ListDrivers_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "v2.0", "drivers.json"}, ""))
+	pattern_DriverService_ListDrivers_1       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "v2.0", "drivers.xml"}, ""))
+	pattern_DriverService_GetDriver_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "v2.0", "drivers.json", "id"}, ""))
+	pattern_DriverService_GetDriver_1         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "v2.0", "drivers.xml", "id"}, ""))
+	pattern_DriverService_GetDriverStatus_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "v2.0", "drivers", "id", "status"}, ""))
+	pattern_DriverService_SetDriverStatus_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "v2.0", "drivers", "id", "status"}, ""))
+	pattern_DriverService_SetDriverStatuses_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "v2.0", "driver-statuses"}, ""))
+	pattern_DriverService_DeleteDriver_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "v2.0", "drivers", "id"}, ""))
 )
 
 var (
-	forward_DriverService_ListDrivers_0     = runtime.ForwardResponseMessage
-	forward_DriverService_ListDrivers_1     = runtime.ForwardResponseMessage
-	forward_DriverService_GetDriver_0       = runtime.ForwardResponseMessage
-	forward_DriverService_GetDriver_1       = runtime.ForwardResponseMessage
-	forward_DriverService_GetDriverStatus_0 = runtime.ForwardResponseMessage
-	forward_DriverService_SetDriverStatus_0 = runtime.ForwardResponseMessage
-	forward_DriverService_DeleteDriver_0    = runtime.ForwardResponseMessage
+	forward_DriverService_ListDrivers_0       = runtime.ForwardResponseMessage
+	forward_DriverService_ListDrivers_1       = runtime.ForwardResponseMessage
+	forward_DriverService_GetDriver_0         = runtime.ForwardResponseMessage
+	forward_DriverService_GetDriver_1         = runtime.ForwardResponseMessage
+	forward_DriverService_GetDriverStatus_0   = runtime.ForwardResponseMessage
+	forward_DriverService_SetDriverStatus_0   = runtime.ForwardResponseMessage
+	forward_DriverService_SetDriverStatuses_0 = runtime.ForwardResponseMessage
+	forward_DriverService_DeleteDriver_0      = runtime.ForwardResponseMessage
 )

@@ -27,11 +27,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	DriverService_ListDrivers_FullMethodName     = "/jobboard.rest.v2.DriverService/ListDrivers"
-	DriverService_GetDriver_FullMethodName       = "/jobboard.rest.v2.DriverService/GetDriver"
-	DriverService_GetDriverStatus_FullMethodName = "/jobboard.rest.v2.DriverService/GetDriverStatus"
-	DriverService_SetDriverStatus_FullMethodName = "/jobboard.rest.v2.DriverService/SetDriverStatus"
-	DriverService_DeleteDriver_FullMethodName    = "/jobboard.rest.v2.DriverService/DeleteDriver"
+	DriverService_ListDrivers_FullMethodName       = "/jobboard.rest.v2.DriverService/ListDrivers"
+	DriverService_GetDriver_FullMethodName         = "/jobboard.rest.v2.DriverService/GetDriver"
+	DriverService_GetDriverStatus_FullMethodName   = "/jobboard.rest.v2.DriverService/GetDriverStatus"
+	DriverService_SetDriverStatus_FullMethodName   = "/jobboard.rest.v2.DriverService/SetDriverStatus"
+	DriverService_SetDriverStatuses_FullMethodName = "/jobboard.rest.v2.DriverService/SetDriverStatuses"
+	DriverService_DeleteDriver_FullMethodName      = "/jobboard.rest.v2.DriverService/DeleteDriver"
 )
 
 // DriverServiceClient is the client API for DriverService service.
@@ -53,6 +54,10 @@ type DriverServiceClient interface {
 	// older than the stored status changes nothing and answers it with
 	// stale true; the same status, reason and note is unchanged.
 	SetDriverStatus(ctx context.Context, in *SetDriverStatusRequest, opts ...grpc.CallOption) (*SetDriverStatusResponse, error)
+	// SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+	// id or by e-mail (JSON only): the valid entries are applied in one
+	// transaction, the invalid ones reported, like a jobs post.
+	SetDriverStatuses(ctx context.Context, in *SetDriverStatusesRequest, opts ...grpc.CallOption) (*SetDriverStatusesResponse, error)
 	// DeleteDriver erases everything the account holds about the driver
 	// (204): its application, employment history, job applications, status
 	// and history, and the account's events about the driver. Other
@@ -108,6 +113,16 @@ func (c *driverServiceClient) SetDriverStatus(ctx context.Context, in *SetDriver
 	return out, nil
 }
 
+func (c *driverServiceClient) SetDriverStatuses(ctx context.Context, in *SetDriverStatusesRequest, opts ...grpc.CallOption) (*SetDriverStatusesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetDriverStatusesResponse)
+	err := c.cc.Invoke(ctx, DriverService_SetDriverStatuses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *driverServiceClient) DeleteDriver(ctx context.Context, in *DeleteDriverRequest, opts ...grpc.CallOption) (*DeleteDriverResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteDriverResponse)
@@ -137,6 +152,10 @@ type DriverServiceServer interface {
 	// older than the stored status changes nothing and answers it with
 	// stale true; the same status, reason and note is unchanged.
 	SetDriverStatus(context.Context, *SetDriverStatusRequest) (*SetDriverStatusResponse, error)
+	// SetDriverStatuses sets the statuses of up to 1,000 drivers, named by
+	// id or by e-mail (JSON only): the valid entries are applied in one
+	// transaction, the invalid ones reported, like a jobs post.
+	SetDriverStatuses(context.Context, *SetDriverStatusesRequest) (*SetDriverStatusesResponse, error)
 	// DeleteDriver erases everything the account holds about the driver
 	// (204): its application, employment history, job applications, status
 	// and history, and the account's events about the driver. Other
@@ -163,6 +182,9 @@ func (UnimplementedDriverServiceServer) GetDriverStatus(context.Context, *GetDri
 }
 func (UnimplementedDriverServiceServer) SetDriverStatus(context.Context, *SetDriverStatusRequest) (*SetDriverStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetDriverStatus not implemented")
+}
+func (UnimplementedDriverServiceServer) SetDriverStatuses(context.Context, *SetDriverStatusesRequest) (*SetDriverStatusesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetDriverStatuses not implemented")
 }
 func (UnimplementedDriverServiceServer) DeleteDriver(context.Context, *DeleteDriverRequest) (*DeleteDriverResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteDriver not implemented")
@@ -260,6 +282,24 @@ func _DriverService_SetDriverStatus_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DriverService_SetDriverStatuses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetDriverStatusesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DriverServiceServer).SetDriverStatuses(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DriverService_SetDriverStatuses_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DriverServiceServer).SetDriverStatuses(ctx, req.(*SetDriverStatusesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _DriverService_DeleteDriver_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeleteDriverRequest)
 	if err := dec(in); err != nil {
@@ -300,6 +340,10 @@ var DriverService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetDriverStatus",
 			Handler:    _DriverService_SetDriverStatus_Handler,
+		},
+		{
+			MethodName: "SetDriverStatuses",
+			Handler:    _DriverService_SetDriverStatuses_Handler,
 		},
 		{
 			MethodName: "DeleteDriver",
