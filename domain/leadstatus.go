@@ -86,7 +86,10 @@ func (p FieldProblem) Error() string { return fmt.Sprintf("%s: %q %s", p.Field, 
 // docs/api.md at the service's time now. It returns every problem, first
 // to last field; the change is valid when there is none.
 func ReadStatusChange(status, reason, note string, changedAt *time.Time, now time.Time) (StatusChange, []FieldProblem) {
-	c := StatusChange{Status: LeadStatus(status), Reason: RejectionReason(reason), Note: note, ChangedAt: now}
+	// Times are kept to the microsecond, as the store keeps them: a replay
+	// of the same change, nanoseconds and all, then compares equal rather
+	// than older than the stored time PostgreSQL rounded.
+	c := StatusChange{Status: LeadStatus(status), Reason: RejectionReason(reason), Note: note, ChangedAt: now.UTC().Truncate(time.Microsecond)}
 	var problems []FieldProblem
 	switch {
 	case status == "":
@@ -105,7 +108,7 @@ func ReadStatusChange(status, reason, note string, changedAt *time.Time, now tim
 		problems = append(problems, p)
 	}
 	if changedAt != nil {
-		c.ChangedAt = changedAt.UTC()
+		c.ChangedAt = changedAt.UTC().Truncate(time.Microsecond)
 		if c.ChangedAt.After(now.Add(MaxStatusAhead)) {
 			problems = append(problems, FieldProblem{"changedAt", changedAt.UTC().Format(time.RFC3339),
 				fmt.Sprintf("is more than %s ahead of the service's time %s", MaxStatusAhead, now.UTC().Format(time.RFC3339))})

@@ -19,6 +19,8 @@ func TestReadStatusChange(t *testing.T) {
 		{name: "status alone, now", status: "reviewing", want: StatusChange{Status: LeadReviewing, ChangedAt: now}},
 		{name: "rejected with a reason and a note", status: "rejected", reason: "psp", note: "PSP shows\ttwo crashes\r\n",
 			changedAt: at(-time.Hour), want: StatusChange{Status: LeadRejected, Reason: "psp", Note: "PSP shows\ttwo crashes\r\n", ChangedAt: now.Add(-time.Hour)}},
+		{name: "nanoseconds kept to the microsecond", status: "hired", changedAt: at(-1500 * time.Nanosecond),
+			want: StatusChange{Status: LeadHired, ChangedAt: now.Add(-2 * time.Microsecond)}},
 		{name: "changedAt at the limit ahead", status: "hired", changedAt: at(MaxStatusAhead),
 			want: StatusChange{Status: LeadHired, ChangedAt: now.Add(MaxStatusAhead)}},
 		{name: "changedAt past the limit", status: "hired", changedAt: at(MaxStatusAhead + time.Second), problems: []string{"changedAt"}},
