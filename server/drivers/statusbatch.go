@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -70,9 +71,17 @@ func (s *Service) SetStatuses(ctx context.Context, entries []StatusBatchEntry, n
 	b := statusBatch{entries: entries, named: named, changes: make([]domain.StatusChange, len(entries)),
 		drivers: make([]int64, len(entries)), problems: make([][]BatchProblem, len(entries))}
 	b.check(now)
+	checked := b.problems
 	var results []store.StatusResult
 	var applied []int // the entry of each update
 	err = s.store.InRetriedTx(ctx, "set driver statuses", func(tx *store.Tx) error {
+		// A run after a deadlock starts from the checks alone: what the
+		// last run found of the drivers may have changed since.
+		b.problems = make([][]BatchProblem, len(checked))
+		for i := range checked {
+			b.problems[i] = slices.Clip(checked[i])
+			b.drivers[i] = entries[i].DriverID
+		}
 		if err := b.findDrivers(ctx, tx, caller.AccountID); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -87,7 +88,8 @@ func (g *grpcDrivers) SetDriverStatuses(ctx context.Context, req *jobboardv2.Set
 			Reason: natural.EnumText(natural.RejectionReasons, in.GetReason()), Note: in.GetNote()}
 		if ts := in.GetChangedAt(); ts != nil {
 			if err := ts.CheckValid(); err != nil {
-				e.Problems = append(e.Problems, drivers.BatchProblem{Field: "changed_at", Message: "is not a valid time: " + err.Error()})
+				e.Problems = append(e.Problems, drivers.BatchProblem{Field: "changed_at",
+					Value: fmt.Sprintf("seconds: %d, nanos: %d", ts.GetSeconds(), ts.GetNanos()), Message: "is not a valid time: " + err.Error()})
 			} else {
 				e.ChangedAt = new(ts.AsTime())
 			}

@@ -125,91 +125,116 @@ func (t *Tx) SetDriverStatuses(ctx context.Context, accountID int64, updates []S
 		return nil, err
 	}
 	results := make([]StatusResult, len(updates))
-	var apply []StatusUpdate
+	var apply, retime []StatusUpdate
 	for i, u := range updates {
 		c, found := current[u.DriverID]
 		switch {
 		case !found:
 			results[i] = StatusResult{Outcome: StatusNoDriver}
-		case u.ChangedAt.Before(c.ChangedAt):
-			results[i] = StatusResult{Outcome: StatusStale, Stored: c}
-		case u.SameAs(c):
-			results[i] = StatusResult{Outcome: StatusUnchanged, Stored: c}
+		case c.set && u.ChangedAt.Before(c.ChangedAt):
+			results[i] = StatusResult{Outcome: StatusStale, Stored: c.StatusChange}
+		case u.SameAs(c.StatusChange):
+			// Said again later, the status is as new as the latest saying
+			// of it: replays of reviewing at 1, contacted at 2 and
+			// reviewing at 3, in the order 1, 3, 2, must end reviewing.
+			stored := c.StatusChange
+			if u.ChangedAt.After(c.ChangedAt) {
+				stored.ChangedAt = u.ChangedAt
+				retime = append(retime, StatusUpdate{DriverID: u.DriverID, StatusChange: stored})
+			}
+			results[i] = StatusResult{Outcome: StatusUnchanged, Stored: stored}
 		default:
 			results[i] = StatusResult{Outcome: StatusApplied, Stored: u.StatusChange, Previous: c.Status}
 			apply = append(apply, u)
 		}
 	}
-	return results, t.applyStatuses(ctx, accountID, apply)
+	return results, t.applyStatuses(ctx, accountID, apply, retime)
+}
+
+// storedStatus is a driver's status as lockStatuses read it.
+type storedStatus struct {
+	domain.StatusChange
+	// set says that the employer or a new application after withdrawn
+	// set the status at ChangedAt. Unset, it is the new of the driver's
+	// applications, dated by the newest: no change is older than that,
+	// or an employer's first change, made between two applications,
+	// would be refused as stale.
+	set bool
 }
 
 // lockStatuses locks the account's rows of the drivers ids and reads their
 // statuses, those of status only unless it is "".
-func (t *Tx) lockStatuses(ctx context.Context, accountID int64, ids []int64, status domain.LeadStatus) (map[int64]domain.StatusChange, error) {
+func (t *Tx) lockStatuses(ctx context.Context, accountID int64, ids []int64, status domain.LeadStatus) (map[int64]storedStatus, error) {
 	var rows []struct {
 		DriverID  int64     `db:"driver_id"`
 		Status    string    `db:"status"`
 		Reason    string    `db:"reason"`
 		Note      string    `db:"note"`
 		ChangedAt time.Time `db:"changed_at"`
+		Set       bool      `db:"set"`
 	}
 	// In the order of the primary key, as every writer of these rows
 	// locks them, so that two batches of the same drivers do not deadlock.
 	if err := t.tx.SelectContext(ctx, &rows, `
 		SELECT driver_id, status, coalesce(status_reason, '') AS reason, coalesce(status_note, '') AS note,
-		       coalesce(status_changed_at, sent) AS changed_at
+		       coalesce(status_changed_at, sent) AS changed_at, status_changed_at IS NOT NULL AS set
 		  FROM applications WHERE account_id = $1 AND driver_id = ANY ($2::bigint[]) AND ($3 = '' OR status = $3)
 		 ORDER BY driver_id FOR UPDATE`, accountID, pq.Array(ids), string(status)); err != nil {
 		return nil, fmt.Errorf("lock driver statuses: %w", err)
 	}
-	current := make(map[int64]domain.StatusChange, len(rows))
+	current := make(map[int64]storedStatus, len(rows))
 	for _, r := range rows {
-		current[r.DriverID] = domain.StatusChange{Status: domain.LeadStatus(r.Status), Reason: domain.RejectionReason(r.Reason),
-			Note: r.Note, ChangedAt: r.ChangedAt.UTC()}
+		current[r.DriverID] = storedStatus{StatusChange: domain.StatusChange{Status: domain.LeadStatus(r.Status),
+			Reason: domain.RejectionReason(r.Reason), Note: r.Note, ChangedAt: r.ChangedAt.UTC()}, set: r.Set}
 	}
 	return current, nil
 }
 
-// applyStatusesSQL writes new statuses, each driver once, and moves the
-// ones they replace into the history, which it first trims to one less
-// than it keeps. Every part reads the rows as they were before the
+// applyStatusesSQL writes statuses, each driver once. A change (moved)
+// moves the status it replaces into the history, which it first trims to
+// one less than it keeps; a status said again later (not moved) only takes
+// the later time. Every part reads the rows as they were before the
 // statement, so the history gets the replaced status and the trim does not
 // see the entry being added.
 const applyStatusesSQL = `
 	WITH u AS (
-		SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
-		    AS u(driver_id, status, reason, note, changed_at)),
+		SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $8::boolean[])
+		    AS u(driver_id, status, reason, note, changed_at, moved)),
 	trimmed AS (
 		DELETE FROM driver_status_history h USING (
 			SELECT driver_id, id FROM (
 				SELECT driver_id, id, row_number() OVER (PARTITION BY driver_id ORDER BY changed_at DESC, id DESC) AS n
-				  FROM driver_status_history WHERE account_id = $1 AND driver_id = ANY ($2::bigint[])) r
+				  FROM driver_status_history
+				 WHERE account_id = $1 AND driver_id = ANY (ARRAY(SELECT driver_id FROM u WHERE moved))) r
 			 WHERE r.n >= $7) old
 		 WHERE h.account_id = $1 AND h.driver_id = old.driver_id AND h.id = old.id),
 	replaced AS (
 		INSERT INTO driver_status_history (account_id, driver_id, status, reason, changed_at)
 		SELECT a.account_id, a.driver_id, a.status, a.status_reason, coalesce(a.status_changed_at, a.sent)
 		  FROM applications a JOIN u ON a.driver_id = u.driver_id
-		 WHERE a.account_id = $1)
+		 WHERE a.account_id = $1 AND u.moved)
 	UPDATE applications a
 	   SET status = u.status, status_reason = nullif(u.reason, ''), status_note = nullif(u.note, ''),
 	       status_changed_at = u.changed_at
 	  FROM u WHERE a.account_id = $1 AND a.driver_id = u.driver_id`
 
-// applyStatuses writes updates (applyStatusesSQL), whose rows the
-// transaction has locked.
-func (t *Tx) applyStatuses(ctx context.Context, accountID int64, updates []StatusUpdate) error {
+// applyStatuses writes changes and retimed statuses (applyStatusesSQL),
+// whose rows the transaction has locked, in one statement.
+func (t *Tx) applyStatuses(ctx context.Context, accountID int64, changes, retimed []StatusUpdate) error {
+	updates := append(slices.Clip(changes), retimed...)
 	if len(updates) == 0 {
 		return nil
 	}
 	n := len(updates)
 	ids, statuses, reasons, notes, times := make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	moved := make([]bool, n)
 	for i, u := range updates {
 		ids[i], statuses[i], reasons[i], notes[i] = u.DriverID, string(u.Status), string(u.Reason), u.Note
 		times[i] = u.ChangedAt.UTC().Format(time.RFC3339Nano)
+		moved[i] = i < len(changes)
 	}
 	if _, err := t.tx.ExecContext(ctx, applyStatusesSQL, accountID, pq.Array(ids), stringArray(statuses),
-		stringArray(reasons), stringArray(notes), stringArray(times), StatusHistoryKept); err != nil {
+		stringArray(reasons), stringArray(notes), stringArray(times), StatusHistoryKept, boolArray(moved)); err != nil {
 		return fmt.Errorf("set driver statuses: %w", err)
 	}
 	return nil
@@ -224,7 +249,8 @@ type StatusChanged struct {
 }
 
 // ResetWithdrawn turns the status of those of the account's drivers ids
-// that have withdrawn into new, dated by the database's clock: a new
+// that have withdrawn into new, dated by the database's clock (or just
+// after the withdrawal, when that is not earlier): a new
 // application from a driver who withdrew is a new lead. It returns the
 // changes, by driver id. The clock is read only when some driver had
 // withdrawn, so an intake of drivers who did not runs one statement here.
@@ -241,11 +267,18 @@ func (t *Tx) ResetWithdrawn(ctx context.Context, accountID int64, ids []int64) (
 		return nil, err
 	}
 	updates := make([]StatusUpdate, 0, len(withdrawn))
-	for id := range withdrawn {
-		updates = append(updates, StatusUpdate{DriverID: id, StatusChange: domain.StatusChange{Status: domain.LeadNew, ChangedAt: now.UTC()}})
+	for id, w := range withdrawn {
+		// Always after the withdrawal (which may be a few minutes ahead of
+		// this clock): at or before it, a replay of the withdrawal would
+		// not be stale and would undo the reset.
+		at := now.UTC().Truncate(time.Microsecond)
+		if !w.ChangedAt.Before(at) {
+			at = w.ChangedAt.Add(time.Microsecond)
+		}
+		updates = append(updates, StatusUpdate{DriverID: id, StatusChange: domain.StatusChange{Status: domain.LeadNew, ChangedAt: at}})
 	}
 	slices.SortFunc(updates, func(a, b StatusUpdate) int { return cmp.Compare(a.DriverID, b.DriverID) })
-	if err := t.applyStatuses(ctx, accountID, updates); err != nil {
+	if err := t.applyStatuses(ctx, accountID, updates, nil); err != nil {
 		return nil, err
 	}
 	changes := make([]StatusChanged, len(updates))

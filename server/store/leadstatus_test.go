@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -102,7 +103,8 @@ func TestDriverStatusRules(t *testing.T) {
 	if got.StatusChange != want {
 		t.Errorf("status %+v, want %+v", got.StatusChange, want)
 	}
-	wantHistory := []store.StatusEntry{{Status: domain.LeadReviewing, ChangedAt: t1}, {Status: domain.LeadNew, ChangedAt: first.ChangedAt}}
+	// reviewing said again at t2 took that time.
+	wantHistory := []store.StatusEntry{{Status: domain.LeadReviewing, ChangedAt: t2}, {Status: domain.LeadNew, ChangedAt: first.ChangedAt}}
 	if len(got.History) != 2 || got.History[0] != wantHistory[0] || got.History[1] != wantHistory[1] {
 		t.Errorf("history %+v, want %+v", got.History, wantHistory)
 	}
@@ -227,5 +229,95 @@ func TestWithdrawnDriverAppliesAgain(t *testing.T) {
 	}
 	if len(got.History) == 0 || got.History[0] != (store.StatusEntry{Status: domain.LeadWithdrawn, ChangedAt: withdrew}) {
 		t.Errorf("history %+v, want withdrawn at %s first", got.History, withdrew)
+	}
+}
+
+// TestDriverStatusSaidAgainConverges: a status said again later takes the
+// later time, so replays of reviewing, contacted and reviewing again end
+// reviewing in every order.
+func TestDriverStatusSaidAgainConverges(t *testing.T) {
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
+	base := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
+	changes := func(driver int64) []store.StatusUpdate {
+		return []store.StatusUpdate{
+			update(driver, domain.LeadReviewing, "", "", base),
+			update(driver, domain.LeadContacted, "", "", base.Add(time.Minute)),
+			update(driver, domain.LeadReviewing, "", "", base.Add(2*time.Minute)),
+		}
+	}
+	for k, order := range [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+		driver := oneDriver(t, s, a, uint64(200+k), fmt.Sprintf("again%d.", k))
+		for _, i := range order {
+			setStatuses(t, s, a, changes(driver)[i])
+		}
+		got := statusOf(t, s, a, driver)
+		if got.Status != domain.LeadReviewing || !got.ChangedAt.Equal(base.Add(2*time.Minute)) {
+			t.Errorf("order %v: %+v, want reviewing at %s", order, got.StatusChange, base.Add(2*time.Minute))
+		}
+	}
+}
+
+// TestDriverStatusFirstChangeNeverStale: the new of a driver's
+// applications is shown dated by the newest one, yet an employer's first
+// change dated before that application still applies.
+func TestDriverStatusFirstChangeNeverStale(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
+	first := demo.Applications(a, 1, 9, time.Now().Add(-48*time.Hour), nil, "first.")
+	if err := saveApplications(ctx, s, first); err != nil {
+		t.Fatal(err)
+	}
+	later := changed(first, 24*time.Hour, 1)
+	if err := saveApplications(ctx, s, later); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
+		t.Fatal(err)
+	}
+	between := later[0].Sent.Add(-time.Hour).UTC().Truncate(time.Microsecond)
+	if r := setStatuses(t, s, a, update(driver, domain.LeadContacted, "", "", between)); r[0].Outcome != store.StatusApplied {
+		t.Fatalf("a first change before the newest application: outcome %d, want applied", r[0].Outcome)
+	}
+	if r := setStatuses(t, s, a, update(driver, domain.LeadHired, "", "", between.Add(-time.Minute))); r[0].Outcome != store.StatusStale {
+		t.Errorf("a change older than the employer's: outcome %d, want stale", r[0].Outcome)
+	}
+}
+
+// TestWithdrawalAheadOfTheClock: a withdrawal dated a few minutes ahead,
+// then a new application: the new status is not dated before the
+// withdrawal, so a replay of the withdrawal is stale.
+func TestWithdrawalAheadOfTheClock(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	a := storetest.NewAccount(t, s, "A").AccountID
+	apps := demo.Applications(a, 1, 11, time.Now().Add(-time.Hour), nil, "ahead.")
+	if err := saveApplications(ctx, s, apps); err != nil {
+		t.Fatal(err)
+	}
+	var driver int64
+	if err := s.DB().GetContext(ctx, &driver, `SELECT driver_id FROM applications WHERE account_id = $1`, a); err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.Now().UTC().Add(3 * time.Minute).Truncate(time.Microsecond)
+	withdrawal := update(driver, domain.LeadWithdrawn, "", "", ahead)
+	setStatuses(t, s, a, withdrawal)
+	var changes []store.StatusChanged
+	if err := s.InRetriedTx(ctx, "save", func(tx *store.Tx) error {
+		saved, err := tx.SaveApplications(ctx, changed(apps, time.Minute, 1))
+		if err == nil {
+			changes, err = tx.ResetWithdrawn(ctx, a, saved.ReceivedIDs)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || changes[0].ChangedAt.Before(ahead) {
+		t.Fatalf("reset %+v, want one dated no earlier than %s", changes, ahead)
+	}
+	if r := setStatuses(t, s, a, withdrawal); r[0].Outcome == store.StatusApplied {
+		t.Errorf("the withdrawal replayed undid the new application's reset")
 	}
 }
