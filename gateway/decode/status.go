@@ -6,6 +6,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
+	"github.com/truckjobs/jobboard/internal/rules"
 )
 
 // A status body is read strictly, like a webhook's: a misspelt "reson"
@@ -21,23 +22,40 @@ const StatusShape = `the body must be a JSON object: {"status": "...", "reason":
 // service's rules to name.
 func jsonStatus(dec *jsontext.Decoder, m *restv2.DriverStatusInput) error {
 	return jsonObject(dec, StatusShape, statusKeys, "", func(name string) error {
-		if name != "status" && dec.PeekKind() == 'n' {
-			_, err := dec.ReadToken()
-			return err
-		}
-		v, err := jsonText(dec, name)
-		switch name {
-		case "status":
-			m.Status = v
-		case "reason":
-			m.Reason = &v
-		case "note":
-			m.Note = &v
-		case "changedAt":
-			m.ChangedAt = &v
-		}
+		v, err := statusMember(dec, name, name)
+		putStatusMember(name, v, &m.Status, &m.Reason, &m.Note, &m.ChangedAt)
 		return err
 	})
+}
+
+// statusMember reads the member name of a status, or of a batch entry, as
+// text; field names it in a refusal. null is nil, as absent (but for
+// status, which must be text), and a driverId may be a JSON number.
+func statusMember(dec *jsontext.Decoder, name, field string) (*string, error) {
+	switch {
+	case name != "status" && dec.PeekKind() == 'n':
+		_, err := dec.ReadToken()
+		return nil, err
+	case name == "driverId" && dec.PeekKind() == '0':
+		v, err := dec.ReadValue()
+		return new(string(v)), err
+	}
+	v, err := jsonText(dec, field)
+	return &v, err
+}
+
+// putStatusMember stores v, the member name of a status, in its field.
+func putStatusMember(name string, v *string, status *string, reason, note, changedAt **string) {
+	switch name {
+	case "status":
+		*status = rules.OrEmpty(v)
+	case "reason":
+		*reason = v
+	case "note":
+		*note = v
+	case "changedAt":
+		*changedAt = v
+	}
 }
 
 // The members of a batch body and of its entries.
@@ -65,29 +83,14 @@ func jsonStatusBatch(dec *jsontext.Decoder, m *restv2.SetDriverStatusesRequest) 
 			prefix := fmt.Sprintf("statuses[%d].", i)
 			return jsonObject(dec, prefix[:len(prefix)-1]+`: must be an object: {"driverId" or "email", "status", ...}`,
 				statusEntryKeys, prefix, func(name string) error {
-					if name != "status" && dec.PeekKind() == 'n' {
-						_, err := dec.ReadToken()
-						return err
-					}
-					if name == "driverId" && dec.PeekKind() == '0' {
-						v, err := dec.ReadValue()
-						e.DriverId = new(string(v))
-						return err
-					}
-					v, err := jsonText(dec, prefix+name)
+					v, err := statusMember(dec, name, prefix+name)
 					switch name {
 					case "driverId":
-						e.DriverId = &v
+						e.DriverId = v
 					case "email":
-						e.Email = &v
-					case "status":
-						e.Status = v
-					case "reason":
-						e.Reason = &v
-					case "note":
-						e.Note = &v
-					case "changedAt":
-						e.ChangedAt = &v
+						e.Email = v
+					default:
+						putStatusMember(name, v, &e.Status, &e.Reason, &e.Note, &e.ChangedAt)
 					}
 					return err
 				})

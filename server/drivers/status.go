@@ -13,6 +13,7 @@ import (
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -128,20 +129,12 @@ func (s *Service) SetDriverStatus(ctx context.Context, req *restv2.SetDriverStat
 
 // RESTStatus is a status as the REST API shows it.
 func RESTStatus(st store.DriverStatus) *restv2.DriverStatus {
-	out := &restv2.DriverStatus{DriverId: st.DriverID, Status: string(st.Status), Reason: orNull(string(st.Reason)),
-		Note: orNull(st.Note), ChangedAt: st.ChangedAt.UTC().Format(call.TimeFormat),
+	out := &restv2.DriverStatus{DriverId: st.DriverID, Status: string(st.Status), Reason: natural.NonEmpty(string(st.Reason)),
+		Note: natural.NonEmpty(st.Note), ChangedAt: st.ChangedAt.UTC().Format(call.TimeFormat),
 		History: make([]*restv2.DriverStatusEntry, len(st.History))}
 	for i, h := range st.History {
-		out.History[i] = &restv2.DriverStatusEntry{Status: string(h.Status), Reason: orNull(string(h.Reason)),
+		out.History[i] = &restv2.DriverStatusEntry{Status: string(h.Status), Reason: natural.NonEmpty(string(h.Reason)),
 			ChangedAt: h.ChangedAt.UTC().Format(call.TimeFormat)}
 	}
 	return out
-}
-
-// orNull is s, or nil (null) when it is empty.
-func orNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

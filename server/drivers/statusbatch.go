@@ -11,6 +11,7 @@ import (
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/server/call"
+	"github.com/truckjobs/jobboard/server/natural"
 	"github.com/truckjobs/jobboard/server/store"
 )
 
@@ -237,8 +238,8 @@ func (s *Service) SetDriverStatuses(ctx context.Context, req *restv2.SetDriverSt
 	out := &restv2.SetDriverStatusesResponse{Updated: int32(r.Updated), Unchanged: int32(r.Unchanged), Stale: int32(r.Stale),
 		Errors: int32(r.Errors), ErrorMessages: make([]*restv2.DriverStatusBatchError, len(r.Problems))}
 	for k, p := range r.Problems {
-		e := &restv2.DriverStatusBatchError{Index: int32(p.Index), Message: p.Message, Field: orNull(p.Field), Value: orNull(p.Value),
-			Email: orNull(p.Email)}
+		e := &restv2.DriverStatusBatchError{Index: int32(p.Index), Message: p.Message, Field: natural.NonEmpty(p.Field), Value: natural.NonEmpty(p.Value),
+			Email: natural.NonEmpty(p.Email)}
 		if p.DriverID > 0 {
 			e.DriverId = new(p.DriverID)
 		}

@@ -26,7 +26,7 @@ func WebhookInput(w *jobboardv2.Webhook) *restv2.WebhookInput {
 	}
 	if a := w.GetAuth(); a != nil {
 		out.Auth = &restv2.WebhookAuthInput{Type: rulesOrEmpty(optionalLabel(WebhookAuthTypes, a.GetType())),
-			Username: nonEmpty(a.GetUsername()), Password: nonEmpty(a.GetPassword()), Token: nonEmpty(a.GetToken())}
+			Username: NonEmpty(a.GetUsername()), Password: NonEmpty(a.GetPassword()), Token: NonEmpty(a.GetToken())}
 	}
 	return out
 }
@@ -64,7 +64,8 @@ func WebhookLinks(l *restv2.WebhookLinks) *jobboardv2.WebhookLinks {
 	return &jobboardv2.WebhookLinks{Self: l.GetSelf()}
 }
 
-func nonEmpty(s string) *string {
+// NonEmpty is s, or nil (unset, null on the wire) when it is empty.
+func NonEmpty(s string) *string {
 	if s == "" {
 		return nil
 	}
