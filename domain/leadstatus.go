@@ -131,3 +131,38 @@ func checkNote(note string) (FieldProblem, bool) {
 	}
 	return FieldProblem{}, true
 }
+
+// MaxStatusFilter is the most statuses the drivers list's status filter
+// names.
+const MaxStatusFilter = 10
+
+// ReadStatusFilter reads the drivers list's status filter as sent: lead
+// statuses separated by commas, any case, spaces around each ignored, at
+// most MaxStatusFilter. It returns the distinct statuses in enum order,
+// and none when the text names every status: that filter keeps every
+// driver, and leaving it out lets the list use the counts of the others.
+func ReadStatusFilter(text string) ([]LeadStatus, *FieldProblem) {
+	words := strings.Split(text, ",")
+	if len(words) > MaxStatusFilter {
+		return nil, &FieldProblem{"status", text, fmt.Sprintf("names %d statuses; at most %d", len(words), MaxStatusFilter)}
+	}
+	named := map[LeadStatus]bool{}
+	for _, w := range words {
+		s := LeadStatus(strings.ToLower(strings.TrimSpace(w)))
+		if !slices.Contains(leadStatuses, s) {
+			return nil, &FieldProblem{"status", text, fmt.Sprintf("holds %q, which is not a status; allowed: %s, separated by commas",
+				strings.TrimSpace(w), strings.Join(Names(leadStatuses), ", "))}
+		}
+		named[s] = true
+	}
+	var out []LeadStatus
+	for _, s := range leadStatuses {
+		if named[s] {
+			out = append(out, s)
+		}
+	}
+	if len(out) == len(leadStatuses) {
+		return nil, nil
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,39 @@ func TestStatusChangeSameAs(t *testing.T) {
 		if c.SameAs(stored) {
 			t.Errorf("%+v is the same as %+v", c, stored)
 		}
+	}
+}
+
+func TestReadStatusFilter(t *testing.T) {
+	tests := []struct {
+		text    string
+		want    []LeadStatus
+		problem string // a part of the rule broken; "" for none
+	}{
+		{text: "hired", want: []LeadStatus{LeadHired}},
+		{text: " Rejected , new,REJECTED", want: []LeadStatus{LeadNew, LeadRejected}},
+		{text: "withdrawn,reviewing,contacted", want: []LeadStatus{LeadReviewing, LeadContacted, LeadWithdrawn}},
+		{text: "new,reviewing,contacted,interviewing,offered,hired,rejected,withdrawn", want: nil},
+		{text: "new,new,new,new,new,new,new,new,new,hired", want: []LeadStatus{LeadNew, LeadHired}},
+		{text: "new,new,new,new,new,new,new,new,new,new,new", problem: "names 11 statuses; at most 10"},
+		{text: "new,,hired", problem: `holds "", which is not a status`},
+		{text: "hired,", problem: `holds "", which is not a status`},
+		{text: "hired,gone", problem: `holds "gone", which is not a status; allowed: new, reviewing`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			got, problem := ReadStatusFilter(tt.text)
+			switch {
+			case tt.problem == "" && problem != nil:
+				t.Fatalf("problem %v, want none", problem)
+			case tt.problem != "" && (problem == nil || !strings.Contains(problem.Rule, tt.problem)):
+				t.Fatalf("problem %v, want one saying %q", problem, tt.problem)
+			case problem != nil && (problem.Field != "status" || problem.Value != tt.text):
+				t.Errorf("problem %+v names another field or value", problem)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("statuses %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -190,12 +191,21 @@ func TestGoldenDrivers(t *testing.T) {
 		{"driver_detail_minimal", "/api/v2.0/drivers.{fmt}/2"},
 		{"drivers_error_not_found", "/api/v2.0/drivers.{fmt}/3"},
 		{"drivers_error_param", "/api/v2.0/drivers.{fmt}?lives_within_radius=10&lives_within_zip=00000"},
+		// Beyond v2.0 (docs/api.md, Lead status): the status filter and
+		// member, driver 1 being rejected.
+		{"drivers_list_status", "/api/v2.0/drivers.{fmt}?status=rejected,hired&include=status"},
+		{"driver_detail_status", "/api/v2.0/drivers.{fmt}/2?include=Status"},
+		{"drivers_error_status", "/api/v2.0/drivers.{fmt}?status=hired,gone"},
+		{"drivers_error_include", "/api/v2.0/drivers.{fmt}/1?include=status,notes"},
 	}
 	for _, tt := range tests {
 		for _, format := range []string{"json", "xml"} {
 			t.Run(tt.name+"."+format, func(t *testing.T) {
 				a := newAPI(t)
 				seedDrivers(a)
+				if resp := a.do("PUT", "/api/v2.0/drivers/1/status", `{"status": "rejected", "reason": "psp"}`); resp.StatusCode != http.StatusOK {
+					t.Fatalf("PUT status: HTTP %d", resp.StatusCode)
+				}
 				resp := a.do("GET", strings.ReplaceAll(tt.path, "{fmt}", format), "")
 				checkGolden(t, tt.name+"."+format, resp)
 			})

@@ -200,7 +200,7 @@ func (r *clientRun) drivers() {
 	if drivers.JSON200 != nil && len(*drivers.JSON200) > 0 {
 		driverID = (*drivers.JSON200)[0].Id
 	}
-	driver, err := r.c.DriverServiceGetDriverWithResponse(r.ctx, driverID)
+	driver, err := r.c.DriverServiceGetDriverWithResponse(r.ctx, driverID, nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -225,7 +225,21 @@ func (r *clientRun) drivers() {
 		r.t.Fatal(err)
 	}
 	r.checkXML("DriverServiceListDrivers2", drivers2.StatusCode(), 200, drivers2.Body)
-	driver2, err := r.c.DriverServiceGetDriver2WithResponse(r.ctx, driverID)
+	rejected, err := r.c.DriverServiceListDriversWithResponse(r.ctx, &openapiclient.DriverServiceListDriversParams{
+		Status: new("rejected"), Include: new("status")})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.check("DriverServiceListDrivers status=rejected&include=status", rejected.StatusCode(), 200, rejected.JSON200 != nil &&
+		len(*rejected.JSON200) == 1 && (*rejected.JSON200)[0].Id == driverID && (*rejected.JSON200)[0].Status != nil &&
+		*(*rejected.JSON200)[0].Status == "rejected", rejected.Body)
+	withStatus, err := r.c.DriverServiceGetDriverWithResponse(r.ctx, driverID, &openapiclient.DriverServiceGetDriverParams{Include: new("status")})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.check("DriverServiceGetDriver include=status", withStatus.StatusCode(), 200, withStatus.JSON200 != nil &&
+		withStatus.JSON200.Status != nil && *withStatus.JSON200.Status == "rejected", withStatus.Body)
+	driver2, err := r.c.DriverServiceGetDriver2WithResponse(r.ctx, driverID, nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -255,6 +255,8 @@ func TestGoldensMatchOpenAPI(t *testing.T) {
 		"drivers_list_empty": {"get", "/api/v2.0/drivers.json"}, "drivers_list_unknown_param": {"get", "/api/v2.0/drivers.json"},
 		"driver_detail": {"get", "/api/v2.0/drivers.json/{id}"}, "driver_detail_minimal": {"get", "/api/v2.0/drivers.json/{id}"},
 		"drivers_error_not_found": {"get", "/api/v2.0/drivers.json/{id}"}, "drivers_error_param": {"get", "/api/v2.0/drivers.json"},
+		"drivers_list_status": {"get", "/api/v2.0/drivers.json"}, "driver_detail_status": {"get", "/api/v2.0/drivers.json/{id}"},
+		"drivers_error_status": {"get", "/api/v2.0/drivers.json"}, "drivers_error_include": {"get", "/api/v2.0/drivers.json/{id}"},
 	}
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil {

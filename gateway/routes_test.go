@@ -101,12 +101,12 @@ func TestRouteFacts(t *testing.T) {
 		{"GET /api/v2.0/jobs.xml/{id}", defaultLimit, deleteByID, true, ""},
 		{"DELETE /api/v2.0/jobs.json/reference", defaultLimit, deleteByReference, false, ""},
 		{"DELETE /api/v2.0/jobs.xml", defaultLimit, deleteByID, false, ""},
-		{"GET /api/v2.0/drivers.xml/{id}", defaultLimit, deleteByID, true, ""},
+		{"GET /api/v2.0/drivers.xml/{id}", defaultLimit, deleteByID, true, "include"},
 		{"POST /api/v2.0/job-imports", rules.JobImportLimit, deleteByID, false, ""},
 		{"GET /api/v2.0/job-imports/{id}", defaultLimit, deleteByID, false, ""},
 		{"GET /api/v2.0/drivers.json", defaultLimit, deleteByID, false, "certifications,driver_type,email,end_date," +
-			"first_name,has_job_apps,job_title,last_name,lives_within_radius,lives_within_zip,max,min_experience," +
-			"page,phone,sort,start_date,state"},
+			"first_name,has_job_apps,include,job_title,last_name,lives_within_radius,lives_within_zip,max,min_experience," +
+			"page,phone,sort,start_date,state,status"},
 	}
 	for _, tt := range tests {
 		r, ok := routes[tt.key]

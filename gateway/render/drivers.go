@@ -85,5 +85,14 @@ func writeDriverDetail(w wire.Writer, d *restv2.DriverDetail) {
 	}
 	w.EndList()
 	w.Bool("is_premium", d.IsPremium)
+	writeIncluded(w, d.Status)
 	w.EndObject()
+}
+
+// writeIncluded writes the members a driver has only when include= asked
+// for them, after the v2.0 members, whose order stays as it was.
+func writeIncluded(w wire.Writer, status *string) {
+	if status != nil {
+		w.String("status", *status)
+	}
 }

@@ -38,6 +38,7 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		for _, d := range m {
 			w.BeginObject("driver")
 			writeDriverSummary(w, d, d.Address2)
+			writeIncluded(w, d.Status)
 			w.EndObject()
 		}
 		w.EndList()

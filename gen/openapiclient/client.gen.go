@@ -16,6 +16,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for V2DriverDetailStatus.
+const (
+	V2DriverDetailStatusContacted    V2DriverDetailStatus = "contacted"
+	V2DriverDetailStatusHired        V2DriverDetailStatus = "hired"
+	V2DriverDetailStatusInterviewing V2DriverDetailStatus = "interviewing"
+	V2DriverDetailStatusNew          V2DriverDetailStatus = "new"
+	V2DriverDetailStatusOffered      V2DriverDetailStatus = "offered"
+	V2DriverDetailStatusRejected     V2DriverDetailStatus = "rejected"
+	V2DriverDetailStatusReviewing    V2DriverDetailStatus = "reviewing"
+	V2DriverDetailStatusWithdrawn    V2DriverDetailStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverDetailStatus enum.
+func (e V2DriverDetailStatus) Valid() bool {
+	switch e {
+	case V2DriverDetailStatusContacted:
+		return true
+	case V2DriverDetailStatusHired:
+		return true
+	case V2DriverDetailStatusInterviewing:
+		return true
+	case V2DriverDetailStatusNew:
+		return true
+	case V2DriverDetailStatusOffered:
+		return true
+	case V2DriverDetailStatusRejected:
+		return true
+	case V2DriverDetailStatusReviewing:
+		return true
+	case V2DriverDetailStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V2DriverStatusReason.
 const (
 	V2DriverStatusReasonClearinghouse  V2DriverStatusReason = "clearinghouse"
@@ -322,6 +358,42 @@ func (e V2DriverStatusInputStatus) Valid() bool {
 	case V2DriverStatusInputStatusReviewing:
 		return true
 	case V2DriverStatusInputStatusWithdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V2DriverSummaryStatus.
+const (
+	V2DriverSummaryStatusContacted    V2DriverSummaryStatus = "contacted"
+	V2DriverSummaryStatusHired        V2DriverSummaryStatus = "hired"
+	V2DriverSummaryStatusInterviewing V2DriverSummaryStatus = "interviewing"
+	V2DriverSummaryStatusNew          V2DriverSummaryStatus = "new"
+	V2DriverSummaryStatusOffered      V2DriverSummaryStatus = "offered"
+	V2DriverSummaryStatusRejected     V2DriverSummaryStatus = "rejected"
+	V2DriverSummaryStatusReviewing    V2DriverSummaryStatus = "reviewing"
+	V2DriverSummaryStatusWithdrawn    V2DriverSummaryStatus = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the V2DriverSummaryStatus enum.
+func (e V2DriverSummaryStatus) Valid() bool {
+	switch e {
+	case V2DriverSummaryStatusContacted:
+		return true
+	case V2DriverSummaryStatusHired:
+		return true
+	case V2DriverSummaryStatusInterviewing:
+		return true
+	case V2DriverSummaryStatusNew:
+		return true
+	case V2DriverSummaryStatusOffered:
+		return true
+	case V2DriverSummaryStatusRejected:
+		return true
+	case V2DriverSummaryStatusReviewing:
+		return true
+	case V2DriverSummaryStatusWithdrawn:
 		return true
 	default:
 		return false
@@ -1058,6 +1130,9 @@ type V2DriverDetail struct {
 	// State Two-letter state code.
 	State string `json:"state"`
 
+	// Status The account's lead status of the driver; shown only with include=status.
+	Status *V2DriverDetailStatus `json:"status,omitempty"`
+
 	// Teams Team preferences, as given.
 	Teams *string `json:"teams"`
 
@@ -1070,6 +1145,9 @@ type V2DriverDetail struct {
 	// Zip ZIP code.
 	Zip string `json:"zip"`
 }
+
+// V2DriverDetailStatus The account's lead status of the driver; shown only with include=status.
+type V2DriverDetailStatus string
 
 // V2DriverStatus DriverStatus is a driver's lead status in the account (docs/api.md,
 // Lead status).
@@ -1241,9 +1319,15 @@ type V2DriverSummary struct {
 	// State Two-letter state code.
 	State string `json:"state"`
 
+	// Status The account's lead status of the driver; shown only with include=status.
+	Status *V2DriverSummaryStatus `json:"status,omitempty"`
+
 	// Zip ZIP code.
 	Zip string `json:"zip"`
 }
+
+// V2DriverSummaryStatus The account's lead status of the driver; shown only with include=status.
+type V2DriverSummaryStatus string
 
 // V2Employment Employment is one past employer.
 type V2Employment struct {
@@ -1924,6 +2008,19 @@ type DriverServiceListDriversParams struct {
 
 	// Page Page number, from 1; default 1.
 	Page *string `form:"page,omitempty" json:"page,omitempty"`
+
+	// Status Lead statuses, comma-separated, at most 10: new, reviewing, contacted,
+	// interviewing, offered, hired, rejected, withdrawn.
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// Include Extra members of each driver, comma-separated: status.
+	Include *string `form:"include,omitempty" json:"include,omitempty"`
+}
+
+// DriverServiceGetDriverParams defines parameters for DriverServiceGetDriver.
+type DriverServiceGetDriverParams struct {
+	// Include Extra members of the driver, comma-separated: status.
+	Include *string `form:"include,omitempty" json:"include,omitempty"`
 }
 
 // DriverServiceListDrivers2Params defines parameters for DriverServiceListDrivers2.
@@ -1978,6 +2075,19 @@ type DriverServiceListDrivers2Params struct {
 
 	// Page Page number, from 1; default 1.
 	Page *string `form:"page,omitempty" json:"page,omitempty"`
+
+	// Status Lead statuses, comma-separated, at most 10: new, reviewing, contacted,
+	// interviewing, offered, hired, rejected, withdrawn.
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// Include Extra members of each driver, comma-separated: status.
+	Include *string `form:"include,omitempty" json:"include,omitempty"`
+}
+
+// DriverServiceGetDriver2Params defines parameters for DriverServiceGetDriver2.
+type DriverServiceGetDriver2Params struct {
+	// Include Extra members of the driver, comma-separated: status.
+	Include *string `form:"include,omitempty" json:"include,omitempty"`
 }
 
 // EventServiceListEventsParams defines parameters for EventServiceListEvents.
@@ -2180,7 +2290,7 @@ type ClientInterface interface {
 	// DriverServiceGetDriver GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	//
 	// Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-	DriverServiceGetDriver(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DriverServiceGetDriver(ctx context.Context, id int64, params *DriverServiceGetDriverParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DriverServiceListDrivers2 ListDrivers returns one page of the account's applicants, filtered and sorted.
 	//
@@ -2190,7 +2300,7 @@ type ClientInterface interface {
 	// DriverServiceGetDriver2 GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 	//
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-	DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DriverServiceGetDriver2(ctx context.Context, id int64, params *DriverServiceGetDriver2Params, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DriverServiceDeleteDriver DeleteDriver erases everything the account holds about the driver
 	// (204): its application, employment history, job applications, status
@@ -2528,8 +2638,8 @@ func (c *Client) DriverServiceListDrivers(ctx context.Context, params *DriverSer
 // DriverServiceGetDriver GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 //
 // Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-func (c *Client) DriverServiceGetDriver(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDriverServiceGetDriverRequest(c.Server, id)
+func (c *Client) DriverServiceGetDriver(ctx context.Context, id int64, params *DriverServiceGetDriverParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceGetDriverRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2558,8 +2668,8 @@ func (c *Client) DriverServiceListDrivers2(ctx context.Context, params *DriverSe
 // DriverServiceGetDriver2 GetDriver returns one applicant with the detail fields, or NOT_FOUND.
 //
 // Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-func (c *Client) DriverServiceGetDriver2(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDriverServiceGetDriver2Request(c.Server, id)
+func (c *Client) DriverServiceGetDriver2(ctx context.Context, id int64, params *DriverServiceGetDriver2Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDriverServiceGetDriver2Request(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3511,6 +3621,30 @@ func NewDriverServiceListDriversRequest(server string, params *DriverServiceList
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -3526,7 +3660,7 @@ func NewDriverServiceListDriversRequest(server string, params *DriverServiceList
 }
 
 // NewDriverServiceGetDriverRequest constructs an http.Request for the DriverServiceGetDriver method
-func NewDriverServiceGetDriverRequest(server string, id int64) (*http.Request, error) {
+func NewDriverServiceGetDriverRequest(server string, id int64, params *DriverServiceGetDriverParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3549,6 +3683,33 @@ func NewDriverServiceGetDriverRequest(server string, id int64) (*http.Request, e
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3791,6 +3952,30 @@ func NewDriverServiceListDrivers2Request(server string, params *DriverServiceLis
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -3806,7 +3991,7 @@ func NewDriverServiceListDrivers2Request(server string, params *DriverServiceLis
 }
 
 // NewDriverServiceGetDriver2Request constructs an http.Request for the DriverServiceGetDriver2 method
-func NewDriverServiceGetDriver2Request(server string, id int64) (*http.Request, error) {
+func NewDriverServiceGetDriver2Request(server string, id int64, params *DriverServiceGetDriver2Params) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3829,6 +4014,33 @@ func NewDriverServiceGetDriver2Request(server string, id int64) (*http.Request, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5123,7 +5335,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-	DriverServiceGetDriverWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error)
+	DriverServiceGetDriverWithResponse(ctx context.Context, id int64, params *DriverServiceGetDriverParams, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error)
 
 	// DriverServiceListDrivers2WithResponse ListDrivers returns one page of the account's applicants, filtered and sorted.
 	//
@@ -5137,7 +5349,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-	DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error)
+	DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, params *DriverServiceGetDriver2Params, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error)
 
 	// DriverServiceDeleteDriverWithResponse DeleteDriver erases everything the account holds about the driver
 	// (204): its application, employment history, job applications, status
@@ -9096,8 +9308,8 @@ func (c *ClientWithResponses) DriverServiceListDriversWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v2.0/drivers.json/{id} (the `DriverServiceGetDriver` operationId).
-func (c *ClientWithResponses) DriverServiceGetDriverWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error) {
-	rsp, err := c.DriverServiceGetDriver(ctx, id, reqEditors...)
+func (c *ClientWithResponses) DriverServiceGetDriverWithResponse(ctx context.Context, id int64, params *DriverServiceGetDriverParams, reqEditors ...RequestEditorFn) (*DriverServiceGetDriverResponse, error) {
+	rsp, err := c.DriverServiceGetDriver(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9122,8 +9334,8 @@ func (c *ClientWithResponses) DriverServiceListDrivers2WithResponse(ctx context.
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v2.0/drivers.xml/{id} (the `DriverServiceGetDriver2` operationId).
-func (c *ClientWithResponses) DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error) {
-	rsp, err := c.DriverServiceGetDriver2(ctx, id, reqEditors...)
+func (c *ClientWithResponses) DriverServiceGetDriver2WithResponse(ctx context.Context, id int64, params *DriverServiceGetDriver2Params, reqEditors ...RequestEditorFn) (*DriverServiceGetDriver2Response, error) {
+	rsp, err := c.DriverServiceGetDriver2(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

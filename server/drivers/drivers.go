@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 	"github.com/truckjobs/jobboard/internal/parallel"
@@ -67,6 +68,10 @@ func (s *Service) ListDrivers(ctx context.Context, req *restv2.ListDriversReques
 	if err != nil {
 		return nil, err
 	}
+	include, err := ReadInclude(req.GetInclude())
+	if err != nil {
+		return nil, err
+	}
 	items, total, err := s.store.ListDrivers(ctx, caller.AccountID, f)
 	if err != nil {
 		return nil, call.Internal(ctx, err)
@@ -79,20 +84,49 @@ func (s *Service) ListDrivers(ctx context.Context, req *restv2.ListDriversReques
 		HasNextPage: int64(f.Offset+len(items)) < total,
 	}
 	for i := range items {
-		out.Drivers[i] = Summary(&items[i])
+		out.Drivers[i] = Summary(&items[i], include)
 	}
 	return out, nil
 }
 
 // GetDriver returns one applicant of the account.
 func (s *Service) GetDriver(ctx context.Context, req *restv2.GetDriverRequest) (*restv2.GetDriverResponse, error) {
+	include, err := ReadInclude(req.GetInclude())
+	if err != nil {
+		return nil, err
+	}
 	d, err := call.AccountRecord(ctx, func() string { return fmt.Sprintf("driver %d", req.GetId()) }, func(accountID int64) (store.DriverDetail, error) {
 		return s.store.Driver(ctx, accountID, req.GetId())
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &restv2.GetDriverResponse{Driver: Detail(&d)}, nil
+	return &restv2.GetDriverResponse{Driver: Detail(&d, include)}, nil
+}
+
+// Include is what a REST answer adds to the v2.0 shape of a driver when
+// asked (include=): without it the shape is the v2.0 one, member for member.
+type Include struct {
+	// Status adds the account's lead status of the driver.
+	Status bool
+}
+
+// ReadInclude reads the include parameter: names of members separated by
+// commas, any case; "" asks for none.
+func ReadInclude(text string) (Include, error) {
+	var inc Include
+	if strings.TrimSpace(text) == "" {
+		return inc, nil
+	}
+	for _, name := range strings.Split(text, ",") {
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "status":
+			inc.Status = true
+		default:
+			return inc, badParam("include", text, fmt.Sprintf("%q is not a member to include; allowed: status", strings.TrimSpace(name)))
+		}
+	}
+	return inc, nil
 }
 
 // badParam is the INVALID_ARGUMENT for a query parameter.
@@ -123,6 +157,7 @@ func (s *Service) DriverFilter(ctx context.Context, req *restv2.ListDriversReque
 		},
 		filterMinExperience,
 		filterState,
+		filterStatus,
 		filterSort,
 		filterPaging,
 	}
@@ -263,6 +298,18 @@ func filterState(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	return nil
 }
 
+// filterStatus reads the lead statuses (domain.ReadStatusFilter).
+func filterStatus(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
+	if v := req.GetStatus(); strings.TrimSpace(v) != "" {
+		statuses, problem := domain.ReadStatusFilter(v)
+		if problem != nil {
+			return call.InvalidField(problem.Field, problem.Value, problem.Rule)
+		}
+		f.Statuses = domain.Names(statuses)
+	}
+	return nil
+}
+
 func filterSort(req *restv2.ListDriversRequest, f *store.DriverFilter) error {
 	if v := strings.TrimSpace(req.GetSort()); v != "" {
 		key, desc := strings.CutPrefix(v, "-")
@@ -307,15 +354,23 @@ func allowedExperience(y float64) bool {
 // sentFormat is RFC 3339 in UTC with a numeric offset, seconds precision.
 const sentFormat = "2006-01-02T15:04:05+00:00"
 
-func Summary(d *store.DriverListItem) *restv2.DriverSummary {
-	return &restv2.DriverSummary{
+// Summary is a listed driver as the REST list shows it, with the members
+// include asks for.
+func Summary(d *store.DriverListItem, include Include) *restv2.DriverSummary {
+	out := &restv2.DriverSummary{
 		Id: d.ID, FirstName: d.FirstName, LastName: d.LastName, Address: d.Address, Address2: d.Address2,
 		City: d.City, State: d.State, Zip: d.Zip, Email: d.Email, Phone: d.Phone, DriverType: d.DriverType,
 		Experience: d.Experience, Sent: d.Sent.UTC().Format(sentFormat), HasJobApps: d.HasJobApps,
 	}
+	if include.Status {
+		out.Status = &d.Status
+	}
+	return out
 }
 
-func Detail(d *store.DriverDetail) *restv2.DriverDetail {
+// Detail is a driver as REST shows it alone, with the members include
+// asks for.
+func Detail(d *store.DriverDetail, include Include) *restv2.DriverDetail {
 	p := &d.DriverProfile
 	b := p.DriverBasics
 	out := &restv2.DriverDetail{
@@ -353,6 +408,9 @@ func Detail(d *store.DriverDetail) *restv2.DriverDetail {
 	for i, j := range d.JobApps {
 		out.JobApplications[i] = &restv2.JobApplication{JobId: j.JobID, Title: j.Title, Reference: j.Reference,
 			IsDirectApp: j.IsDirectApp, CreatedAt: j.CreatedAt.UTC().Format(sentFormat)}
+	}
+	if include.Status {
+		out.Status = &d.Status
 	}
 	return out
 }

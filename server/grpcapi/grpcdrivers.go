@@ -84,7 +84,7 @@ func driversPage(items []store.DriverListItem, more bool) ([]*jobboardv2.DriverS
 	out := make([]*jobboardv2.DriverSummary, 0, len(items))
 	size := 0
 	for i := range items {
-		d := natural.DriverSummary(drivers.Summary(&items[i]))
+		d := natural.DriverSummary(drivers.Summary(&items[i], drivers.Include{Status: true}))
 		if size += proto.Size(d); i > 0 && size > DriversPageBytes {
 			return out, true
 		}
@@ -127,7 +127,7 @@ func (g *grpcDrivers) GetDriver(ctx context.Context, req *jobboardv2.GetDriverRe
 	if err := requiredID("id", req.GetId()); err != nil {
 		return nil, err
 	}
-	resp, err := g.core.GetDriver(ctx, &restv2.GetDriverRequest{Id: req.GetId()})
+	resp, err := g.core.GetDriver(ctx, &restv2.GetDriverRequest{Id: req.GetId(), Include: "status"})
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func (o *Outbox) driverEvents(ctx context.Context, tx *store.Tx, accountID int64
 			if !found {
 				return nil, fmt.Errorf("application event: driver %d of account %d not found after saving", id, accountID)
 			}
-			if data, err = o.renderData(drivers.Detail(&d)); err != nil {
+			if data, err = o.renderData(drivers.Detail(&d, drivers.Include{})); err != nil {
 				return nil, err
 			}
 			rendered[id] = data

@@ -42,6 +42,16 @@ func ListDriversFilter(r *jobboardv2.ListDriversRequest) *restv2.ListDriversRequ
 	if r.MinExperienceYears != nil {
 		out.MinExperience = strconv.FormatFloat(r.GetMinExperienceYears(), 'f', -1, 64)
 	}
+	if len(r.GetStatuses()) > 0 {
+		// UNSPECIFIED goes by its enum name, which the core then refuses
+		// by name rather than as an empty word.
+		out.Status = strings.Join(each(r.GetStatuses(), func(e jobboardv2.LeadStatus) string {
+			if l, ok := LeadStatuses.Label(e); ok {
+				return l
+			}
+			return e.String()
+		}), ",")
+	}
 	if o := optionalLabel(driverOrders, r.GetOrder()); o != nil || r.GetDescending() {
 		key := "id"
 		if o != nil {
@@ -66,7 +76,7 @@ func DriverSummary(d *restv2.DriverSummary) *jobboardv2.DriverSummary {
 		Id: d.GetId(), FirstName: d.GetFirstName(), LastName: d.GetLastName(), Address: d.GetAddress(),
 		Address2: d.Address2, City: d.GetCity(), State: d.GetState(), Zip: d.GetZip(), Email: d.GetEmail(),
 		Phone: d.GetPhone(), DriverType: valueOf(DriverTypes, &d.DriverType), Experience: d.GetExperience(),
-		Sent: timestamp(d.GetSent()), HasJobApps: d.GetHasJobApps(),
+		Sent: timestamp(d.GetSent()), HasJobApps: d.GetHasJobApps(), Status: valueOf(LeadStatuses, d.Status),
 	}
 }
 
@@ -84,7 +94,7 @@ func DriverDetail(d *restv2.DriverDetail) *jobboardv2.DriverDetail {
 		DateOfBirth: d.DateOfBirth, TwicCard: d.TwicCard, Accidents: d.Accidents,
 		MovingViolations: d.MovingViolations, LastLicenseSuspension: d.LastLicenseSuspension,
 		LastDui: d.LastDui, InterestedLeasePurchase: d.InterestedLeasePurchase, Teams: d.Teams,
-		TrucksOwned: d.TrucksOwned, IsPremium: d.GetIsPremium(),
+		TrucksOwned: d.TrucksOwned, IsPremium: d.GetIsPremium(), Status: valueOf(LeadStatuses, d.Status),
 	}
 	for _, e := range d.GetEmploymentHistory() {
 		out.EmploymentHistory = append(out.EmploymentHistory, &jobboardv2.Employment{Company: e.GetCompany(),
@@ -116,6 +126,7 @@ var filterFields = map[string]string{
 	"lives_within_radius": "lives_within_radius_miles",
 	"min_experience":      "min_experience_years",
 	"sort":                "order",
+	"status":              "statuses",
 }
 
 // FilterField is the gRPC field of a list parameter of the lenient form, as

@@ -20,11 +20,12 @@ import (
 // before it), so those are counted once; a write committed after the
 // snapshot (or still running) is not in the count and keeps its delta rows.
 // Rows of writes made before the triggers existed are counted as well.
-// The job titles' counts are kept apart, by migration 0018's triggers and
-// fill (jobtitlebackfill.go), and stay.
+// The job titles' and statuses' counts are kept apart, by the triggers and
+// fills of migrations 0018 (jobtitlebackfill.go) and 0034
+// (statuscountbackfill.go), and stay.
 const fillAccountCountsSQL = `
 WITH listed AS (DELETE FROM application_counts_backfill WHERE account_id = $1),
-deltas AS (DELETE FROM application_counts WHERE account_id = $1 AND dimension <> 'job_title'),
+deltas AS (DELETE FROM application_counts WHERE account_id = $1 AND dimension NOT IN ('job_title', 'status')),
 location_deltas AS (DELETE FROM application_location_counts WHERE account_id = $1),
 counted AS (
     INSERT INTO application_counts (account_id, dimension, value, n)
@@ -132,36 +133,47 @@ func fillListedAccounts(ctx context.Context, db *sqlx.DB, list, what string,
 	return true, nil
 }
 
-// fillAccountCounts fills one account's counts. It waits for a running fold
-// of the account (the folds' advisory lock): a fold commits rows it
-// computed from delta rows, which the fill must see to delete.
+// fillAccountCounts fills one account's counts.
 func fillAccountCounts(ctx context.Context, db *sqlx.DB, accountID int64) error {
+	return underFoldLock(ctx, db, accountID, "count backfill", func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, fillAccountCountsSQL, accountID); err != nil {
+			return err
+		}
+		for _, fill := range laterCountFills {
+			var exists bool
+			if err := tx.GetContext(ctx, &exists, `SELECT to_regclass($1) IS NOT NULL`, fill.table); err != nil {
+				return err
+			}
+			if !exists {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, fill.sql, accountID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// underFoldLock runs fill in a transaction of its own that first waits for
+// a running fold of the account (the folds' advisory lock): a fold commits
+// rows it computed from delta rows, which a fill must see to delete. what
+// names the fill in its errors.
+func underFoldLock(ctx context.Context, db *sqlx.DB, accountID int64, what string, fill func(*sqlx.Tx) error) error {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+		return fmt.Errorf("%s of account %d: %w", what, accountID, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // committed below when it matters
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, ($2::bigint & 2147483647)::int4)`,
 		countCompactionLock, accountID); err != nil {
-		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+		return fmt.Errorf("%s of account %d: %w", what, accountID, err)
 	}
-	if _, err := tx.ExecContext(ctx, fillAccountCountsSQL, accountID); err != nil {
-		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
-	}
-	for _, fill := range laterCountFills {
-		var exists bool
-		if err := tx.GetContext(ctx, &exists, `SELECT to_regclass($1) IS NOT NULL`, fill.table); err != nil {
-			return fmt.Errorf("count backfill of account %d: %w", accountID, err)
-		}
-		if !exists {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, fill.sql, accountID); err != nil {
-			return fmt.Errorf("count backfill of account %d: %w", accountID, err)
-		}
+	if err := fill(tx); err != nil {
+		return fmt.Errorf("%s of account %d: %w", what, accountID, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("count backfill of account %d: %w", accountID, err)
+		return fmt.Errorf("%s of account %d: %w", what, accountID, err)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // The drivers list's exact counts from application_counts (migrations
@@ -60,6 +62,10 @@ func countedAlone(accountID int64, f DriverFilter) (countedColumn, bool) {
 		return equalTo("has_job_apps", fmt.Sprint(*f.HasJobApps)), true
 	case f.MinExperience != nil && only(func(g *DriverFilter) { g.MinExperience = nil }):
 		return experienceCounted(*f.MinExperience)
+	case len(f.Statuses) > 0 && only(func(g *DriverFilter) { g.Statuses = nil }):
+		// Migration 0034's counts.
+		return countedColumn{dimension: "status", cond: "value = ANY (?::text[])",
+			args: []any{pq.StringArray(f.Statuses)}}, true
 	case f.JobTitle != "" && only(func(g *DriverFilter) { g.JobTitle = "" }):
 		// The title's distinct applicants (migration 0018), compared as
 		// job_applications.job_title_lower was written.

@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/truckjobs/jobboard/cmd/jobboard/demo"
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -44,6 +45,8 @@ func TestDriverCountsExactAfterMixedWrites(t *testing.T) {
 		func() error { return saveInBatches(ctx, s, demo.Applications(b, 80, 4, now, refs, "b."), 9) },
 		func() error { return s.SeedApplications(ctx, a, demo.Applications(a, 200, 5, now, refs, "seed.")) },
 		func() error { return deleteSome(ctx, s, a) },
+		func() error { return changeStatuses(ctx, s, a) },
+		func() error { return changeStatuses(ctx, s, b) },
 		func() error {
 			bad := demo.Applications(a, 5, 6, now, refs, "bad.")
 			bad[4].JobApps = []store.JobApplicationInput{{Reference: "NO-SUCH-JOB", CreatedAt: now}}
@@ -146,6 +149,54 @@ func deleteSome(ctx context.Context, s *store.Store, acct int64) error {
 	return nil
 }
 
+// changeStatuses moves the lead status of some of the account's drivers,
+// a few at a time, racing the intakes, deletes and folds: each move is an
+// update of applications the status counts follow.
+func changeStatuses(ctx context.Context, s *store.Store, acct int64) error {
+	statuses := domain.LeadStatuses()
+	for i := range 30 {
+		err := s.InRetriedTx(ctx, "test statuses", func(tx *store.Tx) error {
+			var ids []int64
+			if err := tx.SQL().QueryRowContext(ctx, `SELECT coalesce(array_agg(driver_id), '{}') FROM
+				(SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY random() LIMIT 5) d`,
+				acct).Scan(pq.Array(&ids)); err != nil {
+				return err
+			}
+			var updates []store.StatusUpdate
+			for j, id := range ids {
+				st := statuses[(i+j)%len(statuses)]
+				updates = append(updates, store.StatusUpdate{DriverID: id,
+					StatusChange: domain.StatusChange{Status: st, ChangedAt: time.Now().UTC().Truncate(time.Microsecond)}})
+			}
+			_, err := tx.SetDriverStatuses(ctx, acct, updates)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return nil
+}
+
+// statusChecks are lists of several statuses, and a status with a state,
+// which is counted in applications.
+func statusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
+	var state string
+	if err := s.DB().GetContext(context.Background(), &state, `SELECT coalesce(min(state), 'TX')
+		FROM applications WHERE account_id = $1`, acct); err != nil {
+		t.Fatal(err)
+	}
+	return []countCheck{
+		{"statuses new and hired", store.DriverFilter{Statuses: []string{"new", "hired"}},
+			"status = ANY ($2::text[])", pq.StringArray{"new", "hired"}},
+		{"statuses reviewing, rejected and withdrawn", store.DriverFilter{Statuses: []string{"reviewing", "rejected", "withdrawn"}},
+			"status = ANY ($2::text[])", pq.StringArray{"reviewing", "rejected", "withdrawn"}},
+		{"status new in " + state, store.DriverFilter{Statuses: []string{"new"}, State: state},
+			"status = 'new' AND state = $2", state},
+	}
+}
+
 // countCheck is a filter and the condition on applications that selects
 // the same rows, with its one argument.
 type countCheck struct {
@@ -185,6 +236,8 @@ func checkCountsExact(t *testing.T, s *store.Store, acct int64) {
 	values("driver_type", func(v string) store.DriverFilter { return store.DriverFilter{DriverType: v} })
 	values("first_name_key", func(v string) store.DriverFilter { return store.DriverFilter{FirstNameKey: v} })
 	values("last_name_key", func(v string) store.DriverFilter { return store.DriverFilter{LastNameKey: v} })
+	values("status", func(v string) store.DriverFilter { return store.DriverFilter{Statuses: []string{v}} })
+	checks = append(checks, statusChecks(t, s, acct)...)
 	checks = append(checks, dateChecks(t, s, acct)...)
 	checks = append(checks, radiusChecks(t, s, acct)...)
 	checks = append(checks, combinationChecks(t, s, acct)...)
@@ -531,7 +584,8 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 			err := errors.Join(
 				saveInBatches(wctx, s, demo.Applications(acct, 15, uint64(10*id+acct), now, refs, fmt.Sprintf("new%d.", id)), 5),
 				saveInBatches(wctx, s, changed(base[:30], time.Duration(id)*time.Hour, int(id)), 6),
-				deleteSome(wctx, s, acct))
+				deleteSome(wctx, s, acct),
+				changeStatuses(wctx, s, acct))
 			if err != nil {
 				t.Errorf("a write before the fill of account %d: %v", id, err)
 			}
@@ -551,6 +605,45 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 	var left bool
 	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_counts_backfill') IS NOT NULL`); err != nil || left {
 		t.Errorf("the list of accounts to fill is still there (%v)", err)
+	}
+}
+
+// TestStatusCountBackfill: statuses set before migration 0034 counted
+// them are counted by its fill, with the changes made between the
+// migration and the fill, and the list of accounts to fill goes.
+func TestStatusCountBackfill(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MigrateUpTo(ctx, 33); err != nil {
+		t.Fatal(err)
+	}
+	accounts := []int64{storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID}
+	now := time.Now().UTC()
+	for i, acct := range accounts {
+		if err := saveInBatches(ctx, s, demo.Applications(acct, 90, uint64(i+1), now, nil, "old."), 30); err != nil {
+			t.Fatal(err)
+		}
+		if err := changeStatuses(ctx, s, acct); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, acct := range accounts {
+		var statuses int
+		if err := s.DB().GetContext(ctx, &statuses, `SELECT count(DISTINCT status) FROM applications
+			WHERE account_id = $1`, acct); err != nil || statuses < 3 {
+			t.Fatalf("account %d holds %d statuses (%v): the test needs several", acct, statuses, err)
+		}
+		checkCountsExact(t, s, acct)
+	}
+	var left bool
+	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_status_counts_backfill') IS NOT NULL`); err != nil || left {
+		t.Errorf("the list of accounts whose statuses to count is still there (%v)", err)
 	}
 }
 

@@ -34,6 +34,9 @@ type DriverFilter struct {
 	Radius        *Radius
 	MinExperience *float64
 	State         string
+	// Statuses are lead statuses (domain.LeadStatus), distinct, in a
+	// fixed order; none is no filter.
+	Statuses      []string
 	Sort          string // id, name, state, driver_type or sent
 	Descending    bool
 	Limit, Offset int
@@ -75,6 +78,8 @@ type DriverListItem struct {
 	DriverBasics
 	Sent       time.Time `db:"sent"`
 	HasJobApps bool      `db:"has_job_apps"`
+	// Status is the account's lead status of the driver.
+	Status string `db:"status"`
 	// sortKeys are the row's values of the sort columns, as text, for
 	// CursorOf.
 	SortKey1 sql.NullString `db:"sort_key_1"`
@@ -196,6 +201,7 @@ func (f DriverFilter) where(accountID int64) (string, []any) {
 		c.addMinExperience(*f.MinExperience)
 	}
 	c.addIfSet("a.state = ?", f.State)
+	c.addStatuses(f.Statuses)
 	return strings.Join(c.conds, " AND "), c.args
 }
 
@@ -273,6 +279,19 @@ func (c *conditions) addMinExperience(m float64) {
 		c.add("a.experience_halves >= ?", int(halves))
 	default:
 		c.add("a.experience_halves >= ? AND a.experience_years >= ?", int(math.Floor(halves)), m)
+	}
+}
+
+// addStatuses keeps the applicants of any of the statuses, from
+// applications_status_idx (migration 0032): one status is one range of
+// it, in driver id order.
+func (c *conditions) addStatuses(statuses []string) {
+	switch len(statuses) {
+	case 0:
+	case 1:
+		c.add("a.status = ?", statuses[0])
+	default:
+		c.add("a.status = ANY (?::text[])", pq.StringArray(statuses))
 	}
 }
 
@@ -428,7 +447,7 @@ func sortKeyColumns(f DriverFilter) string {
 func listColumns(prefix string) string {
 	cols := []string{prefix + "driver_id AS id"}
 	for _, c := range []string{"first_name", "last_name", "address", "address2", "city", "state", "zip",
-		"email", "phone", "driver_type", "experience"} {
+		"email", "phone", "driver_type", "experience", "status"} {
 		cols = append(cols, prefix+c)
 	}
 	return strings.Join(cols, ", ")
@@ -641,6 +660,8 @@ type DriverDetail struct {
 	ID         int64     `db:"id"`
 	Sent       time.Time `db:"sent"`
 	HasJobApps bool      `db:"has_job_apps"`
+	// Status is the account's lead status of the driver.
+	Status string `db:"status"`
 	DriverProfile
 	Employment []Employment
 	JobApps    []JobApplication
@@ -707,7 +728,7 @@ func (t *Tx) DriverDetails(ctx context.Context, accountID int64, ids []int64) (m
 // employment history and job applications, in one statement for each.
 func driverDetails(ctx context.Context, q sqlx.QueryerContext, accountID int64, ids []int64) (map[int64]DriverDetail, error) {
 	var found []DriverDetail
-	if err := sqlx.SelectContext(ctx, q, &found, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, `+driverDetailColumns+`
+	if err := sqlx.SelectContext(ctx, q, &found, `SELECT a.driver_id AS id, a.sent, a.has_job_apps, a.status, `+driverDetailColumns+`
 		  FROM applications a
 		 WHERE a.account_id = $1 AND a.driver_id = ANY($2)`, accountID, pq.Array(ids)); err != nil {
 		return nil, fmt.Errorf("get drivers: %w", err)

@@ -824,7 +824,9 @@ type ListDriversRequest struct {
 	PageSize int32 `protobuf:"varint,17,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The next_page_token of the previous page, with the same filters and
 	// order; empty for the first page.
-	PageToken     string `protobuf:"bytes,18,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,18,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Drivers with any of these lead statuses, at most 10; every status when empty.
+	Statuses      []LeadStatus `protobuf:"varint,19,rep,packed,name=statuses,proto3,enum=jobboard.v2.LeadStatus" json:"statuses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -985,6 +987,13 @@ func (x *ListDriversRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListDriversRequest) GetStatuses() []LeadStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
 // ListDriversResponse is one page of applicants.
 type ListDriversResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1079,7 +1088,9 @@ type DriverSummary struct {
 	// When the application reached the account, to the second.
 	Sent *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
 	// Whether the driver applied to one of the account's jobs.
-	HasJobApps    bool `protobuf:"varint,14,opt,name=has_job_apps,json=hasJobApps,proto3" json:"has_job_apps,omitempty"`
+	HasJobApps bool `protobuf:"varint,14,opt,name=has_job_apps,json=hasJobApps,proto3" json:"has_job_apps,omitempty"`
+	// The account's lead status of the driver.
+	Status        LeadStatus `protobuf:"varint,15,opt,name=status,proto3,enum=jobboard.v2.LeadStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1212,6 +1223,13 @@ func (x *DriverSummary) GetHasJobApps() bool {
 	return false
 }
 
+func (x *DriverSummary) GetStatus() LeadStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeadStatus_LEAD_STATUS_UNSPECIFIED
+}
+
 // DriverDetail is a driver with every field of the retrieve representation:
 // the list fields, then the detail fields.
 // Optional text comes back as it was given: unset stays unset, "" stays "".
@@ -1284,7 +1302,9 @@ type DriverDetail struct {
 	// The driver's applications to the account's jobs.
 	JobApplications []*JobApplication `protobuf:"bytes,33,rep,name=job_applications,json=jobApplications,proto3" json:"job_applications,omitempty"`
 	// Whether the driver has a premium profile.
-	IsPremium     bool `protobuf:"varint,34,opt,name=is_premium,json=isPremium,proto3" json:"is_premium,omitempty"`
+	IsPremium bool `protobuf:"varint,34,opt,name=is_premium,json=isPremium,proto3" json:"is_premium,omitempty"`
+	// The account's lead status of the driver.
+	Status        LeadStatus `protobuf:"varint,35,opt,name=status,proto3,enum=jobboard.v2.LeadStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1555,6 +1575,13 @@ func (x *DriverDetail) GetIsPremium() bool {
 		return x.IsPremium
 	}
 	return false
+}
+
+func (x *DriverDetail) GetStatus() LeadStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeadStatus_LEAD_STATUS_UNSPECIFIED
 }
 
 // Employment is one past employer.
@@ -2781,7 +2808,7 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06status\x124\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x1c.jobboard.v2.RejectionReasonR\x06reason\x129\n" +
 	"\n" +
-	"changed_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\x9c\x06\n" +
+	"changed_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"\xd1\x06\n" +
 	"\x12ListDriversRequest\x12@\n" +
 	"\rcertification\x18\x01 \x01(\x0e2\x1a.jobboard.v2.CertificationR\rcertification\x128\n" +
 	"\vdriver_type\x18\x02 \x01(\x0e2\x17.jobboard.v2.DriverTypeR\n" +
@@ -2809,14 +2836,15 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"descending\x12\x1b\n" +
 	"\tpage_size\x18\x11 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x12 \x01(\tR\tpageTokenB\x0f\n" +
+	"page_token\x18\x12 \x01(\tR\tpageToken\x123\n" +
+	"\bstatuses\x18\x13 \x03(\x0e2\x17.jobboard.v2.LeadStatusR\bstatusesB\x0f\n" +
 	"\r_has_job_appsB\x17\n" +
 	"\x15_min_experience_years\"\x92\x01\n" +
 	"\x13ListDriversResponse\x124\n" +
 	"\adrivers\x18\x01 \x03(\v2\x1a.jobboard.v2.DriverSummaryR\adrivers\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
 	"\n" +
-	"total_size\x18\x03 \x01(\x03R\ttotalSize\"\xb7\x03\n" +
+	"total_size\x18\x03 \x01(\x03R\ttotalSize\"\xe8\x03\n" +
 	"\rDriverSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
 	"\n" +
@@ -2837,8 +2865,9 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"experience\x12.\n" +
 	"\x04sent\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x04sent\x12 \n" +
 	"\fhas_job_apps\x18\x0e \x01(\bR\n" +
-	"hasJobAppsB\v\n" +
-	"\t_address2\"\xaa\r\n" +
+	"hasJobApps\x12/\n" +
+	"\x06status\x18\x0f \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06statusB\v\n" +
+	"\t_address2\"\xdb\r\n" +
 	"\fDriverDetail\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
 	"\n" +
@@ -2881,7 +2910,8 @@ const file_jobboard_v2_drivers_proto_rawDesc = "" +
 	"\x12employment_history\x18  \x03(\v2\x17.jobboard.v2.EmploymentR\x11employmentHistory\x12F\n" +
 	"\x10job_applications\x18! \x03(\v2\x1b.jobboard.v2.JobApplicationR\x0fjobApplications\x12\x1d\n" +
 	"\n" +
-	"is_premium\x18\" \x01(\bR\tisPremiumB\v\n" +
+	"is_premium\x18\" \x01(\bR\tisPremium\x12/\n" +
+	"\x06status\x18# \x01(\x0e2\x17.jobboard.v2.LeadStatusR\x06statusB\v\n" +
 	"\t_address2B\x15\n" +
 	"\x13_freight_experienceB\x16\n" +
 	"\x14_freight_preferencesB\x10\n" +
@@ -3135,50 +3165,53 @@ var file_jobboard_v2_drivers_proto_depIdxs = []int32{
 	30, // 14: jobboard.v2.ListDriversRequest.sent_after:type_name -> google.protobuf.Timestamp
 	30, // 15: jobboard.v2.ListDriversRequest.sent_before:type_name -> google.protobuf.Timestamp
 	3,  // 16: jobboard.v2.ListDriversRequest.order:type_name -> jobboard.v2.DriverOrder
-	14, // 17: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
-	31, // 18: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
-	30, // 19: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
-	31, // 20: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
-	30, // 21: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
-	2,  // 22: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
-	16, // 23: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
-	17, // 24: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
-	30, // 25: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
-	15, // 26: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
-	22, // 27: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
-	31, // 28: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
-	30, // 29: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
-	2,  // 30: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
-	16, // 31: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
-	23, // 32: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
-	30, // 33: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
-	22, // 34: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
-	27, // 35: jobboard.v2.SetDriverStatusesRequest.statuses:type_name -> jobboard.v2.DriverStatusBatchEntry
-	0,  // 36: jobboard.v2.DriverStatusBatchEntry.status:type_name -> jobboard.v2.LeadStatus
-	1,  // 37: jobboard.v2.DriverStatusBatchEntry.reason:type_name -> jobboard.v2.RejectionReason
-	30, // 38: jobboard.v2.DriverStatusBatchEntry.changed_at:type_name -> google.protobuf.Timestamp
-	29, // 39: jobboard.v2.SetDriverStatusesResponse.error_messages:type_name -> jobboard.v2.DriverStatusBatchError
-	12, // 40: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
-	18, // 41: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
-	6,  // 42: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
-	8,  // 43: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
-	26, // 44: jobboard.v2.DriverService.SetDriverStatuses:input_type -> jobboard.v2.SetDriverStatusesRequest
-	4,  // 45: jobboard.v2.DriverService.DeleteDriver:input_type -> jobboard.v2.DeleteDriverRequest
-	20, // 46: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
-	24, // 47: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
-	13, // 48: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
-	19, // 49: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
-	7,  // 50: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
-	9,  // 51: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
-	28, // 52: jobboard.v2.DriverService.SetDriverStatuses:output_type -> jobboard.v2.SetDriverStatusesResponse
-	5,  // 53: jobboard.v2.DriverService.DeleteDriver:output_type -> jobboard.v2.DeleteDriverResponse
-	21, // 54: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
-	25, // 55: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
-	48, // [48:56] is the sub-list for method output_type
-	40, // [40:48] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	0,  // 17: jobboard.v2.ListDriversRequest.statuses:type_name -> jobboard.v2.LeadStatus
+	14, // 18: jobboard.v2.ListDriversResponse.drivers:type_name -> jobboard.v2.DriverSummary
+	31, // 19: jobboard.v2.DriverSummary.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 20: jobboard.v2.DriverSummary.sent:type_name -> google.protobuf.Timestamp
+	0,  // 21: jobboard.v2.DriverSummary.status:type_name -> jobboard.v2.LeadStatus
+	31, // 22: jobboard.v2.DriverDetail.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 23: jobboard.v2.DriverDetail.sent:type_name -> google.protobuf.Timestamp
+	2,  // 24: jobboard.v2.DriverDetail.certifications:type_name -> jobboard.v2.Certification
+	16, // 25: jobboard.v2.DriverDetail.employment_history:type_name -> jobboard.v2.Employment
+	17, // 26: jobboard.v2.DriverDetail.job_applications:type_name -> jobboard.v2.JobApplication
+	0,  // 27: jobboard.v2.DriverDetail.status:type_name -> jobboard.v2.LeadStatus
+	30, // 28: jobboard.v2.JobApplication.created_at:type_name -> google.protobuf.Timestamp
+	15, // 29: jobboard.v2.GetDriverResponse.driver:type_name -> jobboard.v2.DriverDetail
+	22, // 30: jobboard.v2.SubmitApplicationRequest.application:type_name -> jobboard.v2.DriverApplication
+	31, // 31: jobboard.v2.DriverApplication.driver_type:type_name -> jobboard.v2.DriverType
+	30, // 32: jobboard.v2.DriverApplication.sent:type_name -> google.protobuf.Timestamp
+	2,  // 33: jobboard.v2.DriverApplication.certifications:type_name -> jobboard.v2.Certification
+	16, // 34: jobboard.v2.DriverApplication.employment_history:type_name -> jobboard.v2.Employment
+	23, // 35: jobboard.v2.DriverApplication.job_applications:type_name -> jobboard.v2.JobApplicationInput
+	30, // 36: jobboard.v2.JobApplicationInput.created_at:type_name -> google.protobuf.Timestamp
+	22, // 37: jobboard.v2.SubmitApplicationsRequest.applications:type_name -> jobboard.v2.DriverApplication
+	27, // 38: jobboard.v2.SetDriverStatusesRequest.statuses:type_name -> jobboard.v2.DriverStatusBatchEntry
+	0,  // 39: jobboard.v2.DriverStatusBatchEntry.status:type_name -> jobboard.v2.LeadStatus
+	1,  // 40: jobboard.v2.DriverStatusBatchEntry.reason:type_name -> jobboard.v2.RejectionReason
+	30, // 41: jobboard.v2.DriverStatusBatchEntry.changed_at:type_name -> google.protobuf.Timestamp
+	29, // 42: jobboard.v2.SetDriverStatusesResponse.error_messages:type_name -> jobboard.v2.DriverStatusBatchError
+	12, // 43: jobboard.v2.DriverService.ListDrivers:input_type -> jobboard.v2.ListDriversRequest
+	18, // 44: jobboard.v2.DriverService.GetDriver:input_type -> jobboard.v2.GetDriverRequest
+	6,  // 45: jobboard.v2.DriverService.GetDriverStatus:input_type -> jobboard.v2.GetDriverStatusRequest
+	8,  // 46: jobboard.v2.DriverService.SetDriverStatus:input_type -> jobboard.v2.SetDriverStatusRequest
+	26, // 47: jobboard.v2.DriverService.SetDriverStatuses:input_type -> jobboard.v2.SetDriverStatusesRequest
+	4,  // 48: jobboard.v2.DriverService.DeleteDriver:input_type -> jobboard.v2.DeleteDriverRequest
+	20, // 49: jobboard.v2.DriverIntakeService.SubmitApplication:input_type -> jobboard.v2.SubmitApplicationRequest
+	24, // 50: jobboard.v2.DriverIntakeService.SubmitApplications:input_type -> jobboard.v2.SubmitApplicationsRequest
+	13, // 51: jobboard.v2.DriverService.ListDrivers:output_type -> jobboard.v2.ListDriversResponse
+	19, // 52: jobboard.v2.DriverService.GetDriver:output_type -> jobboard.v2.GetDriverResponse
+	7,  // 53: jobboard.v2.DriverService.GetDriverStatus:output_type -> jobboard.v2.GetDriverStatusResponse
+	9,  // 54: jobboard.v2.DriverService.SetDriverStatus:output_type -> jobboard.v2.SetDriverStatusResponse
+	28, // 55: jobboard.v2.DriverService.SetDriverStatuses:output_type -> jobboard.v2.SetDriverStatusesResponse
+	5,  // 56: jobboard.v2.DriverService.DeleteDriver:output_type -> jobboard.v2.DeleteDriverResponse
+	21, // 57: jobboard.v2.DriverIntakeService.SubmitApplication:output_type -> jobboard.v2.SubmitApplicationResponse
+	25, // 58: jobboard.v2.DriverIntakeService.SubmitApplications:output_type -> jobboard.v2.SubmitApplicationsResponse
+	51, // [51:59] is the sub-list for method output_type
+	43, // [43:51] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_jobboard_v2_drivers_proto_init() }

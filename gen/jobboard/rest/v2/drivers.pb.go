@@ -150,7 +150,12 @@ type ListDriversRequest struct {
 	// Two-letter state of residence: the 50 states and DC.
 	State string `protobuf:"bytes,16,opt,name=state,proto3" json:"state,omitempty"`
 	// Page number, from 1; default 1.
-	Page          string `protobuf:"bytes,17,opt,name=page,proto3" json:"page,omitempty"`
+	Page string `protobuf:"bytes,17,opt,name=page,proto3" json:"page,omitempty"`
+	// Lead statuses, comma-separated, at most 10: new, reviewing, contacted,
+	// interviewing, offered, hired, rejected, withdrawn.
+	Status string `protobuf:"bytes,18,opt,name=status,proto3" json:"status,omitempty"`
+	// Extra members of each driver, comma-separated: status.
+	Include       string `protobuf:"bytes,19,opt,name=include,proto3" json:"include,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -304,6 +309,20 @@ func (x *ListDriversRequest) GetPage() string {
 	return ""
 }
 
+func (x *ListDriversRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ListDriversRequest) GetInclude() string {
+	if x != nil {
+		return x.Include
+	}
+	return ""
+}
+
 // ListDriversResponse is one page of applicants.
 type ListDriversResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -416,7 +435,9 @@ type DriverSummary struct {
 	// When the application reached the account: RFC 3339 in UTC, seconds precision.
 	Sent string `protobuf:"bytes,13,opt,name=sent,proto3" json:"sent,omitempty"`
 	// Whether the driver applied to one of the account's jobs.
-	HasJobApps    bool `protobuf:"varint,14,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
+	HasJobApps bool `protobuf:"varint,14,opt,name=has_job_apps,proto3" json:"has_job_apps,omitempty"`
+	// The account's lead status of the driver; shown only with include=status.
+	Status        *string `protobuf:"bytes,15,opt,name=status,proto3,oneof" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -549,6 +570,13 @@ func (x *DriverSummary) GetHasJobApps() bool {
 	return false
 }
 
+func (x *DriverSummary) GetStatus() string {
+	if x != nil && x.Status != nil {
+		return *x.Status
+	}
+	return ""
+}
+
 // DriverDetail is a driver with every field of the retrieve representation:
 // the list fields, then the detail fields.
 // Optional text comes back as it was given: unset stays unset, "" stays "".
@@ -621,7 +649,9 @@ type DriverDetail struct {
 	// The driver's applications to the account's jobs.
 	JobApplications []*JobApplication `protobuf:"bytes,33,rep,name=job_applications,proto3" json:"job_applications,omitempty"`
 	// Whether the driver has a premium profile.
-	IsPremium     bool `protobuf:"varint,34,opt,name=is_premium,proto3" json:"is_premium,omitempty"`
+	IsPremium bool `protobuf:"varint,34,opt,name=is_premium,proto3" json:"is_premium,omitempty"`
+	// The account's lead status of the driver; shown only with include=status.
+	Status        *string `protobuf:"bytes,35,opt,name=status,proto3,oneof" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -894,6 +924,13 @@ func (x *DriverDetail) GetIsPremium() bool {
 	return false
 }
 
+func (x *DriverDetail) GetStatus() string {
+	if x != nil && x.Status != nil {
+		return *x.Status
+	}
+	return ""
+}
+
 // Employment is one past employer.
 type Employment struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1062,7 +1099,9 @@ func (x *JobApplication) GetCreatedAt() string {
 type GetDriverRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The driver id.
-	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Extra members of the driver, comma-separated: status.
+	Include       string `protobuf:"bytes,2,opt,name=include,proto3" json:"include,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1102,6 +1141,13 @@ func (x *GetDriverRequest) GetId() int64 {
 		return x.Id
 	}
 	return 0
+}
+
+func (x *GetDriverRequest) GetInclude() string {
+	if x != nil {
+		return x.Include
+	}
+	return ""
 }
 
 // GetDriverResponse holds one driver.
@@ -2007,7 +2053,7 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x1ejobboard/rest/v2/drivers.proto\x12\x10jobboard.rest.v2\x1a\x1ejobboard/rest/v2/options.proto\"%\n" +
 	"\x13DeleteDriverRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"\x16\n" +
-	"\x14DeleteDriverResponse\"\x9c\x04\n" +
+	"\x14DeleteDriverResponse\"\xce\x04\n" +
 	"\x12ListDriversRequest\x12&\n" +
 	"\x0ecertifications\x18\x01 \x01(\tR\x0ecertifications\x12 \n" +
 	"\vdriver_type\x18\x02 \x01(\tR\vdriver_type\x12\x14\n" +
@@ -2030,14 +2076,16 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x05phone\x18\x0e \x01(\tR\x05phone\x12\x12\n" +
 	"\x04sort\x18\x0f \x01(\tR\x04sort\x12\x14\n" +
 	"\x05state\x18\x10 \x01(\tR\x05state\x12\x12\n" +
-	"\x04page\x18\x11 \x01(\tR\x04page\"\xbb\x01\n" +
+	"\x04page\x18\x11 \x01(\tR\x04page\x12\x16\n" +
+	"\x06status\x18\x12 \x01(\tR\x06status\x12\x18\n" +
+	"\ainclude\x18\x13 \x01(\tR\ainclude\"\xbb\x01\n" +
 	"\x13ListDriversResponse\x129\n" +
 	"\adrivers\x18\x01 \x03(\v2\x1f.jobboard.rest.v2.DriverSummaryR\adrivers\x12\x1f\n" +
 	"\vtotal_count\x18\x02 \x01(\x03R\n" +
 	"totalCount\x12\x12\n" +
 	"\x04page\x18\x03 \x01(\x05R\x04page\x12\x10\n" +
 	"\x03max\x18\x04 \x01(\x05R\x03max\x12\"\n" +
-	"\rhas_next_page\x18\x05 \x01(\bR\vhasNextPage\"\x87\x03\n" +
+	"\rhas_next_page\x18\x05 \x01(\bR\vhasNextPage\"\xaf\x03\n" +
 	"\rDriverSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
 	"\n" +
@@ -2057,8 +2105,10 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"experience\x18\f \x01(\tR\n" +
 	"experience\x12\x12\n" +
 	"\x04sent\x18\r \x01(\tR\x04sent\x12\"\n" +
-	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_appsB\v\n" +
-	"\t_address2\"\xf6\f\n" +
+	"\fhas_job_apps\x18\x0e \x01(\bR\fhas_job_apps\x12\x1b\n" +
+	"\x06status\x18\x0f \x01(\tH\x01R\x06status\x88\x01\x01B\v\n" +
+	"\t_address2B\t\n" +
+	"\a_status\"\x9e\r\n" +
 	"\fDriverDetail\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n" +
 	"\n" +
@@ -2101,7 +2151,8 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\x10job_applications\x18! \x03(\v2 .jobboard.rest.v2.JobApplicationR\x10job_applications\x12\x1e\n" +
 	"\n" +
 	"is_premium\x18\" \x01(\bR\n" +
-	"is_premiumB\v\n" +
+	"is_premium\x12\x1b\n" +
+	"\x06status\x18# \x01(\tH\x11R\x06status\x88\x01\x01B\v\n" +
 	"\t_address2B\x15\n" +
 	"\x13_freight_experienceB\x16\n" +
 	"\x14_freight_preferencesB\x10\n" +
@@ -2120,7 +2171,8 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\t_last_duiB\x1c\n" +
 	"\x1a_interested_lease_purchaseB\b\n" +
 	"\x06_teamsB\x0f\n" +
-	"\r_trucks_owned\"\xa0\x01\n" +
+	"\r_trucks_ownedB\t\n" +
+	"\a_status\"\xa0\x01\n" +
 	"\n" +
 	"Employment\x12\x18\n" +
 	"\acompany\x18\x01 \x01(\tR\acompany\x12\x14\n" +
@@ -2138,9 +2190,10 @@ const file_jobboard_rest_v2_drivers_proto_rawDesc = "" +
 	"\ris_direct_app\x18\x04 \x01(\bR\ris_direct_app\x12\x1e\n" +
 	"\n" +
 	"created_at\x18\x05 \x01(\tR\n" +
-	"created_at\"\"\n" +
+	"created_at\"<\n" +
 	"\x10GetDriverRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"K\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x18\n" +
+	"\ainclude\x18\x02 \x01(\tR\ainclude\"K\n" +
 	"\x11GetDriverResponse\x126\n" +
 	"\x06driver\x18\x01 \x01(\v2\x1e.jobboard.rest.v2.DriverDetailR\x06driver\"\xdb\x01\n" +
 	"\x12DriverStatusChange\x12\x1b\n" +
