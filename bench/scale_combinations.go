@@ -22,11 +22,13 @@ var combinationFilters = [][]string{
 	{"min_experience", "state"},
 	{"start_date", "state"},
 	{"job_title", "state"},
+	{"status", "state"},
 	{"lives_within_radius", "driver_type"},
 	{"state", "driver_type", "certifications"},
 	{"driver_type", "has_job_apps", "min_experience"},
 	{"first_name", "state", "has_job_apps"},
 	{"start_date", "driver_type", "has_job_apps"},
+	{"status", "driver_type", "has_job_apps"},
 }
 
 // combinationSorts are every sort order of the list.

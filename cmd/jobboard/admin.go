@@ -478,11 +478,48 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 			tag := fmt.Sprintf("s%x.", seed)
-			if err := st.SeedApplications(ctx, account, demo.Applications(account, n, seed, time.Now(), refs, tag)); err != nil {
+			now := time.Now()
+			apps := demo.Applications(account, n, seed, now, refs, tag)
+			if err := st.SeedApplications(ctx, account, apps); err != nil {
 				return err
 			}
-			return printJSON(stdout, map[string]any{"seeded": n, "seconds": time.Since(started).Seconds()})
+			statuses := demo.Pipeline(apps, seed, now)
+			if err := seedStatuses(ctx, st, account, statuses); err != nil {
+				return err
+			}
+			return printJSON(stdout, map[string]any{"seeded": n, "statuses": len(statuses), "seconds": time.Since(started).Seconds()})
 		}}.exec(ctx, args)
+}
+
+// seedStatuses sets the seeded applicants' statuses as an employer's
+// batches do (SetDriverStatuses), a thousand a transaction, without the
+// events: the seed writes none for the applications either.
+func seedStatuses(ctx context.Context, st *store.Store, account int64, statuses []demo.StatusOf) error {
+	for start := 0; start < len(statuses); start += drivers.MaxStatusBatch {
+		chunk := statuses[start:min(start+drivers.MaxStatusBatch, len(statuses))]
+		err := st.InRetriedTx(ctx, "seed statuses", func(tx *store.Tx) error {
+			keys := make([]string, len(chunk))
+			for i, s := range chunk {
+				keys[i] = store.FoldCase(s.Email)
+			}
+			ids, err := tx.DriversByEmail(ctx, account, keys)
+			if err != nil {
+				return err
+			}
+			updates := make([]store.StatusUpdate, 0, len(chunk))
+			for i, s := range chunk {
+				if id, ok := ids[keys[i]]; ok {
+					updates = append(updates, store.StatusUpdate{DriverID: id, StatusChange: s.StatusChange})
+				}
+			}
+			_, err = tx.SetDriverStatuses(ctx, account, updates)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("seed statuses: %w", err)
+		}
+	}
+	return nil
 }
 
 // cliOutbox is the outbox of a command that stores what has events: its

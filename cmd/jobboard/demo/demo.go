@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/internal/usstate"
 	"github.com/truckjobs/jobboard/server/store"
 )
@@ -103,4 +104,54 @@ func Applications(accountID int64, n int, seed uint64, now time.Time, jobRefs []
 		apps[i] = a
 	}
 	return apps
+}
+
+// StatusOf is the lead status an employer gave one synthetic applicant,
+// who is named by the e-mail of the application.
+type StatusOf struct {
+	Email string
+	domain.StatusChange
+}
+
+// pipeline is how an employer's applicants of the last months stand, in
+// hundredths: most still new or being reviewed, a few hired, more rejected.
+var pipeline = []struct {
+	status domain.LeadStatus
+	share  int
+}{
+	{domain.LeadNew, 50}, {domain.LeadReviewing, 15}, {domain.LeadContacted, 10}, {domain.LeadInterviewing, 6},
+	{domain.LeadOffered, 2}, {domain.LeadHired, 3}, {domain.LeadRejected, 12}, {domain.LeadWithdrawn, 2},
+}
+
+// Pipeline gives the applications the statuses of an employer's pipeline
+// (pipeline's shares), each changed within two weeks after it was sent and
+// never after now, a rejection with a reason. Applicants left new are not
+// listed: that is the status their application gave them.
+func Pipeline(apps []store.Application, seed uint64, now time.Time) []StatusOf {
+	r := rand.New(rand.NewPCG(seed, 0x7374617475736573))
+	reasons := domain.RejectionReasons()
+	var out []StatusOf
+	for _, a := range apps {
+		roll, status := r.IntN(100), domain.LeadNew
+		for _, p := range pipeline {
+			if roll < p.share {
+				status = p.status
+				break
+			}
+			roll -= p.share
+		}
+		if status == domain.LeadNew {
+			continue
+		}
+		at := a.Sent.Add(time.Duration(r.Int64N(int64(14 * 24 * time.Hour))))
+		if at.After(now) {
+			at = now
+		}
+		c := domain.StatusChange{Status: status, ChangedAt: at.UTC().Truncate(time.Microsecond)}
+		if status == domain.LeadRejected {
+			c.Reason = reasons[r.IntN(len(reasons))]
+		}
+		out = append(out, StatusOf{Email: a.Profile.Email, StatusChange: c})
+	}
+	return out
 }
