@@ -132,6 +132,19 @@ func checkNote(note string) (FieldProblem, bool) {
 	return FieldProblem{}, true
 }
 
+// maxWordQuoted is the most characters of a word a rule quotes: the value
+// itself is cut by whoever shows it, and a rule must not repeat in full
+// what the value's cut left out.
+const maxWordQuoted = 32
+
+// cutWord is w, cut to maxWordQuoted characters with an ellipsis.
+func cutWord(w string) string {
+	if utf8.RuneCountInString(w) <= maxWordQuoted {
+		return w
+	}
+	return string([]rune(w)[:maxWordQuoted]) + "…"
+}
+
 // MaxStatusFilter is the most statuses the drivers list's status filter
 // names.
 const MaxStatusFilter = 10
@@ -151,7 +164,7 @@ func ReadStatusFilter(text string) ([]LeadStatus, *FieldProblem) {
 		s := LeadStatus(strings.ToLower(strings.TrimSpace(w)))
 		if !slices.Contains(leadStatuses, s) {
 			return nil, &FieldProblem{"status", text, fmt.Sprintf("holds %q, which is not a status; allowed: %s, separated by commas",
-				strings.TrimSpace(w), strings.Join(Names(leadStatuses), ", "))}
+				cutWord(strings.TrimSpace(w)), strings.Join(Names(leadStatuses), ", "))}
 		}
 		named[s] = true
 	}

@@ -186,7 +186,6 @@ func TestDriversByStatusGRPC(t *testing.T) {
 		t.Errorf("paged %v, want Ann then Bob", paged)
 	}
 	// A token of the statuses filter does not continue another filter.
-	req.Statuses, req.PageToken = nil, ""
 	first, err := client.ListDrivers(ctx, &jobboardv2.ListDriversRequest{PageSize: 1, Statuses: []jobboardv2.LeadStatus{jobboardv2.LeadStatus_LEAD_STATUS_HIRED,
 		jobboardv2.LeadStatus_LEAD_STATUS_NEW}})
 	if err != nil || first.GetNextPageToken() == "" {

@@ -487,6 +487,11 @@ func demoCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			if err := seedStatuses(ctx, st, account, statuses); err != nil {
 				return err
 			}
+			// Each batch of statuses wrote count rows of its own: fold them
+			// now, as the seed folded its own.
+			if err := st.CompactApplicationCounts(ctx, account); err != nil {
+				return err
+			}
 			return printJSON(stdout, map[string]any{"seeded": n, "statuses": len(statuses), "seconds": time.Since(started).Seconds()})
 		}}.exec(ctx, args)
 }

@@ -123,7 +123,7 @@ func ReadInclude(text string) (Include, error) {
 		case "status":
 			inc.Status = true
 		default:
-			return inc, badParam("include", text, fmt.Sprintf("%q is not a member to include; allowed: status", strings.TrimSpace(name)))
+			return inc, badParam("include", text, call.Quoted(strings.TrimSpace(name))+" is not a member to include; allowed: status")
 		}
 	}
 	return inc, nil

@@ -236,7 +236,10 @@ func checkCountsExact(t *testing.T, s *store.Store, acct int64) {
 	values("driver_type", func(v string) store.DriverFilter { return store.DriverFilter{DriverType: v} })
 	values("first_name_key", func(v string) store.DriverFilter { return store.DriverFilter{FirstNameKey: v} })
 	values("last_name_key", func(v string) store.DriverFilter { return store.DriverFilter{LastNameKey: v} })
-	values("status", func(v string) store.DriverFilter { return store.DriverFilter{Statuses: []string{v}} })
+	// Every status, held or not: a status no driver holds counts 0.
+	for _, st := range domain.LeadStatuses() {
+		checks = append(checks, check{"status " + string(st), store.DriverFilter{Statuses: []string{string(st)}}, "status = $2", string(st)})
+	}
 	checks = append(checks, statusChecks(t, s, acct)...)
 	checks = append(checks, dateChecks(t, s, acct)...)
 	checks = append(checks, radiusChecks(t, s, acct)...)
@@ -610,7 +613,8 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 
 // TestStatusCountBackfill: statuses set before migration 0034 counted
 // them are counted by its fill, with the changes made between the
-// migration and the fill, and the list of accounts to fill goes.
+// migration and the fill (applications and statuses, which its triggers
+// count), and the list of accounts to fill goes.
 func TestStatusCountBackfill(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
@@ -630,8 +634,26 @@ func TestStatusCountBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var filled int
+	store.SetBeforeStatusCountBackfill(func(_ context.Context, id int64) {
+		filled++
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		for _, acct := range accounts {
+			err := errors.Join(
+				saveInBatches(wctx, s, demo.Applications(acct, 10, uint64(100*id+acct), now, nil, fmt.Sprintf("between%d.", id)), 5),
+				changeStatuses(wctx, s, acct))
+			if err != nil {
+				t.Errorf("a write before the status fill of account %d: %v", id, err)
+			}
+		}
+	})
+	t.Cleanup(func() { store.SetBeforeStatusCountBackfill(nil) })
 	if _, err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if filled != len(accounts) {
+		t.Errorf("%d accounts filled, want %d", filled, len(accounts))
 	}
 	for _, acct := range accounts {
 		var statuses int

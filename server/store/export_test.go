@@ -46,6 +46,12 @@ var ListJobsPageQuery = listJobsPage
 // are filled after migration 0015; nil removes it.
 func SetBeforeCountBackfill(f func(ctx context.Context, accountID int64)) { beforeCountBackfill = f }
 
+// SetBeforeStatusCountBackfill sets the hook run before each account's
+// status counts are filled after migration 0034; nil removes it.
+func SetBeforeStatusCountBackfill(f func(ctx context.Context, accountID int64)) {
+	beforeStatusCountBackfill = f
+}
+
 // SetBeforeJobTitleBackfill sets the hook run before each account's title
 // counts are filled after migration 0018; nil removes it.
 func SetBeforeJobTitleBackfill(f func(ctx context.Context, accountID int64)) {

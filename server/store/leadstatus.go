@@ -246,6 +246,8 @@ func (t *Tx) applyStatuses(ctx context.Context, accountID int64, changes, retime
 		stringArray(reasons), stringArray(notes), stringArray(times), StatusHistoryKept, boolArray(moved)); err != nil {
 		return fmt.Errorf("set driver statuses: %w", err)
 	}
+	// The statuses' counts (migration 0034) took rows of their own.
+	t.compact = append(t.compact, accountID)
 	return nil
 }
 

@@ -321,3 +321,33 @@ func TestWithdrawalAheadOfTheClock(t *testing.T) {
 		t.Errorf("the withdrawal replayed undid the new application's reset")
 	}
 }
+
+// TestStatusChangesFolded: a change of status notes its account for the
+// fold of the counts, as a write of applications does, so an account that
+// only syncs statuses does not pile up count rows its list then sums.
+func TestStatusChangesFolded(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "A").AccountID
+	if err := saveApplications(ctx, s, demo.Applications(acct, 20, 3, time.Now().Add(-time.Hour), nil, "fold.")); err != nil {
+		t.Fatal(err)
+	}
+	s.FoldWrittenCounts(ctx)
+	var ids []int64
+	if err := s.DB().SelectContext(ctx, &ids, `SELECT driver_id FROM applications WHERE account_id = $1 ORDER BY driver_id`, acct); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []domain.LeadStatus{domain.LeadReviewing, domain.LeadContacted, domain.LeadHired} {
+		at := time.Now().UTC().Truncate(time.Microsecond).Add(time.Duration(i-5) * time.Minute)
+		setStatuses(t, s, acct, update(ids[i], st, "", "", at), update(ids[i+5], st, "", "", at))
+	}
+	var rows int
+	if err := s.DB().GetContext(ctx, &rows, `SELECT count(*) FROM application_counts
+		WHERE account_id = $1 AND dimension = 'status'`, acct); err != nil || rows <= 4 {
+		t.Fatalf("%d status count rows before the fold (%v): the changes should have added some", rows, err)
+	}
+	s.FoldWrittenCounts(ctx)
+	if unfolded := unfoldedValues(t, s, acct); unfolded != 0 {
+		t.Errorf("%d values still have several count rows after the fold", unfolded)
+	}
+}

@@ -26,12 +26,16 @@ SELECT account_id, 'status', status, count(*)
  WHERE account_id = $1
  GROUP BY 1, 3`
 
+// beforeStatusCountBackfill, when a test sets it, runs before each
+// account's status counts are filled.
+var beforeStatusCountBackfill func(ctx context.Context, accountID int64)
+
 // backfillStatusCounts counts the statuses of every account migration 0034
 // listed, then drops the list. Stopped part-way, it resumes at the next
 // migrate with the accounts not done.
 func backfillStatusCounts(ctx context.Context, db *sqlx.DB) error {
 	listed, err := fillListedAccounts(ctx, db, "application_status_counts_backfill", "status counts",
-		nil, fillStatusCounts)
+		beforeStatusCountBackfill, fillStatusCounts)
 	if err != nil || !listed {
 		return err
 	}
