@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/truckjobs/jobboard/server/store"
@@ -73,40 +72,18 @@ func postJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 		// round took about 310 ms in the runs of 2026-11-28); its samples
 		// in the post handler are the ones that matter.
 		waitProfile := h.profile(ctx, "post-"+k.name, time.Duration(rounds+1)*400*time.Millisecond+time.Second)
-		var service, floor []time.Duration
-		for r := -1; r < rounds; r++ {
-			var one, other time.Duration
-			sides := []struct {
-				name          string
-				took          *time.Duration
-				prepare, step func() error
-			}{
-				{"service", &one, func() error {
-					body = marshalJobs(k.batch("S", r))
-					return prepareService(r)
-				}, func() error { return h.postJobs(ctx, a, body) }},
-				{"floor", &other, func() error {
-					rows1 = k.batch("F", r)
-					return prepareFloor(r)
-				}, func() error { return upsert(rows1) }},
-			}
-			// Which side goes first alternates, so neither always follows
-			// the other's writes (the rows it withdrew, the pages it
-			// dirtied) nor always meets the database just after a pause.
-			if r%2 != 0 {
-				slices.Reverse(sides)
-			}
-			for _, side := range sides {
-				took, err := timeOnce(side.prepare, side.step)
-				if err != nil {
-					waitProfile()
-					return nil, fmt.Errorf("%s, %s: %w", k.name, side.name, err)
-				}
-				*side.took = took
-			}
-			if r >= 0 { // round -1 warms both up
-				service, floor = append(service, one), append(floor, other)
-			}
+		service, floor, err := repeatPairs(rounds,
+			pairSide{"service", func(r int) error {
+				body = marshalJobs(k.batch("S", r))
+				return prepareService(r)
+			}, func(int) error { return h.postJobs(ctx, a, body) }},
+			pairSide{"floor", func(r int) error {
+				rows1 = k.batch("F", r)
+				return prepareFloor(r)
+			}, func(int) error { return upsert(rows1) }})
+		if err != nil {
+			waitProfile()
+			return nil, fmt.Errorf("%s, %w", k.name, err)
 		}
 		profile := waitProfile()
 		s, f := summarize(service), summarize(floor)

@@ -175,38 +175,19 @@ func statusBatchRows(ctx context.Context, h *harness, a account, rounds int) ([]
 		return err
 	}
 	waitProfile := h.profile(ctx, "driver-statuses", time.Duration(rounds+1)*300*time.Millisecond+time.Second)
-	var served1, floor1 []time.Duration
-	for r := -1; r < rounds; r++ {
-		next := statusCycle[(r+1)%len(statusCycle)]
-		var one, other time.Duration
-		sides := []struct {
-			name          string
-			took          *time.Duration
-			prepare, step func() error
-		}{
-			{"service", &one, func() error {
-				body = statusesBody(served, next.status, next.reason)
-				return nil
-			}, service},
-			{"floor", &other, func() error {
-				statuses, reasons = repeated(next.status, statusBatch), repeated(next.reason, statusBatch)
-				return nil
-			}, floor},
-		}
-		if r%2 != 0 {
-			slices.Reverse(sides)
-		}
-		for _, side := range sides {
-			took, err := timeOnce(side.prepare, side.step)
-			if err != nil {
-				waitProfile()
-				return nil, fmt.Errorf("status batch, %s: %w", side.name, err)
-			}
-			*side.took = took
-		}
-		if r >= 0 {
-			served1, floor1 = append(served1, one), append(floor1, other)
-		}
+	next := func(r int) struct{ status, reason string } { return statusCycle[(r+1)%len(statusCycle)] }
+	served1, floor1, err := repeatPairs(rounds,
+		pairSide{"service", func(r int) error {
+			body = statusesBody(served, next(r).status, next(r).reason)
+			return nil
+		}, func(int) error { return service() }},
+		pairSide{"floor", func(r int) error {
+			statuses, reasons = slices.Repeat([]string{next(r).status}, statusBatch), slices.Repeat([]string{next(r).reason}, statusBatch)
+			return nil
+		}, func(int) error { return floor() }})
+	if err != nil {
+		waitProfile()
+		return nil, fmt.Errorf("status batch, %w", err)
 	}
 	profile := waitProfile()
 	// Every entry changed its driver: a status, a history entry, an event
@@ -255,15 +236,6 @@ func statusesBody(ids []int64, status, reason string) []byte {
 	return []byte(b.String())
 }
 
-// repeated is n copies of s.
-func repeated(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
-}
-
 // erasureRows times DELETE /api/v2.0/drivers/{id} against the store's
 // erasure in turns, each on drivers of its own holding erasureJobApps job
 // applications and erasureEvents events.
@@ -285,30 +257,12 @@ func erasureRows(ctx context.Context, h *harness, a account, rounds int) ([]resu
 			return err
 		})
 	}
-	var served, floored []time.Duration
-	for r := -1; r < rounds; r++ {
-		k := 2 * (r + 1)
-		var one, other time.Duration
-		sides := []struct {
-			took *time.Duration
-			step func() error
-		}{
-			{&one, func() error { return service(ids[k]) }},
-			{&other, func() error { return floor(ids[k+1]) }},
-		}
-		if r%2 != 0 {
-			slices.Reverse(sides)
-		}
-		for _, side := range sides {
-			took, err := timeOnce(func() error { return nil }, side.step)
-			if err != nil {
-				return nil, fmt.Errorf("erasure: %w", err)
-			}
-			*side.took = took
-		}
-		if r >= 0 {
-			served, floored = append(served, one), append(floored, other)
-		}
+	// Round r erases drivers 2(r+1) and 2(r+1)+1, one a side.
+	served, floored, err := repeatPairs(rounds,
+		pairSide{name: "service", step: func(r int) error { return service(ids[2*(r+1)]) }},
+		pairSide{name: "floor", step: func(r int) error { return floor(ids[2*(r+1)+1]) }})
+	if err != nil {
+		return nil, fmt.Errorf("erasure, %w", err)
 	}
 	var left int
 	if err := h.store.DB().GetContext(ctx, &left, `SELECT

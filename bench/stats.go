@@ -66,6 +66,45 @@ func takeTurns(round int, a, b func() error) error {
 	return b()
 }
 
+// pairSide is one of two things timed in pairs: prepare, when set, runs
+// untimed before each round's step; both take the round.
+type pairSide struct {
+	name          string
+	prepare, step func(round int) error
+}
+
+// repeatPairs times a and b in turns (takeTurns), rounds times after one
+// untimed warm-up round, so a slow spell of the shared machine falls on
+// both alike and neither always follows the other's writes (the rows it
+// dirtied) or always meets the database just after a pause.
+func repeatPairs(rounds int, a, b pairSide) (as, bs []time.Duration, err error) {
+	for r := -1; r < rounds; r++ {
+		var ta, tb time.Duration
+		timed := func(s pairSide, took *time.Duration) func() error {
+			return func() error {
+				d, err := timeOnce(func() error {
+					if s.prepare == nil {
+						return nil
+					}
+					return s.prepare(r)
+				}, func() error { return s.step(r) })
+				if err != nil {
+					return fmt.Errorf("%s: %w", s.name, err)
+				}
+				*took = d
+				return nil
+			}
+		}
+		if err := takeTurns(r, timed(a, &ta), timed(b, &tb)); err != nil {
+			return nil, nil, err
+		}
+		if r >= 0 {
+			as, bs = append(as, ta), append(bs, tb)
+		}
+	}
+	return as, bs, nil
+}
+
 // timeOnce runs prepare untimed, then times step.
 func timeOnce(prepare, step func() error) (time.Duration, error) {
 	if err := prepare(); err != nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +52,26 @@ func TestTakeTurns(t *testing.T) {
 		if order != tt.want {
 			t.Errorf("round %d ran %q, want %q", tt.round, order, tt.want)
 		}
+	}
+}
+
+func TestRepeatPairs(t *testing.T) {
+	var order []string
+	side := func(name string) pairSide {
+		return pairSide{name: name,
+			prepare: func(r int) error { order = append(order, fmt.Sprintf("prepare %s%d", name, r)); return nil },
+			step:    func(r int) error { order = append(order, fmt.Sprintf("%s%d", name, r)); return nil }}
+	}
+	as, bs, err := repeatPairs(2, side("a"), side("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "prepare b-1 b-1 prepare a-1 a-1 prepare a0 a0 prepare b0 b0 prepare b1 b1 prepare a1 a1"
+	if got := strings.Join(order, " "); got != want || len(as) != 2 || len(bs) != 2 {
+		t.Errorf("ran %q with %d and %d samples, want %q and 2 each (the warm-up round not kept)", got, len(as), len(bs), want)
+	}
+	failing := pairSide{name: "floor", step: func(int) error { return errors.New("boom") }}
+	if _, _, err := repeatPairs(2, side("a"), failing); err == nil || err.Error() != "floor: boom" {
+		t.Errorf("a failing side: %v, want it named", err)
 	}
 }
