@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -300,6 +302,73 @@ func TestSearchJobsFacets(t *testing.T) {
 		if !slices.Equal(got[facet], want) {
 			t.Errorf("%v: %v, want %v", facet, got[facet], want)
 		}
+	}
+}
+
+// TestSearchJobsFacetsOfEveryJob: a facet whose match is every active job
+// (no filter but its own, and account_ids) is read from the kept counts:
+// exact, not estimated, and a deleted job is gone from it at once.
+func TestSearchJobsFacetsOfEveryJob(t *testing.T) {
+	f := newSearchFixture(t)
+	f.seed(t)
+	if _, err := f.jobs.DeleteJob(withKey(f.a.APIKey), &jobboardv2.DeleteJobRequest{Id: f.ids["D1"]}); err != nil {
+		t.Fatal(err)
+	}
+	facets := func(r *jobboardv2.SearchJobsResponse) map[jobboardv2.JobFacet]string {
+		got := map[jobboardv2.JobFacet]string{}
+		for _, fc := range r.Facets {
+			var values []string
+			for _, v := range fc.Values {
+				values = append(values, fmt.Sprintf("%s %d", v.Label, v.Count))
+			}
+			got[fc.Facet] = strings.Join(values, ", ")
+		}
+		return got
+	}
+	for _, tt := range []struct {
+		name  string
+		req   *jobboardv2.SearchJobsRequest
+		total int64
+		want  map[jobboardv2.JobFacet]string
+	}{
+		{"every job", &jobboardv2.SearchJobsRequest{Facets: []jobboardv2.JobFacet{
+			jobboardv2.JobFacet_JOB_FACET_STATE, jobboardv2.JobFacet_JOB_FACET_DRIVER_TYPE, jobboardv2.JobFacet_JOB_FACET_ROUTE_TYPE}}, 5,
+			map[jobboardv2.JobFacet]string{
+				jobboardv2.JobFacet_JOB_FACET_STATE:       "TX 4, NY 1",
+				jobboardv2.JobFacet_JOB_FACET_DRIVER_TYPE: "Company Driver 4, Student 1",
+				jobboardv2.JobFacet_JOB_FACET_ROUTE_TYPE:  "Regional 2, Local 1",
+			}},
+		// The state facet leaves its own filter out: every job; the
+		// freight facet counts Texas's.
+		{"a state", &jobboardv2.SearchJobsRequest{States: []string{"NY"}, Facets: []jobboardv2.JobFacet{
+			jobboardv2.JobFacet_JOB_FACET_STATE, jobboardv2.JobFacet_JOB_FACET_FREIGHT_TYPE}}, 1,
+			map[jobboardv2.JobFacet]string{
+				jobboardv2.JobFacet_JOB_FACET_STATE:        "TX 4, NY 1",
+				jobboardv2.JobFacet_JOB_FACET_FREIGHT_TYPE: "Box 1",
+			}},
+		{"one account", &jobboardv2.SearchJobsRequest{AccountIds: []int64{f.a.AccountID}, Facets: []jobboardv2.JobFacet{
+			jobboardv2.JobFacet_JOB_FACET_LICENSE_CLASS, jobboardv2.JobFacet_JOB_FACET_PAY_FREQUENCY}}, 3,
+			map[jobboardv2.JobFacet]string{
+				jobboardv2.JobFacet_JOB_FACET_LICENSE_CLASS: "A 1, B 1, None 1",
+				jobboardv2.JobFacet_JOB_FACET_PAY_FREQUENCY: "Weekly 2",
+			}},
+		{"the other account", &jobboardv2.SearchJobsRequest{AccountIds: []int64{f.b.AccountID}, Facets: []jobboardv2.JobFacet{
+			jobboardv2.JobFacet_JOB_FACET_DRIVER_TYPE}}, 2,
+			map[jobboardv2.JobFacet]string{jobboardv2.JobFacet_JOB_FACET_DRIVER_TYPE: "Company Driver 1, Student 1"}},
+		// Words: a match this small is counted, whatever counts are kept.
+		{"words", &jobboardv2.SearchJobsRequest{Query: "tanker", Facets: []jobboardv2.JobFacet{
+			jobboardv2.JobFacet_JOB_FACET_STATE}}, 3,
+			map[jobboardv2.JobFacet]string{jobboardv2.JobFacet_JOB_FACET_STATE: "TX 3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.find(t, tt.req)
+			if r.TotalSize != tt.total || r.TotalSizeIsEstimate {
+				t.Errorf("total %d, estimate %v; want %d exactly", r.TotalSize, r.TotalSizeIsEstimate, tt.total)
+			}
+			if got := facets(r); !maps.Equal(got, tt.want) {
+				t.Errorf("facets %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

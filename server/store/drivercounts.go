@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -297,8 +298,8 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 
 // compactCountsSQL folds an account's rows of application_counts (and of
 // application_location_counts, application_profile_counts,
-// application_day_counts, application_location_profile_counts and
-// job_title_profile_counts) into one per
+// application_day_counts, application_location_profile_counts,
+// job_title_profile_counts and job_facet_counts) into one per
 // value, each in one statement:
 // for each value with more than one row, it deletes the committed rows it
 // sees and inserts their sum, so readers see either. Values already folded
@@ -361,6 +362,13 @@ var compactCountsSQL = []string{
 	INSERT INTO job_title_profile_counts (account_id, job_title_lower, state, driver_type, has_job_apps, n)
 	SELECT $1, job_title_lower, state, driver_type, has_job_apps, sum(n)
 	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
+	`WITH many AS (SELECT facet, sample, value FROM job_facet_counts WHERE account_id = $1
+	                GROUP BY 1, 2, 3 HAVING count(*) > 1),
+	gone AS (DELETE FROM job_facet_counts c USING many m
+	          WHERE c.account_id = $1 AND (c.facet, c.sample, c.value) = (m.facet, m.sample, m.value)
+	      RETURNING c.facet, c.sample, c.value, c.n)
+	INSERT INTO job_facet_counts (account_id, facet, sample, value, n)
+	SELECT $1, facet, sample, value, sum(n) FROM gone GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0`,
 }
 
 // foldPlanSettings keeps the folds' plans off the count tables'
@@ -483,6 +491,11 @@ func (s *Store) FoldWrittenCounts(ctx context.Context) {
 // process's latest rows and so may leave them), is noted again for the
 // next round: a count keeps summing only about a second of rows.
 func (s *Store) foldCounts(ctx context.Context, accountIDs []int64) {
+	if len(accountIDs) > 0 && !slices.Contains(accountIDs, everyAccount) {
+		// Every account's job facets are counted under account 0 too
+		// (migration 0036), whichever account was written.
+		accountIDs = append(accountIDs, everyAccount)
+	}
 	for _, id := range accountIDs {
 		folded, err := s.compactApplicationCounts(ctx, id)
 		if err != nil {

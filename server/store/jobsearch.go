@@ -421,13 +421,27 @@ type matchSize struct {
 // page (30 ms). Without words, a count is read from an index alone and
 // a page stops at its end, so a page that counted would be slower: 15 ms
 // for every job of 10,000, against 1 ms for the count and the page.
+//
+// A match that is, but for its words, every active job of the search's
+// accounts (countedByValue) is sized from the jobs job_facet_counts keeps:
+// without words, exactly; with words, as those jobs times the share of a
+// sample's jobs that match (countFacetByShare), a closer estimate than
+// the sample's matches times its share.
 func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (matchSize, error) {
+	byValue := q.countedByValue(noFacet)
+	if byValue && q.Words == "" {
+		jobs, err := keptFacetCounts(ctx, db, q.AccountIDs, noFacet, 1)
+		return matchSize{total: jobs[""]}, err
+	}
 	for _, s := range samples {
 		n, err := countIn(ctx, db, q, s.condition)
 		if err != nil {
 			return matchSize{}, err
 		}
 		if n >= sampleHitsToEstimate {
+			if byValue {
+				return estimateByShare(ctx, db, q, s, n)
+			}
 			return matchSize{total: n * s.share, estimated: true}, nil
 		}
 		if !s.mayReach(n) {
@@ -472,6 +486,19 @@ var facetColumns = map[JobFacet]string{
 	FacetLicenseClass:   "j.license_class",
 }
 
+// facetIn keeps the jobs j with one of a list of a facet's values: the
+// filter of each facet but the license class (whose filter also keeps the
+// jobs that ask for none).
+var facetIn = map[JobFacet]string{
+	FacetDriverType:     "j.driver_type = ANY (?::text[])",
+	FacetFreightType:    "j.freight_type = ANY (?::text[])",
+	FacetRouteType:      "j.route_type && ?::text[]",
+	FacetEmploymentType: "j.employment_type && ?::text[]",
+	FacetPayFrequency:   "j.pay_frequency = ANY (?::text[])",
+	FacetState:          "j.state = ANY (?::text[])",
+	FacetLicenseClass:   "j.license_class = ANY (?::text[])",
+}
+
 // facetValues are how many values each facet has.
 var facetValues = map[JobFacet]int{
 	FacetDriverType:     len(domain.DriverTypes()),
@@ -490,6 +517,9 @@ var facetValues = map[JobFacet]int{
 // matches (countMatches); the values no sample holds enough of, including
 // those absent from them all, are counted over every job.
 func countFacet(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet) ([]FacetCount, bool, error) {
+	if q.countedByValue(f) {
+		return countFacetKept(ctx, db, q, f)
+	}
 	var estimated []string
 	var counts []FacetCount
 	for _, s := range samples {
@@ -617,16 +647,16 @@ func candidatesNear(from string, conds []string, byMiles bool) string {
 
 // addFilters adds to c the filters of q but the one of facet except.
 func (q JobSearch) addFilters(c *conditions, except JobFacet) {
-	in := func(facet JobFacet, cond string, values []string) {
+	in := func(facet JobFacet, values []string) {
 		if len(values) > 0 && facet != except {
-			c.add(cond, pq.StringArray(values))
+			c.add(facetIn[facet], pq.StringArray(values))
 		}
 	}
-	in(FacetDriverType, "j.driver_type = ANY (?::text[])", q.DriverTypes)
-	in(FacetFreightType, "j.freight_type = ANY (?::text[])", q.FreightTypes)
-	in(FacetRouteType, "j.route_type && ?::text[]", q.RouteTypes)
-	in(FacetEmploymentType, "j.employment_type && ?::text[]", q.EmploymentTypes)
-	in(FacetState, "j.state = ANY (?::text[])", q.States)
+	in(FacetDriverType, q.DriverTypes)
+	in(FacetFreightType, q.FreightTypes)
+	in(FacetRouteType, q.RouteTypes)
+	in(FacetEmploymentType, q.EmploymentTypes)
+	in(FacetState, q.States)
 	if len(q.LicenseClasses) > 0 && except != FacetLicenseClass {
 		c.add("(j.license_class IS NULL OR j.license_class = ANY (?::text[]))", pq.StringArray(q.LicenseClasses))
 	}
@@ -634,7 +664,7 @@ func (q JobSearch) addFilters(c *conditions, except JobFacet) {
 	// the two are one filter, left out together from that facet.
 	if except != FacetPayFrequency {
 		if len(q.PayFrequencies) > 0 {
-			c.add("j.pay_frequency = ANY (?::text[])", pq.StringArray(q.PayFrequencies))
+			c.add(facetIn[FacetPayFrequency], pq.StringArray(q.PayFrequencies))
 		}
 		if q.MinPay != nil {
 			c.add("coalesce(j.pay_amount_max, j.pay_amount_min) >= ?::numeric / 100", *q.MinPay)
