@@ -233,3 +233,7 @@ func SearchSamples() (shares []int64, conditions []string) {
 	}
 	return shares, conditions
 }
+
+// Settles says whether m matches of n sampled jobs of a value settle its
+// estimate (jobfacets.go).
+func Settles(m, n int64) bool { return settles(m, n) }

@@ -23,7 +23,7 @@ import (
 //     entries a value (three facets of 1,000,000 jobs took 1.9 s counted
 //     over the jobs);
 //   - with words, a value's count is its jobs times the share of its jobs
-//     in a sample that match the words (countFacetByShare).
+//     in a sample that match the words (countFacetsByShare).
 
 // everyAccount is the account under which job_facet_counts counts the
 // jobs of every account. No account has it: ids start at 1.
@@ -56,39 +56,65 @@ func (q JobSearch) countedByValue(f JobFacet) bool {
 	return len(c.conds) == 0
 }
 
+// valueCounts are counts by facet and value.
+type valueCounts map[JobFacet]map[string]int64
+
+func (c valueCounts) add(f JobFacet, v string, n int64) {
+	if c[f] == nil {
+		c[f] = map[string]int64{}
+	}
+	c[f][v] += n
+}
+
 // keptFacetCounts reads how many active jobs of the accounts (of every
-// account when there are none) have each value of facet f, among every
-// job (sample 1) or those of a sample (its share). Values no job has are
-// left out.
-func keptFacetCounts(ctx context.Context, db sqlx.QueryerContext, accounts []int64, f JobFacet, sample int64) (map[string]int64, error) {
+// account when there are none) have each value of each of the facets,
+// among every job (sample 1) or those of a sample (its share). Values no
+// job has are left out.
+func keptFacetCounts(ctx context.Context, db sqlx.QueryerContext, accounts []int64, facets []JobFacet, sample int64) (valueCounts, error) {
 	if len(accounts) == 0 {
 		accounts = []int64{everyAccount}
 	}
-	var rows []FacetCount
+	names := make([]string, len(facets))
+	for i, f := range facets {
+		names[i] = facetNames[f]
+	}
+	var rows []struct {
+		Facet string `db:"facet"`
+		FacetCount
+	}
 	if err := sqlx.SelectContext(ctx, db, &rows, `
-		SELECT value, sum(n)::bigint AS count FROM job_facet_counts
-		 WHERE account_id = ANY ($1::bigint[]) AND facet = $2 AND sample = $3
-		 GROUP BY value HAVING sum(n) > 0`, pq.Array(accounts), facetNames[f], sample); err != nil {
+		SELECT facet, value, sum(n)::bigint AS count FROM job_facet_counts
+		 WHERE account_id = ANY ($1::bigint[]) AND facet = ANY ($2::text[]) AND sample = $3
+		 GROUP BY facet, value HAVING sum(n) > 0`, pq.Array(accounts), pq.StringArray(names), sample); err != nil {
 		return nil, fmt.Errorf("read kept facet counts: %w", err)
 	}
-	counts := make(map[string]int64, len(rows))
+	counts := valueCounts{}
 	for _, r := range rows {
-		counts[r.Value] = r.Count
+		for _, f := range facets {
+			if facetNames[f] == r.Facet {
+				counts.add(f, r.Value, r.Count)
+			}
+		}
 	}
 	return counts, nil
 }
 
-// countFacetKept is countFacet for a facet whose match is counted by value
-// (countedByValue).
-func countFacetKept(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet) ([]FacetCount, bool, error) {
-	all, err := keptFacetCounts(ctx, db, q.AccountIDs, f, 1)
+// countFacetsKept counts the facets whose match is counted by value
+// (countedByValue), each as countFacet does. They share one match: with
+// any filter, that of its own facet is the only one counted by value.
+func countFacetsKept(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet) (map[JobFacet][]FacetCount, bool, error) {
+	all, err := keptFacetCounts(ctx, db, q.AccountIDs, facets, 1)
 	if err != nil {
 		return nil, false, err
 	}
-	if q.Words == "" {
-		return byCount(all), false, nil
+	if q.Words != "" {
+		return countFacetsByShare(ctx, db, q, facets, all)
 	}
-	return countFacetByShare(ctx, db, q, f, all)
+	lists := map[JobFacet][]FacetCount{}
+	for _, f := range facets {
+		lists[f] = byCount(all[f])
+	}
+	return lists, false, nil
 }
 
 // A value's matches among its jobs, estimated from a sample: when n of the
@@ -117,53 +143,61 @@ func mayReachShare(p float64, n int64) bool {
 	return m > 0 && float64(sampleHitsToEstimate)/2*(float64(n)-m+1) <= m*float64(n)
 }
 
-// countFacetByShare counts the matches of words by facet f's values, where
-// all are the values' active jobs (keptFacetCounts): each value from the
-// smallest sample that settles it, the rest counted over every job.
+// facetValue is one value of one facet.
+type facetValue struct {
+	facet JobFacet
+	value string
+}
+
+// countFacetsByShare counts the matches of words by the facets' values,
+// where all are the values' active jobs (keptFacetCounts): each value from
+// the smallest sample that settles it, the rest counted over every job.
+// A sample is read once for every facet.
 //
 // Estimates are made only in a sample holding enough matches for the
 // match's own size to be estimated (sampleHitsToEstimate), so a match of
 // 10,000 jobs or fewer is always counted exactly. From there, a sample is
-// read only for the values it may settle, by their own filter, which the
+// read only for the values it may settle, by their own filters, which the
 // words' indexes hold beside the words: a sample of 1 in 16 under a common
 // word is 62,000 jobs, a small state's share of it a few hundred.
-func countFacetByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet, all map[string]int64) ([]FacetCount, bool, error) {
-	counts := map[string]int64{}
+func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, all valueCounts) (map[JobFacet][]FacetCount, bool, error) {
+	counts := valueCounts{}
 	// open are the values not yet settled, each with the share of its
 	// sampled jobs seen to match: 1 until a sample says otherwise.
-	open := map[string]float64{}
-	for v := range all {
-		open[v] = 1
+	open := map[facetValue]float64{}
+	for f, values := range all {
+		for v := range values {
+			open[facetValue{f, v}] = 1
+		}
 	}
 	large := false // a sample held enough matches to estimate the match
 	for _, s := range samples {
-		inSample, err := keptFacetCounts(ctx, db, q.AccountIDs, f, s.share)
+		if len(open) == 0 {
+			break
+		}
+		inSample, err := keptFacetCounts(ctx, db, q.AccountIDs, facets, s.share)
 		if err != nil {
 			return nil, false, err
 		}
 		// Until the match is known to be large, the sample is read whole
-		// (only nil), to count it.
-		var only []string
+		// (only nil), its jobs counted too, to size it.
+		var only []facetValue
 		if large {
-			for v, p := range open {
-				if mayReachShare(p, inSample[v]) {
-					only = append(only, v)
+			for fv, p := range open {
+				if mayReachShare(p, inSample[fv.facet][fv.value]) {
+					only = append(only, fv)
 				}
 			}
 			if len(only) == 0 {
 				continue
 			}
 		}
-		matched, err := facetCountsOf(ctx, db, q, f, s.condition, only)
+		matched, err := countByFacets(ctx, db, q, facets, s.condition, only, !large)
 		if err != nil {
 			return nil, false, err
 		}
 		if !large {
-			var hits int64
-			for _, m := range matched {
-				hits += m
-			}
-			if hits < sampleHitsToEstimate {
+			if hits := matched[noFacet][""]; hits < sampleHitsToEstimate {
 				if !s.mayReach(hits) {
 					break
 				}
@@ -172,53 +206,88 @@ func countFacetByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch,
 			large = true
 			only = slices.Collect(maps.Keys(open))
 		}
-		for _, v := range only {
-			m, n := matched[v], inSample[v]
+		for _, fv := range only {
+			m, n := matched[fv.facet][fv.value], inSample[fv.facet][fv.value]
 			switch {
 			case settles(m, n):
-				counts[v] = int64(math.Round(float64(all[v]) * float64(m) / float64(n)))
-				delete(open, v)
+				counts.add(fv.facet, fv.value, int64(math.Round(float64(all[fv.facet][fv.value])*float64(m)/float64(n))))
+				delete(open, fv)
 			case n > 0:
-				open[v] = float64(m) / float64(n)
+				open[fv] = float64(m) / float64(n)
 			}
-		}
-		if len(open) == 0 {
-			break
 		}
 	}
 	estimated := len(counts) > 0
 	if len(open) > 0 {
-		rest, err := facetCountsOf(ctx, db, q, f, "", slices.Collect(maps.Keys(open)))
+		rest, err := countByFacets(ctx, db, q, facets, "", slices.Collect(maps.Keys(open)), false)
 		if err != nil {
 			return nil, false, err
 		}
-		maps.Copy(counts, rest)
+		for f, values := range rest {
+			for v, n := range values {
+				counts.add(f, v, n)
+			}
+		}
 	}
-	return byCount(counts), estimated, nil
+	lists := map[JobFacet][]FacetCount{}
+	for _, f := range facets {
+		lists[f] = byCount(counts[f])
+	}
+	return lists, estimated, nil
 }
 
-// facetCountsOf counts the jobs q matches without facet f's own filter by
-// f's values, in the sample of condition ("" for every job): the values
-// of only, or every value when only is nil. The values are kept by f's
-// filter as well, for an index to find their jobs.
-func facetCountsOf(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet, condition string, only []string) (map[string]int64, error) {
-	from, where, args := q.match(f, condition)
-	outer := "v IS NOT NULL"
-	if only != nil {
-		args = append(args, pq.StringArray(only))
+// countByFacets counts, in one statement, the jobs q matches by the values
+// of each of the facets (which share their match: countFacetsKept), in the
+// sample of condition ("" for every job): the values of only, or every
+// value when only is nil; with jobs, the matching jobs themselves too,
+// under noFacet. With only, the jobs are kept by the values' filters as
+// well, for an index to find them.
+func countByFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, condition string, only []facetValue, jobs bool) (valueCounts, error) {
+	from, where, args := q.match(facets[0], condition)
+	var keys []string
+	if jobs {
+		keys = append(keys, "SELECT -1, ''")
+	}
+	var kept, outer []string
+	for _, f := range facets {
+		keys = append(keys, fmt.Sprintf("SELECT %d, %s", f, facetColumns[f]))
+		if only == nil {
+			continue
+		}
+		var values []string
+		for _, fv := range only {
+			if fv.facet == f {
+				values = append(values, fv.value)
+			}
+		}
+		if len(values) == 0 {
+			continue
+		}
+		args = append(args, pq.StringArray(values))
 		param := fmt.Sprintf("$%d", len(args))
-		where += " AND " + strings.Replace(facetIn[f], "?", param, 1)
-		outer += " AND v = ANY (" + param + "::text[])"
+		kept = append(kept, strings.Replace(facetIn[f], "?", param, 1))
+		outer = append(outer, fmt.Sprintf("(k.facet = %d AND k.value = ANY (%s::text[]))", f, param))
 	}
-	var rows []FacetCount
+	if only != nil {
+		where += " AND (" + strings.Join(kept, " OR ") + ")"
+	} else {
+		outer = []string{"k.value IS NOT NULL"}
+	}
+	var rows []struct {
+		Facet JobFacet `db:"facet"`
+		FacetCount
+	}
 	if err := sqlx.SelectContext(ctx, db, &rows, `
-		SELECT v AS value, count(*) AS count FROM (SELECT `+facetColumns[f]+` AS v FROM `+from+` WHERE `+where+`) m
-		 WHERE `+outer+` GROUP BY v`, args...); err != nil {
-		return nil, fmt.Errorf("count facet: %w", err)
+		SELECT k.facet, k.value, count(*) AS count
+		  FROM (SELECT j.* FROM `+from+` WHERE `+where+` OFFSET 0) j,
+		       LATERAL (`+strings.Join(keys, " UNION ALL ")+`) k (facet, value)
+		 WHERE `+strings.Join(outer, " OR ")+`
+		 GROUP BY k.facet, k.value`, args...); err != nil {
+		return nil, fmt.Errorf("count facets: %w", err)
 	}
-	counts := make(map[string]int64, len(rows))
+	counts := valueCounts{}
 	for _, r := range rows {
-		counts[r.Value] = r.Count
+		counts.add(r.Facet, r.Value, r.Count)
 	}
 	return counts, nil
 }
@@ -241,16 +310,17 @@ func byCount(counts map[string]int64) []FacetCount {
 // (countedByValue) from the matches of sample s, hits: the jobs it is
 // among times the share of the sample's jobs that match.
 func estimateByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch, s sample, hits int64) (matchSize, error) {
-	all, err := keptFacetCounts(ctx, db, q.AccountIDs, noFacet, 1)
+	all, err := keptFacetCounts(ctx, db, q.AccountIDs, []JobFacet{noFacet}, 1)
 	if err != nil {
 		return matchSize{}, err
 	}
-	inSample, err := keptFacetCounts(ctx, db, q.AccountIDs, noFacet, s.share)
+	inSample, err := keptFacetCounts(ctx, db, q.AccountIDs, []JobFacet{noFacet}, s.share)
 	if err != nil {
 		return matchSize{}, err
 	}
-	if inSample[""] == 0 { // only a delete of them between the two reads
+	jobs, sampled := all[noFacet][""], inSample[noFacet][""]
+	if sampled == 0 { // only a delete of them between the two reads
 		return matchSize{total: hits * s.share, estimated: true}, nil
 	}
-	return matchSize{total: int64(math.Round(float64(all[""]) * float64(hits) / float64(inSample[""]))), estimated: true}, nil
+	return matchSize{total: int64(math.Round(float64(jobs) * float64(hits) / float64(sampled))), estimated: true}, nil
 }

@@ -189,3 +189,29 @@ func TestJobFacetCountsConcurrent(t *testing.T) {
 		t.Fatalf("%d counts differ, first %v", len(diffs), diffs[:min(len(diffs), 5)])
 	}
 }
+
+// TestSettles: a value's share of matching jobs settles its estimate when
+// its standard error, with one more miss than seen, is within 2.5%.
+func TestSettles(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		m, n int64
+		want bool
+	}{
+		{"no match seen", 0, 100, false},
+		{"40 of 40", 40, 40, true},
+		{"39 of 39: too few to be sure", 39, 39, false},
+		{"a small state under a common word: 85 of 87", 85, 87, true},
+		{"the same in a sample four times smaller: 21 of 22", 21, 22, false},
+		{"a small state under two words: 30 of 350", 30, 350, false},
+		{"a plain estimate's 1,600 matches, whatever the jobs", 1600, 1_000_000, true},
+		{"half of 3,000", 1500, 3000, true},
+		{"half of 1,500", 750, 1500, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := store.Settles(tt.m, tt.n); got != tt.want {
+				t.Errorf("Settles(%d, %d) = %v, want %v", tt.m, tt.n, got, tt.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,28 +245,44 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 		page, err = searchPage(ctx, traced(db, "", pageRan), q)
 		return err
 	}
+	// Once the page is started, q is only read: the page reads it too.
 	var g errgroup.Group
-	beside := false
+	started := false
+	startPage := func() {
+		started = true
+		g.Go(readPage)
+	}
 	err := countsOn(ctx, db, q, ran, func(counter sqlx.QueryerContext) error {
-		size, err := countMatches(ctx, counter, q)
-		if err != nil {
-			return err
-		}
 		// A first page by relevance ranks a match no larger than the ranked
 		// matches whole, without its newest being read apart, so it waits
 		// for the match's count. One the page counts may be larger: its
 		// statement finds where the ranked end when it is.
 		firstRanked := q.Order == ByRelevance && q.After == nil
-		if size.countAll && firstRanked {
-			if size, err = countAll(ctx, counter, q); err != nil {
-				return err
-			}
+		size, err := countMatches(ctx, counter, q, func() {
+			// The match is far larger than the ranked matches, and too
+			// large for the page to count: the page needs nothing more
+			// of the counts, and is read beside the larger samples'.
+			q.findRanked = firstRanked
+			startPage()
+		})
+		if err != nil {
+			return err
 		}
-		q.countInPage = size.inPage
-		q.findRanked = firstRanked && (size.estimated || size.inPage || size.total > int64(rankedMatches))
-		// With no count left, the page waits for the counts' connection.
-		if beside = size.countAll || len(q.Facets) > 0; beside {
-			g.Go(readPage)
+		if started && size.inPage {
+			size = matchSize{countAll: true} // the page started without counting
+		}
+		if !started {
+			if size.countAll && firstRanked {
+				if size, err = countAll(ctx, counter, q); err != nil {
+					return err
+				}
+			}
+			q.countInPage = size.inPage
+			q.findRanked = firstRanked && (size.estimated || size.inPage || size.total > int64(rankedMatches))
+			// With no count left, the page waits for the counts' connection.
+			if size.countAll || len(q.Facets) > 0 {
+				startPage()
+			}
 		}
 		if size.countAll {
 			if size, err = countAll(ctx, counter, q); err != nil {
@@ -273,11 +290,24 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 			}
 		}
 		r.Total, r.Estimated = size.total, size.estimated
+		var byValue []JobFacet
 		for _, f := range q.Facets {
+			if q.countedByValue(f) {
+				byValue = append(byValue, f)
+				continue
+			}
 			var estimated bool
 			if r.Facets[f], estimated, err = countFacet(ctx, counter, q, f); err != nil {
 				return err
 			}
+			r.Estimated = r.Estimated || estimated
+		}
+		if len(byValue) > 0 {
+			counts, estimated, err := countFacetsKept(ctx, counter, q, byValue)
+			if err != nil {
+				return err
+			}
+			maps.Copy(r.Facets, counts)
 			r.Estimated = r.Estimated || estimated
 		}
 		return nil
@@ -288,7 +318,7 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	if err := cmp.Or(err, g.Wait()); err != nil {
 		return r, err
 	}
-	if !beside {
+	if !started {
 		if err := readPage(); err != nil {
 			return r, err
 		}
@@ -384,6 +414,16 @@ func (s sample) mayReach(hits int64) bool {
 	return hits*(s.share/largest.share) >= sampleHitsToEstimate/2
 }
 
+// expectsEstimate says whether hits matches in s make the largest sample
+// expected to hold enough for an estimate: then the match is some 25,000
+// jobs or more (1,600 in a sample of 1 in 16), and a larger sample holds
+// under half of that (where mayReach gives up) only if the smallest's
+// count (100 or more: 10% standard error) was off by five standard errors.
+func (s sample) expectsEstimate(hits int64) bool {
+	largest := samples[len(samples)-1]
+	return hits*(s.share/largest.share) >= sampleHitsToEstimate
+}
+
 // samples are the samples, the smallest first.
 var samples = []sample{
 	{256, "(hashint8extended(j.id, 11) & 255) = 0"},
@@ -427,16 +467,24 @@ type matchSize struct {
 // without words, exactly; with words, as those jobs times the share of a
 // sample's jobs that match (countFacetByShare), a closer estimate than
 // the sample's matches times its share.
-func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch) (matchSize, error) {
+//
+// large is called, at most once and before the larger samples are read,
+// when the smallest sample shows the match large enough to be estimated
+// in the largest (expectsEstimate): a match that is neither left to the
+// page to count nor ranked whole.
+func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch, large func()) (matchSize, error) {
 	byValue := q.countedByValue(noFacet)
 	if byValue && q.Words == "" {
-		jobs, err := keptFacetCounts(ctx, db, q.AccountIDs, noFacet, 1)
-		return matchSize{total: jobs[""]}, err
+		jobs, err := keptFacetCounts(ctx, db, q.AccountIDs, []JobFacet{noFacet}, 1)
+		return matchSize{total: jobs[noFacet][""]}, err
 	}
-	for _, s := range samples {
+	for i, s := range samples {
 		n, err := countIn(ctx, db, q, s.condition)
 		if err != nil {
 			return matchSize{}, err
+		}
+		if i == 0 && n < sampleHitsToEstimate && s.expectsEstimate(n) {
+			large()
 		}
 		if n >= sampleHitsToEstimate {
 			if byValue {
@@ -515,11 +563,9 @@ var facetValues = map[JobFacet]int{
 // job has are not listed. It says whether the counts are estimates. Each
 // value is estimated from the smallest sample that holds enough of its
 // matches (countMatches); the values no sample holds enough of, including
-// those absent from them all, are counted over every job.
+// those absent from them all, are counted over every job. A facet whose
+// match is counted by value is counted by countFacetsKept instead.
 func countFacet(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobFacet) ([]FacetCount, bool, error) {
-	if q.countedByValue(f) {
-		return countFacetKept(ctx, db, q, f)
-	}
 	var estimated []string
 	var counts []FacetCount
 	for _, s := range samples {

@@ -148,6 +148,59 @@ func TestSearchEstimatesLargeMatches(t *testing.T) {
 	}
 }
 
+// TestSearchLargeByTheSmallestSampleYetSmall: when the smallest sample
+// shows a match large, the page is read beside the larger samples'
+// counts without counting the match itself; should those samples then
+// find it small after all, the match is counted over every job, exactly.
+// The word is given to the jobs of the smallest sample alone, so every
+// sample holds the same k matches: k·16 reaches the threshold (large)
+// while the 4k of the next sample fall short of half of it.
+func TestSearchLargeByTheSmallestSampleYetSmall(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "sampled").AccountID
+	opts := store.UpsertOptions{MaxActive: 5000, Today: time.Now()}
+	jobs := make([]store.JobFields, 3000)
+	for i := range jobs {
+		jobs[i] = job(fmt.Sprintf("S%04d", i))
+	}
+	if _, err := s.UpsertJobs(ctx, acct, jobs, opts); err != nil {
+		t.Fatal(err)
+	}
+	_, conditions := store.SearchSamples()
+	var refs []string
+	if err := s.DB().SelectContext(ctx, &refs, `SELECT j.reference_number FROM jobs j WHERE j.account_id = $1 AND `+conditions[0],
+		acct); err != nil {
+		t.Fatal(err)
+	}
+	k := len(refs)
+	if k < 3 {
+		t.Fatalf("%d of 3,000 jobs in the smallest sample", k)
+	}
+	zebras := make([]store.JobFields, k)
+	for i, ref := range refs {
+		zebras[i] = job(ref)
+		zebras[i].Title = "Zebra hauler " + ref
+	}
+	if _, err := s.UpsertJobs(ctx, acct, zebras, opts); err != nil {
+		t.Fatal(err)
+	}
+	store.SetSampleHitsToEstimate(t, int64(12*k))
+	words, err := s.NormalizeJobQuery(ctx, "zebra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range []store.JobSearchOrder{store.ByRelevance, store.ByPosted} {
+		r, err := s.SearchJobs(ctx, store.JobSearch{Words: words, Order: order, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Total != int64(k) || r.Estimated || len(r.Jobs) != k {
+			t.Errorf("order %d: total %d, estimated %v, %d on the page; want all %d, counted", order, r.Total, r.Estimated, len(r.Jobs), k)
+		}
+	}
+}
+
 // TestSearchRanksTheNewestMatches: by relevance, the newest matches are
 // ranked, best first, and the older ones follow newest first; paging keeps
 // the first page's boundary, so jobs posted between pages move no match
