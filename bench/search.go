@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -106,12 +107,19 @@ type searchPoint struct {
 
 // kindResult is one kind measured at one point.
 type kindResult struct {
-	kind       searchKind
-	latency    stats
-	total      int64
-	estimated  bool
-	exact      int64 // every match, counted apart
-	statements []explained
+	kind      searchKind
+	latency   stats
+	total     int64
+	estimated bool
+	exact     int64 // every match, counted apart
+	// facetsOff is the facet value whose answered count is furthest from
+	// its count over every match (one answered but not there, or there
+	// but not answered, is 100% off), and by how much; "" when every
+	// count is the truth.
+	facetsOff     string
+	facetsOffBy   float64
+	facetsCounted bool // the kind asks for facets
+	statements    []explained
 }
 
 // explained is a statement the search ran, with its plan.
@@ -286,6 +294,14 @@ func measureSearchKind(ctx context.Context, h *harness, client jobboardv2.JobSea
 	if res.exact, err = h.store.CountJobSearch(ctx, q); err != nil {
 		return res, err
 	}
+	if len(q.Facets) > 0 {
+		truth, err := h.store.CountJobFacets(ctx, q)
+		if err != nil {
+			return res, err
+		}
+		res.facetsCounted = true
+		res.facetsOff, res.facetsOffBy = furthestFacet(first.GetFacets(), truth)
+	}
 	want, least := searchRequests, searchMinRequests
 	if h.opts.quick {
 		want, least = 20, 20
@@ -349,4 +365,39 @@ func enumNumbers[E ~int32, W comparable](words, all []W) []E {
 		out = append(out, E(slices.Index(all, w)+1))
 	}
 	return out
+}
+
+// furthestFacet compares the answered facets with the truth, value by
+// value (a value's label is the store's word for it), and returns the
+// value furthest from it, with its relative error; "" when none is off.
+func furthestFacet(answered []*jobboardv2.JobFacetCounts, truth map[store.JobFacet][]store.FacetCount) (string, float64) {
+	off, by := "", 0.0
+	note := func(name string, got, want int64) {
+		e := 1.0
+		if want > 0 {
+			e = math.Abs(float64(got-want)) / float64(want)
+		}
+		if got != want && (off == "" || e > by) {
+			off, by = name, e
+		}
+	}
+	for f, values := range truth {
+		var got map[string]int64
+		for _, fc := range answered {
+			if int(fc.GetFacet()) == int(f)+1 {
+				got = map[string]int64{}
+				for _, v := range fc.GetValues() {
+					got[v.GetLabel()] = v.GetCount()
+				}
+			}
+		}
+		for _, v := range values {
+			note(v.Value, got[v.Value], v.Count)
+			delete(got, v.Value)
+		}
+		for v, n := range got {
+			note(v, n, 0)
+		}
+	}
+	return off, by
 }

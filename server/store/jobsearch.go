@@ -206,6 +206,20 @@ func (s *Store) CountJobSearch(ctx context.Context, q JobSearch) (int64, error) 
 	return countIn(ctx, s.db, q, "")
 }
 
+// CountJobFacets counts each of q's facets over its whole match, value by
+// value, however many: the truth a benchmark holds the search's facet
+// estimates to.
+func (s *Store) CountJobFacets(ctx context.Context, q JobSearch) (map[JobFacet][]FacetCount, error) {
+	counts := map[JobFacet][]FacetCount{}
+	for _, f := range q.Facets {
+		var err error
+		if counts[f], err = facetCounts(ctx, s.db, q, f, "", nil); err != nil {
+			return nil, err
+		}
+	}
+	return counts, nil
+}
+
 // SearchJobs answers a page of the active jobs of every account that
 // match q, in q's order, with the whole match's size and q's facets. It
 // reads the read database when there is one.
