@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"math"
@@ -102,13 +103,16 @@ func keptFacetCounts(ctx context.Context, db sqlx.QueryerContext, accounts []int
 // countFacetsKept counts the facets whose match is counted by value
 // (countedByValue), each as countFacet does. They share one match: with
 // any filter, that of its own facet is the only one counted by value.
-func countFacetsKept(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet) (map[JobFacet][]FacetCount, bool, error) {
+//
+// reads are the samples the match's count has already read for these
+// facets (countMatches), by share.
+func countFacetsKept(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, reads sampleReads) (map[JobFacet][]FacetCount, bool, error) {
 	all, err := keptFacetCounts(ctx, db, q.AccountIDs, facets, 1)
 	if err != nil {
 		return nil, false, err
 	}
 	if q.Words != "" {
-		return countFacetsByShare(ctx, db, q, facets, all)
+		return countFacetsByShare(ctx, db, q, facets, all, reads)
 	}
 	lists := map[JobFacet][]FacetCount{}
 	for _, f := range facets {
@@ -160,7 +164,7 @@ type facetValue struct {
 // read only for the values it may settle, by their own filters, which the
 // words' indexes hold beside the words: a sample of 1 in 16 under a common
 // word is 62,000 jobs, a small state's share of it a few hundred.
-func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, all valueCounts) (map[JobFacet][]FacetCount, bool, error) {
+func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, all valueCounts, reads sampleReads) (map[JobFacet][]FacetCount, bool, error) {
 	counts := valueCounts{}
 	// open are the values not yet settled, each with the share of its
 	// sampled jobs seen to match: 1 until a sample says otherwise.
@@ -192,9 +196,11 @@ func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch
 				continue
 			}
 		}
-		matched, err := countByFacets(ctx, db, q, facets, s.condition, only, !large)
-		if err != nil {
-			return nil, false, err
+		matched, read := reads[s.share]
+		if !read || only != nil {
+			if matched, err = countByFacets(ctx, db, q, facets, s.condition, only); err != nil {
+				return nil, false, err
+			}
 		}
 		if !large {
 			if hits := matched[noFacet][""]; hits < sampleHitsToEstimate {
@@ -219,7 +225,7 @@ func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch
 	}
 	estimated := len(counts) > 0
 	if len(open) > 0 {
-		rest, err := countByFacets(ctx, db, q, facets, "", slices.Collect(maps.Keys(open)), false)
+		rest, err := countByFacets(ctx, db, q, facets, "", slices.Collect(maps.Keys(open)))
 		if err != nil {
 			return nil, false, err
 		}
@@ -236,61 +242,91 @@ func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch
 	return lists, estimated, nil
 }
 
-// countByFacets counts, in one statement, the jobs q matches by the values
-// of each of the facets (which share their match: countFacetsKept), in the
-// sample of condition ("" for every job): the values of only, or every
-// value when only is nil; with jobs, the matching jobs themselves too,
-// under noFacet. With only, the jobs are kept by the values' filters as
-// well, for an index to find them.
-func countByFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, condition string, only []facetValue, jobs bool) (valueCounts, error) {
+// countByFacets counts the jobs q matches by the values of each of the
+// facets (which share their match: countFacetsKept), in the sample of
+// condition ("" for every job): the values of only, or every value when
+// only is nil; the matching jobs themselves too, under noFacet. With only,
+// the jobs are kept by the values' filters as well, for an index to find
+// them.
+//
+// One statement reads each matching job's values, and they are counted
+// here: grouped in SQL, each job's values as rows of a lateral list, the
+// 3,885 jobs of the smallest sample under a common word took 16 ms, twice
+// as long as reading them (7 ms).
+func countByFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, condition string, only []facetValue) (valueCounts, error) {
 	from, where, args := q.match(facets[0], condition)
-	var keys []string
-	if jobs {
-		keys = append(keys, "SELECT -1, ''")
+	columns := make([]string, len(facets))
+	for i, f := range facets {
+		columns[i] = "j." + facetNames[f]
 	}
-	var kept, outer []string
-	for _, f := range facets {
-		keys = append(keys, fmt.Sprintf("SELECT %d, %s", f, facetColumns[f]))
-		if only == nil {
-			continue
-		}
-		var values []string
-		for _, fv := range only {
-			if fv.facet == f {
-				values = append(values, fv.value)
+	var wanted map[facetValue]bool
+	if only != nil {
+		wanted = map[facetValue]bool{}
+		var kept []string
+		for _, f := range facets {
+			var values []string
+			for _, fv := range only {
+				if fv.facet == f {
+					values = append(values, fv.value)
+					wanted[fv] = true
+				}
+			}
+			if len(values) > 0 {
+				args = append(args, pq.StringArray(values))
+				kept = append(kept, strings.Replace(facetIn[f], "?", fmt.Sprintf("$%d", len(args)), 1))
 			}
 		}
-		if len(values) == 0 {
-			continue
-		}
-		args = append(args, pq.StringArray(values))
-		param := fmt.Sprintf("$%d", len(args))
-		kept = append(kept, strings.Replace(facetIn[f], "?", param, 1))
-		outer = append(outer, fmt.Sprintf("(k.facet = %d AND k.value = ANY (%s::text[]))", f, param))
-	}
-	if only != nil {
 		where += " AND (" + strings.Join(kept, " OR ") + ")"
-	} else {
-		outer = []string{"k.value IS NOT NULL"}
 	}
-	var rows []struct {
-		Facet JobFacet `db:"facet"`
-		FacetCount
-	}
-	if err := sqlx.SelectContext(ctx, db, &rows, `
-		SELECT k.facet, k.value, count(*) AS count
-		  FROM (SELECT j.* FROM `+from+` WHERE `+where+` OFFSET 0) j,
-		       LATERAL (`+strings.Join(keys, " UNION ALL ")+`) k (facet, value)
-		 WHERE `+strings.Join(outer, " OR ")+`
-		 GROUP BY k.facet, k.value`, args...); err != nil {
+	rows, err := db.QueryContext(ctx, `SELECT `+strings.Join(columns, ", ")+` FROM `+from+` WHERE `+where, args...)
+	if err != nil {
 		return nil, fmt.Errorf("count facets: %w", err)
 	}
+	defer rows.Close()
+	one := make([]sql.NullString, len(facets))
+	lists := make([]pq.StringArray, len(facets))
+	dest := make([]any, len(facets))
+	for i, f := range facets {
+		if listFacets[f] {
+			dest[i] = &lists[i]
+		} else {
+			dest[i] = &one[i]
+		}
+	}
 	counts := valueCounts{}
-	for _, r := range rows {
-		counts.add(r.Facet, r.Value, r.Count)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("count facets: %w", err)
+		}
+		counts.add(noFacet, "", 1)
+		for i, f := range facets {
+			values := lists[i]
+			if !listFacets[f] {
+				if !one[i].Valid {
+					continue
+				}
+				values = pq.StringArray{one[i].String}
+			}
+			for _, v := range values {
+				if wanted == nil || wanted[facetValue{f, v}] {
+					counts.add(f, v, 1)
+				}
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count facets: %w", err)
 	}
 	return counts, nil
 }
+
+// sampleReads are the counts of whole samples by facet value (and their
+// matches, under noFacet), by the sample's share.
+type sampleReads map[int64]valueCounts
+
+// listFacets are the facets of a list column: a job counts once for each
+// of its values.
+var listFacets = map[JobFacet]bool{FacetRouteType: true, FacetEmploymentType: true}
 
 // byCount lists counts highest first, then by value, leaving out zeros.
 func byCount(counts map[string]int64) []FacetCount {

@@ -272,7 +272,15 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 		// for the match's count. One the page counts may be larger: its
 		// statement finds where the ranked end when it is.
 		firstRanked := q.Order == ByRelevance && q.After == nil
-		size, err := countMatches(ctx, counter, q, func() {
+		// A search for words with no filter shares its match with every
+		// facet's, which are counted by value: the samples the count reads
+		// are read for the facets at once.
+		var fused []JobFacet
+		reads := sampleReads{}
+		if q.Words != "" && q.countedByValue(noFacet) {
+			fused = q.Facets
+		}
+		size, err := countMatches(ctx, counter, q, fused, reads, func() {
 			// The match is far larger than the ranked matches, and too
 			// large for the page to count: the page needs nothing more
 			// of the counts, and is read beside the larger samples'.
@@ -317,7 +325,7 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 			r.Estimated = r.Estimated || estimated
 		}
 		if len(byValue) > 0 {
-			counts, estimated, err := countFacetsKept(ctx, counter, q, byValue)
+			counts, estimated, err := countFacetsKept(ctx, counter, q, byValue, reads)
 			if err != nil {
 				return err
 			}
@@ -486,15 +494,25 @@ type matchSize struct {
 // when the smallest sample shows the match large enough to be estimated
 // in the largest (expectsEstimate): a match that is neither left to the
 // page to count nor ranked whole.
-func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch, large func()) (matchSize, error) {
+//
+// With facets (which must share the match: countFacetsKept), each sample
+// is read for their values too, kept in reads for countFacetsKept.
+func countMatches(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, reads sampleReads, large func()) (matchSize, error) {
 	byValue := q.countedByValue(noFacet)
 	if byValue && q.Words == "" {
 		jobs, err := keptFacetCounts(ctx, db, q.AccountIDs, []JobFacet{noFacet}, 1)
 		return matchSize{total: jobs[noFacet][""]}, err
 	}
 	for i, s := range samples {
-		n, err := countIn(ctx, db, q, s.condition)
-		if err != nil {
+		var n int64
+		var err error
+		if len(facets) > 0 {
+			matched, err := countByFacets(ctx, db, q, facets, s.condition, nil)
+			if err != nil {
+				return matchSize{}, err
+			}
+			reads[s.share], n = matched, matched[noFacet][""]
+		} else if n, err = countIn(ctx, db, q, s.condition); err != nil {
 			return matchSize{}, err
 		}
 		if i == 0 && n < sampleHitsToEstimate && s.expectsEstimate(n) {
