@@ -58,40 +58,52 @@ $$;
 -- One statement per trigger: the active jobs a statement added count +1,
 -- the active jobs it removed -1 (an update both, so a job deleted or
 -- brought back moves out of or into every count); values whose changes
--- cancel out write nothing.
+-- cancel out write nothing. Each job's keys are grouped once, by account
+-- and for every account (grouping sets), and an update counts only the
+-- jobs whose counted fields moved: a post that changes 1,000 jobs' titles
+-- or pay reads their keys for none of them.
 CREATE FUNCTION count_job_facets() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO job_facet_counts (account_id, sample, facet, value, n)
-        SELECT a.account_id, k.sample, k.facet, k.value, count(*)
+        SELECT CASE WHEN grouping(j.account_id) = 1 THEN 0 ELSE j.account_id END, k.sample, k.facet, k.value, count(*)
           FROM new_rows j,
                job_facet_keys(j.id, j.driver_type, j.freight_type, j.route_type, j.employment_type,
-                              j.pay_frequency, j.state, j.license_class) k,
-               LATERAL (VALUES (j.account_id), (0)) a (account_id)
+                              j.pay_frequency, j.state, j.license_class) k
          WHERE j.deleted_at IS NULL
-         GROUP BY 1, 2, 3, 4;
+         GROUP BY GROUPING SETS ((j.account_id, k.sample, k.facet, k.value), (k.sample, k.facet, k.value));
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO job_facet_counts (account_id, sample, facet, value, n)
-        SELECT a.account_id, k.sample, k.facet, k.value, -count(*)
+        SELECT CASE WHEN grouping(j.account_id) = 1 THEN 0 ELSE j.account_id END, k.sample, k.facet, k.value, -count(*)
           FROM old_rows j,
                job_facet_keys(j.id, j.driver_type, j.freight_type, j.route_type, j.employment_type,
-                              j.pay_frequency, j.state, j.license_class) k,
-               LATERAL (VALUES (j.account_id), (0)) a (account_id)
+                              j.pay_frequency, j.state, j.license_class) k
          WHERE j.deleted_at IS NULL
-         GROUP BY 1, 2, 3, 4;
+         GROUP BY GROUPING SETS ((j.account_id, k.sample, k.facet, k.value), (k.sample, k.facet, k.value));
     ELSE
+        WITH moved AS (
+            SELECT o.id FROM old_rows o JOIN new_rows n ON n.id = o.id
+             WHERE (o.account_id, o.driver_type, o.freight_type, o.route_type, o.employment_type,
+                    o.pay_frequency, o.state, o.license_class, o.deleted_at IS NULL)
+                   IS DISTINCT FROM
+                   (n.account_id, n.driver_type, n.freight_type, n.route_type, n.employment_type,
+                    n.pay_frequency, n.state, n.license_class, n.deleted_at IS NULL)),
+        c AS (
+            SELECT id, account_id, driver_type, freight_type, route_type, employment_type,
+                   pay_frequency, state, license_class, 1 AS n
+              FROM new_rows WHERE deleted_at IS NULL AND id IN (SELECT id FROM moved)
+            UNION ALL
+            SELECT id, account_id, driver_type, freight_type, route_type, employment_type,
+                   pay_frequency, state, license_class, -1
+              FROM old_rows WHERE deleted_at IS NULL AND id IN (SELECT id FROM moved))
         INSERT INTO job_facet_counts (account_id, sample, facet, value, n)
-        SELECT a.account_id, k.sample, k.facet, k.value, sum(j.n)
-          FROM (SELECT id, account_id, driver_type, freight_type, route_type, employment_type,
-                       pay_frequency, state, license_class, 1 AS n FROM new_rows WHERE deleted_at IS NULL
-                UNION ALL
-                SELECT id, account_id, driver_type, freight_type, route_type, employment_type,
-                       pay_frequency, state, license_class, -1 FROM old_rows WHERE deleted_at IS NULL) j,
-               job_facet_keys(j.id, j.driver_type, j.freight_type, j.route_type, j.employment_type,
-                              j.pay_frequency, j.state, j.license_class) k,
-               LATERAL (VALUES (j.account_id), (0)) a (account_id)
-         GROUP BY 1, 2, 3, 4 HAVING sum(j.n) <> 0;
+        SELECT CASE WHEN grouping(c.account_id) = 1 THEN 0 ELSE c.account_id END, k.sample, k.facet, k.value, sum(c.n)
+          FROM c,
+               job_facet_keys(c.id, c.driver_type, c.freight_type, c.route_type, c.employment_type,
+                              c.pay_frequency, c.state, c.license_class) k
+         GROUP BY GROUPING SETS ((c.account_id, k.sample, k.facet, k.value), (k.sample, k.facet, k.value))
+        HAVING sum(c.n) <> 0;
     END IF;
     RETURN NULL;
 END;
@@ -113,10 +125,9 @@ CREATE TRIGGER jobs_facets_counted_delete AFTER DELETE ON jobs
 -- pass over the table; jobs are bounded per account, unlike applications,
 -- whose counts migration 0015 filled one account at a time.)
 INSERT INTO job_facet_counts (account_id, sample, facet, value, n)
-SELECT a.account_id, k.sample, k.facet, k.value, count(*)
+SELECT CASE WHEN grouping(j.account_id) = 1 THEN 0 ELSE j.account_id END, k.sample, k.facet, k.value, count(*)
   FROM jobs j,
        job_facet_keys(j.id, j.driver_type, j.freight_type, j.route_type, j.employment_type,
-                      j.pay_frequency, j.state, j.license_class) k,
-       LATERAL (VALUES (j.account_id), (0)) a (account_id)
+                      j.pay_frequency, j.state, j.license_class) k
  WHERE j.deleted_at IS NULL
- GROUP BY 1, 2, 3, 4;
+ GROUP BY GROUPING SETS ((j.account_id, k.sample, k.facet, k.value), (k.sample, k.facet, k.value));
