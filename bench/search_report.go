@@ -104,12 +104,13 @@ func (k kindResult) totalHolds() bool {
 }
 
 // facetsHold says whether the answered facets keep the contract: exact
-// unless the answer says it holds estimates, then each value within 10%.
+// unless the answer says it holds estimates, then each value within 10%;
+// exact, whatever it says, for a facet of 10,000 jobs or fewer.
 func (k kindResult) facetsHold() bool {
 	if k.facetsOff == "" {
 		return true
 	}
-	return k.estimated && k.facetsOffBy <= 0.1
+	return !k.facetSmallOff && k.estimated && k.facetsOffBy <= 0.1
 }
 
 func (k kindResult) facetsText() string {

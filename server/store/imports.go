@@ -192,6 +192,7 @@ func (r importWithPayload) payload() ImportPayload {
 // DeleteJobsExcept deletes the account's active jobs whose reference is not
 // in keep and returns how many it deleted.
 func (t *Tx) DeleteJobsExcept(ctx context.Context, accountID int64, keep []string) (int, error) {
+	t.jobsWritten(accountID)
 	res, err := t.tx.ExecContext(ctx, `UPDATE jobs SET deleted_at = now(), updated_at = now()
 		WHERE account_id = $1 AND deleted_at IS NULL AND NOT (reference_number = ANY($2::text[]))`,
 		accountID, pq.StringArray(keep))

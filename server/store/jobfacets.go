@@ -123,28 +123,46 @@ func countFacetsKept(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f
 
 // A value's matches among its jobs, estimated from a sample: when n of the
 // sample's jobs have the value and m of those match the words, the value's
-// count is its jobs (kept exactly) times m/n. The relative standard error
-// of m/n is about sqrt((n-m) / (m n)), which is far smaller than that of
-// a plain count of the sample's matches (1/sqrt(m)) when most of the
-// value's jobs match: under a common word, the 5,600 jobs of a small state
-// of 1,000,000 are estimated from the 87 in a sample of 1 in 64, where a
-// plain count needed 1,600 matches and so read them all.
+// count is its jobs (kept exactly) times m/n. When most of the value's
+// jobs match, m/n is known closely from far fewer jobs than a plain count
+// of the sample's matches needs (1,600): under a common word, the 5,600
+// jobs of a small state of 1,000,000 are estimated from the 350 in a
+// sample of 1 in 16.
 //
-// settles says whether m of n is enough for an estimate: a relative
-// standard error within 2.5% (the estimate is then within 10% at four
-// standard errors, as sampleHitsToEstimate allows), computed with one
-// more miss than seen, so that a handful of jobs that all match is not
-// taken for a certainty (it takes 40 of 40).
+// settles says whether m of n is enough for an estimate: the share's
+// Wilson interval at four standard errors (z, as sampleHitsToEstimate
+// sets it: a plain estimate from 1,600 matches is within 10% at four
+// standard errors of 2.5%) lies within 10% of m/n. Wilson's interval
+// holds where the normal one fails, with a share near 1 and few jobs:
+// 40 of 40 matching says only that the share is above 0.7 or so, and it
+// takes 145 of 145 to settle. A value with as many matches as a plain
+// estimate needs settles too: the share's error is never the larger.
 func settles(m, n int64) bool {
-	return m > 0 && sampleHitsToEstimate*(n-m+1) <= m*n
+	return m >= sampleHitsToEstimate || shareWithinTenPercent(float64(m), float64(n), shareZ())
 }
 
 // mayReachShare says whether a sample of n jobs with the value may settle
 // it when the share of them matching is near p: with half the margin of
-// settles, as sample.mayReach allows for the plain count.
+// settles (z / sqrt 2), as sample.mayReach allows for the plain count.
 func mayReachShare(p float64, n int64) bool {
-	m := p * float64(n)
-	return m > 0 && float64(sampleHitsToEstimate)/2*(float64(n)-m+1) <= m*float64(n)
+	return shareWithinTenPercent(p*float64(n), float64(n), shareZ()/math.Sqrt2)
+}
+
+// shareZ is the standard errors a share is held to: 4 when an estimate
+// needs 1,600 matches (4 = 10% of sqrt(1,600)), fewer when a test lowers
+// sampleHitsToEstimate to reach the estimates with a few thousand jobs.
+func shareZ() float64 { return 0.1 * math.Sqrt(float64(sampleHitsToEstimate)) }
+
+// shareWithinTenPercent says whether the Wilson score interval of m
+// matches in n, at z standard errors, lies within 10% of m/n.
+func shareWithinTenPercent(m, n, z float64) bool {
+	if m <= 0 || n <= 0 {
+		return false
+	}
+	p, z2 := m/n, z*z
+	centre := (p + z2/(2*n)) / (1 + z2/n)
+	half := z / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
+	return centre-half >= 0.9*p && centre+half <= 1.1*p
 }
 
 // facetValue is one value of one facet.

@@ -191,7 +191,8 @@ func TestJobFacetCountsConcurrent(t *testing.T) {
 }
 
 // TestSettles: a value's share of matching jobs settles its estimate when
-// its standard error, with one more miss than seen, is within 2.5%.
+// its Wilson interval at four standard errors lies within 10% of it, or
+// when it holds the matches a plain estimate needs.
 func TestSettles(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -199,10 +200,10 @@ func TestSettles(t *testing.T) {
 		want bool
 	}{
 		{"no match seen", 0, 100, false},
-		{"40 of 40", 40, 40, true},
-		{"39 of 39: too few to be sure", 39, 39, false},
-		{"a small state under a common word: 85 of 87", 85, 87, true},
-		{"the same in a sample four times smaller: 21 of 22", 21, 22, false},
+		{"40 of 40: the share may be 0.75", 40, 40, false},
+		{"145 of 145", 145, 145, true},
+		{"a small state under a common word in 1 of 64: 85 of 87", 85, 87, false},
+		{"the same in 1 of 16: 340 of 350", 340, 350, true},
 		{"a small state under two words: 30 of 350", 30, 350, false},
 		{"a plain estimate's 1,600 matches, whatever the jobs", 1600, 1_000_000, true},
 		{"half of 3,000", 1500, 3000, true},

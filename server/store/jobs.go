@@ -534,5 +534,10 @@ func softDeleteJobs[K int64 | string](ctx context.Context, s *Store, accountID i
 			 WHERE account_id = $1 AND `+column+` = ANY($2::`+keyType+`[]) AND deleted_at IS NULL
 			RETURNING `+column, accountID, keys)
 	})
+	if err == nil && len(deleted) > 0 {
+		// The delete wrote count rows of the job facets (migration 0036):
+		// the fold loop folds them.
+		s.compactions.note(accountID)
+	}
 	return deleted, err
 }

@@ -487,7 +487,7 @@ type matchSize struct {
 // A match that is, but for its words, every active job of the search's
 // accounts (countedByValue) is sized from the jobs job_facet_counts keeps:
 // without words, exactly; with words, as those jobs times the share of a
-// sample's jobs that match (countFacetByShare), a closer estimate than
+// sample's jobs that match (estimateByShare), a closer estimate than
 // the sample's matches times its share.
 //
 // large is called, at most once and before the larger samples are read,
