@@ -354,10 +354,15 @@ func byCount(counts map[string]int64) []FacetCount {
 			list = append(list, FacetCount{Value: v, Count: n})
 		}
 	}
-	slices.SortFunc(list, func(a, b FacetCount) int {
+	sortByCount(list)
+	return list
+}
+
+// sortByCount sorts counts highest first, then by value.
+func sortByCount(counts []FacetCount) {
+	slices.SortFunc(counts, func(a, b FacetCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Value, b.Value))
 	})
-	return list
 }
 
 // estimateByShare estimates the size of a match of words counted by value

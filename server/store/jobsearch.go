@@ -267,24 +267,12 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 		g.Go(readPage)
 	}
 	err := countsOn(ctx, db, q, ran, func(counter sqlx.QueryerContext) error {
-		// A first page by relevance ranks a match no larger than the ranked
-		// matches whole, without its newest being read apart, so it waits
-		// for the match's count. One the page counts may be larger: its
-		// statement finds where the ranked end when it is.
-		firstRanked := q.Order == ByRelevance && q.After == nil
-		// A search for words with no filter shares its match with every
-		// facet's, which are counted by value: the samples the count reads
-		// are read for the facets at once.
-		var fused []JobFacet
 		reads := sampleReads{}
-		if q.Words != "" && q.countedByValue(noFacet) {
-			fused = q.Facets
-		}
-		size, err := countMatches(ctx, counter, q, fused, reads, func() {
+		size, err := countMatches(ctx, counter, q, q.facetsOfTheMatch(), reads, func() {
 			// The match is far larger than the ranked matches, and too
 			// large for the page to count: the page needs nothing more
 			// of the counts, and is read beside the larger samples'.
-			q.findRanked = firstRanked
+			q.findRanked = q.firstRanked()
 			startPage()
 		})
 		if err != nil {
@@ -294,13 +282,9 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 			size = matchSize{countAll: true} // the page started without counting
 		}
 		if !started {
-			if size.countAll && firstRanked {
-				if size, err = countAll(ctx, counter, q); err != nil {
-					return err
-				}
+			if size, err = q.notePageNeeds(ctx, counter, size); err != nil {
+				return err
 			}
-			q.countInPage = size.inPage
-			q.findRanked = firstRanked && (size.estimated || size.inPage || size.total > int64(rankedMatches))
 			// With no count left, the page waits for the counts' connection.
 			if size.countAll || len(q.Facets) > 0 {
 				startPage()
@@ -311,27 +295,11 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 				return err
 			}
 		}
-		r.Total, r.Estimated = size.total, size.estimated
-		var byValue []JobFacet
-		for _, f := range q.Facets {
-			if q.countedByValue(f) {
-				byValue = append(byValue, f)
-				continue
-			}
-			var estimated bool
-			if r.Facets[f], estimated, err = countFacet(ctx, counter, q, f); err != nil {
-				return err
-			}
-			r.Estimated = r.Estimated || estimated
+		var estimated bool
+		if r.Facets, estimated, err = countFacets(ctx, counter, q, reads); err != nil {
+			return err
 		}
-		if len(byValue) > 0 {
-			counts, estimated, err := countFacetsKept(ctx, counter, q, byValue, reads)
-			if err != nil {
-				return err
-			}
-			maps.Copy(r.Facets, counts)
-			r.Estimated = r.Estimated || estimated
-		}
+		r.Total, r.Estimated = size.total, size.estimated || estimated
 		return nil
 	})
 	if err != nil {
@@ -348,6 +316,34 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	if ran != nil {
 		*ran = append(*ran, *pageRan...)
 	}
+	page.answer(&r, q)
+	return r, nil
+}
+
+// firstRanked says whether q asks for a first page by relevance.
+func (q JobSearch) firstRanked() bool { return q.Order == ByRelevance && q.After == nil }
+
+// notePageNeeds sets in q what its page needs of the counts, given the
+// match's size as countMatches found it, and returns the size. A first
+// page by relevance ranks a match no larger than the ranked matches whole,
+// without its newest being read apart, so a match to be counted over every
+// job is counted first. One the page counts may be larger: its statement
+// finds where the ranked end when it is.
+func (q *JobSearch) notePageNeeds(ctx context.Context, db sqlx.QueryerContext, size matchSize) (matchSize, error) {
+	if size.countAll && q.firstRanked() {
+		var err error
+		if size, err = countAll(ctx, db, *q); err != nil {
+			return size, err
+		}
+	}
+	q.countInPage = size.inPage
+	q.findRanked = q.firstRanked() && (size.estimated || size.inPage || size.total > int64(rankedMatches))
+	return size, nil
+}
+
+// answer puts the page's jobs into r, with the total when the page
+// counted the match, and where the ranked matches end in each cursor.
+func (page pageRead) answer(r *JobSearchResult, q JobSearch) {
 	r.Jobs = page.jobs
 	if q.countInPage {
 		r.Total = page.total
@@ -359,7 +355,48 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 	for i := range r.Jobs {
 		r.Jobs[i].Cursor.Ranked = ranked
 	}
-	return r, nil
+}
+
+// facetsOfTheMatch are the facets whose match is the search's own, for
+// the samples the match's count reads to be read for them at once
+// (countMatches): every facet of a search for words with no filter, whose
+// facets are all counted by value; none otherwise.
+func (q JobSearch) facetsOfTheMatch() []JobFacet {
+	if q.Words != "" && q.countedByValue(noFacet) {
+		return q.Facets
+	}
+	return nil
+}
+
+// countFacets counts q's facets, each over its own match, and says
+// whether any count is an estimate: the facets counted by value together
+// (countFacetsKept, reusing the samples in reads), the others one by one
+// (countFacet).
+func countFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, reads sampleReads) (map[JobFacet][]FacetCount, bool, error) {
+	counts := map[JobFacet][]FacetCount{}
+	anyEstimated := false
+	var byValue []JobFacet
+	for _, f := range q.Facets {
+		if q.countedByValue(f) {
+			byValue = append(byValue, f)
+			continue
+		}
+		var estimated bool
+		var err error
+		if counts[f], estimated, err = countFacet(ctx, db, q, f); err != nil {
+			return nil, false, err
+		}
+		anyEstimated = anyEstimated || estimated
+	}
+	if len(byValue) > 0 {
+		kept, estimated, err := countFacetsKept(ctx, db, q, byValue, reads)
+		if err != nil {
+			return nil, false, err
+		}
+		maps.Copy(counts, kept)
+		anyEstimated = anyEstimated || estimated
+	}
+	return counts, anyEstimated, nil
 }
 
 // CountSetting, run with SET LOCAL, has the counts of a search for words
@@ -628,9 +665,7 @@ func countFacet(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f JobF
 		}
 		counts = append(counts, rest...)
 	}
-	slices.SortFunc(counts, func(a, b FacetCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Value, b.Value))
-	})
+	sortByCount(counts)
 	return counts, len(estimated) > 0, nil
 }
 
