@@ -1,6 +1,9 @@
 package topology
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -19,6 +22,14 @@ func TestSignalPendingOnStoppedProcess(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
+	}
+	// The stop takes effect when the process next runs: on a loaded
+	// machine a SIGQUIT sent before then is delivered first (the lower
+	// number) and ends it, and nothing is left pending to see.
+	for deadline := time.Now().Add(5 * time.Second); !stopped(t, pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("SIGSTOP did not stop the process within 5s")
+		}
 	}
 	if pending, err := signalPending(pid, syscall.SIGQUIT); err != nil || pending {
 		t.Fatalf("before SIGQUIT: pending %v, %v; want none", pending, err)
@@ -44,4 +55,16 @@ func TestSignalPendingOnStoppedProcess(t *testing.T) {
 	if err == nil || !ws.Signaled() || ws.Signal() != syscall.SIGQUIT {
 		t.Errorf("continued, the process ended with %v (%v); want SIGQUIT", err, ws)
 	}
+}
+
+// stopped says whether the process is stopped by a signal: state T in
+// /proc/pid/stat, after the command name in parentheses.
+func stopped(t *testing.T, pid int) bool {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
 }
