@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -33,13 +34,15 @@ func facetedJob(i, round int) store.JobFields {
 
 // keptCountsDiffer lists where job_facet_counts' sums differ from the
 // active jobs counted afresh: per account and under account 0, in every
-// job and in each sample (the samples' conditions are the search's).
+// job and in each sample as the search reads it (its jobs in
+// job_search_sample that meet its condition).
 func keptCountsDiffer(t *testing.T, s *store.Store) []string {
 	t.Helper()
+	const columns = "account_id, state, driver_type, freight_type, pay_frequency, license_class, route_type, employment_type"
 	shares, conditions := store.SearchSamples()
-	sampled := []string{"SELECT 1 AS sample, j.* FROM jobs j WHERE j.deleted_at IS NULL"}
+	sampled := []string{"SELECT 1 AS sample, " + columns + " FROM jobs j WHERE j.deleted_at IS NULL"}
 	for i, c := range conditions {
-		sampled = append(sampled, fmt.Sprintf("SELECT %d, j.* FROM jobs j WHERE j.deleted_at IS NULL AND %s", shares[i], c))
+		sampled = append(sampled, fmt.Sprintf("SELECT %d, %s FROM job_search_sample j WHERE %s", shares[i], columns, cmp.Or(c, "true")))
 	}
 	var diffs []string
 	err := s.DB().SelectContext(context.Background(), &diffs, `
@@ -71,11 +74,32 @@ func keptCountsDiffer(t *testing.T, s *store.Store) []string {
 	return diffs
 }
 
+// sampleRowsDiffer lists the jobs whose row in job_search_sample differs
+// from the job, or is there for an inactive job or one of no sample, or is
+// missing for an active job of the sample of 1 in 16.
+func sampleRowsDiffer(t *testing.T, s *store.Store) []string {
+	t.Helper()
+	const columns = `id, account_id, created_at, postal_code, state, freight_type, driver_type, pay_frequency,
+		route_type, employment_type, license_class, twic_only, pay_amount_min, pay_amount_max, search_words`
+	var diffs []string
+	err := s.DB().SelectContext(context.Background(), &diffs, `
+		WITH truth AS (SELECT `+columns+` FROM jobs WHERE deleted_at IS NULL AND (hashint8extended(id, 11) & 15) = 0),
+		kept AS (SELECT `+columns+` FROM job_search_sample)
+		(SELECT 'missing or differs: ' || id FROM (SELECT * FROM truth EXCEPT SELECT * FROM kept) m)
+		UNION ALL
+		(SELECT 'extra or differs: ' || id FROM (SELECT * FROM kept EXCEPT SELECT * FROM truth) x)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return diffs
+}
+
 // TestJobFacetCountsFollowWrites: every write to jobs (a post of new
 // jobs, changed ones, deletes by id and by reference, a deleted job
 // brought back, an import's delete of the jobs its feed left out) keeps
-// job_facet_counts equal to the active jobs, and a fold leaves one row a
-// value with the same sums.
+// job_facet_counts equal to the active jobs and job_search_sample to the
+// active jobs of its sample, and a fold leaves one row a value with the
+// same sums.
 func TestJobFacetCountsFollowWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -97,6 +121,9 @@ func TestJobFacetCountsFollowWrites(t *testing.T) {
 		t.Helper()
 		if diffs := keptCountsDiffer(t, s); len(diffs) > 0 {
 			t.Fatalf("%s: %d counts differ, first %v", step, len(diffs), diffs[:min(len(diffs), 5)])
+		}
+		if diffs := sampleRowsDiffer(t, s); len(diffs) > 0 {
+			t.Fatalf("%s: %d sampled jobs differ, first %v", step, len(diffs), diffs[:min(len(diffs), 5)])
 		}
 	}
 	post(a, 0, 600, 0)
@@ -187,6 +214,9 @@ func TestJobFacetCountsConcurrent(t *testing.T) {
 	}
 	if diffs := keptCountsDiffer(t, s); len(diffs) > 0 {
 		t.Fatalf("%d counts differ, first %v", len(diffs), diffs[:min(len(diffs), 5)])
+	}
+	if diffs := sampleRowsDiffer(t, s); len(diffs) > 0 {
+		t.Fatalf("%d sampled jobs differ, first %v", len(diffs), diffs[:min(len(diffs), 5)])
 	}
 }
 
