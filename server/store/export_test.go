@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
@@ -227,13 +228,36 @@ func SetRankedMatches(t testing.TB, n int) {
 
 // SearchSamples are the search's samples: the share of jobs each job of a
 // sample stands for, and the condition that keeps its jobs j.
-func SearchSamples() (shares []int64, conditions []string) {
+func SearchSamples() (shares []int64, froms, conditions []string) {
 	for _, s := range samples {
 		shares, conditions = append(shares, s.share), append(conditions, s.condition)
+		froms = append(froms, cmp.Or(s.from, "job_search_sample j"))
 	}
-	return shares, conditions
+	return shares, froms, conditions
 }
+
+// Sample8InJobs keeps the jobs of the sample of 1 in 8 read from jobs.
+const Sample8InJobs = sample8InJobs
 
 // Settles says whether m matches of n sampled jobs of a value settle its
 // estimate (jobfacets.go).
 func Settles(m, n int64) bool { return settles(m, n) }
+
+// WorthReading says whether the first sample of nextShares is worth
+// reading whole for the open values of the driver type facet (value:
+// share of its sampled jobs seen to match), given each sample's jobs by
+// value (jobfacets.go).
+func WorthReading(open map[string]float64, nextShares []int64, inSample map[int64]map[string]int64) bool {
+	values := map[facetValue]float64{}
+	for v, p := range open {
+		values[facetValue{FacetDriverType, v}] = p
+	}
+	var next []sample
+	for _, share := range nextShares {
+		next = append(next, sample{share: share})
+	}
+	worth, _ := worthReading(values, next, func(s sample) (valueCounts, error) {
+		return valueCounts{FacetDriverType: inSample[s.share]}, nil
+	})
+	return worth
+}

@@ -39,10 +39,10 @@ func facetedJob(i, round int) store.JobFields {
 func keptCountsDiffer(t *testing.T, s *store.Store) []string {
 	t.Helper()
 	const columns = "account_id, state, driver_type, freight_type, pay_frequency, license_class, route_type, employment_type"
-	shares, conditions := store.SearchSamples()
+	shares, froms, conditions := store.SearchSamples()
 	sampled := []string{"SELECT 1 AS sample, " + columns + " FROM jobs j WHERE j.deleted_at IS NULL"}
 	for i, c := range conditions {
-		sampled = append(sampled, fmt.Sprintf("SELECT %d, %s FROM job_search_sample j WHERE %s", shares[i], columns, cmp.Or(c, "true")))
+		sampled = append(sampled, fmt.Sprintf("SELECT %d, %s FROM %s WHERE %s", shares[i], columns, froms[i], cmp.Or(c, "true")))
 	}
 	var diffs []string
 	err := s.DB().SelectContext(context.Background(), &diffs, `
@@ -217,6 +217,42 @@ func TestJobFacetCountsConcurrent(t *testing.T) {
 	}
 	if diffs := sampleRowsDiffer(t, s); len(diffs) > 0 {
 		t.Fatalf("%d sampled jobs differ, first %v", len(diffs), diffs[:min(len(diffs), 5)])
+	}
+}
+
+// TestWorthReading: once a match is known large, a sample is read whole
+// for its facets only when it may settle an open value and no open value
+// needs a larger sample, which would settle them all in one read; the
+// sample of 1 in 8 is never read whole for them. A value settles at these
+// test's numbers from about 72 sampled jobs (all matching).
+func TestWorthReading(t *testing.T) {
+	counts := map[int64]map[string]int64{
+		64: {"big": 400, "mid": 40, "small": 5},
+		16: {"big": 1600, "mid": 160, "small": 20},
+		8:  {"big": 3200, "mid": 320, "small": 40},
+	}
+	for _, tt := range []struct {
+		name string
+		open []string
+		next []int64
+		want bool
+	}{
+		{"a value it may settle", []string{"big"}, []int64{64, 16, 8}, true},
+		{"a value needs the larger", []string{"big", "mid"}, []int64{64, 16, 8}, false},
+		{"the larger for that value", []string{"big", "mid"}, []int64{16, 8}, true},
+		{"a value no sample settles is left to count", []string{"big", "small"}, []int64{64, 16, 8}, true},
+		{"only values no sample settles", []string{"small"}, []int64{64, 16, 8}, false},
+		{"not 1 in 8", []string{"mid", "small"}, []int64{8}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			open := map[string]float64{}
+			for _, v := range tt.open {
+				open[v] = 1
+			}
+			if got := store.WorthReading(open, tt.next, counts); got != tt.want {
+				t.Errorf("WorthReading(%v, %v) = %v, want %v", tt.open, tt.next, got, tt.want)
+			}
+		})
 	}
 }
 

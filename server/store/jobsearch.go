@@ -459,48 +459,69 @@ var rankedMatches = 1_000
 // matches for an estimate to be trusted, and at last over every job.
 
 // sample is one of the samples of the active jobs, or every job (everyJob).
-// The samples are read from job_search_sample (migration 0037), the jobs
-// of the largest, a table small enough to stay in shared buffers.
+// The samples of 1 in 16, 64 and 256 are read from job_search_sample
+// (migration 0037), the jobs of the first, a table small enough to stay in
+// shared buffers; the sample of 1 in 8 is that table and the other half
+// of the sample, read from jobs.
 type sample struct {
 	// share is how many jobs each job of the sample stands for.
 	share int64
-	// condition keeps the jobs j of job_search_sample that are of the
-	// sample, word for word as the predicate of its indexes, which
-	// PostgreSQL matches as text; "" keeps them all.
+	// from is the FROM of the sample's jobs, as jobs j; "" for
+	// job_search_sample.
+	from string
+	// condition keeps the jobs j of from that are of the sample, word for
+	// word as the predicate of its indexes, which PostgreSQL matches as
+	// text; "" keeps them all.
 	condition string
 }
 
 // everyJob is the "sample" of every job: jobs itself.
-var everyJob = sample{share: 1}
+var everyJob = sample{share: 1, from: "jobs j"}
+
+// sampleColumns are the columns of job_search_sample, which a search's
+// filters and words read.
+const sampleColumns = `id, account_id, created_at, postal_code, state, freight_type, driver_type, pay_frequency,
+	route_type, employment_type, license_class, twic_only, pay_amount_min, pay_amount_max, search_words`
+
+// sizingShare is the share of the sample a match's size is judged by: the
+// sample of 1 in 16, which holds 1,600 matches (an estimate) of a match of
+// 25,600 jobs. The sample of 1 in 8 serves the matches between 12,800 and
+// 25,600 jobs, which it estimates where they were counted over every job.
+const sizingShare = 16
 
 // mayReach says whether a larger sample may hold enough matches for an
-// estimate, given hits matches in s: the largest is expected to hold
-// hits times as many as its share is smaller, and is not read when that
-// is under half of what an estimate needs (reaching it would take more
-// than twice the expected matches, a deviation of seven standard errors
-// or more). A match that small is counted over every job at once,
-// sparing the samples' reads: 52 ms of a search within 100 miles.
+// estimate, given hits matches in s: the sample of 1 in 16 is expected to
+// hold hits times as many as its share is smaller, and the larger samples
+// are not read when that is under half of what an estimate needs: the
+// match is then expected under 12,800 jobs, short of an estimate even in
+// the sample of 1 in 8. A match that small is counted over every job at
+// once, sparing the samples' reads: 52 ms of a search within 100 miles.
 func (s sample) mayReach(hits int64) bool {
-	largest := samples[len(samples)-1]
-	return hits*(s.share/largest.share) >= sampleHitsToEstimate/2
+	return hits*s.share/sizingShare >= sampleHitsToEstimate/2
 }
 
-// expectsEstimate says whether hits matches in s make the largest sample
-// expected to hold enough for an estimate: then the match is some 25,000
-// jobs or more (1,600 in a sample of 1 in 16), and a larger sample holds
-// under half of that (where mayReach gives up) only if the smallest's
-// count (100 or more: 10% standard error) was off by five standard errors.
+// expectsEstimate says whether hits matches in s make the sample of 1 in
+// 16 expected to hold enough for an estimate: then the match is some
+// 25,600 jobs or more, and the largest sample holds under half of that
+// (where mayReach gives up) only if the smallest's count (100 or more:
+// 10% standard error) was off by five standard errors.
 func (s sample) expectsEstimate(hits int64) bool {
-	largest := samples[len(samples)-1]
-	return hits*(s.share/largest.share) >= sampleHitsToEstimate
+	return hits*s.share/sizingShare >= sampleHitsToEstimate
 }
 
 // samples are the samples, the smallest first.
 var samples = []sample{
-	{256, "(hashint8extended(j.id, 11) & 255) = 0"},
-	{64, "(hashint8extended(j.id, 11) & 63) = 0"},
-	{16, ""},
+	{256, "", "(hashint8extended(j.id, 11) & 255) = 0"},
+	{64, "", "(hashint8extended(j.id, 11) & 63) = 0"},
+	{16, "", ""},
+	{8, `(SELECT ` + sampleColumns + ` FROM job_search_sample
+		UNION ALL SELECT ` + sampleColumns + ` FROM jobs WHERE deleted_at IS NULL AND ` + sample8InJobs + `) j`, ""},
 }
+
+// sample8InJobs keeps the jobs of the sample of 1 in 8 that are not in
+// job_search_sample, word for word as the predicate of their indexes on
+// jobs.
+const sample8InJobs = "(hashint8extended(id, 11) & 15) = 8"
 
 // sampleHitsToEstimate is the fewest matches in a sample that an estimate
 // is made from. The relative standard error of an estimate from h matches
@@ -710,10 +731,8 @@ func (q JobSearch) match(except JobFacet, s sample) (from, where string, args []
 // any order).
 func (q JobSearch) matchFrom(except JobFacet, zipOrder string, s sample) (from, where string, args []any) {
 	c := &conditions{}
-	from = "jobs j"
-	if s != everyJob {
-		from = "job_search_sample j" // of active jobs only
-	} else {
+	from = cmp.Or(s.from, "job_search_sample j")
+	if s == everyJob { // the samples hold active jobs only
 		c.add("j.deleted_at IS NULL")
 	}
 	if q.Near != nil {
