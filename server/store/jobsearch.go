@@ -502,7 +502,7 @@ func (s sample) mayReach(hits int64) bool {
 
 // expectsEstimate says whether hits matches in s make the sample of 1 in
 // 16 expected to hold enough for an estimate: then the match is some
-// 25,600 jobs or more, and the largest sample holds under half of that
+// 25,600 jobs or more, and the sample of 1 in 16 holds under half of that
 // (where mayReach gives up) only if the smallest's count (100 or more:
 // 10% standard error) was off by five standard errors.
 func (s sample) expectsEstimate(hits int64) bool {
@@ -526,7 +526,7 @@ const sample8InJobs = "(hashint8extended(id, 11) & 15) = 8"
 // sampleHitsToEstimate is the fewest matches in a sample that an estimate
 // is made from. The relative standard error of an estimate from h matches
 // is about 1/sqrt(h): 2.5% at 1,600, so the estimate is within 10% at four
-// standard errors, and a match of 10,000 jobs (about 625 in the largest
+// standard errors, and a match of 10,000 jobs (about 1,250 in the largest
 // sample) is always counted. A variable so that tests reach the estimates
 // with a few thousand jobs.
 var sampleHitsToEstimate int64 = 1_600
@@ -562,7 +562,7 @@ type matchSize struct {
 //
 // large is called, at most once and before the larger samples are read,
 // when the smallest sample shows the match large enough to be estimated
-// in the largest (expectsEstimate): a match that is neither left to the
+// in the sample of 1 in 16 (expectsEstimate): a match that is neither left to the
 // page to count nor ranked whole.
 //
 // With facets (which must share the match: countFacetsKept), each sample
