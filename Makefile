@@ -47,7 +47,7 @@ test: postgres pgbouncer docs-assets chromium test-tools loadgen ## run every te
 # The store's tests that race writers against each other (intakes, renames,
 # deletes, count folds, backfills). A test that failed one run in five
 # fails twenty runs with a chance of 99% (1 - 0.8^20); CI runs them so.
-STORE_CONCURRENT_TESTS := TestJobTitleCountsConcurrent|TestJobTitleProfileChangeRacingAPair|TestDriverCountsExactAfterMixedWrites|TestCountBackfillWithWritesBetween|TestJobTitleBackfillWithWritesBetween|TestJobFacetCountsConcurrent
+STORE_CONCURRENT_TESTS := TestJobTitleCountsConcurrent|TestJobTitleProfileChangeRacingAPair|TestDriverCountsExactAfterMixedWrites|TestCountBackfillWithWritesBetween|TestJobTitleBackfillWithWritesBetween|TestJobFacetCountsConcurrent|TestStatusCountBackfill
 CONCURRENT_COUNT ?= 20
 
 .PHONY: test-concurrency

@@ -113,6 +113,9 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	if q, ok := profileCount(accountID, f); ok {
 		return q
 	}
+	if q, ok := statusProfileCount(accountID, f); ok {
+		return q
+	}
 	if q, ok := titleProfileCount(accountID, f); ok {
 		return q
 	}
@@ -214,6 +217,25 @@ func profileCount(accountID int64, f DriverFilter) (Query, bool) {
 		strings.Join(c.conds, " AND "), Args: c.args}, true
 }
 
+// statusProfileCount counts lead statuses with state, driver type or job
+// applications (any of them) from application_status_profile_counts
+// (migration 0038): the sum of the statuses' rows of that profile.
+func statusProfileCount(accountID int64, f DriverFilter) (Query, bool) {
+	g := f
+	g.Statuses, g.State, g.DriverType, g.HasJobApps = nil, "", "", nil
+	if where, _ := g.where(accountID); len(f.Statuses) == 0 || where != "a.account_id = $1" {
+		return Query{}, false
+	}
+	c := &conditions{}
+	c.add("account_id = ?", accountID)
+	c.add("status = ANY (?::text[])", pq.StringArray(f.Statuses))
+	c.addIfSet("state = ?", f.State)
+	c.addIfSet("driver_type = ?", f.DriverType)
+	addIfGiven(c, "has_job_apps = ?", f.HasJobApps)
+	return Query{SQL: `SELECT coalesce(sum(n), 0)::bigint FROM application_status_profile_counts WHERE ` +
+		strings.Join(c.conds, " AND "), Args: c.args}, true
+}
+
 // certificationBits are the bits of endorsement_bits (migration 0022).
 var certificationBits = map[string]int{"T": 1, "H": 2, "N": 4, "X": 8}
 
@@ -299,7 +321,8 @@ func sentRangeCount(accountID int64, f DriverFilter) (Query, bool) {
 // compactCountsSQL folds an account's rows of application_counts (and of
 // application_location_counts, application_profile_counts,
 // application_day_counts, application_location_profile_counts,
-// job_title_profile_counts and job_facet_counts) into one per
+// job_title_profile_counts, application_status_profile_counts and
+// job_facet_counts) into one per
 // value, each in one statement:
 // for each value with more than one row, it deletes the committed rows it
 // sees and inserts their sum, so readers see either. Values already folded
@@ -361,6 +384,16 @@ var compactCountsSQL = []string{
 	      RETURNING c.job_title_lower, c.state, c.driver_type, c.has_job_apps, c.n)
 	INSERT INTO job_title_profile_counts (account_id, job_title_lower, state, driver_type, has_job_apps, n)
 	SELECT $1, job_title_lower, state, driver_type, has_job_apps, sum(n)
+	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
+	`WITH many AS (SELECT status, state, driver_type, has_job_apps
+	                 FROM application_status_profile_counts WHERE account_id = $1
+	                GROUP BY 1, 2, 3, 4 HAVING count(*) > 1),
+	gone AS (DELETE FROM application_status_profile_counts c USING many m
+	          WHERE c.account_id = $1 AND (c.status, c.state, c.driver_type, c.has_job_apps) =
+	                (m.status, m.state, m.driver_type, m.has_job_apps)
+	      RETURNING c.status, c.state, c.driver_type, c.has_job_apps, c.n)
+	INSERT INTO application_status_profile_counts (account_id, status, state, driver_type, has_job_apps, n)
+	SELECT $1, status, state, driver_type, has_job_apps, sum(n)
 	  FROM gone GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0`,
 	`WITH many AS (SELECT facet, sample, value FROM job_facet_counts WHERE account_id = $1
 	                GROUP BY 1, 2, 3 HAVING count(*) > 1),

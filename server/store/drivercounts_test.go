@@ -179,14 +179,16 @@ func changeStatuses(ctx context.Context, s *store.Store, acct int64) error {
 	return nil
 }
 
-// statusChecks are lists of several statuses, and a status with a state,
-// which is counted in applications.
+// statusChecks are lists of several statuses, and statuses with a state,
+// a driver type or job applications, which application_status_profile_counts
+// counts.
 func statusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
-	var state string
-	if err := s.DB().GetContext(context.Background(), &state, `SELECT coalesce(min(state), 'TX')
-		FROM applications WHERE account_id = $1`, acct); err != nil {
+	var state, driverType string
+	if err := s.DB().QueryRowContext(context.Background(), `SELECT coalesce(min(state), 'TX'),
+		coalesce(min(driver_type), 'Student') FROM applications WHERE account_id = $1`, acct).Scan(&state, &driverType); err != nil {
 		t.Fatal(err)
 	}
+	yes, no := true, false
 	return []countCheck{
 		{"statuses new and hired", store.DriverFilter{Statuses: []string{"new", "hired"}},
 			"status = ANY ($2::text[])", pq.StringArray{"new", "hired"}},
@@ -194,6 +196,17 @@ func statusChecks(t *testing.T, s *store.Store, acct int64) []countCheck {
 			"status = ANY ($2::text[])", pq.StringArray{"reviewing", "rejected", "withdrawn"}},
 		{"status new in " + state, store.DriverFilter{Statuses: []string{"new"}, State: state},
 			"status = 'new' AND state = $2", state},
+		{"statuses new and reviewing in " + state, store.DriverFilter{Statuses: []string{"new", "reviewing"}, State: state},
+			"status IN ('new', 'reviewing') AND state = $2", state},
+		{"status new of " + driverType + " with job applications",
+			store.DriverFilter{Statuses: []string{"new"}, DriverType: driverType, HasJobApps: &yes},
+			"status = 'new' AND driver_type = $2 AND has_job_apps", driverType},
+		{"status reviewing without job applications", store.DriverFilter{Statuses: []string{"reviewing"}, HasJobApps: &no},
+			"status = 'reviewing' AND NOT has_job_apps AND $2::int IS NULL", nil},
+		{"statuses hired and rejected of " + driverType + " in " + state,
+			store.DriverFilter{Statuses: []string{"hired", "rejected"}, DriverType: driverType, State: state},
+			"status IN ('hired', 'rejected') AND driver_type = ($2::text[])[1] AND state = ($2::text[])[2]",
+			pq.StringArray{driverType, state}},
 	}
 }
 
@@ -423,7 +436,9 @@ func unfoldedValues(t *testing.T, s *store.Store, acct int64) int {
 		     + (SELECT count(*) FROM (SELECT 1 FROM application_location_profile_counts WHERE account_id = $1
 		          GROUP BY latitude, longitude, driver_type, has_job_apps HAVING count(*) > 1) lp)
 		     + (SELECT count(*) FROM (SELECT 1 FROM job_title_profile_counts WHERE account_id = $1
-		          GROUP BY job_title_lower, state, driver_type, has_job_apps HAVING count(*) > 1) tp)`, acct); err != nil {
+		          GROUP BY job_title_lower, state, driver_type, has_job_apps HAVING count(*) > 1) tp)
+		     + (SELECT count(*) FROM (SELECT 1 FROM application_status_profile_counts WHERE account_id = $1
+		          GROUP BY status, state, driver_type, has_job_apps HAVING count(*) > 1) sp)`, acct); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -487,7 +502,8 @@ func TestCountFoldPlansReadTheIndex(t *testing.T) {
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "A").AccountID
 	if _, err := s.DB().ExecContext(ctx, `ANALYZE application_counts, application_location_counts, application_profile_counts,
-		application_day_counts, application_location_profile_counts, job_title_profile_counts`); err != nil {
+		application_day_counts, application_location_profile_counts, job_title_profile_counts,
+		application_status_profile_counts`); err != nil {
 		t.Fatal(err)
 	}
 	if err := saveInBatches(ctx, s, demo.Applications(acct, 600, 1, time.Now().UTC(), nil, "p."), 200); err != nil {
@@ -612,16 +628,33 @@ func TestCountBackfillWithWritesBetween(t *testing.T) {
 }
 
 // TestStatusCountBackfill: statuses set before migration 0034 counted
-// them are counted by its fill, with the changes made between the
-// migration and the fill (applications and statuses, which its triggers
-// count), and the list of accounts to fill goes.
+// them, or before migration 0038 counted them with their profiles, are
+// counted by the fills, with the changes made between the migration and
+// the fill (applications and statuses, which the triggers count), and the
+// lists of accounts to fill go.
 func TestStatusCountBackfill(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		upTo  int
+		lists []string
+	}{
+		{"from before 0034", 33, []string{"application_status_counts_backfill", "application_status_profile_counts_backfill"}},
+		{"from before 0038", 37, []string{"application_status_profile_counts_backfill"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { checkStatusCountBackfill(t, tt.upTo, tt.lists) })
+	}
+}
+
+// checkStatusCountBackfill migrates a new schema up to upTo, stores
+// applications of several statuses, then migrates the rest of the way,
+// writing before each account's fill of each of lists.
+func checkStatusCountBackfill(t *testing.T, upTo int, lists []string) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.MigrateUpTo(ctx, 33); err != nil {
+	if _, err := s.MigrateUpTo(ctx, upTo); err != nil {
 		t.Fatal(err)
 	}
 	accounts := []int64{storetest.NewAccount(t, s, "A").AccountID, storetest.NewAccount(t, s, "B").AccountID}
@@ -640,8 +673,9 @@ func TestStatusCountBackfill(t *testing.T) {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		for _, acct := range accounts {
+			prefix := fmt.Sprintf("between%d.%d.", filled, id)
 			err := errors.Join(
-				saveInBatches(wctx, s, demo.Applications(acct, 10, uint64(100*id+acct), now, nil, fmt.Sprintf("between%d.", id)), 5),
+				saveInBatches(wctx, s, demo.Applications(acct, 10, uint64(100*filled)+uint64(id+acct), now, nil, prefix), 5),
 				changeStatuses(wctx, s, acct))
 			if err != nil {
 				t.Errorf("a write before the status fill of account %d: %v", id, err)
@@ -652,8 +686,8 @@ func TestStatusCountBackfill(t *testing.T) {
 	if _, err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if filled != len(accounts) {
-		t.Errorf("%d accounts filled, want %d", filled, len(accounts))
+	if want := len(accounts) * len(lists); filled != want {
+		t.Errorf("%d account fills, want %d", filled, want)
 	}
 	for _, acct := range accounts {
 		var statuses int
@@ -663,9 +697,11 @@ func TestStatusCountBackfill(t *testing.T) {
 		}
 		checkCountsExact(t, s, acct)
 	}
-	var left bool
-	if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass('application_status_counts_backfill') IS NOT NULL`); err != nil || left {
-		t.Errorf("the list of accounts whose statuses to count is still there (%v)", err)
+	for _, list := range lists {
+		var left bool
+		if err := s.DB().GetContext(ctx, &left, `SELECT to_regclass($1) IS NOT NULL`, list); err != nil || left {
+			t.Errorf("the list %s of accounts whose statuses to count is still there (%v)", list, err)
+		}
 	}
 }
 
@@ -748,6 +784,38 @@ func TestRadiusCountQuery(t *testing.T) {
 			[]string{"FROM application_location_profile_counts a WHERE", "AND a.driver_type = $", "AND a.has_job_apps = $"},
 			[]string{"FROM applications"}},
 		{"with a state", store.DriverFilter{Radius: r, DriverType: "Student", State: "NJ"},
+			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
+	} {
+		checkCountSQL(t, s, tt.name, tt.f, tt.want, tt.not)
+	}
+}
+
+// TestStatusCountQuery: lead statuses are counted alone from
+// application_counts, with state, driver type or job applications from
+// application_status_profile_counts, and with any other filter in
+// applications.
+func TestStatusCountQuery(t *testing.T) {
+	s := storetest.Store(t)
+	yes := true
+	newOnly := []string{"new"}
+	for _, tt := range []struct {
+		name      string
+		f         store.DriverFilter
+		want, not []string
+	}{
+		{"alone", store.DriverFilter{Statuses: newOnly},
+			[]string{"FROM application_counts WHERE account_id = $1 AND dimension = 'status'"},
+			[]string{"application_status_profile_counts", "FROM applications"}},
+		{"with a state", store.DriverFilter{Statuses: []string{"new", "hired"}, State: "TX"},
+			[]string{"FROM application_status_profile_counts WHERE account_id = $1 AND status = ANY ($2::text[]) AND state = $3"},
+			[]string{"FROM applications", "driver_type"}},
+		{"with a driver type and job applications",
+			store.DriverFilter{Statuses: newOnly, DriverType: "Company Driver", HasJobApps: &yes},
+			[]string{"FROM application_status_profile_counts WHERE", "AND driver_type = $3 AND has_job_apps = $4"},
+			[]string{"FROM applications", "state"}},
+		{"with a certification", store.DriverFilter{Statuses: newOnly, State: "TX", Certification: "X"},
+			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
+		{"with experience", store.DriverFilter{Statuses: newOnly, DriverType: "Student", MinExperience: new(float64)},
 			[]string{"FROM applications a WHERE"}, []string{"_counts"}},
 	} {
 		checkCountSQL(t, s, tt.name, tt.f, tt.want, tt.not)

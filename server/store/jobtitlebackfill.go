@@ -13,8 +13,9 @@ import (
 // filled in a transaction of its own, so only that account's writes of
 // job applications wait, and only for its count.
 
-// backfillCounts fills the count tables of migrations 0015, 0018 and
-// 0034 for the accounts they listed, after the migrations' transactions.
+// backfillCounts fills the count tables of migrations 0015, 0018, 0034
+// and 0038 for the accounts they listed, after the migrations'
+// transactions.
 func backfillCounts(ctx context.Context, db *sqlx.DB) error {
 	if err := backfillApplicationCounts(ctx, db); err != nil {
 		return err
