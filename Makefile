@@ -27,7 +27,16 @@ reset: build ## remove .data/, so the next make run starts with an empty databas
 .PHONY: build
 build: docs-assets ## build bin/jobboard
 	@echo "compiling bin/jobboard (the first build downloads and compiles the modules it needs: about two minutes on two cores; later builds take seconds)"
-	$(GO) build -o bin/jobboard ./cmd/jobboard
+	$(GO) build -ldflags='$(BUILDINFO_LDFLAGS)' -o bin/jobboard ./cmd/jobboard
+
+# The commit the binaries are built from, which jobboard version and the
+# jobboard_build_info metric show (internal/buildinfo); empty outside a
+# Git checkout. Set by the linker so it holds whatever GOFLAGS say.
+BUILDINFO := github.com/truckjobs/jobboard/internal/buildinfo
+BUILD_REVISION = $(shell git rev-parse HEAD 2>/dev/null)
+BUILDINFO_LDFLAGS = -X $(BUILDINFO).revision=$(BUILD_REVISION) \
+	-X $(BUILDINFO).commitTime=$(shell git log -1 --format=%cI 2>/dev/null) \
+	-X $(BUILDINFO).modified=$(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
 
 # The Swagger UI release that /docs serves, from the npm registry (pinned and
 # checked in the script), embedded in the binary.
@@ -40,9 +49,16 @@ docs-assets: ## fetch the pinned Swagger UI that /docs serves (needed once befor
 # the end. withpg gives the tests a TMPDIR of their own and fails the run if
 # they leave anything in it.
 .PHONY: test
-test: postgres pgbouncer docs-assets chromium test-tools loadgen ## run every test against a throwaway PostgreSQL cluster, then each fuzz target for 1,000 inputs
+test: postgres pgbouncer docs-assets chromium test-tools loadgen test-alerts ## run every test against a throwaway PostgreSQL cluster, then each fuzz target for 1,000 inputs
 	$(GO) run ./internal/cmd/withpg gotestsum --format testname -- -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=1000x
+
+# The alert rules of deploy/prometheus, checked and unit-tested by the
+# promtool of Debian's prometheus package (docs/operations.md).
+.PHONY: test-alerts
+test-alerts: prometheus ## check the alert rules and run their unit tests (promtool)
+	promtool check rules deploy/prometheus/alerts.yml
+	cd deploy/prometheus && promtool test rules alerts_test.yml
 
 # The store's tests that race writers against each other (intakes, renames,
 # deletes, count folds, backfills). A test that failed one run in five
@@ -161,7 +177,8 @@ lint: tools docs-assets ## buf lint, go vet and gofmt
 
 # The image: a static binary on an empty base (nothing to pull), built from
 # the folder .image/ that this target fills. IMAGE names it.
-IMAGE ?= localhost/jobboard:latest
+IMAGE_REPO ?= localhost/jobboard
+IMAGE ?= $(IMAGE_REPO):latest
 # podman's default runtime (crun) and its default RLIMIT_NOFILE fail on some
 # container hosts; runc and deploy/image/containers.conf work there (docs/deploy.md).
 PODMAN := CONTAINERS_CONF=$(CURDIR)/deploy/image/containers.conf podman --runtime runc
@@ -169,10 +186,13 @@ PODMAN := CONTAINERS_CONF=$(CURDIR)/deploy/image/containers.conf podman --runtim
 .PHONY: image
 image: docs-assets podman ## build the container image (IMAGE, default localhost/jobboard:latest) with podman (static binary, CA bundle, non-root user)
 	rm -rf .image && mkdir -p .image
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o .image/jobboard ./cmd/jobboard
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w $(BUILDINFO_LDFLAGS)' -o .image/jobboard ./cmd/jobboard
 	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group .image/
 	$(PODMAN) build --quiet -f deploy/image/Containerfile -t $(IMAGE) .image
 	@$(PODMAN) image inspect --format '{{.Id}} {{.Size}} bytes' $(IMAGE) | sed 's/^/image $(subst /,\/,$(IMAGE)): /'
+	@# Also tagged with its commit, so an upgrade (docs/operations.md) can name the build it rolls back to.
+	@rev=$$(.image/jobboard version | sed -n 's/.*"revision":"\([0-9a-f]\{12\}\).*/\1/p'); \
+	if [ -n "$$rev" ]; then $(PODMAN) tag $(IMAGE) $(IMAGE_REPO):$$rev && echo "also tagged $(IMAGE_REPO):$$rev"; fi
 
 .PHONY: podman
 podman: ## make sure podman and runc are installed, for make image and the topology
@@ -205,7 +225,11 @@ test-topology: image postgres pgbouncer topology-packages ## run the load and fa
 
 .PHONY: topology-packages
 topology-packages:
-	@scripts/ensure-debian-packages.sh haproxy:haproxy
+	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus
+
+.PHONY: prometheus
+prometheus: ## make sure Prometheus and promtool (Debian's prometheus) are installed for the alert rules' tests
+	@scripts/ensure-debian-packages.sh promtool:prometheus
 
 .PHONY: postgres
 postgres: ## make sure the PostgreSQL server binaries are installed

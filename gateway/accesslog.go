@@ -46,6 +46,10 @@ var fixedRoutes = map[string]bool{
 	"/metrics": true, "/healthz": true, "/readyz": true, "/docs": true, "/openapi.json": true,
 }
 
+// probes are the health checks whose passing answers leave no access log
+// line (calllog's EndUnlogged); the metrics still count them.
+var probes = map[string]bool{"/healthz": true, "/readyz": true}
+
 // unmatched labels a request no route took.
 const unmatched = "unmatched"
 
@@ -68,6 +72,9 @@ func AccessLog(next http.Handler, observers ...Observer) http.Handler {
 		next.ServeHTTP(rec, inner)
 		route := routeLabel(info, inner)
 		end := call.End
+		if probes[route] && rec.status == http.StatusOK {
+			end = func(context.Context, string, ...slog.Attr) time.Duration { return call.EndUnlogged() }
+		}
 		if refused := rec.status == http.StatusUnauthorized || rec.status == http.StatusTooManyRequests; refused {
 			// The reason is the status and the bounded route, never the path.
 			end = func(ctx context.Context, msg string, what ...slog.Attr) time.Duration {

@@ -296,6 +296,14 @@ func TestQueueDepthMetric(t *testing.T) {
 	if got := sample(t, m, "jobboard_queue_jobs", waiting); got != 2 {
 		t.Errorf("%v imports available, want 2", got)
 	}
+	// The first import has waited for a worker since it was accepted.
+	time.Sleep(300 * time.Millisecond)
+	if got := sample(t, m, "jobboard_queue_oldest_job_age_seconds", waiting); got < 0.3 || got > 60 {
+		t.Errorf("the oldest available import is %v s old, want 0.3 s or more (and less than a minute)", got)
+	}
+	if got := sample(t, m, "jobboard_queue_oldest_job_age_seconds", map[string]string{"kind": "job_import", "state": "running"}); got != 0 {
+		t.Errorf("the oldest running import is %v s old with none running, want 0", got)
+	}
 	if got := sample(t, m, "jobboard_queue_jobs", map[string]string{"kind": "job_import_callback", "state": "available"}); got != 0 {
 		t.Errorf("%v callbacks available, want 0", got)
 	}

@@ -195,6 +195,9 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		if err := cfg.Metrics.WatchReadDB(read.DB, status); err != nil {
 			return nil, err
 		}
+		if err := cfg.Metrics.WatchReplication(readReplication(st)); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.Metrics.WatchQueue(queueDepth(st), append(imports.Kinds(), leads.DeliveryKind())...); err != nil {
 		return nil, err
@@ -318,9 +321,19 @@ func queueDepth(st *store.Store) metrics.QueueDepthFunc {
 		}
 		out := make([]metrics.QueueJobs, len(rows))
 		for i, r := range rows {
-			out[i] = metrics.QueueJobs{Kind: r.Kind, State: r.State, Count: r.Count}
+			out[i] = metrics.QueueJobs{Kind: r.Kind, State: r.State, Count: r.Count,
+				Oldest: time.Duration(r.OldestSeconds * float64(time.Second))}
 		}
 		return out, nil
+	}
+}
+
+// readReplication reads where the read database stands for the metrics
+// scrape.
+func readReplication(st *store.Store) func(ctx context.Context) (metrics.Replication, error) {
+	return func(ctx context.Context) (metrics.Replication, error) {
+		r, err := st.ReadReplication(ctx)
+		return metrics.Replication{Standby: r.Standby, LagSeconds: r.LagSeconds, LagBytes: r.LagBytes}, err
 	}
 }
 

@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/truckjobs/jobboard/internal/pglocal"
+	"github.com/truckjobs/jobboard/internal/testfix"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
@@ -190,14 +192,36 @@ func TestDatabaseOutage(t *testing.T) {
 		return resp.StatusCode
 	}
 
+	healthClient := healthpb.NewHealthClient(svc.grpcConn())
+	grpcHealth := func() healthpb.HealthCheckResponse_ServingStatus {
+		resp, err := healthClient.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return healthpb.HealthCheckResponse_UNKNOWN
+		}
+		return resp.GetStatus()
+	}
+
 	time.Sleep(2 * time.Second)
+	// A scrape before the outage, as Prometheus makes them all along: the
+	// queue gauges are read now, and read again only after 5 s.
+	svc.scrape()
 	if err := cluster.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	stoppedAt := time.Now()
 	time.Sleep(time.Second)
 	notReady := readyz()
-	time.Sleep(9 * time.Second)
+	// gRPC health follows readiness within a second or two (followReadiness).
+	grpcNotServing := testfix.Eventually(3*time.Second, func() bool {
+		return grpcHealth() == healthpb.HealthCheckResponse_NOT_SERVING
+	})
+	grpcDownAfter := time.Since(stoppedAt)
+	// Past the queue gauges' 5 s, so this scrape tries the database and
+	// fails.
+	time.Sleep(7*time.Second - grpcDownAfter)
+	_, _, scraped := svc.scrape()
+	duringOutage := parseMetrics(t, scraped)
+	time.Sleep(10*time.Second - time.Since(stoppedAt))
 	// The database accepts connections some time before Start returns: a
 	// request that began after this may be answered by the returned one.
 	restarting := time.Now()
@@ -210,6 +234,10 @@ func TestDatabaseOutage(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	readyAgain = time.Since(backAt)
+	grpcServing := testfix.Eventually(30*time.Second, func() bool {
+		return grpcHealth() == healthpb.HealthCheckResponse_SERVING
+	})
+	grpcAgain := time.Since(backAt)
 	// Traffic goes on until requests succeed again, and then 2 s more.
 	var recovered time.Duration
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -227,6 +255,24 @@ func TestDatabaseOutage(t *testing.T) {
 
 	if notReady != http.StatusServiceUnavailable {
 		t.Errorf("/readyz answered %d during the outage, want 503", notReady)
+	}
+	if !grpcNotServing {
+		t.Errorf("gRPC health still %v %v after the database stopped, want NOT_SERVING", grpcHealth(), grpcDownAfter)
+	}
+	for _, gauge := range []string{"jobboard_database_up", "jobboard_ready"} {
+		if v, ok := duringOutage.find(gauge, nil); !ok || v != 0 {
+			t.Errorf("%s %v (%v) during the outage, want 0", gauge, v, ok)
+		}
+	}
+	if v, ok := duringOutage.find("jobboard_queue_jobs", map[string]string{"kind": "job_import", "state": "available"}); !ok || v != 0 {
+		t.Errorf("jobboard_queue_jobs of available imports %v (%v) during the outage, want the last value read, 0", v, ok)
+	}
+	if v, ok := duringOutage.find("jobboard_queue_read_timestamp_seconds", nil); !ok || v > float64(stoppedAt.UnixNano())/1e9 {
+		t.Errorf("jobboard_queue_read_timestamp_seconds %.3f (%v) during the outage, want the read before the stop (%.3f)",
+			v, ok, float64(stoppedAt.UnixNano())/1e9)
+	}
+	if !grpcServing {
+		t.Errorf("gRPC health %v 30 s after the database returned, want SERVING", grpcHealth())
 	}
 	if readyAgain >= 30*time.Second || recovered == 0 {
 		t.Fatalf("not recovered within 30 s of the database's return (ready after %v)", readyAgain)
@@ -256,8 +302,9 @@ func TestDatabaseOutage(t *testing.T) {
 	if slowest > 2*time.Second {
 		t.Errorf("the slowest 503 took %v; failing fast means well under 2 s", slowest)
 	}
-	t.Logf("figures: database outage: stopped 10 s; %d requests in all, %d during the outage, all %d answered 503 UNAVAILABLE (slowest %v), %d other answers; /readyz 503 during, 200 again %.1f s after the database returned; requests succeeded again after %.1f s",
-		len(outcomes), during, failed503, slowest.Round(time.Millisecond), others, readyAgain.Seconds(), recovered.Seconds())
+	t.Logf("figures: database outage: stopped 10 s; %d requests in all, %d during the outage, all %d answered 503 UNAVAILABLE (slowest %v), %d other answers; /readyz 503 during, 200 again %.1f s after the database returned; gRPC health NOT_SERVING %.1f s after the stop, SERVING again %.1f s after the return; requests succeeded again after %.1f s",
+		len(outcomes), during, failed503, slowest.Round(time.Millisecond), others, readyAgain.Seconds(),
+		grpcDownAfter.Seconds(), grpcAgain.Seconds(), recovered.Seconds())
 }
 
 // TestSIGTERMUnderLoad: SIGTERM while clients post and read. A post whose

@@ -41,6 +41,7 @@ Usage:
                                       add N synthetic driver applications (default 100,000)
   jobboard dev                        serve on loopback with a local PostgreSQL and a demo account
   jobboard dev --reset                remove dev's data folder (refused while a dev uses it)
+  jobboard version                    the build (commit, Go) and the schema version it serves, as JSON
 
 Run "jobboard COMMAND --help" for a command's flags. Settings come from the
 environment (DATABASE_URL, JOBBOARD_*); flags override them. Without
@@ -122,6 +123,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return demoCommand(ctx, args[1:], stdout)
 	case "dev":
 		return devCommand(ctx, args[1:], stdout)
+	case "version", "--version":
+		return versionCommand(args[1:], stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
+	"github.com/truckjobs/jobboard/internal/buildinfo"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/resetguard"
 	"github.com/truckjobs/jobboard/internal/tracing"
@@ -141,7 +142,21 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}
 	srv.grpc = svcs.NewGRPCServer(append(tracing.GRPCServerOptions(), grpcOpts...)...)
 	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	slog.Info("serving", append(lns.logAttrs(), "tls", tr.tls(), "client_certificates", tr.clientCAs != nil)...)
+	build := buildinfo.Read()
+	if err := scfg.Metrics.BuildInfo(build.Short(), build.GoVersion, store.LatestVersion()); err != nil {
+		lns.close()
+		return err
+	}
+	observe, err := scfg.Metrics.Readiness()
+	if err != nil {
+		lns.close()
+		return err
+	}
+	go followReadiness(ctx, svcs.Health, func(ctx context.Context) error {
+		return checkReady(ctx, st, srv.shuttingDown)
+	}, healthFollowEvery, observe)
+	slog.Info("serving", append(lns.logAttrs(), "tls", tr.tls(), "client_certificates", tr.clientCAs != nil,
+		"revision", build.Short(), "schema_version", store.LatestVersion())...)
 	if ready != nil {
 		ready()
 	}
@@ -309,6 +324,10 @@ func (l listeners) logAttrs() []any {
 }
 
 // checkReady: not shutting down, database reachable, schema current.
+// errDatabaseUnreachable is checkReady's answer when the primary (or the
+// pooler in front of it) did not answer.
+var errDatabaseUnreachable = errors.New("database unreachable")
+
 func checkReady(ctx context.Context, st *store.Store, shuttingDown *atomicBool) error {
 	if shuttingDown.get() {
 		return errors.New("shutting down")
@@ -317,7 +336,7 @@ func checkReady(ctx context.Context, st *store.Store, shuttingDown *atomicBool) 
 	defer cancel()
 	v, err := st.SchemaVersion(ctx)
 	if err != nil {
-		return errors.New("database unreachable")
+		return errDatabaseUnreachable
 	}
 	if v < store.LatestVersion() {
 		return fmt.Errorf("database schema at version %d, want %d", v, store.LatestVersion())

@@ -97,19 +97,27 @@ const (
 // history, not depth.
 var queueStates = []string{"available", "scheduled", "running", "retryable"}
 
-// QueueJobs is how many queue jobs of a kind are in a state.
+// QueueJobs is how many queue jobs of a kind are in a state, and how
+// long the oldest of them has been there (see queueOldestHelp).
 type QueueJobs struct {
-	Kind  string
-	State string
-	Count int64
+	Kind   string
+	State  string
+	Count  int64
+	Oldest time.Duration
 }
+
+// queueOldestHelp says what the oldest job's age is in each state: the
+// wait an operator acts on. An available job is due and waits for a
+// worker: from when it became due. A running job's attempt has run that
+// long: a killed worker's job grows here like a long import until the
+// queue rescues it, and the bound of either is the same alert. A scheduled
+// or retryable job waits for its time: from when it was enqueued.
+const queueOldestHelp = "Age in seconds of the oldest River queue job of a kind in a state, 0 when there is none: " +
+	"available, since it became due (the wait for a worker); running, since its attempt started; " +
+	"scheduled and retryable, since it was enqueued. Every replica reports the whole queue: aggregate with max."
 
 // QueueDepthFunc reads the queue's depth; it is called at scrape time.
 type QueueDepthFunc func(ctx context.Context) ([]QueueJobs, error)
-
-// queueScrapeTimeout bounds the queue query a scrape runs, so a slow
-// database delays a scrape by little and never piles up scrapes.
-const queueScrapeTimeout = 2 * time.Second
 
 // Metrics is one server process's metrics and the registry exposing them.
 type Metrics struct {
@@ -346,6 +354,56 @@ func (m *Metrics) WatchDB(db *sql.DB) error {
 	return nil
 }
 
+// BuildInfo exposes which build serves: jobboard_build_info, always 1,
+// with the commit (buildinfo.Info.Short), the Go version and the schema
+// version the build serves as labels. During a rolling upgrade,
+// count by (revision) (jobboard_build_info) says how far it has gone.
+func (m *Metrics) BuildInfo(revision, goVersion string, schemaVersion int) error {
+	if m == nil {
+		return nil
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "build_info",
+		Help: "Always 1; the labels say which build serves: the commit (+modified when built from a checkout with changes), the Go version and the database schema version it serves.",
+		ConstLabels: prometheus.Labels{"revision": revision, "go_version": goVersion,
+			"schema_version": strconv.Itoa(schemaVersion)}})
+	g.Set(1)
+	if err := m.registry.Register(g); err != nil {
+		return fmt.Errorf("register build metric: %w", err)
+	}
+	return nil
+}
+
+// Readiness exposes the outcome of the readiness checks serve runs every
+// second (the gRPC health follows them): jobboard_ready is 1 while the
+// server would answer /readyz 200, and jobboard_database_up 1 while its
+// primary database (or the pooler in front of it) answers. The returned
+// function records one check.
+func (m *Metrics) Readiness() (func(ready, databaseUp bool), error) {
+	if m == nil {
+		return func(bool, bool) {}, nil
+	}
+	ready := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "ready",
+		Help: "1 while the server is ready to serve (what GET /readyz and the gRPC health say), 0 while it is not: database unreachable, schema not what this version knows, or draining. Checked every second."})
+	dbUp := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "database_up",
+		Help: "1 while the primary database (through the pooler when there is one) answered the last readiness check, 0 while it did not. Checked every second."})
+	for _, c := range []prometheus.Collector{ready, dbUp} {
+		if err := m.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("register readiness metrics: %w", err)
+		}
+	}
+	return func(r, up bool) {
+		ready.Set(oneIf(r))
+		dbUp.Set(oneIf(up))
+	}, nil
+}
+
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // ReadDBStatus is what the service shows of its read database.
 type ReadDBStatus struct {
 	// Up: reads go to it (not to the primary in its place).
@@ -393,6 +451,67 @@ func (m *Metrics) WatchReadDB(db *sql.DB, status func() ReadDBStatus) error {
 	return nil
 }
 
+// Replication is where the read database stands as a standby.
+type Replication struct {
+	// Standby: it is in recovery, replaying a primary's WAL. False after a
+	// failover promoted it, or when the URL names a primary.
+	Standby bool
+	// LagSeconds is how far its replay is behind: the age of the last
+	// transaction replayed while WAL it received waits to be replayed, 0
+	// when it has replayed everything it received.
+	LagSeconds float64
+	// LagBytes is the WAL it received and has not replayed yet.
+	LagBytes float64
+}
+
+// replicationCacheFor is how long a read of the read database's standing
+// is reused by scrapes.
+const replicationCacheFor = 5 * time.Second
+
+// WatchReplication exposes where the read database stands, read by read
+// at scrape time: jobboard_read_database_standby, and its replay lag in
+// seconds and bytes. While it cannot be read they are left out:
+// jobboard_read_database_up says it is down.
+func (m *Metrics) WatchReplication(read func(ctx context.Context) (Replication, error)) error {
+	if m == nil {
+		return nil
+	}
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "read_database", n) }
+	c := &replicationCollector{read: &scrapeRead[Replication]{what: "read database replication", read: read, cacheFor: replicationCacheFor},
+		standby: prometheus.NewDesc(name("standby"),
+			"1 while the read database is a standby in recovery (replaying the primary's WAL), 0 when it is not: "+
+				"promoted by a failover, or a primary named by JOBBOARD_READ_DATABASE_URL. Absent while it cannot be read.", nil, nil),
+		lagSeconds: prometheus.NewDesc(name("replay_lag_seconds"),
+			"How far the read database's replay is behind: the age of the last transaction it replayed while received WAL waits, 0 when it has replayed all it received.", nil, nil),
+		lagBytes: prometheus.NewDesc(name("replay_lag_bytes"),
+			"WAL the read database received and has not replayed yet.", nil, nil)}
+	if err := m.registry.Register(c); err != nil {
+		return fmt.Errorf("register replication metrics: %w", err)
+	}
+	return nil
+}
+
+type replicationCollector struct {
+	read                          *scrapeRead[Replication]
+	standby, lagSeconds, lagBytes *prometheus.Desc
+}
+
+func (c *replicationCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.standby
+	ch <- c.lagSeconds
+	ch <- c.lagBytes
+}
+
+func (c *replicationCollector) Collect(ch chan<- prometheus.Metric) {
+	r, _, err := c.read.get()
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.standby, prometheus.GaugeValue, oneIf(r.Standby))
+	ch <- prometheus.MustNewConstMetric(c.lagSeconds, prometheus.GaugeValue, r.LagSeconds)
+	ch <- prometheus.MustNewConstMetric(c.lagBytes, prometheus.GaugeValue, r.LagBytes)
+}
+
 // DatabaseRoute exposes whether the hottest reads run as named prepared
 // statements: jobboard_database_prepared_statements is 1 when the pool's
 // connection reaches PostgreSQL directly, 0 when a pooler or proxy (or a
@@ -421,67 +540,66 @@ func (m *Metrics) WatchQueue(depth QueueDepthFunc, kinds ...string) error {
 	if m == nil {
 		return nil
 	}
-	c := &queueCollector{depth: depth, kinds: kinds, cacheFor: m.QueueCacheFor, desc: prometheus.NewDesc(
-		prometheus.BuildFQName(namespace, "", "queue_jobs"),
-		"River queue jobs waiting or running, by kind and state (available, scheduled, running, retryable). "+
-			"Every replica reports the whole queue: aggregate with max, not sum.",
-		[]string{"kind", "state"}, nil)}
+	c := &queueCollector{depth: &scrapeRead[[]QueueJobs]{what: "queue depth", read: depth, cacheFor: m.QueueCacheFor}, kinds: kinds,
+		desc: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "queue_jobs"),
+			"River queue jobs waiting or running, by kind and state (available, scheduled, running, retryable). "+
+				"Every replica reports the whole queue: aggregate with max, not sum. "+
+				"While the database cannot be read, the last values read stay (see jobboard_queue_read_timestamp_seconds).",
+			[]string{"kind", "state"}, nil),
+		oldest: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "queue_oldest_job_age_seconds"),
+			queueOldestHelp, []string{"kind", "state"}, nil),
+		readAtDesc: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "queue_read_timestamp_seconds"),
+			"Unix time of the last read of the queue's depth that succeeded: it stops advancing while the database cannot be read.",
+			nil, nil)}
 	if err := m.registry.Register(c); err != nil {
 		return fmt.Errorf("register queue metrics: %w", err)
 	}
 	return nil
 }
 
-// queueCollector queries the queue when scraped rather than keeping a gauge
-// up to date: the queue is shared by every replica, and only the database
-// knows its depth.
-// The answer is kept for a while (Metrics.QueueCacheFor), so scrapes in a loop (the endpoint
-// is open) cost the database one query per interval, not one each.
+// queueCollector reads the queue when scraped (scrapeRead): the queue is
+// shared by every replica, and only the database knows its depth. The last
+// depth read stays through a database outage, as a graph or an alert
+// expects, and the time of that read says how old it is.
 type queueCollector struct {
-	depth    QueueDepthFunc
-	kinds    []string
-	desc     *prometheus.Desc
-	cacheFor time.Duration
-
-	mu      sync.Mutex
-	rows    []QueueJobs
-	readAt  time.Time
-	lastErr error
+	depth                    *scrapeRead[[]QueueJobs]
+	kinds                    []string
+	desc, oldest, readAtDesc *prometheus.Desc
 }
 
-func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-// read returns the queue depth, from the database at most once per
-// cacheFor; concurrent scrapes wait for the one read.
-func (c *queueCollector) read() ([]QueueJobs, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.readAt.IsZero() && time.Since(c.readAt) < c.cacheFor {
-		return c.rows, c.lastErr
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), queueScrapeTimeout)
-	defer cancel()
-	c.rows, c.lastErr = c.depth(ctx)
-	c.readAt = time.Now()
-	return c.rows, c.lastErr
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.oldest
+	ch <- c.readAtDesc
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
-	rows, err := c.read()
-	if err != nil {
+	rows, readAt, err := c.depth.get()
+	if readAt.IsZero() {
+		// Never read: no value to stand for the queue's.
 		ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("read queue depth: %w", err))
 		return
 	}
-	counts := map[[2]string]int64{}
+	ch <- prometheus.MustNewConstMetric(c.readAtDesc, prometheus.GaugeValue, float64(readAt.UnixNano())/1e9)
+	type series struct {
+		count  int64
+		oldest time.Duration
+	}
+	byKey := map[[2]string]series{}
 	for _, k := range c.kinds {
 		for _, s := range queueStates {
-			counts[[2]string{k, s}] = 0
+			byKey[[2]string{k, s}] = series{}
 		}
 	}
 	for _, r := range rows {
-		counts[[2]string{r.Kind, r.State}] += r.Count
+		key := [2]string{r.Kind, r.State}
+		s := byKey[key]
+		s.count += r.Count
+		s.oldest = max(s.oldest, r.Oldest)
+		byKey[key] = s
 	}
-	for key, n := range counts {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), key[0], key[1])
+	for key, s := range byKey {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(s.count), key[0], key[1])
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, s.oldest.Seconds(), key[0], key[1])
 	}
 }

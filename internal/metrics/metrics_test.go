@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +74,72 @@ func TestQueueDepthCached(t *testing.T) {
 	if reads != 1 {
 		t.Errorf("5 scrapes read the queue %d times, want 1", reads)
 	}
+}
+
+// TestQueueDepthKeptThroughOutage: a read of the queue that fails leaves
+// the last values read, with their oldest ages, and the time of that read,
+// rather than dropping the series from the scrape; before any read
+// succeeds there is no value to give.
+func TestQueueDepthKeptThroughOutage(t *testing.T) {
+	m := New()
+	m.QueueCacheFor = 0
+	var fail bool
+	depth := func(context.Context) ([]QueueJobs, error) {
+		if fail {
+			return nil, errors.New("database unreachable")
+		}
+		return []QueueJobs{{Kind: "job_import", State: "running", Count: 1, Oldest: 90 * time.Second}}, nil
+	}
+	if err := m.WatchQueue(depth, "job_import"); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	if _, err := m.registry.Gather(); err == nil {
+		t.Error("a scrape before any read succeeded gave queue values")
+	}
+	fail = false
+	before := gatherQueue(t, m)
+	fail = true
+	during := gatherQueue(t, m)
+	for _, got := range []map[string]float64{before, during} {
+		for name, want := range map[string]float64{
+			"jobboard_queue_jobs running":                   1,
+			"jobboard_queue_oldest_job_age_seconds running": 90,
+			"jobboard_queue_jobs available":                 0,
+		} {
+			if got[name] != want {
+				t.Errorf("%s: %v, want %v", name, got[name], want)
+			}
+		}
+	}
+	if stamp := during["jobboard_queue_read_timestamp_seconds"]; stamp == 0 || stamp != before["jobboard_queue_read_timestamp_seconds"] {
+		t.Errorf("read time during the outage %v, want that of the last read %v", stamp, before["jobboard_queue_read_timestamp_seconds"])
+	}
+}
+
+// gatherQueue scrapes m and returns the queue's gauges by name and state.
+func gatherQueue(t *testing.T, m *Metrics) map[string]float64 {
+	t.Helper()
+	families, err := m.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "jobboard_queue_") {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "state" {
+					key += " " + l.GetValue()
+				}
+			}
+			out[key] = s.GetGauge().GetValue()
+		}
+	}
+	return out
 }
 
 // TestWebhookDelivery: a dropped delivery counts, but sent nothing to time.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
@@ -53,8 +54,20 @@ func (u *unaryCalls) intercept(ctx context.Context, req any, info *grpc.UnarySer
 			return u.guarded(ctx, req, info, handler)
 		})
 	}
+	if passedHealthCheck(info.FullMethod, resp, err) {
+		logged.EndUnlogged()
+		return resp, err
+	}
 	endCall(ctx, logged, info.FullMethod, err)
 	return resp, err
+}
+
+// passedHealthCheck: a health check answered SERVING, which leaves no
+// access log line (calllog's EndUnlogged); NOT_SERVING and errors do.
+func passedHealthCheck(method string, resp any, err error) bool {
+	r, ok := resp.(*healthpb.HealthCheckResponse)
+	return err == nil && ok && method == healthpb.Health_Check_FullMethodName &&
+		r.GetStatus() == healthpb.HealthCheckResponse_SERVING
 }
 
 // guarded runs the call inside the recovery and the error boundary, once

@@ -353,20 +353,29 @@ func (s *Store) CallbackAttempts(ctx context.Context, importID string) ([]Callba
 	return out, nil
 }
 
-// QueueJobs is how many queue jobs of a kind are in a state.
+// QueueJobs is how many queue jobs of a kind are in a state, and the age
+// of the oldest in seconds (metrics.QueueJobs says from when).
 type QueueJobs struct {
-	Kind  string `db:"kind"`
-	State string `db:"state"`
-	Count int64  `db:"count"`
+	Kind          string  `db:"kind"`
+	State         string  `db:"state"`
+	Count         int64   `db:"count"`
+	OldestSeconds float64 `db:"oldest_seconds"`
 }
 
 // QueueDepth counts the queue's jobs waiting or under way, by kind and
-// state, for the metrics scrape. The state filter keeps it on River's
-// state index: finished jobs, the bulk of the table, are never read.
+// state, with the age of the oldest, for the metrics scrape. The state
+// filter keeps it on River's state index: finished jobs, the bulk of the
+// table, are never read.
 func (s *Store) QueueDepth(ctx context.Context) ([]QueueJobs, error) {
 	var out []QueueJobs
-	err := s.db.SelectContext(ctx, &out, `SELECT kind, state::text AS state, count(*) AS count FROM river_job
-		WHERE state IN ('available', 'scheduled', 'running', 'retryable') GROUP BY kind, state`)
+	err := s.db.SelectContext(ctx, &out, `
+		SELECT kind, state::text AS state, count(*) AS count,
+		       greatest(extract(epoch FROM now() - min(CASE state
+		           WHEN 'available' THEN scheduled_at
+		           WHEN 'running' THEN attempted_at
+		           ELSE created_at END)), 0)::float8 AS oldest_seconds
+		  FROM river_job
+		 WHERE state IN ('available', 'scheduled', 'running', 'retryable') GROUP BY kind, state`)
 	if err != nil {
 		return nil, fmt.Errorf("queue depth: %w", err)
 	}

@@ -94,6 +94,31 @@ func (s *Store) ReadDatabase() ReadDatabaseStatus {
 		AuthLookups: s.primary.authLookups.Load(), PrimaryDown: primaryDown}
 }
 
+// ReadReplication is where the read database stands as a standby
+// (metrics.Replication says what each field means).
+type ReadReplication struct {
+	Standby    bool    `db:"standby"`
+	LagSeconds float64 `db:"lag_seconds"`
+	LagBytes   float64 `db:"lag_bytes"`
+}
+
+// ReadReplication asks the read database whether it is a standby and how
+// far its replay is behind. The lag in time counts only while received WAL
+// waits to be replayed: on a standby that replayed everything, the last
+// transaction's age is how long the primary has been idle, not a lag.
+func (s *Store) ReadReplication(ctx context.Context) (ReadReplication, error) {
+	var r ReadReplication
+	if s.reads == nil {
+		return r, errors.New("no read database")
+	}
+	err := s.reads.db.GetContext(ctx, &r, `
+		SELECT pg_is_in_recovery() AS standby,
+		       CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+		            ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8 AS lag_seconds,
+		       coalesce(greatest(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0), 0)::float8 AS lag_bytes`)
+	return r, err
+}
+
 // ReadDB exposes the read database's pool for its metrics; nil without one.
 func (s *Store) ReadDB() *sqlx.DB {
 	if s.reads == nil {

@@ -63,10 +63,15 @@ func TestReadDatabase(t *testing.T) {
 		// the standby behind it none.
 		listed int
 		want   store.ReadDatabaseStatus
+		// replication is what ReadReplication answers, nil for an error.
+		// The stand-in for a standby is a database of its own, not in
+		// recovery (the topology's test reads a real standby).
+		replication *store.ReadReplication
 	}{
-		{"none", func(testing.TB) string { return "" }, 1, store.ReadDatabaseStatus{}},
-		{"a standby behind the primary", storetest.URL, 0, store.ReadDatabaseStatus{Configured: true, Up: true}},
-		{"unreachable", closedURL, 1, store.ReadDatabaseStatus{Configured: true, Up: false, Fallbacks: 3}},
+		{"none", func(testing.TB) string { return "" }, 1, store.ReadDatabaseStatus{}, nil},
+		{"a standby behind the primary", storetest.URL, 0, store.ReadDatabaseStatus{Configured: true, Up: true},
+			&store.ReadReplication{Standby: false}},
+		{"unreachable", closedURL, 1, store.ReadDatabaseStatus{Configured: true, Up: false, Fallbacks: 3}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -90,6 +95,13 @@ func TestReadDatabase(t *testing.T) {
 			}
 			if got := s.ReadDatabase(); got != tt.want {
 				t.Errorf("read database %+v, want %+v", got, tt.want)
+			}
+			got, err := s.ReadReplication(ctx)
+			switch {
+			case tt.replication == nil && err == nil:
+				t.Errorf("replication %+v, want an error", got)
+			case tt.replication != nil && (err != nil || got != *tt.replication):
+				t.Errorf("replication %+v, %v; want %+v", got, err, *tt.replication)
 			}
 		})
 	}
