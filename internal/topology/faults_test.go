@@ -28,6 +28,7 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 	var victim int
 	var killing, gone time.Time
 	var detect time.Duration
+	var downAlert *alertWatch
 	s := underLoad(t, l, 2*time.Minute, 5*time.Second, func() {
 		if id, victim = startImport(t, top, l, recv, acct); victim == 0 {
 			return
@@ -36,6 +37,9 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		if killing, err = top.KillReplica(victim); err != nil {
 			t.Error(err)
 		}
+		// The replica-down alert fires in the topology's Prometheus (its
+		// for is 30 s) and resolves once the replica is back.
+		downAlert = watchAlert("JobboardReplicaDown", map[string]string{"instance": addr(metricsBase + victim)}, 2*time.Minute)
 		if gone, err = awaitRefused([]int{RESTPort + victim, GRPCPort + victim}, 10*time.Second); err != nil {
 			t.Error(err)
 		}
@@ -61,7 +65,18 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		t.Errorf("%d failures, %d of them in flight at the kill: want only those; %s",
 			s.failed, inFlight, failuresAgainst(l.rec.snapshot(), killing, gone))
 	}
+	fired, err := downAlert.firedAt()
+	if err != nil {
+		t.Error(err)
+	}
 	restartKilled(t, top, victim)
+	restarted := time.Now()
+	resolved, err := awaitAlert("JobboardReplicaDown", map[string]string{"instance": addr(metricsBase + victim)}, false, time.Minute)
+	if err != nil {
+		t.Error(err)
+	}
+	t.Logf("figures: kill -9: JobboardReplicaDown fired in Prometheus %.1f s after the kill (for: 30 s, scrapes every %v); resolved %.1f s after the restarted replica was ready",
+		fired.Sub(killing).Seconds(), ScrapeEvery, resolved.Sub(restarted).Seconds())
 }
 
 // startImport queues a 10,000-job import and finds the replica running it.
@@ -180,20 +195,30 @@ func importID(answer []byte) string {
 // for 3 s under the load and starts again. The replicas recover by
 // themselves; the failures are fast 503s, counted.
 func restartPgBouncer(t *testing.T, top *Topology, l *load) {
-	var stoppedAt, startedAt time.Time
-	s := underLoad(t, l, 90*time.Second, 5*time.Second, func() {
+	var stoppedAt, firedAt, startedAt time.Time
+	s := underLoad(t, l, 2*time.Minute, 5*time.Second, func() {
 		stoppedAt = time.Now()
 		if err := top.StopPgBouncer(); err != nil {
 			t.Error(err)
 		}
-		time.Sleep(3 * time.Second)
+		// Down until the database alert fires in the topology's Prometheus
+		// (its for is 15 s), so the scenario shows it.
+		var err error
+		if firedAt, err = awaitAlert("JobboardDatabaseDown", nil, true, time.Minute); err != nil {
+			t.Error(err)
+		}
 		if err := top.StartPgBouncer(); err != nil {
 			t.Error(err)
 		}
 		startedAt = time.Now()
 	})
+	resolvedAt, err := awaitAlert("JobboardDatabaseDown", nil, false, time.Minute)
+	if err != nil {
+		t.Error(err)
+	}
 	f := failuresAfter(l.rec.snapshot(), stoppedAt)
-	t.Logf("figures: PgBouncer restart: stopped 3 s under the load: %v; slowest failure %v; %d lists cut mid-answer (200 sent, then the connection lost), %d failures neither 503/Unavailable nor cut; the last failure %.1f s after PgBouncer was back",
+	t.Logf("figures: PgBouncer restart: stopped %.1f s under the load, until JobboardDatabaseDown fired in Prometheus (%.1f s after the stop; for: 15 s); resolved %.1f s after PgBouncer was back: %v; slowest failure %v; %d lists cut mid-answer (200 sent, then the connection lost), %d failures neither 503/Unavailable nor cut; the last failure %.1f s after PgBouncer was back",
+		startedAt.Sub(stoppedAt).Seconds(), firedAt.Sub(stoppedAt).Seconds(), resolvedAt.Sub(startedAt).Seconds(),
 		s, f.slowest.Round(time.Millisecond), f.cut, f.other, f.last.Sub(startedAt).Seconds())
 	if f.other > 0 || f.last.Sub(startedAt) > 15*time.Second {
 		t.Errorf("want only 503s (or lists cut once streaming) and a recovery without help")

@@ -89,8 +89,10 @@ backend grpc
     tcp-check expect binary %[6]s
     http-response set-header X-Served-By %%s
 %[7]s
+# The stats page, and HAProxy's metrics for Prometheus on /metrics.
 listen stats
     bind %[8]s
+    http-request use-service prometheus-exporter if { path /metrics }
     stats enable
     stats uri /
     stats refresh 2s

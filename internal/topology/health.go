@@ -98,6 +98,7 @@ func (t *Topology) Status(ctx context.Context) []string {
 		{"HAProxy REST", RESTPort, func() string { return "" }},
 		{"HAProxy gRPC", GRPCPort, func() string { return "" }},
 		{"HAProxy stats", StatsPort, haproxyState},
+		{"Prometheus", PrometheusPort, firingAlerts(ctx)},
 	} {
 		state := "down"
 		if listening(l.port) {
@@ -152,4 +153,22 @@ func clusterState(ctx context.Context, dsn string) string {
 	var lag sql.NullFloat64
 	_ = db.QueryRowContext(ctx, `SELECT extract(epoch FROM now() - pg_last_xact_replay_timestamp())`).Scan(&lag)
 	return fmt.Sprintf("(standby, last replayed transaction %.1f s old)", lag.Float64)
+}
+
+// firingAlerts says which alerts the topology's Prometheus fires.
+func firingAlerts(ctx context.Context) func() string {
+	return func() string {
+		alerts, err := Alerts(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		var firing []string
+		for _, a := range alerts {
+			if a.State == "firing" {
+				firing = append(firing, a.Labels["alertname"]+" "+a.Labels["instance"])
+			}
+		}
+		sort.Strings(firing)
+		return fmt.Sprintf("alerts firing: %d %v", len(firing), firing)
+	}
 }

@@ -2,8 +2,11 @@ package topology
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -98,6 +101,7 @@ func steadyLoad(t *testing.T, l *load, recv *receiver) {
 	if s.failed > 0 || lost > 0 || twice > 0 {
 		t.Errorf("want no failure, no lost and no doubled import")
 	}
+	checkReadsFromStandby(t)
 }
 
 // rollingRestart: each replica in turn gets SIGTERM, drains and exits 0,
@@ -130,5 +134,37 @@ func rollingRestart(t *testing.T, top *Topology, l *load, recv *receiver) {
 		steps, s, len(l.importIDs()), lost, twice)
 	if s.failed > 0 || lost > 0 || twice > 0 {
 		t.Errorf("want no failed request and no lost or doubled import")
+	}
+}
+
+// checkReadsFromStandby: each replica's metrics say its read database is
+// a standby in recovery, with a replay lag reported; and that it is ready
+// and reaches its database.
+func checkReadsFromStandby(t *testing.T) {
+	t.Helper()
+	for i := 1; i <= Replicas; i++ {
+		resp, err := http.Get(ReplicaMetricsURL(i))
+		if err != nil {
+			t.Errorf("replica %d metrics: %v", i, err)
+			continue
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Errorf("replica %d metrics: %v", i, err)
+			continue
+		}
+		lines := map[string]bool{}
+		for _, l := range strings.Split(string(body), "\n") {
+			lines[l] = true
+		}
+		for _, want := range []string{"jobboard_read_database_standby 1", "jobboard_ready 1", "jobboard_database_up 1"} {
+			if !lines[want] {
+				t.Errorf("replica %d metrics have no line %q", i, want)
+			}
+		}
+		if !strings.Contains(string(body), "\njobboard_read_database_replay_lag_seconds ") {
+			t.Errorf("replica %d metrics have no jobboard_read_database_replay_lag_seconds", i)
+		}
 	}
 }

@@ -37,6 +37,7 @@ func (t *Topology) Up(ctx context.Context) error {
 		}},
 		{fmt.Sprintf("%d replicas of %s (podman)", Replicas, t.Image), t.startReplicas},
 		{"HAProxy on " + addr(RESTPort) + " (REST) and " + addr(GRPCPort) + " (gRPC)", t.StartHAProxy},
+		{"Prometheus on " + addr(PrometheusPort) + " (the replicas, HAProxy, deploy/prometheus/alerts.yml)", t.StartPrometheus},
 		{"every replica healthy in HAProxy", func() error { return t.WaitHealthy(ctx, 2*time.Minute) }},
 	}
 	for _, s := range steps {
@@ -85,6 +86,7 @@ func (t *Topology) WaitReplicaReady(i int, limit time.Duration) error {
 // its logs, until the next Up. Every part is stopped even when one fails.
 func (t *Topology) Down() error {
 	var errs []error
+	errs = append(errs, t.StopPrometheus())
 	errs = append(errs, t.StopHAProxy())
 	errs = append(errs, t.removeReplicas())
 	errs = append(errs, t.StopPgBouncer())
@@ -108,7 +110,7 @@ func (t *Topology) running() []int {
 }
 
 func (t *Topology) ports() []int {
-	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort}
+	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort}
 	for i := 1; i <= Replicas; i++ {
 		ports = append(ports, RESTPort+i, GRPCPort+i, metricsBase+i)
 	}

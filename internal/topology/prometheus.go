@@ -1,0 +1,125 @@
+package topology
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	rules "github.com/truckjobs/jobboard/deploy/prometheus"
+)
+
+const prometheusDir = "prometheus"
+
+// PrometheusPort is the topology's Prometheus: its UI and HTTP API.
+const PrometheusPort = 19390
+
+// PrometheusURL is the topology's Prometheus.
+func PrometheusURL() string { return fmt.Sprintf("http://%s:%d", Host, PrometheusPort) }
+
+// ScrapeEvery is how often the topology's Prometheus scrapes and evaluates
+// the rules: often, so the scenarios see an alert soon after its for
+// duration; a production Prometheus scrapes every 15 s or so.
+const ScrapeEvery = 2 * time.Second
+
+// prometheusConfig scrapes every replica's metrics listener (job
+// jobboard, as deploy/prometheus/alerts.yml expects) and HAProxy's
+// built-in exporter, and loads the service's alert rules.
+func (t *Topology) prometheusConfig() string {
+	var replicas []string
+	for i := 1; i <= Replicas; i++ {
+		replicas = append(replicas, fmt.Sprintf("%q", addr(metricsBase+i)))
+	}
+	return fmt.Sprintf(`# Prometheus for the topology (internal/topology); docs/operations.md.
+global:
+  scrape_interval: %[1]s
+  scrape_timeout: %[1]s
+  evaluation_interval: %[1]s
+rule_files:
+  - alerts.yml
+scrape_configs:
+  - job_name: jobboard
+    static_configs:
+      - targets: [%[2]s]
+  - job_name: haproxy
+    static_configs:
+      - targets: [%[3]q]
+`, ScrapeEvery, strings.Join(replicas, ", "), addr(StatsPort))
+}
+
+// StartPrometheus writes the configuration and the alert rules, checks
+// them, and starts Debian's prometheus in the background, detached from
+// this process (it outlives the command that starts it, like the other
+// parts), with its data and log in the topology's folder.
+func (t *Topology) StartPrometheus() error {
+	dir := t.path(prometheusDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	config := t.path(prometheusDir, "prometheus.yml")
+	if err := os.WriteFile(config, []byte(t.prometheusConfig()), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(t.path(prometheusDir, "alerts.yml"), rules.Alerts, 0o644); err != nil {
+		return err
+	}
+	if err := run(exec.Command("promtool", "check", "config", config)); err != nil {
+		return err
+	}
+	// The shell starts it and exits, so prometheus is nobody's child here
+	// and its pid file is the only handle on it, as for PgBouncer.
+	script := `prometheus --config.file="$1" --storage.tsdb.path="$2/data" --web.listen-address="$3" ` +
+		`--storage.tsdb.retention.time=1d >>"$2/prometheus.log" 2>&1 </dev/null & echo $! >"$2/prometheus.pid"`
+	cmd := exec.Command("sh", "-c", script, "sh", config, dir, addr(PrometheusPort))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := run(cmd); err != nil {
+		return err
+	}
+	if err := waitListening(PrometheusPort, 30*time.Second); err != nil {
+		return fmt.Errorf("prometheus: %w (see %s)", err, t.path(prometheusDir, "prometheus.log"))
+	}
+	return nil
+}
+
+// StopPrometheus stops Prometheus (SIGTERM: it writes its data and exits).
+func (t *Topology) StopPrometheus() error {
+	return stopPidFile(t.path(prometheusDir, "prometheus.pid"), syscall.SIGTERM)
+}
+
+// Alert is one alert as Prometheus' API lists it.
+type Alert struct {
+	Labels   map[string]string `json:"labels"`
+	State    string            `json:"state"` // pending or firing
+	ActiveAt time.Time         `json:"activeAt"`
+}
+
+// Alerts lists the alerts the topology's Prometheus has pending or firing.
+func Alerts(ctx context.Context) ([]Alert, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, PrometheusURL()+"/api/v1/alerts", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return nil, fmt.Errorf("prometheus alerts: %w", err)
+	}
+	if answer.Status != "success" {
+		return nil, fmt.Errorf("prometheus alerts: status %q", answer.Status)
+	}
+	return answer.Data.Alerts, nil
+}
