@@ -190,7 +190,7 @@ image: docs-assets podman ## build the container image (IMAGE, default localhost
 	cp /etc/ssl/certs/ca-certificates.crt deploy/image/passwd deploy/image/group .image/
 	$(PODMAN) build --quiet -f deploy/image/Containerfile -t $(IMAGE) .image
 	@$(PODMAN) image inspect --format '{{.Id}} {{.Size}} bytes' $(IMAGE) | sed 's/^/image $(subst /,\/,$(IMAGE)): /'
-	@# Also tagged with its commit, so an upgrade (docs/operations.md) can name the build it rolls back to.
+	@# Also tagged with its commit, so a deployment can name the build it runs and the one it rolls back to.
 	@rev=$$(.image/jobboard version | sed -n 's/.*"revision":"\([0-9a-f]\{12\}\).*/\1/p'); \
 	if [ -n "$$rev" ]; then $(PODMAN) tag $(IMAGE) $(IMAGE_REPO):$$rev && echo "also tagged $(IMAGE_REPO):$$rev"; fi
 

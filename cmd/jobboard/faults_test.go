@@ -192,14 +192,7 @@ func TestDatabaseOutage(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	healthClient := healthpb.NewHealthClient(svc.grpcConn())
-	grpcHealth := func() healthpb.HealthCheckResponse_ServingStatus {
-		resp, err := healthClient.Check(ctx, &healthpb.HealthCheckRequest{})
-		if err != nil {
-			return healthpb.HealthCheckResponse_UNKNOWN
-		}
-		return resp.GetStatus()
-	}
+	grpcHealth := grpcHealthOf(svc)
 
 	time.Sleep(2 * time.Second)
 	// A scrape before the outage, as Prometheus makes them all along: the
@@ -259,18 +252,7 @@ func TestDatabaseOutage(t *testing.T) {
 	if !grpcNotServing {
 		t.Errorf("gRPC health still %v %v after the database stopped, want NOT_SERVING", grpcHealth(), grpcDownAfter)
 	}
-	for _, gauge := range []string{"jobboard_database_up", "jobboard_ready"} {
-		if v, ok := duringOutage.find(gauge, nil); !ok || v != 0 {
-			t.Errorf("%s %v (%v) during the outage, want 0", gauge, v, ok)
-		}
-	}
-	if v, ok := duringOutage.find("jobboard_queue_jobs", map[string]string{"kind": "job_import", "state": "available"}); !ok || v != 0 {
-		t.Errorf("jobboard_queue_jobs of available imports %v (%v) during the outage, want the last value read, 0", v, ok)
-	}
-	if v, ok := duringOutage.find("jobboard_queue_read_timestamp_seconds", nil); !ok || v > float64(stoppedAt.UnixNano())/1e9 {
-		t.Errorf("jobboard_queue_read_timestamp_seconds %.3f (%v) during the outage, want the read before the stop (%.3f)",
-			v, ok, float64(stoppedAt.UnixNano())/1e9)
-	}
+	checkOutageMetrics(t, duringOutage, stoppedAt)
 	if !grpcServing {
 		t.Errorf("gRPC health %v 30 s after the database returned, want SERVING", grpcHealth())
 	}
@@ -305,6 +287,39 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Logf("figures: database outage: stopped 10 s; %d requests in all, %d during the outage, all %d answered 503 UNAVAILABLE (slowest %v), %d other answers; /readyz 503 during, 200 again %.1f s after the database returned; gRPC health NOT_SERVING %.1f s after the stop, SERVING again %.1f s after the return; requests succeeded again after %.1f s",
 		len(outcomes), during, failed503, slowest.Round(time.Millisecond), others, readyAgain.Seconds(),
 		grpcDownAfter.Seconds(), grpcAgain.Seconds(), recovered.Seconds())
+}
+
+// grpcHealthOf checks the whole server's gRPC health of svc; UNKNOWN
+// when the check fails.
+func grpcHealthOf(svc *service) func() healthpb.HealthCheckResponse_ServingStatus {
+	client := healthpb.NewHealthClient(svc.grpcConn())
+	return func() healthpb.HealthCheckResponse_ServingStatus {
+		resp, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return healthpb.HealthCheckResponse_UNKNOWN
+		}
+		return resp.GetStatus()
+	}
+}
+
+// checkOutageMetrics checks a scrape made during a database outage that
+// began at stoppedAt: the readiness gauges at 0, and the queue gauges
+// still there with their last values, read before the stop.
+func checkOutageMetrics(t *testing.T, during metricSamples, stoppedAt time.Time) {
+	t.Helper()
+	for _, gauge := range []string{"jobboard_database_up", "jobboard_ready"} {
+		if v, ok := during.find(gauge, nil); !ok || v != 0 {
+			t.Errorf("%s %v (%v) during the outage, want 0", gauge, v, ok)
+		}
+	}
+	if v, ok := during.find("jobboard_queue_jobs", map[string]string{"kind": "job_import", "state": "available"}); !ok || v != 0 {
+		t.Errorf("jobboard_queue_jobs of available imports %v (%v) during the outage, want the last value read, 0", v, ok)
+	}
+	stopped := float64(stoppedAt.UnixNano()) / 1e9
+	if v, ok := during.find("jobboard_queue_read_timestamp_seconds", nil); !ok || v > stopped {
+		t.Errorf("jobboard_queue_read_timestamp_seconds %.3f (%v) during the outage, want the read before the stop (%.3f)",
+			v, ok, stopped)
+	}
 }
 
 // TestSIGTERMUnderLoad: SIGTERM while clients post and read. A post whose

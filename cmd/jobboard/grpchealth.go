@@ -8,7 +8,37 @@ import (
 
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/truckjobs/jobboard/internal/buildinfo"
+	"github.com/truckjobs/jobboard/internal/metrics"
+	"github.com/truckjobs/jobboard/server"
+	"github.com/truckjobs/jobboard/server/store"
 )
+
+// followHealth exposes the build (jobboard_build_info) and starts
+// following readiness with the gRPC health and the readiness gauges, from
+// SERVING. The following outlives the signal, so a drain shows as not
+// ready (jobboard_ready 0) until serve returns and calls stop.
+func followHealth(ctx context.Context, svcs *server.Services, st *store.Store, m *metrics.Metrics,
+	shuttingDown *atomicBool, build buildinfo.Info) (stop func(), err error) {
+	if err := m.BuildInfo(build.Short(), build.GoVersion, store.LatestVersion()); err != nil {
+		return nil, err
+	}
+	observe, err := m.Readiness()
+	if err != nil {
+		return nil, err
+	}
+	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		followReadiness(fctx, svcs.Health, func(ctx context.Context) error {
+			return checkReady(ctx, st, shuttingDown)
+		}, healthFollowEvery, observe)
+	}()
+	return func() { cancel(); <-done }, nil
+}
 
 // healthFollowEvery is how often the gRPC health status is brought in line
 // with readiness: about as often as a load balancer checks (HAProxy's inter

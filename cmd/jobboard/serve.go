@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
@@ -141,20 +140,13 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		}
 	}
 	srv.grpc = svcs.NewGRPCServer(append(tracing.GRPCServerOptions(), grpcOpts...)...)
-	svcs.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	build := buildinfo.Read()
-	if err := scfg.Metrics.BuildInfo(build.Short(), build.GoVersion, store.LatestVersion()); err != nil {
-		lns.close()
-		return err
-	}
-	observe, err := scfg.Metrics.Readiness()
+	stopFollowing, err := followHealth(ctx, svcs, st, scfg.Metrics, srv.shuttingDown, build)
 	if err != nil {
 		lns.close()
 		return err
 	}
-	go followReadiness(ctx, svcs.Health, func(ctx context.Context) error {
-		return checkReady(ctx, st, srv.shuttingDown)
-	}, healthFollowEvery, observe)
+	defer stopFollowing()
 	slog.Info("serving", append(lns.logAttrs(), "tls", tr.tls(), "client_certificates", tr.clientCAs != nil,
 		"revision", build.Short(), "schema_version", store.LatestVersion())...)
 	if ready != nil {
@@ -323,11 +315,13 @@ func (l listeners) logAttrs() []any {
 	return attrs
 }
 
-// checkReady: not shutting down, database reachable, schema current.
 // errDatabaseUnreachable is checkReady's answer when the primary (or the
 // pooler in front of it) did not answer.
 var errDatabaseUnreachable = errors.New("database unreachable")
 
+// checkReady: not shutting down, database reachable, schema current. A
+// schema ahead of this build (a newer version migrated it first) is ready:
+// migrations add, so the older build serves until it is replaced.
 func checkReady(ctx context.Context, st *store.Store, shuttingDown *atomicBool) error {
 	if shuttingDown.get() {
 		return errors.New("shutting down")

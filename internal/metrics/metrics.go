@@ -456,11 +456,12 @@ type Replication struct {
 	// Standby: it is in recovery, replaying a primary's WAL. False after a
 	// failover promoted it, or when the URL names a primary.
 	Standby bool
-	// LagSeconds is how far its replay is behind: the age of the last
-	// transaction replayed while WAL it received waits to be replayed, 0
-	// when it has replayed everything it received.
+	// LagSeconds is how far its replay is behind the primary: the age of
+	// the last transaction it replayed while the primary has WAL it has
+	// not replayed, 0 when it has replayed all the primary wrote.
 	LagSeconds float64
-	// LagBytes is the WAL it received and has not replayed yet.
+	// LagBytes is the primary's WAL it has not replayed yet (received or
+	// not).
 	LagBytes float64
 }
 
@@ -470,8 +471,9 @@ const replicationCacheFor = 5 * time.Second
 
 // WatchReplication exposes where the read database stands, read by read
 // at scrape time: jobboard_read_database_standby, and its replay lag in
-// seconds and bytes. While it cannot be read they are left out:
-// jobboard_read_database_up says it is down.
+// seconds and bytes. While it (or the primary, whose WAL position the lag
+// is measured against) cannot be read they are left out:
+// jobboard_read_database_up and jobboard_database_up say which is down.
 func (m *Metrics) WatchReplication(read func(ctx context.Context) (Replication, error)) error {
 	if m == nil {
 		return nil
@@ -482,9 +484,9 @@ func (m *Metrics) WatchReplication(read func(ctx context.Context) (Replication, 
 			"1 while the read database is a standby in recovery (replaying the primary's WAL), 0 when it is not: "+
 				"promoted by a failover, or a primary named by JOBBOARD_READ_DATABASE_URL. Absent while it cannot be read.", nil, nil),
 		lagSeconds: prometheus.NewDesc(name("replay_lag_seconds"),
-			"How far the read database's replay is behind: the age of the last transaction it replayed while received WAL waits, 0 when it has replayed all it received.", nil, nil),
+			"How far the read database's replay is behind the primary: the age of the last transaction it replayed while the primary has WAL it has not replayed, 0 when it has replayed all of it. Absent while either cannot be read.", nil, nil),
 		lagBytes: prometheus.NewDesc(name("replay_lag_bytes"),
-			"WAL the read database received and has not replayed yet.", nil, nil)}
+			"The primary's WAL the read database has not replayed yet, received or not.", nil, nil)}
 	if err := m.registry.Register(c); err != nil {
 		return fmt.Errorf("register replication metrics: %w", err)
 	}

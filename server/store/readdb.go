@@ -103,19 +103,28 @@ type ReadReplication struct {
 }
 
 // ReadReplication asks the read database whether it is a standby and how
-// far its replay is behind. The lag in time counts only while received WAL
-// waits to be replayed: on a standby that replayed everything, the last
-// transaction's age is how long the primary has been idle, not a lag.
+// far its replay is behind the primary, whose WAL position is read first:
+// the bytes between the two, and while there are any, the age of the last
+// transaction the standby replayed. Measured against the primary, a
+// standby cut off from it (its WAL receiver down, the link broken) shows
+// its lag growing; measured on the standby alone, WAL it never received
+// would look like no lag. With nothing to replay the lag is 0, however
+// long the primary has been idle. The primary unreachable is an error.
 func (s *Store) ReadReplication(ctx context.Context) (ReadReplication, error) {
 	var r ReadReplication
 	if s.reads == nil {
 		return r, errors.New("no read database")
 	}
+	var primaryLSN string
+	if err := s.db.GetContext(ctx, &primaryLSN, `SELECT pg_current_wal_lsn()::text`); err != nil {
+		return r, err
+	}
 	err := s.reads.db.GetContext(ctx, &r, `
-		SELECT pg_is_in_recovery() AS standby,
-		       CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
-		            ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8 AS lag_seconds,
-		       coalesce(greatest(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0), 0)::float8 AS lag_bytes`)
+		SELECT standby, CASE WHEN behind > 0 THEN coalesce(replayed_ago, 0) ELSE 0 END AS lag_seconds,
+		       behind AS lag_bytes
+		  FROM (SELECT pg_is_in_recovery() AS standby,
+		               coalesce(greatest(pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn()), 0), 0)::float8 AS behind,
+		               extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 AS replayed_ago) r`, primaryLSN)
 	return r, err
 }
 

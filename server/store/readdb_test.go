@@ -65,7 +65,8 @@ func TestReadDatabase(t *testing.T) {
 		want   store.ReadDatabaseStatus
 		// replication is what ReadReplication answers, nil for an error.
 		// The stand-in for a standby is a database of its own, not in
-		// recovery (the topology's test reads a real standby).
+		// recovery, with nothing replayed, so nothing behind (the
+		// topology's test reads a real standby).
 		replication *store.ReadReplication
 	}{
 		{"none", func(testing.TB) string { return "" }, 1, store.ReadDatabaseStatus{}, nil},
