@@ -128,6 +128,10 @@ func migrateCommand(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if v > store.LatestVersion() {
+			slog.Warn("database schema is ahead of this build", "version", v, "build_version", store.LatestVersion())
+			return nil
+		}
 		slog.Info("database schema is current", "version", v)
 		return nil
 	}}.exec(ctx, args)

@@ -71,7 +71,28 @@ func openAndMigrate(ctx context.Context, cfg config) (*store.Store, error) {
 	for _, name := range applied {
 		slog.Info("migration applied", "name", name)
 	}
+	if err := warnIfSchemaAhead(ctx, st); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return st, nil
+}
+
+// warnIfSchemaAhead says, at start, that a newer build has migrated the
+// database past what this one knows. It serves anyway (checkReady): the
+// migrations only add, and an upgrade migrates first, then replaces the
+// replicas, so an older replica answers meanwhile; the warning says to
+// replace it.
+func warnIfSchemaAhead(ctx context.Context, st *store.Store) error {
+	v, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v > store.LatestVersion() {
+		slog.WarnContext(ctx, "database schema is ahead of this build: serving, as migrations only add; replace this replica with the build that migrated it",
+			"database_version", v, "build_version", store.LatestVersion())
+	}
+	return nil
 }
 
 // serve runs the REST and gRPC servers until ctx ends, then drains them.
