@@ -202,6 +202,9 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	if err := cfg.Metrics.WatchQueue(queueDepth(st), append(imports.Kinds(), leads.DeliveryKind())...); err != nil {
 		return nil, err
 	}
+	if err := cfg.Metrics.WatchReplicationSlots(replicationSlots(st)); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -334,6 +337,19 @@ func readReplication(st *store.Store) func(ctx context.Context) (metrics.Replica
 	return func(ctx context.Context) (metrics.Replication, error) {
 		r, err := st.ReadReplication(ctx)
 		return metrics.Replication{Standby: r.Standby, LagSeconds: r.LagSeconds, LagBytes: r.LagBytes}, err
+	}
+}
+
+// replicationSlots reads the primary's replication slots for the metrics
+// scrape.
+func replicationSlots(st *store.Store) func(ctx context.Context) ([]metrics.ReplicationSlot, error) {
+	return func(ctx context.Context) ([]metrics.ReplicationSlot, error) {
+		slots, err := st.ReplicationSlots(ctx)
+		out := make([]metrics.ReplicationSlot, len(slots))
+		for i, s := range slots {
+			out[i] = metrics.ReplicationSlot{Name: s.Name, Active: s.Active, RetainedBytes: s.RetainedBytes}
+		}
+		return out, err
 	}
 }
 

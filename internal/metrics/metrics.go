@@ -514,6 +514,57 @@ func (c *replicationCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.lagBytes, prometheus.GaugeValue, r.LagBytes)
 }
 
+// ReplicationSlot is one of the primary's replication slots.
+type ReplicationSlot struct {
+	Name          string
+	Active        bool
+	RetainedBytes float64
+}
+
+// WatchReplicationSlots exposes the primary's replication slots, read by
+// read at scrape time (at most every replicationCacheFor):
+// jobboard_replication_slot_active and
+// jobboard_replication_slot_retained_wal_bytes, by slot. While the primary
+// cannot be read they are left out (jobboard_database_up says so).
+func (m *Metrics) WatchReplicationSlots(read func(ctx context.Context) ([]ReplicationSlot, error)) error {
+	if m == nil {
+		return nil
+	}
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "replication_slot", n) }
+	c := &slotCollector{read: &scrapeRead[[]ReplicationSlot]{what: "replication slots", read: read, cacheFor: replicationCacheFor},
+		active: prometheus.NewDesc(name("active"),
+			"1 while a consumer (a standby) is connected to the primary's replication slot, 0 while none is. "+
+				"Every replica reports the same primary: aggregate with max.", []string{"slot"}, nil),
+		retained: prometheus.NewDesc(name("retained_wal_bytes"),
+			"WAL the primary keeps for the replication slot, which its consumer has not confirmed: "+
+				"it grows without bound while the consumer is gone, unless max_slot_wal_keep_size is set.", []string{"slot"}, nil)}
+	if err := m.registry.Register(c); err != nil {
+		return fmt.Errorf("register replication slot metrics: %w", err)
+	}
+	return nil
+}
+
+type slotCollector struct {
+	read             *scrapeRead[[]ReplicationSlot]
+	active, retained *prometheus.Desc
+}
+
+func (c *slotCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.active
+	ch <- c.retained
+}
+
+func (c *slotCollector) Collect(ch chan<- prometheus.Metric) {
+	slots, _, err := c.read.get()
+	if err != nil {
+		return
+	}
+	for _, s := range slots {
+		ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, oneIf(s.Active), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.retained, prometheus.GaugeValue, s.RetainedBytes, s.Name)
+	}
+}
+
 // DatabaseRoute exposes whether the hottest reads run as named prepared
 // statements: jobboard_database_prepared_statements is 1 when the pool's
 // connection reaches PostgreSQL directly, 0 when a pooler or proxy (or a

@@ -162,3 +162,44 @@ func TestWebhookDelivery(t *testing.T) {
 		t.Errorf("latency: %d samples summing %vs, want the delivered one only", n, sum)
 	}
 }
+
+// TestReplicationSlots: each slot's state and retained WAL are exposed by
+// slot; a read that fails leaves them out rather than giving old values.
+func TestReplicationSlots(t *testing.T) {
+	m := New()
+	err := m.WatchReplicationSlots(func(context.Context) ([]ReplicationSlot, error) {
+		return []ReplicationSlot{{Name: "standby", Active: false, RetainedBytes: 4096}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := func() map[string]float64 {
+		families, err := m.registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range families {
+			for _, s := range f.GetMetric() {
+				if strings.HasPrefix(f.GetName(), "jobboard_replication_slot_") {
+					out[f.GetName()+" "+s.GetLabel()[0].GetValue()] = s.GetGauge().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	got := slots()
+	if got["jobboard_replication_slot_active standby"] != 0 || got["jobboard_replication_slot_retained_wal_bytes standby"] != 4096 ||
+		len(got) != 2 {
+		t.Errorf("slots %v, want standby inactive keeping 4096 bytes", got)
+	}
+	m = New() // slots reads m
+	if err := m.WatchReplicationSlots(func(context.Context) ([]ReplicationSlot, error) {
+		return nil, errors.New("primary unreachable")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := slots(); len(got) != 0 {
+		t.Errorf("slots %v after a failed read, want none", got)
+	}
+}

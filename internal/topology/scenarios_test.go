@@ -138,8 +138,9 @@ func rollingRestart(t *testing.T, top *Topology, l *load, recv *receiver) {
 }
 
 // checkReadsFromStandby: each replica's metrics say its read database is
-// a standby in recovery, with a replay lag reported; and that it is ready
-// and reaches its database.
+// a standby in recovery, with a replay lag reported, that the standby's
+// slot on the primary is in use, and that the replica is ready and
+// reaches its database.
 func checkReadsFromStandby(t *testing.T) {
 	t.Helper()
 	for i := 1; i <= Replicas; i++ {
@@ -158,7 +159,8 @@ func checkReadsFromStandby(t *testing.T) {
 		for _, l := range strings.Split(string(body), "\n") {
 			lines[l] = true
 		}
-		for _, want := range []string{"jobboard_read_database_standby 1", "jobboard_ready 1", "jobboard_database_up 1"} {
+		for _, want := range []string{"jobboard_read_database_standby 1", "jobboard_ready 1", "jobboard_database_up 1",
+			`jobboard_replication_slot_active{slot="standby"} 1`} {
 			if !lines[want] {
 				t.Errorf("replica %d metrics have no line %q", i, want)
 			}

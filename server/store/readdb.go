@@ -128,6 +128,27 @@ func (s *Store) ReadReplication(ctx context.Context) (ReadReplication, error) {
 	return r, err
 }
 
+// ReplicationSlot is one replication slot of the primary and the WAL it
+// keeps from being removed.
+type ReplicationSlot struct {
+	Name          string  `db:"slot_name"`
+	Active        bool    `db:"active"`
+	RetainedBytes float64 `db:"retained_bytes"`
+}
+
+// ReplicationSlots lists the primary's replication slots. A slot keeps
+// every WAL segment its consumer has not confirmed; one whose standby is
+// gone keeps them all (max_slot_wal_keep_size is -1, no limit, by
+// default), until the primary's disk is full.
+func (s *Store) ReplicationSlots(ctx context.Context) ([]ReplicationSlot, error) {
+	var slots []ReplicationSlot
+	err := s.db.SelectContext(ctx, &slots, `
+		SELECT slot_name, active,
+		       coalesce(greatest(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0), 0)::float8 AS retained_bytes
+		  FROM pg_replication_slots ORDER BY slot_name`)
+	return slots, err
+}
+
 // ReadDB exposes the read database's pool for its metrics; nil without one.
 func (s *Store) ReadDB() *sqlx.DB {
 	if s.reads == nil {

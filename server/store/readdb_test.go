@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -141,4 +142,32 @@ func TestReadDatabaseComesBack(t *testing.T) {
 	clock = clock.Add(5 * time.Second)
 	list("back, at the retry", store.ReadDatabaseStatus{Configured: true, Up: true, Fallbacks: 2})
 	list("back", store.ReadDatabaseStatus{Configured: true, Up: true, Fallbacks: 2})
+}
+
+// TestReplicationSlots: a slot without a consumer is listed as inactive,
+// keeping the WAL written since it was made.
+func TestReplicationSlots(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	slot := fmt.Sprintf("test_slot_%d", time.Now().UnixNano())
+	if _, err := s.DB().ExecContext(ctx, `SELECT pg_create_physical_replication_slot($1, true)`, slot); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = s.DB().ExecContext(ctx, `SELECT pg_drop_replication_slot($1)`, slot) })
+	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE wal_written AS SELECT g FROM generate_series(1, 10000) g`); err != nil {
+		t.Fatal(err)
+	}
+	slots, err := s.ReplicationSlots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *store.ReplicationSlot
+	for i := range slots {
+		if slots[i].Name == slot {
+			found = &slots[i]
+		}
+	}
+	if found == nil || found.Active || found.RetainedBytes < 100_000 {
+		t.Errorf("slot %s: %+v in %+v; want it inactive, keeping the 100 KB or more written since", slot, found, slots)
+	}
 }
