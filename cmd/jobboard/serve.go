@@ -128,16 +128,11 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}
 	// The key watch ends with serve, whatever ends it: the signal, or a
 	// listener or server that failed.
-	watchCtx, stopKeyWatch := context.WithCancel(ctx)
-	waitKeyWatch, err := svcs.Auth.WatchKeys(watchCtx)
+	stopKeyWatch, err := watchKeys(ctx, svcs)
 	if err != nil {
-		stopKeyWatch()
 		return err
 	}
-	defer func() {
-		stopKeyWatch()
-		waitKeyWatch()
-	}()
+	defer stopKeyWatch()
 	// The count tables' rows are folded off the intake's requests; the
 	// loop outlives the drain, so what the drain wrote is folded too.
 	defer st.StartCountFolding(ctx)()
@@ -180,6 +175,18 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	return srv.run(ctx, lns)
+}
+
+// watchKeys starts the services' watch of API key changes and returns
+// what stops it and waits for its end.
+func watchKeys(ctx context.Context, svcs *server.Services) (stop func(), err error) {
+	watchCtx, cancel := context.WithCancel(ctx)
+	wait, err := svcs.Auth.WatchKeys(watchCtx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return func() { cancel(); wait() }, nil
 }
 
 // logDatabaseRoute says once whether the hottest reads are prepared, and
