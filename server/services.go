@@ -202,7 +202,10 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 	if err := cfg.Metrics.WatchQueue(queueDepth(st), append(imports.Kinds(), leads.DeliveryKind())...); err != nil {
 		return nil, err
 	}
-	if err := cfg.Metrics.WatchReplicationSlots(replicationSlots(st)); err != nil {
+	if err := cfg.Metrics.WatchPrimary(primaryStatus(st)); err != nil {
+		return nil, err
+	}
+	if err := cfg.Metrics.WatchKeys(s.Auth.Keys().Watching); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -340,14 +343,14 @@ func readReplication(st *store.Store) func(ctx context.Context) (metrics.Replica
 	}
 }
 
-// replicationSlots reads the primary's replication slots for the metrics
-// scrape.
-func replicationSlots(st *store.Store) func(ctx context.Context) ([]metrics.ReplicationSlot, error) {
-	return func(ctx context.Context) ([]metrics.ReplicationSlot, error) {
-		slots, err := st.ReplicationSlots(ctx)
-		out := make([]metrics.ReplicationSlot, len(slots))
-		for i, s := range slots {
-			out[i] = metrics.ReplicationSlot{Name: s.Name, Active: s.Active, RetainedBytes: s.RetainedBytes}
+// primaryStatus reads what the database the service writes to says of
+// itself for the metrics scrape.
+func primaryStatus(st *store.Store) func(ctx context.Context) (metrics.Primary, error) {
+	return func(ctx context.Context) (metrics.Primary, error) {
+		p, err := st.PrimaryStatus(ctx)
+		out := metrics.Primary{InRecovery: p.InRecovery, Slots: make([]metrics.ReplicationSlot, len(p.Slots))}
+		for i, s := range p.Slots {
+			out.Slots[i] = metrics.ReplicationSlot{Name: s.Name, Active: s.Active, RetainedBytes: s.RetainedBytes}
 		}
 		return out, err
 	}

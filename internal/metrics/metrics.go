@@ -521,17 +521,30 @@ type ReplicationSlot struct {
 	RetainedBytes float64
 }
 
-// WatchReplicationSlots exposes the primary's replication slots, read by
-// read at scrape time (at most every replicationCacheFor):
-// jobboard_replication_slot_active and
-// jobboard_replication_slot_retained_wal_bytes, by slot. While the primary
-// cannot be read they are left out (jobboard_database_up says so).
-func (m *Metrics) WatchReplicationSlots(read func(ctx context.Context) ([]ReplicationSlot, error)) error {
+// Primary is what the database the service writes to says of itself.
+type Primary struct {
+	// InRecovery: it is a standby, so every write fails (read-only
+	// transactions). The pooler names a standby, or an old primary came
+	// back as one after a failover.
+	InRecovery bool
+	// Slots are its replication slots; none while it is in recovery.
+	Slots []ReplicationSlot
+}
+
+// WatchPrimary exposes the database the service writes to, read by read
+// at scrape time (at most every replicationCacheFor):
+// jobboard_database_primary, and jobboard_replication_slot_active and
+// jobboard_replication_slot_retained_wal_bytes by slot. While it cannot
+// be read they are left out (jobboard_database_up says so).
+func (m *Metrics) WatchPrimary(read func(ctx context.Context) (Primary, error)) error {
 	if m == nil {
 		return nil
 	}
 	name := func(n string) string { return prometheus.BuildFQName(namespace, "replication_slot", n) }
-	c := &slotCollector{read: &scrapeRead[[]ReplicationSlot]{what: "replication slots", read: read, cacheFor: replicationCacheFor},
+	c := &primaryCollector{read: &scrapeRead[Primary]{what: "primary database", read: read, cacheFor: replicationCacheFor},
+		primary: prometheus.NewDesc(prometheus.BuildFQName(namespace, "database", "primary"),
+			"1 while the database the service writes to (through the pooler when there is one) is a primary, "+
+				"0 while it is a standby in recovery and every write fails. Absent while it cannot be read.", nil, nil),
 		active: prometheus.NewDesc(name("active"),
 			"1 while a consumer (a standby) is connected to the primary's replication slot, 0 while none is. "+
 				"Every replica reports the same primary: aggregate with max.", []string{"slot"}, nil),
@@ -539,30 +552,50 @@ func (m *Metrics) WatchReplicationSlots(read func(ctx context.Context) ([]Replic
 			"WAL the primary keeps for the replication slot, which its consumer has not confirmed: "+
 				"it grows without bound while the consumer is gone, unless max_slot_wal_keep_size is set.", []string{"slot"}, nil)}
 	if err := m.registry.Register(c); err != nil {
-		return fmt.Errorf("register replication slot metrics: %w", err)
+		return fmt.Errorf("register primary database metrics: %w", err)
 	}
 	return nil
 }
 
-type slotCollector struct {
-	read             *scrapeRead[[]ReplicationSlot]
-	active, retained *prometheus.Desc
+type primaryCollector struct {
+	read                      *scrapeRead[Primary]
+	primary, active, retained *prometheus.Desc
 }
 
-func (c *slotCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *primaryCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.primary
 	ch <- c.active
 	ch <- c.retained
 }
 
-func (c *slotCollector) Collect(ch chan<- prometheus.Metric) {
-	slots, _, err := c.read.get()
+func (c *primaryCollector) Collect(ch chan<- prometheus.Metric) {
+	p, _, err := c.read.get()
 	if err != nil {
 		return
 	}
-	for _, s := range slots {
+	ch <- prometheus.MustNewConstMetric(c.primary, prometheus.GaugeValue, oneIf(!p.InRecovery))
+	for _, s := range p.Slots {
 		ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, oneIf(s.Active), s.Name)
 		ch <- prometheus.MustNewConstMetric(c.retained, prometheus.GaugeValue, s.RetainedBytes, s.Name)
 	}
+}
+
+// WatchKeys exposes the API key watch: jobboard_key_watch_listening is 1
+// while listening reports that the server hears every key change (and
+// so remembers keys in use), 0 while it does not and every request looks
+// its key up in the database.
+func (m *Metrics) WatchKeys(listening func() bool) error {
+	if m == nil {
+		return nil
+	}
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "key_watch_listening",
+		Help: "1 while the server hears every API key change as it commits and remembers the keys in use, " +
+			"0 while the watch is lost and every request looks its key up in the database (slower, never wrong)."},
+		func() float64 { return oneIf(listening()) })
+	if err := m.registry.Register(g); err != nil {
+		return fmt.Errorf("register key watch metric: %w", err)
+	}
+	return nil
 }
 
 // DatabaseRoute exposes whether the hottest reads run as named prepared

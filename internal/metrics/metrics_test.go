@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -163,43 +164,77 @@ func TestWebhookDelivery(t *testing.T) {
 	}
 }
 
-// TestReplicationSlots: each slot's state and retained WAL are exposed by
-// slot; a read that fails leaves them out rather than giving old values.
-func TestReplicationSlots(t *testing.T) {
-	m := New()
-	err := m.WatchReplicationSlots(func(context.Context) ([]ReplicationSlot, error) {
-		return []ReplicationSlot{{Name: "standby", Active: false, RetainedBytes: 4096}}, nil
-	})
+// gatherGauges gathers m's gauges whose names keep accepts, keyed by name
+// and label values.
+func gatherGauges(t *testing.T, m *Metrics, keep func(name string) bool) map[string]float64 {
+	t.Helper()
+	families, err := m.registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots := func() map[string]float64 {
-		families, err := m.registry.Gather()
-		if err != nil {
-			t.Fatal(err)
+	out := map[string]float64{}
+	for _, f := range families {
+		if !keep(f.GetName()) {
+			continue
 		}
-		out := map[string]float64{}
-		for _, f := range families {
-			for _, s := range f.GetMetric() {
-				if strings.HasPrefix(f.GetName(), "jobboard_replication_slot_") {
-					out[f.GetName()+" "+s.GetLabel()[0].GetValue()] = s.GetGauge().GetValue()
-				}
+		for _, s := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range s.GetLabel() {
+				key += " " + l.GetValue()
 			}
+			out[key] = s.GetGauge().GetValue()
 		}
-		return out
 	}
-	got := slots()
-	if got["jobboard_replication_slot_active standby"] != 0 || got["jobboard_replication_slot_retained_wal_bytes standby"] != 4096 ||
-		len(got) != 2 {
-		t.Errorf("slots %v, want standby inactive keeping 4096 bytes", got)
+	return out
+}
+
+// TestPrimary: whether the database written to is a primary, and each of
+// its slots' state and retained WAL by slot, are exposed; a read that
+// fails leaves them out rather than giving old values.
+func TestPrimary(t *testing.T) {
+	tests := []struct {
+		name string
+		read func(context.Context) (Primary, error)
+		want map[string]float64
+	}{
+		{"a primary keeping WAL for a gone standby", func(context.Context) (Primary, error) {
+			return Primary{Slots: []ReplicationSlot{{Name: "standby", Active: false, RetainedBytes: 4096}}}, nil
+		}, map[string]float64{"jobboard_database_primary": 1,
+			"jobboard_replication_slot_active standby": 0, "jobboard_replication_slot_retained_wal_bytes standby": 4096}},
+		{"a standby", func(context.Context) (Primary, error) { return Primary{InRecovery: true}, nil },
+			map[string]float64{"jobboard_database_primary": 0}},
+		{"unreachable", func(context.Context) (Primary, error) { return Primary{}, errors.New("primary unreachable") },
+			map[string]float64{}},
 	}
-	m = New() // slots reads m
-	if err := m.WatchReplicationSlots(func(context.Context) ([]ReplicationSlot, error) {
-		return nil, errors.New("primary unreachable")
-	}); err != nil {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New()
+			if err := m.WatchPrimary(tt.read); err != nil {
+				t.Fatal(err)
+			}
+			got := gatherGauges(t, m, func(name string) bool {
+				return name == "jobboard_database_primary" || strings.HasPrefix(name, "jobboard_replication_slot_")
+			})
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("gauges %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestKeyWatch: the key watch gauge follows what the watch says at
+// scrape time.
+func TestKeyWatch(t *testing.T) {
+	m := New()
+	listening := false
+	if err := m.WatchKeys(func() bool { return listening }); err != nil {
 		t.Fatal(err)
 	}
-	if got := slots(); len(got) != 0 {
-		t.Errorf("slots %v after a failed read, want none", got)
+	for _, want := range []bool{false, true, false} {
+		listening = want
+		got := gatherGauges(t, m, func(name string) bool { return name == "jobboard_key_watch_listening" })
+		if got["jobboard_key_watch_listening"] != oneIf(want) || len(got) != 1 {
+			t.Errorf("listening %v: gauge %v", want, got)
+		}
 	}
 }

@@ -160,7 +160,7 @@ func checkReadsFromStandby(t *testing.T) {
 			lines[l] = true
 		}
 		for _, want := range []string{"jobboard_read_database_standby 1", "jobboard_ready 1", "jobboard_database_up 1",
-			`jobboard_replication_slot_active{slot="standby"} 1`} {
+			"jobboard_database_primary 1", "jobboard_key_watch_listening 1", `jobboard_replication_slot_active{slot="standby"} 1`} {
 			if !lines[want] {
 				t.Errorf("replica %d metrics have no line %q", i, want)
 			}

@@ -245,7 +245,8 @@ func (c *Cache) WatchRestored() {
 	c.startLoadingKnown()
 }
 
-// Watching reports whether changes are being heard, for tests.
+// Watching reports whether changes are being heard (the metrics' key
+// watch gauge, and tests).
 func (c *Cache) Watching() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -136,17 +136,31 @@ type ReplicationSlot struct {
 	RetainedBytes float64 `db:"retained_bytes"`
 }
 
-// ReplicationSlots lists the primary's replication slots. A slot keeps
-// every WAL segment its consumer has not confirmed; one whose standby is
-// gone keeps them all (max_slot_wal_keep_size is -1, no limit, by
-// default), until the primary's disk is full.
-func (s *Store) ReplicationSlots(ctx context.Context) ([]ReplicationSlot, error) {
-	var slots []ReplicationSlot
-	err := s.db.SelectContext(ctx, &slots, `
+// PrimaryStatus is what the database the service writes to says of
+// itself: whether it is in recovery (a standby, where every write fails),
+// and when it is not, its replication slots.
+type PrimaryStatus struct {
+	InRecovery bool
+	Slots      []ReplicationSlot
+}
+
+// PrimaryStatus asks the database the service writes to whether it is in
+// recovery and lists its replication slots. A slot keeps every WAL
+// segment its consumer has not confirmed; one whose standby is gone keeps
+// them all (max_slot_wal_keep_size is -1, no limit, by default), until the
+// primary's disk is full.
+func (s *Store) PrimaryStatus(ctx context.Context) (PrimaryStatus, error) {
+	var p PrimaryStatus
+	if err := s.db.GetContext(ctx, &p.InRecovery, `SELECT pg_is_in_recovery()`); err != nil || p.InRecovery {
+		// A standby's WAL position, which the slots are measured from,
+		// is not pg_current_wal_lsn's to give.
+		return p, err
+	}
+	err := s.db.SelectContext(ctx, &p.Slots, `
 		SELECT slot_name, active,
 		       coalesce(greatest(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0), 0)::float8 AS retained_bytes
 		  FROM pg_replication_slots ORDER BY slot_name`)
-	return slots, err
+	return p, err
 }
 
 // ReadDB exposes the read database's pool for its metrics; nil without one.

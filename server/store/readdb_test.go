@@ -144,9 +144,10 @@ func TestReadDatabaseComesBack(t *testing.T) {
 	list("back", store.ReadDatabaseStatus{Configured: true, Up: true, Fallbacks: 2})
 }
 
-// TestReplicationSlots: a slot without a consumer is listed as inactive,
-// keeping the WAL written since it was made.
-func TestReplicationSlots(t *testing.T) {
+// TestPrimaryStatus: the test cluster is a primary, and a slot without a
+// consumer is listed as inactive, keeping the WAL written since it was
+// made.
+func TestPrimaryStatus(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
 	slot := fmt.Sprintf("test_slot_%d", time.Now().UnixNano())
@@ -157,10 +158,14 @@ func TestReplicationSlots(t *testing.T) {
 	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE wal_written AS SELECT g FROM generate_series(1, 10000) g`); err != nil {
 		t.Fatal(err)
 	}
-	slots, err := s.ReplicationSlots(ctx)
+	p, err := s.PrimaryStatus(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if p.InRecovery {
+		t.Error("the test cluster is reported in recovery")
+	}
+	slots := p.Slots
 	var found *store.ReplicationSlot
 	for i := range slots {
 		if slots[i].Name == slot {
