@@ -211,6 +211,14 @@ topology-up: image postgres pgbouncer topology-packages ## start the topology (H
 topology-status: ## describe each part of the topology: listening, healthy, primary or standby
 	@$(TOPOLOGY) status
 
+.PHONY: topology-account
+topology-account: ## create an account on the running topology: make topology-account NAME="Acme Freight" prints its id, API key and webhook secret
+	@$(TOPOLOGY) account "$(NAME)"
+
+.PHONY: topology-trace
+topology-trace: ## print trace TRACE (its trace_id, as the access log names it) from the topology's Jaeger: each span under its parent, with its time and replica
+	@$(TOPOLOGY) trace $(TRACE)
+
 .PHONY: topology-down
 topology-down: ## stop every part of the topology (its logs stay in .topology/ until the next topology-up)
 	$(TOPOLOGY) down
@@ -224,8 +232,12 @@ test-topology: image postgres pgbouncer topology-packages ## run the load and fa
 	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) $(GO) test -count=1 -v -timeout 30m -run '^TestTopology$$' ./internal/topology/
 
 .PHONY: topology-packages
-topology-packages:
+topology-packages: jaeger
 	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus
+
+.PHONY: jaeger
+jaeger: ## build the pinned Jaeger (tools/jaeger) into .bin, for the topology's traces (several minutes the first time)
+	@scripts/install-tools.sh jaeger
 
 .PHONY: prometheus
 prometheus: ## make sure Prometheus and promtool (Debian's prometheus) are installed for the alert rules' tests

@@ -5,9 +5,11 @@
 #   scripts/install-tools.sh                 every tool
 #   scripts/install-tools.sh --codegen-only  buf, the protoc plugins and oapi-codegen
 #   scripts/install-tools.sh grpcurl ...     only the tools named (make test: grpcurl gotestsum)
+#   scripts/install-tools.sh jaeger          the topology's Jaeger, only ever when named (a
+#                                            build of several minutes the first time)
 set -euo pipefail
 
-tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 oapi-codegen grpcurl gotestsum)
+tools=(buf protoc-gen-go protoc-gen-go-grpc protoc-gen-grpc-gateway protoc-gen-openapiv2 oapi-codegen grpcurl gotestsum jaeger)
 codegen_only=false
 only=()
 for arg in "$@"; do
@@ -19,7 +21,7 @@ for arg in "$@"; do
 done
 # want NAME: true when NAME is to be installed by this run.
 want() {
-  if [ ${#only[@]} -gt 0 ]; then [[ " ${only[*]} " == *" $1 "* ]]; else true; fi
+  if [ ${#only[@]} -gt 0 ]; then [[ " ${only[*]} " == *" $1 "* ]]; else [ "$1" != jaeger ]; fi
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,4 +71,17 @@ goinstall oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen 
 if ! $codegen_only; then
   goinstall grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
   goinstall gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION"
+fi
+
+# Jaeger's module replaces one of its dependencies, so go install
+# module@version refuses it: it is built from tools/jaeger, a module of its
+# own whose go.mod and go.sum pin it and everything it uses. Its version is
+# the one that go.mod requires.
+if want jaeger; then
+  JAEGER_VERSION=$(cd "$root/tools/jaeger" && go list -m -f '{{.Version}}' github.com/jaegertracing/jaeger)
+  if ! stamp jaeger "$JAEGER_VERSION"; then
+    echo "installing jaeger $JAEGER_VERSION (several minutes the first time)" >&2
+    (cd "$root/tools/jaeger" && GOBIN="$bin" go install github.com/jaegertracing/jaeger/cmd/jaeger)
+    mark jaeger "$JAEGER_VERSION"
+  fi
 fi

@@ -99,6 +99,7 @@ func (t *Topology) Status(ctx context.Context) []string {
 		{"HAProxy gRPC", GRPCPort, func() string { return "" }},
 		{"HAProxy stats", StatsPort, haproxyState},
 		{"Prometheus", PrometheusPort, firingAlerts(ctx)},
+		{"Jaeger", JaegerQueryPort, func() string { return "" }},
 	} {
 		state := "down"
 		if listening(l.port) {

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,7 +17,7 @@ import (
 // per-account rate limit is off (the load tests measure the service, not
 // the limiter). An import is taken over 15 s after its replica died.
 func replicaEnv(i int) []string {
-	return append([]string{
+	env := []string{
 		"DATABASE_URL=" + PoolURL(),
 		"JOBBOARD_DATABASE_DIRECT_URL=" + SessionURL(),
 		"JOBBOARD_READ_DATABASE_URL=" + StandbyURL(),
@@ -29,15 +30,28 @@ func replicaEnv(i int) []string {
 		"JOBBOARD_CALLBACK_RETRY_SCHEDULE=1s,2s,5s,10s,30s",
 		"JOBBOARD_IMPORT_RESCUE_AFTER=15s",
 		"JOBBOARD_RATE_LIMIT=0",
-		"OTEL_SERVICE_NAME=jobboard",
-	}, otelFromCaller()...)
+	}
+	return append(env, replicaTracing(i)...)
 }
 
-// otelFromCaller passes the caller's OpenTelemetry settings on to the
-// replicas, so that `OTEL_EXPORTER_OTLP_ENDPOINT=... make topology-up`
-// traces them; without an endpoint tracing stays off.
-func otelFromCaller() []string {
-	var env []string
+// replicaTracing sends replica i's spans to the topology's Jaeger, named
+// by replica (service.instance.id), so a trace shows which replica did
+// what. One request in a hundred starts a trace, and a request whose
+// traceparent says sampled continues its caller's: tracing every request
+// of the load scenarios would cost the two cores more than the service
+// does. Following the caller's flag lets a client ask for a trace (and
+// decline one); the load balancer is the place to strip the header in
+// front of untrusted callers. OTEL_* variables in the caller's
+// environment come last, and so win: OTEL_TRACES_SAMPLER=always_on make
+// topology-up traces everything.
+func replicaTracing(i int) []string {
+	env := []string{
+		"OTEL_SERVICE_NAME=jobboard",
+		"OTEL_RESOURCE_ATTRIBUTES=service.instance.id=" + ReplicaName(i),
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + JaegerOTLPURL(),
+		"OTEL_TRACES_SAMPLER=parentbased_traceidratio",
+		"OTEL_TRACES_SAMPLER_ARG=0.01",
+	}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "OTEL_") {
 			env = append(env, kv)
@@ -96,6 +110,30 @@ func (t *Topology) KillReplica(i int) (sent time.Time, err error) {
 	}
 	sent = time.Now()
 	return sent, syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// CreateAccount runs the image's jobboard accounts create in a container
+// of its own, against the primary through PgBouncer's session pool (as
+// the replicas' migrations do), and returns what it prints: the account's
+// id, name, API key and webhook secret, as JSON.
+func (t *Topology) CreateAccount(name string) ([]byte, error) {
+	cmd := t.podman(accountArgs(t.Image, name)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return nil, fmt.Errorf("accounts create: %w: %s", err, exit.Stderr)
+		}
+		return nil, fmt.Errorf("accounts create: %w", err)
+	}
+	return out, nil
+}
+
+// accountArgs are podman's arguments that create an account named name on
+// the topology with image's jobboard (docs/deploy.md shows them).
+func accountArgs(image, name string) []string {
+	return []string{"run", "--rm", "--network", "host", "--env", "DATABASE_URL=" + SessionURL(),
+		"--entrypoint", "/usr/local/bin/jobboard", image, "accounts", "create", "--name", name}
 }
 
 // ReplicaExitCode is the exit code of replica i's stopped container.

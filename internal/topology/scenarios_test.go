@@ -67,13 +67,15 @@ func TestTopology(t *testing.T) {
 		}
 	})
 	freshTopology(t, top)
-	// Four accounts share the load; the large import and the failover's
-	// marker writes have one each, away from the 10,000-active-jobs limit.
-	accounts := createAccounts(t, top, 6)
+	// Four accounts share the load; the large import, the failover's
+	// marker writes and the traced imports have one each, away from the
+	// 10,000-active-jobs limit.
+	accounts := createAccounts(t, top, 7)
 	recv := newReceiver(t)
 	newLoadT := func() *load { return newLoad(t, accounts[:4], loadRate(), loadWorkers, recv.URL+"/hook") }
 
 	t.Run("steady", func(t *testing.T) { steadyLoad(t, newLoadT(), recv) })
+	t.Run("a traced import", func(t *testing.T) { tracedImport(t, accounts[6]) })
 	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
 	t.Run("kill -9", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
 	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })

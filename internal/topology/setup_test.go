@@ -58,11 +58,9 @@ func createAccounts(t *testing.T, top *Topology, n int) []account {
 	t.Helper()
 	var accounts []account
 	for i := range n {
-		cmd := top.podman("run", "--rm", "--network", "host", "--env", "DATABASE_URL="+SessionURL(),
-			"--entrypoint", "/usr/local/bin/jobboard", top.Image, "accounts", "create", "--name", fmt.Sprintf("Load %d", i+1))
-		out, err := cmd.Output()
+		out, err := top.CreateAccount(fmt.Sprintf("Load %d", i+1))
 		if err != nil {
-			t.Fatalf("accounts create: %v: %s", err, out)
+			t.Fatal(err)
 		}
 		var a account
 		if err := json.Unmarshal(out, &a); err != nil {

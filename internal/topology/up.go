@@ -35,6 +35,7 @@ func (t *Topology) Up(ctx context.Context) error {
 			}
 			return t.StartPgBouncer()
 		}},
+		{"Jaeger on " + addr(JaegerQueryPort) + " (traces over OTLP on " + addr(JaegerOTLPPort) + ")", t.StartJaeger},
 		{fmt.Sprintf("%d replicas of %s (podman)", Replicas, t.Image), t.startReplicas},
 		{"HAProxy on " + addr(RESTPort) + " (REST) and " + addr(GRPCPort) + " (gRPC)", t.StartHAProxy},
 		{"Prometheus on " + addr(PrometheusPort) + " (the replicas, HAProxy, deploy/prometheus/alerts.yml)", t.StartPrometheus},
@@ -89,6 +90,7 @@ func (t *Topology) Down() error {
 	errs = append(errs, t.StopPrometheus())
 	errs = append(errs, t.StopHAProxy())
 	errs = append(errs, t.removeReplicas())
+	errs = append(errs, t.StopJaeger())
 	errs = append(errs, t.StopPgBouncer())
 	errs = append(errs, t.stopCluster(standbyDir, false))
 	errs = append(errs, t.stopCluster(primaryDir, false))
@@ -110,7 +112,7 @@ func (t *Topology) running() []int {
 }
 
 func (t *Topology) ports() []int {
-	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort}
+	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort, JaegerOTLPPort, JaegerQueryPort}
 	for i := 1; i <= Replicas; i++ {
 		ports = append(ports, RESTPort+i, GRPCPort+i, metricsBase+i)
 	}
@@ -152,6 +154,8 @@ func Addresses() []string {
 		"PgBouncer (session pool)          " + SessionURL(),
 		"PostgreSQL primary                " + PrimaryURL(),
 		"PostgreSQL hot standby            " + StandbyURL(),
+		"Prometheus (alerts)               " + PrometheusURL(),
+		"Jaeger (traces: /api/traces/ID)   " + JaegerURL(),
 	}
 	for i := 1; i <= Replicas; i++ {
 		lines = append(lines, fmt.Sprintf("%-33s %s  gRPC %s  %s", ReplicaName(i), ReplicaRESTURL(i),

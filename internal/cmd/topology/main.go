@@ -1,8 +1,9 @@
 // Command topology starts, describes and stops the deployment topology of
-// internal/topology on this machine: make topology-up, topology-status and
-// topology-down run it.
+// internal/topology on this machine, creates accounts on it and prints a
+// trace its Jaeger holds: make topology-up, topology-status,
+// topology-down, topology-account and topology-trace run it.
 //
-//	topology [-dir .topology] [-image localhost/jobboard:latest] [-containers-conf FILE] up|status|down
+//	topology [-dir .topology] [-image localhost/jobboard:latest] [-containers-conf FILE] up|status|down|account NAME|trace TRACE_ID
 package main
 
 import (
@@ -21,11 +22,11 @@ func main() {
 	image := flag.String("image", "localhost/jobboard:latest", "the service's container image (make image)")
 	conf := flag.String("containers-conf", "deploy/image/containers.conf", "podman's containers.conf (CONTAINERS_CONF)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down")
+		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|account NAME|trace TRACE_ID")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() != 1 {
+	if flag.NArg() != 1 && (flag.NArg() != 2 || (flag.Arg(0) != "trace" && flag.Arg(0) != "account")) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -53,6 +54,24 @@ func main() {
 			fail(err)
 		}
 		fmt.Println("the topology is down: nothing of it runs; its logs stay in " + top.Dir + " until the next make topology-up")
+	case "account":
+		out, err := top.CreateAccount(flag.Arg(1))
+		if err != nil {
+			fail(err)
+		}
+		os.Stdout.Write(out)
+	case "trace":
+		tr, err := topology.FindTrace(ctx, flag.Arg(1))
+		if err != nil {
+			fail(err)
+		}
+		if len(tr.Spans) == 0 {
+			fail(fmt.Errorf("Jaeger (%s) has no trace %s: not sampled, not exported yet, or from before its last start", topology.JaegerURL(), flag.Arg(1)))
+		}
+		fmt.Printf("%12s  %-22s %s\n", "time", "replica", "span")
+		for _, l := range tr.Tree() {
+			fmt.Println(l)
+		}
 	default:
 		flag.Usage()
 		os.Exit(2)
