@@ -211,6 +211,14 @@ topology-up: image postgres pgbouncer topology-packages ## start the topology (H
 topology-status: ## describe each part of the topology: listening, healthy, primary or standby
 	@$(TOPOLOGY) status
 
+.PHONY: topology-replica
+topology-replica: ## create or replace replica N of the running topology with IMAGE, its whole configuration, draining it first and waiting until HAProxy has it back (a rolling restart runs it for N=1, 2, 3)
+	@$(TOPOLOGY) replica "$(N)"
+
+.PHONY: topology-rotate-logs
+topology-rotate-logs: ## rotate the topology's logs over 50 MB, keeping five of each (logrotate; run it from cron)
+	@$(TOPOLOGY) rotate-logs
+
 .PHONY: topology-account
 topology-account: ## create an account on the running topology: make topology-account NAME="Acme Freight" prints its id, API key and webhook secret
 	@$(TOPOLOGY) account "$(NAME)"
@@ -233,7 +241,7 @@ test-topology: image postgres pgbouncer topology-packages ## run the load and fa
 
 .PHONY: topology-packages
 topology-packages: jaeger
-	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus
+	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus logrotate:logrotate
 
 .PHONY: jaeger
 jaeger: ## build the pinned Jaeger (tools/jaeger) into .bin, for the topology's traces (several minutes the first time)

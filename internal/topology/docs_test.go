@@ -2,6 +2,7 @@ package topology
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -14,9 +15,12 @@ func shellWord(w string) string {
 	return w
 }
 
-// TestDeployDocCommands: the commands docs/deploy.md shows for the
-// topology are the ones it runs, so the page cannot drift from what works.
-func TestDeployDocCommands(t *testing.T) {
+// TestDocCommands: the commands docs/deploy.md and docs/operations.md
+// show for the topology are the ones it runs, so the pages cannot drift
+// from what works: the account command is the one CreateAccount runs, and
+// each procedure's make target runs the topology's command that the
+// scenarios call.
+func TestDocCommands(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/deploy.md")
 	if err != nil {
 		t.Fatal(err)
@@ -27,5 +31,25 @@ func TestDeployDocCommands(t *testing.T) {
 	}
 	if cmd := strings.Join(words, " "); !strings.Contains(string(doc), "\n"+cmd+"\n") {
 		t.Errorf("docs/deploy.md does not show the account command on a line of its own:\n%s", cmd)
+	}
+	ops, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct{ shown, target, runs string }{
+		{"make topology-replica N=2", "topology-replica:", `$(TOPOLOGY) replica "$(N)"`},
+		{"for n in 1 2 3; do make topology-replica N=$n; done", "topology-replica:", `$(TOPOLOGY) replica "$(N)"`},
+	} {
+		if !strings.Contains(string(ops), "\n"+p.shown+"\n") {
+			t.Errorf("docs/operations.md does not show %q on a line of its own", p.shown)
+		}
+		recipe := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(p.target) + `.*\n\t@` + regexp.QuoteMeta(p.runs) + `$`)
+		if !recipe.Match(makefile) {
+			t.Errorf("the Makefile has no target %s running %s", p.target, p.runs)
+		}
 	}
 }

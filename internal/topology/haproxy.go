@@ -39,8 +39,9 @@ func (t *Topology) haproxyConfig() (string, error) {
 	}
 	return fmt.Sprintf(`# HAProxy for the topology (internal/topology); docs/deploy.md explains it.
 global
-    pidfile %[1]s/haproxy.pid
-    log stderr format short local0 notice
+    # Every request (info) and each server's state change (notice), to
+    # standard error, which the start sends to %[1]s/haproxy.log.
+    log stderr format iso local0 info
     maxconn 4000
 
 defaults
@@ -62,6 +63,7 @@ defaults
 # apart by the HTTP/2 preface), to the replicas over HTTP/1.1.
 frontend rest
     bind %[2]s
+    option httplog
     option forwardfor
     default_backend rest
 
@@ -78,6 +80,7 @@ backend rest
 # passes when the answer holds the message status SERVING.
 frontend grpc
     bind %[4]s proto h2
+    option httplog
     default_backend grpc
 
 backend grpc
@@ -92,6 +95,8 @@ backend grpc
 # The stats page, and HAProxy's metrics for Prometheus on /metrics.
 listen stats
     bind %[8]s
+    # Prometheus scrapes it every 2 s: not a line each time.
+    no log
     http-request use-service prometheus-exporter if { path /metrics }
     stats enable
     stats uri /
@@ -148,19 +153,25 @@ func (t *Topology) StartHAProxy() error {
 	if err := run(exec.Command("/usr/sbin/haproxy", "-c", "-q", "-f", file)); err != nil {
 		return err
 	}
-	log, err := os.OpenFile(t.path(haproxyDir, "haproxy.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	// -D: HAProxy daemonizes; its log lines go to the file through stderr.
-	cmd := exec.Command("/usr/sbin/haproxy", "-D", "-f", file)
-	cmd.Stdout, cmd.Stderr = log, log
+	// In the foreground as a master and its worker (-W -db) rather than
+	// daemonized (-D), which would close standard error, the log's way
+	// out. The log goes through cat, which appends to the file: HAProxy
+	// sets its standard error non-blocking and drops O_APPEND on the way,
+	// so after logrotate's copytruncate it would go on writing at its old
+	// offset, leaving a hole of NUL bytes. The shell starts both and
+	// exits, so HAProxy is nobody's child and its pid file is the handle
+	// on it, as for Prometheus; cat ends when HAProxy does. Neither holds
+	// the shell's own output, which run reads to its end.
+	script := `(/usr/sbin/haproxy -W -db -f "$1" 2>&1 </dev/null & echo $! >"$2/haproxy.pid") | cat >>"$2/haproxy.log" 2>/dev/null &`
+	cmd := exec.Command("sh", "-c", script, "sh", file, t.path(haproxyDir))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("haproxy: %w (see %s)", err, log.Name())
+	if err := run(cmd); err != nil {
+		return fmt.Errorf("haproxy: %w (see %s)", err, t.path(haproxyDir, "haproxy.log"))
 	}
-	return waitListening(RESTPort, 10*time.Second)
+	if err := waitListening(RESTPort, 10*time.Second); err != nil {
+		return fmt.Errorf("haproxy: %w (see %s)", err, t.path(haproxyDir, "haproxy.log"))
+	}
+	return nil
 }
 
 // StopHAProxy stops HAProxy (SIGTERM: at once).

@@ -71,12 +71,26 @@ func (t *Topology) podman(args ...string) *exec.Cmd {
 // containerLabel marks the topology's containers, so Down finds them all.
 const containerLabel = "jobboard-topology=1"
 
-// StartReplica starts replica i's container, replacing a stopped one. The
-// host's network: the replicas listen on 127.0.0.1 like the rest.
+// logsDir holds the replicas' logs, a file each: outside the containers,
+// so a log outlives the container that wrote it.
+const logsDir = "logs"
+
+// ReplicaLogFile is where replica i's output goes (podman's k8s-file
+// driver: a time, the stream and a flag before each line). A container
+// replaced by StartReplica appends to its predecessor's file.
+func (t *Topology) ReplicaLogFile(i int) string { return t.path(logsDir, ReplicaName(i)+".log") }
+
+// StartReplica starts replica i's container, with its whole
+// configuration, replacing a stopped one. The host's network: the
+// replicas listen on 127.0.0.1 like the rest.
 func (t *Topology) StartReplica(i int) error {
+	if err := os.MkdirAll(t.path(logsDir), 0o755); err != nil {
+		return err
+	}
 	_ = run(t.podman("rm", "--force", "--ignore", ReplicaName(i)))
 	args := []string{"run", "--detach", "--name", ReplicaName(i), "--label", containerLabel,
-		"--network", "host", "--stop-timeout", "40"}
+		"--network", "host", "--stop-timeout", "40",
+		"--log-driver", "k8s-file", "--log-opt", "path=" + t.ReplicaLogFile(i)}
 	for _, e := range replicaEnv(i) {
 		args = append(args, "--env", e)
 	}

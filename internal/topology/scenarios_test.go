@@ -77,6 +77,7 @@ func TestTopology(t *testing.T) {
 	t.Run("steady", func(t *testing.T) { steadyLoad(t, newLoadT(), recv) })
 	t.Run("a traced import", func(t *testing.T) { tracedImport(t, accounts[6]) })
 	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
+	t.Run("logs rotated", func(t *testing.T) { rotatedLogs(t, top, accounts[0]) })
 	t.Run("kill -9", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
 	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
 	t.Run("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })
@@ -106,29 +107,23 @@ func steadyLoad(t *testing.T, l *load, recv *receiver) {
 	checkReadsFromStandby(t)
 }
 
-// rollingRestart: each replica in turn gets SIGTERM, drains and exits 0,
-// and is started again and waited for, under the load.
+// rollingRestart: each replica in turn is replaced as make
+// topology-replica does it, under the load: drained (SIGTERM) until it
+// exits 0, re-created with its whole configuration, waited for until
+// HAProxy has it back. Its log file holds the lines of both containers.
 func rollingRestart(t *testing.T, top *Topology, l *load, recv *receiver) {
 	var steps []string
 	s := underLoad(t, l, 150*time.Second, 5*time.Second, func() {
 		for i := 1; i <= Replicas; i++ {
-			start := time.Now()
-			if err := top.StopReplica(i); err != nil {
+			r, err := top.ReplaceReplica(context.Background(), i)
+			if err != nil {
 				t.Error(err)
 			}
-			stopped := time.Since(start)
-			code, _ := top.ReplicaExitCode(i)
-			if err := top.RestartReplica(i); err != nil {
-				t.Error(err)
+			if r.ExitCode != 0 {
+				t.Errorf("replica %d exited %d", i, r.ExitCode)
 			}
-			if err := top.WaitReplicaReady(i, time.Minute); err != nil {
-				t.Error(err)
-			}
-			if err := top.WaitHealthy(context.Background(), time.Minute); err != nil {
-				t.Error(err)
-			}
-			steps = append(steps, strconv.Itoa(i)+": stopped in "+stopped.Round(100*time.Millisecond).String()+
-				" (exit "+strconv.Itoa(code)+"), back in HAProxy "+time.Since(start).Round(100*time.Millisecond).String())
+			steps = append(steps, strconv.Itoa(i)+": "+r.String())
+			checkLogKept(t, top, i)
 		}
 	})
 	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
@@ -136,6 +131,26 @@ func rollingRestart(t *testing.T, top *Topology, l *load, recv *receiver) {
 		steps, s, len(l.importIDs()), lost, twice)
 	if s.failed > 0 || lost > 0 || twice > 0 {
 		t.Errorf("want no failed request and no lost or doubled import")
+	}
+}
+
+// checkLogKept: replica i's log file, written by every container it has
+// had, holds two starts at least and the replaced container's drain, and
+// its last container's own log (podman logs) is in it.
+func checkLogKept(t *testing.T, top *Topology, i int) {
+	t.Helper()
+	file, err := os.ReadFile(top.ReplicaLogFile(i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, drains := strings.Count(string(file), `"msg":"serving"`), strings.Count(string(file), `"msg":"shutting down"`)
+	if starts < 2 || drains < 1 {
+		t.Errorf("replica %d's log %s holds %d starts and %d drains, want the replaced container's and the new one's",
+			i, top.ReplicaLogFile(i), starts, drains)
+	}
+	last := strings.SplitN(strings.TrimSpace(top.ReplicaLogs(i)), "\n", 2)[0]
+	if last == "" || !strings.Contains(string(file), last) {
+		t.Errorf("replica %d's log file does not hold its container's first line %q", i, last)
 	}
 }
 

@@ -40,6 +40,7 @@ func (t *Topology) Up(ctx context.Context) error {
 		{"HAProxy on " + addr(RESTPort) + " (REST) and " + addr(GRPCPort) + " (gRPC)", t.StartHAProxy},
 		{"Prometheus on " + addr(PrometheusPort) + " (the replicas, HAProxy, deploy/prometheus/alerts.yml)", t.StartPrometheus},
 		{"every replica healthy in HAProxy", func() error { return t.WaitHealthy(ctx, 2*time.Minute) }},
+		{"logrotate's configuration in " + t.LogrotateConfig(), t.writeLogrotateConfig},
 	}
 	for _, s := range steps {
 		start := time.Now()

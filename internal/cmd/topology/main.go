@@ -1,9 +1,11 @@
 // Command topology starts, describes and stops the deployment topology of
-// internal/topology on this machine, creates accounts on it and prints a
-// trace its Jaeger holds: make topology-up, topology-status,
-// topology-down, topology-account and topology-trace run it.
+// internal/topology on this machine, creates or replaces one of its
+// replicas, rotates its logs, creates accounts on it and prints a trace
+// its Jaeger holds: make topology-up, topology-status, topology-down,
+// topology-replica, topology-rotate-logs, topology-account and
+// topology-trace run it.
 //
-//	topology [-dir .topology] [-image localhost/jobboard:latest] [-containers-conf FILE] up|status|down|account NAME|trace TRACE_ID
+//	topology [-dir .topology] [-image localhost/jobboard:latest] [-containers-conf FILE] COMMAND
 package main
 
 import (
@@ -12,21 +14,46 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/truckjobs/jobboard/internal/topology"
 )
+
+// command is one of the commands: the name of its argument, if it takes
+// one, and what it does.
+type command struct {
+	arg string
+	run func(ctx context.Context, top *topology.Topology, arg string) error
+}
+
+var commands = map[string]command{
+	"up":      {run: up},
+	"status":  {run: status},
+	"down":    {run: down},
+	"replica": {arg: "N", run: replica},
+	"rotate-logs": {run: func(_ context.Context, top *topology.Topology, _ string) error {
+		return top.RotateLogs(false)
+	}},
+	"account": {arg: "NAME", run: account},
+	"trace":   {arg: "TRACE_ID", run: trace},
+}
 
 func main() {
 	dir := flag.String("dir", ".topology", "folder of the topology's clusters, configuration and logs")
 	image := flag.String("image", "localhost/jobboard:latest", "the service's container image (make image)")
 	conf := flag.String("containers-conf", "deploy/image/containers.conf", "podman's containers.conf (CONTAINERS_CONF)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|account NAME|trace TRACE_ID")
+		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|rotate-logs|account NAME|trace TRACE_ID")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() != 1 && (flag.NArg() != 2 || (flag.Arg(0) != "trace" && flag.Arg(0) != "account")) {
+	cmd, ok := commands[flag.Arg(0)]
+	args := 1
+	if cmd.arg != "" {
+		args = 2
+	}
+	if !ok || flag.NArg() != args {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -36,46 +63,73 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	switch flag.Arg(0) {
-	case "up":
-		if err := top.Up(ctx); err != nil {
-			fail(fmt.Errorf("%w\n(make topology-down stops what did start)", err))
-		}
-		fmt.Println("the topology is up (make topology-status describes it, make topology-down stops it):")
-		for _, l := range topology.Addresses() {
-			fmt.Println("  " + l)
-		}
-	case "status":
-		for _, l := range top.Status(ctx) {
-			fmt.Println(l)
-		}
-	case "down":
-		if err := top.Down(); err != nil {
-			fail(err)
-		}
-		fmt.Println("the topology is down: nothing of it runs; its logs stay in " + top.Dir + " until the next make topology-up")
-	case "account":
-		out, err := top.CreateAccount(flag.Arg(1))
-		if err != nil {
-			fail(err)
-		}
-		os.Stdout.Write(out)
-	case "trace":
-		tr, err := topology.FindTrace(ctx, flag.Arg(1))
-		if err != nil {
-			fail(err)
-		}
-		if len(tr.Spans) == 0 {
-			fail(fmt.Errorf("Jaeger (%s) has no trace %s: not sampled, not exported yet, or from before its last start", topology.JaegerURL(), flag.Arg(1)))
-		}
-		fmt.Printf("%12s  %-22s %s\n", "time", "replica", "span")
-		for _, l := range tr.Tree() {
-			fmt.Println(l)
-		}
-	default:
-		flag.Usage()
-		os.Exit(2)
+	if err := cmd.run(ctx, top, flag.Arg(1)); err != nil {
+		fail(err)
 	}
+}
+
+func up(ctx context.Context, top *topology.Topology, _ string) error {
+	if err := top.Up(ctx); err != nil {
+		return fmt.Errorf("%w\n(make topology-down stops what did start)", err)
+	}
+	fmt.Println("the topology is up (make topology-status describes it, make topology-down stops it):")
+	for _, l := range topology.Addresses() {
+		fmt.Println("  " + l)
+	}
+	return nil
+}
+
+func status(ctx context.Context, top *topology.Topology, _ string) error {
+	for _, l := range top.Status(ctx) {
+		fmt.Println(l)
+	}
+	return nil
+}
+
+func down(_ context.Context, top *topology.Topology, _ string) error {
+	if err := top.Down(); err != nil {
+		return err
+	}
+	fmt.Println("the topology is down: nothing of it runs; its logs stay in " + top.Dir + " until the next make topology-up")
+	return nil
+}
+
+// replica creates or replaces replica N with the image of -image.
+func replica(ctx context.Context, top *topology.Topology, arg string) error {
+	i, err := strconv.Atoi(arg)
+	if err != nil {
+		return fmt.Errorf("replica %q: want its number, 1 to %d", arg, topology.Replicas)
+	}
+	r, err := top.ReplaceReplica(ctx, i)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s (%s): %v\n", topology.ReplicaName(i), top.Image, r)
+	return nil
+}
+
+func account(_ context.Context, top *topology.Topology, name string) error {
+	out, err := top.CreateAccount(name)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(out)
+	return err
+}
+
+func trace(ctx context.Context, _ *topology.Topology, id string) error {
+	tr, err := topology.FindTrace(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(tr.Spans) == 0 {
+		return fmt.Errorf("jaeger (%s) has no trace %s: not sampled, not exported yet, or from before its last start", topology.JaegerURL(), id)
+	}
+	fmt.Printf("%12s  %-22s %s\n", "time", "replica", "span")
+	for _, l := range tr.Tree() {
+		fmt.Println(l)
+	}
+	return nil
 }
 
 func fail(err error) {
