@@ -215,6 +215,18 @@ topology-status: ## describe each part of the topology: listening, healthy, prim
 topology-replica: ## create or replace replica N of the running topology with IMAGE, its whole configuration, draining it first and waiting until HAProxy has it back (a rolling restart runs it for N=1, 2, 3)
 	@$(TOPOLOGY) replica "$(N)"
 
+.PHONY: topology-failover
+topology-failover: ## the primary is lost: fence it, promote the standby, repoint PgBouncer (docs/operations.md, "Procedures")
+	@$(TOPOLOGY) failover
+
+.PHONY: topology-new-standby
+topology-new-standby: ## make the cluster that is not the primary a new standby of it (a fresh copy), and move the replicas' reads to it
+	@$(TOPOLOGY) new-standby
+
+.PHONY: topology-switchover
+topology-switchover: ## hand the primary's role to the standby without losing a write, the old primary becoming the standby (run again: the failback)
+	@$(TOPOLOGY) switchover
+
 .PHONY: topology-rotate-logs
 topology-rotate-logs: ## rotate the topology's logs over 50 MB, keeping five of each (logrotate; run it from cron)
 	@$(TOPOLOGY) rotate-logs

@@ -43,6 +43,9 @@ func TestDocCommands(t *testing.T) {
 	for _, p := range []struct{ shown, target, runs string }{
 		{"make topology-replica N=2", "topology-replica:", `$(TOPOLOGY) replica "$(N)"`},
 		{"for n in 1 2 3; do make topology-replica N=$n; done", "topology-replica:", `$(TOPOLOGY) replica "$(N)"`},
+		{"make topology-failover", "topology-failover:", `$(TOPOLOGY) failover`},
+		{"make topology-new-standby", "topology-new-standby:", `$(TOPOLOGY) new-standby`},
+		{"make topology-switchover", "topology-switchover:", `$(TOPOLOGY) switchover`},
 	} {
 		if !strings.Contains(string(ops), "\n"+p.shown+"\n") {
 			t.Errorf("docs/operations.md does not show %q on a line of its own", p.shown)

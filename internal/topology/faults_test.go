@@ -317,7 +317,7 @@ func loseThePrimary(t *testing.T, top *Topology, l *load, acct account, synchron
 	stopMarker()
 	<-markerDone
 	acked := m.ackedBefore(f.repointedAt)
-	lost, err := missingMarkers(acct, acked)
+	lost, err := missingMarkers(top.PrimaryNowURL(), acct, acked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,8 +339,9 @@ func loseThePrimary(t *testing.T, top *Topology, l *load, acct account, synchron
 	}
 }
 
-// failOver stalls the primary's WAL sender, crashes the primary, promotes
-// the standby 5 s later, repoints PgBouncer, and waits until the marker's
+// failOver stalls the primary's WAL sender, crashes the primary, fails
+// over 5 s later as make topology-failover does (fences the old primary,
+// promotes the standby, repoints PgBouncer), and waits until the marker's
 // writes succeed again.
 func failOver(t *testing.T, top *Topology, m *marker) failover {
 	var f failover
@@ -357,12 +358,11 @@ func failOver(t *testing.T, top *Topology, m *marker) failover {
 	}
 	f.crashedAt = time.Now()
 	time.Sleep(5 * time.Second)
-	if err := top.PromoteStandby(context.Background()); err != nil {
+	fo, err := top.Failover(context.Background())
+	if err != nil {
 		t.Error(err)
 	}
-	if err := top.RepointPgBouncer(StandbyPort); err != nil {
-		t.Error(err)
-	}
+	t.Logf("failover (make topology-failover): %v", fo)
 	f.repointedAt = time.Now()
 	m.mu.Lock()
 	m.since = f.repointedAt
@@ -449,10 +449,11 @@ func (m *marker) ackedBetween(from, to time.Time) []ack {
 	return acks
 }
 
-// missingMarkers is the acknowledged markers that the promoted standby
-// does not hold: read from it, not inferred from the times.
-func missingMarkers(acct account, acked []ack) ([]ack, error) {
-	db, err := sql.Open("postgres", StandbyURL())
+// missingMarkers is the acknowledged markers that the database at dsn
+// (the promoted standby) does not hold: read from it, not inferred from
+// the times.
+func missingMarkers(dsn string, acct account, acked []ack) ([]ack, error) {
+	db, err := sql.Open("postgres", dsn)
 	if err != nil {
 		return nil, err
 	}

@@ -92,8 +92,8 @@ func (t *Topology) Status(ctx context.Context) []string {
 		port int
 		more func() string
 	}{
-		{"PostgreSQL primary", PrimaryPort, func() string { return clusterState(ctx, PrimaryURL()) }},
-		{"PostgreSQL standby", StandbyPort, func() string { return clusterState(ctx, StandbyURL()) }},
+		{"PostgreSQL", PrimaryPort, func() string { return clusterState(ctx, PrimaryURL()) }},
+		{"PostgreSQL", StandbyPort, func() string { return clusterState(ctx, StandbyURL()) }},
 		{"PgBouncer", PgBouncerPort, func() string { return "" }},
 		{"HAProxy REST", RESTPort, func() string { return "" }},
 		{"HAProxy gRPC", GRPCPort, func() string { return "" }},

@@ -20,8 +20,8 @@ func (t *Topology) logrotateConfig() string {
 		t.path(prometheusDir, "prometheus.log"),
 		t.path(jaegerDir, "jaeger.log"),
 		t.path(pgbouncerDir, "pgbouncer.log"),
-		t.path(primaryDir, "postgres.log"),
-		t.path(standbyDir, "postgres.log"),
+		t.path(firstCluster.dir(), "postgres.log"),
+		t.path(secondCluster.dir(), "postgres.log"),
 	}
 	return fmt.Sprintf(`# logrotate for the topology's logs (internal/topology); docs/deploy.md.
 %s {

@@ -17,13 +17,33 @@ import (
 	"github.com/truckjobs/jobboard/internal/pglocal"
 )
 
-// The two clusters' folders under Dir.
+// cluster is one of the topology's two PostgreSQL clusters, named by its
+// port; its folder under Dir is named after it. The first starts as the
+// primary and the second as its standby; a failover or a switchover turns
+// them around (roles.go).
+type cluster int
+
+// The two clusters.
 const (
-	primaryDir = "primary"
-	standbyDir = "standby"
-	// standbySlot keeps the primary's WAL until the standby has it.
-	standbySlot = "standby"
+	firstCluster  = cluster(PrimaryPort)
+	secondCluster = cluster(StandbyPort)
 )
+
+func (c cluster) port() int      { return int(c) }
+func (c cluster) dir() string    { return "postgres-" + strconv.Itoa(int(c)) }
+func (c cluster) url() string    { return url(int(c), Database) }
+func (c cluster) String() string { return addr(int(c)) }
+
+// other is the topology's other cluster.
+func (c cluster) other() cluster {
+	if c == firstCluster {
+		return secondCluster
+	}
+	return firstCluster
+}
+
+// standbySlot keeps the primary's WAL until the standby has it.
+const standbySlot = "standby"
 
 // primarySettings are appended to the primary's postgresql.conf, which
 // pg_basebackup copies to the standby. The port is given at start, since
@@ -76,14 +96,15 @@ func (t *Topology) pg(name string, args ...string) (*exec.Cmd, error) {
 	return daemon(exec.Command(filepath.Join(t.PGBin, name), args...))
 }
 
-func (t *Topology) dataDir(cluster string) string { return t.path(cluster, "data") }
+func (t *Topology) dataDir(c cluster) string { return t.path(c.dir(), "data") }
 
-// initPrimary makes the primary cluster and its database.
+// initPrimary makes the first cluster and its database.
 func (t *Topology) initPrimary(ctx context.Context) error {
-	if err := ownedDir(t.path(primaryDir)); err != nil {
+	c := firstCluster
+	if err := ownedDir(t.path(c.dir())); err != nil {
 		return err
 	}
-	cmd, err := t.pg("initdb", "-D", t.dataDir(primaryDir), "-U", superuser, "--auth=trust",
+	cmd, err := t.pg("initdb", "-D", t.dataDir(c), "-U", superuser, "--auth=trust",
 		"--encoding=UTF8", "--locale=C")
 	if err != nil {
 		return err
@@ -91,7 +112,7 @@ func (t *Topology) initPrimary(ctx context.Context) error {
 	if err := run(cmd); err != nil {
 		return err
 	}
-	conf, err := os.OpenFile(filepath.Join(t.dataDir(primaryDir), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	conf, err := os.OpenFile(filepath.Join(t.dataDir(c), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -102,51 +123,102 @@ func (t *Topology) initPrimary(ctx context.Context) error {
 	if err := conf.Close(); err != nil {
 		return err
 	}
-	if err := t.startCluster(primaryDir, PrimaryPort); err != nil {
+	if err := t.startCluster(c); err != nil {
 		return err
 	}
-	return exec1(ctx, url(PrimaryPort, "postgres"), "CREATE DATABASE "+Database)
+	if err := t.setPrimary(c); err != nil {
+		return err
+	}
+	return exec1(ctx, url(c.port(), "postgres"), "CREATE DATABASE "+Database)
 }
 
-// initStandby copies the running primary into a hot standby that streams
-// from it (pg_basebackup -R writes primary_conninfo and standby.signal).
-func (t *Topology) initStandby() error {
-	if err := ownedDir(t.path(standbyDir)); err != nil {
+// makeStandby makes cluster c, from nothing, a hot standby streaming from
+// the primary p through the replication slot standbySlot, and starts it:
+// whatever c's folder held goes (a fenced old primary, a standby broken
+// off), and so does a slot of that name on p, which an earlier standby
+// left. pg_basebackup -R writes primary_conninfo and standby.signal.
+func (t *Topology) makeStandby(ctx context.Context, p, c cluster) error {
+	if err := t.stopCluster(c, true); err != nil {
 		return err
 	}
-	cmd, err := t.pg("pg_basebackup", "-h", Host, "-p", strconv.Itoa(PrimaryPort), "-U", superuser,
-		"-D", t.dataDir(standbyDir), "-R", "-X", "stream", "-C", "-S", standbySlot, "--checkpoint=fast")
+	if err := os.RemoveAll(t.dataDir(c)); err != nil {
+		return err
+	}
+	if err := ownedDir(t.path(c.dir())); err != nil {
+		return err
+	}
+	if err := dropSlot(ctx, p); err != nil {
+		return err
+	}
+	cmd, err := t.pg("pg_basebackup", "-h", Host, "-p", strconv.Itoa(p.port()), "-U", superuser,
+		"-D", t.dataDir(c), "-R", "-X", "stream", "-C", "-S", standbySlot, "--checkpoint=fast")
 	if err != nil {
 		return err
 	}
 	if err := run(cmd); err != nil {
 		return err
 	}
-	return t.startCluster(standbyDir, StandbyPort)
+	return t.startCluster(c)
 }
 
-// startCluster starts a cluster on port and waits until it accepts
-// connections (a standby: until it accepts reads).
-func (t *Topology) startCluster(cluster string, port int) error {
-	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(cluster), "-l", t.path(cluster, "postgres.log"),
-		"-o", "-p "+strconv.Itoa(port), "-w", "-t", "60", "start")
+// dropSlot drops the standby's replication slot on p, if there is one,
+// once its WAL sender has gone (it outlives the standby it served by a
+// moment).
+func dropSlot(ctx context.Context, p cluster) error {
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		err = exec1(ctx, url(p.port(), "postgres"), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+			WHERE slot_name = $1 AND NOT active`, standbySlot)
+		if err != nil {
+			return err
+		}
+		var active bool
+		if active, err = slotActive(ctx, p); err != nil || !active {
+			return err
+		}
+	}
+	return fmt.Errorf("the replication slot %q on %v is still in use after 30 s", standbySlot, p)
+}
+
+// slotActive says whether the standby's slot on p exists and is in use.
+func slotActive(ctx context.Context, p cluster) (bool, error) {
+	db, err := sql.Open("postgres", url(p.port(), "postgres"))
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	var active bool
+	err = db.QueryRowContext(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, standbySlot).Scan(&active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return active, err
+}
+
+// startCluster starts cluster c and waits until it accepts connections
+// (a standby: until it accepts reads).
+func (t *Topology) startCluster(c cluster) error {
+	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(c), "-l", t.path(c.dir(), "postgres.log"),
+		"-o", "-p "+strconv.Itoa(c.port()), "-w", "-t", "60", "start")
 	if err != nil {
 		return err
 	}
 	return run(cmd)
 }
 
-// StopCluster stops a cluster; immediate is a crash (no shutdown
-// checkpoint, nothing more sent to the standby).
-func (t *Topology) stopCluster(cluster string, immediate bool) error {
-	if _, err := os.Stat(filepath.Join(t.dataDir(cluster), "postmaster.pid")); errors.Is(err, os.ErrNotExist) {
+// stopCluster stops cluster c if it runs; immediate is a crash (no
+// shutdown checkpoint, nothing more sent to the standby), otherwise a
+// clean stop, after which the standby has every WAL record the primary
+// wrote.
+func (t *Topology) stopCluster(c cluster, immediate bool) error {
+	if _, err := os.Stat(filepath.Join(t.dataDir(c), "postmaster.pid")); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	mode := "fast"
 	if immediate {
 		mode = "immediate"
 	}
-	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(cluster), "-m", mode, "-w", "-t", "60", "stop")
+	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(c), "-m", mode, "-w", "-t", "60", "stop")
 	if err != nil {
 		return err
 	}
@@ -154,16 +226,7 @@ func (t *Topology) stopCluster(cluster string, immediate bool) error {
 }
 
 // CrashPrimary stops the primary as a crash would.
-func (t *Topology) CrashPrimary() error { return t.stopCluster(primaryDir, true) }
-
-// PromoteStandby makes the standby a primary and waits until it takes writes.
-func (t *Topology) PromoteStandby(ctx context.Context) error {
-	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(standbyDir), "-w", "-t", "60", "promote")
-	if err != nil {
-		return err
-	}
-	return run(cmd)
-}
+func (t *Topology) CrashPrimary() error { return t.stopCluster(t.primary(), true) }
 
 // exec1 runs one statement on the database at dsn.
 func exec1(ctx context.Context, dsn, stmt string, args ...any) error {
@@ -187,8 +250,9 @@ func (t *Topology) SetSynchronousStandby(ctx context.Context, on bool) error {
 	if on {
 		names = "*"
 	}
-	if err := exec1(ctx, url(PrimaryPort, "postgres"), "ALTER SYSTEM SET synchronous_standby_names = '"+names+"'"); err != nil {
+	primary := url(t.primary().port(), "postgres")
+	if err := exec1(ctx, primary, "ALTER SYSTEM SET synchronous_standby_names = '"+names+"'"); err != nil {
 		return err
 	}
-	return exec1(ctx, url(PrimaryPort, "postgres"), "SELECT pg_reload_conf()")
+	return exec1(ctx, primary, "SELECT pg_reload_conf()")
 }

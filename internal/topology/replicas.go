@@ -16,11 +16,13 @@ import (
 // tests' receivers), the proxy's X-Forwarded-For is believed, and the
 // per-account rate limit is off (the load tests measure the service, not
 // the limiter). An import is taken over 15 s after its replica died.
-func replicaEnv(i int) []string {
+func (t *Topology) replicaEnv(i int) []string {
 	env := []string{
 		"DATABASE_URL=" + PoolURL(),
 		"JOBBOARD_DATABASE_DIRECT_URL=" + SessionURL(),
-		"JOBBOARD_READ_DATABASE_URL=" + StandbyURL(),
+		// The cluster that is not the primary now: a replica created after
+		// a failover reads from the standby made since (NewStandby).
+		"JOBBOARD_READ_DATABASE_URL=" + t.StandbyNowURL(),
 		"JOBBOARD_HTTP_ADDR=" + addr(RESTPort+i),
 		"JOBBOARD_GRPC_ADDR=" + addr(GRPCPort+i),
 		"JOBBOARD_METRICS_ADDR=" + addr(metricsBase+i),
@@ -91,7 +93,7 @@ func (t *Topology) StartReplica(i int) error {
 	args := []string{"run", "--detach", "--name", ReplicaName(i), "--label", containerLabel,
 		"--network", "host", "--stop-timeout", "40",
 		"--log-driver", "k8s-file", "--log-opt", "path=" + t.ReplicaLogFile(i)}
-	for _, e := range replicaEnv(i) {
+	for _, e := range t.replicaEnv(i) {
 		args = append(args, "--env", e)
 	}
 	args = append(args, t.Image)

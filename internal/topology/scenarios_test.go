@@ -68,9 +68,9 @@ func TestTopology(t *testing.T) {
 	})
 	freshTopology(t, top)
 	// Four accounts share the load; the large import, the failover's
-	// marker writes and the traced imports have one each, away from the
-	// 10,000-active-jobs limit.
-	accounts := createAccounts(t, top, 7)
+	// marker writes, the traced imports and the switchover's marker writes
+	// have one each, away from the 10,000-active-jobs limit.
+	accounts := createAccounts(t, top, 8)
 	recv := newReceiver(t)
 	newLoadT := func() *load { return newLoad(t, accounts[:4], loadRate(), loadWorkers, recv.URL+"/hook") }
 
@@ -81,6 +81,8 @@ func TestTopology(t *testing.T) {
 	t.Run("kill -9", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
 	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
 	t.Run("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })
+	t.Run("new standby", func(t *testing.T) { newStandby(t, top, newLoadT(), recv) })
+	t.Run("switchover and failback", func(t *testing.T) { switchoverAndBack(t, top, newLoadT(), accounts[7]) })
 
 	freshTopology(t, top)
 	accounts = createAccounts(t, top, 6)

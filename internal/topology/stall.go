@@ -21,7 +21,7 @@ import (
 // still read; a stopped sender keeps the unsent WAL on the primary only.
 // It returns the sender's pid, for CrashPrimaryStalled.
 func (t *Topology) StallReplication(ctx context.Context) (int, error) {
-	db, err := sql.Open("postgres", url(PrimaryPort, "postgres"))
+	db, err := sql.Open("postgres", url(t.primary().port(), "postgres"))
 	if err != nil {
 		return 0, err
 	}

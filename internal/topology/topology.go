@@ -17,8 +17,8 @@ import (
 // The topology's fixed addresses, all on 127.0.0.1.
 const (
 	Host          = "127.0.0.1"
-	PrimaryPort   = 15432
-	StandbyPort   = 15433
+	PrimaryPort   = 15432 // the first cluster: the primary, until a failover or switchover
+	StandbyPort   = 15433 // the second: its standby, until then
 	PgBouncerPort = 16432
 	RESTPort      = 18080 // HAProxy: REST over HTTP/1.1 and h2c
 	GRPCPort      = 19090 // HAProxy: gRPC over h2c
@@ -87,7 +87,9 @@ func PoolURL() string { return url(PgBouncerPort, Database) }
 // SessionURL is JOBBOARD_DATABASE_DIRECT_URL: PgBouncer's session pool.
 func SessionURL() string { return url(PgBouncerPort, sessionDatabase) }
 
-// PrimaryURL and StandbyURL reach the clusters themselves.
+// PrimaryURL and StandbyURL reach the clusters themselves: those on
+// PrimaryPort and StandbyPort, the primary and its standby from Up until a
+// failover or a switchover turns them around (Topology.PrimaryNowURL).
 func PrimaryURL() string { return url(PrimaryPort, Database) }
 func StandbyURL() string { return url(StandbyPort, Database) }
 

@@ -28,7 +28,9 @@ func (t *Topology) Up(ctx context.Context) error {
 		do   func() error
 	}{
 		{"PostgreSQL primary on " + addr(PrimaryPort), func() error { return t.initPrimary(ctx) }},
-		{"hot standby on " + addr(StandbyPort) + " (pg_basebackup -R)", t.initStandby},
+		{"hot standby on " + addr(StandbyPort) + " (pg_basebackup -R)", func() error {
+			return t.makeStandby(ctx, firstCluster, secondCluster)
+		}},
 		{"PgBouncer on " + addr(PgBouncerPort) + " (transaction pooling)", func() error {
 			if err := t.writePgBouncerConfig(PrimaryPort); err != nil {
 				return err
@@ -93,8 +95,8 @@ func (t *Topology) Down() error {
 	errs = append(errs, t.removeReplicas())
 	errs = append(errs, t.StopJaeger())
 	errs = append(errs, t.StopPgBouncer())
-	errs = append(errs, t.stopCluster(standbyDir, false))
-	errs = append(errs, t.stopCluster(primaryDir, false))
+	errs = append(errs, t.stopCluster(t.standby(), false))
+	errs = append(errs, t.stopCluster(t.primary(), false))
 	if running := t.running(); len(running) > 0 {
 		errs = append(errs, fmt.Errorf("still listening after down: %v", running))
 	}

@@ -1,9 +1,8 @@
 // Command topology starts, describes and stops the deployment topology of
-// internal/topology on this machine, creates or replaces one of its
-// replicas, rotates its logs, creates accounts on it and prints a trace
-// its Jaeger holds: make topology-up, topology-status, topology-down,
-// topology-replica, topology-rotate-logs, topology-account and
-// topology-trace run it.
+// internal/topology on this machine, and runs its procedures: a replica
+// created or replaced, a failover, a new standby, a switchover, the logs
+// rotated, an account created, a trace printed. The make targets
+// topology-* run it (docs/operations.md, "Procedures").
 //
 //	topology [-dir .topology] [-image localhost/jobboard:latest] [-containers-conf FILE] COMMAND
 package main
@@ -32,6 +31,15 @@ var commands = map[string]command{
 	"status":  {run: status},
 	"down":    {run: down},
 	"replica": {arg: "N", run: replica},
+	"failover": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
+		return report(top.Failover(ctx))
+	}},
+	"new-standby": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
+		return report(top.NewStandby(ctx))
+	}},
+	"switchover": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
+		return report(top.Switchover(ctx))
+	}},
 	"rotate-logs": {run: func(_ context.Context, top *topology.Topology, _ string) error {
 		return top.RotateLogs(false)
 	}},
@@ -44,7 +52,7 @@ func main() {
 	image := flag.String("image", "localhost/jobboard:latest", "the service's container image (make image)")
 	conf := flag.String("containers-conf", "deploy/image/containers.conf", "podman's containers.conf (CONTAINERS_CONF)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|rotate-logs|account NAME|trace TRACE_ID")
+		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|failover|new-standby|switchover|rotate-logs|account NAME|trace TRACE_ID")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -105,6 +113,16 @@ func replica(ctx context.Context, top *topology.Topology, arg string) error {
 		return err
 	}
 	fmt.Printf("%s (%s): %v\n", topology.ReplicaName(i), top.Image, r)
+	return nil
+}
+
+// report prints what a procedure did, or fails with what it did up to its
+// error.
+func report[T fmt.Stringer](did T, err error) error {
+	if err != nil {
+		return fmt.Errorf("%w\n(done so far: %v)", err, did)
+	}
+	fmt.Println(did)
 	return nil
 }
 
