@@ -227,6 +227,14 @@ topology-new-standby: ## make the cluster that is not the primary a new standby 
 topology-switchover: ## hand the primary's role to the standby without losing a write, the old primary becoming the standby (run again: the failback)
 	@$(TOPOLOGY) switchover
 
+.PHONY: topology-backup
+topology-backup: ## back up the primary with pgBackRest: incremental, or full with FULL=1 (two full backups kept); run it from cron
+	@$(TOPOLOGY) backup $(if $(FULL),full,incremental)
+
+.PHONY: topology-restore
+topology-restore: ## restore the backups and archived WAL to TARGET (a time, "2026-12-05 13:42:05+00") into a cluster of its own on 127.0.0.1:15434
+	@$(TOPOLOGY) restore "$(TARGET)"
+
 .PHONY: topology-rotate-logs
 topology-rotate-logs: ## rotate the topology's logs over 50 MB, keeping five of each (logrotate; run it from cron)
 	@$(TOPOLOGY) rotate-logs
@@ -253,7 +261,7 @@ test-topology: image postgres pgbouncer topology-packages ## run the load and fa
 
 .PHONY: topology-packages
 topology-packages: jaeger
-	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus logrotate:logrotate
+	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus logrotate:logrotate pgbackrest:pgbackrest
 
 .PHONY: jaeger
 jaeger: ## build the pinned Jaeger (tools/jaeger) into .bin, for the topology's traces (several minutes the first time)

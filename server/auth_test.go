@@ -381,3 +381,38 @@ func TestKeyAddedUnheardStillWorks(t *testing.T) {
 		t.Error("the set of keys in use was not loaded again with the key")
 	}
 }
+
+// TestInternalTokenRotation: while the internal token is rotated, the
+// board's services may call with the new token or the old one; a token
+// that is neither, or the old one once the rotation ends, is refused.
+func TestInternalTokenRotation(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		current, previous string
+		accepted, refused []string
+	}{
+		{"before", "old-token", "", []string{"old-token"}, []string{"new-token", ""}},
+		{"during", "new-token", "old-token", []string{"new-token", "old-token"}, []string{"other-token", "new-tokenold-token"}},
+		{"after", "new-token", "", []string{"new-token"}, []string{"old-token"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newGRPCFixture(t, Config{InternalToken: tt.current, InternalTokenPrevious: tt.previous})
+			search := jobboardv2.NewJobSearchServiceClient(f.conn(t, "127.0.0.1"))
+			call := func(token string) error {
+				ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+				_, err := search.SearchJobs(ctx, &jobboardv2.SearchJobsRequest{})
+				return err
+			}
+			for _, token := range tt.accepted {
+				if err := call(token); err != nil {
+					t.Errorf("token %q: %v, want it accepted", token, err)
+				}
+			}
+			for _, token := range tt.refused {
+				if err := call(token); status.Code(err) != codes.Unauthenticated {
+					t.Errorf("token %q: %v, want Unauthenticated", token, err)
+				}
+			}
+		})
+	}
+}

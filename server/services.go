@@ -66,6 +66,10 @@ type Services struct {
 // Config is what the services need from the outside.
 type Config struct {
 	InternalToken string
+	// InternalTokenPrevious is the internal token being rotated out: it is
+	// accepted too until it is unset, so the internal services can move
+	// to InternalToken one at a time.
+	InternalTokenPrevious string
 	// PublicURL is the absolute base of links; empty means the request's host.
 	PublicURL string
 	// RESTPort is the port the REST API listens on. Without PublicURL, a link
@@ -141,7 +145,7 @@ func NewServices(st *store.Store, cfg Config) (*Services, error) {
 		now = time.Now
 	}
 	s := &Services{
-		Auth: auth.New(st, cfg.InternalToken, ratelimit.New(cfg.RateLimit, cfg.RateBurst),
+		Auth: auth.New(st, []string{cfg.InternalToken, cfg.InternalTokenPrevious}, ratelimit.New(cfg.RateLimit, cfg.RateBurst),
 			ratelimit.New(cfg.AuthFailureLimit, cfg.AuthFailureBurst)),
 		Jobs:    jobs.New(st, now),
 		Drivers: drivers.New(st),

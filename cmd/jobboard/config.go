@@ -32,6 +32,7 @@ type config struct {
 	grpcAddr             string
 	publicURL            string
 	internalToken        string
+	internalTokenPrev    string
 	callbackAllowPrivate string
 	callbackSchedule     string
 	importRescueAfter    string
@@ -102,6 +103,8 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 	setting(fs, &c.grpcAddr, "grpc-addr", "JOBBOARD_GRPC_ADDR", d.grpcAddr, "gRPC listen address")
 	setting(fs, &c.publicURL, "public-url", "JOBBOARD_PUBLIC_URL", "", "absolute base URL used in links (default: from each request)")
 	setting(fs, &c.internalToken, "internal-token", "JOBBOARD_INTERNAL_TOKEN", "", "token the board's internal services call gRPC with (empty: internal access off)")
+	setting(fs, &c.internalTokenPrev, "internal-token-previous", "JOBBOARD_INTERNAL_TOKEN_PREVIOUS", "",
+		"the internal token being rotated out, accepted beside the current one until it is unset")
 	setting(fs, &c.callbackAllowPrivate, "callback-allow-private", "JOBBOARD_CALLBACK_ALLOW_PRIVATE", d.callbackAllowPrivate,
 		"let import callbacks go to loopback and private addresses (development only)")
 	setting(fs, &c.callbackSchedule, "callback-retry-schedule", "JOBBOARD_CALLBACK_RETRY_SCHEDULE", "",
@@ -220,6 +223,9 @@ func (c *config) serverConfig() (server.Config, error) {
 	if err != nil {
 		return server.Config{}, err
 	}
+	if err := c.checkInternalTokens(); err != nil {
+		return server.Config{}, err
+	}
 	return server.Config{
 		WebhookWorkers:          webhookWorkers,
 		SendNoDeliveries:        webhookWorkers == 0,
@@ -227,6 +233,7 @@ func (c *config) serverConfig() (server.Config, error) {
 		RESTPort:                restPort,
 		RescueStuckImportsAfter: rescue,
 		InternalToken:           c.internalToken,
+		InternalTokenPrevious:   c.internalTokenPrev,
 		PublicURL:               c.publicURL,
 		AllowPrivateCallbacks:   allow,
 		CallbackRetrySchedule:   schedule,
@@ -238,6 +245,21 @@ func (c *config) serverConfig() (server.Config, error) {
 		AuthFailureBurst:        failureBurst,
 		Admission:               admit,
 	}, nil
+}
+
+// checkInternalTokens refuses a previous internal token that cannot be
+// one: without a current token (a rotation ends by unsetting the previous
+// one, never the current), or the same as the current.
+func (c *config) checkInternalTokens() error {
+	switch {
+	case c.internalTokenPrev == "":
+		return nil
+	case c.internalToken == "":
+		return usageError{"JOBBOARD_INTERNAL_TOKEN_PREVIOUS is set without JOBBOARD_INTERNAL_TOKEN: a rotation keeps the old token there beside the new one, never alone"}
+	case c.internalTokenPrev == c.internalToken:
+		return usageError{"JOBBOARD_INTERNAL_TOKEN_PREVIOUS is the same as JOBBOARD_INTERNAL_TOKEN: set it to the token being rotated out, or unset it"}
+	}
+	return nil
 }
 
 // webhookSettings checks the settings of webhook deliveries.

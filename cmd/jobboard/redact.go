@@ -52,8 +52,10 @@ func noteSecret(v string) {
 // noteSecrets notes the secrets among fs's parsed settings: the internal
 // token and the passwords of the database URLs, as typed and decoded.
 func noteSecrets(fs *flag.FlagSet) {
-	if f := fs.Lookup("internal-token"); f != nil {
-		noteSecret(f.Value.String())
+	for _, name := range []string{"internal-token", "internal-token-previous"} {
+		if f := fs.Lookup(name); f != nil {
+			noteSecret(f.Value.String())
+		}
 	}
 	for _, name := range databaseURLFlags {
 		f := fs.Lookup(name)

@@ -14,8 +14,10 @@ import (
 func TestRedact(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.String("internal-token", "", "")
+	fs.String("internal-token-previous", "", "")
 	fs.String("database-url", "", "")
-	if err := fs.Parse([]string{"--internal-token", "noted-token-31f", "--database-url", "postgres://u:noted%2Fpass@h/db"}); err != nil {
+	if err := fs.Parse([]string{"--internal-token", "noted-token-31f", "--internal-token-previous", "retiring-token-9c2",
+		"--database-url", "postgres://u:noted%2Fpass@h/db"}); err != nil {
 		t.Fatal(err)
 	}
 	noteSecrets(fs)
@@ -32,6 +34,7 @@ func TestRedact(t *testing.T) {
 		{"quoted key=value password", `host=db password='hun ter\'2' user=bob`, `host=db password=xxxxx user=bob`},
 		{"spaced, upper-case keyword", `PASSWORD = hunter2`, `PASSWORD = xxxxx`},
 		{"noted token anywhere", `bad token noted-token-31f here`, `bad token xxxxx here`},
+		{"noted previous token", `old token retiring-token-9c2 here`, `old token xxxxx here`},
 		{"noted password, decoded", `auth noted/pass refused`, `auth xxxxx refused`},
 		{"noted password, encoded", `auth noted%2Fpass refused`, `auth xxxxx refused`},
 		{"ordinary text", `listen :8080: address already in use`, `listen :8080: address already in use`},
@@ -94,6 +97,25 @@ func TestContainsFold(t *testing.T) {
 	for _, tt := range tests {
 		if got := containsFold(tt.s, "password"); got != tt.want {
 			t.Errorf("containsFold(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}
+
+// TestInternalTokenSettings: a previous internal token is taken beside a
+// current one, and refused, naming both settings, alone or equal to it.
+func TestInternalTokenSettings(t *testing.T) {
+	for _, tt := range []struct {
+		current, previous, want string
+	}{
+		{"new", "", ""},
+		{"new", "old", ""},
+		{"", "old", "JOBBOARD_INTERNAL_TOKEN_PREVIOUS is set without JOBBOARD_INTERNAL_TOKEN"},
+		{"same", "same", "JOBBOARD_INTERNAL_TOKEN_PREVIOUS is the same as JOBBOARD_INTERNAL_TOKEN"},
+	} {
+		c := config{internalToken: tt.current, internalTokenPrev: tt.previous}
+		err := c.checkInternalTokens()
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("current %q, previous %q: error %v, want %q", tt.current, tt.previous, err, tt.want)
 		}
 	}
 }

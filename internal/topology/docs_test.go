@@ -46,6 +46,8 @@ func TestDocCommands(t *testing.T) {
 		{"make topology-failover", "topology-failover:", `$(TOPOLOGY) failover`},
 		{"make topology-new-standby", "topology-new-standby:", `$(TOPOLOGY) new-standby`},
 		{"make topology-switchover", "topology-switchover:", `$(TOPOLOGY) switchover`},
+		{"make topology-backup", "topology-backup:", `$(TOPOLOGY) backup $(if $(FULL),full,incremental)`},
+		{`make topology-restore TARGET="2026-12-05 13:42:05+00"`, "topology-restore:", `$(TOPOLOGY) restore "$(TARGET)"`},
 	} {
 		if !strings.Contains(string(ops), "\n"+p.shown+"\n") {
 			t.Errorf("docs/operations.md does not show %q on a line of its own", p.shown)

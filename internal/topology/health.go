@@ -94,6 +94,7 @@ func (t *Topology) Status(ctx context.Context) []string {
 	}{
 		{"PostgreSQL", PrimaryPort, func() string { return clusterState(ctx, PrimaryURL()) }},
 		{"PostgreSQL", StandbyPort, func() string { return clusterState(ctx, StandbyURL()) }},
+		{"PostgreSQL restored", RestorePort, func() string { return clusterState(ctx, restoreCluster.url()) }},
 		{"PgBouncer", PgBouncerPort, func() string { return "" }},
 		{"HAProxy REST", RESTPort, func() string { return "" }},
 		{"HAProxy gRPC", GRPCPort, func() string { return "" }},

@@ -22,6 +22,8 @@ func (t *Topology) logrotateConfig() string {
 		t.path(pgbouncerDir, "pgbouncer.log"),
 		t.path(firstCluster.dir(), "postgres.log"),
 		t.path(secondCluster.dir(), "postgres.log"),
+		t.path(restoreCluster.dir(), "postgres.log"),
+		t.path(pgbackrestDir, "log", "*.log"),
 	}
 	return fmt.Sprintf(`# logrotate for the topology's logs (internal/topology); docs/deploy.md.
 %s {

@@ -45,13 +45,16 @@ func (c cluster) other() cluster {
 // standbySlot keeps the primary's WAL until the standby has it.
 const standbySlot = "standby"
 
-// primarySettings are appended to the primary's postgresql.conf, which
-// pg_basebackup copies to the standby. The port is given at start, since
-// the two differ.
-const primarySettings = `
+// primarySettings are appended to the first cluster's postgresql.conf,
+// which pg_basebackup copies to each standby. The port is given at start,
+// since the two differ. The Unix sockets are pgBackRest's way in (it
+// reaches PostgreSQL through no other); every WAL segment is archived to
+// its repository (archiveCommand, appended per cluster).
+func (t *Topology) primarySettings() string {
+	return fmt.Sprintf(`
 # The topology's settings (internal/topology).
 listen_addresses = '127.0.0.1'
-unix_socket_directories = ''
+unix_socket_directories = '%s'
 max_connections = 200
 wal_level = replica
 max_wal_senders = 10
@@ -59,7 +62,9 @@ max_replication_slots = 10
 hot_standby = on
 hot_standby_feedback = on
 wal_receiver_status_interval = 1s
-`
+archive_mode = on
+`, t.path(socketsDir))
+}
 
 // daemon makes cmd run as PostgreSQL's unprivileged user when this is
 // root (PostgreSQL and PgBouncer refuse root), in a session of its own so
@@ -101,8 +106,10 @@ func (t *Topology) dataDir(c cluster) string { return t.path(c.dir(), "data") }
 // initPrimary makes the first cluster and its database.
 func (t *Topology) initPrimary(ctx context.Context) error {
 	c := firstCluster
-	if err := ownedDir(t.path(c.dir())); err != nil {
-		return err
+	for _, dir := range []string{c.dir(), socketsDir} {
+		if err := ownedDir(t.path(dir)); err != nil {
+			return err
+		}
 	}
 	cmd, err := t.pg("initdb", "-D", t.dataDir(c), "-U", superuser, "--auth=trust",
 		"--encoding=UTF8", "--locale=C")
@@ -112,15 +119,7 @@ func (t *Topology) initPrimary(ctx context.Context) error {
 	if err := run(cmd); err != nil {
 		return err
 	}
-	conf, err := os.OpenFile(filepath.Join(t.dataDir(c), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := conf.WriteString(primarySettings); err != nil {
-		conf.Close()
-		return err
-	}
-	if err := conf.Close(); err != nil {
+	if err := appendConf(t.dataDir(c), t.primarySettings()+t.archiveCommand(c)); err != nil {
 		return err
 	}
 	if err := t.startCluster(c); err != nil {
@@ -158,7 +157,24 @@ func (t *Topology) makeStandby(ctx context.Context, p, c cluster) error {
 	if err := run(cmd); err != nil {
 		return err
 	}
+	if err := appendConf(t.dataDir(c), t.archiveCommand(c)); err != nil {
+		return err
+	}
 	return t.startCluster(c)
+}
+
+// appendConf appends settings to the postgresql.conf of the cluster in
+// dataDir; a setting given twice takes its last value.
+func appendConf(dataDir, settings string) error {
+	conf, err := os.OpenFile(filepath.Join(dataDir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := conf.WriteString(settings); err != nil {
+		conf.Close()
+		return err
+	}
+	return conf.Close()
 }
 
 // dropSlot drops the standby's replication slot on p, if there is one,

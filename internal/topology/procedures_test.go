@@ -2,6 +2,12 @@ package topology
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,4 +74,88 @@ func switchoverAndBack(t *testing.T, top *Topology, l *load, acct account) {
 		t.Errorf("want no acknowledged write lost and only fast 503s")
 	}
 	checkReadsFromStandby(t)
+}
+
+// backupAndRestore: make topology-backup takes a full backup; jobs are
+// posted, the primary's clock read as the target, more jobs posted, the
+// WAL archived; make topology-restore restores to the target into a
+// cluster of its own, which holds the jobs posted before the target and
+// none of those after, while the primary holds both.
+func backupAndRestore(t *testing.T, top *Topology, acct account) {
+	ctx := context.Background()
+	backup, err := top.Backup(ctx, true)
+	if err != nil {
+		t.Fatalf("backup: %v", err)
+	}
+	const each = 20
+	for i := range each {
+		postJob(t, acct, fmt.Sprintf("PITR-BEFORE-%d", i))
+	}
+	var target string
+	if err := queryRow(top.PrimaryNowURL(), `SELECT clock_timestamp()::text`, &target); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	for i := range each {
+		postJob(t, acct, fmt.Sprintf("PITR-AFTER-%d", i))
+	}
+	if err := top.CheckArchive(ctx); err != nil {
+		t.Fatalf("archive check: %v", err)
+	}
+	restored, err := top.RestoreTo(ctx, target)
+	if err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	defer func() {
+		if err := top.stopCluster(restoreCluster, false); err != nil {
+			t.Error(err)
+		}
+	}()
+	count := func(dsn, pattern string) int {
+		var n int
+		if err := queryRow(dsn, `SELECT count(*) FROM jobs WHERE account_id = $1 AND reference_number LIKE $2`, &n, acct.ID, pattern); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	got := map[string]int{
+		"restored before": count(restored.URL, "PITR-BEFORE-%"), "restored after": count(restored.URL, "PITR-AFTER-%"),
+		"primary before": count(top.PrimaryNowURL(), "PITR-BEFORE-%"), "primary after": count(top.PrimaryNowURL(), "PITR-AFTER-%"),
+	}
+	t.Logf("figures: backup and point-in-time restore: %v; %v; jobs posted before the target and after it: %v", backup, restored, got)
+	want := map[string]int{"restored before": each, "restored after": 0, "primary before": each, "primary after": each}
+	if !maps.Equal(got, want) {
+		t.Errorf("jobs %v, want %v", got, want)
+	}
+}
+
+// postJob posts one job through HAProxy.
+func postJob(t *testing.T, acct account, ref string) {
+	t.Helper()
+	body := `[{"referenceNumber":"` + ref + `","title":"Backed up","state":"OH","driverType":"Company Driver","freightType":"Dry Van","description":"<p>PITR.</p>"}]`
+	req, err := http.NewRequest(http.MethodPost, RESTURL()+"/api/v2.0/jobs.json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(acct.APIKey, "")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || !strings.Contains(string(answer), `"added":1`) {
+		t.Fatalf("post %s: %s %s", ref, resp.Status, answer)
+	}
+}
+
+// queryRow scans the one row of query on the database at dsn into dest.
+func queryRow(dsn, query string, dest any, args ...any) error {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.QueryRow(query, args...).Scan(dest)
 }

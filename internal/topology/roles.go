@@ -32,8 +32,13 @@ func (t *Topology) primary() cluster {
 // runs there.
 func (t *Topology) standby() cluster { return t.primary().other() }
 
+// setPrimary records c as the primary, and points pgBackRest's backups
+// at it.
 func (t *Topology) setPrimary(c cluster) error {
-	return os.WriteFile(t.path(primaryFile), []byte(strconv.Itoa(c.port())+"\n"), 0o644)
+	if err := os.WriteFile(t.path(primaryFile), []byte(strconv.Itoa(c.port())+"\n"), 0o644); err != nil {
+		return err
+	}
+	return t.writePgBackRestConfig()
 }
 
 // PrimaryNowURL and StandbyNowURL reach the cluster that is the primary

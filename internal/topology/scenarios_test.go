@@ -68,9 +68,10 @@ func TestTopology(t *testing.T) {
 	})
 	freshTopology(t, top)
 	// Four accounts share the load; the large import, the failover's
-	// marker writes, the traced imports and the switchover's marker writes
-	// have one each, away from the 10,000-active-jobs limit.
-	accounts := createAccounts(t, top, 8)
+	// marker writes, the traced imports, the switchover's marker writes and
+	// the restored jobs have one each, away from the 10,000-active-jobs
+	// limit.
+	accounts := createAccounts(t, top, 9)
 	recv := newReceiver(t)
 	newLoadT := func() *load { return newLoad(t, accounts[:4], loadRate(), loadWorkers, recv.URL+"/hook") }
 
@@ -78,6 +79,7 @@ func TestTopology(t *testing.T) {
 	t.Run("a traced import", func(t *testing.T) { tracedImport(t, accounts[6]) })
 	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
 	t.Run("logs rotated", func(t *testing.T) { rotatedLogs(t, top, accounts[0]) })
+	t.Run("backup and point-in-time restore", func(t *testing.T) { backupAndRestore(t, top, accounts[8]) })
 	t.Run("kill -9", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
 	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
 	t.Run("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })

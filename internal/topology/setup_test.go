@@ -181,11 +181,14 @@ func (s *lagSampler) String() string {
 }
 
 // queueClients maps each replica's job queue client id (River's, logged
-// at start) to the replica; a restarted replica has one per start.
+// at start) to the replica; a restarted replica has one per start. The
+// log file is read with the one rotated before it, where the start may be.
 func (top *Topology) queueClients() map[string]int {
 	clients := map[string]int{}
 	for i := 1; i <= Replicas; i++ {
-		for _, line := range strings.Split(top.ReplicaLogs(i), "\n") {
+		rotated, _ := os.ReadFile(top.ReplicaLogFile(i) + ".1")
+		current, _ := os.ReadFile(top.ReplicaLogFile(i))
+		for _, line := range strings.Split(string(rotated)+string(current), "\n") {
 			if _, rest, ok := strings.Cut(line, `"client_id":"`); ok {
 				id, _, _ := strings.Cut(rest, `"`)
 				clients[id] = i

@@ -28,6 +28,7 @@ func (t *Topology) Up(ctx context.Context) error {
 		do   func() error
 	}{
 		{"PostgreSQL primary on " + addr(PrimaryPort), func() error { return t.initPrimary(ctx) }},
+		{"pgBackRest's stanza " + stanza + " (WAL archived from the primary)", func() error { return t.createStanza(ctx) }},
 		{"hot standby on " + addr(StandbyPort) + " (pg_basebackup -R)", func() error {
 			return t.makeStandby(ctx, firstCluster, secondCluster)
 		}},
@@ -95,6 +96,7 @@ func (t *Topology) Down() error {
 	errs = append(errs, t.removeReplicas())
 	errs = append(errs, t.StopJaeger())
 	errs = append(errs, t.StopPgBouncer())
+	errs = append(errs, t.stopCluster(restoreCluster, false))
 	errs = append(errs, t.stopCluster(t.standby(), false))
 	errs = append(errs, t.stopCluster(t.primary(), false))
 	if running := t.running(); len(running) > 0 {
@@ -115,7 +117,7 @@ func (t *Topology) running() []int {
 }
 
 func (t *Topology) ports() []int {
-	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort, JaegerOTLPPort, JaegerQueryPort}
+	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort, JaegerOTLPPort, JaegerQueryPort, RestorePort}
 	for i := 1; i <= Replicas; i++ {
 		ports = append(ports, RESTPort+i, GRPCPort+i, metricsBase+i)
 	}

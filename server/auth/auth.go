@@ -29,8 +29,10 @@ import (
 
 // Authenticator turns credentials into a Caller.
 type Authenticator struct {
-	store         *store.Store
-	internalToken string
+	store *store.Store
+	// internalTokens are the tokens of the board's internal services: the
+	// current one, and during a rotation the one being retired.
+	internalTokens []string
 	// keys remembers the accounts of keys in use once WatchKeys runs, and
 	// wrong keys always.
 	keys *keycache.Cache
@@ -75,11 +77,19 @@ const (
 
 // New checks API keys against st, each account's requests against
 // perAccount and each client address's failures against failures (nil
-// limiters limit nothing). An empty internalToken disables internal access.
-func New(st *store.Store, internalToken string, perAccount, failures *ratelimit.Limiter) *Authenticator {
-	a := &Authenticator{store: st, internalToken: internalToken, limiter: perAccount, failures: failures,
+// limiters limit nothing). internalTokens are the tokens the board's
+// internal services may call with (the current one, and while it is being
+// rotated out the previous one); empty ones are left out, and none
+// disables internal access.
+func New(st *store.Store, internalTokens []string, perAccount, failures *ratelimit.Limiter) *Authenticator {
+	a := &Authenticator{store: st, limiter: perAccount, failures: failures,
 		keys:           keycache.New(keyCacheTTL, keyCacheEntries),
 		unknownLookups: ratelimit.New(unknownLookupsPerSecond, unknownLookupsBurst)}
+	for _, t := range internalTokens {
+		if t != "" {
+			a.internalTokens = append(a.internalTokens, t)
+		}
+	}
 	a.keys.RememberMisses(func(err error) bool { return errors.Is(err, store.ErrNotFound) }, missTTL, missEntries)
 	a.keys.KnowAll(st.KeyHashesInUse, knownKeysMax)
 	return a
@@ -243,6 +253,16 @@ func rateLimited(l *ratelimit.Limiter, wait time.Duration, who string) error {
 	return st.Err()
 }
 
+// internal reports whether token is one of the internal tokens, comparing
+// it with each in constant time.
+func (a *Authenticator) internal(token string) bool {
+	found := 0
+	for _, t := range a.internalTokens {
+		found |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
+	}
+	return found == 1
+}
+
 // AuthenticateGRPC reads `authorization: Bearer ...` from the metadata of
 // a call to method that came from client() (asked for only when the call
 // fails authentication). The server calls it from its tap handle, before
@@ -252,7 +272,7 @@ func (a *Authenticator) AuthenticateGRPC(ctx context.Context, method string, md 
 	if !ok {
 		return call.Caller{}, a.failed(client)
 	}
-	if a.internalToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(a.internalToken)) == 1 {
+	if a.internal(token) {
 		return a.internalCaller(ctx, md, method)
 	}
 	if internalOnly(method) {

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/subtle"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -57,7 +56,7 @@ var errAmbiguousCredentials = status.Error(codes.Unauthenticated,
 // token as a bearer token.
 func (a *Authenticator) isInternalToken(authorization string) bool {
 	token, ok := authheader.Bearer(authorization)
-	return ok && a.internalToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(a.internalToken)) == 1
+	return ok && a.internal(token)
 }
 
 // verifiedClientCertificate is the subject of the client certificate the
