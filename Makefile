@@ -235,6 +235,14 @@ topology-backup: ## back up the primary with pgBackRest: incremental, or full wi
 topology-restore: ## restore the backups and archived WAL to TARGET (a time, "2026-12-05 13:42:05+00") into a cluster of its own on 127.0.0.1:15434
 	@$(TOPOLOGY) restore "$(TARGET)"
 
+.PHONY: topology-rotate-internal-token
+topology-rotate-internal-token: ## start a rotation of the internal token: a new one in .topology/internal-token, the old one still accepted, the replicas replaced
+	@$(TOPOLOGY) rotate-internal-token
+
+.PHONY: topology-retire-internal-token
+topology-retire-internal-token: ## end the rotation once the board's services call with the new token: the old one refused, the replicas replaced
+	@$(TOPOLOGY) retire-internal-token
+
 .PHONY: topology-rotate-logs
 topology-rotate-logs: ## rotate the topology's logs over 50 MB, keeping five of each (logrotate; run it from cron)
 	@$(TOPOLOGY) rotate-logs

@@ -10,6 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	jobboardv2 "github.com/truckjobs/jobboard/gen/jobboard/v2"
 )
 
 // newStandby: after the primary was lost and the standby promoted, make
@@ -158,4 +166,58 @@ func queryRow(dsn, query string, dest any, args ...any) error {
 	}
 	defer db.Close()
 	return db.QueryRow(query, args...).Scan(dest)
+}
+
+// internalTokenRotated: make topology-rotate-internal-token, then make
+// topology-retire-internal-token, under the load: job search through
+// HAProxy answers the old token and the new one on every replica during
+// the rotation, the new one alone after it; the rolling replacements fail
+// no request of the load.
+func internalTokenRotated(t *testing.T, top *Topology, l *load) {
+	conn, err := grpc.NewClient(GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	search := jobboardv2.NewJobSearchServiceClient(conn)
+	// answers says how the calls of a round on every replica (HAProxy's
+	// round robin) with token went: the codes seen.
+	answers := func(token string) map[codes.Code]int {
+		seen := map[codes.Code]int{}
+		for range 2 * Replicas {
+			ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+			_, err := search.SearchJobs(ctx, &jobboardv2.SearchJobsRequest{})
+			seen[status.Code(err)]++
+		}
+		return seen
+	}
+	only := func(code codes.Code) map[codes.Code]int { return map[codes.Code]int{code: 2 * Replicas} }
+	old := top.InternalToken()
+	if got := answers(old); !maps.Equal(got, only(codes.OK)) {
+		t.Fatalf("the topology's internal token before the rotation: %v", got)
+	}
+	var steps []TokenRotated
+	var during map[string]map[codes.Code]int
+	s := underLoad(t, l, 3*time.Minute, 5*time.Second, func() {
+		rotated, err := top.RotateInternalToken(context.Background())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		during = map[string]map[codes.Code]int{"old": answers(old), "new": answers(top.InternalToken())}
+		retired, err := top.RetireInternalToken(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		steps = append(steps, rotated, retired)
+	})
+	after := map[string]map[codes.Code]int{"old": answers(old), "new": answers(top.InternalToken())}
+	t.Logf("figures: internal token rotated: %v; answers during the rotation %v, after it %v; under the load: %v", steps, during, after, s)
+	if !maps.Equal(during["old"], only(codes.OK)) || !maps.Equal(during["new"], only(codes.OK)) ||
+		!maps.Equal(after["new"], only(codes.OK)) || !maps.Equal(after["old"], only(codes.Unauthenticated)) {
+		t.Errorf("want both tokens answered during the rotation, the new one alone after it")
+	}
+	if s.failed > 0 {
+		t.Errorf("want no failed request of the load")
+	}
 }

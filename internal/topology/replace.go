@@ -63,3 +63,17 @@ func (t *Topology) ReplaceReplica(ctx context.Context, i int) (Replaced, error) 
 	r.Back = time.Since(start)
 	return r, nil
 }
+
+// ReplaceAll replaces every replica, one after the other (ReplaceReplica):
+// the rolling restart, which takes a changed configuration or image.
+func (t *Topology) ReplaceAll(ctx context.Context) ([]Replaced, error) {
+	var all []Replaced
+	for i := 1; i <= Replicas; i++ {
+		r, err := t.ReplaceReplica(ctx, i)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, r)
+	}
+	return all, nil
+}

@@ -33,7 +33,7 @@ func (t *Topology) replicaEnv(i int) []string {
 		"JOBBOARD_IMPORT_RESCUE_AFTER=15s",
 		"JOBBOARD_RATE_LIMIT=0",
 	}
-	return append(env, replicaTracing(i)...)
+	return append(append(env, t.tokenEnv()...), replicaTracing(i)...)
 }
 
 // replicaTracing sends replica i's spans to the topology's Jaeger, named

@@ -140,15 +140,10 @@ func (t *Topology) NewStandby(ctx context.Context) (NewStandbyMade, error) {
 		return n, fmt.Errorf("new standby on %v: %w", c, err)
 	}
 	n.Copied = time.Since(start)
-	for i := 1; i <= Replicas; i++ {
-		r, err := t.ReplaceReplica(ctx, i)
-		if err != nil {
-			return n, err
-		}
-		n.Replaced = append(n.Replaced, r)
-	}
+	var err error
+	n.Replaced, err = t.ReplaceAll(ctx)
 	n.Took = time.Since(start)
-	return n, nil
+	return n, err
 }
 
 // SwitchedOver is what Switchover did.

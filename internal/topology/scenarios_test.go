@@ -80,6 +80,7 @@ func TestTopology(t *testing.T) {
 	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
 	t.Run("logs rotated", func(t *testing.T) { rotatedLogs(t, top, accounts[0]) })
 	t.Run("backup and point-in-time restore", func(t *testing.T) { backupAndRestore(t, top, accounts[8]) })
+	t.Run("internal token rotated", func(t *testing.T) { internalTokenRotated(t, top, newLoadT()) })
 	t.Run("kill -9", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
 	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
 	t.Run("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })

@@ -39,6 +39,10 @@ func (t *Topology) Up(ctx context.Context) error {
 			return t.StartPgBouncer()
 		}},
 		{"Jaeger on " + addr(JaegerQueryPort) + " (traces over OTLP on " + addr(JaegerOTLPPort) + ")", t.StartJaeger},
+		{"an internal token in " + t.path(internalTokenFile), func() error {
+			_, err := t.writeNewToken(internalTokenFile)
+			return err
+		}},
 		{fmt.Sprintf("%d replicas of %s (podman)", Replicas, t.Image), t.startReplicas},
 		{"HAProxy on " + addr(RESTPort) + " (REST) and " + addr(GRPCPort) + " (gRPC)", t.StartHAProxy},
 		{"Prometheus on " + addr(PrometheusPort) + " (the replicas, HAProxy, deploy/prometheus/alerts.yml)", t.StartPrometheus},

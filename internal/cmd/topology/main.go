@@ -1,8 +1,8 @@
 // Command topology starts, describes and stops the deployment topology of
 // internal/topology on this machine, and runs its procedures: a replica
 // created or replaced, a failover, a new standby, a switchover, a backup,
-// a point-in-time restore, the logs rotated, an account created, a trace
-// printed. The make targets
+// a point-in-time restore, the internal token rotated, the logs rotated,
+// an account created, a trace printed. The make targets
 // topology-* run it (docs/operations.md, "Procedures").
 //
 //	topology [-dir .topology] [-image localhost/jobboard:latest] [-containers-conf FILE] COMMAND
@@ -41,6 +41,12 @@ var commands = map[string]command{
 	"switchover": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
 		return report(top.Switchover(ctx))
 	}},
+	"rotate-internal-token": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
+		return report(top.RotateInternalToken(ctx))
+	}},
+	"retire-internal-token": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
+		return report(top.RetireInternalToken(ctx))
+	}},
 	"backup": {arg: "full|incremental", run: func(ctx context.Context, top *topology.Topology, kind string) error {
 		if kind != "full" && kind != "incremental" {
 			return fmt.Errorf("backup %q: want full or incremental", kind)
@@ -62,7 +68,7 @@ func main() {
 	image := flag.String("image", "localhost/jobboard:latest", "the service's container image (make image)")
 	conf := flag.String("containers-conf", "deploy/image/containers.conf", "podman's containers.conf (CONTAINERS_CONF)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|failover|new-standby|switchover|backup full|incremental|restore TARGET_TIME|rotate-logs|account NAME|trace TRACE_ID")
+		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|failover|new-standby|switchover|backup full|incremental|restore TARGET_TIME|rotate-internal-token|retire-internal-token|rotate-logs|account NAME|trace TRACE_ID")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
