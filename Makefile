@@ -229,7 +229,7 @@ topology-switchover: ## hand the primary's role to the standby without losing a 
 
 .PHONY: topology-backup
 topology-backup: ## back up the primary with pgBackRest: incremental, or full with FULL=1 (two full backups kept); run it from cron
-	@$(TOPOLOGY) backup $(if $(FULL),full,incremental)
+	@$(TOPOLOGY) backup $(if $(filter 1,$(FULL)),full,incremental)
 
 .PHONY: topology-restore
 topology-restore: ## restore the backups and archived WAL to TARGET (a time, "2026-12-05 13:42:05+00") into a cluster of its own on 127.0.0.1:15434

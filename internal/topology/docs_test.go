@@ -48,7 +48,7 @@ func TestDocCommands(t *testing.T) {
 		{"make topology-switchover", "topology-switchover:", `$(TOPOLOGY) switchover`},
 		{"make topology-rotate-internal-token", "topology-rotate-internal-token:", `$(TOPOLOGY) rotate-internal-token`},
 		{"make topology-retire-internal-token", "topology-retire-internal-token:", `$(TOPOLOGY) retire-internal-token`},
-		{"make topology-backup", "topology-backup:", `$(TOPOLOGY) backup $(if $(FULL),full,incremental)`},
+		{"make topology-backup", "topology-backup:", `$(TOPOLOGY) backup $(if $(filter 1,$(FULL)),full,incremental)`},
 		{`make topology-restore TARGET="2026-12-05 13:42:05+00"`, "topology-restore:", `$(TOPOLOGY) restore "$(TARGET)"`},
 	} {
 		if !strings.Contains(string(ops), "\n"+p.shown+"\n") {

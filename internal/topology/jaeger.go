@@ -48,14 +48,19 @@ service:
       processors: [batch]
       exporters: [jaeger_storage_exporter]
   telemetry:
+    # Jaeger's own metrics and traces are off: nothing here reads them,
+    # and its traces would go to the default OTLP port.
     metrics:
+      level: none
+    traces:
       level: none
 extensions:
   jaeger_storage:
     backends:
       memory_store:
         memory:
-          max_traces: 100000
+          # A trace of an import is some tens of KB: at most a few hundred MB.
+          max_traces: 20000
   jaeger_query:
     storage:
       traces: memory_store

@@ -61,11 +61,11 @@ func rotatedLogs(t *testing.T, top *Topology, acct account) {
 
 // checkWritten: the log file starts with a line, not NUL bytes, and holds
 // has (a line written after the rotation), which HAProxy and the replicas
-// write as the answer leaves: polled for a second.
+// write as the answer leaves: polled for 5 s.
 func checkWritten(t *testing.T, part, file, has string) {
 	t.Helper()
 	var got []byte
-	for range 50 {
+	for range 250 {
 		var err error
 		if got, err = os.ReadFile(file); err != nil {
 			t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"time"
 )
 
@@ -71,7 +70,7 @@ func (t *Topology) writePgBackRestConfig() error {
 // with c's own data folder, which the configuration's pg1 may not be
 // (a standby promoted before the configuration names it).
 func (t *Topology) archiveCommand(c cluster) string {
-	return fmt.Sprintf("archive_command = 'pgbackrest --config=%s --stanza=%s --pg1-path=%s archive-push %%p'\n",
+	return fmt.Sprintf(`archive_command = 'pgbackrest "--config=%s" --stanza=%s "--pg1-path=%s" archive-push "%%p"'`+"\n",
 		t.pgbackrestConfigFile(), stanza, t.dataDir(c))
 }
 
@@ -160,12 +159,7 @@ func (t *Topology) RestoreTo(ctx context.Context, target string) (Restored, erro
 		"--target-action=promote", "restore"); err != nil {
 		return r, err
 	}
-	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(restoreCluster), "-l", t.path(restoreCluster.dir(), "postgres.log"),
-		"-o", "-p "+strconv.Itoa(RestorePort)+" -c archive_mode=off", "-w", "-t", "300", "start")
-	if err != nil {
-		return r, err
-	}
-	if err := run(cmd); err != nil {
+	if err := t.startCluster(restoreCluster, "-c archive_mode=off"); err != nil {
 		return r, fmt.Errorf("starting the restored cluster: %w (see %s)", err, t.path(restoreCluster.dir(), "postgres.log"))
 	}
 	if err := waitPromoted(ctx, r.URL); err != nil {
@@ -187,6 +181,9 @@ func waitPromoted(ctx context.Context, dsn string) error {
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if err = db.QueryRowContext(ctx, `SELECT pg_is_in_recovery()`).Scan(&recovering); err == nil && !recovering {
 			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 	return fmt.Errorf("the restored cluster is still recovering after 5 minutes (%v)", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,9 +60,32 @@ func (t *Topology) writePgBouncerConfig(port int) error {
 	return os.WriteFile(t.path(pgbouncerDir, "pgbouncer.ini"), []byte(t.pgbouncerConfig(port)), 0o644)
 }
 
-// StartPgBouncer starts PgBouncer as a daemon and waits for its port.
+// supervisorScript runs PgBouncer in the foreground and starts it again a
+// second after it exits, unless the file "stopped" says it was stopped on
+// purpose: PgBouncer 1.18 (Debian 12's) can crash on a cancel request
+// whose client goes away before it completes (pgbouncer#801), and an
+// operator's PgBouncer runs under a supervisor that restarts it
+// (systemd's Restart=on-failure). Each exit and start is a line of
+// supervisor.log: the Unix time in nanoseconds, then what happened.
+const supervisorScript = `
+while :; do
+  echo "$(date +%s%N) started" >>"$2/supervisor.log"
+  /usr/sbin/pgbouncer "$1"
+  code=$?
+  [ -e "$2/stopped" ] && exit 0
+  echo "$(date +%s%N) exited $code" >>"$2/supervisor.log"
+  sleep 1
+done`
+
+// StartPgBouncer starts PgBouncer under its supervisor, detached as a
+// daemon would be, and waits for its port.
 func (t *Topology) StartPgBouncer() error {
-	cmd, err := daemon(exec.Command("/usr/sbin/pgbouncer", "-d", t.path(pgbouncerDir, "pgbouncer.ini")))
+	dir := t.path(pgbouncerDir)
+	if err := os.Remove(filepath.Join(dir, "stopped")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	script := "(" + supervisorScript + "\n) </dev/null >/dev/null 2>&1 &"
+	cmd, err := daemon(exec.Command("sh", "-c", script, "sh", t.path(pgbouncerDir, "pgbouncer.ini"), dir))
 	if err != nil {
 		return err
 	}
@@ -72,9 +96,48 @@ func (t *Topology) StartPgBouncer() error {
 }
 
 // StopPgBouncer ends PgBouncer at once (SIGTERM: immediate shutdown,
-// open client connections are closed) and waits until it is gone.
+// open client connections are closed), telling its supervisor not to
+// start it again, and waits until it is gone.
 func (t *Topology) StopPgBouncer() error {
+	if err := os.WriteFile(t.path(pgbouncerDir, "stopped"), nil, 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	return stopPidFile(t.path(pgbouncerDir, "pgbouncer.pid"), syscall.SIGTERM)
+}
+
+// Crash is one exit of PgBouncer that its supervisor did not expect, and
+// when it started again (zero if it has not).
+type Crash struct {
+	At, Restarted time.Time
+	Exit          string
+}
+
+// PgBouncerCrashes lists PgBouncer's crashes since the topology came up,
+// from its supervisor's log.
+func (t *Topology) PgBouncerCrashes() ([]Crash, error) {
+	b, err := os.ReadFile(t.path(pgbouncerDir, "supervisor.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var crashes []Crash
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		nanos, what, _ := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(nanos, 10, 64)
+		if err != nil {
+			continue
+		}
+		at := time.Unix(0, n)
+		switch {
+		case strings.HasPrefix(what, "exited"):
+			crashes = append(crashes, Crash{At: at, Exit: strings.TrimPrefix(what, "exited ")})
+		case what == "started" && len(crashes) > 0 && crashes[len(crashes)-1].Restarted.IsZero():
+			crashes[len(crashes)-1].Restarted = at
+		}
+	}
+	return crashes, nil
 }
 
 // RepointPgBouncer sends PgBouncer's pools to the cluster on port: the

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -212,10 +213,12 @@ func slotActive(ctx context.Context, p cluster) (bool, error) {
 }
 
 // startCluster starts cluster c and waits until it accepts connections
-// (a standby: until it accepts reads).
-func (t *Topology) startCluster(c cluster) error {
+// (a standby: until it accepts reads; a restored cluster: until it has
+// replayed what it restores, within 5 minutes). options are more of
+// postgres's command-line options.
+func (t *Topology) startCluster(c cluster, options ...string) error {
 	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(c), "-l", t.path(c.dir(), "postgres.log"),
-		"-o", "-p "+strconv.Itoa(c.port()), "-w", "-t", "60", "start")
+		"-o", strings.Join(append([]string{"-p", strconv.Itoa(c.port())}, options...), " "), "-w", "-t", "300", "start")
 	if err != nil {
 		return err
 	}

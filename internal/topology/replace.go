@@ -39,7 +39,10 @@ func (t *Topology) ReplaceReplica(ctx context.Context, i int) (Replaced, error) 
 	}
 	var r Replaced
 	start := time.Now()
-	running, _ := t.replicaRunning(i)
+	running, err := t.replicaExistsRunning(i)
+	if err != nil {
+		return r, err
+	}
 	if running {
 		if err := t.StopReplica(i); err != nil {
 			return r, err

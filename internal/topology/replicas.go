@@ -33,7 +33,7 @@ func (t *Topology) replicaEnv(i int) []string {
 		"JOBBOARD_IMPORT_RESCUE_AFTER=15s",
 		"JOBBOARD_RATE_LIMIT=0",
 	}
-	return append(append(env, t.tokenEnv()...), replicaTracing(i)...)
+	return append(env, replicaTracing(i)...)
 }
 
 // replicaTracing sends replica i's spans to the topology's Jaeger, named
@@ -96,8 +96,16 @@ func (t *Topology) StartReplica(i int) error {
 	for _, e := range t.replicaEnv(i) {
 		args = append(args, "--env", e)
 	}
-	args = append(args, t.Image)
-	return run(t.podman(args...))
+	// The tokens by name alone, their values in podman's environment: an
+	// argument is readable by every user in /proc while podman runs.
+	tokens := t.tokenEnv()
+	for _, e := range tokens {
+		name, _, _ := strings.Cut(e, "=")
+		args = append(args, "--env", name)
+	}
+	cmd := t.podman(append(args, t.Image)...)
+	cmd.Env = append(cmd.Env, tokens...)
+	return run(cmd)
 }
 
 // StopReplica sends SIGTERM to replica i and waits until it has drained
@@ -148,7 +156,7 @@ func (t *Topology) CreateAccount(name string) ([]byte, error) {
 // accountArgs are podman's arguments that create an account named name on
 // the topology with image's jobboard (docs/deploy.md shows them).
 func accountArgs(image, name string) []string {
-	return []string{"run", "--rm", "--network", "host", "--env", "DATABASE_URL=" + SessionURL(),
+	return []string{"run", "--rm", "--label", containerLabel, "--network", "host", "--env", "DATABASE_URL=" + SessionURL(),
 		"--entrypoint", "/usr/local/bin/jobboard", image, "accounts", "create", "--name", name}
 }
 
@@ -159,6 +167,21 @@ func (t *Topology) ReplicaExitCode(i int) (int, error) {
 		return 0, fmt.Errorf("podman inspect %s: %w", ReplicaName(i), err)
 	}
 	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// replicaExistsRunning says whether replica i's container runs: false
+// when there is none, an error when podman cannot say (so a live replica
+// is never taken for a missing one and removed undrained).
+func (t *Topology) replicaExistsRunning(i int) (bool, error) {
+	err := run(t.podman("container", "exists", ReplicaName(i)))
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("podman container exists %s: %w", ReplicaName(i), err)
+	}
+	return t.replicaRunning(i)
 }
 
 // replicaRunning says whether replica i's container is running.

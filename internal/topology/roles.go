@@ -70,28 +70,75 @@ func (t *Topology) Failover(ctx context.Context) (Failedover, error) {
 	start := time.Now()
 	old, next := t.primary(), t.standby()
 	f := Failedover{From: old.String(), To: next.String()}
+	if err := checkStandby(ctx, old, next, false); err != nil {
+		return f, err
+	}
 	note, err := t.fence(old)
 	if err != nil {
 		return f, fmt.Errorf("fencing %v: %w", old, err)
 	}
 	f.FencedNote = note
+	err = t.promote(&f, next)
+	f.Took = time.Since(start)
+	return f, err
+}
+
+// promote promotes the standby next (pg_ctl promote, run as PostgreSQL's
+// user), records it as the primary and repoints PgBouncer at it.
+func (t *Topology) promote(f *Failedover, next cluster) error {
 	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(next), "-w", "-t", "60", "promote")
 	if err != nil {
-		return f, err
+		return err
 	}
 	if err := run(cmd); err != nil {
-		return f, fmt.Errorf("promoting %v: %w", next, err)
+		return fmt.Errorf("promoting %v: %w", next, err)
 	}
 	f.Promoted = time.Now()
 	if err := t.setPrimary(next); err != nil {
-		return f, err
+		return err
 	}
 	if err := t.RepointPgBouncer(next.port()); err != nil {
-		return f, err
+		return err
 	}
 	f.Repointed = time.Now()
-	f.Took = time.Since(start)
-	return f, nil
+	return nil
+}
+
+// checkStandby refuses a failover or switchover to next unless it is a
+// running standby, and for a switchover (streaming) one that streams from
+// the primary old: the procedures stop the primary first, and must not
+// leave the topology without one.
+func checkStandby(ctx context.Context, old, next cluster, streaming bool) error {
+	var recovering bool
+	if err := queryOne(ctx, url(next.port(), "postgres"), `SELECT pg_is_in_recovery()`, &recovering); err != nil {
+		return fmt.Errorf("%v does not answer (%w): no standby to promote; make topology-new-standby makes one", next, err)
+	}
+	if !recovering {
+		return fmt.Errorf("%v is not a standby (a primary already?): nothing promoted, nothing stopped", next)
+	}
+	if !streaming {
+		return nil
+	}
+	var senders int
+	if err := queryOne(ctx, url(old.port(), "postgres"), `SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'`, &senders); err != nil {
+		return fmt.Errorf("the primary %v does not answer (%w): fail over instead", old, err)
+	}
+	if senders == 0 {
+		return fmt.Errorf("the standby %v does not stream from the primary %v: a switchover could lose writes; nothing stopped", next, old)
+	}
+	return nil
+}
+
+// queryOne scans the one row of query on the database at dsn into dest.
+func queryOne(ctx context.Context, dsn, query string, dest any, args ...any) error {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return db.QueryRowContext(ctx, query, args...).Scan(dest)
 }
 
 // fence stops cluster c at once if it runs and leaves a standby.signal in
@@ -171,31 +218,22 @@ func (t *Topology) Switchover(ctx context.Context) (SwitchedOver, error) {
 	start := time.Now()
 	old, next := t.primary(), t.standby()
 	s := SwitchedOver{Failedover: Failedover{From: old.String(), To: next.String(), FencedNote: "stopped cleanly"}}
+	if err := checkStandby(ctx, old, next, true); err != nil {
+		return s, err
+	}
 	if err := t.stopCluster(old, false); err != nil {
 		return s, fmt.Errorf("stopping %v: %w", old, err)
 	}
 	behind, err := t.replayBehind(ctx, old, next)
 	if err != nil {
-		return s, err
+		return s, fmt.Errorf("%w (the primary %v is stopped: start it again, or fail over)", err, old)
 	}
 	if s.Behind = behind; behind > 0 {
 		return s, fmt.Errorf("%v has %d bytes of %v's WAL to replay after its clean stop: not promoted; start %v again, or fail over", next, behind, old, old)
 	}
-	cmd, err := t.pg("pg_ctl", "-D", t.dataDir(next), "-w", "-t", "60", "promote")
-	if err != nil {
+	if err := t.promote(&s.Failedover, next); err != nil {
 		return s, err
 	}
-	if err := run(cmd); err != nil {
-		return s, fmt.Errorf("promoting %v: %w", next, err)
-	}
-	s.Promoted = time.Now()
-	if err := t.setPrimary(next); err != nil {
-		return s, err
-	}
-	if err := t.RepointPgBouncer(next.port()); err != nil {
-		return s, err
-	}
-	s.Repointed = time.Now()
 	s.Took = time.Since(start)
 	if s.Standby, err = t.NewStandby(ctx); err != nil {
 		return s, err

@@ -209,3 +209,51 @@ func replicaOfImport(db *sql.DB, clients map[string]int, id, state string) int {
 	}
 	return clients[client]
 }
+
+// crashAftermath is how long after PgBouncer's restart requests may still
+// fail from its crash: the replicas' pools find their connections gone.
+const crashAftermath = 5 * time.Second
+
+// failedBesidesCrashes counts the failed requests of outs that no crash of
+// PgBouncer explains (pgbouncer#801: its supervisor starts it again a
+// second later), and describes the crashes for a scenario's figures; a
+// failure explained is one in flight between a crash and crashAftermath
+// after the restart. Without a crash it is every failure.
+func failedBesidesCrashes(t *testing.T, top *Topology, outs []outcome) (int, string) {
+	t.Helper()
+	crashes, err := top.PgBouncerCrashes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	explained := func(o outcome) bool {
+		for _, c := range crashes {
+			end := c.Restarted.Add(crashAftermath)
+			if c.Restarted.IsZero() {
+				end = time.Now()
+			}
+			if !o.start.Add(o.took).Before(c.At) && o.start.Before(end) {
+				return true
+			}
+		}
+		return false
+	}
+	failed, excused := 0, 0
+	for _, o := range outs {
+		switch {
+		case o.ok:
+		case explained(o):
+			excused++
+		default:
+			failed++
+		}
+	}
+	if len(crashes) == 0 {
+		return failed, "PgBouncer did not crash"
+	}
+	var what []string
+	for _, c := range crashes {
+		what = append(what, fmt.Sprintf("at %s, exit %s, restarted %.1f s later", c.At.Format("15:04:05.000"), c.Exit, c.Restarted.Sub(c.At).Seconds()))
+	}
+	return failed, fmt.Sprintf("PgBouncer crashed %d times since the topology came up (%s; pgbouncer#801), %d failures in flight then",
+		len(crashes), strings.Join(what, "; "), excused)
+}

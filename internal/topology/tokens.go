@@ -32,13 +32,17 @@ func (t *Topology) readToken(file string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// tokenEnv is the replicas' internal token settings.
+// tokenEnv is the replicas' internal token settings. The previous token
+// is left out unless it differs from a current one (which the service
+// requires), so a rotation cut short between its two files still leaves
+// replicas that start.
 func (t *Topology) tokenEnv() []string {
-	var env []string
-	if tok := t.InternalToken(); tok != "" {
-		env = append(env, "JOBBOARD_INTERNAL_TOKEN="+tok)
+	current := t.InternalToken()
+	if current == "" {
+		return nil
 	}
-	if prev := t.readToken(previousInternalTokenFile); prev != "" {
+	env := []string{"JOBBOARD_INTERNAL_TOKEN=" + current}
+	if prev := t.readToken(previousInternalTokenFile); prev != "" && prev != current {
 		env = append(env, "JOBBOARD_INTERNAL_TOKEN_PREVIOUS="+prev)
 	}
 	return env
@@ -52,7 +56,18 @@ func (t *Topology) writeNewToken(file string) (string, error) {
 		return "", err
 	}
 	tok := base64.RawURLEncoding.EncodeToString(b)
-	return tok, os.WriteFile(t.path(file), []byte(tok+"\n"), 0o600)
+	return tok, writeFileAtomic(t.path(file), tok)
+}
+
+// writeFileAtomic writes a token to file through a temporary file and a
+// rename, so a reader finds the old token or the new one, never part of
+// one; readable by root alone.
+func writeFileAtomic(file, token string) error {
+	tmp := file + ".new"
+	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
 }
 
 // TokenRotated is what a step of the internal token's rotation did.
@@ -80,7 +95,7 @@ func (t *Topology) RotateInternalToken(ctx context.Context) (TokenRotated, error
 	if t.readToken(previousInternalTokenFile) != "" {
 		return TokenRotated{}, errors.New("a rotation is under way: make topology-retire-internal-token ends it first")
 	}
-	if err := os.WriteFile(t.path(previousInternalTokenFile), []byte(old+"\n"), 0o600); err != nil {
+	if err := writeFileAtomic(t.path(previousInternalTokenFile), old); err != nil {
 		return TokenRotated{}, err
 	}
 	if _, err := t.writeNewToken(internalTokenFile); err != nil {
@@ -93,11 +108,12 @@ func (t *Topology) RotateInternalToken(ctx context.Context) (TokenRotated, error
 // accepted once the replicas are replaced. make
 // topology-retire-internal-token runs it, once every caller has the new
 // token.
+//
+// The replicas are replaced even when the previous token is gone already,
+// so that a retirement cut short (a replica that failed to start) is
+// finished by running it again.
 func (t *Topology) RetireInternalToken(ctx context.Context) (TokenRotated, error) {
-	if t.readToken(previousInternalTokenFile) == "" {
-		return TokenRotated{}, errors.New("no rotation is under way: there is no previous internal token to retire")
-	}
-	if err := os.Remove(t.path(previousInternalTokenFile)); err != nil {
+	if err := os.Remove(t.path(previousInternalTokenFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return TokenRotated{}, err
 	}
 	return t.rotated(ctx, "previous internal token retired")

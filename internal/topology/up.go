@@ -121,7 +121,8 @@ func (t *Topology) running() []int {
 }
 
 func (t *Topology) ports() []int {
-	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort, JaegerOTLPPort, JaegerQueryPort, RestorePort}
+	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort, JaegerOTLPPort, JaegerQueryPort,
+		jaegerQueryGRPCPort, jaegerHealthPort, RestorePort}
 	for i := 1; i <= Replicas; i++ {
 		ports = append(ports, RESTPort+i, GRPCPort+i, metricsBase+i)
 	}

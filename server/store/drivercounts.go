@@ -550,7 +550,11 @@ const lastFoldWithin = 5 * time.Second
 // accounts written to since their last fold, off the writers' requests,
 // and refreshes the statistics after bulk writes.
 // stop ends the loop after a last round for what was written until then,
-// and returns when it has. Replicas each fold what they wrote; the
+// and returns when it has. A round under way when stop is called runs to
+// its end (within lastFoldWithin) rather than being cancelled: a cancelled
+// statement sends a cancel request through the pooler, and the server
+// exits right after, closing it half done, which PgBouncer 1.18 answers by
+// crashing (pgbouncer#801). Replicas each fold what they wrote; the
 // advisory lock of CompactApplicationCounts keeps two folds of an account
 // from running at once.
 func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
@@ -568,8 +572,10 @@ func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
 				cancel()
 				return
 			case now := <-tick.C:
-				s.foldCounts(ctx, s.compactions.take(now, false))
-				s.AnalyzeAfterBulkWrites(ctx)
+				round, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastFoldWithin)
+				s.foldCounts(round, s.compactions.take(now, false))
+				s.AnalyzeAfterBulkWrites(round)
+				cancel()
 			}
 		}
 	}()
