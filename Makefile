@@ -215,6 +215,20 @@ topology-status: ## describe each part of the topology: listening, healthy, prim
 topology-replica: ## create or replace replica N of the running topology with IMAGE, its whole configuration, draining it first and waiting until HAProxy has it back (a rolling restart runs it for N=1, 2, 3)
 	@$(TOPOLOGY) replica "$(N)"
 
+.PHONY: topology-upgrade
+topology-upgrade: ## upgrade the running topology to IMAGE (make image tags each build with its commit): its migrations first, then the replicas one at a time
+	@$(TOPOLOGY) upgrade
+
+# The upgrade scenario of make test-topology starts from the image of an
+# earlier commit: UPGRADE_FROM, the last before migration 0038, so the
+# upgrade crosses a change of schema.
+UPGRADE_FROM ?= 12a9a44
+UPGRADE_FROM_IMAGE = $(IMAGE_REPO):upgrade-from-$(UPGRADE_FROM)
+
+.PHONY: upgrade-from-image
+upgrade-from-image: podman
+	@scripts/image-at.sh $(UPGRADE_FROM) $(UPGRADE_FROM_IMAGE)
+
 .PHONY: topology-failover
 topology-failover: ## the primary is lost: fence it, promote the standby, repoint PgBouncer (docs/operations.md, "Procedures")
 	@$(TOPOLOGY) failover
@@ -264,8 +278,8 @@ topology-down: ## stop every part of the topology (its logs stay in .topology/ u
 # primary lost. They bring the topology up from an empty database (down
 # first when it runs) and stop it at the end.
 .PHONY: test-topology
-test-topology: image postgres pgbouncer topology-packages ## run the load and fault scenarios on the topology (about 4 minutes after the image; it ends down)
-	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) $(GO) test -count=1 -v -timeout 30m -run '^TestTopology$$' ./internal/topology/
+test-topology: image upgrade-from-image postgres pgbouncer topology-packages ## run the load and fault scenarios and the procedures on the topology (about 12 minutes after the images; it ends down)
+	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) JOBBOARD_UPGRADE_FROM_IMAGE=$(UPGRADE_FROM_IMAGE) $(GO) test -count=1 -v -timeout 45m -run '^TestTopology$$' ./internal/topology/
 
 .PHONY: topology-packages
 topology-packages: jaeger

@@ -43,6 +43,7 @@ func TestDocCommands(t *testing.T) {
 	for _, p := range []struct{ shown, target, runs string }{
 		{"make topology-replica N=2", "topology-replica:", `$(TOPOLOGY) replica "$(N)"`},
 		{"for n in 1 2 3; do make topology-replica N=$n; done", "topology-replica:", `$(TOPOLOGY) replica "$(N)"`},
+		{"make topology-upgrade IMAGE=localhost/jobboard:<revision>", "topology-upgrade:", `$(TOPOLOGY) upgrade`},
 		{"make topology-failover", "topology-failover:", `$(TOPOLOGY) failover`},
 		{"make topology-new-standby", "topology-new-standby:", `$(TOPOLOGY) new-standby`},
 		{"make topology-switchover", "topology-switchover:", `$(TOPOLOGY) switchover`},

@@ -212,3 +212,24 @@ func internalTokenRotated(t *testing.T, top *Topology, l *load) {
 		t.Errorf("want no failed request of the load")
 	}
 }
+
+// upgrade: make topology-upgrade IMAGE=... under the load, from the
+// topology of an earlier build whose schema is behind: the new build's
+// migrations run while the old replicas serve, then each replica is
+// replaced with the new image and reports its build; no request fails,
+// every import is called back once.
+func upgrade(t *testing.T, top *Topology, l *load, recv *receiver, image string) {
+	var u Upgraded
+	var err error
+	s := underLoad(t, l, 3*time.Minute, 5*time.Second, func() { u, err = top.Upgrade(context.Background(), image) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
+	failed, crashes := failedBesidesCrashes(t, top, l.rec.snapshot())
+	t.Logf("figures: upgrade: %v; under the load: %v; %s; %d imports, %d lost, %d called back twice",
+		u, s, crashes, len(l.importIDs()), lost, twice)
+	if failed > 0 || lost > 0 || twice > 0 {
+		t.Errorf("want no failed request and no lost or doubled import")
+	}
+}

@@ -93,6 +93,19 @@ func TestTopology(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("primary lost, synchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], true) })
+
+	// The upgrade starts from a topology of an earlier build's image
+	// (make test-topology builds it: UPGRADE_FROM).
+	old := os.Getenv("JOBBOARD_UPGRADE_FROM_IMAGE")
+	if old == "" {
+		t.Log("no JOBBOARD_UPGRADE_FROM_IMAGE: the upgrade scenario is left out")
+		return
+	}
+	current := top.Image
+	top.Image = old
+	freshTopology(t, top)
+	accounts = createAccounts(t, top, 4)
+	t.Run("upgrade", func(t *testing.T) { upgrade(t, top, newLoadT(), recv, current) })
 }
 
 // steadyLoad: 60 s of the mixed load through HAProxy, not one error, every

@@ -1,6 +1,7 @@
 // Command topology starts, describes and stops the deployment topology of
 // internal/topology on this machine, and runs its procedures: a replica
-// created or replaced, a failover, a new standby, a switchover, a backup,
+// created or replaced, an upgrade to -image, a failover, a new standby, a
+// switchover, a backup,
 // a point-in-time restore, the internal token rotated, the logs rotated,
 // an account created, a trace printed. The make targets
 // topology-* run it (docs/operations.md, "Procedures").
@@ -47,6 +48,9 @@ var commands = map[string]command{
 	"retire-internal-token": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
 		return report(top.RetireInternalToken(ctx))
 	}},
+	"upgrade": {run: func(ctx context.Context, top *topology.Topology, _ string) error {
+		return report(top.Upgrade(ctx, top.Image))
+	}},
 	"backup": {arg: "full|incremental", run: func(ctx context.Context, top *topology.Topology, kind string) error {
 		if kind != "full" && kind != "incremental" {
 			return fmt.Errorf("backup %q: want full or incremental", kind)
@@ -68,7 +72,7 @@ func main() {
 	image := flag.String("image", "localhost/jobboard:latest", "the service's container image (make image)")
 	conf := flag.String("containers-conf", "deploy/image/containers.conf", "podman's containers.conf (CONTAINERS_CONF)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|failover|new-standby|switchover|backup full|incremental|restore TARGET_TIME|rotate-internal-token|retire-internal-token|rotate-logs|account NAME|trace TRACE_ID")
+		fmt.Fprintln(os.Stderr, "usage: topology [flags] up|status|down|replica N|failover|new-standby|switchover|upgrade|backup full|incremental|restore TARGET_TIME|rotate-internal-token|retire-internal-token|rotate-logs|account NAME|trace TRACE_ID")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
