@@ -24,6 +24,7 @@ func (t *Topology) logrotateConfig() string {
 		t.path(secondCluster.dir(), "postgres.log"),
 		t.path(restoreCluster.dir(), "postgres.log"),
 		t.path(pgbackrestDir, "log", "*.log"),
+		t.path(exportersDir, "*.log"),
 	}
 	return fmt.Sprintf(`# logrotate for the topology's logs (internal/topology); docs/deploy.md.
 %s {

@@ -95,6 +95,9 @@ func backupAndRestore(t *testing.T, top *Topology, acct account) {
 	if err != nil {
 		t.Fatalf("backup: %v", err)
 	}
+	// pgBackRest records a backup's stop time in whole seconds, and
+	// restores to a time only from a backup that stopped before it.
+	time.Sleep(1500 * time.Millisecond)
 	const each = 20
 	for i := range each {
 		postJob(t, acct, fmt.Sprintf("PITRBEFORE%d", i))

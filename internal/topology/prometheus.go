@@ -28,13 +28,22 @@ func PrometheusURL() string { return fmt.Sprintf("http://%s:%d", Host, Prometheu
 const ScrapeEvery = 2 * time.Second
 
 // prometheusConfig scrapes every replica's metrics listener (job
-// jobboard, as deploy/prometheus/alerts.yml expects) and HAProxy's
-// built-in exporter, and loads the service's alert rules.
+// jobboard, as deploy/prometheus/alerts.yml expects), HAProxy's built-in
+// exporter, and the PostgreSQL and PgBouncer exporters, and loads the
+// service's alert rules.
 func (t *Topology) prometheusConfig() string {
 	var replicas []string
 	for i := 1; i <= Replicas; i++ {
 		replicas = append(replicas, fmt.Sprintf("%q", addr(metricsBase+i)))
 	}
+	quoted := func(targets []string) string {
+		var q []string
+		for _, tg := range targets {
+			q = append(q, fmt.Sprintf("%q", tg))
+		}
+		return strings.Join(q, ", ")
+	}
+	postgres, pgbouncer := t.exporterTargets()
 	return fmt.Sprintf(`# Prometheus for the topology (internal/topology); docs/operations.md.
 global:
   scrape_interval: %[1]s
@@ -49,7 +58,13 @@ scrape_configs:
   - job_name: haproxy
     static_configs:
       - targets: [%[3]q]
-`, ScrapeEvery, strings.Join(replicas, ", "), addr(StatsPort))
+  - job_name: postgres
+    static_configs:
+      - targets: [%[4]s]
+  - job_name: pgbouncer
+    static_configs:
+      - targets: [%[5]s]
+`, ScrapeEvery, strings.Join(replicas, ", "), addr(StatsPort), quoted(postgres), quoted(pgbouncer))
 }
 
 // StartPrometheus writes the configuration and the alert rules, checks

@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"strconv"
@@ -123,6 +124,26 @@ func steadyLoad(t *testing.T, l *load, recv *receiver) {
 		t.Errorf("want no failure, no lost and no doubled import")
 	}
 	checkReadsFromStandby(t)
+	checkScraped(t)
+}
+
+// checkScraped: every target of the topology's Prometheus (the replicas,
+// HAProxy, the PostgreSQL and PgBouncer exporters) was scraped healthy.
+func checkScraped(t *testing.T) {
+	targets, err := Targets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string]int{}
+	for _, tg := range targets {
+		if tg.Health != "up" {
+			t.Errorf("Prometheus target %s (%s) is %s: %s", tg.Labels["instance"], tg.Labels["job"], tg.Health, tg.LastError)
+		}
+		jobs[tg.Labels["job"]]++
+	}
+	if want := map[string]int{"jobboard": Replicas, "haproxy": 1, "postgres": 2, "pgbouncer": 1}; !maps.Equal(jobs, want) {
+		t.Errorf("Prometheus scrapes %v, want %v", jobs, want)
+	}
 }
 
 // rollingRestart: each replica in turn is replaced as make

@@ -1,0 +1,122 @@
+package topology
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+const exportersDir = "exporters"
+
+// The exporters Prometheus scrapes besides the replicas and HAProxy:
+// Debian's prometheus-postgres-exporter, one for each cluster, and
+// prometheus-pgbouncer-exporter, reading PgBouncer's admin console.
+const (
+	postgresExporterBase = 19187 // + 0 for the first cluster, + 1 for the second
+	pgbouncerExporter    = 19127
+)
+
+// exporter is one exporter process: its name (its pid and log files), its
+// port, its command and environment.
+type exporter struct {
+	name string
+	port int
+	argv []string
+	env  []string
+}
+
+func (t *Topology) exporters() []exporter {
+	var ex []exporter
+	for i, c := range []cluster{firstCluster, secondCluster} {
+		port := postgresExporterBase + i
+		ex = append(ex, exporter{name: fmt.Sprintf("postgres-exporter-%d", c.port()), port: port,
+			argv: []string{"prometheus-postgres-exporter", "--web.listen-address=" + addr(port)},
+			env:  []string{"DATA_SOURCE_NAME=" + url(c.port(), "postgres")}})
+	}
+	return append(ex, exporter{name: "pgbouncer-exporter", port: pgbouncerExporter,
+		argv: []string{"prometheus-pgbouncer-exporter", "--host", Host, "--port", fmt.Sprint(pgbouncerExporter),
+			"--pgbouncer-host", Host, "--pgbouncer-port", fmt.Sprint(PgBouncerPort), "--pgbouncer-user", superuser}})
+}
+
+// StartExporters starts every exporter in the background, detached like
+// Prometheus, each with its log and pid file in the topology's folder.
+func (t *Topology) StartExporters() error {
+	dir := t.path(exportersDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, e := range t.exporters() {
+		script := `"$@" >>"$EXPORTER_DIR/$EXPORTER.log" 2>&1 </dev/null & echo $! >"$EXPORTER_DIR/$EXPORTER.pid"`
+		cmd := exec.Command("sh", append([]string{"-c", script, "sh"}, e.argv...)...)
+		cmd.Env = append(append(os.Environ(), "EXPORTER_DIR="+dir, "EXPORTER="+e.name), e.env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := run(cmd); err != nil {
+			return fmt.Errorf("%s: %w", e.name, err)
+		}
+		if err := waitListening(e.port, 30*time.Second); err != nil {
+			return fmt.Errorf("%s: %w (see %s)", e.name, err, t.path(exportersDir, e.name+".log"))
+		}
+	}
+	return nil
+}
+
+// StopExporters stops every exporter.
+func (t *Topology) StopExporters() error {
+	var first error
+	for _, e := range t.exporters() {
+		if err := stopPidFile(t.path(exportersDir, e.name+".pid"), syscall.SIGTERM); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// exporterTargets are the exporters' addresses for Prometheus, by job.
+func (t *Topology) exporterTargets() (postgres, pgbouncer []string) {
+	for _, e := range t.exporters() {
+		if e.port == pgbouncerExporter {
+			pgbouncer = append(pgbouncer, addr(e.port))
+		} else {
+			postgres = append(postgres, addr(e.port))
+		}
+	}
+	return postgres, pgbouncer
+}
+
+// Target is one of Prometheus' scrape targets and its health.
+type Target struct {
+	Labels    map[string]string `json:"labels"`
+	Health    string            `json:"health"` // up, down or unknown
+	LastError string            `json:"lastError"`
+}
+
+// Targets lists the topology's Prometheus' active scrape targets.
+func Targets(ctx context.Context) ([]Target, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, PrometheusURL()+"/api/v1/targets?state=active", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			ActiveTargets []Target `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return nil, fmt.Errorf("prometheus targets: %w", err)
+	}
+	if answer.Status != "success" {
+		return nil, fmt.Errorf("prometheus targets: status %q", answer.Status)
+	}
+	return answer.Data.ActiveTargets, nil
+}
