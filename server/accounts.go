@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/truckjobs/jobboard/internal/apikey"
@@ -31,11 +33,17 @@ func CreateAccount(ctx context.Context, st *store.Store, name string) (Credentia
 }
 
 // RotateWebhookSecret gives an account a new signing secret and returns it;
-// callbacks sent from then on are signed with it.
+// callbacks sent from then on are signed with it, and for
+// AccountSecretOverlap with the one it replaces too, so the employer's
+// receiver can move to the new secret without a callback failing.
 func RotateWebhookSecret(ctx context.Context, st *store.Store, accountID int64) (string, error) {
 	secret := webhook.NewSecret()
-	return secret, st.RotateWebhookSecret(ctx, accountID, secret)
+	return secret, st.RotateWebhookSecret(ctx, accountID, secret, AccountSecretOverlap)
 }
+
+// AccountSecretOverlap is how long an account's replaced callback secret
+// goes on signing beside the new one, as a webhook endpoint's does.
+const AccountSecretOverlap = 24 * time.Hour
 
 // NewKey is a key created for an existing account, shown once.
 type NewKey struct {

@@ -108,6 +108,53 @@ func TestCallbackSignedAndSameAsRetrieve(t *testing.T) {
 	}
 }
 
+// TestCallbackSignedDuringSecretRotation: after the account's secret is
+// rotated, its callbacks carry a signature by the new secret and one by
+// the old, until the overlap ends; then the new one's alone.
+func TestCallbackSignedDuringSecretRotation(t *testing.T) {
+	f := newImportFixture(t)
+	r := newReceiver(t, http.StatusNoContent)
+	ctx := context.Background()
+	caller, _ := call.From(f.ctxA)
+	before, err := f.st.Account(ctx, caller.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := RotateWebhookSecret(ctx, f.st, caller.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range []struct {
+		phase   string
+		expire  bool
+		secrets []string
+	}{
+		{"during the overlap", false, []string{secret, before.WebhookSecret}},
+		{"after it", true, []string{secret}},
+	} {
+		if tt.expire {
+			if _, err := f.st.DB().ExecContext(ctx, `UPDATE accounts SET previous_webhook_secret_until = now() - interval '1 second' WHERE id = $1`,
+				caller.AccountID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		imp := f.run(t, f.ctxA, callbackImport(r.srv.URL+"/hook"))
+		f.attempts(t, imp.Id, 1)
+		r.mu.Lock()
+		req, body := r.got[i], r.bodies[i]
+		r.mu.Unlock()
+		ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
+		var want []string
+		for _, s := range tt.secrets {
+			sig, _ := webhook.Sign(s, req.Header.Get("webhook-id"), ts, body)
+			want = append(want, sig)
+		}
+		if got := req.Header.Get("webhook-signature"); got != strings.Join(want, " ") {
+			t.Errorf("%s: webhook-signature %q, want %q (the new secret's, then the old one's while it lasts)", tt.phase, got, strings.Join(want, " "))
+		}
+	}
+}
+
 func TestCallbackRetries(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -145,7 +145,7 @@ func (w *callbackWorker) request(ctx context.Context, job *river.Job[callbackArg
 	if err != nil {
 		return imp, nil, river.JobCancel(fmt.Errorf("callback URL %q: %w", webhook.Redact(*imp.CallbackURL), webhook.RedactError(err)))
 	}
-	if err := webhook.Headers(req.Header, account.WebhookSecret, job.Args.WebhookID, time.Now(), body); err != nil {
+	if err := webhook.SignedHeaders(req.Header, job.Args.WebhookID, time.Now(), body, account.SigningSecrets()...); err != nil {
 		return imp, nil, river.JobCancel(err)
 	}
 	// The receiver can match the delivery to the request that created the

@@ -16,6 +16,18 @@ type Account struct {
 	ID            int64  `db:"id"`
 	Name          string `db:"name"`
 	WebhookSecret string `db:"webhook_secret"`
+	// PreviousWebhookSecret is the secret the last rotation replaced while
+	// it still signs beside WebhookSecret; empty once that has ended.
+	PreviousWebhookSecret string `db:"previous_webhook_secret"`
+}
+
+// SigningSecrets are the secrets a callback is signed with: the current
+// one, and the previous one while a rotation's overlap lasts.
+func (a Account) SigningSecrets() []string {
+	if a.PreviousWebhookSecret == "" {
+		return []string{a.WebhookSecret}
+	}
+	return []string{a.WebhookSecret, a.PreviousWebhookSecret}
 }
 
 // NewAccount is what CreateAccount stores: the account and its first key.
@@ -53,7 +65,10 @@ func insertKey(ctx context.Context, tx *sqlx.Tx, accountID int64, hash, prefix s
 // Account returns one account, or ErrNotFound.
 func (s *Store) Account(ctx context.Context, id int64) (Account, error) {
 	var a Account
-	err := s.db.GetContext(ctx, &a, `SELECT id, name, webhook_secret FROM accounts WHERE id = $1`, id)
+	err := s.db.GetContext(ctx, &a, `
+		SELECT id, name, webhook_secret,
+		       CASE WHEN previous_webhook_secret_until > now() THEN previous_webhook_secret ELSE '' END AS previous_webhook_secret
+		  FROM accounts WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Account{}, ErrNotFound
 	}
@@ -63,9 +78,13 @@ func (s *Store) Account(ctx context.Context, id int64) (Account, error) {
 	return a, nil
 }
 
-// RotateWebhookSecret replaces an account's signing secret.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID int64, secret string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET webhook_secret = $2 WHERE id = $1`, accountID, secret)
+// RotateWebhookSecret gives an account a new signing secret; the one it
+// replaces goes on signing beside it for overlap.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID int64, secret string, overlap time.Duration) error {
+	res, err := s.db.ExecContext(ctx, `
+		UPDATE accounts SET previous_webhook_secret = webhook_secret,
+		       previous_webhook_secret_until = now() + $3 * interval '1 microsecond', webhook_secret = $2
+		 WHERE id = $1`, accountID, secret, overlap.Microseconds())
 	if err != nil {
 		return fmt.Errorf("rotate webhook secret: %w", err)
 	}
