@@ -2,9 +2,7 @@ package topology
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -97,26 +95,9 @@ type Target struct {
 
 // Targets lists the topology's Prometheus' active scrape targets.
 func Targets(ctx context.Context) ([]Target, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, PrometheusURL()+"/api/v1/targets?state=active", nil)
-	if err != nil {
-		return nil, err
+	var data struct {
+		ActiveTargets []Target `json:"activeTargets"`
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		Status string `json:"status"`
-		Data   struct {
-			ActiveTargets []Target `json:"activeTargets"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return nil, fmt.Errorf("prometheus targets: %w", err)
-	}
-	if answer.Status != "success" {
-		return nil, fmt.Errorf("prometheus targets: status %q", answer.Status)
-	}
-	return answer.Data.ActiveTargets, nil
+	err := prometheusGet(ctx, "/api/v1/targets?state=active", &data)
+	return data.ActiveTargets, err
 }

@@ -31,13 +31,7 @@ func newStandby(t *testing.T, top *Topology, l *load, recv *receiver) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
-	failed, crashes := failedBesidesCrashes(t, top, l.rec.snapshot())
-	t.Logf("figures: new standby: %v; under the load: %v; %s; %d imports, %d lost, %d called back twice",
-		made, s, crashes, len(l.importIDs()), lost, twice)
-	if failed > 0 || lost > 0 || twice > 0 {
-		t.Errorf("want no failed request and no lost or doubled import")
-	}
+	nothingLost(t, top, l, recv, "new standby", made, s)
 	checkReadsFromStandby(t)
 }
 
@@ -228,11 +222,5 @@ func upgrade(t *testing.T, top *Topology, l *load, recv *receiver, image string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
-	failed, crashes := failedBesidesCrashes(t, top, l.rec.snapshot())
-	t.Logf("figures: upgrade: %v; under the load: %v; %s; %d imports, %d lost, %d called back twice",
-		u, s, crashes, len(l.importIDs()), lost, twice)
-	if failed > 0 || lost > 0 || twice > 0 {
-		t.Errorf("want no failed request and no lost or doubled import")
-	}
+	nothingLost(t, top, l, recv, "upgrade", u, s)
 }

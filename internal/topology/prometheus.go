@@ -115,26 +115,34 @@ type Alert struct {
 
 // Alerts lists the alerts the topology's Prometheus has pending or firing.
 func Alerts(ctx context.Context) ([]Alert, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, PrometheusURL()+"/api/v1/alerts", nil)
+	var data struct {
+		Alerts []Alert `json:"alerts"`
+	}
+	err := prometheusGet(ctx, "/api/v1/alerts", &data)
+	return data.Alerts, err
+}
+
+// prometheusGet asks the topology's Prometheus' HTTP API for path and
+// decodes the data of a successful answer into data.
+func prometheusGet(ctx context.Context, path string, data any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, PrometheusURL()+path, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	var answer struct {
+	answer := struct {
 		Status string `json:"status"`
-		Data   struct {
-			Alerts []Alert `json:"alerts"`
-		} `json:"data"`
-	}
+		Data   any    `json:"data"`
+	}{Data: data}
 	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return nil, fmt.Errorf("prometheus alerts: %w", err)
+		return fmt.Errorf("prometheus %s: %w", path, err)
 	}
 	if answer.Status != "success" {
-		return nil, fmt.Errorf("prometheus alerts: status %q", answer.Status)
+		return fmt.Errorf("prometheus %s: status %q", path, answer.Status)
 	}
-	return answer.Data.Alerts, nil
+	return nil
 }

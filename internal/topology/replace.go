@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -65,6 +66,15 @@ func (t *Topology) ReplaceReplica(ctx context.Context, i int) (Replaced, error) 
 	}
 	r.Back = time.Since(start)
 	return r, nil
+}
+
+// backTimes says when each replaced replica was back in HAProxy.
+func backTimes(replaced []Replaced) string {
+	var back []string
+	for i, r := range replaced {
+		back = append(back, fmt.Sprintf("%s back in %.1f s", ReplicaName(i+1), r.Back.Seconds()))
+	}
+	return strings.Join(back, ", ")
 }
 
 // ReplaceAll replaces every replica, one after the other (ReplaceReplica):

@@ -166,12 +166,8 @@ type NewStandbyMade struct {
 }
 
 func (n NewStandbyMade) String() string {
-	var back []string
-	for i, r := range n.Replaced {
-		back = append(back, fmt.Sprintf("%s back in %.1f s", ReplicaName(i+1), r.Back.Seconds()))
-	}
 	return fmt.Sprintf("%s made a standby of the primary in %.1f s (pg_basebackup, slot %q); replicas reading from it: %s; %.1f s in all",
-		n.Standby, n.Copied.Seconds(), standbySlot, strings.Join(back, ", "), n.Took.Seconds())
+		n.Standby, n.Copied.Seconds(), standbySlot, backTimes(n.Replaced), n.Took.Seconds())
 }
 
 // NewStandby makes the cluster that is not the primary a new hot standby

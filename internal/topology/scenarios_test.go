@@ -165,13 +165,7 @@ func rollingRestart(t *testing.T, top *Topology, l *load, recv *receiver) {
 			checkLogKept(t, top, i)
 		}
 	})
-	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
-	failed, crashes := failedBesidesCrashes(t, top, l.rec.snapshot())
-	t.Logf("figures: rolling restart: replicas %v; under the load: %v; %s; %d imports, %d lost, %d called back twice",
-		steps, s, crashes, len(l.importIDs()), lost, twice)
-	if failed > 0 || lost > 0 || twice > 0 {
-		t.Errorf("want no failed request and no lost or doubled import")
-	}
+	nothingLost(t, top, l, recv, "rolling restart", steps, s)
 }
 
 // checkLogKept: replica i's log file, written by every container it has

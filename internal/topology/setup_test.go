@@ -257,3 +257,18 @@ func failedBesidesCrashes(t *testing.T, top *Topology, outs []outcome) (int, str
 	return failed, fmt.Sprintf("PgBouncer crashed %d times since the topology came up (%s; pgbouncer#801), %d failures in flight then",
 		len(crashes), strings.Join(what, "; "), excused)
 }
+
+// nothingLost waits for the callbacks of the load's imports and fails t on
+// a failed request that no crash of PgBouncer explains, or on an import
+// called back never or twice; it logs the scenario's figures line: what,
+// did, the load's summary s and the rest.
+func nothingLost(t *testing.T, top *Topology, l *load, recv *receiver, what string, did any, s summary) {
+	t.Helper()
+	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
+	failed, crashes := failedBesidesCrashes(t, top, l.rec.snapshot())
+	t.Logf("figures: %s: %v; under the load: %v; %s; %d imports, %d lost, %d called back twice",
+		what, did, s, crashes, len(l.importIDs()), lost, twice)
+	if failed > 0 || lost > 0 || twice > 0 {
+		t.Errorf("want no failed request and no lost or doubled import")
+	}
+}

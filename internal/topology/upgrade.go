@@ -41,12 +41,8 @@ type Upgraded struct {
 }
 
 func (u Upgraded) String() string {
-	var back []string
-	for i, r := range u.Replaced {
-		back = append(back, fmt.Sprintf("%s %.1f s", ReplicaName(i+1), r.Back.Seconds()))
-	}
-	return fmt.Sprintf("%s to %s (revision %s, schema %d): migrated in %.1f s with the old replicas serving; replicas replaced, back in HAProxy after %s; every replica reports the new build; %.1f s in all",
-		u.From, u.To, u.Version.Short(), u.Version.SchemaVersion, u.Migrated.Seconds(), strings.Join(back, ", "), u.Took.Seconds())
+	return fmt.Sprintf("%s to %s (revision %s, schema %d): migrated in %.1f s with the old replicas serving; replicas replaced: %s; every replica reports the new build; %.1f s in all",
+		u.From, u.To, u.Version.Short(), u.Version.SchemaVersion, u.Migrated.Seconds(), backTimes(u.Replaced), u.Took.Seconds())
 }
 
 // Upgrade moves the replicas to image: the new build's migrations run
