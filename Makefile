@@ -284,7 +284,7 @@ test-topology: image upgrade-from-image postgres pgbouncer topology-packages ## 
 .PHONY: topology-packages
 topology-packages: jaeger
 	@scripts/ensure-debian-packages.sh haproxy:haproxy promtool:prometheus logrotate:logrotate pgbackrest:pgbackrest \
-		prometheus-postgres-exporter:prometheus-postgres-exporter prometheus-pgbouncer-exporter:prometheus-pgbouncer-exporter
+		prometheus-postgres-exporter:prometheus-postgres-exporter
 
 .PHONY: jaeger
 jaeger: ## build the pinned Jaeger (tools/jaeger) into .bin, for the topology's traces (several minutes the first time)

@@ -12,12 +12,13 @@ import (
 const exportersDir = "exporters"
 
 // The exporters Prometheus scrapes besides the replicas and HAProxy:
-// Debian's prometheus-postgres-exporter, one for each cluster, and
-// prometheus-pgbouncer-exporter, reading PgBouncer's admin console.
-const (
-	postgresExporterBase = 19187 // + 0 for the first cluster, + 1 for the second
-	pgbouncerExporter    = 19127
-)
+// Debian's prometheus-postgres-exporter, one for each cluster. PgBouncer
+// has none: Debian's prometheus-pgbouncer-exporter (1.7) stops at its start
+// against Debian's PgBouncer (1.18), reading a column of SHOW STATS that
+// PgBouncer renamed in 1.8 (KeyError: 'total_requests'), and the Go one is
+// not on the module proxy here. The replicas' own gauges watch it from
+// their side: jobboard_database_up, go_sql_* (waits for a connection).
+const postgresExporterBase = 19187 // + 0 for the first cluster, + 1 for the second
 
 // exporter is one exporter process: its name (its pid and log files), its
 // port, its command and environment.
@@ -36,9 +37,7 @@ func (t *Topology) exporters() []exporter {
 			argv: []string{"prometheus-postgres-exporter", "--web.listen-address=" + addr(port)},
 			env:  []string{"DATA_SOURCE_NAME=" + url(c.port(), "postgres")}})
 	}
-	return append(ex, exporter{name: "pgbouncer-exporter", port: pgbouncerExporter,
-		argv: []string{"prometheus-pgbouncer-exporter", "--host", Host, "--port", fmt.Sprint(pgbouncerExporter),
-			"--pgbouncer-host", Host, "--pgbouncer-port", fmt.Sprint(PgBouncerPort), "--pgbouncer-user", superuser}})
+	return ex
 }
 
 // StartExporters starts every exporter in the background, detached like
@@ -74,16 +73,13 @@ func (t *Topology) StopExporters() error {
 	return first
 }
 
-// exporterTargets are the exporters' addresses for Prometheus, by job.
-func (t *Topology) exporterTargets() (postgres, pgbouncer []string) {
+// exporterTargets are the exporters' addresses for Prometheus.
+func (t *Topology) exporterTargets() []string {
+	var targets []string
 	for _, e := range t.exporters() {
-		if e.port == pgbouncerExporter {
-			pgbouncer = append(pgbouncer, addr(e.port))
-		} else {
-			postgres = append(postgres, addr(e.port))
-		}
+		targets = append(targets, addr(e.port))
 	}
-	return postgres, pgbouncer
+	return targets
 }
 
 // Target is one of Prometheus' scrape targets and its health.

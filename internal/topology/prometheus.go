@@ -29,8 +29,8 @@ const ScrapeEvery = 2 * time.Second
 
 // prometheusConfig scrapes every replica's metrics listener (job
 // jobboard, as deploy/prometheus/alerts.yml expects), HAProxy's built-in
-// exporter, and the PostgreSQL and PgBouncer exporters, and loads the
-// service's alert rules.
+// exporter, and the PostgreSQL exporters, and loads the service's alert
+// rules.
 func (t *Topology) prometheusConfig() string {
 	var replicas []string
 	for i := 1; i <= Replicas; i++ {
@@ -43,7 +43,7 @@ func (t *Topology) prometheusConfig() string {
 		}
 		return strings.Join(q, ", ")
 	}
-	postgres, pgbouncer := t.exporterTargets()
+	postgres := t.exporterTargets()
 	return fmt.Sprintf(`# Prometheus for the topology (internal/topology); docs/operations.md.
 global:
   scrape_interval: %[1]s
@@ -61,10 +61,7 @@ scrape_configs:
   - job_name: postgres
     static_configs:
       - targets: [%[4]s]
-  - job_name: pgbouncer
-    static_configs:
-      - targets: [%[5]s]
-`, ScrapeEvery, strings.Join(replicas, ", "), addr(StatsPort), quoted(postgres), quoted(pgbouncer))
+`, ScrapeEvery, strings.Join(replicas, ", "), addr(StatsPort), quoted(postgres))
 }
 
 // StartPrometheus writes the configuration and the alert rules, checks

@@ -128,7 +128,7 @@ func steadyLoad(t *testing.T, l *load, recv *receiver) {
 }
 
 // checkScraped: every target of the topology's Prometheus (the replicas,
-// HAProxy, the PostgreSQL and PgBouncer exporters) was scraped healthy.
+// HAProxy, the PostgreSQL exporters) was scraped healthy.
 func checkScraped(t *testing.T) {
 	targets, err := Targets(context.Background())
 	if err != nil {
@@ -141,7 +141,7 @@ func checkScraped(t *testing.T) {
 		}
 		jobs[tg.Labels["job"]]++
 	}
-	if want := map[string]int{"jobboard": Replicas, "haproxy": 1, "postgres": 2, "pgbouncer": 1}; !maps.Equal(jobs, want) {
+	if want := map[string]int{"jobboard": Replicas, "haproxy": 1, "postgres": 2}; !maps.Equal(jobs, want) {
 		t.Errorf("Prometheus scrapes %v, want %v", jobs, want)
 	}
 }

@@ -45,7 +45,7 @@ func (t *Topology) Up(ctx context.Context) error {
 		}},
 		{fmt.Sprintf("%d replicas of %s (podman)", Replicas, t.Image), t.startReplicas},
 		{"HAProxy on " + addr(RESTPort) + " (REST) and " + addr(GRPCPort) + " (gRPC)", t.StartHAProxy},
-		{"the PostgreSQL and PgBouncer exporters", t.StartExporters},
+		{"the PostgreSQL exporters", t.StartExporters},
 		{"Prometheus on " + addr(PrometheusPort) + " (the replicas, HAProxy, the exporters, deploy/prometheus/alerts.yml)", t.StartPrometheus},
 		{"every replica healthy in HAProxy", func() error { return t.WaitHealthy(ctx, 2*time.Minute) }},
 		{"logrotate's configuration in " + t.LogrotateConfig(), t.writeLogrotateConfig},
@@ -124,7 +124,7 @@ func (t *Topology) running() []int {
 
 func (t *Topology) ports() []int {
 	ports := []int{PrimaryPort, StandbyPort, PgBouncerPort, RESTPort, GRPCPort, StatsPort, PrometheusPort, JaegerOTLPPort, JaegerQueryPort,
-		jaegerQueryGRPCPort, jaegerHealthPort, RestorePort, postgresExporterBase, postgresExporterBase + 1, pgbouncerExporter}
+		jaegerQueryGRPCPort, jaegerHealthPort, RestorePort, postgresExporterBase, postgresExporterBase + 1}
 	for i := 1; i <= Replicas; i++ {
 		ports = append(ports, RESTPort+i, GRPCPort+i, metricsBase+i)
 	}
