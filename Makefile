@@ -278,7 +278,7 @@ topology-down: ## stop every part of the topology (its logs stay in .topology/ u
 # primary lost. They bring the topology up from an empty database (down
 # first when it runs) and stop it at the end.
 .PHONY: test-topology
-test-topology: image upgrade-from-image postgres pgbouncer topology-packages ## run the load and fault scenarios and the procedures on the topology (about 12 minutes after the images; it ends down)
+test-topology: image upgrade-from-image postgres pgbouncer topology-packages ## run the load and fault scenarios and the procedures on the topology (about 8 minutes after the images; it ends down)
 	JOBBOARD_TEST_TOPOLOGY=1 JOBBOARD_IMAGE=$(IMAGE) JOBBOARD_UPGRADE_FROM_IMAGE=$(UPGRADE_FROM_IMAGE) $(GO) test -count=1 -v -timeout 45m -run '^TestTopology$$' ./internal/topology/
 
 .PHONY: topology-packages
