@@ -212,7 +212,7 @@ topology-status: ## describe each part of the topology: listening, healthy, prim
 	@$(TOPOLOGY) status
 
 .PHONY: topology-replica
-topology-replica: ## create or replace replica N of the running topology with IMAGE, its whole configuration, draining it first and waiting until HAProxy has it back (a rolling restart runs it for N=1, 2, 3)
+topology-replica: ## create or replace replica N of the running topology with its whole configuration and image, draining it first and waiting until HAProxy has it back (a rolling restart runs it for N=1, 2, 3)
 	@$(TOPOLOGY) replica "$(N)"
 
 .PHONY: topology-upgrade

@@ -66,13 +66,14 @@ func (t *Topology) writePgBouncerConfig(port int) error {
 // whose client goes away before it completes (pgbouncer#801), and an
 // operator's PgBouncer runs under a supervisor that restarts it
 // (systemd's Restart=on-failure). Each exit and start is a line of
-// supervisor.log: the Unix time in nanoseconds, then what happened.
-const supervisorScript = `
-while :; do
+// supervisor.log: the Unix time in nanoseconds, then what happened. The
+// supervisor's pid is in supervisor.pid, for StopPgBouncer.
+const supervisorScript = `echo $$ >"$2/supervisor.pid"
+while [ ! -e "$2/stopped" ]; do
   echo "$(date +%s%N) started" >>"$2/supervisor.log"
   /usr/sbin/pgbouncer "$1"
   code=$?
-  [ -e "$2/stopped" ] && exit 0
+  [ -e "$2/stopped" ] && break
   echo "$(date +%s%N) exited $code" >>"$2/supervisor.log"
   sleep 1
 done`
@@ -84,8 +85,10 @@ func (t *Topology) StartPgBouncer() error {
 	if err := os.Remove(filepath.Join(dir, "stopped")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	script := "(" + supervisorScript + "\n) </dev/null >/dev/null 2>&1 &"
-	cmd, err := daemon(exec.Command("sh", "-c", script, "sh", t.path(pgbouncerDir, "pgbouncer.ini"), dir))
+	// The supervisor is a shell of its own, started by one that exits, so
+	// its $$ is its pid, and it holds none of run's output.
+	script := `sh -c "$1" sh "$2" "$3" </dev/null >/dev/null 2>&1 &`
+	cmd, err := daemon(exec.Command("sh", "-c", script, "sh", supervisorScript, t.path(pgbouncerDir, "pgbouncer.ini"), dir))
 	if err != nil {
 		return err
 	}
@@ -97,12 +100,17 @@ func (t *Topology) StartPgBouncer() error {
 
 // StopPgBouncer ends PgBouncer at once (SIGTERM: immediate shutdown,
 // open client connections are closed), telling its supervisor not to
-// start it again, and waits until it is gone.
+// start it again, and waits until both are gone: a supervisor caught
+// between a crash and the restart is ended too, so it cannot start
+// PgBouncer after this returns, nor run beside the next one.
 func (t *Topology) StopPgBouncer() error {
 	if err := os.WriteFile(t.path(pgbouncerDir, "stopped"), nil, 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return stopPidFile(t.path(pgbouncerDir, "pgbouncer.pid"), syscall.SIGTERM)
+	if err := stopPidFile(t.path(pgbouncerDir, "pgbouncer.pid"), syscall.SIGTERM); err != nil {
+		return err
+	}
+	return stopPidFile(t.path(pgbouncerDir, "supervisor.pid"), syscall.SIGTERM)
 }
 
 // Crash is one exit of PgBouncer that its supervisor did not expect, and
@@ -148,10 +156,16 @@ func (t *Topology) RepointPgBouncer(port int) error {
 		return err
 	}
 	pid, err := readPid(t.path(pgbouncerDir, "pgbouncer.pid"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // between a crash and its restart: it starts with the new configuration
+	}
 	if err != nil {
 		return err
 	}
-	return syscall.Kill(pid, syscall.SIGHUP)
+	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }
 
 func readPid(file string) (int, error) {

@@ -82,8 +82,26 @@ const logsDir = "logs"
 // replaced by StartReplica appends to its predecessor's file.
 func (t *Topology) ReplicaLogFile(i int) string { return t.path(logsDir, ReplicaName(i)+".log") }
 
+// imageFile records the image the replicas run: the one Up started them
+// with, then the one the last Upgrade moved them to.
+const imageFile = "image"
+
+// replicaImage is the image the replicas run (imageFile), t.Image before
+// Up recorded one.
+func (t *Topology) replicaImage() string {
+	if b, err := os.ReadFile(t.path(imageFile)); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b))
+	}
+	return t.Image
+}
+
+func (t *Topology) setReplicaImage(image string) error {
+	return os.WriteFile(t.path(imageFile), []byte(image+"\n"), 0o644)
+}
+
 // StartReplica starts replica i's container, with its whole
-// configuration, replacing a stopped one. The host's network: the
+// configuration and the topology's image (replicaImage), replacing a
+// stopped one. The host's network: the
 // replicas listen on 127.0.0.1 like the rest.
 func (t *Topology) StartReplica(i int) error {
 	if err := os.MkdirAll(t.path(logsDir), 0o755); err != nil {
@@ -103,7 +121,7 @@ func (t *Topology) StartReplica(i int) error {
 		name, _, _ := strings.Cut(e, "=")
 		args = append(args, "--env", name)
 	}
-	cmd := t.podman(append(args, t.Image)...)
+	cmd := t.podman(append(args, t.replicaImage())...)
 	cmd.Env = append(cmd.Env, tokens...)
 	return run(cmd)
 }
@@ -141,7 +159,7 @@ func (t *Topology) KillReplica(i int) (sent time.Time, err error) {
 // the replicas' migrations do), and returns what it prints: the account's
 // id, name, API key and webhook secret, as JSON.
 func (t *Topology) CreateAccount(name string) ([]byte, error) {
-	cmd := t.podman(accountArgs(t.Image, name)...)
+	cmd := t.podman(accountArgs(t.replicaImage(), name)...)
 	out, err := cmd.Output()
 	if err != nil {
 		var exit *exec.ExitError

@@ -120,7 +120,8 @@ func checkStandby(ctx context.Context, old, next cluster, streaming bool) error 
 		return nil
 	}
 	var senders int
-	if err := queryOne(ctx, url(old.port(), "postgres"), `SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'`, &senders); err != nil {
+	if err := queryOne(ctx, url(old.port(), "postgres"), `SELECT count(*) FROM pg_stat_replication r
+		JOIN pg_replication_slots s ON s.active_pid = r.pid WHERE r.state = 'streaming' AND s.slot_name = $1`, &senders, standbySlot); err != nil {
 		return fmt.Errorf("the primary %v does not answer (%w): fail over instead", old, err)
 	}
 	if senders == 0 {

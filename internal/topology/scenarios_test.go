@@ -144,6 +144,19 @@ func checkScraped(t *testing.T) {
 	if want := map[string]int{"jobboard": Replicas, "haproxy": 1, "postgres": 2}; !maps.Equal(jobs, want) {
 		t.Errorf("Prometheus scrapes %v, want %v", jobs, want)
 	}
+	// A target is up when its exporter answers; pg_up says whether the
+	// exporter reached its cluster.
+	var answer struct {
+		Result []struct {
+			Value []any `json:"value"`
+		} `json:"result"`
+	}
+	if err := prometheusGet(context.Background(), "/api/v1/query?query=min(pg_up)", &answer); err != nil {
+		t.Fatal(err)
+	}
+	if len(answer.Result) != 1 || len(answer.Result[0].Value) != 2 || answer.Result[0].Value[1] != "1" {
+		t.Errorf("min(pg_up) is %+v, want 1: an exporter does not reach its cluster", answer.Result)
+	}
 }
 
 // rollingRestart: each replica in turn is replaced as make

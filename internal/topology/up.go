@@ -43,7 +43,12 @@ func (t *Topology) Up(ctx context.Context) error {
 			_, err := t.writeNewToken(internalTokenFile)
 			return err
 		}},
-		{fmt.Sprintf("%d replicas of %s (podman)", Replicas, t.Image), t.startReplicas},
+		{fmt.Sprintf("%d replicas of %s (podman)", Replicas, t.Image), func() error {
+			if err := t.setReplicaImage(t.Image); err != nil {
+				return err
+			}
+			return t.startReplicas()
+		}},
 		{"HAProxy on " + addr(RESTPort) + " (REST) and " + addr(GRPCPort) + " (gRPC)", t.StartHAProxy},
 		{"the PostgreSQL exporters", t.StartExporters},
 		{"Prometheus on " + addr(PrometheusPort) + " (the replicas, HAProxy, the exporters, deploy/prometheus/alerts.yml)", t.StartPrometheus},

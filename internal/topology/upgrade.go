@@ -55,7 +55,7 @@ func (u Upgraded) String() string {
 // make topology-upgrade IMAGE=... runs it.
 func (t *Topology) Upgrade(ctx context.Context, image string) (Upgraded, error) {
 	start := time.Now()
-	u := Upgraded{From: t.runningImage(), To: image}
+	u := Upgraded{From: t.replicaImage(), To: image}
 	v, err := t.ImageVersion(image)
 	if err != nil {
 		return u, err
@@ -67,7 +67,9 @@ func (t *Topology) Upgrade(ctx context.Context, image string) (Upgraded, error) 
 		return u, fmt.Errorf("%s: migrate: %w", image, err)
 	}
 	u.Migrated = time.Since(start)
-	t.Image = image
+	if err := t.setReplicaImage(image); err != nil {
+		return u, err
+	}
 	if u.Replaced, err = t.ReplaceAll(ctx); err != nil {
 		return u, err
 	}
@@ -78,15 +80,6 @@ func (t *Topology) Upgrade(ctx context.Context, image string) (Upgraded, error) 
 	}
 	u.Took = time.Since(start)
 	return u, nil
-}
-
-// runningImage is the image replica 1 runs, as podman says.
-func (t *Topology) runningImage() string {
-	out, err := t.podman("inspect", "--format", "{{.ImageName}}", ReplicaName(1)).Output()
-	if err != nil {
-		return "(unknown)"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // checkBuild checks that replica i reports build v in its metrics.

@@ -550,8 +550,8 @@ const lastFoldWithin = 5 * time.Second
 // accounts written to since their last fold, off the writers' requests,
 // and refreshes the statistics after bulk writes.
 // stop ends the loop after a last round for what was written until then,
-// and returns when it has. A round under way when stop is called runs to
-// its end (within lastFoldWithin) rather than being cancelled: a cancelled
+// and returns when it has. A round under way when stop is called is given
+// lastFoldWithin to end rather than being cancelled at once: a cancelled
 // statement sends a cancel request through the pooler, and the server
 // exits right after, closing it half done, which PgBouncer 1.18 answers by
 // crashing (pgbouncer#801). Replicas each fold what they wrote; the
@@ -559,6 +559,10 @@ const lastFoldWithin = 5 * time.Second
 // from running at once.
 func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// rounds ends lastFoldWithin after stop: a round under way then has
+	// that long to finish; until stop, rounds have no bound of their own.
+	rounds, cancelRounds := context.WithCancel(context.WithoutCancel(ctx))
+	context.AfterFunc(ctx, func() { time.AfterFunc(lastFoldWithin, cancelRounds) })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -572,12 +576,10 @@ func (s *Store) StartCountFolding(ctx context.Context) (stop func()) {
 				cancel()
 				return
 			case now := <-tick.C:
-				round, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastFoldWithin)
-				s.foldCounts(round, s.compactions.take(now, false))
-				s.AnalyzeAfterBulkWrites(round)
-				cancel()
+				s.foldCounts(rounds, s.compactions.take(now, false))
+				s.AnalyzeAfterBulkWrites(rounds)
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done; cancelRounds() }
 }
