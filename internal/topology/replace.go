@@ -28,7 +28,7 @@ func (r Replaced) String() string {
 }
 
 // ReplaceReplica creates replica i, or replaces it, with its whole
-// configuration and the topology's image (replicaImage): a running replica is drained first (SIGTERM:
+// configuration and the topology's image (ReplicaImage): a running replica is drained first (SIGTERM:
 // it fails /readyz, HAProxy stops sending to it, it finishes what it was
 // doing and exits), its container removed and run again, and the call
 // returns once HAProxy counts every replica healthy. One replica after

@@ -86,9 +86,9 @@ func (t *Topology) ReplicaLogFile(i int) string { return t.path(logsDir, Replica
 // with, then the one the last Upgrade moved them to.
 const imageFile = "image"
 
-// replicaImage is the image the replicas run (imageFile), t.Image before
+// ReplicaImage is the image the replicas run (imageFile), t.Image before
 // Up recorded one.
-func (t *Topology) replicaImage() string {
+func (t *Topology) ReplicaImage() string {
 	if b, err := os.ReadFile(t.path(imageFile)); err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b))
 	}
@@ -100,7 +100,7 @@ func (t *Topology) setReplicaImage(image string) error {
 }
 
 // StartReplica starts replica i's container, with its whole
-// configuration and the topology's image (replicaImage), replacing a
+// configuration and the topology's image (ReplicaImage), replacing a
 // stopped one. The host's network: the
 // replicas listen on 127.0.0.1 like the rest.
 func (t *Topology) StartReplica(i int) error {
@@ -121,7 +121,7 @@ func (t *Topology) StartReplica(i int) error {
 		name, _, _ := strings.Cut(e, "=")
 		args = append(args, "--env", name)
 	}
-	cmd := t.podman(append(args, t.replicaImage())...)
+	cmd := t.podman(append(args, t.ReplicaImage())...)
 	cmd.Env = append(cmd.Env, tokens...)
 	return run(cmd)
 }
@@ -159,7 +159,7 @@ func (t *Topology) KillReplica(i int) (sent time.Time, err error) {
 // the replicas' migrations do), and returns what it prints: the account's
 // id, name, API key and webhook secret, as JSON.
 func (t *Topology) CreateAccount(name string) ([]byte, error) {
-	cmd := t.podman(accountArgs(t.replicaImage(), name)...)
+	cmd := t.podman(accountArgs(t.ReplicaImage(), name)...)
 	out, err := cmd.Output()
 	if err != nil {
 		var exit *exec.ExitError

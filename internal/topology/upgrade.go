@@ -55,7 +55,7 @@ func (u Upgraded) String() string {
 // make topology-upgrade IMAGE=... runs it.
 func (t *Topology) Upgrade(ctx context.Context, image string) (Upgraded, error) {
 	start := time.Now()
-	u := Upgraded{From: t.replicaImage(), To: image}
+	u := Upgraded{From: t.ReplicaImage(), To: image}
 	v, err := t.ImageVersion(image)
 	if err != nil {
 		return u, err

@@ -132,7 +132,7 @@ func replica(ctx context.Context, top *topology.Topology, arg string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s (%s): %v\n", topology.ReplicaName(i), top.Image, r)
+	fmt.Printf("%s (%s): %v\n", topology.ReplicaName(i), top.ReplicaImage(), r)
 	return nil
 }
 
