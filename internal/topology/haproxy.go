@@ -24,19 +24,7 @@ func (t *Topology) haproxyConfig() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var rest, grpc strings.Builder
-	for i := 1; i <= Replicas; i++ {
-		fmt.Fprintf(&rest, "    server %s %s\n", ReplicaName(i), addr(RESTPort+i))
-		fmt.Fprintf(&grpc, "    server %s %s proto h2\n", ReplicaName(i), addr(GRPCPort+i))
-	}
-	// When every replica fails its check, the database is out rather than
-	// the replicas: the same replicas, unchecked, take the traffic then,
-	// so reads served by the standby still answer and writes get the
-	// service's own fast 503 instead of HAProxy's.
-	for i := 1; i <= Replicas; i++ {
-		fmt.Fprintf(&rest, "    server %s-unchecked %s backup no-check\n", ReplicaName(i), addr(RESTPort+i))
-		fmt.Fprintf(&grpc, "    server %s-unchecked %s proto h2 backup no-check\n", ReplicaName(i), addr(GRPCPort+i))
-	}
+	rest, grpc := haproxyServers()
 	return fmt.Sprintf(`# HAProxy for the topology (internal/topology); docs/deploy.md explains it.
 global
     # Every request (info) and each server's state change (notice), to
@@ -101,8 +89,27 @@ listen stats
     stats enable
     stats uri /
     stats refresh 2s
-`, t.path(haproxyDir), addr(RESTPort), rest.String(), addr(GRPCPort), hex.EncodeToString(check),
-		hex.EncodeToString(servingAnswer), grpc.String(), addr(StatsPort)), nil
+`, t.path(haproxyDir), addr(RESTPort), rest, addr(GRPCPort), hex.EncodeToString(check),
+		hex.EncodeToString(servingAnswer), grpc, addr(StatsPort)), nil
+}
+
+// haproxyServers are the server lines of the REST and gRPC backends: each
+// replica, checked, then each again as an unchecked backup. When every
+// replica fails its check, the database is out rather than the replicas:
+// the same replicas, unchecked, take the traffic then, so reads served by
+// the standby still answer and writes get the service's own fast 503
+// instead of HAProxy's.
+func haproxyServers() (rest, grpc string) {
+	var r, g strings.Builder
+	for i := 1; i <= Replicas; i++ {
+		fmt.Fprintf(&r, "    server %s %s\n", ReplicaName(i), addr(RESTPort+i))
+		fmt.Fprintf(&g, "    server %s %s proto h2\n", ReplicaName(i), addr(GRPCPort+i))
+	}
+	for i := 1; i <= Replicas; i++ {
+		fmt.Fprintf(&r, "    server %s-unchecked %s backup no-check\n", ReplicaName(i), addr(RESTPort+i))
+		fmt.Fprintf(&g, "    server %s-unchecked %s proto h2 backup no-check\n", ReplicaName(i), addr(GRPCPort+i))
+	}
+	return r.String(), g.String()
 }
 
 // servingAnswer is the gRPC message of a HealthCheckResponse with status

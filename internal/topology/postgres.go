@@ -199,13 +199,8 @@ func dropSlot(ctx context.Context, p cluster) error {
 
 // slotActive says whether the standby's slot on p exists and is in use.
 func slotActive(ctx context.Context, p cluster) (bool, error) {
-	db, err := sql.Open("postgres", url(p.port(), "postgres"))
-	if err != nil {
-		return false, err
-	}
-	defer db.Close()
 	var active bool
-	err = db.QueryRowContext(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, standbySlot).Scan(&active)
+	err := queryOne(ctx, url(p.port(), "postgres"), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, &active, standbySlot)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
