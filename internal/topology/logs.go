@@ -9,10 +9,10 @@ import (
 
 // logrotateConfig rotates every log of the topology once it passes 50 MB,
 // keeping five. copytruncate, because no part reopens its log on a
-// signal the same way (HAProxy's and Prometheus' go to a shell's >>, the
-// replicas' are written by podman's conmon): each writes with O_APPEND, so
-// after the copy and the truncation its next line lands at the start of
-// the emptied file.
+// signal the same way (Prometheus' goes to a shell's >>, HAProxy's through
+// cat's, the replicas' are written by podman's conmon): each writes with
+// O_APPEND, so after the copy and the truncation its next line lands at
+// the start of the emptied file.
 func (t *Topology) logrotateConfig() string {
 	files := []string{
 		t.path(logsDir, "*.log"),
