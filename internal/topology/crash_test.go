@@ -21,7 +21,7 @@ func TestPgBouncerCrashes(t *testing.T) {
 	supervisor := fmtNanos(at.Add(-time.Hour)) + " started\n" + fmtNanos(at) + " exited 1\n" + fmtNanos(at.Add(time.Second)) + " started\n"
 	pgbouncer := "2026-12-05 13:51:03.739 UTC [6106] LOG started sending cancel request\n" +
 		"2026-12-05 13:51:03.838 UTC [6106] FATAL @src/objects.c:1060 in function disconnect_client(): bad client state: 0\n"
-	for file, text := range map[string]string{"supervisor.log": supervisor, "pgbouncer.log": pgbouncer} {
+	for file, text := range map[string]string{"pgbouncer.supervisor.log": supervisor, "pgbouncer.log": pgbouncer} {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
 )
@@ -40,19 +39,15 @@ func (t *Topology) exporters() []exporter {
 	return ex
 }
 
-// StartExporters starts every exporter in the background, detached like
-// Prometheus, each with its log and pid file in the topology's folder.
+// StartExporters starts every exporter under its supervisor, each with its
+// log and pid file in the topology's folder.
 func (t *Topology) StartExporters() error {
 	dir := t.path(exportersDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for _, e := range t.exporters() {
-		script := `"$@" >>"$EXPORTER_DIR/$EXPORTER.log" 2>&1 </dev/null & echo $! >"$EXPORTER_DIR/$EXPORTER.pid"`
-		cmd := exec.Command("sh", append([]string{"-c", script, "sh"}, e.argv...)...)
-		cmd.Env = append(append(os.Environ(), "EXPORTER_DIR="+dir, "EXPORTER="+e.name), e.env...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := run(cmd); err != nil {
+		if err := startSupervised(t.supervisedExporter(e)); err != nil {
 			return fmt.Errorf("%s: %w", e.name, err)
 		}
 		if err := waitListening(e.port, 30*time.Second); err != nil {
@@ -62,11 +57,16 @@ func (t *Topology) StartExporters() error {
 	return nil
 }
 
+// supervisedExporter is e under its supervisor (supervise.go).
+func (t *Topology) supervisedExporter(e exporter) supervised {
+	return supervised{name: e.name, dir: t.path(exportersDir), log: t.path(exportersDir, e.name+".log"), argv: e.argv, env: e.env}
+}
+
 // StopExporters stops every exporter.
 func (t *Topology) StopExporters() error {
 	var first error
 	for _, e := range t.exporters() {
-		if err := stopPidFile(t.path(exportersDir, e.name+".pid"), syscall.SIGTERM); err != nil && first == nil {
+		if err := stopSupervised(t.supervisedExporter(e), syscall.SIGTERM); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -12,11 +12,13 @@ import (
 	"time"
 )
 
-// killReplica: the replica running a 10,000-job import is killed with
-// SIGKILL under the load. Only requests in flight on it fail; HAProxy
-// stops sending to it within a time measured here; the import is taken
-// over by another replica (JOBBOARD_IMPORT_RESCUE_AFTER, 15 s here) and
-// completed once.
+// killReplica: the replica running a 10,000-job import is lost with its
+// host under the load: its supervisor is killed, then the replica itself
+// with SIGKILL, so nothing starts it again until the scenario does (the
+// host is back). Only requests in flight on it fail; HAProxy stops sending
+// to it within a time measured here; the import is taken over by another
+// replica (JOBBOARD_IMPORT_RESCUE_AFTER, 15 s here) and completed once;
+// JobboardReplicaDown fires, and resolves once the replica is back.
 //
 // A killed process is not gone when the signal is sent: the kernel frees
 // its memory (an import's heap) before it closes its sockets, and until
@@ -33,7 +35,10 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		if id, victim = startImport(t, top, l, recv, acct); victim == 0 {
 			return
 		}
-		var err error
+		err := top.LoseReplicaHost(victim)
+		if err != nil {
+			t.Error(err)
+		}
 		if killing, err = top.KillReplica(victim); err != nil {
 			t.Error(err)
 		}
@@ -77,6 +82,62 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 	}
 	t.Logf("figures: kill -9: JobboardReplicaDown fired in Prometheus %.1f s after the kill (for: 30 s, scrapes every %v); resolved %.1f s after the restarted replica was ready",
 		fired.Sub(killing).Seconds(), ScrapeEvery, resolved.Sub(restarted).Seconds())
+}
+
+// crashedReplica: a replica killed with SIGKILL under the load, its
+// supervisor alive, is started again by it. Only requests in flight on it
+// fail, every import is called back once, and JobboardReplicaDown, whose
+// for (30 s) is longer than the restart takes, does not fire: a crash that
+// heals itself pages nobody (its supervisor's log keeps it).
+func crashedReplica(t *testing.T, top *Topology, l *load, recv *receiver) {
+	const victim = 2
+	labels := map[string]string{"instance": addr(metricsBase + victim)}
+	var killing, gone, ready, back time.Time
+	var downAlert *alertWatch
+	s := underLoad(t, l, 90*time.Second, 5*time.Second, func() {
+		var err error
+		if killing, err = top.KillReplica(victim); err != nil {
+			t.Error(err)
+			return
+		}
+		downAlert = watchAlert("JobboardReplicaDown", labels, 45*time.Second)
+		if gone, err = awaitRefused([]int{RESTPort + victim, GRPCPort + victim}, 10*time.Second); err != nil {
+			t.Error(err)
+		}
+		if err := WaitReady(ReplicaRESTURL(victim), 30*time.Second); err != nil {
+			t.Errorf("%s not started again by its supervisor: %v", ReplicaName(victim), err)
+		}
+		ready = time.Now()
+		if err := top.WaitHealthy(context.Background(), 30*time.Second); err != nil {
+			t.Error(err)
+		}
+		back = time.Now()
+	})
+	if killing.IsZero() {
+		t.FailNow()
+	}
+	inFlight := failedAround(l.rec.snapshot(), killing, gone)
+	lost, twice := recv.awaitCallbacks(l.importIDs(), time.Minute)
+	crashes, err := top.ReplicaCrashes(victim)
+	if err != nil {
+		t.Error(err)
+	}
+	_, notFired := downAlert.firedAt()
+	t.Logf("figures: a crashed replica: replica %d killed; its ports refused connections %v after the signal; ready again %.1f s after the kill and back in HAProxy %.1f s after it, started by its supervisor (%d crash logged: %+v); under the load: %v; %d failed requests were in flight at the kill; imports: %d lost, %d called back twice; JobboardReplicaDown fired: %v",
+		victim, gone.Sub(killing).Round(time.Microsecond), ready.Sub(killing).Seconds(), back.Sub(killing).Seconds(), len(crashes), crashes, s, inFlight, lost, twice, notFired == nil)
+	if len(crashes) != 1 || crashes[0].Exit != "137" || crashes[0].Restarted.IsZero() {
+		t.Errorf("supervisor's log: crashes %+v, want one, exit 137 (SIGKILL), followed by a start", crashes)
+	}
+	if s.failed > inFlight {
+		t.Errorf("%d failures, %d of them in flight at the kill: want only those; %s",
+			s.failed, inFlight, failuresAgainst(l.rec.snapshot(), killing, gone))
+	}
+	if lost > 0 || twice > 0 {
+		t.Errorf("imports: %d lost, %d called back twice", lost, twice)
+	}
+	if notFired == nil {
+		t.Errorf("JobboardReplicaDown fired for a replica its supervisor started again within its for")
+	}
 }
 
 // startImport queues a 10,000-job import and finds the replica running it.
@@ -535,4 +596,49 @@ func importCompletedBy(top *Topology, id string) int {
 	}
 	defer db.Close()
 	return replicaOfImport(db, top.queueClients(), id, "completed")
+}
+
+// killedDaemons: HAProxy, Prometheus, Jaeger and an exporter, each killed
+// with SIGKILL in turn, are started again by their supervisors: each
+// port refuses connections, then listens again, the supervisor's log
+// holds the exit (137) and the start after it, and afterwards HAProxy
+// counts every replica healthy and Prometheus scrapes every target.
+func killedDaemons(t *testing.T, top *Topology) {
+	for _, d := range []struct {
+		s    supervised
+		port int
+	}{
+		{top.haproxy(), RESTPort},
+		{top.prometheus(), PrometheusPort},
+		{top.jaeger(""), JaegerOTLPPort},
+		{top.supervisedExporter(top.exporters()[0]), postgresExporterBase},
+	} {
+		killed, err := killSupervised(d.s)
+		if err != nil {
+			t.Fatalf("%s: %v", d.s.name, err)
+		}
+		gone, err := awaitRefused([]int{d.port}, 10*time.Second)
+		if err != nil {
+			t.Errorf("%s: %v", d.s.name, err)
+		}
+		if err := waitListening(d.port, 30*time.Second); err != nil {
+			t.Errorf("%s not started again by its supervisor: %v", d.s.name, err)
+		}
+		back := time.Now()
+		all, err := crashes(d.s.dir, d.s.name)
+		if err != nil {
+			t.Error(err)
+		}
+		t.Logf("figures: supervised daemons: %s killed; port %d refused connections %v after the signal and listened again %.1f s after it; its supervisor logged %+v",
+			d.s.name, d.port, gone.Sub(killed).Round(time.Millisecond), back.Sub(killed).Seconds(), all)
+		if len(all) != 1 || all[0].Exit != "137" || all[0].Restarted.IsZero() {
+			t.Errorf("%s's supervisor logged %+v, want one exit 137 (SIGKILL) and a start after it", d.s.name, all)
+		}
+	}
+	if err := top.WaitHealthy(context.Background(), time.Minute); err != nil {
+		t.Error(err)
+	}
+	// The restarted Prometheus and exporter are scraped within a few rounds.
+	time.Sleep(3 * ScrapeEvery)
+	checkScraped(t)
 }

@@ -144,7 +144,7 @@ func grpcHealthCheckRequest() ([]byte, error) {
 }
 
 // StartHAProxy writes HAProxy's configuration, checks it and starts it
-// as a daemon.
+// under its supervisor.
 func (t *Topology) StartHAProxy() error {
 	if err := os.MkdirAll(t.path(haproxyDir), 0o755); err != nil {
 		return err
@@ -160,20 +160,8 @@ func (t *Topology) StartHAProxy() error {
 	if err := run(exec.Command("/usr/sbin/haproxy", "-c", "-q", "-f", file)); err != nil {
 		return err
 	}
-	// In the foreground as a master and its worker (-W -db) rather than
-	// daemonized (-D), which would close standard error, the log's way
-	// out. The log goes through cat, which appends to the file: HAProxy
-	// sets its standard error non-blocking and drops O_APPEND on the way,
-	// so after logrotate's copytruncate it would go on writing at its old
-	// offset, leaving a hole of NUL bytes. The shell starts both and
-	// exits, so HAProxy is nobody's child and its pid file is the handle
-	// on it, as for Prometheus; cat ends when HAProxy does. Neither holds
-	// the shell's own output, which run reads to its end.
-	script := `(/usr/sbin/haproxy -W -db -f "$1" 2>&1 </dev/null & echo $! >"$2/haproxy.pid") | cat >>"$2/haproxy.log" 2>/dev/null &`
-	cmd := exec.Command("sh", "-c", script, "sh", file, t.path(haproxyDir))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := run(cmd); err != nil {
-		return fmt.Errorf("haproxy: %w (see %s)", err, t.path(haproxyDir, "haproxy.log"))
+	if err := startSupervised(t.haproxy()); err != nil {
+		return fmt.Errorf("haproxy: %w", err)
 	}
 	if err := waitListening(RESTPort, 10*time.Second); err != nil {
 		return fmt.Errorf("haproxy: %w (see %s)", err, t.path(haproxyDir, "haproxy.log"))
@@ -181,7 +169,22 @@ func (t *Topology) StartHAProxy() error {
 	return nil
 }
 
-// StopHAProxy stops HAProxy (SIGTERM: at once).
+// StopHAProxy stops HAProxy (SIGTERM: at once) and its supervisor.
 func (t *Topology) StopHAProxy() error {
-	return stopPidFile(t.path(haproxyDir, "haproxy.pid"), syscall.SIGTERM)
+	return stopSupervised(t.haproxy(), syscall.SIGTERM)
+}
+
+// haproxy is HAProxy under its supervisor (supervise.go), in the
+// foreground as a master and its worker (-W -db) rather than daemonized
+// (-D), which would close standard error, the log's way out; the master
+// writes its pid (-p). The log goes through cat, which appends to the
+// file: HAProxy sets its standard error non-blocking and drops O_APPEND
+// on the way, so after logrotate's copytruncate it would go on writing at
+// its old offset, leaving a hole of NUL bytes. pipefail gives the
+// supervisor HAProxy's exit status rather than cat's; cat ends when
+// HAProxy's worker does (it ends when its master does).
+func (t *Topology) haproxy() supervised {
+	dir := t.path(haproxyDir)
+	script := `set -o pipefail; /usr/sbin/haproxy -W -db -p "$1/haproxy.pid" -f "$1/haproxy.cfg" 2>&1 | cat >>"$1/haproxy.log"`
+	return supervised{name: "haproxy", dir: dir, log: os.DevNull, argv: []string{"bash", "-c", script, "bash", dir}, ownPidFile: true}
 }

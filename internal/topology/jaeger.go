@@ -85,9 +85,8 @@ exporters:
 `, addr(JaegerQueryPort), addr(jaegerQueryGRPCPort), addr(jaegerHealthPort), addr(JaegerOTLPPort))
 }
 
-// StartJaeger writes Jaeger's configuration and starts it in the
-// background, detached like Prometheus, with its log in the topology's
-// folder. The binary is the pinned one make jaeger builds into .bin.
+// StartJaeger writes Jaeger's configuration and starts it under its
+// supervisor. The binary is the pinned one make jaeger builds into .bin.
 func (t *Topology) StartJaeger() error {
 	bin, err := exec.LookPath("jaeger")
 	if err != nil {
@@ -101,10 +100,7 @@ func (t *Topology) StartJaeger() error {
 	if err := os.WriteFile(config, []byte(jaegerConfig()), 0o644); err != nil {
 		return err
 	}
-	script := `"$1" --config "$2" >>"$3/jaeger.log" 2>&1 </dev/null & echo $! >"$3/jaeger.pid"`
-	cmd := exec.Command("sh", "-c", script, "sh", bin, config, dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := run(cmd); err != nil {
+	if err := startSupervised(t.jaeger(bin)); err != nil {
 		return err
 	}
 	if err := waitListening(JaegerOTLPPort, 30*time.Second); err != nil {
@@ -113,9 +109,19 @@ func (t *Topology) StartJaeger() error {
 	return waitListening(JaegerQueryPort, 10*time.Second)
 }
 
-// StopJaeger stops Jaeger; the traces it kept in memory go with it.
+// StopJaeger stops Jaeger and its supervisor; the traces it kept in
+// memory go with it.
 func (t *Topology) StopJaeger() error {
-	return stopPidFile(t.path(jaegerDir, "jaeger.pid"), syscall.SIGTERM)
+	return stopSupervised(t.jaeger(""), syscall.SIGTERM)
+}
+
+// jaeger is Jaeger (the binary bin) under its supervisor (supervise.go),
+// with its log in the topology's folder. A restarted Jaeger has lost the
+// traces it kept in memory.
+func (t *Topology) jaeger(bin string) supervised {
+	dir := t.path(jaegerDir)
+	return supervised{name: "jaeger", dir: dir, log: t.path(jaegerDir, "jaeger.log"),
+		argv: []string{bin, "--config", t.path(jaegerDir, "jaeger.yaml")}}
 }
 
 // TraceSpan is one span of a trace as Jaeger's query API gives it.

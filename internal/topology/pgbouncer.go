@@ -4,10 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -60,92 +56,35 @@ func (t *Topology) writePgBouncerConfig(port int) error {
 	return os.WriteFile(t.path(pgbouncerDir, "pgbouncer.ini"), []byte(t.pgbouncerConfig(port)), 0o644)
 }
 
-// supervisorScript runs PgBouncer in the foreground and starts it again a
-// second after it exits, unless the file "stopped" says it was stopped on
-// purpose: PgBouncer 1.18 (Debian 12's) can crash on a cancel request
-// whose client goes away before it completes (pgbouncer#801), and an
-// operator's PgBouncer runs under a supervisor that restarts it
-// (systemd's Restart=on-failure). Each exit and start is a line of
-// supervisor.log: the Unix time in nanoseconds, then what happened. The
-// supervisor's pid is in supervisor.pid, for StopPgBouncer.
-const supervisorScript = `echo $$ >"$2/supervisor.pid"
-while [ ! -e "$2/stopped" ]; do
-  echo "$(date +%s%N) started" >>"$2/supervisor.log"
-  /usr/sbin/pgbouncer "$1"
-  code=$?
-  [ -e "$2/stopped" ] && break
-  echo "$(date +%s%N) exited $code" >>"$2/supervisor.log"
-  sleep 1
-done`
+// pgbouncer is PgBouncer under its supervisor (supervise.go): PgBouncer
+// 1.18 (Debian 12's) can crash on a cancel request whose client goes away
+// before it completes (pgbouncer#801), and an operator's PgBouncer runs
+// under one that restarts it. Its own log is pgbouncer.log (its
+// configuration's logfile).
+func (t *Topology) pgbouncer() supervised {
+	return supervised{name: "pgbouncer", dir: t.path(pgbouncerDir), log: os.DevNull,
+		argv: []string{"/usr/sbin/pgbouncer", t.path(pgbouncerDir, "pgbouncer.ini")}, ownPidFile: true, unprivileged: true}
+}
 
-// StartPgBouncer starts PgBouncer under its supervisor, detached as a
-// daemon would be, and waits for its port.
+// StartPgBouncer starts PgBouncer under its supervisor and waits for its
+// port.
 func (t *Topology) StartPgBouncer() error {
-	dir := t.path(pgbouncerDir)
-	if err := os.Remove(filepath.Join(dir, "stopped")); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	// The supervisor is a shell of its own, started by one that exits, so
-	// its $$ is its pid, and it holds none of run's output.
-	script := `sh -c "$1" sh "$2" "$3" </dev/null >/dev/null 2>&1 &`
-	cmd, err := daemon(exec.Command("sh", "-c", script, "sh", supervisorScript, t.path(pgbouncerDir, "pgbouncer.ini"), dir))
-	if err != nil {
-		return err
-	}
-	if err := run(cmd); err != nil {
+	if err := startSupervised(t.pgbouncer()); err != nil {
 		return err
 	}
 	return waitListening(PgBouncerPort, 30*time.Second)
 }
 
 // StopPgBouncer ends PgBouncer at once (SIGTERM: immediate shutdown,
-// open client connections are closed), telling its supervisor not to
-// start it again, and waits until both are gone: a supervisor caught
-// between a crash and the restart is ended too, so it cannot start
-// PgBouncer after this returns, nor run beside the next one.
+// open client connections are closed) and its supervisor with it.
 func (t *Topology) StopPgBouncer() error {
-	if err := os.WriteFile(t.path(pgbouncerDir, "stopped"), nil, 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if err := stopPidFile(t.path(pgbouncerDir, "pgbouncer.pid"), syscall.SIGTERM); err != nil {
-		return err
-	}
-	return stopPidFile(t.path(pgbouncerDir, "supervisor.pid"), syscall.SIGTERM)
-}
-
-// Crash is one exit of PgBouncer that its supervisor did not expect, and
-// when it started again (zero if it has not).
-type Crash struct {
-	At, Restarted time.Time
-	Exit          string
+	return stopSupervised(t.pgbouncer(), syscall.SIGTERM)
 }
 
 // PgBouncerCrashes lists PgBouncer's crashes since the topology came up,
 // from its supervisor's log.
 func (t *Topology) PgBouncerCrashes() ([]Crash, error) {
-	b, err := os.ReadFile(t.path(pgbouncerDir, "supervisor.log"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var crashes []Crash
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		nanos, what, _ := strings.Cut(line, " ")
-		n, err := strconv.ParseInt(nanos, 10, 64)
-		if err != nil {
-			continue
-		}
-		at := time.Unix(0, n)
-		switch {
-		case strings.HasPrefix(what, "exited"):
-			crashes = append(crashes, Crash{At: at, Exit: strings.TrimPrefix(what, "exited ")})
-		case what == "started" && len(crashes) > 0 && crashes[len(crashes)-1].Restarted.IsZero():
-			crashes[len(crashes)-1].Restarted = at
-		}
-	}
-	return crashes, nil
+	return crashes(t.path(pgbouncerDir), "pgbouncer")
 }
 
 // RepointPgBouncer sends PgBouncer's pools to the cluster on port: the
@@ -166,37 +105,4 @@ func (t *Topology) RepointPgBouncer(port int) error {
 		return err
 	}
 	return nil
-}
-
-func readPid(file string) (int, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0, err
-	}
-	// PostgreSQL's postmaster.pid has more lines; the pid is the first.
-	first, _, _ := strings.Cut(string(b), "\n")
-	return strconv.Atoi(strings.TrimSpace(first))
-}
-
-// stopPidFile signals the process in file and waits up to a minute until
-// it has gone; no file, or a process already gone, is no error.
-func stopPidFile(file string, sig syscall.Signal) error {
-	pid, err := readPid(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := syscall.Kill(pid, sig); errors.Is(err, syscall.ESRCH) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if syscall.Kill(pid, 0) != nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("process %d (%s) still running a minute after %v", pid, file, sig)
 }

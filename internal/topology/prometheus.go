@@ -65,9 +65,7 @@ scrape_configs:
 }
 
 // StartPrometheus writes the configuration and the alert rules, checks
-// them, and starts Debian's prometheus in the background, detached from
-// this process (it outlives the command that starts it, like the other
-// parts), with its data and log in the topology's folder.
+// them, and starts Debian's prometheus under its supervisor.
 func (t *Topology) StartPrometheus() error {
 	dir := t.path(prometheusDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -83,13 +81,7 @@ func (t *Topology) StartPrometheus() error {
 	if err := run(exec.Command("promtool", "check", "config", config)); err != nil {
 		return err
 	}
-	// The shell starts it and exits, so prometheus is nobody's child here
-	// and its pid file is the only handle on it, as for PgBouncer.
-	script := `prometheus --config.file="$1" --storage.tsdb.path="$2/data" --web.listen-address="$3" ` +
-		`--storage.tsdb.retention.time=1d >>"$2/prometheus.log" 2>&1 </dev/null & echo $! >"$2/prometheus.pid"`
-	cmd := exec.Command("sh", "-c", script, "sh", config, dir, addr(PrometheusPort))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := run(cmd); err != nil {
+	if err := startSupervised(t.prometheus()); err != nil {
 		return err
 	}
 	if err := waitListening(PrometheusPort, 30*time.Second); err != nil {
@@ -98,9 +90,20 @@ func (t *Topology) StartPrometheus() error {
 	return nil
 }
 
-// StopPrometheus stops Prometheus (SIGTERM: it writes its data and exits).
+// StopPrometheus stops Prometheus (SIGTERM: it writes its data and exits)
+// and its supervisor.
 func (t *Topology) StopPrometheus() error {
-	return stopPidFile(t.path(prometheusDir, "prometheus.pid"), syscall.SIGTERM)
+	return stopSupervised(t.prometheus(), syscall.SIGTERM)
+}
+
+// prometheus is Prometheus under its supervisor (supervise.go), with its
+// data and log in the topology's folder. A restarted Prometheus keeps its
+// data; its alerts start again from pending.
+func (t *Topology) prometheus() supervised {
+	dir := t.path(prometheusDir)
+	return supervised{name: "prometheus", dir: dir, log: t.path(prometheusDir, "prometheus.log"),
+		argv: []string{"prometheus", "--config.file=" + t.path(prometheusDir, "prometheus.yml"), "--storage.tsdb.path=" + t.path(prometheusDir, "data"),
+			"--web.listen-address=" + addr(PrometheusPort), "--storage.tsdb.retention.time=1d"}}
 }
 
 // Alert is one alert as Prometheus' API lists it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,10 +102,13 @@ func (t *Topology) setReplicaImage(image string) error {
 
 // StartReplica starts replica i's container, with its whole
 // configuration and the topology's image (ReplicaImage), replacing a
-// stopped one. The host's network: the
-// replicas listen on 127.0.0.1 like the rest.
+// stopped one, and its supervisor. The host's network: the replicas
+// listen on 127.0.0.1 like the rest.
 func (t *Topology) StartReplica(i int) error {
 	if err := os.MkdirAll(t.path(logsDir), 0o755); err != nil {
+		return err
+	}
+	if err := endSupervisor(t.path(replicasDir), ReplicaName(i)); err != nil {
 		return err
 	}
 	_ = run(t.podman("rm", "--force", "--ignore", ReplicaName(i)))
@@ -123,18 +127,88 @@ func (t *Topology) StartReplica(i int) error {
 	}
 	cmd := t.podman(append(args, t.ReplicaImage())...)
 	cmd.Env = append(cmd.Env, tokens...)
-	return run(cmd)
+	if err := run(cmd); err != nil {
+		return err
+	}
+	return t.superviseReplica(i)
 }
 
-// StopReplica sends SIGTERM to replica i and waits until it has drained
-// and exited (the service's grace is 30 s).
+// replicasDir holds the replicas' supervisors' files.
+const replicasDir = "replicas"
+
+// replicaLoop is a replica's supervisor (supervise.go), the part of
+// systemd's Restart=on-failure for a podman container: it waits until the
+// container exits, and unless NAME.stopped says the exit was asked for,
+// or the container exited 0 (it was told to stop), starts it again a
+// second later. Podman's own restart policy is not used: Debian 12's
+// podman (4.3) may start a container with one again after a podman stop
+// (podman#17069, fixed in 4.4), which would undo a drain.
+const replicaLoop = `name=$1 dir=$2; shift 2
+echo $$ >"$dir/$name.supervisor.pid"
+echo "$(date +%s%N) started" >>"$dir/$name.supervisor.log"
+while [ ! -e "$dir/$name.stopped" ]; do
+  code=$("$@" wait --interval 500ms "$name") || break
+  [ -e "$dir/$name.stopped" ] || [ "$code" = 0 ] && break
+  echo "$(date +%s%N) exited $code" >>"$dir/$name.supervisor.log"
+  sleep 1
+  [ -e "$dir/$name.stopped" ] && break
+  "$@" start "$name" >/dev/null 2>&1 && echo "$(date +%s%N) started" >>"$dir/$name.supervisor.log"
+done`
+
+// superviseReplica starts replica i's supervisor.
+func (t *Topology) superviseReplica(i int) error {
+	dir := t.path(replicasDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, ReplicaName(i)+".stopped")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	podman := t.podman()
+	return detach(replicaLoop, []string{"CONTAINERS_CONF=" + t.ContainersConf}, false,
+		append([]string{ReplicaName(i), dir}, podman.Args...)...)
+}
+
+// StopReplica ends replica i's supervisor, then sends SIGTERM to the
+// replica and waits until it has drained and exited (the service's grace
+// is 30 s).
 func (t *Topology) StopReplica(i int) error {
+	if err := endSupervisor(t.path(replicasDir), ReplicaName(i)); err != nil {
+		return err
+	}
 	return run(t.podman("stop", "--time", "40", ReplicaName(i)))
 }
 
-// RestartReplica starts replica i's stopped container again.
+// RestartReplica starts replica i's stopped container again, and its
+// supervisor.
 func (t *Topology) RestartReplica(i int) error {
-	return run(t.podman("start", ReplicaName(i)))
+	if err := endSupervisor(t.path(replicasDir), ReplicaName(i)); err != nil {
+		return err
+	}
+	if err := run(t.podman("start", ReplicaName(i))); err != nil {
+		return err
+	}
+	return t.superviseReplica(i)
+}
+
+// LoseReplicaHost ends replica i's supervisor with SIGKILL, as the loss of
+// the replica's host would, so nothing starts the replica again when it
+// is killed.
+func (t *Topology) LoseReplicaHost(i int) error {
+	pid, err := readPid(t.path(replicasDir, ReplicaName(i)+".supervisor.pid"))
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// ReplicaCrashes lists replica i's exits that its supervisor did not
+// expect, and when it started the replica again.
+func (t *Topology) ReplicaCrashes(i int) ([]Crash, error) {
+	return crashes(t.path(replicasDir), ReplicaName(i))
 }
 
 // KillReplica ends replica i with SIGKILL, as a crash would, and returns
@@ -217,8 +291,14 @@ func (t *Topology) ReplicaLogs(i int) string {
 	return string(out)
 }
 
-// removeReplicas stops and removes every container of the topology.
+// removeReplicas stops and removes every container of the topology, its
+// supervisor ended first.
 func (t *Topology) removeReplicas() error {
+	for i := 1; i <= Replicas; i++ {
+		if err := endSupervisor(t.path(replicasDir), ReplicaName(i)); err != nil {
+			return err
+		}
+	}
 	out, err := t.podman("ps", "--all", "--quiet", "--filter", "label="+containerLabel).Output()
 	if err != nil {
 		return fmt.Errorf("podman ps: %w", err)

@@ -1,0 +1,198 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Every long-running part of the topology runs under a supervisor, as an
+// operator's would under systemd (Restart=always, RestartSec=1s): a shell
+// loop of its own, detached from the command that starts it, that starts
+// the part again a second after an exit nobody asked for. A stop asks by
+// writing NAME.stopped beside the part's files first. Each supervisor
+// records what it sees in NAME.supervisor.log, a line each: the Unix time
+// in nanoseconds, then "started" or "exited CODE". Its pid is in
+// NAME.supervisor.pid.
+
+// supervised is one daemon run under daemonLoop.
+type supervised struct {
+	name string   // its files: NAME.pid, NAME.supervisor.log, NAME.stopped
+	dir  string   // the folder that holds them
+	log  string   // where its output goes
+	argv []string // the command, run in the foreground
+	env  []string // added to the environment
+	// ownPidFile: the daemon writes NAME.pid itself (PgBouncer from its
+	// configuration, HAProxy's master with -p); otherwise the loop writes
+	// the pid of the process it started.
+	ownPidFile bool
+	// unprivileged: run as the daemons' user rather than root (PgBouncer,
+	// like PostgreSQL).
+	unprivileged bool
+}
+
+func (s supervised) file(suffix string) string { return filepath.Join(s.dir, s.name+suffix) }
+
+// daemonLoop runs "$@" (after the name, folder, log and whether it writes
+// its own pid file) until NAME.stopped appears.
+const daemonLoop = `name=$1 dir=$2 log=$3 ownpid=$4; shift 4
+echo $$ >"$dir/$name.supervisor.pid"
+while [ ! -e "$dir/$name.stopped" ]; do
+  echo "$(date +%s%N) started" >>"$dir/$name.supervisor.log"
+  "$@" >>"$log" 2>&1 </dev/null &
+  [ "$ownpid" = yes ] || echo $! >"$dir/$name.pid"
+  wait $!
+  code=$?
+  [ -e "$dir/$name.stopped" ] && break
+  echo "$(date +%s%N) exited $code" >>"$dir/$name.supervisor.log"
+  sleep 1
+done`
+
+// startSupervised starts s's supervisor, which starts s.
+func startSupervised(s supervised) error {
+	if err := os.Remove(s.file(".stopped")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	ownPid := "no"
+	if s.ownPidFile {
+		ownPid = "yes"
+	}
+	return detach(daemonLoop, s.env, s.unprivileged, append([]string{s.name, s.dir, s.log, ownPid}, s.argv...)...)
+}
+
+// detach runs loop in a shell of its own, started by one that exits, so
+// its $$ is its pid, it is nobody's child here, and it holds none of
+// run's output, which run reads to its end.
+func detach(loop string, env []string, unprivileged bool, args ...string) error {
+	outer := `loop=$1; shift; sh -c "$loop" sh "$@" </dev/null >/dev/null 2>&1 &`
+	cmd := exec.Command("sh", append([]string{"-c", outer, "sh", loop}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if unprivileged {
+		var err error
+		if cmd, err = daemon(cmd); err != nil {
+			return err
+		}
+	}
+	return run(cmd)
+}
+
+// stopSupervised stops s for good: NAME.stopped is written, the supervisor
+// ended (one caught between an exit and the restart cannot start s after
+// this), then s itself with sig, and both waited for.
+func stopSupervised(s supervised, sig syscall.Signal) error {
+	if err := endSupervisor(s.dir, s.name); err != nil {
+		return err
+	}
+	return stopPidFile(s.file(".pid"), sig)
+}
+
+// endSupervisor writes NAME.stopped in dir and ends NAME's supervisor.
+func endSupervisor(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".stopped"), nil, 0o644); err != nil {
+		return err
+	}
+	return stopPidFile(filepath.Join(dir, name+".supervisor.pid"), syscall.SIGTERM)
+}
+
+// killSupervised ends s with SIGKILL, as a crash would, and returns the
+// time just before the signal; its supervisor starts it again.
+func killSupervised(s supervised) (time.Time, error) {
+	pid, err := readPid(s.file(".pid"))
+	if err != nil {
+		return time.Time{}, err
+	}
+	sent := time.Now()
+	return sent, syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// Crash is one exit of a supervised part that its supervisor did not
+// expect, and when it started again (zero if it has not).
+type Crash struct {
+	At, Restarted time.Time
+	Exit          string
+}
+
+// crashes reads NAME.supervisor.log in dir.
+func crashes(dir, name string) ([]Crash, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name+".supervisor.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var all []Crash
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		nanos, what, _ := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(nanos, 10, 64)
+		if err != nil {
+			continue
+		}
+		at := time.Unix(0, n)
+		switch {
+		case strings.HasPrefix(what, "exited"):
+			all = append(all, Crash{At: at, Exit: strings.TrimPrefix(what, "exited ")})
+		case what == "started" && len(all) > 0 && all[len(all)-1].Restarted.IsZero():
+			all[len(all)-1].Restarted = at
+		}
+	}
+	return all, nil
+}
+
+func readPid(file string) (int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	// PostgreSQL's postmaster.pid has more lines; the pid is the first.
+	first, _, _ := strings.Cut(string(b), "\n")
+	return strconv.Atoi(strings.TrimSpace(first))
+}
+
+// stopPidFile signals the process in file and waits up to a minute until
+// it has gone; no file, or a process already gone, is no error.
+func stopPidFile(file string, sig syscall.Signal) error {
+	pid, err := readPid(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, sig); errors.Is(err, syscall.ESRCH) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if !alive(pid) {
+			return nil
+		}
+	}
+	return fmt.Errorf("process %d (%s) still running a minute after %v", pid, file, sig)
+}
+
+// alive says whether process pid runs. A zombie does not: a daemon whose
+// parent has gone is reaped by init, which here may take a second or two.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command's name in parentheses: "pid (comm) S ...".
+	_, rest, ok := strings.Cut(string(b), ") ")
+	return !ok || !strings.HasPrefix(rest, "Z")
+}

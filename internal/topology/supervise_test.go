@@ -1,0 +1,68 @@
+package topology
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSupervisor: a supervised process killed with SIGKILL is started
+// again by its supervisor, which logs the exit and the start; once
+// stopped, the process and its supervisor are gone and nothing starts it
+// again.
+func TestSupervisor(t *testing.T) {
+	dir := t.TempDir()
+	s := supervised{name: "sleeper", dir: dir, log: filepath.Join(dir, "sleeper.log"), argv: []string{"sleep", "600"}}
+	if err := startSupervised(s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopSupervised(s, syscall.SIGKILL) })
+	first := awaitLivePid(t, s.file(".pid"), 0)
+	if _, err := killSupervised(s); err != nil {
+		t.Fatal(err)
+	}
+	second := awaitLivePid(t, s.file(".pid"), first)
+	all, err := crashes(dir, s.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[0].Exit != "137" || all[0].Restarted.Before(all[0].At) {
+		t.Fatalf("crashes %+v, want one exit 137 and a start after it", all)
+	}
+	supervisor, err := readPid(s.file(".supervisor.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stopSupervised(s, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range []int{second, supervisor} {
+		if alive(pid) {
+			t.Errorf("pid %d still runs after the stop", pid)
+		}
+	}
+	// Longer than the supervisor's wait before a restart.
+	time.Sleep(1500 * time.Millisecond)
+	if pid, err := readPid(s.file(".pid")); err != nil || pid != second {
+		t.Errorf("pid file holds %d (%v) after the stop, want %d: started again", pid, err, second)
+	}
+	if b, _ := os.ReadFile(s.file(".supervisor.log")); len(b) == 0 {
+		t.Error("empty supervisor log")
+	}
+}
+
+// awaitLivePid waits until file holds the pid of a running process other
+// than not, and returns it.
+func awaitLivePid(t *testing.T, file string, not int) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		pid, err := readPid(file)
+		if err == nil && pid != not && alive(pid) {
+			return pid
+		}
+	}
+	t.Fatalf("no running process other than %d in %s", not, file)
+	return 0
+}
