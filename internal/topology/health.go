@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -91,20 +92,24 @@ func (t *Topology) Status(ctx context.Context) []string {
 		name string
 		port int
 		more func() string
+		sup  supervised // the part's supervisor, if it has one
 	}{
-		{"PostgreSQL", PrimaryPort, func() string { return clusterState(ctx, PrimaryURL()) }},
-		{"PostgreSQL", StandbyPort, func() string { return clusterState(ctx, StandbyURL()) }},
-		{"PostgreSQL restored", RestorePort, func() string { return clusterState(ctx, restoreCluster.url()) }},
-		{"PgBouncer", PgBouncerPort, func() string { return "" }},
-		{"HAProxy REST", RESTPort, func() string { return "" }},
-		{"HAProxy gRPC", GRPCPort, func() string { return "" }},
-		{"HAProxy stats", StatsPort, haproxyState},
-		{"Prometheus", PrometheusPort, firingAlerts(ctx)},
-		{"Jaeger", JaegerQueryPort, func() string { return "" }},
+		{"PostgreSQL", PrimaryPort, func() string { return clusterState(ctx, PrimaryURL()) }, supervised{}},
+		{"PostgreSQL", StandbyPort, func() string { return clusterState(ctx, StandbyURL()) }, supervised{}},
+		{"PostgreSQL restored", RestorePort, func() string { return clusterState(ctx, restoreCluster.url()) }, supervised{}},
+		{"PgBouncer", PgBouncerPort, func() string { return "" }, t.pgbouncer()},
+		{"HAProxy REST", RESTPort, func() string { return "" }, t.haproxy()},
+		{"HAProxy gRPC", GRPCPort, func() string { return "" }, supervised{}},
+		{"HAProxy stats", StatsPort, haproxyState, supervised{}},
+		{"Prometheus", PrometheusPort, firingAlerts(ctx), t.prometheus()},
+		{"Jaeger", JaegerQueryPort, func() string { return "" }, t.jaeger("")},
 	} {
 		state := "down"
 		if listening(l.port) {
-			state = "listening " + l.more()
+			state = strings.TrimSpace("listening " + l.more())
+		}
+		if l.sup.name != "" {
+			state += "; " + supervisorState(l.sup.dir, l.sup.name)
 		}
 		lines = append(lines, fmt.Sprintf("  %-20s %-16s %s", l.name, addr(l.port), state))
 	}
@@ -115,9 +120,28 @@ func (t *Topology) Status(ctx context.Context) []string {
 		} else if listening(RESTPort + i) {
 			state = "not ready"
 		}
+		state += "; " + supervisorState(t.path(replicasDir), ReplicaName(i))
 		lines = append(lines, fmt.Sprintf("  %-20s %-16s %s", ReplicaName(i), addr(RESTPort+i), state))
 	}
 	return lines
+}
+
+// supervisorState says whether NAME's supervisor in dir runs, and how
+// often it has started NAME again, from its log.
+func supervisorState(dir, name string) string {
+	state := "no supervisor"
+	if pid, err := readPid(filepath.Join(dir, name+".supervisor.pid")); err == nil && alive(pid) {
+		state = "supervised"
+	}
+	all, err := crashes(dir, name)
+	if err != nil {
+		return state + " (" + err.Error() + ")"
+	}
+	if len(all) > 0 {
+		last := all[len(all)-1]
+		state += fmt.Sprintf(", %d unexpected exits (the last %s, exit %s)", len(all), last.At.Format(time.DateTime), last.Exit)
+	}
+	return state
 }
 
 func haproxyState() string {

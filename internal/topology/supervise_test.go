@@ -1,8 +1,8 @@
 package topology
 
 import (
-	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +31,9 @@ func TestSupervisor(t *testing.T) {
 	if len(all) != 1 || all[0].Exit != "137" || all[0].Restarted.Before(all[0].At) {
 		t.Fatalf("crashes %+v, want one exit 137 and a start after it", all)
 	}
+	if got := supervisorState(dir, s.name); !strings.HasPrefix(got, "supervised, 1 unexpected exits") || !strings.HasSuffix(got, "exit 137)") {
+		t.Errorf("state %q, want supervised with one exit, 137", got)
+	}
 	supervisor, err := readPid(s.file(".supervisor.pid"))
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +51,8 @@ func TestSupervisor(t *testing.T) {
 	if pid, err := readPid(s.file(".pid")); err != nil || pid != second {
 		t.Errorf("pid file holds %d (%v) after the stop, want %d: started again", pid, err, second)
 	}
-	if b, _ := os.ReadFile(s.file(".supervisor.log")); len(b) == 0 {
-		t.Error("empty supervisor log")
+	if got := supervisorState(dir, s.name); !strings.HasPrefix(got, "no supervisor, 1 unexpected exits") {
+		t.Errorf("state after the stop %q, want no supervisor, and the one exit", got)
 	}
 }
 
