@@ -181,20 +181,24 @@ func pairRows(name, label, setup string, runs [2][]loadResult, err error) []resu
 		}
 		return []result{direct, pooled}
 	}
-	var med [2]loadResult
-	for i, row := range []*result{&direct, &pooled} {
-		var all string
-		med[i], all = medianLoad(runs[i])
-		row.median, row.p99, row.throughput = med[i].latency.median, med[i].latency.p99, med[i].throughput()
-		row.note = loadNote(med[i]) + all
-	}
-	pooled.floor = fmt.Sprintf("%.0f/s", direct.throughput)
-	if direct.throughput > 0 {
-		pooled.ratio = pooled.throughput / direct.throughput
-	}
+	againstMedian(&direct, &pooled, runs)
 	pooled.note = "PgBouncer 1.18, " + setup + "; the floor column is the direct runs' and the ratio is " +
 		"this row's throughput over it, from runs interleaved in one bench run. " + pooled.note
 	return []result{direct, pooled}
+}
+
+// againstMedian fills base's row and row's from the runs of median
+// throughput of runs[0] and runs[1], with row's ratio to base.
+func againstMedian(base, row *result, runs [2][]loadResult) {
+	for i, r := range []*result{base, row} {
+		med, all := medianLoad(runs[i])
+		r.median, r.p99, r.throughput = med.latency.median, med.latency.p99, med.throughput()
+		r.note = loadNote(med) + all
+	}
+	row.floor = fmt.Sprintf("%.0f/s", base.throughput)
+	if base.throughput > 0 {
+		row.ratio = row.throughput / base.throughput
+	}
 }
 
 // medianLoad is the run of median throughput, and all of them as text.

@@ -88,17 +88,7 @@ func tracingScenario(ctx context.Context, h *harness) ([]result, error) {
 func tracedRows(name, sampling string, runs [2][]loadResult) []result {
 	untraced := result{name: name + ", untraced"}
 	traced := result{name: name + ", traced, " + sampling}
-	var med [2]loadResult
-	for i, row := range []*result{&untraced, &traced} {
-		var all string
-		med[i], all = medianLoad(runs[i])
-		row.median, row.p99, row.throughput = med[i].latency.median, med[i].latency.p99, med[i].throughput()
-		row.note = loadNote(med[i]) + all
-	}
-	traced.floor = fmt.Sprintf("%.0f/s", untraced.throughput)
-	if untraced.throughput > 0 {
-		traced.ratio = traced.throughput / untraced.throughput
-	}
+	againstMedian(&untraced, &traced, runs)
 	traced.note = "The floor column is the untraced runs' and the ratio is this row's throughput over it, " +
 		"from runs interleaved in one bench run; the spans go over OTLP/HTTP to a sink in the bench's process. " + traced.note
 	return []result{untraced, traced}

@@ -104,6 +104,22 @@ func endSupervisor(dir, name string) error {
 	return stopPidFile(filepath.Join(dir, name+".supervisor.pid"), syscall.SIGTERM)
 }
 
+// endSupervisors ends every supervisor whose pid file is in a folder of
+// dir (each part's folder).
+func endSupervisors(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.supervisor.pid"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".supervisor.pid")
+		if err := endSupervisor(filepath.Dir(f), name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // killSupervised ends s with SIGKILL, as a crash would, and returns the
 // time just before the signal; its supervisor starts it again.
 func killSupervised(s supervised) (time.Time, error) {

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -68,4 +69,29 @@ func awaitLivePid(t *testing.T, file string, not int) int {
 	}
 	t.Fatalf("no running process other than %d in %s", not, file)
 	return 0
+}
+
+// TestEndSupervisors: the supervisors of a folder's parts are ended, so
+// nothing starts a part again after the folder is removed.
+func TestEndSupervisors(t *testing.T) {
+	dir := t.TempDir()
+	s := supervised{name: "sleeper", dir: filepath.Join(dir, "part"), log: os.DevNull, argv: []string{"sleep", "600"}}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := startSupervised(s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopSupervised(s, syscall.SIGKILL) })
+	awaitLivePid(t, s.file(".pid"), 0)
+	supervisor, err := readPid(s.file(".supervisor.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := endSupervisors(dir); err != nil {
+		t.Fatal(err)
+	}
+	if alive(supervisor) {
+		t.Errorf("supervisor %d still runs", supervisor)
+	}
 }

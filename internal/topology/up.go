@@ -17,6 +17,11 @@ func (t *Topology) Up(ctx context.Context) error {
 	if running := t.running(); len(running) > 0 {
 		return fmt.Errorf("the topology in %s is running already (%v): make topology-down first", t.Dir, running)
 	}
+	// Supervisors left by a run that ended without Down (its process
+	// killed) would start their parts again into the new folder.
+	if err := endSupervisors(t.Dir); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(t.Dir); err != nil {
 		return err
 	}
