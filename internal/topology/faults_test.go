@@ -38,6 +38,8 @@ func killReplica(t *testing.T, top *Topology, l *load, recv *receiver, acct acco
 		err := top.LoseReplicaHost(victim)
 		if err != nil {
 			t.Error(err)
+			victim = 0 // not killed: its supervisor would start it again
+			return
 		}
 		if killing, err = top.KillReplica(victim); err != nil {
 			t.Error(err)
@@ -122,7 +124,12 @@ func crashedReplica(t *testing.T, top *Topology, l *load, recv *receiver) {
 	if err != nil {
 		t.Error(err)
 	}
+	crashes = crashesSince(crashes, killing)
 	_, notFired := downAlert.firedAt()
+	// Not fired must mean not seen firing, not that Prometheus was out of reach.
+	if _, err := Alerts(context.Background()); err != nil {
+		t.Errorf("Prometheus: %v", err)
+	}
 	t.Logf("figures: a crashed replica: replica %d killed; its ports refused connections %v after the signal; ready again %.1f s after the kill and back in HAProxy %.1f s after it, started by its supervisor (%d crash logged: %+v); under the load: %v; %d failed requests were in flight at the kill; imports: %d lost, %d called back twice; JobboardReplicaDown fired: %v",
 		victim, gone.Sub(killing).Round(time.Microsecond), ready.Sub(killing).Seconds(), back.Sub(killing).Seconds(), len(crashes), crashes, s, inFlight, lost, twice, notFired == nil)
 	if len(crashes) != 1 || crashes[0].Exit != "137" || crashes[0].Restarted.IsZero() {
@@ -629,6 +636,7 @@ func killedDaemons(t *testing.T, top *Topology) {
 		if err != nil {
 			t.Error(err)
 		}
+		all = crashesSince(all, killed)
 		t.Logf("figures: supervised daemons: %s killed; port %d refused connections %v after the signal and listened again %.1f s after it; its supervisor logged %+v",
 			d.s.name, d.port, gone.Sub(killed).Round(time.Millisecond), back.Sub(killed).Seconds(), all)
 		if len(all) != 1 || all[0].Exit != "137" || all[0].Restarted.IsZero() {
@@ -641,4 +649,9 @@ func killedDaemons(t *testing.T, top *Topology) {
 	// The restarted Prometheus and exporter are scraped within a few rounds.
 	time.Sleep(3 * ScrapeEvery)
 	checkScraped(t)
+}
+
+// crashesSince are those of all from t on: a scenario's own.
+func crashesSince(all []Crash, t time.Time) []Crash {
+	return slices.DeleteFunc(all, func(c Crash) bool { return c.At.Before(t) })
 }

@@ -113,6 +113,13 @@ func (t *Topology) Status(ctx context.Context) []string {
 		}
 		lines = append(lines, fmt.Sprintf("  %-20s %-16s %s", l.name, addr(l.port), state))
 	}
+	for _, e := range t.exporters() {
+		state := "down"
+		if listening(e.port) {
+			state = "listening"
+		}
+		lines = append(lines, fmt.Sprintf("  %-20s %-16s %s; %s", e.name, addr(e.port), state, supervisorState(t.path(exportersDir), e.name)))
+	}
 	for i := 1; i <= Replicas; i++ {
 		state := "down"
 		if err := WaitReady(ReplicaRESTURL(i), time.Millisecond); err == nil {
@@ -130,7 +137,8 @@ func (t *Topology) Status(ctx context.Context) []string {
 // often it has started NAME again, from its log.
 func supervisorState(dir, name string) string {
 	state := "no supervisor"
-	if pid, err := readPid(filepath.Join(dir, name+".supervisor.pid")); err == nil && alive(pid) {
+	file := filepath.Join(dir, name+".supervisor.pid")
+	if pid, err := readPid(file); err == nil && alive(pid) && wrote(pid, file) {
 		state = "supervised"
 	}
 	all, err := crashes(dir, name)

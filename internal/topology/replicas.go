@@ -142,18 +142,28 @@ const replicasDir = "replicas"
 // or the container exited 0 (it was told to stop), starts it again a
 // second later. Podman's own restart policy is not used: Debian 12's
 // podman (4.3) may start a container with one again after a podman stop
-// (podman#17069, fixed in 4.4), which would undo a drain.
+// (podman#17069, fixed in 4.4), which would undo a drain. podman wait runs
+// in the background, so that a stop's SIGTERM ends the loop at once; one
+// that lands during a podman start waits for it (the trap runs after it),
+// so the stop that follows finds the container started, not starting.
 const replicaLoop = `name=$1 dir=$2; shift 2
-echo $$ >"$dir/$name.supervisor.pid"
+trap 'kill $! 2>/dev/null; rm -f "$dir/$name.supervisor.pid"; exit 0' TERM
+echo $$ >"$dir/$name.supervisor.tmp" && mv "$dir/$name.supervisor.tmp" "$dir/$name.supervisor.pid"
 echo "$(date +%s%N) started" >>"$dir/$name.supervisor.log"
 while [ ! -e "$dir/$name.stopped" ]; do
-  code=$("$@" wait --interval 500ms "$name") || break
+  "$@" wait --interval 500ms "$name" >"$dir/$name.exit" 2>>"$dir/$name.supervisor.log" &
+  if ! wait $!; then
+    echo "$(date +%s%N) gave up: podman wait failed" >>"$dir/$name.supervisor.log"
+    break
+  fi
+  code=$(cat "$dir/$name.exit")
   [ -e "$dir/$name.stopped" ] || [ "$code" = 0 ] && break
   echo "$(date +%s%N) exited $code" >>"$dir/$name.supervisor.log"
   sleep 1
   [ -e "$dir/$name.stopped" ] && break
   "$@" start "$name" >/dev/null 2>&1 && echo "$(date +%s%N) started" >>"$dir/$name.supervisor.log"
-done`
+done
+rm -f "$dir/$name.supervisor.pid"`
 
 // superviseReplica starts replica i's supervisor.
 func (t *Topology) superviseReplica(i int) error {

@@ -13,13 +13,15 @@ import (
 )
 
 // Every long-running part of the topology runs under a supervisor, as an
-// operator's would under systemd (Restart=always, RestartSec=1s): a shell
-// loop of its own, detached from the command that starts it, that starts
-// the part again a second after an exit nobody asked for. A stop asks by
-// writing NAME.stopped beside the part's files first. Each supervisor
+// operator's would under systemd: a shell loop of its own, detached from
+// the command that starts it, that starts the part again a second after an
+// exit nobody asked for (the daemons' daemonLoop: Restart=always,
+// RestartSec=1s; the replicas' replicaLoop, in replicas.go:
+// Restart=on-failure). A stop asks by writing NAME.stopped beside the
+// part's files, then ends the supervisor with SIGTERM. Each supervisor
 // records what it sees in NAME.supervisor.log, a line each: the Unix time
 // in nanoseconds, then "started" or "exited CODE". Its pid is in
-// NAME.supervisor.pid.
+// NAME.supervisor.pid while it runs.
 
 // supervised is one daemon run under daemonLoop.
 type supervised struct {
@@ -40,22 +42,32 @@ type supervised struct {
 func (s supervised) file(suffix string) string { return filepath.Join(s.dir, s.name+suffix) }
 
 // daemonLoop runs "$@" (after the name, folder, log and whether it writes
-// its own pid file) until NAME.stopped appears.
+// its own pid file) until NAME.stopped appears. A stop ends the loop with
+// SIGTERM, which it traps: it ends the process it started last too (so a
+// stop that lands between a start and its pid file leaves nothing
+// running), removes its own pid file and exits. Pid files are written
+// whole, by a rename.
 const daemonLoop = `name=$1 dir=$2 log=$3 ownpid=$4; shift 4
-echo $$ >"$dir/$name.supervisor.pid"
+trap 'kill $! 2>/dev/null; rm -f "$dir/$name.supervisor.pid"; exit 0' TERM
+echo $$ >"$dir/$name.supervisor.tmp" && mv "$dir/$name.supervisor.tmp" "$dir/$name.supervisor.pid"
 while [ ! -e "$dir/$name.stopped" ]; do
   echo "$(date +%s%N) started" >>"$dir/$name.supervisor.log"
   "$@" >>"$log" 2>&1 </dev/null &
-  [ "$ownpid" = yes ] || echo $! >"$dir/$name.pid"
+  [ "$ownpid" = yes ] || { echo $! >"$dir/$name.tmp" && mv "$dir/$name.tmp" "$dir/$name.pid"; }
   wait $!
   code=$?
   [ -e "$dir/$name.stopped" ] && break
   echo "$(date +%s%N) exited $code" >>"$dir/$name.supervisor.log"
   sleep 1
-done`
+done
+rm -f "$dir/$name.supervisor.pid"`
 
-// startSupervised starts s's supervisor, which starts s.
+// startSupervised starts s's supervisor, which starts s, after ending
+// one left running (a stop that failed half way).
 func startSupervised(s supervised) error {
+	if err := endSupervisor(s.dir, s.name); err != nil {
+		return err
+	}
 	if err := os.Remove(s.file(".stopped")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -95,13 +107,20 @@ func stopSupervised(s supervised, sig syscall.Signal) error {
 
 // endSupervisor writes NAME.stopped in dir and ends NAME's supervisor.
 func endSupervisor(dir, name string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil // nothing of it was ever started
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".stopped"), nil, 0o644); err != nil {
 		return err
 	}
 	return stopPidFile(filepath.Join(dir, name+".supervisor.pid"), syscall.SIGTERM)
+}
+
+func removeStale(file string) error {
+	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // endSupervisors ends every supervisor whose pid file is in a folder of
@@ -176,7 +195,9 @@ func readPid(file string) (int, error) {
 }
 
 // stopPidFile signals the process in file and waits up to a minute until
-// it has gone; no file, or a process already gone, is no error.
+// it has gone, then removes the file; no file, or a process already gone,
+// is no error. A process that started after the file was written holds a
+// reused pid (the file is stale, as after a reboot): it is not signalled.
 func stopPidFile(file string, sig syscall.Signal) error {
 	pid, err := readPid(file)
 	if errors.Is(err, os.ErrNotExist) {
@@ -185,17 +206,68 @@ func stopPidFile(file string, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
+	if !wrote(pid, file) {
+		return removeStale(file)
+	}
 	if err := syscall.Kill(pid, sig); errors.Is(err, syscall.ESRCH) {
-		return nil
+		return removeStale(file)
 	} else if err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if !alive(pid) {
-			return nil
+			return removeStale(file)
 		}
 	}
 	return fmt.Errorf("process %d (%s) still running a minute after %v", pid, file, sig)
+}
+
+// wrote says whether process pid runs and started before file was last
+// written (a second's leeway for the clocks' steps): the process the file
+// was written for, rather than a later one given the same pid.
+func wrote(pid int, file string) bool {
+	info, err := os.Stat(file)
+	if err != nil {
+		return false
+	}
+	started, err := processStart(pid)
+	return err == nil && !started.After(info.ModTime().Add(time.Second))
+}
+
+// processStart is when process pid started: field 22 of /proc/PID/stat,
+// in clock ticks (USER_HZ, 100 on Linux) after the boot, whose time
+// /proc/stat gives.
+func processStart(pid int) (time.Time, error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	end := strings.LastIndex(string(stat), ") ")
+	if end < 0 {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(stat)[end+2:]) // from field 3, the state
+	if len(fields) < 20 {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
+	}
+	ticks, err := strconv.ParseInt(fields[19], 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	machine, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, line := range strings.Split(string(machine), "\n") {
+		if btime, ok := strings.CutPrefix(line, "btime "); ok {
+			boot, err := strconv.ParseInt(btime, 10, 64)
+			if err != nil {
+				return time.Time{}, err
+			}
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond), nil
+		}
+	}
+	return time.Time{}, errors.New("/proc/stat: no btime")
 }
 
 // alive says whether process pid runs. A zombie does not: a daemon whose
@@ -208,7 +280,8 @@ func alive(pid int) bool {
 	if err != nil {
 		return false
 	}
-	// The state follows the command's name in parentheses: "pid (comm) S ...".
-	_, rest, ok := strings.Cut(string(b), ") ")
-	return !ok || !strings.HasPrefix(rest, "Z")
+	// The state follows the command's name in parentheses, "pid (comm) S
+	// ...", and the name may hold ") " itself.
+	end := strings.LastIndex(string(b), ") ")
+	return end < 0 || !strings.HasPrefix(string(b)[end+2:], "Z")
 }

@@ -1,8 +1,11 @@
 package topology
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,8 +52,8 @@ func TestSupervisor(t *testing.T) {
 	}
 	// Longer than the supervisor's wait before a restart.
 	time.Sleep(1500 * time.Millisecond)
-	if pid, err := readPid(s.file(".pid")); err != nil || pid != second {
-		t.Errorf("pid file holds %d (%v) after the stop, want %d: started again", pid, err, second)
+	if pid, err := readPid(s.file(".pid")); err == nil && alive(pid) {
+		t.Errorf("pid file holds %d, running, after the stop: started again", pid)
 	}
 	if got := supervisorState(dir, s.name); !strings.HasPrefix(got, "no supervisor, 1 unexpected exits") {
 		t.Errorf("state after the stop %q, want no supervisor, and the one exit", got)
@@ -93,5 +96,56 @@ func TestEndSupervisors(t *testing.T) {
 	}
 	if alive(supervisor) {
 		t.Errorf("supervisor %d still runs", supervisor)
+	}
+}
+
+// TestStopPidFile: the process a pid file was written for is stopped and
+// the file removed; a process that started after the file was written
+// holds a reused pid, and is left alone while the stale file is removed.
+func TestStopPidFile(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		writtenAt time.Duration // the file's time, from the process's start
+		stopped   bool
+	}{
+		{"written after the start", time.Second, true},
+		{"written an hour before the start", -time.Hour, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command("sleep", "600")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			file := filepath.Join(t.TempDir(), "sleep.pid")
+			if err := os.WriteFile(file, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			started, err := processStart(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(file, time.Time{}, started.Add(tt.writtenAt)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			if err := stopPidFile(file, syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+				if !tt.stopped {
+					t.Error("a process with a reused pid was stopped")
+				}
+			case <-time.After(500 * time.Millisecond):
+				if tt.stopped {
+					t.Error("the process is still running")
+				}
+			}
+			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("pid file still there (%v)", err)
+			}
+		})
 	}
 }
