@@ -137,8 +137,7 @@ func (t *Topology) Status(ctx context.Context) []string {
 // often it has started NAME again, from its log.
 func supervisorState(dir, name string) string {
 	state := "no supervisor"
-	file := filepath.Join(dir, name+".supervisor.pid")
-	if pid, err := readPid(file); err == nil && alive(pid) && wrote(pid, file) {
+	if _, err := livePid(filepath.Join(dir, name+".supervisor.pid")); err == nil {
 		state = "supervised"
 	}
 	all, err := crashes(dir, name)

@@ -94,7 +94,7 @@ func (t *Topology) RepointPgBouncer(port int) error {
 	if err := t.writePgBouncerConfig(port); err != nil {
 		return err
 	}
-	pid, err := readPid(t.path(pgbouncerDir, "pgbouncer.pid"))
+	pid, err := livePid(t.path(pgbouncerDir, "pgbouncer.pid"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // between a crash and its restart: it starts with the new configuration
 	}

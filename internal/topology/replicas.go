@@ -205,7 +205,7 @@ func (t *Topology) RestartReplica(i int) error {
 // the replica's host would, so nothing starts the replica again when it
 // is killed.
 func (t *Topology) LoseReplicaHost(i int) error {
-	pid, err := readPid(t.path(replicasDir, ReplicaName(i)+".supervisor.pid"))
+	pid, err := livePid(t.path(replicasDir, ReplicaName(i)+".supervisor.pid"))
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ func endSupervisors(dir string) error {
 // killSupervised ends s with SIGKILL, as a crash would, and returns the
 // time just before the signal; its supervisor starts it again.
 func killSupervised(s supervised) (time.Time, error) {
-	pid, err := readPid(s.file(".pid"))
+	pid, err := livePid(s.file(".pid"))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -195,19 +195,15 @@ func readPid(file string) (int, error) {
 }
 
 // stopPidFile signals the process in file and waits up to a minute until
-// it has gone, then removes the file; no file, or a process already gone,
-// is no error. A process that started after the file was written holds a
-// reused pid (the file is stale, as after a reboot): it is not signalled.
+// it has gone, then removes the file; no file, or a process already gone
+// or never the file's (livePid), is no error and is not signalled.
 func stopPidFile(file string, sig syscall.Signal) error {
-	pid, err := readPid(file)
+	pid, err := livePid(file)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return removeStale(file)
 	}
 	if err != nil {
 		return err
-	}
-	if !wrote(pid, file) {
-		return removeStale(file)
 	}
 	if err := syscall.Kill(pid, sig); errors.Is(err, syscall.ESRCH) {
 		return removeStale(file)
@@ -222,66 +218,67 @@ func stopPidFile(file string, sig syscall.Signal) error {
 	return fmt.Errorf("process %d (%s) still running a minute after %v", pid, file, sig)
 }
 
-// wrote says whether process pid runs and started before file was last
-// written (a second's leeway for the clocks' steps): the process the file
-// was written for, rather than a later one given the same pid.
-func wrote(pid int, file string) bool {
+// livePid is the pid in file if that process runs and started before the
+// file was last written (a second's leeway for the clocks' steps);
+// otherwise an error that is os.ErrNotExist: no file, the process gone,
+// or a later process given the same pid (the file is stale, as after a
+// reboot), which must never be signalled.
+func livePid(file string) (int, error) {
+	pid, err := readPid(file)
+	if err != nil {
+		return 0, err
+	}
 	info, err := os.Stat(file)
 	if err != nil {
-		return false
+		return 0, err
 	}
-	started, err := processStart(pid)
-	return err == nil && !started.After(info.ModTime().Add(time.Second))
-}
-
-// processStart is when process pid started: field 22 of /proc/PID/stat,
-// in clock ticks (USER_HZ, 100 on Linux) after the boot, whose time
-// /proc/stat gives.
-func processStart(pid int) (time.Time, error) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return time.Time{}, err
+	if state, started, err := procStat(pid); err != nil || state == "Z" || started.After(info.ModTime().Add(time.Second)) {
+		return 0, fmt.Errorf("%s: no process %d of its own: %w", file, pid, os.ErrNotExist)
 	}
-	end := strings.LastIndex(string(stat), ") ")
-	if end < 0 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(stat)[end+2:]) // from field 3, the state
-	if len(fields) < 20 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
-	}
-	ticks, err := strconv.ParseInt(fields[19], 10, 64)
-	if err != nil {
-		return time.Time{}, err
-	}
-	machine, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}, err
-	}
-	for _, line := range strings.Split(string(machine), "\n") {
-		if btime, ok := strings.CutPrefix(line, "btime "); ok {
-			boot, err := strconv.ParseInt(btime, 10, 64)
-			if err != nil {
-				return time.Time{}, err
-			}
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond), nil
-		}
-	}
-	return time.Time{}, errors.New("/proc/stat: no btime")
+	return pid, nil
 }
 
 // alive says whether process pid runs. A zombie does not: a daemon whose
 // parent has gone is reaped by init, which here may take a second or two.
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	state, _, err := procStat(pid)
+	return err == nil && state != "Z"
+}
+
+// procStat reads process pid's state and when it started from
+// /proc/PID/stat: fields 3 and 22, the start in clock ticks (USER_HZ, 100
+// on Linux) after the boot, whose time /proc/stat gives.
+func procStat(pid int) (state string, started time.Time, err error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false
+		return "", time.Time{}, err
 	}
-	// The state follows the command's name in parentheses, "pid (comm) S
+	// The fields follow the command's name in parentheses, "pid (comm) S
 	// ...", and the name may hold ") " itself.
-	end := strings.LastIndex(string(b), ") ")
-	return end < 0 || !strings.HasPrefix(string(b)[end+2:], "Z")
+	end := strings.LastIndex(string(stat), ") ")
+	if end < 0 {
+		return "", time.Time{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(stat)[end+2:]) // from field 3
+	if len(fields) < 20 {
+		return "", time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
+	}
+	ticks, err := strconv.ParseInt(fields[19], 10, 64)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	machine, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	for _, line := range strings.Split(string(machine), "\n") {
+		if btime, ok := strings.CutPrefix(line, "btime "); ok {
+			boot, err := strconv.ParseInt(btime, 10, 64)
+			if err != nil {
+				return "", time.Time{}, err
+			}
+			return fields[0], time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond), nil
+		}
+	}
+	return "", time.Time{}, errors.New("/proc/stat: no btime")
 }

@@ -121,7 +121,7 @@ func TestStopPidFile(t *testing.T) {
 			if err := os.WriteFile(file, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			started, err := processStart(cmd.Process.Pid)
+			_, started, err := procStat(cmd.Process.Pid)
 			if err != nil {
 				t.Fatal(err)
 			}
