@@ -40,8 +40,17 @@ func CompareRoute(local, remote, server, client netip.AddrPort) Route {
 	return compareRoute(local, remote, serverSide{server: server, client: client})
 }
 
-// ListJobsPageQuery is the query of ListJobsPage, whose plan a test reads.
-var ListJobsPageQuery = listJobsPage
+// The queries of the jobs list's pages, whose plans a test reads, with
+// their arguments after the account's id: ListJobsPage's, JobPageCuts' and
+// EachJobInRange's.
+var JobsListQueries = []struct {
+	Name, Query string
+	Args        []any
+}{
+	{"ListJobsPage", listJobsPage, []any{0, 1000, 1 << 20}},
+	{"JobPageCuts", jobPageCuts, []any{10_000, 2 << 20, 20_000, 0}},
+	{"EachJobInRange", jobsInRange, []any{0, 1 << 40}},
+}
 
 // SetBeforeCountBackfill sets the hook run before each account's counts
 // are filled after migration 0015; nil removes it.

@@ -138,6 +138,78 @@ func (s *Store) EachJobOfPage(ctx context.Context, accountID, after int64, limit
 	return more, nil
 }
 
+// jobPageCuts cuts the account's first $4 active jobs after id $5, in id order, into
+// pages of at most $2 jobs whose sizes add up to about $3 bytes (a page
+// ends with the job that crosses a multiple of $3, so it holds less than $3
+// bytes plus one job), and returns the last id of each page. One pass over
+// the jobs' sizes plans the whole list: a page that weighs its own jobs
+// weighs every job after it too, as its size cannot be known before, so a
+// list of three pages weighed its 10,000 jobs three times (10,000, 6,200 and
+// 2,500 rows: 55-74 ms by psql where one select of them all took 26-30 ms);
+// planned once, then read by id ranges, 38-43 ms.
+var jobPageCuts = `SELECT max(id), count(*) FROM (
+	SELECT id, (sum(size) OVER w - size) / $3 AS by_bytes, (row_number() OVER w - 1) / $2 AS by_count
+	FROM (SELECT id, ` + jobSize + ` AS size FROM jobs WHERE ` + activeJobOf + ` = $1 AND id > $5 ORDER BY id LIMIT $4) c
+	WINDOW w AS (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+) p GROUP BY by_bytes, by_count ORDER BY 1`
+
+// JobPageCuts plans the reading of the account's list after the job with
+// id after in pages (for EachJobInRange): the last id of each page of at
+// most maxJobs jobs and about maxBytes bytes, over the first planJobs
+// active jobs. whole says the plan covers every active job; otherwise the
+// jobs after the last cut are left to EachJobOfPage.
+func (s *Store) JobPageCuts(ctx context.Context, accountID, after int64, maxJobs, maxBytes, planJobs int) (cuts []int64, whole bool, err error) {
+	rows, err := s.db.QueryContext(ctx, jobPageCuts, accountID, maxJobs, maxBytes, planJobs, after)
+	if err != nil {
+		return nil, false, fmt.Errorf("plan the jobs list: %w", err)
+	}
+	defer rows.Close()
+	var planned int
+	for rows.Next() {
+		var id int64
+		var jobs int
+		if err := rows.Scan(&id, &jobs); err != nil {
+			return nil, false, fmt.Errorf("plan the jobs list: %w", err)
+		}
+		cuts = append(cuts, id)
+		planned += jobs
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("plan the jobs list: %w", err)
+	}
+	// A plan of planJobs jobs may have stopped short of the last.
+	return cuts, planned < planJobs, nil
+}
+
+// jobsInRange are the account's active jobs with ids after $2 through $3.
+var jobsInRange = jobSelect + ` WHERE ` + activeJobOf + ` = $1 AND id > $2 AND id <= $3 ORDER BY id`
+
+// EachJobInRange reads the account's active jobs with ids after after
+// through through, in id order, handing each to each as its row arrives
+// (read into the same place each time: each copies what it keeps). It
+// stops at each's first error, which it returns.
+func (s *Store) EachJobInRange(ctx context.Context, accountID, after, through int64, each func(*Job) error) error {
+	rows, err := s.db.QueryContext(ctx, jobsInRange, accountID, after, through)
+	if err != nil {
+		return fmt.Errorf("list jobs after %d through %d: %w", after, through, err)
+	}
+	defer rows.Close()
+	var row Job
+	dest := jobScanDest(&row)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("list jobs after %d through %d: %w", after, through, err)
+		}
+		if err := each(&row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list jobs after %d through %d: %w", after, through, err)
+	}
+	return nil
+}
+
 // Job returns one active job of the account, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, accountID, id int64) (Job, error) {
 	var j Job

@@ -16,30 +16,7 @@ func TestListJobsPage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
-	acct := storetest.NewAccount(t, s, "a").AccountID
-	other := storetest.NewAccount(t, s, "b").AccountID
-	var jobs []store.JobFields
-	for i := range 12 {
-		j := job(fmt.Sprintf("J%02d", i))
-		if i%4 == 3 {
-			j.Description = strings.Repeat("d", 10_000) // a large job every fourth
-		}
-		jobs = append(jobs, j)
-	}
-	opts := store.UpsertOptions{MaxActive: 100, Today: day1}
-	if _, err := s.UpsertJobs(ctx, acct, jobs, opts); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.UpsertJobs(ctx, other, []store.JobFields{job("OTHER")}, opts); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DeleteJobsByReference(ctx, acct, []string{"J05"}); err != nil {
-		t.Fatal(err)
-	}
-	all, err := s.ListJobs(ctx, acct)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct, all := pagedAccount(t, s)
 
 	tests := []struct {
 		name      string
@@ -92,5 +69,124 @@ func TestListJobsPage(t *testing.T) {
 	empty, err := s.ListJobsPage(ctx, acct, all[len(all)-1].ID, 10, 1<<20)
 	if err != nil || len(empty.Jobs) != 0 || empty.More {
 		t.Errorf("after the last job: %+v %v", empty, err)
+	}
+}
+
+// pagedAccount makes an account of 11 active jobs, every fourth of them
+// large, its fifth withdrawn, beside another account's job, and returns it
+// and its active jobs in id order.
+func pagedAccount(t *testing.T, s *store.Store) (int64, []store.Job) {
+	t.Helper()
+	ctx := context.Background()
+	acct := storetest.NewAccount(t, s, "a").AccountID
+	other := storetest.NewAccount(t, s, "b").AccountID
+	var jobs []store.JobFields
+	for i := range 12 {
+		j := job(fmt.Sprintf("J%02d", i))
+		if i%4 == 3 {
+			j.Description = strings.Repeat("d", 10_000) // a large job every fourth
+		}
+		jobs = append(jobs, j)
+	}
+	opts := store.UpsertOptions{MaxActive: 100, Today: day1}
+	if _, err := s.UpsertJobs(ctx, acct, jobs, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpsertJobs(ctx, other, []store.JobFields{job("OTHER")}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteJobsByReference(ctx, acct, []string{"J05"}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.ListJobs(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return acct, all
+}
+
+// TestJobPageCuts: the plan of a whole list cuts it where pages by count
+// and by size end, and reading its ranges reads every active job once, in
+// id order; a plan stopped short says so, and pages that weigh their own
+// jobs read the rest.
+func TestJobPageCuts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct, all := pagedAccount(t, s)
+	tests := []struct {
+		name                        string
+		skip                        int // the plan starts after so many jobs
+		maxJobs, maxBytes, planJobs int
+		wantSizes                   []int // jobs per planned page
+		wantWhole                   bool
+	}{
+		{"one page", 0, 100, 1 << 20, 100, []int{11}, true},
+		{"by count", 0, 4, 1 << 20, 100, []int{4, 4, 3}, true},
+		// Small jobs weigh 287 bytes, large ones 10,269 (J05 is withdrawn):
+		// a page ends before the job that starts past the next multiple of
+		// 1,000, so a large job ends its page, and the jobs that start
+		// within the same thousand share one: J00-J03 start before 1,000,
+		// J04-J07 in 11,000s, J08 at 21,973, J09-J11 in 22,000s.
+		{"by size", 0, 100, 1_000, 100, []int{4, 3, 1, 3}, true},
+		{"by size and count", 0, 2, 1_000, 100, []int{2, 2, 2, 1, 1, 2, 1}, true},
+		{"a plan of fewer jobs than the account's", 0, 4, 1 << 20, 6, []int{4, 2}, false},
+		{"a plan of exactly the account's jobs", 0, 100, 1 << 20, 11, []int{11}, false},
+		// After J02, sizes count from J03: J03 starts at 0, J04-J07 in
+		// 10,000s, J08-J11 in 21,000s.
+		{"after the first three jobs", 3, 100, 1_000, 100, []int{1, 3, 4}, true},
+		{"after the last job", 11, 100, 1_000, 100, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var after int64
+			if tt.skip > 0 {
+				after = all[tt.skip-1].ID
+			}
+			cuts, whole, err := s.JobPageCuts(ctx, acct, after, tt.maxJobs, tt.maxBytes, tt.planJobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if whole != tt.wantWhole {
+				t.Errorf("whole %v, want %v", whole, tt.wantWhole)
+			}
+			var got []store.Job
+			var sizes []int
+			for _, through := range cuts {
+				n := 0
+				err := s.EachJobInRange(ctx, acct, after, through, func(j *store.Job) error {
+					got, n = append(got, *j), n+1
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sizes, after = append(sizes, n), through
+			}
+			if fmt.Sprint(sizes) != fmt.Sprint(tt.wantSizes) {
+				t.Errorf("pages of %v jobs, want %v", sizes, tt.wantSizes)
+			}
+			if !whole { // the rest, as EachOfWholeListPage reads it
+				rest, err := s.ListJobsPage(ctx, acct, after, 100, 1<<20)
+				if err != nil || rest.More {
+					t.Fatalf("the rest: more %v, %v", rest.More, err)
+				}
+				got = append(got, rest.Jobs...)
+			}
+			want := all[tt.skip:]
+			if len(got) != len(want) {
+				t.Fatalf("%d jobs read, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID || got[i].Description != want[i].Description || got[i].PostedOn != want[i].PostedOn {
+					t.Errorf("job %d: %+v, want %+v", i, got[i].ID, want[i].ID)
+				}
+			}
+		})
+	}
+	other := storetest.NewAccount(t, s, "no jobs").AccountID
+	if cuts, whole, err := s.JobPageCuts(ctx, other, 0, 100, 1<<20, 100); err != nil || len(cuts) != 0 || !whole {
+		t.Errorf("an account without jobs: cuts %v, whole %v, %v", cuts, whole, err)
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
 
-// TestListJobsPagePlan: the jobs list of an account whose jobs are mostly
+// TestJobsListPlans: the jobs list of an account whose jobs are mostly
 // withdrawn reads the account's active jobs, not every account's jobs in
 // id order. Other accounts' jobs and the account's withdrawn ones are put
 // in by SQL, in the proportions the scale bench met (300 ms a page there).
-func TestListJobsPagePlan(t *testing.T) {
+func TestJobsListPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
@@ -40,7 +40,18 @@ func TestListJobsPagePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := s.DB().QueryContext(ctx, "EXPLAIN "+store.ListJobsPageQuery, acct, 0, 1000, 1<<20)
+	for _, q := range store.JobsListQueries {
+		text := planOf(t, s, q.Query, append([]any{acct}, q.Args...)...)
+		if strings.Contains(text, "jobs_pkey") || !strings.Contains(text, "jobs_listed_idx") {
+			t.Errorf("%s does not read the account's active jobs by jobs_listed_idx:\n%s", q.Name, text)
+		}
+	}
+}
+
+// planOf is the plan of query with args, its lines joined.
+func planOf(t *testing.T, s *store.Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +67,7 @@ func TestListJobsPagePlan(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Join(plan, "\n")
-	if strings.Contains(text, "jobs_pkey") || !strings.Contains(text, "jobs_listed_idx") {
-		t.Errorf("the page does not read the account's active jobs by jobs_listed_idx:\n%s", text)
-	}
+	return strings.Join(plan, "\n")
 }
 
 // TestUpsertPlansForAnAccountTheStatisticsMiss: a post to an account the
