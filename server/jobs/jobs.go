@@ -70,14 +70,17 @@ const (
 	// texts: a page answered over gRPC stays under the 4 MiB clients take by
 	// default, and a list streamed over REST holds one page at a time.
 	jobsPageBytes = 2 << 20
-	// wholeListPage is the most jobs a page of the whole list takes
-	// (EachOfWholeListPage); jobsPageBytes cuts it first unless the jobs are
-	// small. Each page costs PostgreSQL the start of a query (1.3 ms for
+	// wholeListPage is the most jobs a page of the whole list takes after
+	// its first (EachOfWholeListPage), which takes maxJobsPage;
+	// jobsPageBytes cuts it first unless the jobs are small. Each page costs PostgreSQL the start of a query (1.3 ms for
 	// 1,000 jobs in psql, against 10.5 ms for 10,000 in one), so the
 	// whole list reads few large pages: 10,000 jobs read 1,000 at a time
 	// took 138-156 ms in process, 102-113 ms in pages of up to 10,000
 	// (BenchmarkListJobsREST).
 	wholeListPage = 10_000
+	// plannedPageBytes bounds a page of a planned range of the whole list
+	// (EachOfWholeListPage), which holds about jobsPageBytes.
+	plannedPageBytes = jobsPageBytes + jobsPageBytes/4
 	// wholeListPlanJobs is the most jobs the second page of a whole list
 	// plans (store.JobPageCuts), in one pass of about a millisecond a
 	// thousand jobs (8.8-9.8 ms for 10,000 by the statement log): every

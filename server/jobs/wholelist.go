@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/binary"
+	"math"
 
 	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
@@ -15,16 +16,17 @@ const wholeListScope = "jobs whole list"
 
 // EachOfWholeListPage reads a page of the whole list of the account's
 // active jobs, which the REST jobs list (without page_size) writes as it
-// reads: as many jobs as fit in about jobsPageBytes, up to wholeListPage.
-// It hands each job to each, as a message, as its row arrives, so the
+// reads: up to wholeListPage jobs of about jobsPageBytes (never over
+// plannedPageBytes but for one larger job). It hands each job to each, as a message, as its row arrives, so the
 // list's writing need not wait for the page's last row, and returns the
 // next page's token ("" on the last).
 //
-// A page that weighs its own jobs weighs every job after it too, as it
-// cannot know where it ends before, so the list is weighed once: the first
+// A page that weighs its own jobs by reading on until they pass its size
+// weighs every job after it too, so the list is planned once: the first
 // page weighs its own, ListJobs' largest, so that the writing starts at
 // once and a list of no more is read in one query; the second plans the
-// pages of the rest (store.JobPageCuts), which are then read by id ranges.
+// pages of the rest (store.JobPageCuts), and each page then weighs only
+// the jobs of its planned range.
 func (s *Service) EachOfWholeListPage(ctx context.Context, pageToken string, each func(*restv2.Job) error) (string, error) {
 	caller, err := call.From(ctx)
 	if err != nil {
@@ -61,28 +63,36 @@ func (s *Service) eachOfWholeListPage(ctx context.Context, accountID int64, at w
 			at.mode = plannedThenWeighed
 		}
 	}
-	if len(at.cuts) > 0 {
-		next := wholeListPosition{after: at.cuts[0], cuts: at.cuts[1:], mode: at.mode}
-		if len(next.cuts) == 0 && next.mode == planned {
-			next.mode = listEnds
-		}
-		return next, s.store.EachJobInRange(ctx, accountID, at.after, next.after, each)
-	}
-	if at.mode == planned {
+	if at.mode == planned && len(at.cuts) == 0 {
 		return wholeListPosition{mode: listEnds}, nil // nothing was left to plan
 	}
-	// The first page, or past a plan that stopped short: the page weighs
-	// its own jobs, as ListJobs' do.
-	size := wholeListPage
-	next := wholeListPosition{after: at.after, mode: at.mode}
-	if at.mode == firstPage {
+	// The first page, a planned range (which may take more than one page),
+	// or, past a plan that stopped short, a page of the rest.
+	size, bytes, through := wholeListPage, jobsPageBytes, int64(math.MaxInt64)
+	next := at
+	switch {
+	case at.mode == firstPage:
 		size, next.mode = maxJobsPage, planNext
+	case len(at.cuts) > 0:
+		// A planned range holds about jobsPageBytes: less than that and
+		// the job that passes it. Weighed with a quarter more, it is one
+		// page unless that job passes a quarter of the size, or a post
+		// grew the range's jobs since the plan.
+		bytes, through = plannedPageBytes, at.cuts[0]
 	}
-	more, err := s.store.EachJobOfPage(ctx, accountID, at.after, size, jobsPageBytes, func(j *domain.Job) error {
+	more, err := s.store.EachJobOfPageThrough(ctx, accountID, at.after, through, size, bytes, func(j *domain.Job) error {
 		next.after = j.ID
 		return each(j)
 	})
-	if !more {
+	switch {
+	case more:
+		// The page goes on from the last job read.
+	case len(at.cuts) > 0:
+		next.after, next.cuts = at.cuts[0], at.cuts[1:]
+		if len(next.cuts) == 0 && next.mode == planned {
+			next.mode = listEnds
+		}
+	default:
 		next.mode = listEnds
 	}
 	return next, err
@@ -145,7 +155,7 @@ func decodeWholeListPosition(b []byte) (wholeListPosition, bool) {
 	p := wholeListPosition{after: int64(values[0]), mode: wholeListMode(values[1])}
 	prev := p.after
 	for _, d := range values[2:] {
-		if d == 0 || d > 1<<62 || prev > 1<<62 {
+		if d == 0 || d > 1<<62-uint64(prev) {
 			return wholeListPosition{}, false
 		}
 		prev += int64(d)

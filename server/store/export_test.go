@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -41,15 +42,15 @@ func CompareRoute(local, remote, server, client netip.AddrPort) Route {
 }
 
 // The queries of the jobs list's pages, whose plans a test reads, with
-// their arguments after the account's id: ListJobsPage's, JobPageCuts' and
-// EachJobInRange's.
+// their arguments after the account's id: a page's, of the whole list and
+// of a planned range, and JobPageCuts'.
 var JobsListQueries = []struct {
 	Name, Query string
 	Args        []any
 }{
-	{"ListJobsPage", listJobsPage, []any{0, 1000, 1 << 20}},
+	{"EachJobOfPage", listJobsPage, []any{0, 1000, 1 << 20, int64(math.MaxInt64)}},
+	{"EachJobOfPageThrough", listJobsPage, []any{0, 10_000, 2 << 20, 1 << 40}},
 	{"JobPageCuts", jobPageCuts, []any{10_000, 2 << 20, 20_000, 0}},
-	{"EachJobInRange", jobsInRange, []any{0, 1 << 40}},
 }
 
 // SetBeforeCountBackfill sets the hook run before each account's counts
@@ -193,11 +194,16 @@ type JobsPage struct {
 
 // ListJobsPage is the page EachJobOfPage reads, collected.
 func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
+	return s.ListJobsPageThrough(ctx, accountID, after, math.MaxInt64, limit, maxBytes)
+}
+
+// ListJobsPageThrough is the page EachJobOfPageThrough reads, collected.
+func (s *Store) ListJobsPageThrough(ctx context.Context, accountID, after, through int64, limit, maxBytes int) (JobsPage, error) {
 	// Collected into a slice made once: a list is read a page at a time,
 	// and sqlx's Select would grow the slice, and copy every row into it,
 	// for each page again.
 	page := JobsPage{Jobs: make([]Job, 0, limit)}
-	more, err := s.EachJobOfPage(ctx, accountID, after, limit, maxBytes, func(j *Job) error {
+	more, err := s.EachJobOfPageThrough(ctx, accountID, after, through, limit, maxBytes, func(j *Job) error {
 		page.Jobs = append(page.Jobs, *j)
 		return nil
 	})

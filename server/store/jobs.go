@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -77,7 +78,7 @@ func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
 const jobSize = `(octet_length(description) + coalesce(octet_length(requirements), 0) + octet_length(title)
 	+ coalesce(octet_length(city), 0) + octet_length(reference_number) + 256)`
 
-// listJobsPage takes up to $3 jobs after id $2 (one more, to tell whether
+// listJobsPage takes up to $3 jobs after id $2 through id $5 (one more, to tell whether
 // more follow), then keeps the prefix of them whose sizes add up to at most
 // $4 bytes, and always the first; followed says whether another of those
 // comes after a row. The account's active jobs are named by the expression
@@ -88,7 +89,7 @@ const jobSize = `(octet_length(description) + coalesce(octet_length(requirements
 var listJobsPage = `SELECT ` + jobPageColumns + `, followed FROM (
 	SELECT c.*, coalesce(sum(size) OVER w, 0) - size AS before, lead(id) OVER w IS NOT NULL AS followed
 	FROM (SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on, ` + jobSize + ` AS size
-		FROM jobs WHERE ` + activeJobOf + ` = $1 AND id > $2 ORDER BY id LIMIT $3 + 1) c
+		FROM jobs WHERE ` + activeJobOf + ` = $1 AND id > $2 AND id <= $5 ORDER BY id LIMIT $3 + 1) c
 	WINDOW w AS (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ) p WHERE before = 0 OR before + size <= $4 ORDER BY id`
 
@@ -111,7 +112,17 @@ var jobPageColumns = `id, ` + joinFields(func(f jobField) string { return f.colu
 // place each time: each copies what it keeps. It stops at each's first
 // error, which it returns. more says whether further jobs follow the page.
 func (s *Store) EachJobOfPage(ctx context.Context, accountID, after int64, limit, maxBytes int, each func(*Job) error) (more bool, err error) {
-	rows, err := s.db.QueryxContext(ctx, listJobsPage, accountID, after, limit, maxBytes)
+	return s.EachJobOfPageThrough(ctx, accountID, after, math.MaxInt64, limit, maxBytes, each)
+}
+
+// EachJobOfPageThrough is EachJobOfPage of the jobs with ids up to through
+// (a page of a list planned by JobPageCuts): more says whether further
+// jobs follow the page up to through. A page weighs only the jobs it may
+// hold, so reading a planned range weighs each job once, and the range's
+// jobs, which a post may have grown or brought back since the plan, still
+// come in pages of about maxBytes.
+func (s *Store) EachJobOfPageThrough(ctx context.Context, accountID, after, through int64, limit, maxBytes int, each func(*Job) error) (more bool, err error) {
+	rows, err := s.db.QueryxContext(ctx, listJobsPage, accountID, after, limit, maxBytes, through)
 	if err != nil {
 		return false, fmt.Errorf("list jobs after %d: %w", after, err)
 	}
@@ -154,7 +165,7 @@ var jobPageCuts = `SELECT max(id), count(*) FROM (
 ) p GROUP BY by_bytes, by_count ORDER BY 1`
 
 // JobPageCuts plans the reading of the account's list after the job with
-// id after in pages (for EachJobInRange): the last id of each page of at
+// id after in pages (for EachJobOfPageThrough): the last id of each page of at
 // most maxJobs jobs and about maxBytes bytes, over the first planJobs
 // active jobs. whole says the plan covers every active job; otherwise the
 // jobs after the last cut are left to EachJobOfPage.
@@ -179,35 +190,6 @@ func (s *Store) JobPageCuts(ctx context.Context, accountID, after int64, maxJobs
 	}
 	// A plan of planJobs jobs may have stopped short of the last.
 	return cuts, planned < planJobs, nil
-}
-
-// jobsInRange are the account's active jobs with ids after $2 through $3.
-var jobsInRange = jobSelect + ` WHERE ` + activeJobOf + ` = $1 AND id > $2 AND id <= $3 ORDER BY id`
-
-// EachJobInRange reads the account's active jobs with ids after after
-// through through, in id order, handing each to each as its row arrives
-// (read into the same place each time: each copies what it keeps). It
-// stops at each's first error, which it returns.
-func (s *Store) EachJobInRange(ctx context.Context, accountID, after, through int64, each func(*Job) error) error {
-	rows, err := s.db.QueryContext(ctx, jobsInRange, accountID, after, through)
-	if err != nil {
-		return fmt.Errorf("list jobs after %d through %d: %w", after, through, err)
-	}
-	defer rows.Close()
-	var row Job
-	dest := jobScanDest(&row)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return fmt.Errorf("list jobs after %d through %d: %w", after, through, err)
-		}
-		if err := each(&row); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list jobs after %d through %d: %w", after, through, err)
-	}
-	return nil
 }
 
 // Job returns one active job of the account, or ErrNotFound.

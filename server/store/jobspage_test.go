@@ -154,15 +154,12 @@ func TestJobPageCuts(t *testing.T) {
 			var got []store.Job
 			var sizes []int
 			for _, through := range cuts {
-				n := 0
-				err := s.EachJobInRange(ctx, acct, after, through, func(j *store.Job) error {
-					got, n = append(got, *j), n+1
-					return nil
-				})
-				if err != nil {
-					t.Fatal(err)
+				// Read as one page: the plan's ranges are what is tested.
+				page, err := s.ListJobsPageThrough(ctx, acct, after, through, 100, 1<<30)
+				if err != nil || page.More {
+					t.Fatalf("the range through %d: more %v, %v", through, page.More, err)
 				}
-				sizes, after = append(sizes, n), through
+				got, sizes, after = append(got, page.Jobs...), append(sizes, len(page.Jobs)), through
 			}
 			if fmt.Sprint(sizes) != fmt.Sprint(tt.wantSizes) {
 				t.Errorf("pages of %v jobs, want %v", sizes, tt.wantSizes)
@@ -188,5 +185,59 @@ func TestJobPageCuts(t *testing.T) {
 	other := storetest.NewAccount(t, s, "no jobs").AccountID
 	if cuts, whole, err := s.JobPageCuts(ctx, other, 0, 100, 1<<20, 100); err != nil || len(cuts) != 0 || !whole {
 		t.Errorf("an account without jobs: cuts %v, whole %v, %v", cuts, whole, err)
+	}
+}
+
+// TestPlannedRangeWeighed: a planned range is read in pages that weigh
+// their jobs, so a range whose jobs grew since its plan still comes in
+// pages of about the size asked, up to its end and no further.
+func TestPlannedRangeWeighed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct, all := pagedAccount(t, s)
+	cuts, _, err := s.JobPageCuts(ctx, acct, 0, 100, 1_000_000, 100)
+	if err != nil || len(cuts) != 1 {
+		t.Fatalf("cuts %v, %v: want one range of every job", cuts, err)
+	}
+	// After the plan, the range's small jobs grow to large ones.
+	grown := []store.JobFields{}
+	for _, j := range all[:6] {
+		f := j.JobFields
+		f.Description = strings.Repeat("g", 10_000)
+		grown = append(grown, f)
+	}
+	if _, err := s.UpsertJobs(ctx, acct, grown, store.UpsertOptions{MaxActive: 100, Today: day1}); err != nil {
+		t.Fatal(err)
+	}
+	through := all[7].ID // the range ends within the list: J00-J08
+	var sizes []int
+	var got []int64
+	for after, more := int64(0), true; more; {
+		page, err := s.ListJobsPageThrough(ctx, acct, after, through, 100, 21_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range page.Jobs {
+			got = append(got, j.ID)
+		}
+		sizes, more = append(sizes, len(page.Jobs)), page.More
+		if len(page.Jobs) == 0 || len(sizes) > 10 {
+			t.Fatalf("pages of %v jobs", sizes)
+		}
+		after = page.Jobs[len(page.Jobs)-1].ID
+	}
+	// Seven jobs of about 10,270 bytes and J08's 287, two to a page of
+	// 21,000.
+	if fmt.Sprint(sizes) != "[2 2 2 2]" {
+		t.Errorf("pages of %v jobs, want four of two", sizes)
+	}
+	for i, id := range got {
+		if id != all[i].ID {
+			t.Fatalf("job %d is %d, want %d", i, id, all[i].ID)
+		}
+	}
+	if len(got) != 8 {
+		t.Errorf("%d jobs read through the range's end, want 8", len(got))
 	}
 }
