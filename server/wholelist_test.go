@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -69,23 +70,8 @@ func TestWholeListPages(t *testing.T) {
 		if token == "" || page > 100 {
 			break
 		}
-		// Between pages, once the rest is planned: a job posted (after
-		// every planned page) and one of the last withdrawn, neither of
-		// which the list must answer, and 20 jobs of a later page grown to
-		// 300 KB each, which must not make a page larger.
-		if page == 1 {
-			changes := []store.JobFields{storeJob("LATE")}
-			for i := 2200; i < 2220; i++ {
-				j := storeJob(fmt.Sprintf("W%04d", i))
-				j.Description = strings.Repeat("g", 300_000)
-				changes = append(changes, j)
-			}
-			if _, err := st.UpsertJobs(ctx, caller, changes, opts); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.DeleteJobsByReference(ctx, caller, []string{"W2599"}); err != nil {
-				t.Fatal(err)
-			}
+		if page == 1 { // once the rest is planned
+			changeBetweenPages(t, st, caller, opts)
 		}
 	}
 	t.Logf("figures: pages of %v jobs", pages)
@@ -132,6 +118,26 @@ func TestWholeListTokensAreItsOwn(t *testing.T) {
 	}
 	if _, err := svc.EachOfWholeListPage(ctx, page.GetNextPageToken(), func(*restv2.Job) error { return nil }); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("the whole list with ListJobs' token: %v, want InvalidArgument", err)
+	}
+}
+
+// changeBetweenPages posts a job (after every planned page) and withdraws
+// one of the last, neither of which the list must answer, and grows 20 jobs
+// of a later page to 300 KB each, which must not make a page larger.
+func changeBetweenPages(t *testing.T, st *store.Store, account int64, opts store.UpsertOptions) {
+	t.Helper()
+	ctx := context.Background()
+	changes := []store.JobFields{storeJob("LATE")}
+	for i := 2200; i < 2220; i++ {
+		j := storeJob(fmt.Sprintf("W%04d", i))
+		j.Description = strings.Repeat("g", 300_000)
+		changes = append(changes, j)
+	}
+	if _, err := st.UpsertJobs(ctx, account, changes, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DeleteJobsByReference(ctx, account, []string{"W2599"}); err != nil {
+		t.Fatal(err)
 	}
 }
 
