@@ -119,6 +119,13 @@ func appendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Texts are mostly plain ASCII: eight such bytes are passed over
+		// at once (a description's escaping was a tenth of a long list's
+		// time, byte by byte).
+		if i+8 <= len(s) && plainJSON(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -161,6 +168,28 @@ func appendJSONString(buf []byte, s string) []byte {
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
+}
+
+// Bytes repeated in each byte of a word, for plainJSON.
+const (
+	eachByte  = 0x0101010101010101
+	eachHigh  = 0x8080808080808080
+	eachQuote = eachByte * '"'
+	eachSlash = eachByte * '\\'
+	eachSpace = eachByte * 0x20
+)
+
+// plainJSON says whether the eight bytes of s are all ASCII that a JSON
+// string holds as they are: none under 0x20, a quote, a backslash or over
+// 0x7f. A byte is zero in v when (v - eachByte) &^ v has its high bit: no
+// byte is missed, and a false alarm only sends s the slow way.
+func plainJSON(s string) bool {
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	control := (w - eachSpace) &^ w
+	quote := ((w ^ eachQuote) - eachByte) &^ (w ^ eachQuote)
+	slash := ((w ^ eachSlash) - eachByte) &^ (w ^ eachSlash)
+	return (w|control|quote|slash)&eachHigh == 0
 }
 
 func (w *jsonWriter) Buffered() int { return len(w.buf) }

@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDocuments(t *testing.T) {
@@ -74,5 +76,81 @@ func TestFlushBetweenItems(t *testing.T) {
 				t.Errorf("%s, %d items: streamed %q, whole %q", f, n, got, want)
 			}
 		}
+	}
+}
+
+// TestJSONStringEachByteAnywhere: every byte, and runes of every length,
+// at every place of a text that plainJSON reads eight bytes at a time,
+// escape as a rune by rune escaper does.
+func TestJSONStringEachByteAnywhere(t *testing.T) {
+	plain := "Class A CDL, home weekly; 0.55/mile"
+	var texts []string
+	for b := range 256 {
+		for at := range 17 {
+			texts = append(texts, plain[:at]+string([]byte{byte(b)})+plain[at:])
+		}
+	}
+	for _, r := range []string{"é", "€", "𝄞", "\u2028", "\u2029", "\xe2\x82", "\xf0\x9d\x84"} {
+		for at := range 17 {
+			texts = append(texts, plain[:at]+r+plain[at:])
+		}
+	}
+	for _, text := range texts {
+		if got, want := string(appendJSONString(nil, text)), jsonStringByRune(text); got != want {
+			t.Fatalf("%q: got %s, want %s", text, got, want)
+		}
+	}
+}
+
+// FuzzJSONString: any text escapes as a rune by rune escaper does.
+func FuzzJSONString(f *testing.F) {
+	for _, seed := range []string{"", "plain text of some length", "a\"b\\c\nd\x01e", "\u2028x\xffy€"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := string(appendJSONString(nil, text)), jsonStringByRune(text); got != want {
+			t.Fatalf("%q: got %s, want %s", text, got, want)
+		}
+	})
+}
+
+// jsonStringByRune is the JSON string of text, escaped one rune at a time
+// by the rules appendJSONString keeps.
+func jsonStringByRune(text string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for len(text) > 0 {
+		r, size := utf8.DecodeRuneInString(text)
+		text = text[size:]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// BenchmarkJSONString escapes a description of about 2 KB of plain HTML:
+// 1.23-1.33 µs byte by byte, 0.73-0.74 µs eight plain bytes at a time.
+func BenchmarkJSONString(b *testing.B) {
+	s := strings.Repeat("<p>Drive late-model trucks on dedicated lanes, home every weekend, with paid orientation.</p>", 20)
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendJSONString(buf[:0], s)
 	}
 }
