@@ -79,9 +79,9 @@ const jobSize = `(octet_length(description) + coalesce(octet_length(requirements
 	+ coalesce(octet_length(city), 0) + octet_length(reference_number) + 256)`
 
 // listJobsPage takes up to $3 jobs after id $2 through id $5 (one more, to
-// tell whether more follow), then keeps the prefix of them whose sizes add up to at most
-// $4 bytes, and always the first; followed says whether another of those
-// comes after a row. The account's active jobs are named by the expression
+// tell whether more follow), then keeps the prefix of them whose sizes add
+// up to at most $4 bytes, and always the first; followed says whether
+// another of those comes after a row. The account's active jobs are named by the expression
 // of jobs_listed_idx (migration 0017), whose statistics count them apart
 // from the account's withdrawn jobs: with account_id and deleted_at tested
 // apart, an account of many withdrawn jobs was planned as a walk of every
