@@ -23,20 +23,10 @@ func listJobsScenario(ctx context.Context, h *harness) ([]result, error) {
 		}
 		return err
 	}
-	get := func(format string) func() error {
-		path := "/api/v2.0/jobs." + format
-		return func() error {
-			code, body, err := h.do(ctx, a, http.MethodGet, path, nil)
-			if err == nil && code != 200 {
-				err = fmt.Errorf("GET %s: %d %.200s", path, code, body)
-			}
-			return err
-		}
-	}
 	// The floor, JSON and XML take turns, round by round, each round
 	// starting with the next of the three, so a slow spell of the shared
 	// machine falls on all alike and each ratio is taken within rounds.
-	steps := []func() error{selectRows, get("json"), get("xml")}
+	steps := []func() error{selectRows, getList(ctx, h, a, "json"), getList(ctx, h, a, "xml")}
 	times := make([][]time.Duration, len(steps))
 	base := h.server.resetPeak()
 	// Three times the usual rounds (45; 9 in the quick run): one list's
@@ -114,27 +104,13 @@ func listLongJobs(ctx context.Context, h *harness) (result, error) {
 			return result{}, err
 		}
 	}
-	selectRows := func() error { _, err := h.store.ListJobs(ctx, a.ID); return err }
-	get := func() error {
-		code, body, err := h.do(ctx, a, http.MethodGet, "/api/v2.0/jobs.json", nil)
-		if err == nil && code != 200 {
-			err = fmt.Errorf("GET jobs.json: %d %.200s", code, body)
-		}
-		return err
-	}
-	var floor, service []time.Duration
-	for r := -1; r < h.opts.rounds; r++ {
-		f, err := timeOnce(func() error { return nil }, selectRows)
-		if err != nil {
-			return result{}, err
-		}
-		s, err := timeOnce(func() error { return nil }, get)
-		if err != nil {
-			return result{}, err
-		}
-		if r >= 0 { // round -1 warms both up
-			floor, service = append(floor, f), append(service, s)
-		}
+	selectRows := func(int) error { _, err := h.store.ListJobs(ctx, a.ID); return err }
+	get := getList(ctx, h, a, "json")
+	service, floor, err := repeatPairs(h.opts.rounds,
+		pairSide{name: "service", step: func(int) error { return get() }},
+		pairSide{name: "floor", step: selectRows})
+	if err != nil {
+		return result{}, err
 	}
 	fs, ss := summarize(floor), summarize(service)
 	ratio, ratios := pairedDurationRatio(service, floor)
@@ -163,4 +139,17 @@ var listPhases = []phase{
 	{"sending JSON", "wire.(*jsonWriter).Flush"},
 	{"sending XML", "wire.(*xmlWriter).Flush"},
 	{"the collector's marking", "runtime.gcBgMarkWorker"},
+}
+
+// getList is a GET of account a's whole jobs list in format, failing on
+// any answer but 200.
+func getList(ctx context.Context, h *harness, a account, format string) func() error {
+	path := "/api/v2.0/jobs." + format
+	return func() error {
+		code, body, err := h.do(ctx, a, http.MethodGet, path, nil)
+		if err == nil && code != 200 {
+			err = fmt.Errorf("GET %s: %d %.200s", path, code, body)
+		}
+		return err
+	}
 }

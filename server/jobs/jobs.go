@@ -148,7 +148,7 @@ func (s *Service) eachOfPage(ctx context.Context, size int, pageToken string, ea
 	if pageToken != "" {
 		after, err = s.tokens.DecodeID(pageToken, caller.AccountID, jobsTokenScope)
 		if err != nil || after <= 0 {
-			return "", call.InvalidFieldText("page_token", call.Quoted(pageToken)+" is not a next_page_token this service answered")
+			return "", unansweredToken(pageToken)
 		}
 	}
 	var last int64
@@ -164,6 +164,12 @@ func (s *Service) eachOfPage(ctx context.Context, size int, pageToken string, ea
 		next = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, last)
 	}
 	return next, nil
+}
+
+// unansweredToken refuses a page token of the jobs lists that this
+// service did not answer for the caller and the list.
+func unansweredToken(pageToken string) error {
+	return call.InvalidFieldText("page_token", call.Quoted(pageToken)+" is not a next_page_token this service answered")
 }
 
 // GetJob returns one active job of the account.

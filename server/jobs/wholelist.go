@@ -37,7 +37,7 @@ func (s *Service) EachOfWholeListPage(ctx context.Context, pageToken string, eac
 		raw, err := s.tokens.Decode(pageToken, caller.AccountID, wholeListScope)
 		var ok bool
 		if at, ok = decodeWholeListPosition(raw); err != nil || !ok {
-			return "", call.InvalidFieldText("page_token", call.Quoted(pageToken)+" is not a next_page_token this service answered")
+			return "", unansweredToken(pageToken)
 		}
 	}
 	next, err := s.eachOfWholeListPage(ctx, caller.AccountID, at, func(j *domain.Job) error { return each(jobMessage(j)) })
