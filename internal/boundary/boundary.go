@@ -42,11 +42,16 @@ func (b Boundary) Status(ctx context.Context, err error) error {
 // Canceled when the client went away, DeadlineExceeded when its time ran
 // out, Unavailable when a dependency could not be reached (the client may
 // retry), Internal otherwise.
+//
+// A request whose own context has ended failed because it ended, whatever
+// err says: lib/pq answers a statement cut by its context with the
+// server's "canceling statement due to user request" (57014), not with the
+// context's error, which would otherwise read as an internal error.
 func (b Boundary) Unexpected(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(ctx.Err(), context.Canceled):
 		return status.Error(codes.Canceled, "the request was cancelled")
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, "the request took too long")
 	case b.Unavailable != nil && b.Unavailable(err):
 		slog.WarnContext(ctx, "database unavailable", "error", err)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/truckjobs/jobboard/internal/logtest"
 
@@ -18,8 +19,14 @@ var errDown = errors.New("connection refused")
 
 func TestStatus(t *testing.T) {
 	b := Boundary{Unavailable: func(err error) bool { return errors.Is(err, errDown) }}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
+	cutByContext := errors.New("pq: canceling statement due to user request")
 	tests := []struct {
 		name     string
+		ctx      context.Context // the request's; Background when nil
 		err      error
 		wantCode codes.Code
 		wantMsg  string
@@ -35,11 +42,20 @@ func TestStatus(t *testing.T) {
 		{name: "a deadline", err: context.DeadlineExceeded, wantCode: codes.DeadlineExceeded},
 		{name: "the database is down", err: fmt.Errorf("list jobs: %w", errDown), wantCode: codes.Unavailable,
 			wantLog: `"level":"WARN","msg":"database unavailable","error":"list jobs: connection refused"`},
+		{name: "a statement cut as the client went away", ctx: cancelled, err: cutByContext, wantCode: codes.Canceled},
+		{name: "a statement cut at the request's deadline", ctx: expired, err: cutByContext, wantCode: codes.DeadlineExceeded},
+		{name: "the database down as the client went away", ctx: cancelled, err: errDown, wantCode: codes.Canceled},
+		{name: "a coded error of an ended request passes as it is", ctx: cancelled, err: status.Error(codes.NotFound, "job 7 not found"),
+			wantCode: codes.NotFound, wantMsg: "job 7 not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := logtest.Capture(t)
-			got := status.Convert(b.Status(context.Background(), tt.err))
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			got := status.Convert(b.Status(ctx, tt.err))
 			if got.Code() != tt.wantCode || (tt.wantMsg != "" && got.Message() != tt.wantMsg) {
 				t.Errorf("status %v %q, want %v %q", got.Code(), got.Message(), tt.wantCode, tt.wantMsg)
 			}

@@ -75,27 +75,38 @@ func TestTopology(t *testing.T) {
 	accounts := createAccounts(t, top, 9)
 	recv := newReceiver(t)
 	newLoadT := func() *load { return newLoad(t, accounts[:4], loadRate(), loadWorkers, recv.URL+"/hook") }
+	scenario := func(name string, run func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			since := time.Now()
+			t.Cleanup(func() {
+				if t.Failed() {
+					logReplicaErrors(t, top, since)
+				}
+			})
+			run(t)
+		})
+	}
 
-	t.Run("steady", func(t *testing.T) { steadyLoad(t, newLoadT(), recv) })
-	t.Run("a traced import", func(t *testing.T) { tracedImport(t, accounts[6]) })
-	t.Run("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
-	t.Run("logs rotated", func(t *testing.T) { rotatedLogs(t, top, accounts[0]) })
-	t.Run("backup and point-in-time restore", func(t *testing.T) { backupAndRestore(t, top, accounts[8]) })
-	t.Run("internal token rotated", func(t *testing.T) { internalTokenRotated(t, top, newLoadT()) })
-	t.Run("kill -9, restarted by its supervisor", func(t *testing.T) { crashedReplica(t, top, newLoadT(), recv) })
-	t.Run("kill -9, host lost", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
-	t.Run("supervised daemons killed", func(t *testing.T) { killedDaemons(t, top) })
-	t.Run("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
-	t.Run("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })
-	t.Run("new standby", func(t *testing.T) { newStandby(t, top, newLoadT(), recv) })
-	t.Run("switchover and failback", func(t *testing.T) { switchoverAndBack(t, top, newLoadT(), accounts[7]) })
+	scenario("steady", func(t *testing.T) { steadyLoad(t, newLoadT(), recv) })
+	scenario("a traced import", func(t *testing.T) { tracedImport(t, accounts[6]) })
+	scenario("rolling restart", func(t *testing.T) { rollingRestart(t, top, newLoadT(), recv) })
+	scenario("logs rotated", func(t *testing.T) { rotatedLogs(t, top, accounts[0]) })
+	scenario("backup and point-in-time restore", func(t *testing.T) { backupAndRestore(t, top, accounts[8]) })
+	scenario("internal token rotated", func(t *testing.T) { internalTokenRotated(t, top, newLoadT()) })
+	scenario("kill -9, restarted by its supervisor", func(t *testing.T) { crashedReplica(t, top, newLoadT(), recv) })
+	scenario("kill -9, host lost", func(t *testing.T) { killReplica(t, top, newLoadT(), recv, accounts[4]) })
+	scenario("supervised daemons killed", func(t *testing.T) { killedDaemons(t, top) })
+	scenario("PgBouncer restart", func(t *testing.T) { restartPgBouncer(t, top, newLoadT()) })
+	scenario("primary lost, asynchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], false) })
+	scenario("new standby", func(t *testing.T) { newStandby(t, top, newLoadT(), recv) })
+	scenario("switchover and failback", func(t *testing.T) { switchoverAndBack(t, top, newLoadT(), accounts[7]) })
 
 	freshTopology(t, top)
 	accounts = createAccounts(t, top, 6)
 	if err := top.SetSynchronousStandby(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("primary lost, synchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], true) })
+	scenario("primary lost, synchronous", func(t *testing.T) { loseThePrimary(t, top, newLoadT(), accounts[5], true) })
 
 	// The upgrade starts from a topology of an earlier build's image
 	// (make test-topology builds it: UPGRADE_FROM).
@@ -108,7 +119,7 @@ func TestTopology(t *testing.T) {
 	top.Image = old
 	freshTopology(t, top)
 	accounts = createAccounts(t, top, 4)
-	t.Run("upgrade", func(t *testing.T) { upgrade(t, top, newLoadT(), recv, current) })
+	scenario("upgrade", func(t *testing.T) { upgrade(t, top, newLoadT(), recv, current) })
 }
 
 // steadyLoad: 60 s of the mixed load through HAProxy, not one error, every

@@ -195,5 +195,6 @@ func IsUnavailable(err error) bool {
 		return pqErr.Code.Class() == "08" || pqErr.Code == "57P01" || pqErr.Code == "57P02" || pqErr.Code == "57P03"
 	}
 	var opErr *net.OpError
-	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &opErr) || errors.Is(err, ErrPrimaryDown) || errors.Is(err, ErrReplicaTooOld)
+	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &opErr) || errors.Is(err, ErrPrimaryDown) ||
+		errors.Is(err, ErrReplicaTooOld) || errors.Is(err, ErrReplicaUnanswered)
 }

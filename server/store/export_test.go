@@ -20,6 +20,12 @@ func (s *Store) MigrateUpTo(ctx context.Context, upTo int) ([]string, error) {
 	return s.migrate(ctx, upTo)
 }
 
+// ReplicaFreshWithin is the read database's freshness check, bounded by
+// within.
+func ReplicaFreshWithin(db *sqlx.DB, within time.Duration) error {
+	return replicaFreshWithin(db, within)
+}
+
 // SetReadClock sets the clock the read database's retries go by.
 func (s *Store) SetReadClock(now func() time.Time) { s.reads.now = now }
 

@@ -226,16 +226,30 @@ const replicaMaxAge = 2 * time.Minute
 // ErrReplicaTooOld: the read database is too far behind to check keys.
 var ErrReplicaTooOld = errors.New("the read database is too far behind to check API keys")
 
+// ErrReplicaUnanswered: the read database did not say its age within
+// primaryAnswerWithin, so keys are not checked on it either.
+var ErrReplicaUnanswered = errors.New("the read database did not answer in time to check API keys")
+
 // replicaFresh refuses a standby whose last replayed commit is older than
 // replicaMaxAge, or unknown; a database that is not in recovery (a
 // promoted standby, or a plain database) is its own primary and fresh.
-func replicaFresh(db *sqlx.DB) error {
-	ctx, cancel := context.WithTimeout(context.Background(), primaryAnswerWithin)
+func replicaFresh(db *sqlx.DB) error { return replicaFreshWithin(db, primaryAnswerWithin) }
+
+// replicaFreshWithin is replicaFresh, waiting for the answer no longer
+// than within. A check cut by that bound is ErrReplicaUnanswered, which
+// IsUnavailable reports: its own error would be the server's "canceling
+// statement due to user request" (lib/pq's answer to a context that ends
+// mid-statement), an internal error to the client of a busy standby.
+func replicaFreshWithin(db *sqlx.DB, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	var fresh bool
 	err := db.GetContext(ctx, &fresh, `SELECT NOT pg_is_in_recovery()
 		OR coalesce(now() - pg_last_xact_replay_timestamp() < make_interval(secs => $1), false)`,
 		replicaMaxAge.Seconds())
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("check read database's age: %w: no answer within %s (%v)", ErrReplicaUnanswered, within, err)
+	}
 	if err != nil {
 		return fmt.Errorf("check read database's age: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
 	"github.com/truckjobs/jobboard/internal/tcprelay"
@@ -126,5 +128,24 @@ func checkReplicaAnswers(t *testing.T, s *store.Store, acct storetest.Account, r
 	}
 	if _, _, err := s.ZipCentroid(ctx, "68102"); err != nil {
 		t.Errorf("ZIP centroid: %v", err)
+	}
+}
+
+// TestReplicaFreshnessUnanswered: a freshness check the read database
+// does not answer within its bound is unavailability (a 503 the client
+// retries), never the cut statement's own error, which reads as an
+// internal error, nor a deadline, which reads as the request's.
+func TestReplicaFreshnessUnanswered(t *testing.T) {
+	db := sqlx.MustOpen("postgres", storetest.URL(t))
+	defer db.Close()
+	if err := store.ReplicaFreshWithin(db, time.Minute); err != nil {
+		t.Fatalf("a plain database, answered in time: %v, want fresh", err)
+	}
+	err := store.ReplicaFreshWithin(db, time.Nanosecond)
+	if !errors.Is(err, store.ErrReplicaUnanswered) || !store.IsUnavailable(err) {
+		t.Errorf("unanswered in time: %v, want ErrReplicaUnanswered, unavailable", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("unanswered in time: %v wraps the check's own deadline", err)
 	}
 }
