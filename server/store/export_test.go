@@ -26,6 +26,12 @@ func ReplicaFreshWithin(db *sqlx.DB, within time.Duration) error {
 	return replicaFreshWithin(db, within)
 }
 
+// UnansweredWithin is how the freshness check reports an error of a
+// statement under ctx, bounded by within.
+func UnansweredWithin(ctx context.Context, within time.Duration, err error) error {
+	return unansweredWithin(ctx, within, err)
+}
+
 // SetReadClock sets the clock the read database's retries go by.
 func (s *Store) SetReadClock(now func() time.Time) { s.reads.now = now }
 

@@ -247,14 +247,25 @@ func replicaFreshWithin(db *sqlx.DB, within time.Duration) error {
 	err := db.GetContext(ctx, &fresh, `SELECT NOT pg_is_in_recovery()
 		OR coalesce(now() - pg_last_xact_replay_timestamp() < make_interval(secs => $1), false)`,
 		replicaMaxAge.Seconds())
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("check read database's age: %w: no answer within %s (%v)", ErrReplicaUnanswered, within, err)
-	}
 	if err != nil {
-		return fmt.Errorf("check read database's age: %w", err)
+		return unansweredWithin(ctx, within, fmt.Errorf("check read database's age: %w", err))
 	}
 	if !fresh {
 		return fmt.Errorf("%w (last replayed commit over %s ago)", ErrReplicaTooOld, replicaMaxAge)
 	}
 	return nil
+}
+
+// unansweredWithin is err, which a statement under ctx (bounded by within)
+// failed with, as ErrReplicaUnanswered when the bound cut it, whatever err
+// says: a statement under way answers the server's 57014, one not yet
+// sent the context's own error. err is kept as text only: wrapped, a
+// *pq.Error would stop IsUnavailable before the sentinel (it judges a
+// server's error by its code alone), and a context's DeadlineExceeded
+// would read as the request's own deadline at the boundary.
+func unansweredWithin(ctx context.Context, within time.Duration, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("%w: no answer within %s (%v)", ErrReplicaUnanswered, within, err)
 }

@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/truckjobs/jobboard/internal/apikey"
 	"github.com/truckjobs/jobboard/internal/pgbouncertest"
@@ -134,18 +136,37 @@ func checkReplicaAnswers(t *testing.T, s *store.Store, acct storetest.Account, r
 // TestReplicaFreshnessUnanswered: a freshness check the read database
 // does not answer within its bound is unavailability (a 503 the client
 // retries), never the cut statement's own error, which reads as an
-// internal error, nor a deadline, which reads as the request's.
+// internal error, nor a deadline, which reads as the request's. A bound
+// of 1 ns ends before the statement is sent (database/sql's own deadline
+// error); one that ends under way gets the server's 57014, as lib/pq
+// answers a cancelled statement, which the table gives as such.
 func TestReplicaFreshnessUnanswered(t *testing.T) {
 	db := sqlx.MustOpen("postgres", storetest.URL(t))
 	defer db.Close()
 	if err := store.ReplicaFreshWithin(db, time.Minute); err != nil {
 		t.Fatalf("a plain database, answered in time: %v, want fresh", err)
 	}
-	err := store.ReplicaFreshWithin(db, time.Nanosecond)
-	if !errors.Is(err, store.ErrReplicaUnanswered) || !store.IsUnavailable(err) {
-		t.Errorf("unanswered in time: %v, want ErrReplicaUnanswered, unavailable", err)
+	expired, cancel := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel()
+	cut := &pq.Error{Code: "57014", Message: "canceling statement due to user request"}
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{
+		{"ended before it was sent", store.ReplicaFreshWithin(db, time.Nanosecond)},
+		{"cut under way", store.UnansweredWithin(expired, time.Second, fmt.Errorf("check read database's age: %w", cut))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if !errors.Is(tt.err, store.ErrReplicaUnanswered) || !store.IsUnavailable(tt.err) {
+				t.Errorf("%v: want ErrReplicaUnanswered, unavailable", tt.err)
+			}
+			if errors.Is(tt.err, context.DeadlineExceeded) || errors.As(tt.err, new(*pq.Error)) {
+				t.Errorf("%v wraps the cut statement's own error", tt.err)
+			}
+		})
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("unanswered in time: %v wraps the check's own deadline", err)
+	// A server's error within the bound is the check's own.
+	if err := store.UnansweredWithin(context.Background(), time.Second, cut); err != cut {
+		t.Errorf("within the bound: %v, want the error as it is", err)
 	}
 }
