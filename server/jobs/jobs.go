@@ -72,11 +72,11 @@ const (
 	jobsPageBytes = 2 << 20
 	// wholeListPage is the most jobs a page of the whole list takes after
 	// its first (EachOfWholeListPage), which takes maxJobsPage;
-	// jobsPageBytes cuts it first unless the jobs are small. Each page costs PostgreSQL the start of a query (1.3 ms for
-	// 1,000 jobs in psql, against 10.5 ms for 10,000 in one), so the
-	// whole list reads few large pages: 10,000 jobs read 1,000 at a time
-	// took 138-156 ms in process, 102-113 ms in pages of up to 10,000
-	// (BenchmarkListJobsREST).
+	// jobsPageBytes cuts it first unless the jobs are small. Each page
+	// costs PostgreSQL the start of a query (1.3 ms for 1,000 jobs in psql,
+	// against 10.5 ms for 10,000 in one), so the whole list reads few large
+	// pages: 10,000 jobs read 1,000 at a time took 138-156 ms in process,
+	// 102-113 ms in pages of up to 10,000 (BenchmarkListJobsREST).
 	wholeListPage = 10_000
 	// plannedPageBytes bounds a page of a planned range of the whole list
 	// (EachOfWholeListPage), which holds about jobsPageBytes.

@@ -17,9 +17,10 @@ const wholeListScope = "jobs whole list"
 // EachOfWholeListPage reads a page of the whole list of the account's
 // active jobs, which the REST jobs list (without page_size) writes as it
 // reads: up to wholeListPage jobs of about jobsPageBytes (never over
-// plannedPageBytes but for one larger job). It hands each job to each, as a message, as its row arrives, so the
-// list's writing need not wait for the page's last row, and returns the
-// next page's token ("" on the last).
+// plannedPageBytes but for one larger job). It hands each job to each, as
+// a message, as its row arrives, so the list's writing need not wait for
+// the page's last row, and returns the next page's token ("" on the
+// last).
 //
 // A page that weighs its own jobs by reading on until they pass its size
 // weighs every job after it too, so the list is planned once: the first

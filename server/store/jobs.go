@@ -81,11 +81,11 @@ const jobSize = `(octet_length(description) + coalesce(octet_length(requirements
 // listJobsPage takes up to $3 jobs after id $2 through id $5 (one more, to
 // tell whether more follow), then keeps the prefix of them whose sizes add
 // up to at most $4 bytes, and always the first; followed says whether
-// another of those comes after a row. The account's active jobs are named by the expression
-// of jobs_listed_idx (migration 0017), whose statistics count them apart
-// from the account's withdrawn jobs: with account_id and deleted_at tested
-// apart, an account of many withdrawn jobs was planned as a walk of every
-// account's jobs in id order.
+// another of those comes after a row. The account's active jobs are named
+// by the expression of jobs_listed_idx (migration 0017), whose statistics
+// count them apart from the account's withdrawn jobs: with account_id and
+// deleted_at tested apart, an account of many withdrawn jobs was planned
+// as a walk of every account's jobs in id order.
 var listJobsPage = `SELECT ` + jobPageColumns + `, followed FROM (
 	SELECT c.*, coalesce(sum(size) OVER w, 0) - size AS before, lead(id) OVER w IS NOT NULL AS followed
 	FROM (SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on, ` + jobSize + ` AS size
