@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/truckjobs/jobboard/domain"
 	"github.com/truckjobs/jobboard/server/store"
 	"github.com/truckjobs/jobboard/server/store/storetest"
 )
@@ -352,13 +353,7 @@ func TestSearchCountsSmallMatchesWithThePage(t *testing.T) {
 			jobs[i].Description = "<p>Tanker work, home weekly.</p>"
 		}
 	}
-	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	tanker, err := s.NormalizeJobQuery(ctx, "tanker")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tanker := postForWords(t, s, acct, jobs, "tanker")
 	near := &store.Radius{Latitude: 29.756845, Longitude: -95.365652, Miles: 50}
 	for _, tt := range []struct {
 		name  string
@@ -416,4 +411,91 @@ func TestSearchCountsSmallMatchesWithThePage(t *testing.T) {
 			t.Errorf("%d ranked of 12: ranked end found %v, total %d; want %v, 12", tt.ranked, end, r.Total, tt.end)
 		}
 	}
+}
+
+// TestSearchCountsFacetsWithThePage: a page that counts a small match
+// counts the facets that share it (their own filter not asked for) in the
+// same statement, in every order, as every job's counts have them; a facet
+// whose own filter is asked for is counted apart, over its own match.
+func TestSearchCountsFacetsWithThePage(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "facets").AccountID
+	freights := []domain.FreightType{"Tanker", "Flatbed", "Dry Van"}
+	jobs := make([]store.JobFields, 40)
+	for i := range jobs {
+		jobs[i] = job(fmt.Sprintf("F%02d", i))
+		jobs[i].PostalCode = new("77002")
+		jobs[i].FreightType = freights[i%3]
+		jobs[i].State = []string{"TX", "TX", "OK", "LA"}[i%4]
+		if i%5 < 3 { // 24 of 40
+			jobs[i].Description = "<p>Tanker work, home weekly.</p>"
+		}
+		if i%2 == 0 {
+			jobs[i].RouteType = []domain.RouteType{"Regional", "OTR"}
+			jobs[i].LicenseClass = new(domain.LicenseClass("A"))
+		}
+	}
+	tanker := postForWords(t, s, acct, jobs, "tanker")
+	near := &store.Radius{Latitude: 29.756845, Longitude: -95.365652, Miles: 50}
+	shared := []store.JobFacet{store.FacetFreightType, store.FacetRouteType, store.FacetLicenseClass}
+	withState := append(slices.Clip(shared), store.FacetState)
+	for _, tt := range []struct {
+		name string
+		q    store.JobSearch
+	}{
+		{"relevance", store.JobSearch{Words: tanker, Order: store.ByRelevance, Facets: shared}},
+		{"newest first", store.JobSearch{Words: tanker, Order: store.ByPosted, Facets: shared}},
+		{"nearest first, a filter", store.JobSearch{Words: tanker, Near: near, Order: store.ByDistance,
+			DriverTypes: []string{"Company Driver"}, Facets: shared}},
+		{"a state facet and filter", store.JobSearch{Words: tanker, Order: store.ByRelevance,
+			States: []string{"TX"}, Facets: withState}},
+		{"no match", store.JobSearch{Words: tanker, Order: store.ByPosted,
+			EmploymentTypes: []string{"Seasonal"}, Facets: shared}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := tt.q
+			q.Limit = 5
+			r, ran, err := s.SearchJobsTraced(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := s.CountJobFacets(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total, err := s.CountJobSearch(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.EqualFunc(r.Facets, want, slices.Equal) || r.Estimated || r.Total != total {
+				t.Errorf("facets %v, total %d, estimated %v; want %v, %d exact", r.Facets, r.Total, r.Estimated, want, total)
+			}
+			// The facets that share the match add no statement.
+			apart := q
+			apart.Facets = slices.DeleteFunc(slices.Clone(q.Facets), func(f store.JobFacet) bool { return slices.Contains(shared, f) })
+			_, ranApart, err := s.SearchJobsTraced(ctx, apart)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ran) != len(ranApart) {
+				t.Errorf("%d statements, %d without the facets that share the match", len(ran), len(ranApart))
+			}
+		})
+	}
+}
+
+// postForWords posts jobs to account acct and answers the search's form of
+// words.
+func postForWords(t *testing.T, s *store.Store, acct int64, jobs []store.JobFields, words string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	query, err := s.NormalizeJobQuery(ctx, words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return query
 }
