@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -148,6 +149,66 @@ func TestSearchEstimatesLargeMatches(t *testing.T) {
 	}
 	if f := r.Facets[store.FacetFreightType]; len(f) != 2 || f[0] != (store.FacetCount{Value: "Tanker", Count: 3}) {
 		t.Errorf("Alaska's freight facet %v, want Tanker 3, Dry Van 2", f)
+	}
+}
+
+// TestSearchSettlesSmallValuesInALargerSample: once a sample holds enough
+// matches to estimate the match, a facet value it holds too few jobs of to
+// settle is settled in a larger sample, read for the open values' jobs
+// alone, rather than counted over every job. Every job holds the word, so
+// each estimate is its value's jobs exactly. The test lowers the sample's
+// threshold so that the sample of 1 in 64 of 4,000 jobs (some 62) is large,
+// and moves to Alaska 2 jobs of that sample (too few to settle: 4 at
+// least), 10 more of the sample of 1 in 16 and 20 of no sample.
+func TestSearchSettlesSmallValuesInALargerSample(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "states").AccountID
+	jobs := make([]store.JobFields, 4000)
+	for i := range jobs {
+		jobs[i] = job(fmt.Sprintf("S%04d", i))
+	}
+	words := postForWords(t, s, acct, jobs, "driver")
+	var placed []struct {
+		Ref    string `db:"reference_number"`
+		Sample int    `db:"sample"`
+	}
+	if err := s.DB().SelectContext(ctx, &placed, `SELECT reference_number,
+		CASE WHEN (hashint8extended(id, 11) & 63) = 0 THEN 64 WHEN (hashint8extended(id, 11) & 15) = 0 THEN 16 ELSE 1 END AS sample
+		FROM jobs WHERE account_id = $1 ORDER BY reference_number`, acct); err != nil {
+		t.Fatal(err)
+	}
+	alaska, left := []store.JobFields{}, map[int]int{64: 2, 16: 10, 1: 20}
+	for _, p := range placed {
+		if left[p.Sample] > 0 {
+			left[p.Sample]--
+			j := job(p.Ref)
+			j.State = "AK"
+			alaska = append(alaska, j)
+		}
+	}
+	postForWords(t, s, acct, alaska, "driver")
+	store.SetSampleHitsToEstimate(t, 40)
+	r, ran, err := s.SearchJobsTraced(ctx, store.JobSearch{Words: words, Order: store.ByPosted, Limit: 5,
+		Facets: []store.JobFacet{store.FacetState}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.FacetCount{{Value: "TX", Count: 3968}, {Value: "AK", Count: 32}}
+	if !r.Estimated || !slices.Equal(r.Facets[store.FacetState], want) {
+		t.Errorf("state facet %v, estimated %v; want %v estimated", r.Facets[store.FacetState], r.Estimated, want)
+	}
+	readForAlaska, overEveryJob := 0, 0
+	for _, q := range ran {
+		switch {
+		case strings.Contains(q.SQL, "FROM job_search_sample j") && strings.Contains(q.SQL, "IS TRUE"):
+			readForAlaska++
+		case strings.Contains(q.SQL, "FROM jobs j") && strings.Contains(q.SQL, "GROUP BY"):
+			overEveryJob++
+		}
+	}
+	if readForAlaska != 1 || overEveryJob != 0 {
+		t.Errorf("%d reads of a sample for the open values, %d counts over every job; want 1, 0", readForAlaska, overEveryJob)
 	}
 }
 
@@ -335,6 +396,64 @@ func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
 	}
 }
 
+// TestSearchSampleKeepsLongWordsOutOfItsRows: a sampled job whose words
+// its jobs row keeps out of line (a row of over 2 KB) has them out of the
+// sample's row too, as it is added and as it changes (migration 0040), so
+// that a read of the sample's rows reads their filters and not their words.
+func TestSearchSampleKeepsLongWordsOutOfItsRows(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "long words").AccountID
+	for _, variant := range []string{"lane", "haul"} {
+		if _, err := s.UpsertJobs(ctx, acct, jobsOfLongWords(400, variant), store.UpsertOptions{MaxActive: 1000, Today: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		sampled, outOfRow := sampleWordsOutOfRow(t, s)
+		var current int
+		if err := s.DB().GetContext(ctx, &current, `SELECT count(*) FROM job_search_sample
+			 WHERE search_words::text LIKE $1`, "%"+variant+"%"); err != nil {
+			t.Fatal(err)
+		}
+		if sampled == 0 || outOfRow != sampled || current != sampled {
+			t.Errorf("%s: %d jobs sampled, %d words out of their rows, %d current; want all", variant, sampled, outOfRow, current)
+		}
+	}
+}
+
+// jobsOfLongWords are n jobs whose descriptions' words (some 1.6 KB, which
+// do not compress, as most jobs' do not) are under 2 KB with the sample's
+// other columns and over it with the job's; each word starts with variant.
+func jobsOfLongWords(n int, variant string) []store.JobFields {
+	random := rand.New(rand.NewPCG(1, 2))
+	jobs := make([]store.JobFields, n)
+	for i := range jobs {
+		words := make([]string, 80)
+		for k := range words {
+			words[k] = fmt.Sprintf("%s%08x", variant, random.Uint32())
+		}
+		jobs[i] = job(fmt.Sprintf("L%03d", i))
+		jobs[i].Description = "<p>" + strings.Join(words, " ") + "</p>"
+	}
+	return jobs
+}
+
+// sampleWordsOutOfRow counts the jobs of job_search_sample and the words
+// its TOAST table holds, a value each: the words kept out of their rows.
+func sampleWordsOutOfRow(t *testing.T, s *store.Store) (sampled, outOfRow int) {
+	t.Helper()
+	ctx := context.Background()
+	var toast string
+	if err := s.DB().GetContext(ctx, &toast, `SELECT reltoastrelid::regclass::text FROM pg_class
+		 WHERE oid = 'job_search_sample'::regclass`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM job_search_sample),
+		(SELECT count(DISTINCT chunk_id) FROM `+toast+`)`).Scan(&sampled, &outOfRow); err != nil {
+		t.Fatal(err)
+	}
+	return sampled, outOfRow
+}
+
 // TestSearchCountsSmallMatchesWithThePage: a first page of a search for
 // words whose match a sample finds too small for an estimate counts the
 // match in the page's own statement, in every order, rather than in a
@@ -490,7 +609,7 @@ func TestSearchCountsFacetsWithThePage(t *testing.T) {
 func postForWords(t *testing.T, s *store.Store, acct int64, jobs []store.JobFields, words string) string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: len(jobs), Today: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	query, err := s.NormalizeJobQuery(ctx, words)

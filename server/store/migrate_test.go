@@ -148,3 +148,43 @@ func TestLargeJSONColumnsUseLZ4(t *testing.T) {
 		t.Errorf("stored with %q, read back equal %t", stored, equal)
 	}
 }
+
+// TestMigrationMovesSampleWordsOutOfRows: migration 0040 fills
+// job_search_sample again from jobs, so the rows its old trigger wrote
+// with their words in them are rewritten with the words out of line, and
+// the table still holds every sampled active job.
+func TestMigrationMovesSampleWordsOutOfRows(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	if _, err := s.DB().ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MigrateUpTo(ctx, 39); err != nil {
+		t.Fatal(err)
+	}
+	acct := storetest.NewAccount(t, s, "A").AccountID
+	jobs := jobsOfLongWords(400, "lane")
+	if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 1000, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteJobsByReference(ctx, acct, []string{jobs[0].ReferenceNumber, jobs[1].ReferenceNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if sampled, outOfRow := sampleWordsOutOfRow(t, s); sampled == 0 || outOfRow != 0 {
+		t.Fatalf("before 0040: %d jobs sampled, %d words out of their rows; want some, none", sampled, outOfRow)
+	}
+	if _, err := s.MigrateUpTo(ctx, 40); err != nil {
+		t.Fatal(err)
+	}
+	sampled, outOfRow := sampleWordsOutOfRow(t, s)
+	var active, same int
+	if err := s.DB().QueryRowContext(ctx, `SELECT count(*), count(s.id) FILTER (WHERE s.search_words = j.search_words)
+		 FROM jobs j LEFT JOIN job_search_sample s USING (id)
+		 WHERE j.deleted_at IS NULL AND (hashint8extended(j.id, 11) & 15) = 0`).Scan(&active, &same); err != nil {
+		t.Fatal(err)
+	}
+	if sampled != active || same != active || outOfRow != sampled {
+		t.Errorf("after 0040: %d jobs sampled, %d words out of their rows, %d sampled active jobs, %d with their words; want all equal",
+			sampled, outOfRow, active, same)
+	}
+}
