@@ -396,10 +396,11 @@ func TestSearchSamplesHaveTheirIndexes(t *testing.T) {
 	}
 }
 
-// TestSearchSampleKeepsLongWordsOutOfItsRows: a sampled job whose words
-// its jobs row keeps out of line (a row of over 2 KB) has them out of the
-// sample's row too, as it is added and as it changes (migration 0040), so
-// that a read of the sample's rows reads their filters and not their words.
+// TestSearchSampleKeepsLongWordsOutOfItsRows: a sampled job's words are
+// out of the sample's row, a row under 2 KB with them, as it is added and
+// as it changes (migration 0040), so that a read of the sample's rows
+// reads their filters and not their words: one value of the sample's TOAST
+// table each.
 func TestSearchSampleKeepsLongWordsOutOfItsRows(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
@@ -441,14 +442,8 @@ func jobsOfLongWords(n int, variant string) []store.JobFields {
 // its TOAST table holds, a value each: the words kept out of their rows.
 func sampleWordsOutOfRow(t *testing.T, s *store.Store) (sampled, outOfRow int) {
 	t.Helper()
-	ctx := context.Background()
-	var toast string
-	if err := s.DB().GetContext(ctx, &toast, `SELECT reltoastrelid::regclass::text FROM pg_class
-		 WHERE oid = 'job_search_sample'::regclass`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM job_search_sample),
-		(SELECT count(DISTINCT chunk_id) FROM `+toast+`)`).Scan(&sampled, &outOfRow); err != nil {
+	if err := s.DB().QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM job_search_sample),
+		(SELECT count(DISTINCT chunk_id) FROM `+toastOf(t, s, "job_search_sample")+`)`).Scan(&sampled, &outOfRow); err != nil {
 		t.Fatal(err)
 	}
 	return sampled, outOfRow
@@ -617,4 +612,16 @@ func postForWords(t *testing.T, s *store.Store, acct int64, jobs []store.JobFiel
 		t.Fatal(err)
 	}
 	return query
+}
+
+// toastOf is the name of table's TOAST table, whose rows are the chunks of
+// the values held out of table's rows.
+func toastOf(t *testing.T, s *store.Store, table string) string {
+	t.Helper()
+	var toast string
+	if err := s.DB().GetContext(context.Background(), &toast, `SELECT reltoastrelid::regclass::text FROM pg_class
+		 WHERE oid = $1::regclass`, table); err != nil {
+		t.Fatal(err)
+	}
+	return toast
 }
