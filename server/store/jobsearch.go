@@ -447,7 +447,7 @@ func countFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, reads
 // words within no radius.
 //
 // It rules out reading a whole table too: job_search_sample keeps its jobs'
-// words out of its rows (migration 0037), and for a common word, which
+// words out of its rows (migrations 0037, 0040), and for a common word, which
 // most of its jobs hold, PostgreSQL chose to read the table and check
 // each job's words, read from the TOAST table (140 ms for the 61,342
 // matches of 'driver' among 62,383 jobs, against 13 ms by the bitmap).
@@ -495,7 +495,7 @@ var rankedMatches = 1_000
 
 // sample is one of the samples of the active jobs, or every job (everyJob).
 // The samples of 1 in 16, 64 and 256 are read from job_search_sample
-// (migration 0037), the jobs of the first, a table small enough to stay in
+// (migrations 0037, 0040), the jobs of the first, a table small enough to stay in
 // shared buffers; the sample of 1 in 8 is that table and the other half
 // of the sample, read from jobs.
 type sample struct {

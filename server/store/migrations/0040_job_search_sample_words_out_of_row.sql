@@ -19,10 +19,16 @@
 -- words are read only by a check the words' index cannot answer alone (a
 -- phrase, a weight).
 --
--- The table is filled again from jobs, which rewrites its rows narrow.
--- Writers wait from the first statement (their triggers write this table);
--- readers of jobs do not. At a million jobs the fill reads jobs whole: 11.6 s
--- for this INSERT, measured without the pad's trigger.
+-- The table is filled again from jobs, which rewrites its rows narrow (an
+-- update may keep a row's new version on its old page, the table as
+-- large). Writers of jobs wait from the first statement (their triggers
+-- write this table), and so do searches that read this table, from ADD
+-- COLUMN to the end; other readers of jobs do not. At a million jobs the fill reads jobs
+-- whole: 11.6 s for this INSERT, measured without the pad's trigger. The
+-- locks wait at most 10 s for running transactions (an import holds jobs
+-- for its whole run), as 0039's do: an upgrade under load fails, and can
+-- be run again, rather than stall every writer behind that transaction.
+SET LOCAL lock_timeout = '10s';
 LOCK TABLE jobs IN SHARE MODE;
 
 -- MAIN, for the pad to be compressed in its row rather than moved out of it.
