@@ -225,20 +225,9 @@ func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch
 				continue
 			}
 		}
-		matched, read := reads[s.share]
-		if !read {
-			// Once the match is large, only the open values' jobs are
-			// counted: the rest would be grouped for nothing.
-			var only []facetValue
-			if large {
-				only = slices.Collect(maps.Keys(open))
-			}
-			if matched, err = countByFacets(ctx, db, q, facets, s, only); err != nil {
-				return nil, false, err
-			}
-			if !large {
-				reads[s.share] = matched
-			}
+		matched, err := reads.of(ctx, db, q, facets, s, open, large)
+		if err != nil {
+			return nil, false, err
 		}
 		if !large {
 			if hits := matched[noFacet][""]; hits < sampleHitsToEstimate {
@@ -269,6 +258,26 @@ func countFacetsByShare(ctx context.Context, db sqlx.QueryerContext, q JobSearch
 		lists[f] = byCount(counts[f])
 	}
 	return lists, estimated, nil
+}
+
+// of is sample s's counts of the facets' values: as the match's count read
+// it, or read now. Once the match is large, only the open values' jobs are
+// counted (the rest would be grouped for nothing), and that partial read
+// is not kept.
+func (reads sampleReads) of(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, s sample,
+	open map[facetValue]float64, large bool) (valueCounts, error) {
+	if matched, read := reads[s.share]; read {
+		return matched, nil
+	}
+	var only []facetValue
+	if large {
+		only = slices.Collect(maps.Keys(open))
+	}
+	matched, err := countByFacets(ctx, db, q, facets, s, only)
+	if err == nil && !large {
+		reads[s.share] = matched
+	}
+	return matched, err
 }
 
 // countOverEveryJob adds to counts the open values' matches, counted over
