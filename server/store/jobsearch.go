@@ -52,6 +52,11 @@ type JobSearch struct {
 	// hold more than the ranked matches (rankedMatches): the page ranks the
 	// newest of them and finds where they end.
 	findRanked bool
+	// walkNewest is set, with findRanked, when the samples found the match
+	// large (large, in countMatches): the page walks the jobs newest first
+	// and checks each one's words until it has the ranked matches, rather
+	// than reading every match from the words' index and sorting them.
+	walkNewest bool
 	// countInPage is set for a first page of a search for words whose
 	// match a sample found too small for an estimate: the page's statement
 	// counts the match as it reads it, rather than a statement of its own
@@ -279,6 +284,7 @@ func searchJobs(ctx context.Context, db *sqlx.DB, q JobSearch, ran *[]Query) (Jo
 			// large for the page to count: the page needs nothing more
 			// of the counts, and is read beside the larger samples'.
 			q.findRanked = q.firstRanked()
+			q.walkNewest = q.findRanked && q.Near == nil
 			startPage()
 		})
 		if err != nil {
@@ -796,10 +802,18 @@ func (q JobSearch) matchFrom(except JobFacet, zipOrder string, s sample) (from, 
 			from = candidatesNear(from, c.conds, zipOrder != "")
 			c.conds = nil
 		}
-		// Last, so that a job's words, the costliest of its checks (they
-		// are read from the TOAST table), are read only once its other
-		// checks have passed.
-		c.add("j.search_words @@ ?::tsquery", q.Words)
+		// Last, so that a job's words, the costliest of its checks, are
+		// read only once its other checks have passed. A large match's
+		// page walks the jobs (walkNewest), which the words' index must
+		// not answer instead: no index takes IS TRUE. PostgreSQL chose
+		// the index and a sort for the 87,373 jobs of 'hazmat & tanker'
+		// among a million, once their words were in their rows (0041),
+		// as the table was twice as large.
+		words := "j.search_words @@ ?::tsquery"
+		if q.walkNewest && s == everyJob {
+			words = "(" + words + ") IS TRUE"
+		}
+		c.add(words, q.Words)
 	}
 	return from, strings.Join(c.conds, " AND "), c.args
 }
@@ -1117,14 +1131,23 @@ func (p pageRows) newestRanked(where, key string) (with, rows, rankedEnd string)
 	if p.counted {
 		more = `(SELECT max(total) FROM newest) > ` + strconv.Itoa(rankedMatches)
 	}
-	matched, newest := p.ordered("j.id, j.account_id, j.created_at, j.search_words, "+p.miles+" AS miles",
-		p.from, where, searchOrderBy(ByPosted), strconv.Itoa(rankedMatches))
+	// The newest keep their words (j, for the key) to be ranked. A
+	// counted match is read whole into matched first, where the words (in
+	// the jobs' rows since migration 0041, 1.6 KB each) spilled to disk:
+	// 8.7 MB for the 5,449 jobs of a rare word, 28 ms. Its newest read
+	// their words back from jobs instead.
+	cols, words := "j.id, j.account_id, j.created_at, j.search_words, "+p.miles+" AS miles",
+		"CROSS JOIN LATERAL (SELECT n.search_words) j"
+	if p.counted {
+		cols, words = "j.id, j.account_id, j.created_at, "+p.miles+" AS miles", "JOIN jobs j ON j.id = n.id"
+	}
+	matched, newest := p.ordered(cols, p.from, where, searchOrderBy(ByPosted), strconv.Itoa(rankedMatches))
 	with = matched + `newest AS MATERIALIZED (` + newest + `),
 		ranked_end AS (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS added_at, id FROM newest
 		 WHERE ` + more + ` ORDER BY created_at, id LIMIT 1),
 		`
-	rows = `SELECT j.id, j.account_id, j.created_at, ` + key + ` AS key, j.miles, j.total
-		  FROM newest j ORDER BY key DESC, j.created_at DESC, j.id DESC LIMIT ` + p.limit
+	rows = `SELECT n.id, n.account_id, n.created_at, ` + key + ` AS key, n.miles, n.total
+		  FROM newest n ` + words + ` ORDER BY key DESC, n.created_at DESC, n.id DESC LIMIT ` + p.limit
 	return with, rows, "(SELECT added_at FROM ranked_end), (SELECT id FROM ranked_end)"
 }
 

@@ -222,38 +222,8 @@ func TestSearchSettlesSmallValuesInALargerSample(t *testing.T) {
 func TestSearchLargeByTheSmallestSampleYetSmall(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
-	acct := storetest.NewAccount(t, s, "sampled").AccountID
-	opts := store.UpsertOptions{MaxActive: 5000, Today: time.Now()}
-	jobs := make([]store.JobFields, 3000)
-	for i := range jobs {
-		jobs[i] = job(fmt.Sprintf("S%04d", i))
-	}
-	if _, err := s.UpsertJobs(ctx, acct, jobs, opts); err != nil {
-		t.Fatal(err)
-	}
-	_, _, conditions := store.SearchSamples()
-	var refs []string
-	if err := s.DB().SelectContext(ctx, &refs, `SELECT j.reference_number FROM jobs j WHERE j.account_id = $1 AND `+conditions[0],
-		acct); err != nil {
-		t.Fatal(err)
-	}
-	k := len(refs)
-	if k < 3 {
-		t.Fatalf("%d of 3,000 jobs in the smallest sample", k)
-	}
-	zebras := make([]store.JobFields, k)
-	for i, ref := range refs {
-		zebras[i] = job(ref)
-		zebras[i].Title = "Zebra hauler " + ref
-	}
-	if _, err := s.UpsertJobs(ctx, acct, zebras, opts); err != nil {
-		t.Fatal(err)
-	}
+	words, k := zebrasOfTheSmallestSample(t, s)
 	store.SetSampleHitsToEstimate(t, int64(12*k))
-	words, err := s.NormalizeJobQuery(ctx, "zebra")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, order := range []store.JobSearchOrder{store.ByRelevance, store.ByPosted} {
 		r, err := s.SearchJobs(ctx, store.JobSearch{Words: words, Order: order, Limit: 100})
 		if err != nil {
@@ -263,6 +233,34 @@ func TestSearchLargeByTheSmallestSampleYetSmall(t *testing.T) {
 			t.Errorf("order %d: total %d, estimated %v, %d on the page; want all %d, counted", order, r.Total, r.Estimated, len(r.Jobs), k)
 		}
 	}
+}
+
+// zebrasOfTheSmallestSample posts 3,000 jobs, of which the k of the
+// smallest sample alone say zebra, and answers the words of that search.
+func zebrasOfTheSmallestSample(t *testing.T, s *store.Store) (words string, k int) {
+	t.Helper()
+	ctx := context.Background()
+	acct := storetest.NewAccount(t, s, "sampled").AccountID
+	jobs := make([]store.JobFields, 3000)
+	for i := range jobs {
+		jobs[i] = job(fmt.Sprintf("S%04d", i))
+	}
+	postForWords(t, s, acct, jobs, "zebra")
+	_, _, conditions := store.SearchSamples()
+	var refs []string
+	if err := s.DB().SelectContext(ctx, &refs, `SELECT j.reference_number FROM jobs j WHERE j.account_id = $1 AND `+conditions[0],
+		acct); err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) < 3 {
+		t.Fatalf("%d of 3,000 jobs in the smallest sample", len(refs))
+	}
+	zebras := make([]store.JobFields, len(refs))
+	for i, ref := range refs {
+		zebras[i] = job(ref)
+		zebras[i].Title = "Zebra hauler " + ref
+	}
+	return postForWords(t, s, acct, zebras, "zebra"), len(refs)
 }
 
 // TestSearchRanksTheNewestMatches: by relevance, the newest matches are
@@ -423,7 +421,8 @@ func TestSearchSampleKeepsLongWordsOutOfItsRows(t *testing.T) {
 
 // jobsOfLongWords are n jobs whose descriptions' words (some 1.6 KB, which
 // do not compress, as most jobs' do not) are under 2 KB with the sample's
-// other columns and over it with the job's; each word starts with variant.
+// other columns and over it with the job's, and larger than the
+// description's text (1 KB); each word starts with variant.
 func jobsOfLongWords(n int, variant string) []store.JobFields {
 	random := rand.New(rand.NewPCG(1, 2))
 	jobs := make([]store.JobFields, n)
@@ -624,4 +623,74 @@ func toastOf(t *testing.T, s *store.Store, table string) string {
 		t.Fatal(err)
 	}
 	return toast
+}
+
+// TestSearchWordsStayInTheJobsRow: a job's words stay in its row, where a
+// search that walks the jobs checks them without a lookup in the TOAST
+// table (migration 0041); the description leaves the row instead. The
+// jobs' words (some 1.6 KB) are larger than their descriptions' text (1
+// KB), neither compressing, so no value of the TOAST table is as large as
+// the smallest job's words.
+func TestSearchWordsStayInTheJobsRow(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "words in row").AccountID
+	if _, err := s.UpsertJobs(ctx, acct, jobsOfLongWords(50, "lane"), store.UpsertOptions{MaxActive: 100, Today: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var smallestWords, largestOutOfRow, outOfRow int
+	if err := s.DB().QueryRowContext(ctx, `SELECT (SELECT min(pg_column_size(search_words)) FROM jobs),
+		coalesce(max(size), 0), count(*) FROM (SELECT sum(octet_length(chunk_data)) AS size FROM `+toastOf(t, s, "jobs")+` GROUP BY chunk_id) t`).
+		Scan(&smallestWords, &largestOutOfRow, &outOfRow); err != nil {
+		t.Fatal(err)
+	}
+	if outOfRow == 0 || largestOutOfRow >= smallestWords {
+		t.Errorf("%d values out of the jobs' rows, the largest %d bytes; want the descriptions, each under the smallest words (%d bytes)",
+			outOfRow, largestOutOfRow, smallestWords)
+	}
+}
+
+// TestSearchWalksALargeMatchNewestFirst: the first page by relevance of a
+// match the smallest sample shows large reads its newest matches from the
+// jobs, each checked for the words, and not from the words' index: at a
+// million jobs PostgreSQL reckoned the index and a sort cheaper than a
+// walk of the jobs newest first, and read the 87,373 jobs of 'hazmat &
+// tanker' to keep 1,000. The match is made small, the k jobs of the
+// smallest sample, for the words' index to be the plan PostgreSQL would
+// choose; the threshold is lowered so that the smallest sample's k
+// matches show it large. Sequential scans are turned off for the plan to
+// choose among indexes alone, after VACUUM: the words' index's entries
+// still pending make it look costlier than reading every job.
+func TestSearchWalksALargeMatchNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Store(t)
+	words, k := zebrasOfTheSmallestSample(t, s)
+	store.SetSampleHitsToEstimate(t, int64(12*k))
+	r, ran, err := s.SearchJobsTraced(ctx, store.JobSearch{Words: words, Order: store.ByRelevance, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Total != int64(k) || len(r.Jobs) != k {
+		t.Fatalf("total %d, %d on the page; want all %d", r.Total, len(r.Jobs), k)
+	}
+	page := ran[len(ran)-1]
+	if _, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE jobs"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	var plan []string
+	if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.SelectContext(ctx, &plan, "EXPLAIN "+page.SQL, page.Args...); err != nil {
+		t.Fatal(err)
+	}
+	explained := strings.Join(plan, "\n")
+	if strings.Contains(explained, "jobs_search_match_idx") {
+		t.Errorf("the page's plan:\n%s\nwant jobs read without their words' index, jobs_search_match_idx", explained)
+	}
 }
