@@ -765,12 +765,14 @@ func facetCounts(ctx context.Context, db sqlx.QueryerContext, q JobSearch, f Job
 // leaving out the filter of facet except (noFacet leaves none out), among
 // the jobs of sample s.
 func (q JobSearch) match(except JobFacet, s sample) (from, where string, args []any) {
-	return q.matchFrom(except, "", s)
+	return q.matchFrom(except, "", s, false)
 }
 
 // matchFrom is match, with the ZIP codes of a radius in zipOrder ("" for
-// any order).
-func (q JobSearch) matchFrom(except JobFacet, zipOrder string, s sample) (from, where string, args []any) {
+// any order), and with walk, the words checked in a form no index takes:
+// for a page that walks the jobs (walkNewest), and for it alone, as a
+// count that checked the words so would read every job.
+func (q JobSearch) matchFrom(except JobFacet, zipOrder string, s sample, walk bool) (from, where string, args []any) {
 	c := &conditions{}
 	from = cmp.Or(s.from, "job_search_sample j")
 	if s == everyJob { // the samples hold active jobs only
@@ -810,7 +812,7 @@ func (q JobSearch) matchFrom(except JobFacet, zipOrder string, s sample) (from, 
 		// among a million, once their words were in their rows (0041),
 		// as the table was twice as large.
 		words := "j.search_words @@ ?::tsquery"
-		if q.walkNewest && s == everyJob {
+		if walk {
 			words = "(" + words + ") IS TRUE"
 		}
 		c.add(words, q.Words)
@@ -998,7 +1000,7 @@ func pageStatement(q JobSearch) (string, []any) {
 	if q.Order == ByDistance {
 		zipOrder = " ORDER BY miles"
 	}
-	from, where, args := q.matchFrom(noFacet, zipOrder, everyJob)
+	from, where, args := q.matchFrom(noFacet, zipOrder, everyJob, q.walkNewest)
 	c := &conditions{args: args}
 	// Each row's miles from the centre, and its sort key as a float8 a
 	// cursor holds exactly: the rank (a real), the miles, or whole cents.
