@@ -438,7 +438,26 @@ func countByFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, fac
 // by each column alone and all together, and only the groups are read.
 // Read row by row, the 61,271 matches of a common word in the sample of 1
 // in 16 took 27 ms in PostgreSQL and as long again to scan here.
+//
+// With wanted, a column is grouped by only when a value of its facet is
+// wanted: of three facets under a common word, the 31,877 jobs of 48
+// open values of two of them in the sample of 1 in 16 took 22.5 ms
+// grouped by those two, against 25.0 ms by all three.
 func countGroupedByFacets(ctx context.Context, db sqlx.QueryerContext, facets []JobFacet, columns []string, from, where string, args []any, wanted map[facetValue]bool) (valueCounts, error) {
+	if wanted != nil {
+		withWanted := map[JobFacet]bool{}
+		for fv := range wanted {
+			withWanted[fv.facet] = true
+		}
+		var kept []JobFacet
+		var keptColumns []string
+		for i, f := range facets {
+			if withWanted[f] {
+				kept, keptColumns = append(kept, f), append(keptColumns, columns[i])
+			}
+		}
+		facets, columns = kept, keptColumns
+	}
 	sets := make([]string, len(columns))
 	for i, c := range columns {
 		sets[i] = "(" + c + ")"

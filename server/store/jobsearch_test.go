@@ -190,7 +190,7 @@ func TestSearchSettlesSmallValuesInALargerSample(t *testing.T) {
 	postForWords(t, s, acct, alaska, "driver")
 	store.SetSampleHitsToEstimate(t, 40)
 	r, ran, err := s.SearchJobsTraced(ctx, store.JobSearch{Words: words, Order: store.ByPosted, Limit: 5,
-		Facets: []store.JobFacet{store.FacetState}})
+		Facets: []store.JobFacet{store.FacetState, store.FacetDriverType}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,11 +198,19 @@ func TestSearchSettlesSmallValuesInALargerSample(t *testing.T) {
 	if !r.Estimated || !slices.Equal(r.Facets[store.FacetState], want) {
 		t.Errorf("state facet %v, estimated %v; want %v estimated", r.Facets[store.FacetState], r.Estimated, want)
 	}
+	// The driver type, settled in the first large sample, is left out of
+	// the later read.
+	if want := []store.FacetCount{{Value: "Company Driver", Count: 4000}}; !slices.Equal(r.Facets[store.FacetDriverType], want) {
+		t.Errorf("driver type facet %v; want %v", r.Facets[store.FacetDriverType], want)
+	}
 	readForAlaska, overEveryJob := 0, 0
 	for _, q := range ran {
 		switch {
 		case strings.Contains(q.SQL, "FROM job_search_sample j") && strings.Contains(q.SQL, "IS TRUE"):
 			readForAlaska++
+			if strings.Contains(q.SQL, "driver_type") {
+				t.Errorf("the read for Alaska groups by driver type too: %s", q.SQL)
+			}
 		case strings.Contains(q.SQL, "FROM jobs j") && strings.Contains(q.SQL, "GROUP BY"):
 			overEveryJob++
 		}
