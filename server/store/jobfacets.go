@@ -360,6 +360,9 @@ func worthReading(open map[facetValue]float64, next []sample, kept func(sample) 
 // as long as reading them (7 ms). Facets of one value a job are grouped in
 // SQL by grouping sets instead (countGroupedByFacets).
 func countByFacets(ctx context.Context, db sqlx.QueryerContext, q JobSearch, facets []JobFacet, s sample, only []facetValue) (valueCounts, error) {
+	if only != nil && len(only) == 0 {
+		return valueCounts{}, nil // no value to count, and no filter to keep them by
+	}
 	from, where, args := q.match(facets[0], s)
 	columns := make([]string, len(facets))
 	for i, f := range facets {

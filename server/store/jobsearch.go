@@ -52,10 +52,15 @@ type JobSearch struct {
 	// hold more than the ranked matches (rankedMatches): the page ranks the
 	// newest of them and finds where they end.
 	findRanked bool
-	// walkNewest is set, with findRanked, when the samples found the match
-	// large (large, in countMatches): the page walks the jobs newest first
-	// and checks each one's words until it has the ranked matches, rather
-	// than reading every match from the words' index and sorting them.
+	// walkNewest is set, with findRanked, for a search within no radius
+	// whose match the smallest sample shows large but holds too few of to
+	// estimate (large, in countMatches): a match of some 25,600 to 409,600
+	// jobs of a million. Its page checks the words in a form no index
+	// takes, so that it walks the jobs newest first until it has the
+	// ranked matches (or reads them by its filters' index), rather than
+	// reading every match from the words' index and sorting them. A larger
+	// match, which the smallest sample estimates, is walked by PostgreSQL's
+	// own choice.
 	walkNewest bool
 	// countInPage is set for a first page of a search for words whose
 	// match a sample found too small for an estimate: the page's statement
@@ -1141,7 +1146,8 @@ func (p pageRows) newestRanked(where, key string) (with, rows, rankedEnd string)
 	cols, words := "j.id, j.account_id, j.created_at, j.search_words, "+p.miles+" AS miles",
 		"CROSS JOIN LATERAL (SELECT n.search_words) j"
 	if p.counted {
-		cols, words = "j.id, j.account_id, j.created_at, "+p.miles+" AS miles", "JOIN jobs j ON j.id = n.id"
+		cols = "j.id, j.account_id, j.created_at, " + p.miles + " AS miles"
+		words = "CROSS JOIN LATERAL (SELECT search_words FROM jobs WHERE id = n.id) j" // by its key, each
 	}
 	matched, newest := p.ordered(cols, p.from, where, searchOrderBy(ByPosted), strconv.Itoa(rankedMatches))
 	with = matched + `newest AS MATERIALIZED (` + newest + `),

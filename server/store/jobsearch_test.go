@@ -667,10 +667,11 @@ func TestSearchWordsStayInTheJobsRow(t *testing.T) {
 // smallest sample, for the words' index to be the plan PostgreSQL would
 // choose; the threshold is lowered so that the smallest sample's k
 // matches show it large. The samples then find it small, and it is
-// counted over every job: that count reads the words' index. Sequential
-// scans are turned off for the plans to choose among indexes alone, after
-// VACUUM: the words' index's entries still pending make it look costlier
-// than reading every job.
+// counted over every job: that count reads the words' index. The
+// statements that read jobs are explained, each under the settings it ran
+// with, and with sequential scans turned off for the plans to choose among
+// indexes alone, after VACUUM: the words' index's entries still pending
+// make it look costlier than reading every job.
 func TestSearchWalksALargeMatchNewestFirst(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Store(t)
@@ -686,25 +687,13 @@ func TestSearchWalksALargeMatchNewestFirst(t *testing.T) {
 	if _, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE jobs"); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := s.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback() //nolint:errcheck // read only
-	if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-		t.Fatal(err)
-	}
 	counted := 0
 	for i, q := range ran {
 		page := i == len(ran)-1
 		if !page && !strings.Contains(q.SQL, "FROM jobs j") {
 			continue
 		}
-		var plan []string
-		if err := tx.SelectContext(ctx, &plan, "EXPLAIN "+q.SQL, q.Args...); err != nil {
-			t.Fatal(err)
-		}
-		explained := strings.Join(plan, "\n")
+		explained := explainUnder(t, s, "SET LOCAL enable_seqscan = off; "+q.Setting, q)
 		switch byIndex := strings.Contains(explained, "jobs_search_match_idx"); {
 		case page && byIndex:
 			t.Errorf("the page's plan:\n%s\nwant jobs read without their words' index, jobs_search_match_idx", explained)
@@ -717,4 +706,23 @@ func TestSearchWalksALargeMatchNewestFirst(t *testing.T) {
 	if counted == 0 {
 		t.Error("no count over every job; want the match counted exactly")
 	}
+}
+
+// explainUnder is the plan of q, under settings (SET LOCAL statements).
+func explainUnder(t *testing.T, s *store.Store, settings string, q store.Query) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	if _, err := tx.ExecContext(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	if err := tx.SelectContext(ctx, &plan, "EXPLAIN "+q.SQL, q.Args...); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }

@@ -10,11 +10,17 @@
 --
 -- STORAGE MAIN keeps the words in the row, compressed when they compress,
 -- and moves the description out first; the words leave the row only when
--- it would not fit a page otherwise. It applies to rows written from now
--- on: a job's words move into its row when it is next written, or for
--- every job at once with VACUUM FULL jobs (docs/operations.md). The
--- statement changes no row and takes a lock that lets reads and writes go
--- on (SHARE UPDATE EXCLUSIVE); its wait for one, behind a VACUUM of jobs,
--- is bounded as migration 0039's are.
+-- it would not fit a page otherwise. It applies to words stored from now
+-- on: a new job's, and a job's whose words are computed again (a change of
+-- its title, city, description or requirements). An update that leaves
+-- the words as they were keeps them where they are, so the jobs stored
+-- before keep theirs out of line until VACUUM FULL jobs rewrites them
+-- (docs/operations.md).
+--
+-- The statement changes no row, but ALTER TABLE ... SET STORAGE takes an
+-- ACCESS EXCLUSIVE lock: it waits for the transactions that use jobs (an
+-- import holds it for its whole run), and reads and writes of jobs wait
+-- behind it. The wait is bounded as migration 0039's is; past it the
+-- migration fails and the upgrade can be run again.
 SET LOCAL lock_timeout = '10s';
 ALTER TABLE jobs ALTER search_words SET STORAGE MAIN;
