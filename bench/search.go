@@ -36,6 +36,9 @@ const (
 	searchMinRequests = 20  // at least, when a kind passes searchBudget
 	searchBudget      = 15 * time.Second
 	searchDeepPage    = 10 // the deep page's number
+	// searchProfileFor is how long a kind not met at the largest point is
+	// called again under the server's CPU profile.
+	searchProfileFor = 5 * time.Second
 )
 
 // searchKind is one kind of request.
@@ -124,6 +127,10 @@ type kindResult struct {
 	// exact: the contract allows no estimate there.
 	facetSmallOff bool
 	statements    []explained
+	// profile is the server's CPU profile over profiled further calls,
+	// taken when the kind is not met at the largest point; "" otherwise.
+	profile  string
+	profiled int
 }
 
 // explained is a statement the search ran, with its plan.
@@ -187,8 +194,9 @@ func runSearchScale(ctx context.Context, opts options) error {
 			return err
 		}
 		slog.Info("search: measure", "jobs", x, "loaded in", p.loaded.Round(time.Second))
+		largest := x == points[len(points)-1]
 		for _, k := range searchKinds() {
-			r, err := measureSearchKind(callCtx, h, client, core, k)
+			r, err := measureSearchKind(callCtx, h, client, core, k, largest)
 			if err != nil {
 				return fmt.Errorf("%s at %d jobs: %w", k.name, x, err)
 			}
@@ -269,8 +277,9 @@ func measureSearchPost(ctx context.Context, h *harness, a account, zips []string
 
 // measureSearchKind times the kind's request over gRPC, checks its total
 // against a count of every match, and explains each statement the search
-// ran for it.
-func measureSearchKind(ctx context.Context, h *harness, client jobboardv2.JobSearchServiceClient, core *search.Service, k searchKind) (kindResult, error) {
+// ran for it. At the largest point (judged), a kind not met is profiled.
+func measureSearchKind(ctx context.Context, h *harness, client jobboardv2.JobSearchServiceClient, core *search.Service, k searchKind,
+	judged bool) (kindResult, error) {
 	res := kindResult{kind: k}
 	req := searchProto(k.req)
 	first, err := client.SearchJobs(ctx, req)
@@ -343,7 +352,46 @@ func measureSearchKind(ctx context.Context, h *harness, client jobboardv2.JobSea
 		}
 		res.statements = append(res.statements, e)
 	}
-	return res, nil
+	if judged && !res.met() {
+		res.profile, res.profiled, err = profileCalls(ctx, h, client, req, k.name)
+	}
+	return res, err
+}
+
+// profileCalls calls req again for searchProfileFor under the server's
+// CPU profile, for a kind not met to show where the server's part of its
+// time went; it returns the profile's path ("" if it could not be taken)
+// and the calls made.
+func profileCalls(ctx context.Context, h *harness, client jobboardv2.JobSearchServiceClient, req *jobboardv2.SearchJobsRequest,
+	name string) (string, int, error) {
+	wait := h.profile(ctx, "search-"+fileSlug(name), searchProfileFor)
+	calls := 0
+	for start := time.Now(); time.Since(start) < searchProfileFor; calls++ {
+		if _, err := client.SearchJobs(ctx, req); err != nil {
+			wait()
+			return "", calls, err
+		}
+	}
+	return wait(), calls, nil
+}
+
+// fileSlug is name in lower case with each run of other characters than
+// letters and digits made one hyphen, for a file's name.
+func fileSlug(name string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			hyphen = false
+			continue
+		}
+		hyphen = true
+	}
+	return b.String()
 }
 
 // searchProto is r as the board's website sends it over gRPC: each word of
