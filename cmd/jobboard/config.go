@@ -128,7 +128,7 @@ func (c *config) serveFlags(fs *flag.FlagSet, d serveDefaults) {
 	setting(fs, &c.debugAddr, "debug-addr", "JOBBOARD_DEBUG_ADDR", "",
 		"listen address of Go's profiler (/debug/pprof/), such as 127.0.0.1:6060; empty: off. Keep it private")
 	setting(fs, &c.readDatabaseURL, "read-database-url", "JOBBOARD_READ_DATABASE_URL", "",
-		"PostgreSQL URL of a streaming replica serving the drivers list and detail; the primary serves them while it is unreachable (default: DATABASE_URL)")
+		"PostgreSQL URL of a streaming replica serving the drivers list and detail and job search; the primary serves them while it is unreachable (default: DATABASE_URL)")
 	setting(fs, &c.metricsAddr, "metrics-addr", "JOBBOARD_METRICS_ADDR", d.metricsAddr,
 		"listen address of the Prometheus metrics (/metrics), apart from the API; empty: off")
 	c.admissionFlags(fs)

@@ -256,7 +256,7 @@ func TestReadDatabaseDown(t *testing.T) {
 		t.Errorf("jobboard_read_database_fallbacks_total %v (%v), want 3", n, ok)
 	}
 	logs := svc.stderr.String()
-	if lines := logLines(logs, "read database unreachable; the drivers list and detail are read from the primary until it is back"); len(lines) != 1 {
+	if lines := logLines(logs, "read database unreachable; the drivers list and detail and job search are read from the primary until it is back"); len(lines) != 1 {
 		t.Errorf("warnings that the read database is down: %q, want 1\n%s", lines, logs)
 	}
 	if strings.Contains(logs, secretPassword) {

@@ -428,7 +428,7 @@ func (m *Metrics) WatchReadDB(db *sql.DB, status func() ReadDBStatus) error {
 	}
 	up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "read_database_up",
-		Help: "1 while the drivers list and detail are read from the read database, 0 while it is unreachable and the primary serves them.",
+		Help: "1 while the drivers list and detail and job search are read from the read database, 0 while it is unreachable and the primary serves them.",
 	}, func() float64 {
 		if status().Up {
 			return 1

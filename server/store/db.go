@@ -33,7 +33,8 @@ type Store struct {
 	// the next: LISTEN (WatchKeyChanges, RevokeAPIKey) and the migrations'
 	// advisory lock.
 	sessionURL string
-	// reads serves the drivers list and detail; nil without a read database.
+	// reads serves the drivers list and detail and job search; nil without a
+	// read database.
 	reads *readDB
 	// primary remembers an outage of the primary, for authentication.
 	primary primaryState

@@ -93,7 +93,7 @@ func (s *Store) primaryFailed(err error) {
 	defer p.mu.Unlock()
 	if !p.down {
 		p.down = true
-		slog.Warn("primary database unreachable; API keys are checked on the read database until it is back, so the drivers list and detail keep answering",
+		slog.Warn("primary database unreachable; API keys are checked on the read database until it is back, so the drivers list and detail and job search keep answering",
 			"error", err)
 	}
 }

@@ -221,7 +221,7 @@ func (r *readDB) failed(err error) {
 	r.retryAt = r.now().Add(readRetryAfter)
 	if !r.down {
 		r.down = true
-		slog.Warn("read database unreachable; the drivers list and detail are read from the primary until it is back", "error", err)
+		slog.Warn("read database unreachable; the drivers list and detail and job search are read from the primary until it is back", "error", err)
 	}
 }
 
@@ -230,7 +230,7 @@ func (r *readDB) succeeded() {
 	defer r.mu.Unlock()
 	if r.down {
 		r.down = false
-		slog.Info("read database back; the drivers list and detail are read from it again")
+		slog.Info("read database back; the drivers list and detail and job search are read from it again")
 	}
 }
 
