@@ -100,3 +100,76 @@ func BenchmarkListJobs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpsertJobsSearchCost writes 1,000 new jobs of the size make
+// bench posts (a description of some 230 bytes of HTML, two lines of
+// requirements) with the search's part of a job's write in place, and with
+// it removed from the database (searchRemoved): the difference is what job
+// search costs a post. A search must find a job as soon as its post is
+// answered (contract §11), so its words, indexes, sample and counts are
+// written in the post's transaction.
+func BenchmarkUpsertJobsSearchCost(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		remove bool
+	}{{"with search", false}, {"without search", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := storetest.Store(b)
+			if c.remove {
+				searchRemoved(b, s)
+			}
+			acct := storetest.NewAccount(b, s, "bench").AccountID
+			for round := 0; b.Loop(); round++ {
+				b.StopTimer()
+				jobs := make([]store.JobFields, 1000)
+				for i := range jobs {
+					jobs[i] = postedSizeJob(fmt.Sprintf("R%dJ%d", round, i))
+				}
+				b.StartTimer()
+				if _, err := s.UpsertJobs(ctx, acct, jobs, store.UpsertOptions{MaxActive: 1_000_000, Today: day1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// postedSizeJob is a job with text of the size of make bench's posts.
+func postedSizeJob(ref string) store.JobFields {
+	j := job(ref)
+	j.City = new("Springfield")
+	j.Description = "<p>Route " + ref + ": home <b>every weekend</b>. Late-model trucks with APUs, paid orientation, " +
+		"weekly direct deposit, health, dental and vision from day one.</p><ul><li>No touch freight</li><li>Pet policy</li></ul>"
+	j.Requirements = new("<ul><li>Class A CDL</li><li>1 year of experience</li></ul>")
+	return j
+}
+
+// searchRemoved drops from s's database what job search adds to a job's
+// write: the jobs' search indexes, and disables the triggers that compute
+// a job's words and keep the search's sample and facet counts.
+func searchRemoved(b *testing.B, s *store.Store) {
+	ctx := context.Background()
+	var indexes, triggers []string
+	if err := s.DB().SelectContext(ctx, &indexes, `SELECT indexname FROM pg_indexes
+		 WHERE tablename = 'jobs' AND indexname LIKE 'jobs\_search\_%'`); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.DB().SelectContext(ctx, &triggers, `SELECT tgname FROM pg_trigger WHERE tgrelid = 'jobs'::regclass
+		 AND (tgname LIKE 'jobs\_search\_words\_%' OR tgname LIKE 'jobs\_sampled\_%' OR tgname LIKE 'jobs\_facets\_counted\_%')`); err != nil {
+		b.Fatal(err)
+	}
+	if len(indexes) < 4 || len(triggers) != 8 {
+		b.Fatalf("search's indexes %q and triggers %q: not those this benchmark knows", indexes, triggers)
+	}
+	for _, ix := range indexes {
+		if _, err := s.DB().ExecContext(ctx, `DROP INDEX `+ix); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, tg := range triggers {
+		if _, err := s.DB().ExecContext(ctx, `ALTER TABLE jobs DISABLE TRIGGER `+tg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
