@@ -564,6 +564,49 @@ func TestSearchJobsBadInput(t *testing.T) {
 	}
 }
 
+// TestSearchJobsBadInputAllAtOnce: a request wrong in several fields is
+// one InvalidArgument naming every one of them, the adapter's (unknown
+// enum numbers) and the core's (values, a ZIP the table lacks, a page
+// token) alike; a value the adapter refuses still counts for the core's
+// rules, so a minimum pay with one pay frequency, unknown, is not also
+// said to lack its unit.
+func TestSearchJobsBadInputAllAtOnce(t *testing.T) {
+	f := newSearchFixture(t)
+	for _, tt := range []struct {
+		name string
+		req  *jobboardv2.SearchJobsRequest
+		want []string
+	}{
+		{"the adapter's and the core's", &jobboardv2.SearchJobsRequest{
+			DriverTypes: []jobboardv2.DriverType{9}, States: []string{"ZZ"}, PageSize: -1, PostalCode: "7700", RadiusMiles: 501,
+		}, []string{"driver_types[0]", "states[0]", "radius_miles", "postal_code", "page_size"}},
+		{"the core's alone", &jobboardv2.SearchJobsRequest{PostalCode: "00000", PostedWithinDays: 366, PageToken: "nope"},
+			[]string{"posted_within_days", "postal_code", "page_token"}},
+		{"an unknown unit of a minimum pay", &jobboardv2.SearchJobsRequest{
+			PayFrequencies: []jobboardv2.PayFrequency{4}, MinPayCents: proto.Int64(150000),
+		}, []string{"pay_frequencies[0]"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.search.SearchJobs(f.internal, tt.req)
+			st := status.Convert(err)
+			if st.Code() != codes.InvalidArgument {
+				t.Fatalf("got %v, want InvalidArgument", err)
+			}
+			var fields []string
+			for _, d := range st.Details() {
+				if br, ok := d.(*errdetails.BadRequest); ok {
+					for _, v := range br.FieldViolations {
+						fields = append(fields, v.Field)
+					}
+				}
+			}
+			if !slices.Equal(fields, tt.want) {
+				t.Errorf("BadRequest fields %q, want %q (message %q)", fields, tt.want, st.Message())
+			}
+		})
+	}
+}
+
 // TestSearchJobsNewest: a job's place among the newest is the instant it
 // was first added, which neither an update nor a delete and post again
 // changes; posted_within_days counts back from the call.

@@ -64,7 +64,12 @@ func (g *grpcSearch) SearchJobs(ctx context.Context, req *jobboardv2.SearchJobsR
 		r.Facets = append(r.Facets, facet)
 	}
 	if len(problems) > 0 {
-		return nil, call.InvalidArgument(problems...)
+		// The core's problems too, so that one answer names every field.
+		more, err := g.core.Problems(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return nil, call.InvalidArgument(append(problems, more...)...)
 	}
 	page, err := g.core.Search(ctx, r)
 	if err != nil {
@@ -147,6 +152,10 @@ func enumWords[E ~int32, W ~string](problems *[]call.FieldViolation, field strin
 	for i, e := range es {
 		if e < 1 || int(e) > len(words) {
 			*problems = append(*problems, unknownEnum(fmt.Sprintf("%s[%d]", field, i), int32(e), domain.Names(words)))
+			// An empty word holds its place: the core's rules count the
+			// values sent (one pay frequency for a minimum pay), and the
+			// request is refused before any word is used.
+			out = append(out, "")
 			continue
 		}
 		out = append(out, words[e-1])

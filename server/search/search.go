@@ -145,18 +145,6 @@ func (s *Service) Search(ctx context.Context, r Request) (Page, error) {
 	if err != nil {
 		return Page{}, call.Internal(ctx, err)
 	}
-	if r.PageToken != "" {
-		raw, err := s.tokens.Decode(r.PageToken, 0, scope)
-		var after store.JobSearchCursor
-		if err == nil {
-			err = json.Unmarshal(raw, &after)
-		}
-		if err != nil {
-			return Page{}, call.InvalidField("page_token", r.PageToken,
-				"is not a next_page_token answered for this search (the same query, filters and order)")
-		}
-		q.After = &after
-	}
 	size := q.Limit
 	q.Limit++ // one more tells whether another page follows
 	found, err := s.store.SearchJobs(ctx, q)
@@ -206,15 +194,35 @@ func (s *Service) StoreSearch(ctx context.Context, r Request) (store.JobSearch, 
 	return s.query(ctx, r)
 }
 
-// query checks r and turns it into the store's search.
+// query checks r and turns it into the store's search: every problem
+// of r is InvalidArgument, all named in one answer.
 func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error) {
-	size, err := call.PageSize(r.PageSize, DefaultPageSize, MaxPageSize, "results")
+	q, problems, err := s.check(ctx, r)
 	if err != nil {
 		return store.JobSearch{}, err
 	}
-	if problems := problemsOf(r); len(problems) > 0 {
+	if len(problems) > 0 {
 		return store.JobSearch{}, call.InvalidArgument(problems...)
 	}
+	return q, nil
+}
+
+// Problems are every rule r breaks, each naming its field, for an
+// adapter that found problems of its own to answer them all at once.
+func (s *Service) Problems(ctx context.Context, r Request) ([]call.FieldViolation, error) {
+	_, problems, err := s.check(ctx, r)
+	return problems, err
+}
+
+// check turns r into the store's search and finds the rules it breaks:
+// those of its values (problemsOf), a postal code of no known ZIP, and a
+// page token not answered for this search. err is the store's failure.
+func (s *Service) check(ctx context.Context, r Request) (store.JobSearch, []call.FieldViolation, error) {
+	problems := problemsOf(r)
+	if v := call.PageSizeViolation(r.PageSize, MaxPageSize, "results"); v != nil {
+		problems = append(problems, *v)
+	}
+	size, _ := call.PageSize(max(r.PageSize, 0), DefaultPageSize, MaxPageSize, "results")
 	q := store.JobSearch{
 		Limit: size, Facets: dedupe(r.Facets), ExcludeTWICOnly: r.ExcludeTWICOnly,
 		DriverTypes: domain.Names(r.DriverTypes), FreightTypes: domain.Names(r.FreightTypes),
@@ -226,13 +234,14 @@ func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error)
 		since := s.now().Add(-time.Duration(d) * 24 * time.Hour)
 		q.PostedSince = &since
 	}
-	if r.PostalCode != "" {
+	if wellFormedZIP(r.PostalCode) {
 		lat, lon, err := s.store.ZipCentroid(ctx, r.PostalCode)
-		if errors.Is(err, store.ErrNotFound) {
-			return store.JobSearch{}, call.InvalidField("postal_code", r.PostalCode, "is not a known US ZIP code")
-		}
-		if err != nil {
-			return store.JobSearch{}, call.Internal(ctx, err)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			problems = append(problems, call.FieldViolation{Field: "postal_code", Label: "postal_code",
+				Description: fmt.Sprintf("%q is not a known US ZIP code", r.PostalCode)})
+		case err != nil:
+			return q, nil, call.Internal(ctx, err)
 		}
 		miles := r.RadiusMiles
 		if miles == 0 {
@@ -240,27 +249,68 @@ func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error)
 		}
 		q.Near = &store.Radius{Latitude: lat, Longitude: lon, Miles: float64(miles)}
 	}
+	if after, ok := s.position(r); ok {
+		q.After = after
+	} else {
+		problems = append(problems, call.FieldViolation{Field: "page_token", Label: "page_token",
+			Description: fmt.Sprintf("%q is not a next_page_token answered for this search (the same query, filters and order)",
+				call.Truncate(r.PageToken, call.MaxEchoed))})
+	}
+	if len(problems) > 0 {
+		return q, problems, nil
+	}
 	if strings.TrimSpace(r.Query) != "" {
+		var err error
 		if q.Words, err = s.store.NormalizeJobQuery(ctx, r.Query); err != nil {
-			return store.JobSearch{}, call.Internal(ctx, err)
+			return q, nil, call.Internal(ctx, err)
 		}
 	}
-	switch orderOf(r) {
+	q.Order = storeOrder(orderOf(r), q.Words)
+	return q, nil, nil
+}
+
+// position is where r's page token says the page starts: nil without a
+// token; false for a token not answered for a search of r's scope.
+func (s *Service) position(r Request) (*store.JobSearchCursor, bool) {
+	if r.PageToken == "" {
+		return nil, true
+	}
+	scope, err := requestScope(r)
+	if err != nil {
+		return nil, false
+	}
+	raw, err := s.tokens.Decode(r.PageToken, 0, scope)
+	var after store.JobSearchCursor
+	if err == nil {
+		err = json.Unmarshal(raw, &after)
+	}
+	return &after, err == nil
+}
+
+// storeOrder is the store's order for o, where words are the query's
+// words once normalized.
+func storeOrder(o Order, words string) store.JobSearchOrder {
+	switch o {
 	case OrderRelevance:
 		// A query of stop words alone finds by no word: every job
 		// matches it alike, and the ties' order (newest first) is the order.
-		q.Order = store.ByRelevance
-		if q.Words == "" {
-			q.Order = store.ByPosted
+		if words == "" {
+			return store.ByPosted
 		}
+		return store.ByRelevance
 	case OrderDistance:
-		q.Order = store.ByDistance
+		return store.ByDistance
 	case OrderPay:
-		q.Order = store.ByPay
+		return store.ByPay
 	default:
-		q.Order = store.ByPosted
+		return store.ByPosted
 	}
-	return q, nil
+}
+
+// wellFormedZIP says whether code is five digits, which the ZIP table is
+// then asked for (problemsOf names any other code).
+func wellFormedZIP(code string) bool {
+	return len(code) == 5 && rules.LeadingDigits(code) == 5
 }
 
 // orderOf is r's order: as asked, or RELEVANCE with a query and POSTED
@@ -326,7 +376,8 @@ func problemsOf(r Request) []call.FieldViolation {
 		bad("radius_miles", fmt.Sprint(r.RadiusMiles), "needs a postal_code, the centre of the radius")
 	case r.RadiusMiles < 0 || r.RadiusMiles > MaxRadiusMiles:
 		bad("radius_miles", fmt.Sprint(r.RadiusMiles), fmt.Sprintf("is not a number of miles from 1 to %d", MaxRadiusMiles))
-	case r.PostalCode != "" && (len(r.PostalCode) != 5 || rules.LeadingDigits(r.PostalCode) != 5):
+	}
+	if r.PostalCode != "" && !wellFormedZIP(r.PostalCode) {
 		bad("postal_code", r.PostalCode, "is not a five-digit ZIP code")
 	}
 	switch order := orderOf(r); {
