@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/truckjobs/jobboard/server/imports"
 	"github.com/truckjobs/jobboard/server/jobs"
+	"github.com/truckjobs/jobboard/server/search"
 	"github.com/truckjobs/jobboard/server/store"
 
 	"google.golang.org/grpc/codes"
@@ -388,5 +390,38 @@ func TestImportInChunksAsAWhole(t *testing.T) {
 	}
 	if len(r.IgnoredValues) != 1 || r.IgnoredValues[0].GetIndex() != int32(ignored) || r.IgnoredValues[0].GetField() != "benefits" {
 		t.Errorf("ignored values: %v, want benefits at index %d", r.IgnoredValues, ignored)
+	}
+}
+
+// TestImportFoundBySearchOnceComplete: the jobs an import adds are found
+// by job search as soon as the import is complete, and those it withdraws
+// are gone (contract §11: no index lags behind the import that made it).
+func TestImportFoundBySearchOnceComplete(t *testing.T) {
+	f := newImportFixture(t)
+	found := func(query string) []string {
+		t.Helper()
+		page, err := f.svcs.Search.Search(context.Background(), search.Request{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []string
+		for _, r := range page.Results {
+			refs = append(refs, r.Job.ReferenceNumber)
+		}
+		return refs
+	}
+	tanker := func(ref string) *restv2.JobInput {
+		j := input(ref)
+		j.Title = new("Hazmat Tanker Driver")
+		return j
+	}
+	f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{tanker("T1"), tanker("T2")}})
+	if got := found("tanker"); !slices.Equal(got, []string{"T2", "T1"}) {
+		t.Errorf("after the import: %q, want T2 and T1, newest first", got)
+	}
+	// A feed without T1 withdraws it, when the import says so.
+	f.run(t, f.ctxA, &restv2.CreateJobImportRequest{Jobs: []*restv2.JobInput{tanker("T2")}, DeleteJobs: true})
+	if got := found("tanker"); !slices.Equal(got, []string{"T2"}) {
+		t.Errorf("after the import that withdrew T1: %q, want T2 alone", got)
 	}
 }

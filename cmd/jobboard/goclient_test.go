@@ -61,6 +61,18 @@ func TestGoClient(t *testing.T) {
 	if n, err := total(keyA, jobboardclient.ActFor(ctx, b.ID)); n != 5 || err != nil {
 		t.Errorf("A's key with ActFor(B): %d %v, want A's 5", n, err)
 	}
+	// Search reads every account's jobs: the internal token calls it for
+	// no account, and an account's key may not.
+	if code, _, body := svc.request("basic", a.APIKey, "POST", "/api/v2.0/jobs.json", twoJobs); code != 200 {
+		t.Fatalf("post A's jobs: %d %s", code, body)
+	}
+	found, err := internal.Search.SearchJobs(ctx, &jobboardv2.SearchJobsRequest{Query: "OTR"})
+	if err != nil || len(found.GetResults()) != 1 || found.GetResults()[0].GetAccountName() != "Client Carrier A" {
+		t.Errorf("Search with the internal token: %v %v, want A's OTR job", found, err)
+	}
+	if _, err := keyA.Search.SearchJobs(ctx, &jobboardv2.SearchJobsRequest{Query: "OTR"}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("Search with A's key: %v, want PermissionDenied", err)
+	}
 
 	t.Run("retried through an outage", func(t *testing.T) {
 		relay := tcprelay.Start(t, svc.grpcAddr)
@@ -129,6 +141,10 @@ func TestGoClientTLS(t *testing.T) {
 	list, err := conn.Drivers.ListDrivers(forA, &jobboardv2.ListDriversRequest{})
 	if err != nil || list.GetTotalSize() != 3 {
 		t.Errorf("ListDrivers with a client certificate: %v %v, want 3", list, err)
+	}
+	// A certificate is an internal caller, for job search too (for no account).
+	if _, err := conn.Search.SearchJobs(ctx, &jobboardv2.SearchJobsRequest{Query: "driver"}); err != nil {
+		t.Errorf("SearchJobs with a client certificate: %v", err)
 	}
 	testfix.Eventually(5*time.Second, func() bool { return strings.Contains(svc.stderr.String(), "CN=migration-service") })
 	if !strings.Contains(svc.stderr.String(), "CN=migration-service") {
