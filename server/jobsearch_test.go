@@ -497,6 +497,19 @@ func TestSearchJobsCallers(t *testing.T) {
 	}
 }
 
+// badRequestFields are the fields a status's google.rpc.BadRequest names.
+func badRequestFields(err error) []string {
+	var fields []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.FieldViolations {
+				fields = append(fields, v.Field)
+			}
+		}
+	}
+	return fields
+}
+
 // TestSearchJobsBadInput: every invalid value is InvalidArgument with a
 // BadRequest naming the field, and a message with the value and the rule.
 func TestSearchJobsBadInput(t *testing.T) {
@@ -549,14 +562,7 @@ func TestSearchJobsBadInput(t *testing.T) {
 			if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), tt.want) {
 				t.Fatalf("got %v, want InvalidArgument with %q", err, tt.want)
 			}
-			var fields []string
-			for _, d := range st.Details() {
-				if br, ok := d.(*errdetails.BadRequest); ok {
-					for _, v := range br.FieldViolations {
-						fields = append(fields, v.Field)
-					}
-				}
-			}
+			fields := badRequestFields(err)
 			if !slices.Contains(fields, tt.field) {
 				t.Errorf("BadRequest fields %v, want %q", fields, tt.field)
 			}
@@ -592,14 +598,7 @@ func TestSearchJobsBadInputAllAtOnce(t *testing.T) {
 			if st.Code() != codes.InvalidArgument {
 				t.Fatalf("got %v, want InvalidArgument", err)
 			}
-			var fields []string
-			for _, d := range st.Details() {
-				if br, ok := d.(*errdetails.BadRequest); ok {
-					for _, v := range br.FieldViolations {
-						fields = append(fields, v.Field)
-					}
-				}
-			}
+			fields := badRequestFields(err)
 			if !slices.Equal(fields, tt.want) {
 				t.Errorf("BadRequest fields %q, want %q (message %q)", fields, tt.want, st.Message())
 			}
