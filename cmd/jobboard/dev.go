@@ -324,6 +324,12 @@ func demoJobs() []*restv2.JobInput {
 			DriverType: s("Student"), FreightType: s("Refrigerated"), PayFrequency: s("Weekly"), PayAmountMin: s("900"),
 			EmploymentType: []string{"Full-Time"}, RouteType: []string{"OTR"},
 			Description: s("<p>Paid CDL training, then a reefer lane with a mentor.</p>")},
+		{ReferenceNumber: s("DEMO1005"), Title: s("Regional Tanker Driver - Chemicals"), City: s("Baytown"), State: s("TX"),
+			PostalCode: s("77520"), DriverType: s("Company Driver"), FreightType: s("Tanker"),
+			PayAmountMin: s("1600"), PayAmountMax: s("1950"), PayFrequency: s("Weekly"),
+			EmploymentType: []string{"Full-Time"}, RouteType: []string{"Regional"}, LicenseClass: s("A"),
+			Description:  s("<p>Bulk chemical loads out of the ship channel, home weekends.</p>"),
+			Requirements: s("<ul><li>Class A CDL with tanker and HAZMAT endorsements</li></ul>")},
 	}
 }
 

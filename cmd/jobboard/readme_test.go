@@ -86,6 +86,8 @@ var readmeChecks = []readmeCheck{
 	{"examples/intake-client", `(?m)^SubmitApplications: 3 applications stored(?s:.*)^ListDrivers: 3 drivers named Intake$`,
 		"the Go client example stores and lists its batch"},
 	{`"certification": "CERTIFICATION_HAZMAT"`, `"lastName": "Ruiz",(?s:.*)"driverType": "DRIVER_TYPE_OWNER_OPERATOR"`, "Ana is listed, her type an enum value"},
+	{"JobSearchService/SearchJobs", `(?s)"referenceNumber": "DEMO1005",.*"accountName": .*"distanceMiles": 21\.9,.*"facet": "JOB_FACET_FREIGHT_TYPE",`,
+		"the driver's search finds the demo's tanker job in Baytown, with its distance and the freight facet"},
 	{`{"state": "ZZ"}`, `(?s)Code: InvalidArgument\n.*"field": "state",\s*"description": "\\"ZZ\\" is not valid; allowed: .*\ngrpcurl exited with 67\n$`,
 		"an invalid filter comes back with a BadRequest naming it"},
 	{"examples/grpc-client", `ListJobs: \d+ active jobs\n(?s:.*)\nadded \d+, updated \d+, unchanged \d+, errors 0\n$`,
