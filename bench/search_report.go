@@ -135,12 +135,12 @@ func (r searchRun) writeNotMet(b *strings.Builder, base string) {
 }
 
 // searchPhases are the parts of a search's server CPU that a profile of a
-// kind not met is split into: the store's search, and within it the counts
-// and the page (the rest of the call is gRPC, the checks and the answer).
+// kind not met is split into: the store's counts and its page, which it
+// reads on a goroutine of its own (the rest of the call is gRPC, the
+// checks, the answer and the collector).
 var searchPhases = []phase{
-	{"the store's search", "store.searchJobs"},
-	{"its counts", "store.countsOn"},
-	{"its page", "store.searchPage"},
+	{"the store's counts", "store.countsOn"},
+	{"the store's page", "store.searchPage"},
 }
 
 // totalSamples finds the CPU time in pprof's totals ("Duration: 5s, Total
