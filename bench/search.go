@@ -194,9 +194,9 @@ func runSearchScale(ctx context.Context, opts options) error {
 			return err
 		}
 		slog.Info("search: measure", "jobs", x, "loaded in", p.loaded.Round(time.Second))
-		largest := x == points[len(points)-1]
+		judged := x == points[len(points)-1] && !opts.quick // a quick run's verdicts are not judged
 		for _, k := range searchKinds() {
-			r, err := measureSearchKind(callCtx, h, client, core, k, largest)
+			r, err := measureSearchKind(callCtx, h, client, core, k, judged)
 			if err != nil {
 				return fmt.Errorf("%s at %d jobs: %w", k.name, x, err)
 			}

@@ -147,9 +147,9 @@ var searchPhases = []phase{
 // samples = 580ms").
 var totalSamples = regexp.MustCompile(`Total samples = ([0-9.]+[a-zµ]+)`)
 
-// profileLine describes a kind's server CPU profile over calls further
-// calls: the server's CPU a call, against the call's median, and how the
-// search's parts shared it.
+// profileLine describes a kind's server CPU profile over the further
+// calls made under it (calls of them): the server's CPU a call, against
+// the call's median, and how the search's parts shared it.
 func profileLine(path string, calls int, median time.Duration) string {
 	if path == "" || calls == 0 {
 		return "- No server CPU profile: it could not be taken."
@@ -171,9 +171,10 @@ func profileLine(path string, calls int, median time.Duration) string {
 
 // scanOn finds the table a plan's line reads ("Index Scan using x on
 // jobs j", "Bitmap Heap Scan on job_search_sample j"), or, with its first
-// group set, what is no table: the index a bitmap is made of, a CTE or a
-// subquery.
-var scanOn = regexp.MustCompile(`(Bitmap Index |CTE |Subquery )?Scan(?: Backward)?(?: using \S+)? on (\w+)`)
+// group set, what is no table: the index a bitmap is made of, a CTE, a
+// subquery, a function, a VALUES list or a tuplestore.
+var scanOn = regexp.MustCompile(
+	`(Bitmap Index |CTE |Subquery |Function |Table Function |Values |WorkTable |Named Tuplestore )?Scan(?: Backward)?(?: using \S+)? on (\w+)`)
 
 // tablesRead are the tables the statement's plan reads, each once, in the
 // order the plan names them.

@@ -18,7 +18,7 @@ func TestTablesRead(t *testing.T) {
 			[]string{"jobs"}},
 		{"backward, only, seq", "Limit\n  ->  Index Scan Backward using jobs_pkey on jobs j\n  ->  Index Only Scan using zip_centroids_pkey on zip_centroids\n  ->  Seq Scan on accounts a",
 			[]string{"jobs", "zip_centroids", "accounts"}},
-		{"CTEs and subqueries are no tables", "Sort\n  CTE matched\n    ->  Index Scan using jobs_search_zip_idx on jobs j_1\n  ->  CTE Scan on matched m\n  ->  Subquery Scan on p\n  ->  Seq Scan on accounts a",
+		{"CTEs, subqueries and functions are no tables", "Sort\n  CTE matched\n    ->  Index Scan using jobs_search_zip_idx on jobs j_1\n  ->  CTE Scan on matched m\n  ->  Subquery Scan on p\n  ->  Function Scan on unnest v\n  ->  Seq Scan on accounts a",
 			[]string{"jobs", "accounts"}},
 		{"none", "Result  (cost=0.00..0.01 rows=1 width=4)", nil},
 	} {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -96,10 +95,8 @@ func TestGRPCWebhooks(t *testing.T) {
 
 // violationField is the field the first BadRequest violation of err names.
 func violationField(err error) string {
-	for _, d := range status.Convert(err).Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok && len(br.GetFieldViolations()) > 0 {
-			return br.GetFieldViolations()[0].GetField()
-		}
+	if fields := badRequestFields(err); len(fields) > 0 {
+		return fields[0]
 	}
 	return ""
 }

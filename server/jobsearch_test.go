@@ -591,6 +591,15 @@ func TestSearchJobsBadInputAllAtOnce(t *testing.T) {
 		{"an unknown unit of a minimum pay", &jobboardv2.SearchJobsRequest{
 			PayFrequencies: []jobboardv2.PayFrequency{4}, MinPayCents: proto.Int64(150000),
 		}, []string{"pay_frequencies[0]"}},
+		// A request the core finds nothing wrong with but the adapter does
+		// is refused for the adapter's problem alone, its words unread.
+		{"an unknown driver type with a query", &jobboardv2.SearchJobsRequest{
+			Query: "tanker", DriverTypes: []jobboardv2.DriverType{9},
+		}, []string{"driver_types[0]"}},
+		// No token was answered for a search with an unknown value in it.
+		{"an unknown freight type with a page token", &jobboardv2.SearchJobsRequest{
+			FreightTypes: []jobboardv2.FreightType{99}, PageToken: "nope",
+		}, []string{"freight_types[0]", "page_token"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := f.search.SearchJobs(f.internal, tt.req)

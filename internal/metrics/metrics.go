@@ -437,7 +437,7 @@ func (m *Metrics) WatchReadDB(db *sql.DB, status func() ReadDBStatus) error {
 	})
 	fallbacks := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: namespace, Name: "read_database_fallbacks_total",
-		Help: "Reads of the drivers list and detail the primary served because the read database could not.",
+		Help: "Reads of the drivers list and detail and job search the primary served because the read database could not.",
 	}, func() float64 { return float64(status().Fallbacks) })
 	authLookups := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: namespace, Name: "read_database_auth_lookups_total",

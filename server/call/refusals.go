@@ -38,8 +38,14 @@ func (v FieldViolation) Text() string {
 // InvalidField is the InvalidArgument for one field whose value breaks a
 // rule: `field: "value" rule`, the value cut to MaxEchoed characters.
 func InvalidField(field, value, rule string) error {
-	return InvalidArgument(FieldViolation{Field: field, Label: field,
-		Description: fmt.Sprintf("%q %s", Truncate(value, MaxEchoed), rule)})
+	return InvalidArgument(FieldValueViolation(field, value, rule))
+}
+
+// FieldValueViolation is the problem of a field whose value breaks a rule,
+// as InvalidField says it, for a call that lists it with others.
+func FieldValueViolation(field, value, rule string) FieldViolation {
+	return FieldViolation{Field: field, Label: field,
+		Description: fmt.Sprintf("%q %s", Truncate(value, MaxEchoed), rule)}
 }
 
 // InvalidFieldText is the InvalidArgument for one field, described in

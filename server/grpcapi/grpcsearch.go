@@ -64,12 +64,13 @@ func (g *grpcSearch) SearchJobs(ctx context.Context, req *jobboardv2.SearchJobsR
 		r.Facets = append(r.Facets, facet)
 	}
 	if len(problems) > 0 {
-		// The core's problems too, so that one answer names every field.
-		more, err := g.core.Problems(ctx, r)
-		if err != nil {
-			return nil, err
+		// The core's problems too, so that one answer names every field;
+		// the request is refused whether or not the core could check it
+		// (its ZIP lookup needs the database).
+		if more, err := g.core.Problems(ctx, r); err == nil {
+			problems = append(problems, more...)
 		}
-		return nil, call.InvalidArgument(append(problems, more...)...)
+		return nil, call.InvalidArgument(problems...)
 	}
 	page, err := g.core.Search(ctx, r)
 	if err != nil {

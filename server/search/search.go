@@ -1,8 +1,10 @@
 // Package search is the job search of the board's own services
 // (docs/api.md, Job search): the active jobs of every account, by words,
 // distance and filters, with facets. It reads the database the jobs are
-// written to (or its replica), so a job is found as soon as its post is
-// answered and gone as soon as its delete is.
+// written to, with no index of its own to lag behind, so a job is found as
+// soon as its post is answered and gone as soon as its delete is; with a
+// read replica (JOBBOARD_READ_DATABASE_URL), as soon as the replica has
+// replayed them.
 package search
 
 import (
@@ -204,6 +206,12 @@ func (s *Service) query(ctx context.Context, r Request) (store.JobSearch, error)
 	if len(problems) > 0 {
 		return store.JobSearch{}, call.InvalidArgument(problems...)
 	}
+	if strings.TrimSpace(r.Query) != "" {
+		if q.Words, err = s.store.NormalizeJobQuery(ctx, r.Query); err != nil {
+			return store.JobSearch{}, call.Internal(ctx, err)
+		}
+	}
+	q.Order = storeOrder(orderOf(r), q.Words)
 	return q, nil
 }
 
@@ -214,9 +222,11 @@ func (s *Service) Problems(ctx context.Context, r Request) ([]call.FieldViolatio
 	return problems, err
 }
 
-// check turns r into the store's search and finds the rules it breaks:
-// those of its values (problemsOf), a postal code of no known ZIP, and a
-// page token not answered for this search. err is the store's failure.
+// check turns r into the store's search, but for its words and order,
+// and finds the rules it breaks: those of its values (problemsOf), a
+// postal code of no known ZIP, and a page token not answered for this
+// search. err is the store's failure to look the ZIP code up, when that
+// is all that stands between r and the search.
 func (s *Service) check(ctx context.Context, r Request) (store.JobSearch, []call.FieldViolation, error) {
 	problems := problemsOf(r)
 	if v := call.PageSizeViolation(r.PageSize, MaxPageSize, "results"); v != nil {
@@ -238,9 +248,8 @@ func (s *Service) check(ctx context.Context, r Request) (store.JobSearch, []call
 		lat, lon, err := s.store.ZipCentroid(ctx, r.PostalCode)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			problems = append(problems, call.FieldViolation{Field: "postal_code", Label: "postal_code",
-				Description: fmt.Sprintf("%q is not a known US ZIP code", r.PostalCode)})
-		case err != nil:
+			problems = append(problems, call.FieldValueViolation("postal_code", r.PostalCode, "is not a known US ZIP code"))
+		case err != nil && len(problems) == 0:
 			return q, nil, call.Internal(ctx, err)
 		}
 		miles := r.RadiusMiles
@@ -252,21 +261,10 @@ func (s *Service) check(ctx context.Context, r Request) (store.JobSearch, []call
 	if after, ok := s.position(r); ok {
 		q.After = after
 	} else {
-		problems = append(problems, call.FieldViolation{Field: "page_token", Label: "page_token",
-			Description: fmt.Sprintf("%q is not a next_page_token answered for this search (the same query, filters and order)",
-				call.Truncate(r.PageToken, call.MaxEchoed))})
+		problems = append(problems, call.FieldValueViolation("page_token", r.PageToken,
+			"is not a next_page_token answered for this search (the same query, filters and order)"))
 	}
-	if len(problems) > 0 {
-		return q, problems, nil
-	}
-	if strings.TrimSpace(r.Query) != "" {
-		var err error
-		if q.Words, err = s.store.NormalizeJobQuery(ctx, r.Query); err != nil {
-			return q, nil, call.Internal(ctx, err)
-		}
-	}
-	q.Order = storeOrder(orderOf(r), q.Words)
-	return q, nil, nil
+	return q, problems, nil
 }
 
 // position is where r's page token says the page starts: nil without a
@@ -334,7 +332,7 @@ func problemsOf(r Request) []call.FieldViolation {
 		problems = append(problems, call.FieldViolation{Field: field, Label: field, Description: description})
 	}
 	bad := func(field, value, rule string) {
-		add(field, fmt.Sprintf("%q %s", call.Truncate(value, call.MaxEchoed), rule))
+		problems = append(problems, call.FieldValueViolation(field, value, rule))
 	}
 
 	if n := utf8.RuneCountInString(r.Query); n > MaxQueryLength {

@@ -15,8 +15,8 @@ import (
 
 // With a read database, the lookups authentication makes (an API key's
 // account, an internal caller's account) go to it while the primary cannot
-// be reached, so that the reads it serves (the drivers list and detail)
-// keep answering through the primary's outage. Its answers are the
+// be reached, so that the reads it serves (the drivers list and detail,
+// job search) keep answering through the primary's outage. Its answers are the
 // primary's as of the replication lag. A revocation is a write on the
 // primary, so none commits while the primary is down; one committed just
 // before a crash and not yet replayed is the window of any replicated

@@ -39,10 +39,10 @@ type readDB struct {
 	now func() time.Time
 }
 
-// ReadURL serves the drivers list and detail from the database at read, a
-// streaming replica of url (docs/deploy.md 3's JOBBOARD_READ_DATABASE_URL), with
-// the primary taking over while it cannot be reached. Empty: the primary
-// serves them. The replica is not reached at Open: a standby down at start
+// ReadURL serves the drivers list and detail and job search from the
+// database at read, a streaming replica of url (docs/deploy.md 3's
+// JOBBOARD_READ_DATABASE_URL), with the primary taking over while it cannot
+// be reached. Empty: the primary serves them. The replica is not reached at Open: a standby down at start
 // leaves the service to start and read from the primary.
 func ReadURL(read string) Option {
 	return func(s *Store) error {
