@@ -122,13 +122,9 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	if q, ok := sentRangeCount(accountID, f); ok {
 		return q
 	}
-	if f.Radius != nil {
-		g := f
-		g.Radius, g.DriverType, g.HasJobApps = nil, "", nil
-		if where, _ := g.where(accountID); where == "a.account_id = $1" {
-			sql, args := radiusCountSQL(accountID, *f.Radius, f.DriverType, f.HasJobApps)
-			return Query{SQL: `SELECT ` + sql, Args: args}
-		}
+	if radiusCounted(accountID, f) {
+		sql, args := radiusCountSQL(accountID, *f.Radius, f.DriverType, f.HasJobApps)
+		return Query{SQL: `SELECT ` + sql, Args: args}
 	}
 	// Counted in applications, from the index of the most selective
 	// filter, which holds the columns the others test (migration 0022).
@@ -139,6 +135,18 @@ func countQuery(accountID int64, f DriverFilter, where string, args []any) Query
 	// anyway: the transaction's round trips would be most of their cost.
 	handful := f.EmailKey != "" || f.PhoneDigits != ""
 	return Query{SQL: `SELECT count(*) FROM applications a WHERE ` + where, Args: args, Serial: !handful}
+}
+
+// radiusCounted reports whether the location counts hold the matches of
+// f: a radius, alone or with a driver type or job applications (or both).
+func radiusCounted(accountID int64, f DriverFilter) bool {
+	if f.Radius == nil {
+		return false
+	}
+	g := f
+	g.Radius, g.DriverType, g.HasJobApps = nil, "", nil
+	where, _ := g.where(accountID)
+	return where == "a.account_id = $1"
 }
 
 // radiusCountSQL is the expression of the number of the account's

@@ -544,26 +544,32 @@ func walksTitleInOrder(ctx context.Context, db *sqlx.DB, accountID int64, f Driv
 
 // radiusWalkCostRatio is what a row read by walking the id order costs,
 // counted in entries of the radius's box read from the location index and
-// sorted. At 1,000,000 applications, 50 miles around 07030 (52,353 of
-// them): the walk read 1,781 rows for a page of 100 in 0.95 ms, about
-// 0.5 us a row; the box's 52,353 entries and their sort took 10 ms, about
-// 0.2 us an entry. 8 rather than 3 leaves room for the other filters,
-// which the walk reads past as well, and for rows not in memory.
-const radiusWalkCostRatio = 8
+// sorted. Both reads are of an index alone: applications_list_idx carries
+// the applicants' places (migration 0042). At 100,000 applications, 50
+// miles around 07030 (5,178 of them), the page of 100 alone, warm: the
+// walk read about 1,930 entries in 0.22-0.37 ms, the box's 5,178 entries
+// and their sort took 1.2-1.6 ms, so a row walked costs less than an entry
+// of the box. 2 leaves room for rows not in memory and for a driver type
+// or job applications the walk reads past.
+const radiusWalkCostRatio = 2
 
 // radiusWalks reports whether the page of a radius in id order is found
 // sooner by walking the id order and testing each applicant's place
-// (about (offset+limit)*n/m rows for m applicants of n within the radius)
-// than by reading every entry of the radius's box and sorting them. The
-// planner cannot tell: it takes the box's conditions for independent and
-// a wide radius for a few hundred rows. The radius's count of
-// application_location_counts is exact and a few index pages away; the
-// other filters are left out of it, which leans toward the box.
+// (about (offset+limit)*n/m rows for m matches among n applicants) than by
+// reading every entry of the radius's box and sorting them. The planner
+// cannot tell: it takes the box's conditions for independent and a wide
+// radius for a few hundred rows. m is exact and a few index pages away
+// where the location counts hold the filter: a radius alone or with a
+// driver type or job applications. With any other filter the box is
+// read: the walk would follow that filter's index and test the place of
+// each of its rows, as many as the filter matches whatever the radius
+// (state=TX within 50 miles of 07030, at 100,000 applications: 5,313 rows
+// read for none found, 3.7-42 ms, where the box took 0.65-1.1 ms).
 func radiusWalks(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (bool, error) {
-	if f.Radius == nil || f.Sort != "" && f.Sort != "id" {
+	if f.Sort != "" && f.Sort != "id" || !radiusCounted(accountID, f) {
 		return false, nil
 	}
-	within, args := radiusCountSQL(accountID, *f.Radius, "", nil)
+	within, args := radiusCountSQL(accountID, *f.Radius, f.DriverType, f.HasJobApps)
 	var m, n int64
 	err := db.QueryRowContext(ctx, `
 		SELECT `+within+`, `+accountApplicantsSQL, args...).Scan(&m, &n)

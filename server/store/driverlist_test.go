@@ -245,7 +245,8 @@ func TestJobTitleWithOtherFilters(t *testing.T) {
 // TestRadiusPageInIdOrder: a radius listed in id order walks that order
 // when the radius holds enough of the account that a page is found soon,
 // and reads the radius's box otherwise; other orders read the box. Both
-// forms give the same page and count.
+// forms give the same page and count. A radius with a filter the location
+// counts do not hold reads the box.
 func TestRadiusPageInIdOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -255,12 +256,14 @@ func TestRadiusPageInIdOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var home store.Radius
-	if err := s.DB().QueryRowContext(ctx, `SELECT latitude, longitude FROM applications
-		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY driver_id LIMIT 1`, a).Scan(&home.Latitude, &home.Longitude); err != nil {
+	var homeState string
+	if err := s.DB().QueryRowContext(ctx, `SELECT latitude, longitude, state FROM applications
+		WHERE account_id = $1 AND latitude IS NOT NULL ORDER BY driver_id LIMIT 1`, a).Scan(&home.Latitude, &home.Longitude, &homeState); err != nil {
 		t.Fatal(err)
 	}
 	wide, near := home, home
 	wide.Miles, near.Miles = 3000, 1
+	none := false
 	first, _, err := s.ListDrivers(ctx, a, store.DriverFilter{Radius: &wide, Limit: 25})
 	if err != nil || len(first) != 25 {
 		t.Fatalf("the first page of %v miles: %d drivers, %v", wide.Miles, len(first), err)
@@ -274,6 +277,10 @@ func TestRadiusPageInIdOrder(t *testing.T) {
 		{"wide, second page", store.DriverFilter{Radius: &wide, Limit: 25, Offset: 25}, true},
 		{"wide, after a cursor", store.DriverFilter{Radius: &wide, Limit: 25, After: &store.DriverCursor{ID: first[24].ID}}, true},
 		{"wide, with a driver type", store.DriverFilter{Radius: &wide, DriverType: "Student", Limit: 25}, true},
+		{"wide, without job applications", store.DriverFilter{Radius: &wide, HasJobApps: &none, Limit: 25}, true},
+		// The counts hold no radius with a state: the walk would test the
+		// place of each of the state's applicants.
+		{"wide, with a state", store.DriverFilter{Radius: &wide, State: homeState, Limit: 25}, false},
 		{"wide, by name", store.DriverFilter{Radius: &wide, Sort: "name", Limit: 25}, false},
 		{"near", store.DriverFilter{Radius: &near, Limit: 25}, false},
 	} {
