@@ -145,7 +145,7 @@ func (p *process) kill() error {
 	if err := p.cmd.Process.Kill(); err != nil {
 		return fmt.Errorf("kill -9 %s: %w", p.name, err)
 	}
-	_ = p.cmd.Wait()
+	<-p.exited
 	p.logs.Close()
 	return nil
 }

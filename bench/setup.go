@@ -194,13 +194,32 @@ type process struct {
 	// control refused what it refused.
 	metricsBase string
 	logs        *os.File
+	exited      chan struct{} // closed when the process has ended and been waited for
 }
 
 // startServer runs the service with its log in name.log; env, when given,
-// is added to (and overrides) the harness's settings.
+// is added to (and overrides) the harness's settings. The addresses are
+// free when picked but not held until the server listens on them: another
+// process may take one meanwhile (an outgoing connection's local port, of
+// which a round of deliveries opens thousands). A server that could not
+// listen is started again on new addresses, up to three times.
 func (h *harness) startServer(ctx context.Context, name string, env ...string) (*process, error) {
+	for attempt := 1; ; attempt++ {
+		p, err := h.startServerOnce(ctx, name, env...)
+		if err == nil || !errors.Is(err, errAddressTaken) || attempt == 3 {
+			return p, err
+		}
+		slog.Warn("bench: a server's address was taken before it listened; starting it again", "server", name, "err", err)
+	}
+}
+
+// errAddressTaken is a server's exit because an address was in use.
+var errAddressTaken = errors.New("address taken")
+
+func (h *harness) startServerOnce(ctx context.Context, name string, env ...string) (*process, error) {
 	httpAddr, grpcAddr, debugAddr, metricsAddr := freeAddr(), freeAddr(), freeAddr(), freeAddr()
-	logs, err := os.Create(filepath.Join(h.dir, name+".log"))
+	logPath := filepath.Join(h.dir, name+".log")
+	logs, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -216,15 +235,28 @@ func (h *harness) startServer(ctx context.Context, name string, env ...string) (
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
+		logs.Close()
 		return nil, err
 	}
 	p := &process{name: name, cmd: cmd, httpBase: "http://" + httpAddr, grpcAddr: grpcAddr, debugAddr: debugAddr,
-		metricsBase: "http://" + metricsAddr, logs: logs}
-	if err := waitReady(ctx, p.httpBase+"/readyz"); err != nil {
+		metricsBase: "http://" + metricsAddr, logs: logs, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	if err := waitReady(ctx, p.httpBase+"/readyz", p.exited); err != nil {
 		p.stop()
-		return nil, err
+		return nil, exitedEarly(err, logPath)
 	}
 	return p, nil
+}
+
+// exitedEarly adds to a server's failure to start the end of its log, and
+// marks an exit for an address in use as errAddressTaken.
+func exitedEarly(err error, logPath string) error {
+	log, _ := os.ReadFile(logPath)
+	tail := string(log[max(0, len(log)-2000):])
+	if strings.Contains(tail, "address already in use") {
+		err = fmt.Errorf("%w: %w", errAddressTaken, err)
+	}
+	return fmt.Errorf("%w; the end of its log:\n%s", err, tail)
 }
 
 // withServerStopped stops the harness's server, runs fn and starts the
@@ -244,13 +276,11 @@ func (h *harness) withServerStopped(ctx context.Context, fn func() error) error 
 
 func (p *process) stop() {
 	_ = p.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-p.exited:
 	case <-time.After(40 * time.Second):
 		_ = p.cmd.Process.Kill()
-		<-done
+		<-p.exited
 	}
 	p.logs.Close()
 }
@@ -285,7 +315,7 @@ func (p *process) resetPeak() int64 {
 	return rss
 }
 
-func waitReady(ctx context.Context, url string) error {
+func waitReady(ctx context.Context, url string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(url)
@@ -294,6 +324,11 @@ func waitReady(ctx context.Context, url string) error {
 			if resp.StatusCode == 200 {
 				return nil
 			}
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("%s: the server exited before it was ready", url)
+		default:
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("%s not ready: %v", url, err)
