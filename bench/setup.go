@@ -216,6 +216,7 @@ func (h *harness) startServer(ctx context.Context, name string, env ...string) (
 // errAddressTaken is a server's exit because an address was in use.
 var errAddressTaken = errors.New("address taken")
 
+// startServerOnce is one attempt of startServer, on addresses picked now.
 func (h *harness) startServerOnce(ctx context.Context, name string, env ...string) (*process, error) {
 	httpAddr, grpcAddr, debugAddr, metricsAddr := freeAddr(), freeAddr(), freeAddr(), freeAddr()
 	logPath := filepath.Join(h.dir, name+".log")
@@ -252,11 +253,11 @@ func (h *harness) startServerOnce(ctx context.Context, name string, env ...strin
 // marks an exit for an address in use as errAddressTaken.
 func exitedEarly(err error, logPath string) error {
 	log, _ := os.ReadFile(logPath)
-	tail := string(log[max(0, len(log)-2000):])
-	if strings.Contains(tail, "address already in use") {
+	end := tail(string(log), 2000)
+	if strings.Contains(end, "address already in use") {
 		err = fmt.Errorf("%w: %w", errAddressTaken, err)
 	}
-	return fmt.Errorf("%w; the end of its log:\n%s", err, tail)
+	return fmt.Errorf("%w; the end of its log:\n%s", err, end)
 }
 
 // withServerStopped stops the harness's server, runs fn and starts the
