@@ -78,15 +78,11 @@ const (
 	// pages: 10,000 jobs read 1,000 at a time took 138-156 ms in process,
 	// 102-113 ms in pages of up to 10,000 (BenchmarkListJobsREST).
 	wholeListPage = 10_000
-	// plannedPageBytes bounds a page of a planned range of the whole list
-	// (EachOfWholeListPage), which holds about jobsPageBytes.
-	plannedPageBytes = jobsPageBytes + jobsPageBytes/4
-	// wholeListPlanJobs is the most jobs the second page of a whole list
-	// plans (store.JobPageCuts), in one pass of about a millisecond a
-	// thousand jobs (8.8-9.8 ms for 10,000 by the statement log): every
-	// job of an account, which holds at most MaxActiveJobs. Jobs past them
-	// are read in pages that weigh their own.
-	wholeListPlanJobs = 2 * MaxActiveJobs
+	// weighedPageBytes bounds a page of the whole list after its first
+	// (EachOfWholeListPage), whose number of jobs is guessed to hold about
+	// jobsPageBytes: a quarter more lets jobs a little larger than the
+	// guessed ones still fill the page.
+	weighedPageBytes = jobsPageBytes + jobsPageBytes/4
 )
 
 // jobsTokenScope is the scope of the jobs list's page tokens: the list has
@@ -152,7 +148,7 @@ func (s *Service) eachOfPage(ctx context.Context, size int, pageToken string, ea
 		}
 	}
 	var last int64
-	more, err := s.store.EachJobOfPage(ctx, caller.AccountID, after, size, jobsPageBytes, func(j *domain.Job) error {
+	end, err := s.store.EachJobOfPage(ctx, caller.AccountID, after, size, jobsPageBytes, func(j *domain.Job) error {
 		last = j.ID
 		return each(j)
 	})
@@ -160,7 +156,7 @@ func (s *Service) eachOfPage(ctx context.Context, size int, pageToken string, ea
 		return "", call.Internal(ctx, err)
 	}
 	var next string
-	if more {
+	if end.More {
 		next = s.tokens.EncodeID(caller.AccountID, jobsTokenScope, last)
 	}
 	return next, nil

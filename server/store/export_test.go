@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -54,15 +53,14 @@ func CompareRoute(local, remote, server, client netip.AddrPort) Route {
 }
 
 // The queries of the jobs list's pages, whose plans a test reads, with
-// their arguments after the account's id: a page's, of the whole list and
-// of a planned range, and JobPageCuts'.
+// their arguments after the account's id: a page of ListJobs' largest, and
+// one of the whole list's largest.
 var JobsListQueries = []struct {
 	Name, Query string
 	Args        []any
 }{
-	{"EachJobOfPage", listJobsPage, []any{0, 1000, 1 << 20, int64(math.MaxInt64)}},
-	{"EachJobOfPageThrough", listJobsPage, []any{0, 10_000, 2 << 20, 1 << 40}},
-	{"JobPageCuts", jobPageCuts, []any{10_000, 2 << 20, 20_000, 0}},
+	{"EachJobOfPage", listJobsPage, []any{0, 1000, 2 << 20}},
+	{"EachJobOfPage of the whole list", listJobsPage, []any{0, 10_000, 2<<20 + 2<<20/4}},
 }
 
 // SetBeforeCountBackfill sets the hook run before each account's counts
@@ -200,26 +198,20 @@ func (s *Store) FoldPlans(ctx context.Context, accountID int64) ([]string, error
 // JobsPage is one page of an account's active jobs.
 type JobsPage struct {
 	Jobs []Job
-	// More is true when further jobs follow the last one.
-	More bool
+	PageEnd
 }
 
 // ListJobsPage is the page EachJobOfPage reads, collected.
 func (s *Store) ListJobsPage(ctx context.Context, accountID, after int64, limit, maxBytes int) (JobsPage, error) {
-	return s.ListJobsPageThrough(ctx, accountID, after, math.MaxInt64, limit, maxBytes)
-}
-
-// ListJobsPageThrough is the page EachJobOfPageThrough reads, collected.
-func (s *Store) ListJobsPageThrough(ctx context.Context, accountID, after, through int64, limit, maxBytes int) (JobsPage, error) {
 	// Collected into a slice made once: a list is read a page at a time,
 	// and sqlx's Select would grow the slice, and copy every row into it,
 	// for each page again.
 	page := JobsPage{Jobs: make([]Job, 0, limit)}
-	more, err := s.EachJobOfPageThrough(ctx, accountID, after, through, limit, maxBytes, func(j *Job) error {
+	end, err := s.EachJobOfPage(ctx, accountID, after, limit, maxBytes, func(j *Job) error {
 		page.Jobs = append(page.Jobs, *j)
 		return nil
 	})
-	page.More = more
+	page.PageEnd = end
 	return page, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -78,18 +77,22 @@ func (s *Store) ListJobs(ctx context.Context, accountID int64) ([]Job, error) {
 const jobSize = `(octet_length(description) + coalesce(octet_length(requirements), 0) + octet_length(title)
 	+ coalesce(octet_length(city), 0) + octet_length(reference_number) + 256)`
 
-// listJobsPage takes up to $3 jobs after id $2 through id $5 (one more, to
-// tell whether more follow), then keeps the prefix of them whose sizes add
-// up to at most $4 bytes, and always the first; followed says whether
-// another of those comes after a row. The account's active jobs are named
-// by the expression of jobs_listed_idx (migration 0017), whose statistics
-// count them apart from the account's withdrawn jobs: with account_id and
-// deleted_at tested apart, an account of many withdrawn jobs was planned
-// as a walk of every account's jobs in id order.
-var listJobsPage = `SELECT ` + jobPageColumns + `, followed FROM (
+// listJobsPage takes up to $3 jobs after id $2 (one more, to tell whether
+// more follow), then keeps the prefix of them whose sizes add up to at
+// most $4 bytes, and always the first; followed says whether another of
+// those comes after a row. Every row taken is weighed, kept or not, so a
+// caller that knows about how many jobs fit passes about that many as $3
+// (EachOfWholeListPage of package jobs): weighing 10,000 rows to keep 3,000
+// made a list of three pages weigh 18,700 rows for its 10,000 jobs. The
+// account's active jobs are named by the expression of jobs_listed_idx
+// (migration 0017), whose statistics count them apart from the account's
+// withdrawn jobs: with account_id and deleted_at tested apart, an account
+// of many withdrawn jobs was planned as a walk of every account's jobs in
+// id order.
+var listJobsPage = `SELECT ` + jobPageColumns + `, size, followed FROM (
 	SELECT c.*, coalesce(sum(size) OVER w, 0) - size AS before, lead(id) OVER w IS NOT NULL AS followed
 	FROM (SELECT id, ` + jobColumns + `, to_char(posted_on, 'YYYY-MM-DD') AS posted_on, ` + jobSize + ` AS size
-		FROM jobs WHERE ` + activeJobOf + ` = $1 AND id > $2 AND id <= $5 ORDER BY id LIMIT $3 + 1) c
+		FROM jobs WHERE ` + activeJobOf + ` = $1 AND id > $2 ORDER BY id LIMIT $3 + 1) c
 	WINDOW w AS (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ) p WHERE before = 0 OR before + size <= $4 ORDER BY id`
 
@@ -99,6 +102,15 @@ const activeJobOf = `(CASE WHEN deleted_at IS NULL THEN account_id END)`
 
 var jobPageColumns = `id, ` + joinFields(func(f jobField) string { return f.column }) + `, posted_on`
 
+// PageEnd is what reading a page of jobs tells besides its jobs.
+type PageEnd struct {
+	// More says whether further jobs follow the page.
+	More bool
+	// Bytes is the page's jobs' size as the page weighed them (jobSize),
+	// by which a caller tells how many of the next jobs fit a page.
+	Bytes int64
+}
+
 // EachJobOfPage reads the account's active jobs after the one with id
 // after (0: from the first), in id order: at most limit of them, and no
 // more than fit in about maxBytes (at least one, whatever its size). A
@@ -107,90 +119,39 @@ var jobPageColumns = `id, ` + joinFields(func(f jobField) string { return f.colu
 // deleted meanwhile may or may not appear; none appears twice.
 //
 // It hands each job to each as its row arrives, so that the caller can use
-// a page's first jobs
-// while PostgreSQL still sends the rest. The job is read into the same
-// place each time: each copies what it keeps. It stops at each's first
-// error, which it returns. more says whether further jobs follow the page.
-func (s *Store) EachJobOfPage(ctx context.Context, accountID, after int64, limit, maxBytes int, each func(*Job) error) (more bool, err error) {
-	return s.EachJobOfPageThrough(ctx, accountID, after, math.MaxInt64, limit, maxBytes, each)
-}
-
-// EachJobOfPageThrough is EachJobOfPage of the jobs with ids up to through
-// (a page of a list planned by JobPageCuts): more says whether further
-// jobs follow the page up to through. A page weighs only the jobs it may
-// hold, so reading a planned range weighs each job once, and the range's
-// jobs, which a post may have grown or brought back since the plan, still
-// come in pages of about maxBytes.
-func (s *Store) EachJobOfPageThrough(ctx context.Context, accountID, after, through int64, limit, maxBytes int, each func(*Job) error) (more bool, err error) {
-	rows, err := s.db.QueryxContext(ctx, listJobsPage, accountID, after, limit, maxBytes, through)
+// a page's first jobs while PostgreSQL still sends the rest. The job is
+// read into the same place each time: each copies what it keeps. It stops
+// at each's first error, which it returns.
+func (s *Store) EachJobOfPage(ctx context.Context, accountID, after int64, limit, maxBytes int, each func(*Job) error) (PageEnd, error) {
+	rows, err := s.db.QueryxContext(ctx, listJobsPage, accountID, after, limit, maxBytes)
 	if err != nil {
-		return false, fmt.Errorf("list jobs after %d: %w", after, err)
+		return PageEnd{}, fmt.Errorf("list jobs after %d: %w", after, err)
 	}
 	defer rows.Close()
 	var row Job
+	var size int64
 	// followed says another job comes after this one.
 	var followed bool
-	dest := append(jobScanDest(&row), &followed)
+	dest := append(jobScanDest(&row), &size, &followed)
+	var end PageEnd
 	for n := 0; rows.Next(); n++ {
 		if n == limit { // the one more row: more follow
-			return true, nil
+			end.More = true
+			return end, nil
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return false, fmt.Errorf("list jobs after %d: %w", after, err)
+			return PageEnd{}, fmt.Errorf("list jobs after %d: %w", after, err)
 		}
 		if err := each(&row); err != nil {
-			return false, err
+			return PageEnd{}, err
 		}
-		more = followed
+		end.More = followed
+		end.Bytes += size
 	}
 	if err := rows.Err(); err != nil {
-		return false, fmt.Errorf("list jobs after %d: %w", after, err)
+		return PageEnd{}, fmt.Errorf("list jobs after %d: %w", after, err)
 	}
-	return more, nil
-}
-
-// jobPageCuts cuts the account's first $4 active jobs after id $5, in id
-// order, into pages of at most $2 jobs whose sizes add up to about $3 bytes
-// (a page ends with the job that crosses a multiple of $3, so it holds less
-// than $3 bytes plus one job), and returns the last id of each page. One
-// pass over the jobs' sizes plans the whole list: a page that weighs its
-// own jobs weighs every job after it too, as its size cannot be known
-// before, so a list of three pages weighed 18,700 rows for its 10,000 jobs
-// (55-90 ms by psql, where one select of them all took 26-31 ms); planned
-// in 10-12 ms and read by plain id ranges, 38-43 ms. Each range is still
-// weighed as it is read (EachJobOfPageThrough), but only its own jobs.
-var jobPageCuts = `SELECT max(id), count(*) FROM (
-	SELECT id, (sum(size) OVER w - size) / $3 AS by_bytes, (row_number() OVER w - 1) / $2 AS by_count
-	FROM (SELECT id, ` + jobSize + ` AS size FROM jobs WHERE ` + activeJobOf + ` = $1 AND id > $5 ORDER BY id LIMIT $4) c
-	WINDOW w AS (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-) p GROUP BY by_bytes, by_count ORDER BY 1`
-
-// JobPageCuts plans the reading of the account's list after the job with
-// id after in pages (for EachJobOfPageThrough): the last id of each page of
-// at most maxJobs jobs and about maxBytes bytes, over the first planJobs
-// active jobs. whole says the plan covers every active job; otherwise the
-// jobs after the last cut are left to EachJobOfPage.
-func (s *Store) JobPageCuts(ctx context.Context, accountID, after int64, maxJobs, maxBytes, planJobs int) (cuts []int64, whole bool, err error) {
-	rows, err := s.db.QueryContext(ctx, jobPageCuts, accountID, maxJobs, maxBytes, planJobs, after)
-	if err != nil {
-		return nil, false, fmt.Errorf("plan the jobs list: %w", err)
-	}
-	defer rows.Close()
-	var planned int
-	for rows.Next() {
-		var id int64
-		var jobs int
-		if err := rows.Scan(&id, &jobs); err != nil {
-			return nil, false, fmt.Errorf("plan the jobs list: %w", err)
-		}
-		cuts = append(cuts, id)
-		planned += jobs
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("plan the jobs list: %w", err)
-	}
-	// A plan of planJobs jobs may have stopped short of the last.
-	return cuts, planned < planJobs, nil
+	return end, nil
 }
 
 // Job returns one active job of the account, or ErrNotFound.
