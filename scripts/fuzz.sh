@@ -18,6 +18,8 @@ targets=(
 	"./internal/rules FuzzReadZIP"
 	"./internal/jsonlog FuzzSameAsJSONHandler"
 	"./server/grpcapi FuzzRequestDecode"
+	"./gateway/wire FuzzJSONString"
+	"./gateway/wire FuzzXMLText"
 )
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

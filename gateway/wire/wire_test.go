@@ -154,3 +154,95 @@ func BenchmarkJSONString(b *testing.B) {
 		buf = appendJSONString(buf[:0], s)
 	}
 }
+
+// TestXMLEachByteAnywhere: every byte, runes of every length and the end
+// of a CDATA section, at every place of a text, come out of the text and
+// CDATA writers as a rune by rune writer writes them.
+func TestXMLEachByteAnywhere(t *testing.T) {
+	plain := "Class A CDL <b>home</b> weekly & 0.55/mile"
+	var texts []string
+	for b := range 256 {
+		for at := range 17 {
+			texts = append(texts, plain[:at]+string([]byte{byte(b)})+plain[at:])
+		}
+	}
+	for _, r := range []string{"é", "€", "𝄞", "\uFFFE", "\ufffd", "\xed\xa0\x80", "\xe2\x82", "]]>", "]]]>", "]]", "]"} {
+		for at := range 17 {
+			texts = append(texts, plain[:at]+r+plain[at:], r+plain[at:]+r)
+		}
+	}
+	for _, text := range texts {
+		checkXML(t, text)
+	}
+}
+
+// FuzzXMLText: any text comes out of the text and CDATA writers as a rune
+// by rune writer writes it.
+func FuzzXMLText(f *testing.F) {
+	for _, seed := range []string{"", "plain text", "a<b>&c]]>d", "\x01\uFFFEx\xffy€]]"} {
+		f.Add(seed)
+	}
+	f.Fuzz(checkXML)
+}
+
+func checkXML(t *testing.T, text string) {
+	if got, want := string(appendXMLText(nil, text)), xmlTextByRune(text); got != want {
+		t.Fatalf("text %q: got %q, want %q", text, got, want)
+	}
+	if got, want := string(appendCDATA(nil, text)), cdataByRune(text); got != want {
+		t.Fatalf("CDATA %q: got %q, want %q", text, got, want)
+	}
+}
+
+// xmlTextByRune is text escaped as character data one rune at a time.
+func xmlTextByRune(text string) string {
+	var b strings.Builder
+	for _, r := range text { // an invalid byte reads as U+FFFD
+		switch {
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '&':
+			b.WriteString("&amp;")
+		case !xmlChar(r):
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// cdataByRune is text as CDATA, written one rune at a time.
+func cdataByRune(text string) string {
+	var b strings.Builder
+	b.WriteString("<![CDATA[")
+	for i := 0; i < len(text); {
+		if strings.HasPrefix(text[i:], "]]>") {
+			b.WriteString("]]]]><![CDATA[>")
+			i += 3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if !xmlChar(r) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+	}
+	b.WriteString("]]>")
+	return b.String()
+}
+
+// BenchmarkCDATA writes a description of about 2 KB of plain HTML as
+// CDATA: 6.3-6.6 µs rune by rune, 2.1-2.3 µs copying runs of plain bytes
+// whole.
+func BenchmarkCDATA(b *testing.B) {
+	s := strings.Repeat("<p>Drive late-model trucks on dedicated lanes, home every weekend, with paid orientation.</p>", 20)
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendCDATA(buf[:0], s)
+	}
+}

@@ -124,44 +124,69 @@ func xmlChar(r rune) bool {
 }
 
 // appendXMLText escapes s as character data; characters XML cannot carry
-// become U+FFFD.
+// become U+FFFD. Runs of characters that need nothing are copied whole.
 func appendXMLText(buf []byte, s string) []byte {
+	start := 0 // s[start:i] is copied as it is
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == '<':
-			buf = append(buf, "&lt;"...)
-		case r == '>':
-			buf = append(buf, "&gt;"...)
-		case r == '&':
-			buf = append(buf, "&amp;"...)
-		case r == utf8.RuneError && size == 1, !xmlChar(r):
-			buf = append(buf, "\uFFFD"...)
-		default:
-			buf = utf8.AppendRune(buf, r)
+		c := s[i]
+		if c < utf8.RuneSelf && c != '<' && c != '>' && c != '&' && xmlChar(rune(c)) {
+			i++
+			continue
 		}
+		var put string
+		size := 1
+		switch c {
+		case '<':
+			put = "&lt;"
+		case '>':
+			put = "&gt;"
+		case '&':
+			put = "&amp;"
+		default:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if (r != utf8.RuneError || size > 1) && xmlChar(r) {
+				i += size
+				continue
+			}
+			put = "\uFFFD"
+		}
+		buf = append(append(buf, s[start:i]...), put...)
+		i += size
+		start = i
 	}
-	return buf
+	return append(buf, s[start:]...)
 }
 
-// appendCDATA writes s as CDATA, splitting any "]]>" across two sections.
+// appendCDATA writes s as CDATA, splitting any "]]>" across two sections;
+// characters XML cannot carry become U+FFFD. Runs of characters that need
+// nothing are copied whole (character by character, writing a long list's
+// descriptions took a twelfth of its time).
 func appendCDATA(buf []byte, s string) []byte {
 	buf = append(buf, "<![CDATA["...)
+	start := 0 // s[start:i] is copied as it is
 	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf && c != ']' && xmlChar(rune(c)) {
+			i++
+			continue
+		}
 		if strings.HasPrefix(s[i:], "]]>") {
-			buf = append(buf, "]]]]><![CDATA[>"...)
+			buf = append(append(buf, s[start:i]...), "]]]]><![CDATA[>"...)
 			i += 3
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if (r == utf8.RuneError && size == 1) || !xmlChar(r) {
-			buf = append(buf, "\uFFFD"...)
+		if (r != utf8.RuneError || size > 1) && xmlChar(r) {
+			i += size
 			continue
 		}
-		buf = utf8.AppendRune(buf, r)
+		buf = append(append(buf, s[start:i]...), "\uFFFD"...)
+		i += size
+		start = i
 	}
+	buf = append(buf, s[start:]...)
 	return append(buf, "]]>"...)
 }
 
