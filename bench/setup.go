@@ -363,6 +363,23 @@ func (h *harness) do(ctx context.Context, a account, method, path string, body [
 	return resp.StatusCode, data, err
 }
 
+// dropAnswer sends a GET with the account's key and drops the answer as it
+// arrives: its status and length.
+func (h *harness) dropAnswer(ctx context.Context, a account, path string) (int, int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.server.httpBase+path, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.SetBasicAuth(a.APIKey, "")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, n, err
+}
+
 // postJobs posts a jobs.json body and fails on any error in the summary.
 func (h *harness) postJobs(ctx context.Context, a account, body []byte) error {
 	code, resp, err := h.do(ctx, a, http.MethodPost, "/api/v2.0/jobs.json", body)
