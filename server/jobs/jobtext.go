@@ -109,7 +109,9 @@ var textPlaces = func() []textPlace {
 // job's array, an amount is written as a decimal ("18.50"). A switch
 // rather than a function a field: j stays on its caller's stack.
 func jobMessage(j *domain.Job) *restv2.Job {
-	m := &restv2.Job{Id: j.ID, Date: j.PostedOn}
+	made := &madeJob{message: restv2.Job{Id: j.ID, Date: j.PostedOn}}
+	m := &made.message
+	amounts := made.amounts[:0]
 	for i, f := range fields {
 		p := &textPlaces[i]
 		switch {
@@ -117,7 +119,8 @@ func jobMessage(j *domain.Job) *restv2.Job {
 			*p.jobList.In(m) = f.WordList(&j.JobFields)
 		case f.Kind == domain.AmountField:
 			if c := f.Amount(&j.JobFields); c != nil {
-				*p.jobOptional.In(m) = new(c.Decimal())
+				amounts = append(amounts, c.Decimal())
+				*p.jobOptional.In(m) = &amounts[len(amounts)-1]
 			}
 		case f.Kind == domain.FlagField:
 			*p.jobFlag.In(m) = f.Flag(&j.JobFields)
@@ -129,6 +132,17 @@ func jobMessage(j *domain.Job) *restv2.Job {
 	}
 	return m
 }
+
+// madeJob is a job's message and the amounts written for it, made in one
+// allocation rather than three: a list of 10,000 jobs makes 10,000 of them.
+type madeJob struct {
+	message restv2.Job
+	amounts [amountFields]string
+}
+
+// amountFields is how many of a job's fields are amounts: the pay's least
+// and most.
+const amountFields = 2
 
 // unreadable records that field f's text breaks rule, quoting it.
 func (r *Input) unreadable(f Field, raw *string, rule string) {
