@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -187,49 +186,5 @@ func TestMigrationMovesSampleWordsOutOfRows(t *testing.T) {
 	if sampled != active || same != active || outOfRow != sampled {
 		t.Errorf("after 0040: %d jobs sampled, %d words out of their rows, %d sampled active jobs, %d with their words; want all equal",
 			sampled, outOfRow, active, same)
-	}
-}
-
-// TestMigrationTurnsJITOff: migration 0043 sets jit = off for the
-// database, for the sessions that follow.
-func TestMigrationTurnsJITOff(t *testing.T) {
-	ctx := context.Background()
-	s := storetest.Store(t)
-	// The tests' databases are copies of a migrated template, which do
-	// not keep its settings: 0043 is run again on this one.
-	if _, err := s.DB().ExecContext(ctx, `DELETE FROM schema_migrations WHERE version >= 43`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var settings []string
-	if err := s.DB().SelectContext(ctx, &settings, `SELECT unnest(setconfig) FROM pg_db_role_setting
-		WHERE setrole = 0 AND setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())`); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(settings, "jit=off") {
-		t.Errorf("the database's settings are %q, want jit=off among them", settings)
-	}
-}
-
-// TestMigrationJITOffNeedsNoOwner: run by a role that does not own the
-// database, migration 0043 warns and succeeds.
-func TestMigrationJITOffNeedsNoOwner(t *testing.T) {
-	ctx := context.Background()
-	s := storetest.Store(t)
-	body, err := os.ReadFile("migrations/0043_jit_off.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := s.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	for _, q := range []string{`CREATE ROLE jit_not_owner`, `SET LOCAL ROLE jit_not_owner`, string(body)} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
 	}
 }
