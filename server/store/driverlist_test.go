@@ -242,12 +242,12 @@ func TestJobTitleWithOtherFilters(t *testing.T) {
 	}
 }
 
-// TestRadiusPageInIdOrder: a radius listed in id order walks that order
-// when the radius holds enough of the account that a page is found soon,
-// and reads the radius's box otherwise; other orders read the box. Both
-// forms give the same page and count. A radius with a filter the location
-// counts do not hold reads the box.
-func TestRadiusPageInIdOrder(t *testing.T) {
+// TestRadiusPageWalked: a radius listed in id, name, date or driver type
+// order walks that order when the radius holds enough of the account that
+// a page is found soon, and reads the radius's box otherwise; the state
+// order reads the box. Both forms give the same page and count. A radius
+// with a filter the location counts do not hold reads the box.
+func TestRadiusPageWalked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.Store(t)
@@ -268,6 +268,11 @@ func TestRadiusPageInIdOrder(t *testing.T) {
 	if err != nil || len(first) != 25 {
 		t.Fatalf("the first page of %v miles: %d drivers, %v", wide.Miles, len(first), err)
 	}
+	firstByName, _, err := s.ListDrivers(ctx, a, store.DriverFilter{Radius: &wide, Sort: "name", Limit: 25})
+	if err != nil || len(firstByName) != 25 {
+		t.Fatalf("the first page of %v miles by name: %d drivers, %v", wide.Miles, len(firstByName), err)
+	}
+	byNameAfter := store.CursorOf(firstByName[24])
 	for _, tt := range []struct {
 		name  string
 		f     store.DriverFilter
@@ -281,7 +286,15 @@ func TestRadiusPageInIdOrder(t *testing.T) {
 		// The counts hold no radius with a state: the walk would test the
 		// place of each of the state's applicants.
 		{"wide, with a state", store.DriverFilter{Radius: &wide, State: homeState, Limit: 25}, false},
-		{"wide, by name", store.DriverFilter{Radius: &wide, Sort: "name", Limit: 25}, false},
+		{"wide, by name", store.DriverFilter{Radius: &wide, Sort: "name", Limit: 25}, true},
+		{"wide, by name, after a cursor", store.DriverFilter{Radius: &wide, Sort: "name", Limit: 25, After: &byNameAfter}, true},
+		{"wide, by name descending", store.DriverFilter{Radius: &wide, Sort: "name", Descending: true, Limit: 25}, true},
+		{"wide, newest first", store.DriverFilter{Radius: &wide, Sort: "sent", Descending: true, Limit: 25}, true},
+		{"wide, by driver type, second page", store.DriverFilter{Radius: &wide, Sort: "driver_type", Limit: 25, Offset: 25}, true},
+		{"wide, with a driver type, by name", store.DriverFilter{Radius: &wide, DriverType: "Student", Sort: "name", Limit: 25}, true},
+		// Neighbours share their states: the walk would read every
+		// applicant of the states before theirs.
+		{"wide, by state", store.DriverFilter{Radius: &wide, Sort: "state", Limit: 25}, false},
 		{"near", store.DriverFilter{Radius: &near, Limit: 25}, false},
 	} {
 		walked, boxed, walks, err := s.RadiusPages(ctx, a, tt.f)
