@@ -349,12 +349,7 @@ func freeAddr() string {
 
 // do sends a request with the account's key and reads the whole answer.
 func (h *harness) do(ctx context.Context, a account, method, path string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, h.server.httpBase+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.SetBasicAuth(a.APIKey, "")
-	resp, err := h.client.Do(req)
+	resp, err := h.send(ctx, a, method, path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -366,18 +361,24 @@ func (h *harness) do(ctx context.Context, a account, method, path string, body [
 // dropAnswer sends a GET with the account's key and drops the answer as it
 // arrives: its status and length.
 func (h *harness) dropAnswer(ctx context.Context, a account, path string) (int, int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.server.httpBase+path, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	req.SetBasicAuth(a.APIKey, "")
-	resp, err := h.client.Do(req)
+	resp, err := h.send(ctx, a, http.MethodGet, path, nil)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, n, err
+}
+
+// send sends a request with the account's key and returns the answer,
+// its body still to read (and close).
+func (h *harness) send(ctx context.Context, a account, method, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, h.server.httpBase+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(a.APIKey, "")
+	return h.client.Do(req)
 }
 
 // postJobs posts a jobs.json body and fails on any error in the summary.
