@@ -244,9 +244,10 @@ func TestJobTitleWithOtherFilters(t *testing.T) {
 
 // TestRadiusPageWalked: a radius listed in id, name, date or driver type
 // order walks that order when the radius holds enough of the account that
-// a page is found soon, and reads the radius's box otherwise; the state
-// order reads the box. Both forms give the same page and count. A radius
-// with a filter the location counts do not hold reads the box.
+// a page is found soon, and reads the radius's box otherwise; in state
+// order a radius of ten pages or more is read a state at a time. Both
+// forms give the same page and count. A radius with a filter the location
+// counts do not hold reads the box.
 func TestRadiusPageWalked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -273,6 +274,23 @@ func TestRadiusPageWalked(t *testing.T) {
 		t.Fatalf("the first page of %v miles by name: %d drivers, %v", wide.Miles, len(firstByName), err)
 	}
 	byNameAfter := store.CursorOf(firstByName[24])
+	// A page of 4 after a cursor by state walks the states whose part
+	// holds 40 matches or more and sorts the others' parts: the cursors
+	// start inside the largest state and inside a small one.
+	var large, small store.DriverCursor
+	large.Keys, small.Keys = make([]string, 1), make([]string, 1)
+	if err := s.DB().QueryRowContext(ctx, `WITH s AS (SELECT state, count(*) AS n,
+		       percentile_disc(0.5) WITHIN GROUP (ORDER BY driver_id) AS middle
+		  FROM applications WHERE account_id = $1 AND latitude IS NOT NULL GROUP BY state)
+		SELECT (SELECT state FROM s WHERE n >= 40 ORDER BY n DESC, state LIMIT 1),
+		       (SELECT middle FROM s WHERE n >= 40 ORDER BY n DESC, state LIMIT 1),
+		       (SELECT state FROM s WHERE n BETWEEN 8 AND 39 ORDER BY n, state LIMIT 1),
+		       (SELECT middle FROM s WHERE n BETWEEN 8 AND 39 ORDER BY n, state LIMIT 1)`,
+		a).Scan(&large.Keys[0], &large.ID, &small.Keys[0], &small.ID); err != nil {
+		t.Fatalf("a state of 40 applicants or more and one of 8 to 39: %v", err)
+	}
+	half := home
+	half.Miles = 1200
 	for _, tt := range []struct {
 		name  string
 		f     store.DriverFilter
@@ -292,9 +310,20 @@ func TestRadiusPageWalked(t *testing.T) {
 		{"wide, newest first", store.DriverFilter{Radius: &wide, Sort: "sent", Descending: true, Limit: 25}, true},
 		{"wide, by driver type, second page", store.DriverFilter{Radius: &wide, Sort: "driver_type", Limit: 25, Offset: 25}, true},
 		{"wide, with a driver type, by name", store.DriverFilter{Radius: &wide, DriverType: "Student", Sort: "name", Limit: 25}, true},
-		// Neighbours share their states: the walk would read every
-		// applicant of the states before theirs.
-		{"wide, by state", store.DriverFilter{Radius: &wide, Sort: "state", Limit: 25}, false},
+		// A state at a time, each walked or its part sorted.
+		{"wide, by state", store.DriverFilter{Radius: &wide, Sort: "state", Limit: 25}, true},
+		{"wide, by state, second page", store.DriverFilter{Radius: &wide, Sort: "state", Limit: 25, Offset: 25}, true},
+		{"wide, by state, inside the largest state", store.DriverFilter{Radius: &wide, Sort: "state", Limit: 4, After: &large}, true},
+		{"wide, by state, inside a small state", store.DriverFilter{Radius: &wide, Sort: "state", Limit: 4, After: &small}, true},
+		{"wide, by state descending", store.DriverFilter{Radius: &wide, Sort: "state", Descending: true, Limit: 25}, true},
+		{"wide, by state descending, inside the largest state", store.DriverFilter{Radius: &wide, Sort: "state",
+			Descending: true, Limit: 4, After: &large}, true},
+		{"wide, by state descending, inside a small state", store.DriverFilter{Radius: &wide, Sort: "state",
+			Descending: true, Limit: 4, After: &small}, true},
+		{"wide, with a driver type, by state", store.DriverFilter{Radius: &wide, DriverType: "Student", Sort: "state",
+			Limit: 2, After: &large}, true},
+		{"1200 miles, by state", store.DriverFilter{Radius: &half, Sort: "state", Limit: 4, After: &large}, true},
+		{"near, by state", store.DriverFilter{Radius: &near, Sort: "state", Limit: 10}, false},
 		{"near", store.DriverFilter{Radius: &near, Limit: 25}, false},
 	} {
 		walked, boxed, walks, err := s.RadiusPages(ctx, a, tt.f)
