@@ -422,8 +422,9 @@ func driverListStatements(accountID int64, f DriverFilter) (page, count Query) {
 
 // radiusByStatePage is the page of a radius in state order, read a state
 // at a time, each state's part in id order: the states from the account's
-// counts, in order, and for each the first offset+limit applicants of its
-// part (the lateral's LIMIT). The states come sorted, so the executor
+// counts (intake takes US state codes only, so a few dozen), in order,
+// and for each the first offset+limit applicants of its part (the
+// lateral's LIMIT). The states come sorted, so the executor
 // stops at the state that completes the page (an incremental sort): the
 // states after it are never read. A state whose part holds at least
 // statePartWalkFactor*(offset+limit) matches is walked in id order on
