@@ -671,7 +671,7 @@ var walkedOrders = map[string]bool{"": true, "id": true, "name": true, "sent": t
 // not for the state order: neighbours share their states, and a walk by
 // state would read every applicant of the states before theirs first.
 // That order is walked a state at a time instead (radiusByStatePage),
-// which costs a probe of each of the account's states: worth it where the
+// which costs a probe of each state up to the page's: worth it where the
 // radius holds statePartWalkFactor pages or more.
 func radiusWalks(ctx context.Context, db *sqlx.DB, accountID int64, f DriverFilter) (bool, error) {
 	if !walkedOrders[f.Sort] || !radiusCounted(accountID, f) {
