@@ -459,10 +459,7 @@ func radiusByStatePage(f DriverFilter, where, after string, cols []string, args 
 		from = ` AND value COLLATE "default" ` + op + ` ` + c.bind(f.After.Keys[0]) + `::text`
 	}
 	limit, offset := c.bind(f.Limit), c.bind(f.Offset)
-	dir := ""
-	if f.Descending {
-		dir = " DESC"
-	}
+	dir := f.direction()
 	sel := strings.Join(cols, ", ")
 	// The counts' values compare bytes (COLLATE "C"); the column's
 	// collation lets the indexes on applications.state take them.
@@ -752,14 +749,19 @@ func inPlanSettings(ctx context.Context, db *sqlx.DB, q Query, read func(sqlx.Qu
 	return tx.Commit()
 }
 
+// direction is the SQL direction of the filter's sort: "" or " DESC".
+func (f DriverFilter) direction() string {
+	if f.Descending {
+		return " DESC"
+	}
+	return ""
+}
+
 // orderBy returns the ORDER BY of the filter's sort. Ties always go by id
 // ascending; sorting by id itself follows the direction. The subquery keeps
 // the column names, so the same clause orders the page inside and out.
 func orderBy(f DriverFilter) string {
-	dir := ""
-	if f.Descending {
-		dir = " DESC"
-	}
+	dir := f.direction()
 	var order []string
 	for _, c := range sortColumns[f.Sort] {
 		order = append(order, c+dir)
