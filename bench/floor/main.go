@@ -36,7 +36,9 @@ import (
 	"github.com/truckjobs/jobboard/server/natural"
 )
 
-// The service's query for one job (server/store/jobs.go), column for column.
+// The service's query for one job (server/store/jobs.go): the same row and
+// columns, but for the pay, which the floor reads as the text REST shows
+// ("0.55") where the service reads cents and writes them back as that text.
 const jobQuery = `SELECT id, reference_number, title, city, state, postal_code, driver_type, preference,
 	freight_type, pay_amount_min::text, pay_amount_max::text, pay_frequency, employment_type, route_type,
 	description, requirements, twic_only, license_class, to_char(posted_on, 'YYYY-MM-DD')
