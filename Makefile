@@ -221,7 +221,7 @@ topology-upgrade: ## upgrade the running topology to IMAGE (make image tags each
 
 # The upgrade scenario of make test-topology starts from the image of an
 # earlier commit: UPGRADE_FROM, the last before migration 0038 (0038 to
-# 0046 since), so the upgrade crosses changes of schema.
+# 0047 since), so the upgrade crosses changes of schema.
 UPGRADE_FROM ?= 12a9a44
 UPGRADE_FROM_IMAGE = $(IMAGE_REPO):upgrade-from-$(UPGRADE_FROM)
 

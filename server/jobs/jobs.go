@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/truckjobs/jobboard/domain"
@@ -51,6 +52,9 @@ type Service struct {
 // New returns the job service over st; now is the clock that dates
 // added jobs (time.Now in production).
 func New(st *store.Store, now func() time.Time) *Service {
+	// The build's digest (a read of the executable) is made meanwhile,
+	// not by the first post.
+	go buildDigest()
 	return &Service{store: st, validator: newJobValidator(), now: now}
 }
 
@@ -194,10 +198,13 @@ func (s *Service) PostJobs(ctx context.Context, req *restv2.PostJobsRequest) (*r
 		return nil, err
 	}
 	// The texts are read while the store starts: the references are the
-	// messages' as sent, which reading them keeps.
+	// messages' as sent, which reading them keeps. The digests of the
+	// first rules.MaxJobsPerPost, one per reference, tell the store which
+	// jobs are sent as they were last posted.
 	sent := req.GetJobs()
 	refs := sentReferences(len(sent), func(i int) *string { return sent[i].ReferenceNumber })
-	r, err := s.post(ctx, refs, func() []Input { return readTexts(sent) }, RESTNames)
+	digests := inputDigests(sent[:len(refs)])
+	r, err := s.post(ctx, refs, digests, func() []Input { return readTexts(sent) }, RESTNames)
 	if err != nil {
 		return nil, err
 	}
@@ -253,13 +260,14 @@ type PostResult struct {
 // rules.MaxJobsPerPost are refused; the adapter refuses a longer list.
 func (s *Service) Post(ctx context.Context, jobs []Input, names Naming) (PostResult, error) {
 	refs := sentReferences(len(jobs), func(i int) *string { return jobs[i].ReferenceNumber })
-	return s.post(ctx, refs, func() []Input { return jobs }, names)
+	return s.post(ctx, refs, nil, func() []Input { return jobs }, names)
 }
 
 // post is Post of the jobs read returns, whose references as sent are
-// refs (those of the first rules.MaxJobsPerPost): read runs while the
-// store locks the account and reads its jobs.
-func (s *Service) post(ctx context.Context, refs []string, read func() []Input, names Naming) (PostResult, error) {
+// refs (those of the first rules.MaxJobsPerPost) and whose input digests
+// are digests (nil, or one per reference, see inputDigests): read runs
+// while the store locks the account and reads its jobs.
+func (s *Service) post(ctx context.Context, refs []string, digests [][]byte, read func() []Input, names Naming) (PostResult, error) {
 	caller, err := call.From(ctx)
 	if err != nil {
 		return PostResult{}, err
@@ -270,6 +278,13 @@ func (s *Service) post(ctx context.Context, refs []string, read func() []Input, 
 	// 15.4-16.3 ms so and with checkChunk's slice made to size
 	// (BenchmarkPostJobsREST). A panic in the checks is raised again on
 	// the request's goroutine, whose recovery answers it.
+	//
+	// With digests, the checks wait for the store to tell which jobs are
+	// sent as they were last posted (unchanged, and left unchecked); told
+	// closes when it has, or when the store failed before.
+	var unchanged []bool
+	told := make(chan struct{})
+	tell := sync.OnceFunc(func() { close(told) })
 	checked := make(chan checkedPost, 1)
 	go func() {
 		defer func() {
@@ -277,18 +292,24 @@ func (s *Service) post(ctx context.Context, refs []string, read func() []Input, 
 				checked <- checkedPost{panicked: p}
 			}
 		}()
-		checked <- checkedPost{batch: s.checkJobs(read(), names, rules.MaxJobsPerPost)}
+		jobs := read()
+		if digests != nil {
+			<-told
+		}
+		checked <- checkedPost{batch: s.checkPost(jobs, names, unchanged, digests)}
 	}()
 	var batch *jobBatch
-	outcomes, err := s.store.UpsertJobsWhileChecked(ctx, caller.AccountID, refs,
-		func() []domain.JobFields {
+	outcomes, err := s.store.UpsertJobsWhileChecked(ctx, caller.AccountID, refs, digests,
+		func(same []bool) { unchanged = same; tell() },
+		func() (store.Checked, error) {
 			c := <-checked
 			if c.panicked != nil {
 				panic(c.panicked)
 			}
 			batch = c.batch
-			return batch.valid
+			return store.Checked{Jobs: batch.valid, Digests: batch.digests}, nil
 		}, store.UpsertOptions{MaxActive: MaxActiveJobs, Today: s.now()})
+	tell()
 	if err != nil {
 		return PostResult{}, call.Internal(ctx, err)
 	}
@@ -351,23 +372,53 @@ type jobBatch struct {
 	names  Naming
 	// offset is the request index of inputs[0]: an import is checked a
 	// chunk at a time.
-	offset   int
-	valid    []domain.JobFields
-	indexOf  []int // request index of each valid job
+	offset  int
+	valid   []domain.JobFields
+	indexOf []int // request index of each valid job
+	// digests are the valid jobs' input digests, to store with them (nil
+	// for none).
+	digests  [][]byte
 	problems [][]jobProblem
 	ignored  [][]ignoredField
+	// unchanged counts the jobs left unchecked as the store found them
+	// sent as they were last posted.
+	unchanged int
 }
 
-// checkJobs validates jobs. Jobs past maxProcessed (0: no limit) and
-// repeats of a reference number are problems without being validated.
-func (s *Service) checkJobs(jobs []Input, names Naming, maxProcessed int) *jobBatch {
-	return s.checkChunk(jobs, names, maxProcessed, 0, make(map[string]int, len(jobs)))
+// checkPost validates a post's jobs. Jobs past rules.MaxJobsPerPost and
+// repeats of a reference number are problems without being validated;
+// those the store found unchanged (by index; nil for none) are counted
+// as such, unchecked: sent as they were last posted, they would pass
+// their checks as they did then, to the same stored job. The valid jobs
+// keep their input digests (digests, by index; nil for none) when
+// nothing they sent was ignored.
+func (s *Service) checkPost(jobs []Input, names Naming, unchanged []bool, digests [][]byte) *jobBatch {
+	b := s.checkChunkSkipping(jobs, names, rules.MaxJobsPerPost, 0, make(map[string]int, len(jobs)), unchanged)
+	if digests == nil {
+		return b
+	}
+	b.digests = make([][]byte, len(b.valid))
+	for k, i := range b.indexOf {
+		if len(b.ignored[i]) == 0 {
+			b.digests[k] = digests[i]
+		}
+	}
+	return b
 }
 
-// checkChunk is checkJobs of the jobs of a request from its index offset
-// on; firstAt holds the request index of each reference number seen in
-// the request's earlier chunks, and gains those of this one.
+// checkChunk validates the jobs of a request from its index offset on.
+// Jobs past maxProcessed (0: no limit) and repeats of a reference number
+// are problems without being validated; firstAt holds the request index
+// of each reference number seen in the request's earlier chunks, and
+// gains those of this one.
 func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset int, firstAt map[string]int) *jobBatch {
+	return s.checkChunkSkipping(jobs, names, maxProcessed, offset, firstAt, nil)
+}
+
+// checkChunkSkipping is checkChunk leaving the jobs unchanged[i] says are
+// unchanged unchecked, once the per-post limit and the repeated
+// references have been told.
+func (s *Service) checkChunkSkipping(jobs []Input, names Naming, maxProcessed, offset int, firstAt map[string]int, unchanged []bool) *jobBatch {
 	b := &jobBatch{inputs: jobs, names: names, offset: offset, problems: make([][]jobProblem, len(jobs)), ignored: make([][]ignoredField, len(jobs))}
 	// First the cheap, order-dependent rules (the per-post limit, repeated
 	// reference numbers), then the field rules, which are independent per
@@ -387,6 +438,10 @@ func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset in
 			continue
 		}
 		firstAt[ref] = offset + i
+		if unchanged != nil && unchanged[i] {
+			b.unchanged++
+			continue
+		}
 		toCheck = append(toCheck, i)
 	}
 	type checked struct {
@@ -423,6 +478,7 @@ func (s *Service) checkChunk(jobs []Input, names Naming, maxProcessed, offset in
 // count counts the store's outcomes; a job over the active-job maximum
 // becomes a limit problem of its request index.
 func (b *jobBatch) count(outcomes []store.Outcome) (added, updated, unchanged int32) {
+	unchanged = int32(b.unchanged)
 	for k, o := range outcomes {
 		switch o {
 		case store.Added:

@@ -86,21 +86,28 @@ func (s *Store) InRetriedSQLTx(ctx context.Context, op string, fn func(tx *sqlx.
 }
 
 // UpsertPlans are the plans of the statements with which UpsertJobs would
-// find the account's stored jobs among jobs and update them.
-func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFields) (lookup, update string, err error) {
+// find the account's stored jobs among jobs and update them, and with
+// which UpsertJobsWhileChecked would find those sent as last posted.
+func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFields) (lookup, update, digests string, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		byRef, err := existingJobs(ctx, tx, accountID, referenceNumbers(jobs))
 		if err != nil {
 			return err
 		}
-		p := planUpsert(jobs, byRef, 0, len(jobs))
+		p := planUpsert(Checked{Jobs: jobs}, byRef, 0, len(jobs))
 		if lookup, err = explain(ctx, tx, existingJobsQuery, accountID, pq.StringArray(referenceNumbers(jobs))); err != nil {
 			return err
 		}
-		update, err = explain(ctx, tx, updateJobBatch, p.updateArrays.params(time.Now().Format(time.DateOnly), pq.Array(p.updateIDs))...)
+		update, err = explain(ctx, tx, updateJobBatch,
+			p.updateArrays.params(time.Now().Format(time.DateOnly), pq.Array(p.updateIDs), nullByteaArray(p.updateDigests))...)
+		if err != nil {
+			return err
+		}
+		refs := referenceNumbers(jobs)
+		digests, err = explain(ctx, tx, sameInputsQuery, accountID, pq.StringArray(refs), nullByteaArray(make([][]byte, len(refs))))
 		return err
 	})
-	return lookup, update, err
+	return lookup, update, digests, err
 }
 
 // IntakeJobLookup is the plan of the statement with which an application

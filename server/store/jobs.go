@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -203,32 +204,139 @@ func (s *Store) UpsertJobs(ctx context.Context, accountID int64, jobs []JobField
 	return outcomes, err
 }
 
+// Checked is what a caller's checks made of the jobs of an upsert: the
+// valid jobs, and the digest of the input each was made from (nil for
+// none; Digests may be nil for all).
+type Checked struct {
+	Jobs    []JobFields
+	Digests [][]byte
+}
+
+// digest is the i-th job's input digest, or nil.
+func (c Checked) digest(i int) []byte {
+	if c.Digests == nil {
+		return nil
+	}
+	return c.Digests[i]
+}
+
 // UpsertJobsWhileChecked is UpsertJobs of the jobs ready returns, which
 // the caller is still checking as it is called: the transaction locks the
 // account and reads its stored jobs with the references refs meanwhile,
 // and waits on ready only to write. Every job ready returns has its
 // reference among refs (or is read then, in a statement more); refs may
-// hold more, of jobs that fail their checks. ready is called once, even
-// when the transaction is retried.
-func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, refs []string,
-	ready func() []JobFields, opts UpsertOptions) ([]Outcome, error) {
-	jobs := sync.OnceValue(ready)
+// hold more, of jobs that fail their checks.
+//
+// digests (nil, or one per reference, nil for none) are the digests of
+// the inputs the caller checks, as its checks give them to the jobs they
+// accept. A reference whose active stored job was written from the same
+// input is unchanged: the transaction tells the caller which with known,
+// before it reads the other references' stored jobs, and the caller
+// leaves those jobs out of ready's, unchecked. A job is written with its
+// digest, and a stored job found unchanged by its content gains the
+// digest it lacked.
+//
+// known and ready are called once each, even when the transaction is
+// retried; when ready fails, nothing is written and its error is
+// returned as it is.
+func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, refs []string, digests [][]byte,
+	known func(unchanged []bool), ready func() (Checked, error), opts UpsertOptions) ([]Outcome, error) {
+	jobs := sync.OnceValues(ready)
+	var told sync.Once
 	var outcomes []Outcome
 	err := s.InRetriedTx(ctx, "upsert jobs", func(tx *Tx) error {
 		tx.jobsWritten(accountID)
-		stored, err := readForUpsert(ctx, tx.tx, accountID, refs)
+		if err := lockAccount(ctx, tx.tx, accountID); err != nil {
+			return err
+		}
+		unchanged, stored, err := sameInputs(ctx, tx.tx, accountID, refs, digests)
 		if err != nil {
 			return err
 		}
-		checked := jobs()
-		if err := stored.readMissing(ctx, tx.tx, refs, checked); err != nil {
+		// A retried transaction finds the same jobs unchanged: the
+		// account's jobs are only written under its lock, and the one
+		// that rolled back wrote nothing.
+		told.Do(func() { known(unchanged) })
+		// Only the stored jobs not unchanged are read: without digests,
+		// every reference's.
+		toRead := make([]string, 0, len(refs))
+		for i, ref := range refs {
+			if (stored == nil || stored[i]) && !unchanged[i] {
+				toRead = append(toRead, ref)
+			}
+		}
+		// A post found unchanged throughout reads nothing more.
+		var read storedForUpsert
+		if len(toRead) > 0 {
+			if read, err = readLocked(ctx, tx.tx, accountID, toRead); err != nil {
+				return err
+			}
+		}
+		checked, err := jobs()
+		if err != nil {
 			return err
 		}
-		outcomes, err = stored.upsert(ctx, tx.tx, checked, opts)
+		if len(checked.Jobs) == 0 {
+			outcomes = []Outcome{}
+			return nil
+		}
+		if len(toRead) == 0 {
+			if read, err = readLocked(ctx, tx.tx, accountID, nil); err != nil {
+				return err
+			}
+		}
+		// Every reference of refs has been looked up, found or not.
+		if err := read.readMissing(ctx, tx.tx, refs, checked.Jobs); err != nil {
+			return err
+		}
+		outcomes, err = read.upsert(ctx, tx.tx, checked, opts)
 		return err
 	})
 	return outcomes, err
 }
+
+// digestsWritten tells the jobs_input_digest_cleared trigger (migration
+// 0047) that the transaction's updates of jobs write their input digests
+// themselves: any other update clears a job's digest.
+func digestsWritten(ctx context.Context, tx *sqlx.Tx) error {
+	if _, err := tx.ExecContext(ctx, `SET LOCAL jobboard.input_digests TO written`); err != nil {
+		return fmt.Errorf("update jobs: %w", err)
+	}
+	return nil
+}
+
+// sameInputs tells, for each reference, whether the account has a job
+// with that reference (stored), and whether that job is active and was
+// written from the input whose digest is the reference's (unchanged).
+// Without digests, stored is nil (not looked up) and none is unchanged.
+func sameInputs(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string, digests [][]byte) (unchanged, stored []bool, err error) {
+	unchanged = make([]bool, len(refs))
+	if digests == nil {
+		return unchanged, nil, nil
+	}
+	var found []struct {
+		I    int  `db:"i"`
+		Same bool `db:"same"`
+	}
+	if err := tx.SelectContext(ctx, &found, sameInputsQuery, accountID, pq.StringArray(refs), nullByteaArray(digests)); err != nil {
+		return nil, nil, fmt.Errorf("read input digests: %w", err)
+	}
+	stored = make([]bool, len(refs))
+	for _, f := range found {
+		stored[f.I-1], unchanged[f.I-1] = true, f.Same
+	}
+	return unchanged, stored, nil
+}
+
+// sameInputsQuery finds the job of each reference as existingJobsQuery
+// does and returns the (1-based) place of each reference found, and
+// whether its job is active and was written from the reference's input.
+var sameInputsQuery = `
+	SELECT r.i, (j.deleted_at IS NULL AND j.input_digest = r.digest) IS TRUE AS same
+	  FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS r(ref, digest, i)
+	 CROSS JOIN LATERAL (
+	       SELECT input_digest, deleted_at FROM jobs
+	        WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`
 
 // UpsertJobs is UpsertJobs in the transaction, among other writes (an
 // import's).
@@ -247,6 +355,8 @@ type existingJob struct {
 	ID int64 `db:"id"`
 	JobFields
 	Deleted bool `db:"deleted"`
+	// Digest is the digest of the input the job was written from, or nil.
+	Digest []byte `db:"input_digest"`
 }
 
 // upsertJobs does the work of UpsertJobs inside tx with a fixed number of
@@ -260,7 +370,7 @@ func upsertJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, jobs []JobFie
 	if err != nil {
 		return nil, err
 	}
-	return stored.upsert(ctx, tx, jobs, opts)
+	return stored.upsert(ctx, tx, Checked{Jobs: jobs}, opts)
 }
 
 // storedForUpsert is what an upsert reads before it decides: the
@@ -275,12 +385,17 @@ type storedForUpsert struct {
 // readForUpsert locks the account and reads its stored jobs with the
 // references refs, and its number of active jobs.
 func readForUpsert(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string) (storedForUpsert, error) {
-	stored := storedForUpsert{accountID: accountID}
 	// Writers to one account's jobs take turns on the account row, so two
 	// concurrent posts cannot both see room under the active-job maximum.
 	if err := lockAccount(ctx, tx, accountID); err != nil {
-		return stored, err
+		return storedForUpsert{}, err
 	}
+	return readLocked(ctx, tx, accountID, refs)
+}
+
+// readLocked is readForUpsert once the account is locked.
+func readLocked(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string) (storedForUpsert, error) {
+	stored := storedForUpsert{accountID: accountID}
 	var err error
 	if stored.byRef, err = existingJobs(ctx, tx, accountID, refs); err != nil {
 		return stored, err
@@ -299,26 +414,39 @@ func readForUpsert(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []str
 }
 
 // upsert writes jobs given what was stored: insert, then lock and update.
-func (stored storedForUpsert) upsert(ctx context.Context, tx *sqlx.Tx, jobs []JobFields, opts UpsertOptions) ([]Outcome, error) {
-	if len(jobs) == 0 {
+func (stored storedForUpsert) upsert(ctx context.Context, tx *sqlx.Tx, checked Checked, opts UpsertOptions) ([]Outcome, error) {
+	if len(checked.Jobs) == 0 {
 		return []Outcome{}, nil
 	}
 	accountID := stored.accountID
-	p := planUpsert(jobs, stored.byRef, stored.active, opts.MaxActive)
+	p := planUpsert(checked, stored.byRef, stored.active, opts.MaxActive)
 
 	today := opts.Today.UTC().Format(time.DateOnly)
 	if p.inserts > 0 {
-		if _, err := tx.ExecContext(ctx, insertJobBatch, p.insertArrays.params(accountID, today)...); err != nil {
+		if _, err := tx.ExecContext(ctx, insertJobBatch, p.insertArrays.params(accountID, today, nullByteaArray(p.insertDigests))...); err != nil {
 			return nil, fmt.Errorf("insert jobs: %w", err)
 		}
 	}
-	if len(p.updateIDs) > 0 {
-		if err := lockJobsInOrder(ctx, tx, accountID, p.updateIDs); err != nil {
+	if written := append(slices.Clip(p.updateIDs), p.noteIDs...); len(written) > 0 {
+		if err := lockJobsInOrder(ctx, tx, accountID, written); err != nil {
 			return nil, err
 		}
-		args := p.updateArrays.params(today, pq.Array(p.updateIDs))
+		if err := digestsWritten(ctx, tx); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.updateIDs) > 0 {
+		args := p.updateArrays.params(today, pq.Array(p.updateIDs), nullByteaArray(p.updateDigests))
 		if _, err := tx.ExecContext(ctx, updateJobBatch, args...); err != nil {
 			return nil, fmt.Errorf("update jobs: %w", err)
+		}
+	}
+	if len(p.noteIDs) > 0 {
+		// The digest alone: the content, and updated_at, stay as they are.
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs AS j SET input_digest = u.digest
+			  FROM unnest($1::bigint[], $2::bytea[]) AS u(id, digest) WHERE j.id = u.id`,
+			pq.Array(p.noteIDs), nullByteaArray(p.noteDigests)); err != nil {
+			return nil, fmt.Errorf("note input digests: %w", err)
 		}
 	}
 	return p.outcomes, nil
@@ -365,17 +493,20 @@ func (stored storedForUpsert) readMissing(ctx context.Context, tx *sqlx.Tx, refs
 // The rows are scanned by position: through sqlx's reflection, a post of
 // 1,000 unchanged jobs made 9,000 more allocations here (75,000 in all).
 func existingJobs(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string) (map[string]existingJob, error) {
+	if len(refs) == 0 {
+		return map[string]existingJob{}, nil
+	}
 	rows, err := tx.QueryContext(ctx, existingJobsQuery, accountID, pq.StringArray(refs))
 	if err != nil {
 		return nil, fmt.Errorf("read existing jobs: %w", err)
 	}
 	defer rows.Close()
 	byRef := make(map[string]existingJob, len(refs))
-	dest := make([]any, 0, len(jobFieldTable)+2)
+	dest := make([]any, 0, len(jobFieldTable)+3)
 	for rows.Next() {
 		var e existingJob
 		dest = appendScanDest(dest[:0], &e.ID, &e.JobFields)
-		if err := rows.Scan(append(dest, &e.Deleted)...); err != nil {
+		if err := rows.Scan(append(dest, &e.Deleted, &e.Digest)...); err != nil {
 			return nil, fmt.Errorf("read existing jobs: %w", err)
 		}
 		byRef[e.ReferenceNumber] = e
@@ -396,76 +527,91 @@ func referenceNumbers(jobs []JobFields) []string {
 }
 
 var existingJobsQuery = `
-	SELECT j.* FROM unnest($2::text[]) AS r(ref) -- j.*: id, the jobFieldTable columns in order, deleted
+	SELECT j.* FROM unnest($2::text[]) AS r(ref) -- j.*: id, the jobFieldTable columns in order, deleted, input_digest
 	 CROSS JOIN LATERAL (
-	       SELECT id, ` + jobColumns + `, deleted_at IS NOT NULL AS deleted
+	       SELECT id, ` + jobColumns + `, deleted_at IS NOT NULL AS deleted, input_digest
 	         FROM jobs WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`
 
 // upsertPlan is what an upsert writes: new jobs to insert, stored ones
 // (active or deleted) to overwrite by id, and the outcome of each job.
 type upsertPlan struct {
-	outcomes     []Outcome
-	inserts      int // how many jobs insertArrays holds
-	insertArrays jobArrays
-	updateIDs    []int64
-	updateArrays jobArrays
+	outcomes      []Outcome
+	inserts       int // how many jobs insertArrays holds
+	insertArrays  jobArrays
+	insertDigests [][]byte
+	updateIDs     []int64
+	updateArrays  jobArrays
+	updateDigests [][]byte
+	// noteIDs are unchanged jobs stored without the digest of the input
+	// they were posted with again, noteDigests those digests.
+	noteIDs     []int64
+	noteDigests [][]byte
 }
 
 // planUpsert decides each job's outcome given the stored jobs by reference
 // and the number of active ones, keeping under maxActive.
-func planUpsert(jobs []JobFields, byRef map[string]existingJob, active, maxActive int) upsertPlan {
+func planUpsert(checked Checked, byRef map[string]existingJob, active, maxActive int) upsertPlan {
+	jobs := checked.Jobs
 	p := upsertPlan{
 		outcomes:     make([]Outcome, len(jobs)),
 		insertArrays: newJobArrays(max(len(jobs)-len(byRef), 0)),
 		updateArrays: newJobArrays(len(byRef)),
 	}
 	for i := range jobs {
-		j := &jobs[i]
+		j, digest := &jobs[i], checked.digest(i)
 		e, ok := byRef[j.ReferenceNumber]
 		switch {
 		case ok && !e.Deleted && SameJob(e.JobFields, *j):
 			p.outcomes[i] = Unchanged
+			if digest != nil && !bytes.Equal(digest, e.Digest) {
+				p.noteIDs = append(p.noteIDs, e.ID)
+				p.noteDigests = append(p.noteDigests, digest)
+			}
 		case ok && !e.Deleted:
 			p.outcomes[i] = Updated
-			p.update(e.ID, j)
+			p.update(e.ID, j, digest)
 		case active >= maxActive:
 			p.outcomes[i] = OverActiveLimit
 		case ok: // deleted: bring the same job back
 			active++
 			p.outcomes[i] = Added
-			p.update(e.ID, j)
+			p.update(e.ID, j, digest)
 		default:
 			active++
 			p.outcomes[i] = Added
 			p.inserts++
 			p.insertArrays.add(j)
+			p.insertDigests = append(p.insertDigests, digest)
 		}
 	}
 	return p
 }
 
-func (p *upsertPlan) update(id int64, j *JobFields) {
+func (p *upsertPlan) update(id int64, j *JobFields, digest []byte) {
 	p.updateIDs = append(p.updateIDs, id)
 	p.updateArrays.add(j)
+	p.updateDigests = append(p.updateDigests, digest)
 }
 
 // The batch statements. The insert's $1 is the account, $2 the posting
-// day, then the jobArrays. The update's $1 is the posting day of jobs
-// brought back, $2 the ids (checked to be the account's jobs by
-// lockJobsInOrder), then the jobArrays.
+// day, $3 the input digests, then the jobArrays. The update's $1 is the
+// posting day of jobs brought back, $2 the ids (checked to be the
+// account's jobs by lockJobsInOrder), $3 the input digests, then the
+// jobArrays.
 var (
 	insertJobBatch = `
-		INSERT INTO jobs (account_id, posted_on, ` + jobBatchColumns + `)
-		SELECT $1, $2::date, ` + jobBatchValues + `
-		  FROM unnest(` + unnestParams(3) + `)
-		    AS u(` + jobBatchNames + `)`
+		INSERT INTO jobs (account_id, posted_on, input_digest, ` + jobBatchColumns + `)
+		SELECT $1, $2::date, u.digest, ` + jobBatchValues + `
+		  FROM unnest(` + unnestParams(3, "bytea[]") + `)
+		    AS u(digest, ` + jobBatchNames + `)`
 	updateJobBatch = `
 		UPDATE jobs AS j SET (` + jobBatchColumns + `) = (` + jobBatchValues + `),
+		       input_digest = u.digest,
 		       posted_on  = CASE WHEN j.deleted_at IS NULL THEN j.posted_on ELSE $1::date END,
 		       deleted_at = NULL,
 		       updated_at = now()
-		  FROM unnest(` + unnestParams(2, "bigint[]") + `)
-		    AS u(id, ` + jobBatchNames + `)
+		  FROM unnest(` + unnestParams(2, "bigint[]", "bytea[]") + `)
+		    AS u(id, digest, ` + jobBatchNames + `)
 		 WHERE j.id = u.id`
 )
 

@@ -56,7 +56,8 @@ func TestUpsertJobsWhileChecked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			got, err := s.UpsertJobsWhileChecked(ctx, acct, tt.refs, func() []store.JobFields { calls++; return tt.jobs }, opts)
+			got, err := s.UpsertJobsWhileChecked(ctx, acct, tt.refs, nil, func([]bool) {},
+				func() (store.Checked, error) { calls++; return store.Checked{Jobs: tt.jobs}, nil }, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,6 +77,109 @@ func TestUpsertJobsWhileChecked(t *testing.T) {
 	if fmt.Sprint(refs) != "[A1 A2 A3 A4]" {
 		t.Errorf("stored %v, want A1 to A4 once each", refs)
 	}
+}
+
+// TestUpsertJobsByInputDigest: a reference whose active job was written
+// from the same input is told unchanged before the stored jobs are read,
+// and left out of the checks; a job is written with its input's digest,
+// and one found unchanged by content gains it; a withdrawn job, and one
+// whose content a write without a digest changed (an import, or a
+// replica of an earlier release), are never told unchanged.
+func TestUpsertJobsByInputDigest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.Store(t)
+	acct := storetest.NewAccount(t, s, "a").AccountID
+	opts := store.UpsertOptions{MaxActive: 10000, Today: day1}
+	d := func(ref string) []byte { return []byte("digest of " + ref) }
+	// post upserts the jobs of refs, each with its digest, the checks
+	// accepting those not told unchanged; it returns what known told and
+	// the outcomes of the jobs checked.
+	post := func(refs ...string) (told []bool, outcomes []store.Outcome) {
+		t.Helper()
+		digests := make([][]byte, len(refs))
+		for i, ref := range refs {
+			digests[i] = d(ref)
+		}
+		outcomes, err := s.UpsertJobsWhileChecked(ctx, acct, refs, digests, func(unchanged []bool) { told = unchanged },
+			func() (store.Checked, error) {
+				var c store.Checked
+				for i, ref := range refs {
+					if !told[i] {
+						c.Jobs, c.Digests = append(c.Jobs, job(ref)), append(c.Digests, d(ref))
+					}
+				}
+				return c, nil
+			}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return told, outcomes
+	}
+	check := func(step string, told []bool, outcomes []store.Outcome, wantTold string, wantOutcomes []store.Outcome) {
+		t.Helper()
+		if fmt.Sprint(told) != wantTold || fmt.Sprint(outcomes) != fmt.Sprint(wantOutcomes) {
+			t.Errorf("%s: told %v, outcomes %v; want %s, %v", step, told, outcomes, wantTold, wantOutcomes)
+		}
+	}
+	// A1 and A2 stored without digests, as before the digests were kept.
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), job("A2")}, opts); err != nil {
+		t.Fatal(err)
+	}
+	told, outcomes := post("A1", "A3")
+	check("stored without digests", told, outcomes, "[false false]", []store.Outcome{store.Unchanged, store.Added})
+	told, outcomes = post("A1", "A2", "A3")
+	check("digests kept", told, outcomes, "[true false true]", []store.Outcome{store.Unchanged})
+	told, outcomes = post("A1", "A2", "A3")
+	check("all told", told, outcomes, "[true true true]", []store.Outcome{})
+
+	jobs, err := s.ListJobs(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for _, j := range jobs {
+		ids[j.ReferenceNumber] = j.ID
+	}
+	if _, err := s.DeleteJobsByID(ctx, acct, []int64{ids["A1"]}); err != nil {
+		t.Fatal(err)
+	}
+	changed := job("A2")
+	changed.Title = "Changed by an import"
+	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{changed}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE jobs SET title = 'Changed by an earlier release', updated_at = now()
+		 WHERE id = $1`, ids["A3"]); err != nil {
+		t.Fatal(err)
+	}
+	told, outcomes = post("A1", "A2", "A3")
+	check("withdrawn, changed without digests", told, outcomes, "[false false false]",
+		[]store.Outcome{store.Added, store.Updated, store.Updated})
+	told, outcomes = post("A1", "A2", "A3")
+	check("written with digests", told, outcomes, "[true true true]", []store.Outcome{})
+
+	// Digests of another build, as a new release finds them: unchanged by
+	// content, the jobs take this build's digests.
+	tx, err := s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below
+	for _, q := range []string{`SET LOCAL jobboard.input_digests TO written`,
+		`UPDATE jobs SET input_digest = 'another build' WHERE account_id = ` + fmt.Sprint(acct)} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	told, outcomes = post("A1", "A2", "A3")
+	check("another build's digests", told, outcomes, "[false false false]",
+		[]store.Outcome{store.Unchanged, store.Unchanged, store.Unchanged})
+	told, outcomes = post("A1", "A2", "A3")
+	check("this build's digests", told, outcomes, "[true true true]", []store.Outcome{})
 }
 
 func TestUpsertJobsOutcomes(t *testing.T) {

@@ -87,12 +87,14 @@ func TestUpsertPlansForAnAccountTheStatisticsMiss(t *testing.T) {
 	for i := range jobs {
 		jobs[i] = job(fmt.Sprintf("A%d", i+1))
 	}
-	lookup, update, err := s.UpsertPlans(ctx, acct, jobs)
+	lookup, update, digests, err := s.UpsertPlans(ctx, acct, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(lookup, "Nested Loop") || !strings.Contains(lookup, "reference_number = r.ref") {
-		t.Errorf("the lookup does not probe the account's reference index once a reference:\n%s", lookup)
+	for _, plan := range []string{lookup, digests} {
+		if !strings.Contains(plan, "Nested Loop") || !strings.Contains(plan, "reference_number = r.ref") {
+			t.Errorf("the lookup does not probe the account's reference index once a reference:\n%s", plan)
+		}
 	}
 	// By id alone, the planner weighs the whole table, whose size it
 	// knows: probes of jobs_pkey, or for a table this small one pass.
