@@ -243,6 +243,7 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 	known func(unchanged []bool), ready func() (Checked, error), opts UpsertOptions) ([]Outcome, error) {
 	jobs := sync.OnceValues(ready)
 	var told sync.Once
+	var verdict []bool // what known told
 	var outcomes []Outcome
 	err := s.InRetriedTx(ctx, "upsert jobs", func(tx *Tx) error {
 		tx.jobsWritten(accountID)
@@ -253,15 +254,15 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 		if err != nil {
 			return err
 		}
-		// A retried transaction finds the same jobs unchanged: the
-		// account's jobs are only written under its lock, and the one
-		// that rolled back wrote nothing.
-		told.Do(func() { known(unchanged) })
-		// Only the stored jobs not unchanged are read: without digests,
-		// every reference's.
+		told.Do(func() { verdict = unchanged; known(unchanged) })
+		// Only the stored jobs not told unchanged are read: without
+		// digests, every reference's. A retried transaction goes by what
+		// the caller was told, whatever another writer did between the
+		// two: a job left unchecked is not written (this post found it
+		// unchanged before that write), and a job checked is read afresh.
 		toRead := make([]string, 0, len(refs))
 		for i, ref := range refs {
-			if (stored == nil || stored[i]) && !unchanged[i] {
+			if (stored == nil || stored[i]) && !verdict[i] {
 				toRead = append(toRead, ref)
 			}
 		}
