@@ -3,11 +3,11 @@ package jobs
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"github.com/truckjobs/jobboard/domain"
 	"io"
 	"os"
 	"sync"
 
+	"github.com/truckjobs/jobboard/domain"
 	restv2 "github.com/truckjobs/jobboard/gen/jobboard/rest/v2"
 	"github.com/truckjobs/jobboard/internal/parallel"
 )
@@ -31,8 +31,8 @@ func inputDigests(jobs []*restv2.JobInput) [][]byte {
 	digests := make([][]byte, len(jobs))
 	sums := make([][sha256.Size]byte, len(jobs))
 	parallel.For(len(jobs), func(i int) {
-		// Each job's values are written out and hashed in one call: a
-		// write to the hash a value took as long as hashing the values.
+		// Each job's values are written out and hashed in one call,
+		// rather than written to the hash one by one, a call each.
 		buf := digestBuffers.Get().(*[]byte)
 		if in := appendInput(append((*buf)[:0], build...), jobs[i]); in != nil {
 			sums[i] = sha256.Sum256(in)
