@@ -28,7 +28,7 @@ func BenchmarkReadAndCheckPost(b *testing.B) {
 		for i, in := range sent {
 			inputs[i] = ReadText(in)
 		}
-		batch := s.checkChunk(inputs, RESTNames, 0, 0, map[string]int{})
+		batch := s.checkChunk(inputs, RESTNames, 0, 0, map[string]int{}, nil)
 		if len(batch.valid) != len(sent) {
 			b.Fatalf("%d of %d jobs valid: %v", len(batch.valid), len(sent), batch.problems)
 		}

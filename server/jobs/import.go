@@ -115,7 +115,7 @@ func (s *Service) checkedChunks(payload store.ImportPayload, stop <-chan struct{
 		defer func() { panicked = recover() }()
 		firstAt := map[string]int{}
 		err = importChunks(payload, ImportChunk, func(offset int, jobs []*restv2.JobInput) error {
-			c := checkedChunk{offset: offset, batch: s.checkChunk(readTexts(jobs), RESTNames, 0, offset, firstAt)}
+			c := checkedChunk{offset: offset, batch: s.checkChunk(readTexts(jobs), RESTNames, 0, offset, firstAt, nil)}
 			select {
 			case chunks <- c:
 				return nil

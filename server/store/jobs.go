@@ -237,11 +237,10 @@ func (c Checked) digest(i int) []byte {
 // digest it lacked.
 //
 // known and ready are called once each, even when the transaction is
-// retried; when ready fails, nothing is written and its error is
-// returned as it is.
+// retried.
 func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, refs []string, digests [][]byte,
-	known func(unchanged []bool), ready func() (Checked, error), opts UpsertOptions) ([]Outcome, error) {
-	jobs := sync.OnceValues(ready)
+	known func(unchanged []bool), ready func() Checked, opts UpsertOptions) ([]Outcome, error) {
+	jobs := sync.OnceValue(ready)
 	var told sync.Once
 	var verdict []bool // what known told
 	var outcomes []Outcome
@@ -273,10 +272,7 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 				return err
 			}
 		}
-		checked, err := jobs()
-		if err != nil {
-			return err
-		}
+		checked := jobs()
 		if len(checked.Jobs) == 0 {
 			outcomes = []Outcome{}
 			return nil

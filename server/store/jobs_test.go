@@ -57,7 +57,7 @@ func TestUpsertJobsWhileChecked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
 			got, err := s.UpsertJobsWhileChecked(ctx, acct, tt.refs, nil, func([]bool) {},
-				func() (store.Checked, error) { calls++; return store.Checked{Jobs: tt.jobs}, nil }, opts)
+				func() store.Checked { calls++; return store.Checked{Jobs: tt.jobs} }, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,14 +102,14 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 			digests[i] = d(ref)
 		}
 		outcomes, err := s.UpsertJobsWhileChecked(ctx, acct, refs, digests, func(unchanged []bool) { told = unchanged },
-			func() (store.Checked, error) {
+			func() store.Checked {
 				var c store.Checked
 				for i, ref := range refs {
 					if !told[i] {
 						c.Jobs, c.Digests = append(c.Jobs, job(ref)), append(c.Digests, d(ref))
 					}
 				}
-				return c, nil
+				return c
 			}, opts)
 		if err != nil {
 			t.Fatal(err)
