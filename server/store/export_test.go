@@ -42,6 +42,10 @@ var JobByIDQuery = jobSelect + ` WHERE account_id = $1 AND id = $2 AND deleted_a
 // store scans it.
 func JobScanDest(j *Job) []any { return jobScanDest(j) }
 
+// FoldsDue takes the accounts the count fold loop would fold in its next
+// round, as that round would.
+func (s *Store) FoldsDue() []int64 { return s.compactions.take(time.Now(), true) }
+
 // ForcePrepared turns the prepared hot reads on whatever Open decided, to
 // show that a connection that is not direct still prepares nothing.
 func (s *Store) ForcePrepared() { s.prepared.on = true }

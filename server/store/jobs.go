@@ -245,7 +245,6 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 	var verdict []bool // what known told
 	var outcomes []Outcome
 	err := s.InRetriedTx(ctx, "upsert jobs", func(tx *Tx) error {
-		tx.jobsWritten(accountID)
 		if err := lockAccount(ctx, tx.tx, accountID); err != nil {
 			return err
 		}
@@ -286,6 +285,9 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 		if err := read.readMissing(ctx, tx.tx, refs, checked.Jobs); err != nil {
 			return err
 		}
+		// Only a post that writes jobs moves their counts: one found
+		// unchanged throughout leaves the fold loop nothing to fold.
+		tx.jobsWritten(accountID)
 		outcomes, err = read.upsert(ctx, tx.tx, checked, opts)
 		return err
 	})

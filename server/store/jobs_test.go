@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -130,8 +131,16 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 	check("stored without digests", told, outcomes, "[false false]", []store.Outcome{store.Unchanged, store.Added})
 	told, outcomes = post("A1", "A2", "A3")
 	check("digests kept", told, outcomes, "[true false true]", []store.Outcome{store.Unchanged})
+	// A post that wrote (here a digest) has its account's counts folded;
+	// one found unchanged throughout wrote nothing to fold.
+	if due := s.FoldsDue(); !slices.Contains(due, acct) {
+		t.Errorf("after a post that wrote, the folds due are %v, without account %d", due, acct)
+	}
 	told, outcomes = post("A1", "A2", "A3")
 	check("all told", told, outcomes, "[true true true]", []store.Outcome{})
+	if due := s.FoldsDue(); len(due) > 0 {
+		t.Errorf("after a post found unchanged throughout, the folds due are %v, want none", due)
+	}
 
 	jobs, err := s.ListJobs(ctx, acct)
 	if err != nil {
