@@ -108,7 +108,11 @@ func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFiel
 			return err
 		}
 		refs := referenceNumbers(jobs)
-		digests, err = explain(ctx, tx, sameInputsQuery, accountID, pq.StringArray(refs), nullByteaArray(make([][]byte, len(refs))))
+		packed, err := packDigests(make([][]byte, len(refs)))
+		if err != nil {
+			return err
+		}
+		digests, err = explain(ctx, tx, sameInputsQuery, accountID, pq.StringArray(refs), packed)
 		return err
 	})
 	return lookup, update, digests, err

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -313,11 +314,15 @@ func sameInputs(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string
 	if digests == nil {
 		return unchanged, nil, nil
 	}
+	packed, err := packDigests(digests)
+	if err != nil {
+		return nil, nil, err
+	}
 	var found []struct {
 		I    int  `db:"i"`
 		Same bool `db:"same"`
 	}
-	if err := tx.SelectContext(ctx, &found, sameInputsQuery, accountID, pq.StringArray(refs), nullByteaArray(digests)); err != nil {
+	if err := tx.SelectContext(ctx, &found, sameInputsQuery, accountID, pq.StringArray(refs), packed); err != nil {
 		return nil, nil, fmt.Errorf("read input digests: %w", err)
 	}
 	stored = make([]bool, len(refs))
@@ -327,15 +332,35 @@ func sameInputs(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string
 	return unchanged, stored, nil
 }
 
+// InputDigestSize is the length of an input digest: a SHA-256 sum.
+const InputDigestSize = sha256.Size
+
+// packDigests lays the digests end to end, the i-th at i*InputDigestSize,
+// zeros for none (no SHA-256 sum is all zeros). Sent as one bytea, they
+// cost PostgreSQL one hex decoding: as a bytea[] of 1,000 digests, parsing
+// the array took 0.9 ms of the lookup's 3.5 (EXECUTE in psql, both ways).
+func packDigests(digests [][]byte) ([]byte, error) {
+	packed := make([]byte, len(digests)*InputDigestSize)
+	for i, d := range digests {
+		if d != nil && len(d) != InputDigestSize {
+			return nil, fmt.Errorf("input digest %d is %d bytes, not %d", i, len(d), InputDigestSize)
+		}
+		copy(packed[i*InputDigestSize:], d)
+	}
+	return packed, nil
+}
+
 // sameInputsQuery finds the job of each reference as existingJobsQuery
 // does and returns the (1-based) place of each reference found, and
-// whether its job is active and was written from the reference's input.
-var sameInputsQuery = `
-	SELECT r.i, (j.deleted_at IS NULL AND j.input_digest = r.digest) IS TRUE AS same
-	  FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS r(ref, digest, i)
+// whether its job is active and was written from the reference's input,
+// whose digest is the place's in the packed digests $3 (packDigests).
+var sameInputsQuery = fmt.Sprintf(`
+	SELECT r.i, (j.deleted_at IS NULL AND j.input_digest = nullif(
+	       substring($3::bytea FROM (r.i::int - 1) * %[1]d + 1 FOR %[1]d), decode(repeat('00', %[1]d), 'hex'))) IS TRUE AS same
+	  FROM unnest($2::text[]) WITH ORDINALITY AS r(ref, i)
 	 CROSS JOIN LATERAL (
 	       SELECT input_digest, deleted_at FROM jobs
-	        WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`
+	        WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`, InputDigestSize)
 
 // UpsertJobs is UpsertJobs in the transaction, among other writes (an
 // import's).

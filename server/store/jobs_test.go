@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,15 +94,20 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 	s := storetest.Store(t)
 	acct := storetest.NewAccount(t, s, "a").AccountID
 	opts := store.UpsertOptions{MaxActive: 10000, Today: day1}
-	d := func(ref string) []byte { return []byte("digest of " + ref) }
+	d := func(ref string) []byte { sum := sha256.Sum256([]byte("input of " + ref)); return sum[:] }
 	// post upserts the jobs of refs, each with its digest, the checks
 	// accepting those not told unchanged; it returns what known told and
 	// the outcomes of the jobs checked.
+	// undigested are references sent without a digest, as a job with an
+	// unknown member is.
+	undigested := map[string]bool{}
 	post := func(refs ...string) (told []bool, outcomes []store.Outcome) {
 		t.Helper()
 		digests := make([][]byte, len(refs))
 		for i, ref := range refs {
-			digests[i] = d(ref)
+			if !undigested[ref] {
+				digests[i] = d(ref)
+			}
 		}
 		outcomes, err := s.UpsertJobsWhileChecked(ctx, acct, refs, digests, func(unchanged []bool) { told = unchanged },
 			func() store.Checked {
@@ -168,27 +175,50 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 	told, outcomes = post("A1", "A2", "A3")
 	check("written with digests", told, outcomes, "[true true true]", []store.Outcome{})
 
-	// Digests of another build, as a new release finds them: unchanged by
-	// content, the jobs take this build's digests.
-	tx, err := s.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback() //nolint:errcheck // committed below
-	for _, q := range []string{`SET LOCAL jobboard.input_digests TO written`,
-		`UPDATE jobs SET input_digest = 'another build' WHERE account_id = ` + fmt.Sprint(acct)} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
+	// setDigests sets the digests of the account's jobs (of one, when
+	// ref is not empty) as a writer of digests would, which the trigger
+	// that clears them on other writes lets through.
+	setDigests := func(digest, ref string) {
+		t.Helper()
+		tx, err := s.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() //nolint:errcheck // committed below
+		if _, err := tx.ExecContext(ctx, `SET LOCAL jobboard.input_digests TO written`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET input_digest = `+digest+` WHERE account_id = $1
+			AND (reference_number = $2 OR $2 = '')`, acct, ref); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	// Digests of another build, as a new release finds them: unchanged by
+	// content, the jobs take this build's digests.
+	setDigests(`'another build'`, "")
 	told, outcomes = post("A1", "A2", "A3")
 	check("another build's digests", told, outcomes, "[false false false]",
 		[]store.Outcome{store.Unchanged, store.Unchanged, store.Unchanged})
 	told, outcomes = post("A1", "A2", "A3")
 	check("this build's digests", told, outcomes, "[true true true]", []store.Outcome{})
+
+	// A reference sent without a digest is never unchanged, not even
+	// against a stored digest of zeros, which the lookup's packed digests
+	// stand for none with.
+	setDigests(`decode(repeat('00', 32), 'hex')`, "A3")
+	undigested["A3"] = true
+	told, outcomes = post("A1", "A2", "A3")
+	check("sent without a digest", told, outcomes, "[true true false]", []store.Outcome{store.Unchanged})
+
+	// A digest of another length is refused, and nothing is written.
+	_, err = s.UpsertJobsWhileChecked(ctx, acct, []string{"A9"}, [][]byte{[]byte("short")}, func([]bool) {},
+		func() store.Checked { return store.Checked{Jobs: []store.JobFields{job("A9")}} }, opts)
+	if want := "input digest 0 is 5 bytes, not 32"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a digest of 5 bytes: got error %v, want one saying %q", err, want)
+	}
 }
 
 func TestUpsertJobsOutcomes(t *testing.T) {
