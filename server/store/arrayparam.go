@@ -3,7 +3,6 @@ package store
 import (
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -111,26 +110,4 @@ func putQuoted(b *strings.Builder, s string) {
 	}
 	b.WriteString(s)
 	b.WriteByte('"')
-}
-
-// nullByteaArray is a bytea[] parameter whose nil elements are NULL:
-// lib/pq's ByteaArray writes them as empty values, which would compare
-// equal to each other.
-func nullByteaArray(values [][]byte) textArray[[]byte] {
-	return textArray[[]byte]{values: values,
-		size: func(v []byte) int {
-			if v == nil {
-				return len("NULL")
-			}
-			return len(`"\\x"`) + hex.EncodedLen(len(v))
-		},
-		put: func(b *strings.Builder, v []byte) {
-			if v == nil {
-				b.WriteString("NULL")
-				return
-			}
-			b.WriteString(`"\\x`)
-			b.WriteString(hex.EncodeToString(v))
-			b.WriteByte('"')
-		}}
 }

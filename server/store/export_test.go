@@ -103,7 +103,7 @@ func (s *Store) UpsertPlans(ctx context.Context, accountID int64, jobs []JobFiel
 			return err
 		}
 		update, err = explain(ctx, tx, updateJobBatch,
-			p.updateArrays.params(time.Now().Format(time.DateOnly), pq.Array(p.updateIDs), nullByteaArray(p.updateDigests))...)
+			p.updateArrays.params(time.Now().Format(time.DateOnly), nil, pq.Array(p.updateIDs))...)
 		if err != nil {
 			return err
 		}

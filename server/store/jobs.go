@@ -335,11 +335,16 @@ func sameInputs(ctx context.Context, tx *sqlx.Tx, accountID int64, refs []string
 // InputDigestSize is the length of an input digest: a SHA-256 sum.
 const InputDigestSize = sha256.Size
 
-// packDigests lays the digests end to end, the i-th at i*InputDigestSize,
-// zeros for none (no SHA-256 sum is all zeros). Sent as one bytea, they
-// cost PostgreSQL one hex decoding: as a bytea[] of 1,000 digests, parsing
-// the array took 0.9 ms of the lookup's 3.5 (EXECUTE in psql, both ways).
-func packDigests(digests [][]byte) ([]byte, error) {
+// packDigests is the digests as one statement parameter: laid end to
+// end, the i-th at i*InputDigestSize, zeros for none (no SHA-256 sum is
+// all zeros), or NULL when none has one (an import's jobs, a gRPC post's).
+// As one bytea they cost PostgreSQL one hex decoding: as a bytea[] of
+// 1,000 digests, parsing the array took 0.9 ms of a post's lookup of 3.5
+// (EXECUTE of the statement in psql, both ways). digestAt reads them.
+func packDigests(digests [][]byte) (any, error) {
+	if !slices.ContainsFunc(digests, func(d []byte) bool { return d != nil }) {
+		return nil, nil
+	}
 	packed := make([]byte, len(digests)*InputDigestSize)
 	for i, d := range digests {
 		if d != nil && len(d) != InputDigestSize {
@@ -350,17 +355,23 @@ func packDigests(digests [][]byte) ([]byte, error) {
 	return packed, nil
 }
 
+// digestAt is the digest at the 1-based place of the packed digests of
+// parameter param (packDigests), NULL for none.
+func digestAt(param, place string) string {
+	return fmt.Sprintf(`nullif(substring(%[1]s::bytea FROM (%[2]s::int - 1) * %[3]d + 1 FOR %[3]d), decode(repeat('00', %[3]d), 'hex'))`,
+		param, place, InputDigestSize)
+}
+
 // sameInputsQuery finds the job of each reference as existingJobsQuery
 // does and returns the (1-based) place of each reference found, and
 // whether its job is active and was written from the reference's input,
 // whose digest is the place's in the packed digests $3 (packDigests).
-var sameInputsQuery = fmt.Sprintf(`
-	SELECT r.i, (j.deleted_at IS NULL AND j.input_digest = nullif(
-	       substring($3::bytea FROM (r.i::int - 1) * %[1]d + 1 FOR %[1]d), decode(repeat('00', %[1]d), 'hex'))) IS TRUE AS same
+var sameInputsQuery = `
+	SELECT r.i, (j.deleted_at IS NULL AND j.input_digest = ` + digestAt("$3", "r.i") + `) IS TRUE AS same
 	  FROM unnest($2::text[]) WITH ORDINALITY AS r(ref, i)
 	 CROSS JOIN LATERAL (
 	       SELECT input_digest, deleted_at FROM jobs
-	        WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`, InputDigestSize)
+	        WHERE account_id = $1 AND reference_number = r.ref LIMIT 1) j`
 
 // UpsertJobs is UpsertJobs in the transaction, among other writes (an
 // import's).
@@ -447,7 +458,11 @@ func (stored storedForUpsert) upsert(ctx context.Context, tx *sqlx.Tx, checked C
 
 	today := opts.Today.UTC().Format(time.DateOnly)
 	if p.inserts > 0 {
-		if _, err := tx.ExecContext(ctx, insertJobBatch, p.insertArrays.params(accountID, today, nullByteaArray(p.insertDigests))...); err != nil {
+		digests, err := packDigests(p.insertDigests)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, insertJobBatch, p.insertArrays.params(accountID, today, digests)...); err != nil {
 			return nil, fmt.Errorf("insert jobs: %w", err)
 		}
 	}
@@ -460,16 +475,24 @@ func (stored storedForUpsert) upsert(ctx context.Context, tx *sqlx.Tx, checked C
 		}
 	}
 	if len(p.updateIDs) > 0 {
-		args := p.updateArrays.params(today, pq.Array(p.updateIDs), nullByteaArray(p.updateDigests))
+		digests, err := packDigests(p.updateDigests)
+		if err != nil {
+			return nil, err
+		}
+		args := p.updateArrays.params(today, digests, pq.Array(p.updateIDs))
 		if _, err := tx.ExecContext(ctx, updateJobBatch, args...); err != nil {
 			return nil, fmt.Errorf("update jobs: %w", err)
 		}
 	}
 	if len(p.noteIDs) > 0 {
 		// The digest alone: the content, and updated_at, stay as they are.
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs AS j SET input_digest = u.digest
-			  FROM unnest($1::bigint[], $2::bytea[]) AS u(id, digest) WHERE j.id = u.id`,
-			pq.Array(p.noteIDs), nullByteaArray(p.noteDigests)); err != nil {
+		digests, err := packDigests(p.noteDigests)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs AS j SET input_digest = `+digestAt("$2", "u.i")+`
+			  FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, i) WHERE j.id = u.id`,
+			pq.Array(p.noteIDs), digests); err != nil {
 			return nil, fmt.Errorf("note input digests: %w", err)
 		}
 	}
@@ -618,24 +641,24 @@ func (p *upsertPlan) update(id int64, j *JobFields, digest []byte) {
 }
 
 // The batch statements. The insert's $1 is the account, $2 the posting
-// day, $3 the input digests, then the jobArrays. The update's $1 is the
-// posting day of jobs brought back, $2 the ids (checked to be the
-// account's jobs by lockJobsInOrder), $3 the input digests, then the
-// jobArrays.
+// day, $3 the packed input digests (packDigests), then the jobArrays. The
+// update's $1 is the posting day of jobs brought back, $2 the packed input
+// digests, $3 the ids (checked to be the account's jobs by
+// lockJobsInOrder), then the jobArrays.
 var (
 	insertJobBatch = `
 		INSERT INTO jobs (account_id, posted_on, input_digest, ` + jobBatchColumns + `)
-		SELECT $1, $2::date, u.digest, ` + jobBatchValues + `
-		  FROM unnest(` + unnestParams(3, "bytea[]") + `)
-		    AS u(digest, ` + jobBatchNames + `)`
+		SELECT $1, $2::date, ` + digestAt("$3", "u.i") + `, ` + jobBatchValues + `
+		  FROM unnest(` + unnestParams(4) + `) WITH ORDINALITY
+		    AS u(` + jobBatchNames + `, i)`
 	updateJobBatch = `
 		UPDATE jobs AS j SET (` + jobBatchColumns + `) = (` + jobBatchValues + `),
-		       input_digest = u.digest,
+		       input_digest = ` + digestAt("$2", "u.i") + `,
 		       posted_on  = CASE WHEN j.deleted_at IS NULL THEN j.posted_on ELSE $1::date END,
 		       deleted_at = NULL,
 		       updated_at = now()
-		  FROM unnest(` + unnestParams(2, "bigint[]", "bytea[]") + `)
-		    AS u(id, digest, ` + jobBatchNames + `)
+		  FROM unnest(` + unnestParams(3, "bigint[]") + `) WITH ORDINALITY
+		    AS u(id, ` + jobBatchNames + `, i)
 		 WHERE j.id = u.id`
 )
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -114,7 +115,7 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 				var c store.Checked
 				for i, ref := range refs {
 					if !told[i] {
-						c.Jobs, c.Digests = append(c.Jobs, job(ref)), append(c.Digests, d(ref))
+						c.Jobs, c.Digests = append(c.Jobs, job(ref)), append(c.Digests, digests[i])
 					}
 				}
 				return c
@@ -133,6 +134,11 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 	// A1 and A2 stored without digests, as before the digests were kept.
 	if _, err := s.UpsertJobs(ctx, acct, []store.JobFields{job("A1"), job("A2")}, opts); err != nil {
 		t.Fatal(err)
+	}
+	var withDigests int
+	if err := s.DB().GetContext(ctx, &withDigests, `SELECT count(*) FROM jobs
+		 WHERE account_id = $1 AND input_digest IS NOT NULL`, acct); err != nil || withDigests != 0 {
+		t.Errorf("jobs written without digests: %d have one (%v), want none", withDigests, err)
 	}
 	told, outcomes := post("A1", "A3")
 	check("stored without digests", told, outcomes, "[false false]", []store.Outcome{store.Unchanged, store.Added})
@@ -212,6 +218,23 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 	undigested["A3"] = true
 	told, outcomes = post("A1", "A2", "A3")
 	check("sent without a digest", told, outcomes, "[true true false]", []store.Outcome{store.Unchanged})
+
+	// Jobs added together, one with a digest and one without, are stored
+	// with their own: each digest at its place, NULL for none.
+	undigested["B2"] = true
+	told, outcomes = post("B1", "B2")
+	check("added together", told, outcomes, "[false false]", []store.Outcome{store.Added, store.Added})
+	var stored []struct {
+		Ref    string `db:"reference_number"`
+		Digest []byte `db:"input_digest"`
+	}
+	if err := s.DB().SelectContext(ctx, &stored, `SELECT reference_number, input_digest FROM jobs
+		 WHERE account_id = $1 AND reference_number IN ('B1', 'B2') ORDER BY 1`, acct); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 2 || !bytes.Equal(stored[0].Digest, d("B1")) || stored[1].Digest != nil {
+		t.Errorf("stored digests %x, want B1's %x and none for B2", stored, d("B1"))
+	}
 
 	// A digest of another length is refused, and nothing is written.
 	_, err = s.UpsertJobsWhileChecked(ctx, acct, []string{"A9"}, [][]byte{[]byte("short")}, func([]bool) {},
