@@ -228,20 +228,26 @@ func (c Checked) digest(i int) []byte {
 // reference among refs (or is read then, in a statement more); refs may
 // hold more, of jobs that fail their checks.
 //
-// digests (nil, or one per reference, nil for none) are the digests of
-// the inputs the caller checks, as its checks give them to the jobs they
-// accept. A reference whose active stored job was written from the same
+// digests returns the digests of the inputs the caller checks (nil, or
+// one per reference, nil for none; a nil func for none), as its checks
+// give them to the jobs they accept. It is called once the account is
+// locked, so the caller may still be taking them as the transaction
+// begins. A reference whose active stored job was written from the same
 // input is unchanged: the transaction tells the caller which with known,
 // before it reads the other references' stored jobs, and the caller
 // leaves those jobs out of ready's, unchecked. A job is written with its
 // digest, and a stored job found unchanged by its content gains the
 // digest it lacked.
 //
-// known and ready are called once each, even when the transaction is
-// retried.
-func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, refs []string, digests [][]byte,
+// digests, known and ready are called once each, even when the
+// transaction is retried.
+func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, refs []string, digests func() [][]byte,
 	known func(unchanged []bool), ready func() Checked, opts UpsertOptions) ([]Outcome, error) {
 	jobs := sync.OnceValue(ready)
+	sums := func() [][]byte { return nil }
+	if digests != nil {
+		sums = sync.OnceValue(digests)
+	}
 	var told sync.Once
 	var verdict []bool // what known told
 	var outcomes []Outcome
@@ -249,7 +255,7 @@ func (s *Store) UpsertJobsWhileChecked(ctx context.Context, accountID int64, ref
 		if err := lockAccount(ctx, tx.tx, accountID); err != nil {
 			return err
 		}
-		unchanged, stored, err := sameInputs(ctx, tx.tx, accountID, refs, digests)
+		unchanged, stored, err := sameInputs(ctx, tx.tx, accountID, refs, sums())
 		if err != nil {
 			return err
 		}

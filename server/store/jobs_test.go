@@ -110,7 +110,8 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 				digests[i] = d(ref)
 			}
 		}
-		outcomes, err := s.UpsertJobsWhileChecked(ctx, acct, refs, digests, func(unchanged []bool) { told = unchanged },
+		outcomes, err := s.UpsertJobsWhileChecked(ctx, acct, refs, func() [][]byte { return digests },
+			func(unchanged []bool) { told = unchanged },
 			func() store.Checked {
 				var c store.Checked
 				for i, ref := range refs {
@@ -237,7 +238,8 @@ func TestUpsertJobsByInputDigest(t *testing.T) {
 	}
 
 	// A digest of another length is refused, and nothing is written.
-	_, err = s.UpsertJobsWhileChecked(ctx, acct, []string{"A9"}, [][]byte{[]byte("short")}, func([]bool) {},
+	_, err = s.UpsertJobsWhileChecked(ctx, acct, []string{"A9"}, func() [][]byte { return [][]byte{[]byte("short")} },
+		func([]bool) {},
 		func() store.Checked { return store.Checked{Jobs: []store.JobFields{job("A9")}} }, opts)
 	if want := "input digest 0 is 5 bytes, not 32"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a digest of 5 bytes: got error %v, want one saying %q", err, want)
