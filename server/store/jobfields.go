@@ -91,8 +91,9 @@ func newField[V, E any](column, unnest, elemType string, get func(*JobFields) *V
 // database/sql assigns a column without reflection only to a *string, a
 // *bool, a *[]byte or a Scanner; a word type, an optional value or cents go
 // through reflect (and an optional value through a recursive assignment).
-// The scanners below fill each job column directly: a job read by id spent
-// a third of its Row.Scan in that reflection.
+// The scanners below fill each job column directly: in the CPU profile of
+// GET by id of the 2026-12-07T072620Z report, convertAssignRows took 0.20 s
+// of Row.Scan's 0.53 s.
 
 // textInto scans a NOT NULL text column into a string-kinded value.
 type textInto[T ~string] struct{ dst *T }
