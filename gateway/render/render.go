@@ -19,10 +19,9 @@ func JSON(msg proto.Message) ([]byte, error) { return Message(wire.JSON, msg) }
 // repeated field (http.yaml's response_body), since they are top-level
 // arrays on the wire.
 func Message(f wire.Format, msg any) ([]byte, error) {
-	w := wire.New(f, 512)
+	w := wire.New(f, capacity(msg))
 	switch m := msg.(type) {
 	case []*restv2.Job:
-		w = wire.New(f, 1024*len(m)+64)
 		w.BeginList("jobs")
 		for _, j := range m {
 			Job(w, j)
@@ -33,7 +32,6 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		Job(w, m)
 		w.EndXMLOnly()
 	case []*restv2.DriverSummary:
-		w = wire.New(f, 512*len(m)+64)
 		w.BeginList("drivers")
 		for _, d := range m {
 			w.BeginObject("driver")
@@ -59,14 +57,8 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		writeEntries(w, "ignoredValues", "ignoredValue", m.IgnoredValues, true)
 		w.EndObject()
 	case *restv2.Event:
-		w = wire.New(f, len(m.GetData())+256)
 		writeEvent(w, m)
 	case *restv2.ListEventsResponse:
-		size := 64
-		for _, e := range m.GetData() {
-			size += len(e.GetData()) + 160
-		}
-		w = wire.New(f, size)
 		writeEventPage(w, m)
 	case *restv2.DeleteWebhookResponse, *restv2.DeleteDriverResponse:
 		return nil, nil // 204: no body
@@ -84,6 +76,37 @@ func Message(f wire.Format, msg any) ([]byte, error) {
 		return nil, fmt.Errorf("no REST representation for %T", msg)
 	}
 	return w.Bytes(), nil
+}
+
+// capacity is about how many bytes msg's document takes, so that its
+// writer's buffer is allocated once: a retrieved job's grew from 512
+// bytes, two allocations of each read where one does.
+func capacity(msg any) int {
+	switch m := msg.(type) {
+	case []*restv2.Job:
+		return 1024*len(m) + 64
+	case *restv2.Job:
+		return jobCapacity(m)
+	case []*restv2.DriverSummary:
+		return 512*len(m) + 64
+	case *restv2.Event:
+		return len(m.GetData()) + 256
+	case *restv2.ListEventsResponse:
+		size := 64
+		for _, e := range m.GetData() {
+			size += len(e.GetData()) + 160
+		}
+		return size
+	}
+	return 512
+}
+
+// jobCapacity is room for a job in either format. Its fields but the
+// free texts take about 600 bytes in XML, the larger format, whose
+// element names come twice and whose rich texts are CDATA sections.
+func jobCapacity(j *restv2.Job) int {
+	return 640 + len(j.GetReferenceNumber()) + len(j.GetTitle()) + len(j.GetCity()) +
+		len(j.GetDescription()) + len(j.GetRequirements())
 }
 
 // writeImport writes the wrapped job import: {"data": ..., "links": {"self": ...}}.

@@ -13,6 +13,9 @@ type jsonWriter struct {
 	// many members it has so far and whether it is an array. It is empty
 	// at the root.
 	stack []jsonFrame
+	// frames back stack at the depths the documents have, so that a
+	// document takes no allocation of its own for it.
+	frames [4]jsonFrame
 }
 
 type jsonFrame struct {
@@ -21,7 +24,9 @@ type jsonFrame struct {
 }
 
 func newJSONWriter(size int) *jsonWriter {
-	return &jsonWriter{buf: make([]byte, 0, size)}
+	w := &jsonWriter{buf: make([]byte, 0, size)}
+	w.stack = w.frames[:0]
+	return w
 }
 
 // member writes the separator and, inside an object, the key.

@@ -13,10 +13,14 @@ const xmlDeclaration = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 type xmlWriter struct {
 	buf   []byte
 	names []string // open elements
+	// opened backs names at the depths the documents have, so that a
+	// document takes no allocation of its own for them.
+	opened [4]string
 }
 
 func newXMLWriter(size int) *xmlWriter {
 	w := &xmlWriter{buf: make([]byte, 0, size)}
+	w.names = w.opened[:0]
 	w.buf = append(w.buf, xmlDeclaration...)
 	return w
 }
