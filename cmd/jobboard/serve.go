@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -17,6 +18,7 @@ import (
 	"github.com/truckjobs/jobboard/gateway"
 	"github.com/truckjobs/jobboard/gateway/apidocs"
 	"github.com/truckjobs/jobboard/internal/buildinfo"
+	"github.com/truckjobs/jobboard/internal/gcheap"
 	"github.com/truckjobs/jobboard/internal/metrics"
 	"github.com/truckjobs/jobboard/internal/resetguard"
 	"github.com/truckjobs/jobboard/internal/tracing"
@@ -98,6 +100,11 @@ func warnIfSchemaAhead(ctx context.Context, st *store.Store) error {
 // serve runs the REST and gRPC servers until ctx ends, then drains them.
 // ready, when set, is called once both listeners are open.
 func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error {
+	// The collector's pace (internal/gcheap); GOGC, when set, rules instead.
+	collector := "GOGC from the environment"
+	if gcheap.Tune(os.Getenv("GOGC")) {
+		collector = fmt.Sprintf("heap floor %d MiB", gcheap.Floor>>20)
+	}
 	scfg, err := cfg.serverConfig()
 	if err != nil {
 		return err
@@ -164,7 +171,7 @@ func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error
 	}
 	defer stopFollowing()
 	slog.Info("serving", append(lns.logAttrs(), "tls", tr.tls(), "client_certificates", tr.clientCAs != nil,
-		"revision", build.Short(), "schema_version", store.LatestVersion())...)
+		"revision", build.Short(), "schema_version", store.LatestVersion(), "garbage_collection", collector)...)
 	if ready != nil {
 		ready()
 	}
