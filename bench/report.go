@@ -28,6 +28,9 @@ type result struct {
 	// shares of its phases, when the row names them.
 	profile string
 	phases  []phase
+	// layers compares the row's server CPU with its floor's, layer by
+	// layer (layersNote); a row that misses its target shows it.
+	layers string
 }
 
 type report struct {
@@ -65,7 +68,7 @@ func (r report) write(dir string) (string, error) {
 	var notes []string
 	for _, row := range r.rows {
 		if row.target != "" && !row.pass && row.profile != "" {
-			row.note = strings.TrimSpace(row.note+" "+profileNote(row.profile, row.phases)) + " "
+			row.note = strings.TrimSpace(row.note+" "+profileNote(row.profile, row.phases)+" "+row.layers) + " "
 		}
 		if row.note != "" {
 			notes = append(notes, fmt.Sprintf("- %d, %s: %s", row.scenario, row.name, row.note))

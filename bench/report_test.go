@@ -24,10 +24,9 @@ func spinForProfile(d time.Duration) int {
 	return n
 }
 
-// TestProfilePhases: a phase's share is read from pprof's table for the
-// first function that contains its name, one that never ran counts 0%,
-// and the totals come from pprof's header.
-func TestProfilePhases(t *testing.T) {
+// spinProfile is the path of a CPU profile of 300 ms in spinForProfile.
+func spinProfile(t *testing.T) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "cpu.pprof")
 	f, err := os.Create(path)
 	if err != nil {
@@ -41,7 +40,14 @@ func TestProfilePhases(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
 
+// TestProfilePhases: a phase's share is read from pprof's table for the
+// first function that contains its name, one that never ran counts 0%,
+// and the totals come from pprof's header.
+func TestProfilePhases(t *testing.T) {
+	path := spinProfile(t)
 	got, err := profilePhases(path, []phase{{"spinning", ".spinForProfile"}, {"idle", ".neverCalled"}})
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func retrieveScenario(ctx context.Context, h *harness) ([]result, error) {
 	}
 	// The quick run judges no target, so it has no use for a profile.
 	if !h.opts.quick {
-		if err := runs.profileRep(ctx, h, a.APIKey, ids, grpcService, warm, d); err != nil {
+		if err := runs.profileRep(ctx, h, a.ID, a.APIKey, ids, grpcService, warm, d); err != nil {
 			return nil, err
 		}
 	}
@@ -84,6 +84,9 @@ type retrieveRuns struct {
 	// and every request for the same job.
 	floorWrk, restWrk, floorWrkOne, restWrkOne []idRun
 	restProfile, grpcProfile                   string
+	// restLayers compares the REST route's server CPU with the HTTP
+	// floor's, layer by layer (layersNote), from a profile of each.
+	restLayers string
 }
 
 // idRun is one h2load run, the note on the generator's CPU share, and
@@ -126,11 +129,12 @@ func (s side) measure(ctx context.Context, h *harness, service bool) (idRun, err
 // service, one right after the other, the floor first when floorFirst.
 func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key string, ids []int64, g grpcTarget,
 	warm, d time.Duration, floorFirst bool) error {
-	floorBase, floorGRPC, stopFloor, err := startFloor(ctx, h, accountID)
+	floorProc, err := startFloor(ctx, h, accountID)
 	if err != nil {
 		return err
 	}
-	defer stopFloor()
+	defer floorProc.stop()
+	floorBase, floorGRPC := floorProc.httpBase, floorProc.grpcAddr
 	if err := checkJobAnswer(ctx, newHTTPTarget(floorBase, "", 1), "/jobs/", ids[0]); err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -177,33 +181,64 @@ func (r *retrieveRuns) rep(ctx context.Context, h *harness, accountID int64, key
 	return nil
 }
 
-// profileRep loads the REST route and GetJob once more, recording the
-// server's CPU profile over the first half of each run, past the warm-up
-// (GetJob's warm-up is a process of its own, started a moment later).
-// These runs are not measured: the profiler's sampling slows the server,
-// and a repetition that took the profile came out a fifth below the
-// others.
-func (r *retrieveRuns) profileRep(ctx context.Context, h *harness, key string, ids []int64, g grpcTarget, warm, d time.Duration) error {
-	waitProfile := h.profileAfter(ctx, "retrieve-rest", warm, d/2)
-	_, _, err := restIDLoad(ctx, h, "rest-profiled", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, retrieveConns, warm, d)
+// profileRep loads the HTTP floor, the REST route and GetJob once more,
+// recording each server's CPU profile over the first half of each run,
+// past the warm-up (GetJob's warm-up is a process of its own, started a
+// moment later). These runs are not measured: the profiler's sampling
+// slows the server, and a repetition that took the profile came out a
+// fifth below the others. The floor's profile and the REST route's are
+// compared layer by layer.
+func (r *retrieveRuns) profileRep(ctx context.Context, h *harness, accountID int64, key string, ids []int64, g grpcTarget,
+	warm, d time.Duration) error {
+	floor, err := startFloor(ctx, h, accountID)
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
+	waitProfile := h.profileAfter(ctx, floor.debugAddr, "retrieve-floor", warm, d/2)
+	floorLoad, _, err := restIDLoad(ctx, h, "floor-profiled", floor.httpBase, "/jobs/", "", ids, retrieveConns, warm, d)
+	floorProfile := waitProfile()
+	if err != nil {
+		return err
+	}
+	waitProfile = h.profileAfter(ctx, h.server.debugAddr, "retrieve-rest", warm, d/2)
+	restLoad, _, err := restIDLoad(ctx, h, "rest-profiled", h.server.httpBase, "/api/v2.0/jobs.json/", key, ids, retrieveConns, warm, d)
 	r.restProfile = waitProfile()
 	if err != nil {
 		return err
 	}
-	waitProfile = h.profileAfter(ctx, "retrieve-grpc", time.Second+warm, d/2)
+	r.restLayers = compareLayers(r.restProfile, floorProfile, restLoad.throughput(), floorLoad.throughput())
+	waitProfile = h.profileAfter(ctx, h.server.debugAddr, "retrieve-grpc", time.Second+warm, d/2)
 	_, _, err = grpcIDLoad(ctx, h, "grpc-profiled", g, retrieveConns, warm, d)
 	r.grpcProfile = waitProfile()
 	return err
 }
 
-// profileAfter is h.profile started after delay, so a profile can leave out
-// a run's warm-up (connections being opened, caches filled).
-func (h *harness) profileAfter(ctx context.Context, name string, delay, d time.Duration) (wait func() string) {
+// compareLayers is layersNote for the profiles at the two paths, or what
+// kept it from being written.
+func compareLayers(servicePath, floorPath string, serviceRate, floorRate float64) string {
+	if servicePath == "" || floorPath == "" {
+		return "No layer comparison: a profile was not taken."
+	}
+	service, err := profileLayers(servicePath, serverLayers)
+	if err != nil {
+		return fmt.Sprintf("No layer comparison: %v.", err)
+	}
+	floor, err := profileLayers(floorPath, serverLayers)
+	if err != nil {
+		return fmt.Sprintf("No layer comparison: %v.", err)
+	}
+	return layersNote(service, floor, serviceRate, floorRate) + fmt.Sprintf(" Floor profile `%s`.", floorPath)
+}
+
+// profileAfter is profileOf started after delay, so a profile can leave
+// out a run's warm-up (connections being opened, caches filled).
+func (h *harness) profileAfter(ctx context.Context, debugAddr, name string, delay, d time.Duration) (wait func() string) {
 	path := make(chan string, 1)
 	go func() {
 		select {
 		case <-time.After(delay):
-			path <- h.profile(ctx, name, d)()
+			path <- h.profileOf(ctx, debugAddr, name, d)()
 		case <-ctx.Done():
 			path <- ""
 		}
@@ -247,6 +282,7 @@ func (r *retrieveRuns) rows(label string) []result {
 	}
 	restRow, rest := row("GET jobs.json/{id}: REST", r.rest, "The same h2load load as the HTTP floor's, Basic auth. ")
 	restRow.floor, restRow.target, restRow.profile = rate(floor.throughput()), ">= 0.85x HTTP floor", r.restProfile
+	restRow.layers = r.restLayers
 	restRow = compareToFloor(restRow, restFloorShare, restRatio, rest, floor)
 	restRow.note += restRatios
 	var wrkRows []result
@@ -259,6 +295,7 @@ func (r *retrieveRuns) rows(label string) []result {
 			"bench/floor's HTTP listener as above, loaded by wrk: HTTP/1.1 keep-alive, "+w.what+". ")
 		serviceRow, service := row("GET jobs.json/{id}: REST on wrk, "+w.what, w.service, "The same wrk load as the floor's, Basic auth. ")
 		serviceRow.floor, serviceRow.target, serviceRow.profile = rate(floor.throughput()), ">= 0.85x HTTP floor on wrk", r.restProfile
+		serviceRow.layers = r.restLayers
 		serviceRow = compareToFloor(serviceRow, restFloorShare, ratio, service, floor)
 		serviceRow.note += ratios
 		wrkRows = append(wrkRows, floorRow, serviceRow)
@@ -349,26 +386,32 @@ func activeJobIDs(ctx context.Context, h *harness, a account) ([]int64, error) {
 	return ids, nil
 }
 
-// startFloor runs the floor server for the account and returns its base URL,
-// its gRPC address and a function that stops it.
-func startFloor(ctx context.Context, h *harness, accountID int64) (httpBase, grpcAddr string, stop func(), err error) {
+// floorServer is a running floor (bench/floor): its base URL, its gRPC
+// address and its profiler's address.
+type floorServer struct {
+	httpBase, grpcAddr, debugAddr string
+	stop                          func()
+}
+
+// startFloor runs the floor server for the account.
+func startFloor(ctx context.Context, h *harness, accountID int64) (floorServer, error) {
 	logs, err := os.Create(filepath.Join(h.dir, "floor.log"))
 	if err != nil {
-		return "", "", nil, err
+		return floorServer{}, err
 	}
 	cmd := exec.Command(filepath.Join(h.binDir, "floor"), "-addr", "127.0.0.1:0", "-grpc-addr", "127.0.0.1:0",
-		"-database-url", h.dbURL, "-account", strconv.FormatInt(accountID, 10))
+		"-debug-addr", "127.0.0.1:0", "-database-url", h.dbURL, "-account", strconv.FormatInt(accountID, 10))
 	cmd.Stderr = logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logs.Close()
-		return "", "", nil, err
+		return floorServer{}, err
 	}
 	if err := cmd.Start(); err != nil {
 		logs.Close()
-		return "", "", nil, fmt.Errorf("start floor: %w", err)
+		return floorServer{}, fmt.Errorf("start floor: %w", err)
 	}
-	stop = func() {
+	stop := func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		logs.Close()
@@ -386,19 +429,19 @@ func startFloor(ctx context.Context, h *harness, accountID int64) (httpBase, grp
 	}()
 	select {
 	case addrs, ok := <-line:
-		httpAddr, grpcAddr, found := strings.Cut(strings.TrimSpace(addrs), " ")
-		if !ok || !found {
+		fields := strings.Fields(addrs)
+		if !ok || len(fields) != 3 {
 			stop()
 			log, _ := os.ReadFile(logs.Name())
-			return "", "", nil, fmt.Errorf("floor exited before listening: %.500s", log)
+			return floorServer{}, fmt.Errorf("floor exited before listening: %.500s", log)
 		}
-		return "http://" + httpAddr, grpcAddr, stop, nil
+		return floorServer{httpBase: "http://" + fields[0], grpcAddr: fields[1], debugAddr: fields[2], stop: stop}, nil
 	case <-time.After(30 * time.Second):
 		stop()
-		return "", "", nil, errors.New("floor did not print its addresses within 30 s")
+		return floorServer{}, errors.New("floor did not print its addresses within 30 s")
 	case <-ctx.Done():
 		stop()
-		return "", "", nil, ctx.Err()
+		return floorServer{}, ctx.Err()
 	}
 }
 

@@ -418,11 +418,17 @@ func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) 
 // bench/results/profiles/; wait returns its path once it is written, or ""
 // if it failed, which only costs the profile.
 func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wait func() string) {
+	return h.profileOf(ctx, h.server.debugAddr, name, d)
+}
+
+// profileOf is profile for the process whose profiler listens at
+// debugAddr: the server's, or a floor's.
+func (h *harness) profileOf(ctx context.Context, debugAddr, name string, d time.Duration) (wait func() string) {
 	done := make(chan struct{})
 	var written string
 	go func() {
 		defer close(done)
-		written = h.saveProfile(ctx, name, fmt.Sprintf("profile?seconds=%d", int(d.Seconds())))
+		written = h.saveProfileOf(ctx, debugAddr, name, fmt.Sprintf("profile?seconds=%d", int(d.Seconds())))
 	}()
 	return func() string { <-done; return written }
 }
@@ -430,7 +436,13 @@ func (h *harness) profile(ctx context.Context, name string, d time.Duration) (wa
 // saveProfile fetches /debug/pprof/QUERY from the server and keeps it with
 // the report; it returns the file's path, or "" when that failed.
 func (h *harness) saveProfile(ctx context.Context, name, query string) string {
-	url := fmt.Sprintf("http://%s/debug/pprof/%s", h.server.debugAddr, query)
+	return h.saveProfileOf(ctx, h.server.debugAddr, name, query)
+}
+
+// saveProfileOf is saveProfile for the process whose profiler listens at
+// debugAddr.
+func (h *harness) saveProfileOf(ctx context.Context, debugAddr, name, query string) string {
+	url := fmt.Sprintf("http://%s/debug/pprof/%s", debugAddr, query)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return ""

@@ -7,9 +7,11 @@
 // jobboard.v2.JobService/GetJob with the same query and no interceptors,
 // so that gRPC can be compared with a floor loaded by the same client (h2load).
 //
-//	floor -addr 127.0.0.1:0 -grpc-addr 127.0.0.1:0 -database-url URL -account ID
+//	floor -addr 127.0.0.1:0 -grpc-addr 127.0.0.1:0 -database-url URL -account ID [-debug-addr 127.0.0.1:0]
 //
-// It prints "HTTP_ADDR GRPC_ADDR" on its first line once it listens.
+// It prints "HTTP_ADDR GRPC_ADDR" on its first line once it listens, and
+// DEBUG_ADDR after them with -debug-addr: Go's profiler, on a listener of
+// its own, so the bench can set the floor's CPU beside the service's.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 
@@ -128,6 +131,7 @@ func main() {
 	grpcAddr := flag.String("grpc-addr", "127.0.0.1:0", "gRPC listen address")
 	dbURL := flag.String("database-url", "", "PostgreSQL URL")
 	account := flag.Int64("account", 0, "the account whose jobs are served")
+	debugAddr := flag.String("debug-addr", "", "listen address of Go's profiler; empty: none")
 	flag.Parse()
 	db, err := sql.Open("postgres", *dbURL)
 	if err != nil {
@@ -144,7 +148,10 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	http.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+	// A mux of its own: importing net/http/pprof registers the profiler on
+	// the default one.
+	jobs := http.NewServeMux()
+	jobs.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 		if err != nil {
 			http.Error(w, "bad id", http.StatusBadRequest)
@@ -180,7 +187,18 @@ func main() {
 	gs := grpc.NewServer()
 	jobboardv2.RegisterJobServiceServer(gs, &grpcFloor{stmt: stmt, account: *account})
 	go func() { log.Fatal(gs.Serve(gl)) }()
+	addrs := []any{l.Addr().String(), gl.Addr().String()}
+	if *debugAddr != "" {
+		dl, err := net.Listen("tcp", *debugAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		debug := http.NewServeMux()
+		debug.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go func() { log.Fatal(http.Serve(dl, debug)) }()
+		addrs = append(addrs, dl.Addr().String())
+	}
 	// The harness reads the addresses it should call from the first line.
-	fmt.Fprintln(os.Stdout, l.Addr().String(), gl.Addr().String())
-	log.Fatal(http.Serve(l, nil))
+	fmt.Fprintln(os.Stdout, addrs...)
+	log.Fatal(http.Serve(l, jobs))
 }
