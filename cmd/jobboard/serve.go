@@ -97,14 +97,19 @@ func warnIfSchemaAhead(ctx context.Context, st *store.Store) error {
 	return nil
 }
 
+// tuneCollector sets the collector's pace (internal/gcheap), unless GOGC
+// is set, which rules instead; it returns what the serving line says of it.
+func tuneCollector() string {
+	if gcheap.Tune(os.Getenv("GOGC")) {
+		return fmt.Sprintf("heap floor %d MiB", gcheap.Floor>>20)
+	}
+	return "GOGC from the environment"
+}
+
 // serve runs the REST and gRPC servers until ctx ends, then drains them.
 // ready, when set, is called once both listeners are open.
 func serve(ctx context.Context, cfg config, st *store.Store, ready func()) error {
-	// The collector's pace (internal/gcheap); GOGC, when set, rules instead.
-	collector := "GOGC from the environment"
-	if gcheap.Tune(os.Getenv("GOGC")) {
-		collector = fmt.Sprintf("heap floor %d MiB", gcheap.Floor>>20)
-	}
+	collector := tuneCollector()
 	scfg, err := cfg.serverConfig()
 	if err != nil {
 		return err
